@@ -1,0 +1,31 @@
+/**
+ * `npm run bench [-- SUITE...]`: runs the benchmark suites (all, or the named ones) against the
+ * compiled code and prints medians. Each suite lives in its own module and registers here.
+ * Figures are wall-clock on a shared machine: report medians and ratios, not single runs.
+ */
+
+export interface BenchSuite {
+  readonly name: string;
+  readonly description: string;
+  run(): Promise<void>;
+}
+
+const suites: Record<string, () => Promise<BenchSuite>> = {};
+
+async function runAll(): Promise<void> {
+  const wanted = process.argv.slice(2);
+  const names = wanted.length > 0 ? wanted : Object.keys(suites);
+  for (const name of names) {
+    const load = suites[name];
+    if (load === undefined) {
+      process.stderr.write(`unknown suite "${name}"; known: ${Object.keys(suites).join(', ')}\n`);
+      process.exitCode = 64;
+      return;
+    }
+    const suite = await load();
+    process.stdout.write(`\n## ${suite.name}: ${suite.description}\n`);
+    await suite.run();
+  }
+}
+
+await runAll();

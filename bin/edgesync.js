@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+// The executable: runs the compiled CLI from dist/ (built by `npm ci` through `prepare`).
+import { main } from '../dist/src/cli/main.js';
+
+const controller = new AbortController();
+let signals = 0;
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    signals += 1;
+    // A second signal means "now": skip the graceful path.
+    if (signals > 1) process.exit(130);
+    controller.abort(new Error(sig));
+  });
+}
+
+const code = await main({
+  argv: process.argv.slice(2),
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+  cwd: process.cwd(),
+  signal: controller.signal,
+});
+// Flush what is buffered for a pipe, then exit: lingering keep-alive sockets or timers must not
+// keep a finished command alive.
+await new Promise((resolve) => process.stdout.write('', () => process.stderr.write('', resolve)));
+process.exit(code);

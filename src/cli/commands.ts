@@ -1,0 +1,7 @@
+/**
+ * The command table. Each command lives in its own module under `commands/` and is imported
+ * lazily, so `edgesync validate` never loads the HTTP server and start-up stays fast.
+ */
+import type { CommandModule } from './context.js';
+
+export const commands: Record<string, () => Promise<CommandModule>> = {};

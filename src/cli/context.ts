@@ -1,0 +1,27 @@
+/**
+ * What a command receives from `main`: its arguments, the streams and the environment.
+ * Commands never touch `process` directly, so they can be run in-process by tests.
+ */
+import type { Writable } from 'node:stream';
+
+export interface CliContext {
+  /** Arguments after the command name. */
+  readonly argv: readonly string[];
+  /** Machine output (JSON, plans for piping). */
+  readonly stdout: Writable & { isTTY?: boolean };
+  /** People's output: progress, summaries, diagnostics. */
+  readonly stderr: Writable & { isTTY?: boolean };
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  /** Fires on SIGINT/SIGTERM for long-running commands. */
+  readonly signal: AbortSignal;
+}
+
+/** A command: a plain async function returning its exit code. */
+export type Command = (ctx: CliContext) => Promise<number>;
+
+export interface CommandModule {
+  readonly run: Command;
+  /** One line for `edgesync --help`. */
+  readonly summary: string;
+}

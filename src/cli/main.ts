@@ -1,0 +1,51 @@
+/**
+ * The CLI entry point: picks the command, runs it, and maps every outcome to an exit code.
+ * This is the only place that calls `process.exit` (via the returned code in bin/).
+ */
+import { errorMessage, isEdgesyncError } from '../errors.js';
+import { commands } from './commands.js';
+import type { CliContext } from './context.js';
+import { ExitCode, exitCodeFor } from './exit.js';
+
+const VERSION = '0.1.0';
+
+export async function main(ctx: CliContext): Promise<number> {
+  const [name, ...rest] = ctx.argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    await printHelp(ctx);
+    return name === undefined ? ExitCode.usage : ExitCode.ok;
+  }
+  if (name === '--version' || name === '-v') {
+    ctx.stdout.write(`${VERSION}\n`);
+    return ExitCode.ok;
+  }
+  const load = commands[name];
+  if (load === undefined) {
+    ctx.stderr.write(`edgesync: unknown command "${name}"; run "edgesync --help"\n`);
+    return ExitCode.usage;
+  }
+  try {
+    const mod = await load();
+    return await mod.run({ ...ctx, argv: rest });
+  } catch (err) {
+    const code = exitCodeFor(err);
+    if (isEdgesyncError(err)) {
+      ctx.stderr.write(`edgesync ${name}: ${err.message}\n`);
+    } else {
+      // An unexpected error is a bug: say so, but never dump internals beyond the message.
+      ctx.stderr.write(`edgesync ${name}: internal error: ${errorMessage(err)}\n`);
+      if (ctx.env.EDGESYNC_DEBUG) ctx.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
+    }
+    return code;
+  }
+}
+
+async function printHelp(ctx: CliContext): Promise<void> {
+  const lines = ['usage: edgesync <command> [options]', '', 'commands:'];
+  for (const [name, load] of Object.entries(commands)) {
+    const mod = await load();
+    lines.push(`  ${name.padEnd(10)} ${mod.summary}`);
+  }
+  lines.push('', 'Run "edgesync <command> --help" for its options.');
+  ctx.stderr.write(`${lines.join('\n')}\n`);
+}
