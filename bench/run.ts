@@ -10,7 +10,9 @@ export interface BenchSuite {
   run(): Promise<void>;
 }
 
-const suites: Record<string, () => Promise<BenchSuite>> = {};
+const suites: Record<string, () => Promise<BenchSuite>> = {
+  server: () => import('./server.js').then((m) => m.suite),
+};
 
 async function runAll(): Promise<void> {
   const wanted = process.argv.slice(2);

@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'ES_MANIFEST'
   | 'ES_MANIFEST_DIR'
   | 'ES_API'
+  | 'ES_API_RESPONSE'
   | 'ES_NETWORK'
   | 'ES_TIMEOUT'
   | 'ES_ABORTED'
@@ -16,6 +17,7 @@ export type ErrorCode =
   | 'ES_GUARD'
   | 'ES_CONFIG'
   | 'ES_STORE'
+  | 'ES_REQUEST'
   | 'ES_INTERNAL';
 
 export class EdgesyncError extends Error {
@@ -87,6 +89,12 @@ export class ApiError extends EdgesyncError {
   readonly operationId: string | undefined;
   /** Seconds from a `Retry-After` header, when the server sent one. */
   readonly retryAfter: number | undefined;
+  /**
+   * True when a write may or may not have been performed (a 5xx answer to a POST, or to a
+   * PATCH/PUT/DELETE whose retries ran out): the caller must look before it tries again. Never
+   * true for reads or for answers that prove nothing happened (4xx, 429, refused connections).
+   */
+  readonly outcomeUnknown: boolean;
 
   constructor(init: {
     method: string;
@@ -96,6 +104,7 @@ export class ApiError extends EdgesyncError {
     apiMessage: string;
     operationId?: string | undefined;
     retryAfter?: number | undefined;
+    outcomeUnknown?: boolean | undefined;
     cause?: unknown;
   }) {
     const code = init.errorCode ? ` ${init.errorCode}` : '';
@@ -109,6 +118,31 @@ export class ApiError extends EdgesyncError {
     this.apiMessage = init.apiMessage;
     this.operationId = init.operationId;
     this.retryAfter = init.retryAfter;
+    this.outcomeUnknown = init.outcomeUnknown ?? false;
+  }
+}
+
+/** The API answered 2xx, but the body is not the shape the specification promises. */
+export class ApiResponseError extends EdgesyncError {
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+
+  constructor(init: {
+    method: string;
+    path: string;
+    status: number;
+    problem: string;
+    cause?: unknown;
+  }) {
+    super(
+      'ES_API_RESPONSE',
+      `${init.method} ${init.path}: unexpected response (${init.status}): ${init.problem}`,
+      { cause: init.cause },
+    );
+    this.method = init.method;
+    this.path = init.path;
+    this.status = init.status;
   }
 }
 
@@ -116,12 +150,19 @@ export class ApiError extends EdgesyncError {
 export class NetworkError extends EdgesyncError {
   readonly method: string;
   readonly path: string;
+  /** See `ApiError.outcomeUnknown`: false when the request provably never left (refused). */
+  readonly outcomeUnknown: boolean;
 
-  constructor(method: string, path: string, options?: { cause?: unknown }) {
-    const reason = errorMessage(options?.cause);
-    super('ES_NETWORK', `${method} ${path}: network error: ${reason}`, options);
+  constructor(
+    method: string,
+    path: string,
+    options?: { cause?: unknown; reason?: string; outcomeUnknown?: boolean },
+  ) {
+    const reason = options?.reason ?? errorMessage(options?.cause);
+    super('ES_NETWORK', `${method} ${path}: network error: ${reason}`, { cause: options?.cause });
     this.method = method;
     this.path = path;
+    this.outcomeUnknown = options?.outcomeUnknown ?? false;
   }
 }
 
@@ -130,12 +171,22 @@ export class TimeoutError extends EdgesyncError {
   readonly method: string;
   readonly path: string;
   readonly timeoutMs: number;
+  /** See `ApiError.outcomeUnknown`. */
+  readonly outcomeUnknown: boolean;
 
-  constructor(method: string, path: string, timeoutMs: number, options?: { cause?: unknown }) {
-    super('ES_TIMEOUT', `${method} ${path}: timed out after ${timeoutMs} ms`, options);
+  constructor(
+    method: string,
+    path: string,
+    timeoutMs: number,
+    options?: { cause?: unknown; outcomeUnknown?: boolean },
+  ) {
+    super('ES_TIMEOUT', `${method} ${path}: timed out after ${timeoutMs} ms`, {
+      cause: options?.cause,
+    });
     this.method = method;
     this.path = path;
     this.timeoutMs = timeoutMs;
+    this.outcomeUnknown = options?.outcomeUnknown ?? false;
   }
 }
 
@@ -162,6 +213,22 @@ export class StalePlanError extends EdgesyncError {
 
 export function isEdgesyncError(err: unknown): err is EdgesyncError {
   return err instanceof EdgesyncError;
+}
+
+/** The API said 404: the resource is not there (e.g. already deleted). Callers decide what it means. */
+export function isNotFound(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.status === 404;
+}
+
+/**
+ * A write may or may not have happened (timeout, reset or 5xx on a POST...): look at the live
+ * state before trying again, or a retried create can make a duplicate.
+ */
+export function isOutcomeUnknown(err: unknown): err is ApiError | NetworkError | TimeoutError {
+  return (
+    (err instanceof ApiError || err instanceof NetworkError || err instanceof TimeoutError) &&
+    err.outcomeUnknown
+  );
 }
 
 export function errorMessage(err: unknown): string {

@@ -4,4 +4,6 @@
  */
 import type { CommandModule } from './context.js';
 
-export const commands: Record<string, () => Promise<CommandModule>> = {};
+export const commands: Record<string, () => Promise<CommandModule>> = {
+  server: () => import('./commands/server.js'),
+};

@@ -20,6 +20,17 @@ export const ID_PREFIX = {
 
 /** Backends have several kinds (`bkdtg_`, `bkdhr_`, ...): any ID starting with `bkd` and an underscore. */
 export const BACKEND_ID_PATTERN = /^bkd[a-z]*_[A-Za-z0-9]+$/;
+/**
+ * Backend ID prefix -> the collection under `{base_url}/backends/` its Ref URI points at. Other
+ * `bkd*_` prefixes are accepted and point at `{base_url}/backends/{id}`.
+ */
+export const BACKEND_KINDS: Readonly<Record<string, string>> = {
+  bkdtg_: 'tunnel_group',
+  bkdhr_: 'http_response',
+  bkdfo_: 'failover',
+  bkdwb_: 'weighted',
+  bkdsa_: 'static_address',
+};
 /** The opaque part of the IDs we mint: 27 base62 characters, time-ordered. */
 export const ID_BODY_LENGTH = 27;
 
@@ -34,6 +45,8 @@ export const LIMITS = {
   bodyBytes: 1024 * 1024,
   portMin: 1,
   portMax: 65_535,
+  /** Bot user names (our decision: non-empty, at most 255 bytes like descriptions). */
+  botUserNameBytes: 255,
 } as const;
 
 export const MATCH_TYPES = ['exact_path', 'path_prefix'] as const;
@@ -42,6 +55,18 @@ export const TERMINATE_AT = ['edge', 'agent', 'upstream'] as const;
 export const TLS_VERSIONS = ['1.0', '1.1', '1.2', '1.3'] as const;
 export const DEFAULT_TLS_MIN_VERSION = '1.2';
 export const DEFAULT_COOKIE_PREFIX = 'svc.';
+/**
+ * What the local server fills in for circuit breaker fields a write leaves out (our decision,
+ * Hystrix-like; the notes give no defaults). Session timers and `auth_check_interval` default
+ * to 0, meaning "the service's default".
+ */
+export const CIRCUIT_BREAKER_DEFAULTS = {
+  tripped_duration: 10,
+  rolling_window: 10,
+  num_buckets: 10,
+  volume_threshold: 20,
+  error_threshold_percentage: 0.5,
+} as const;
 
 export const NAMEID_FORMATS = [
   'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',

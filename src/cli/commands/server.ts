@@ -1,0 +1,153 @@
+/**
+ * `edgesync server`: runs the local Edge API server until SIGINT/SIGTERM. Parses flags and the
+ * environment, prints the base URL and the accepted key(s) on stderr (the issue requires the
+ * server to show its own keys, so a user can copy one), and closes cleanly (exit 0).
+ */
+import { parseArgs } from 'node:util';
+import { UsageError } from '../../errors.js';
+import { createLogger } from '../../log.js';
+import {
+  generateApiKey,
+  parseLatency,
+  parseRate,
+  parseRateLimit,
+  type StartServerOptions,
+  startServer,
+} from '../../server/index.js';
+import type { CliContext } from '../context.js';
+import { ExitCode } from '../exit.js';
+
+export const summary = 'run the local Edge API server (in memory, or persistent with --data)';
+
+const USAGE = `usage: edgesync server [options]
+
+  --host HOST            listen address (default 127.0.0.1)
+  --port PORT            listen port, 0 for any free port (default 8787)
+  --data DIR             persist state under DIR (default: memory only)
+  --api-key KEY          accepted API key, one account per key; repeatable
+                         (also EDGESYNC_SERVER_API_KEYS=key1,key2; none: one is generated)
+  --public-url URL       base of the absolute URIs in responses (default: the listening URL)
+  --rate-limit N/Ws      per account: N requests per rolling W seconds, then 429 (e.g. 120/60s)
+  --latency MS|MIN-MAX   delay every request by MS, or uniformly MIN..MAX, milliseconds
+  --fault-rate R         answer a share R (0..1) of requests 503 without performing them
+  --reset-rate R         reset the connection of a share R (0..1) of requests after reading
+                         them (writes are performed first: outcome unknown to the client)
+
+Environment: EDGESYNC_LOG_LEVEL (default info; JSON logs on stdout).
+`;
+
+export async function run(ctx: CliContext): Promise<number> {
+  const options = parseOptions(ctx);
+  if (options === 'help') {
+    ctx.stderr.write(USAGE);
+    return ExitCode.ok;
+  }
+  const generated = options.apiKeys.length === 0;
+  if (generated) options.apiKeys.push(generateApiKey());
+  const logger = createLogger({
+    level: ctx.env.EDGESYNC_LOG_LEVEL ?? 'info',
+    destination: ctx.stdout,
+  });
+  const server = await startServer({ ...options, logger });
+  const keys = server.apiKeys.map((k) => `  ${k}`).join('\n');
+  ctx.stderr.write(
+    `edgesync server: listening on ${server.url}${options.dataDir ? ` (data in ${options.dataDir})` : ' (in memory)'}\n` +
+      `edgesync server: ${generated ? 'generated API key' : 'accepted API key(s)'}:\n${keys}\n`,
+  );
+  await new Promise<void>((resolve) => {
+    if (ctx.signal.aborted) resolve();
+    else ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  ctx.stderr.write('edgesync server: shutting down\n');
+  await server.close();
+  return ExitCode.ok;
+}
+
+type ParsedOptions = Omit<StartServerOptions, 'logger'> & { apiKeys: string[] };
+
+function parseOptions(ctx: CliContext): ParsedOptions | 'help' {
+  let values: ReturnType<typeof parse>['values'];
+  try {
+    values = parse(ctx.argv).values;
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n\n${USAGE}`, { cause: err });
+  }
+  if (values.help) return 'help';
+  const out: ParsedOptions = { apiKeys: [] };
+  out.host = values.host ?? '127.0.0.1';
+  if (values.port !== undefined) {
+    const port = /^\d{1,5}$/.test(values.port) ? Number(values.port) : -1;
+    if (port < 0 || port > 65_535)
+      throw usage(`--port must be 0..65535, got ${JSON.stringify(values.port)}`);
+    out.port = port;
+  }
+  if (values.data !== undefined) {
+    if (values.data === '') throw usage('--data needs a directory');
+    out.dataDir = values.data;
+  }
+  if (values['public-url'] !== undefined) {
+    const text = values['public-url'];
+    let ok = false;
+    try {
+      ok = ['http:', 'https:'].includes(new URL(text).protocol);
+    } catch {
+      ok = false;
+    }
+    if (!ok)
+      throw usage(`--public-url must be an absolute http(s) URL, got ${JSON.stringify(text)}`);
+    out.publicUrl = text.replace(/\/+$/, '');
+  }
+  if (values['rate-limit'] !== undefined) {
+    const limit = parseRateLimit(values['rate-limit']);
+    if (limit === undefined) throw usage('--rate-limit must look like N/Ws, e.g. 120/60s');
+    out.rateLimit = limit;
+  }
+  if (values.latency !== undefined) {
+    const latency = parseLatency(values.latency);
+    if (latency === undefined) throw usage('--latency must be MS or MIN-MAX (milliseconds)');
+    out.latencyMs = latency;
+  }
+  for (const [flag, key] of [
+    ['fault-rate', 'faultRate'],
+    ['reset-rate', 'resetRate'],
+  ] as const) {
+    const text = values[flag];
+    if (text === undefined) continue;
+    const rate = parseRate(text);
+    if (rate === undefined) throw usage(`--${flag} must be a number from 0 to 1`);
+    out[key] = rate;
+  }
+  const fromEnv = (ctx.env.EDGESYNC_SERVER_API_KEYS ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '');
+  for (const key of [...(values['api-key'] ?? []), ...fromEnv]) {
+    if (/\s/.test(key) || key === '') throw usage('API keys may not be empty or contain spaces');
+    if (!out.apiKeys.includes(key)) out.apiKeys.push(key);
+  }
+  return out;
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    allowPositionals: false,
+    strict: true,
+    options: {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      data: { type: 'string' },
+      'api-key': { type: 'string', multiple: true },
+      'public-url': { type: 'string' },
+      'rate-limit': { type: 'string' },
+      latency: { type: 'string' },
+      'fault-rate': { type: 'string' },
+      'reset-rate': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+
+function usage(message: string): UsageError {
+  return new UsageError(`${message} (see "edgesync server --help")`);
+}

@@ -1,0 +1,561 @@
+/**
+ * The HTTP layer of the local Edge API server, as a factory (`createServer(deps)` returns the
+ * request listener; listening lives in `startServer` and the `server` command). It owns the
+ * request pipeline: operation ID, authentication (constant-time), version header, routing
+ * (404/405), path ID prefixes (227), query parameters (231), rate limit (429), body limit (413),
+ * the latency/fault/reset knobs, content type (210) and JSON (213), then the handler; and it
+ * turns every failure into api-notes' error body. Nothing a client sends can produce a 500 or a
+ * stack trace: unexpected exceptions are logged and answered with a bare 500 body.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Logger } from '../log.js';
+import {
+  API_VERSION,
+  ERROR_CODE,
+  HTTPS_EDGE_MODULES,
+  ID_PREFIX,
+  LIMITS,
+  ROUTE_MODULES,
+  TLS_EDGE_MODULES,
+} from '../spec/api.js';
+import { type ApiErrorCode, RequestError, StoreError } from './errors.js';
+import { type Call, createHandlers, type Handlers, type Reply } from './handlers.js';
+import { createIdGenerator, type IdGenerator } from './ids.js';
+import { RateLimiter, type ServerKnobs } from './knobs.js';
+import { Renderer } from './render.js';
+import type { Store } from './store.js';
+
+export interface ServerDeps {
+  readonly store: Store;
+  /** Each key is one account. */
+  readonly apiKeys: readonly string[];
+  /** Absolute base of every URI in responses, no trailing slash. */
+  readonly baseUrl: string;
+  /** Read on every request: tests may change it at runtime. */
+  readonly knobs: ServerKnobs;
+  readonly logger: Logger;
+  readonly now?: () => number;
+  /** In [0, 1): drives the fault and reset knobs and the latency draw. */
+  readonly random?: () => number;
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly ids?: IdGenerator;
+}
+
+export interface EdgeServer {
+  /** The node:http request listener. */
+  readonly handle: (req: IncomingMessage, res: ServerResponse) => void;
+  /** The node:http `clientError` listener: malformed HTTP gets a JSON 400 (or 431), then close. */
+  readonly clientError: (err: Error & { code?: string }, socket: Duplex) => void;
+  readonly renderer: Renderer;
+}
+
+/** The account an API key maps to: a digest, so the log never holds keys. */
+export function accountIdForKey(key: string): string {
+  return createHash('sha256').update(`edgesync-account:${key}`).digest('hex').slice(0, 32);
+}
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+type HandlerName = keyof Handlers;
+type MethodTable = Partial<Record<Method, HandlerName>>;
+
+interface Resolved {
+  readonly table: MethodTable;
+  /** IDs from the path, with the prefix each must carry. */
+  readonly ids: ReadonlyArray<readonly [string, string]>;
+  readonly module?: string;
+  readonly list?: boolean;
+}
+
+const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PATCH', 'PUT']);
+const PAGE_PARAMS = ['before_id', 'limit'] as const;
+
+const TLS_MODULES: ReadonlySet<string> = new Set(TLS_EDGE_MODULES);
+const HTTPS_MODULES: ReadonlySet<string> = new Set(HTTPS_EDGE_MODULES);
+const RT_MODULES: ReadonlySet<string> = new Set(ROUTE_MODULES);
+
+/** Maps a path to its resource; undefined means 404. */
+function resolve(segments: readonly string[]): Resolved | undefined {
+  const [a, b, c, d, e, f, g, ...rest] = segments;
+  if (rest.length > 0) return undefined;
+  if (a === 'bot_users') {
+    if (b === undefined) {
+      return { table: { GET: 'listBotUsers', POST: 'createBotUser' }, ids: [], list: true };
+    }
+    if (c !== undefined) return undefined;
+    return {
+      table: { GET: 'getBotUser', PATCH: 'updateBotUser', DELETE: 'deleteBotUser' },
+      ids: [[b, ID_PREFIX.botUser]],
+    };
+  }
+  if (a !== 'edges') return undefined;
+  if (b === 'tls') {
+    if (c === undefined) {
+      return { table: { GET: 'listTlsEdges', POST: 'createTlsEdge' }, ids: [], list: true };
+    }
+    const ids = [[c, ID_PREFIX.tlsEdge]] as const;
+    if (d === undefined) {
+      return {
+        table: { GET: 'getTlsEdge', PATCH: 'updateTlsEdge', DELETE: 'deleteTlsEdge' },
+        ids,
+      };
+    }
+    if (e !== undefined || !TLS_MODULES.has(d)) return undefined;
+    return {
+      table: { GET: 'getTlsEdgeModule', PUT: 'putTlsEdgeModule', DELETE: 'deleteTlsEdgeModule' },
+      ids,
+      module: d,
+    };
+  }
+  if (b !== 'https') return undefined;
+  if (c === undefined) {
+    return { table: { GET: 'listHttpsEdges', POST: 'createHttpsEdge' }, ids: [], list: true };
+  }
+  const edgeIds = [[c, ID_PREFIX.httpsEdge]] as const;
+  if (d === undefined) {
+    return {
+      table: { GET: 'getHttpsEdge', PATCH: 'updateHttpsEdge', DELETE: 'deleteHttpsEdge' },
+      ids: edgeIds,
+    };
+  }
+  if (d !== 'routes') {
+    if (e !== undefined || !HTTPS_MODULES.has(d)) return undefined;
+    return {
+      table: {
+        GET: 'getHttpsEdgeModule',
+        PUT: 'putHttpsEdgeModule',
+        DELETE: 'deleteHttpsEdgeModule',
+      },
+      ids: edgeIds,
+      module: d,
+    };
+  }
+  if (e === undefined) return { table: { POST: 'createRoute' }, ids: edgeIds };
+  const routeIds = [...edgeIds, [e, ID_PREFIX.route] as const];
+  if (f === undefined) {
+    return {
+      table: { GET: 'getRoute', PATCH: 'updateRoute', DELETE: 'deleteRoute' },
+      ids: routeIds,
+    };
+  }
+  if (g !== undefined || !RT_MODULES.has(f)) return undefined;
+  return {
+    table: { GET: 'getRouteModule', PUT: 'putRouteModule', DELETE: 'deleteRouteModule' },
+    ids: routeIds,
+    module: f,
+  };
+}
+
+function splitPath(path: string): string[] | undefined {
+  const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  if (!trimmed.startsWith('/')) return undefined;
+  try {
+    return trimmed.slice(1).split('/').map(decodeURIComponent);
+  } catch {
+    return undefined;
+  }
+}
+
+function parseQuery(
+  query: string,
+  resolved: Resolved,
+): { beforeId: string | undefined; limit: number } | undefined {
+  const params = new URLSearchParams(query);
+  const keys = [...new Set(params.keys())];
+  const allowed: readonly string[] = resolved.list ? PAGE_PARAMS : [];
+  const unknown = keys.filter((k) => !allowed.includes(k));
+  if (unknown.length > 0) {
+    const accepted = allowed.length > 0 ? allowed.join(', ') : 'none';
+    throw new RequestError(
+      400,
+      ERROR_CODE.unknownQueryParam,
+      `unknown query parameter(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')}; accepted: ${accepted}`,
+    );
+  }
+  if (!resolved.list) return undefined;
+  for (const k of keys) {
+    if (params.getAll(k).length > 1) throw invalid(`query parameter ${k} given more than once`);
+  }
+  let limit: number = LIMITS.pageLimitDefault;
+  const limitText = params.get('limit');
+  if (limitText !== null) {
+    limit = /^\d{1,4}$/.test(limitText) ? Number(limitText) : Number.NaN;
+    if (!(limit >= 1 && limit <= LIMITS.pageLimitMax)) {
+      throw invalid(`limit must be an integer from 1 to ${LIMITS.pageLimitMax}`);
+    }
+  }
+  const beforeId = params.get('before_id') ?? undefined;
+  if (beforeId !== undefined) {
+    const prefix = listPrefix(resolved);
+    if (!beforeId.startsWith(prefix) || beforeId.length === prefix.length) {
+      throw new RequestError(
+        400,
+        ERROR_CODE.wrongIdPrefix,
+        `before_id must be an ID starting with "${prefix}"`,
+      );
+    }
+  }
+  return { beforeId, limit };
+}
+
+function listPrefix(resolved: Resolved): string {
+  if (resolved.table.GET === 'listTlsEdges') return ID_PREFIX.tlsEdge;
+  if (resolved.table.GET === 'listHttpsEdges') return ID_PREFIX.httpsEdge;
+  return ID_PREFIX.botUser;
+}
+
+function invalid(message: string): RequestError {
+  return new RequestError(400, ERROR_CODE.invalidValue, message);
+}
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const media = value.split(';', 1)[0]?.trim().toLowerCase();
+  return media === 'application/json';
+}
+
+export function errorBody(
+  status: number,
+  code: ApiErrorCode | undefined,
+  msg: string,
+  operationId: string,
+): string {
+  const body: Record<string, unknown> = {};
+  if (code !== undefined) body.error_code = code;
+  body.status_code = status;
+  body.msg = msg;
+  body.details = { operation_id: operationId };
+  return JSON.stringify(body);
+}
+
+interface KeyEntry {
+  readonly digest: Buffer;
+  readonly accountId: string;
+}
+
+export function createServer(deps: ServerDeps): EdgeServer {
+  const now = deps.now ?? Date.now;
+  const random = deps.random ?? Math.random;
+  const sleep = deps.sleep ?? ((ms: number) => delay(ms));
+  const ids = deps.ids ?? createIdGenerator({ now });
+  const renderer = new Renderer(deps.baseUrl);
+  const handlers = createHandlers({ store: deps.store, render: renderer, ids, now });
+  const limiter = new RateLimiter();
+  const log = deps.logger;
+  const keys: KeyEntry[] = deps.apiKeys.map((key) => ({
+    digest: createHash('sha256').update(key).digest(),
+    accountId: accountIdForKey(key),
+  }));
+  let opCounter = 0;
+  const opBase = ids.next(ID_PREFIX.operation).slice(0, -8);
+
+  /** Operation IDs: a per-process time-ordered stem plus a counter (cheap, unique, sortable). */
+  function operationId(): string {
+    opCounter = (opCounter + 1) % 62 ** 6;
+    let n = opCounter;
+    let tail = '';
+    for (let i = 0; i < 8; i++) {
+      tail = ALPHABET[n % 62] + tail;
+      n = Math.floor(n / 62);
+    }
+    return opBase + tail;
+  }
+
+  /** Constant-time: every configured key is compared, whatever matches. */
+  function authenticate(header: string | undefined): string | undefined {
+    if (header === undefined) return undefined;
+    const m = /^Bearer +(\S+) *$/i.exec(header);
+    if (m === null) return undefined;
+    const digest = createHash('sha256')
+      .update(m[1] as string)
+      .digest();
+    let found: string | undefined;
+    for (const k of keys) {
+      if (timingSafeEqual(digest, k.digest) && found === undefined) found = k.accountId;
+    }
+    return found;
+  }
+
+  function send(
+    res: ServerResponse,
+    opId: string,
+    status: number,
+    body: string | undefined,
+    extra?: Readonly<Record<string, string>>,
+  ) {
+    const headers: Record<string, string | number> = { 'svc-operation-id': opId, ...extra };
+    if (body !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = Buffer.byteLength(body);
+    }
+    res.writeHead(status, headers);
+    res.end(body);
+  }
+
+  function sendError(res: ServerResponse, opId: string, err: RequestError) {
+    send(
+      res,
+      opId,
+      err.status,
+      errorBody(err.status, err.errorCode, err.message, opId),
+      err.headers,
+    );
+  }
+
+  /**
+   * Reads the body up to the limit. Over the limit: answers 413 at once (from Content-Length, or
+   * as soon as the streamed bytes exceed it), closes the connection afterwards, and discards
+   * the rest instead of buffering it.
+   */
+  function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+    const declared = Number(req.headers['content-length'] ?? '0');
+    if (declared > LIMITS.bodyBytes) return Promise.resolve(undefined);
+    return new Promise((resolveBody, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let over = false;
+      req.on('data', (chunk: Buffer) => {
+        if (over) return;
+        size += chunk.length;
+        if (size > LIMITS.bodyBytes) {
+          over = true;
+          chunks.length = 0;
+          resolveBody(undefined);
+          return;
+        }
+        chunks.push(chunk);
+      });
+      req.on('end', () => {
+        if (!over) resolveBody(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+      });
+      req.on('error', reject);
+      // A client that hangs up mid-body: nothing to answer, but the pipeline must not hang.
+      req.on('close', () => {
+        if (!req.complete)
+          reject(new RequestError(400, ERROR_CODE.invalidValue, 'incomplete body'));
+      });
+    });
+  }
+
+  function tooLarge(req: IncomingMessage, res: ServerResponse, opId: string) {
+    const err = new RequestError(
+      413,
+      ERROR_CODE.bodyTooLarge,
+      `request body exceeds ${LIMITS.bodyBytes} bytes`,
+    );
+    // Keep draining (not buffering) so the client can read the answer, then close: the rest of
+    // an oversized body must not be parsed as the next request.
+    req.resume();
+    send(res, opId, 413, errorBody(413, err.errorCode, err.message, opId), {
+      connection: 'close',
+    });
+    const timer = setTimeout(() => req.socket.destroy(), 5_000);
+    timer.unref();
+    res.on('close', () => clearTimeout(timer));
+  }
+
+  async function pipeline(req: IncomingMessage, res: ServerResponse, opId: string) {
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+
+    const accountId = authenticate(req.headers.authorization);
+    if (accountId === undefined) {
+      throw new RequestError(
+        401,
+        ERROR_CODE.unauthorized,
+        'missing or unknown API key: send Authorization: Bearer <API key>',
+      );
+    }
+    const version = req.headers['svc-version'];
+    if (version === undefined) {
+      throw new RequestError(
+        400,
+        ERROR_CODE.missingVersion,
+        `missing Svc-Version header (send ${API_VERSION})`,
+      );
+    }
+    if (version !== API_VERSION) {
+      throw new RequestError(
+        400,
+        ERROR_CODE.badVersion,
+        `unsupported Svc-Version; send ${API_VERSION}`,
+      );
+    }
+    const segments = splitPath(path);
+    const resolved = segments === undefined ? undefined : resolve(segments);
+    if (resolved === undefined) {
+      throw new RequestError(404, ERROR_CODE.notFound, `no such resource: ${path.slice(0, 200)}`);
+    }
+    const handlerName = resolved.table[method as Method];
+    if (handlerName === undefined) {
+      const allow = Object.keys(resolved.table).join(', ');
+      throw new RequestError(
+        405,
+        ERROR_CODE.methodNotAllowed,
+        `method ${method} not allowed; allowed: ${allow}`,
+        {
+          headers: { allow },
+        },
+      );
+    }
+    for (const [id, prefix] of resolved.ids) {
+      if (!id.startsWith(prefix) || id.length === prefix.length) {
+        throw new RequestError(
+          400,
+          ERROR_CODE.wrongIdPrefix,
+          `ID ${JSON.stringify(id.slice(0, 100))} must start with "${prefix}"`,
+        );
+      }
+    }
+    const page = parseQuery(q < 0 ? '' : url.slice(q + 1), resolved);
+
+    const knobs = deps.knobs;
+    if (knobs.rateLimit !== undefined) {
+      const wait = limiter.check(accountId, knobs.rateLimit, now());
+      if (wait > 0) {
+        throw new RequestError(
+          429,
+          ERROR_CODE.rateLimited,
+          `rate limit exceeded; retry after ${wait} s`,
+          {
+            headers: { 'retry-after': String(wait) },
+          },
+        );
+      }
+    }
+
+    let raw: Buffer | undefined = Buffer.alloc(0);
+    if (
+      BODY_METHODS.has(method) ||
+      req.headers['content-length'] !== undefined ||
+      req.headers['transfer-encoding'] !== undefined
+    ) {
+      raw = await readBody(req);
+      if (raw === undefined) {
+        tooLarge(req, res, opId);
+        return;
+      }
+    }
+
+    if (knobs.latencyMs !== undefined) {
+      const { min, max } = knobs.latencyMs;
+      const ms = min + random() * Math.max(0, max - min);
+      if (ms > 0) await sleep(ms);
+    }
+    if (knobs.faultRate !== undefined && knobs.faultRate > 0 && random() < knobs.faultRate) {
+      throw new RequestError(
+        503,
+        ERROR_CODE.unavailable,
+        'injected fault: service unavailable (the request was not performed)',
+      );
+    }
+    const reset =
+      knobs.resetRate !== undefined && knobs.resetRate > 0 && random() < knobs.resetRate;
+
+    let body: unknown;
+    if (BODY_METHODS.has(method)) {
+      if (!isJsonContentType(req.headers['content-type'])) {
+        throw new RequestError(
+          400,
+          ERROR_CODE.contentType,
+          'Content-Type must be application/json',
+        );
+      }
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        throw new RequestError(400, ERROR_CODE.notJson, 'the request body is not valid JSON');
+      }
+    }
+
+    const call: Call = {
+      accountId,
+      account: deps.store.account(accountId),
+      ids: resolved.ids.map(([id]) => id),
+      ...(resolved.module === undefined ? {} : { module: resolved.module }),
+      ...(page === undefined ? {} : { page }),
+      body,
+    };
+    let reply: Reply;
+    try {
+      reply = handlers[handlerName](call);
+      if (reply.durable !== undefined) await reply.durable;
+    } catch (err) {
+      if (reset && !(err instanceof RequestError)) throw err;
+      if (reset) return destroy(req);
+      throw err;
+    }
+    if (reset) return destroy(req);
+    send(res, opId, reply.status, reply.body);
+  }
+
+  function destroy(req: IncomingMessage) {
+    req.socket.destroy();
+  }
+
+  function handle(req: IncomingMessage, res: ServerResponse): void {
+    const opId = operationId();
+    pipeline(req, res, opId).then(
+      () => {
+        if (log.isLevelEnabled('debug')) {
+          log.debug(
+            { operationId: opId, method: req.method, url: req.url, status: res.statusCode },
+            'request',
+          );
+        }
+      },
+      (err: unknown) => {
+        if (res.headersSent || res.destroyed) return;
+        if (err instanceof RequestError) {
+          sendError(res, opId, err);
+          return;
+        }
+        if (err instanceof StoreError) {
+          log.error({ err, operationId: opId }, 'store failure');
+          sendError(
+            res,
+            opId,
+            new RequestError(
+              503,
+              ERROR_CODE.unavailable,
+              'storage unavailable; the write may not have been persisted',
+            ),
+          );
+          return;
+        }
+        // A bug: log it, answer without internals.
+        log.error({ err, operationId: opId, method: req.method }, 'unexpected error');
+        send(res, opId, 500, errorBody(500, undefined, 'internal error', opId));
+      },
+    );
+  }
+
+  function clientError(err: Error & { code?: string }, socket: Duplex): void {
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const opId = operationId();
+    const tooBig = err.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooBig ? 431 : 400;
+    const body = errorBody(
+      status,
+      tooBig ? undefined : ERROR_CODE.invalidValue,
+      tooBig ? 'request headers too large' : 'malformed HTTP request',
+      opId,
+    );
+    socket.end(
+      `HTTP/1.1 ${status} ${tooBig ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+        `content-type: application/json\r\nsvc-operation-id: ${opId}\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  }
+
+  return { handle, clientError, renderer };
+}
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

@@ -1,0 +1,129 @@
+/**
+ * The public face of the local Edge API server: `startServer()` (store, optional persistence,
+ * listening socket, clean close) and `createServer()` (the request-listener factory, for callers
+ * that listen themselves). Other modules and tests import from here only.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ConfigError, errorMessage } from '../errors.js';
+import { type Logger, silentLogger } from '../log.js';
+import { createServer } from './app.js';
+import { createIdGenerator, encodeBase62 } from './ids.js';
+import { openJournal } from './journal.js';
+import type { ServerKnobs } from './knobs.js';
+import { Store } from './store.js';
+
+export { accountIdForKey, createServer, type EdgeServer, type ServerDeps } from './app.js';
+export { parseLatency, parseRate, parseRateLimit, type ServerKnobs } from './knobs.js';
+export { Store } from './store.js';
+
+export interface StartServerOptions extends ServerKnobs {
+  /** Each key is one account; at least one. */
+  apiKeys: string[];
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 8787; 0 picks a free port. */
+  port?: number;
+  /** Persist under this directory; memory only without it. */
+  dataDir?: string;
+  /** Base of the absolute URIs in responses; default the listening URL. */
+  publicUrl?: string;
+  logger?: Logger;
+  /** Compact the log once it exceeds this many bytes (tests use small values). */
+  compactBytes?: number;
+}
+
+export interface RunningServer {
+  /** e.g. `http://127.0.0.1:PORT`, no trailing slash. */
+  url: string;
+  apiKeys: string[];
+  /** Live: changes apply to the next request. */
+  knobs: ServerKnobs;
+  close(): Promise<void>;
+}
+
+/** A fresh API key: `esk_` and 32 base62 characters (190 random bits). */
+export function generateApiKey(): string {
+  let n = 0n;
+  for (const byte of randomBytes(24)) n = (n << 8n) | BigInt(byte);
+  return `esk_${encodeBase62(n).slice(-32)}`;
+}
+
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const logger = (options.logger ?? silentLogger()).child({ module: 'server' });
+  const apiKeys = [...options.apiKeys];
+  if (apiKeys.length === 0) throw new ConfigError('the server needs at least one API key');
+  const knobs: ServerKnobs = {
+    rateLimit: options.rateLimit,
+    latencyMs: options.latencyMs,
+    faultRate: options.faultRate,
+    resetRate: options.resetRate,
+  };
+  const store = new Store();
+  const ids = createIdGenerator();
+  const journal =
+    options.dataDir === undefined
+      ? undefined
+      : await openJournal({
+          dir: options.dataDir,
+          store,
+          logger,
+          ...(options.compactBytes === undefined ? {} : { compactBytes: options.compactBytes }),
+        });
+  // IDs minted from now on must sort after every loaded one, even if the clock went back.
+  for (const id of store.ids()) ids.observe(id);
+
+  const http: Server = createHttpServer({ keepAliveTimeout: 30_000 });
+  const host = options.host ?? '127.0.0.1';
+  try {
+    await new Promise<void>((resolve, reject) => {
+      http.once('error', reject);
+      http.listen(options.port ?? 8787, host, () => {
+        http.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    await journal?.close();
+    const reason =
+      (err as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 'address in use' : errorMessage(err);
+    throw new ConfigError(`cannot listen on ${host}:${options.port ?? 8787}: ${reason}`, {
+      cause: err,
+    });
+  }
+  const address = http.address() as AddressInfo;
+  const hostInUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${hostInUrl}:${address.port}`;
+  const app = createServer({
+    store,
+    apiKeys,
+    baseUrl: (options.publicUrl ?? url).replace(/\/+$/, ''),
+    knobs,
+    logger,
+    ids,
+  });
+  http.on('request', app.handle);
+  http.on('clientError', app.clientError);
+  logger.info({ url, persistent: journal !== undefined }, 'edge API server listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    apiKeys,
+    knobs,
+    close() {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+        http.closeIdleConnections();
+        // In-flight requests get a moment to finish (their writes are durable on reply).
+        const force = setTimeout(() => http.closeAllConnections(), 2_000);
+        await closed;
+        clearTimeout(force);
+        await journal?.close();
+        logger.info('edge API server closed');
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * The test knobs of the local server: per-account rate limiting over a rolling window, injected
+ * latency, injected 503s and connection resets. The knobs object is read on every request, so
+ * tests can change it at runtime (`running.knobs.faultRate = 1`).
+ */
+
+export interface ServerKnobs {
+  /** Per account: at most `limit` requests per rolling `windowMs`; then 429 + Retry-After (s). */
+  rateLimit?: { limit: number; windowMs: number } | undefined;
+  /** Delay injected before handling each request, uniform in [min, max] ms. */
+  latencyMs?: { min: number; max: number } | undefined;
+  /** 0..1: share of requests answered 503 (JSON error body) without being performed. */
+  faultRate?: number | undefined;
+  /**
+   * 0..1: share of requests whose connection is destroyed instead of answered, after the request
+   * was read and, for writes, after it was performed (and made durable): the client cannot know
+   * whether its write happened.
+   */
+  resetRate?: number | undefined;
+}
+
+/** Rolling-window rate limiter: remembers the admission times of the last `limit` requests. */
+export class RateLimiter {
+  readonly #admitted = new Map<string, number[]>();
+
+  /** Admits the request (returns 0) or returns the seconds to wait (Retry-After, at least 1). */
+  check(account: string, limit: { limit: number; windowMs: number }, now: number): number {
+    let times = this.#admitted.get(account);
+    if (times === undefined) {
+      times = [];
+      this.#admitted.set(account, times);
+    }
+    const horizon = now - limit.windowMs;
+    let drop = 0;
+    while (drop < times.length && (times[drop] as number) <= horizon) drop++;
+    if (drop > 0) times.splice(0, drop);
+    if (times.length >= Math.max(0, limit.limit)) {
+      const oldest = times[times.length - Math.max(1, limit.limit)] ?? now;
+      return Math.max(1, Math.ceil((oldest + limit.windowMs - now) / 1000));
+    }
+    times.push(now);
+    return 0;
+  }
+}
+
+/** Parses `N/Ws` (e.g. `120/60s`), also `N/Wms` and `N/Wm`. */
+export function parseRateLimit(text: string): { limit: number; windowMs: number } | undefined {
+  const m = /^(\d+)\/(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
+  if (m === null) return undefined;
+  const limit = Number(m[1]);
+  const unit = m[3] ?? 's';
+  const windowMs = Number(m[2]) * (unit === 'ms' ? 1 : unit === 'm' ? 60_000 : 1000);
+  if (!Number.isSafeInteger(limit) || limit < 1 || !(windowMs > 0)) return undefined;
+  return { limit, windowMs };
+}
+
+/** Parses `MS` or `MIN-MAX` (milliseconds). */
+export function parseLatency(text: string): { min: number; max: number } | undefined {
+  const m = /^(\d+)(?:-(\d+))?$/.exec(text.trim());
+  if (m === null) return undefined;
+  const min = Number(m[1]);
+  const max = m[2] === undefined ? min : Number(m[2]);
+  return max >= min ? { min, max } : undefined;
+}
+
+/** Parses a rate in [0, 1]. */
+export function parseRate(text: string): number | undefined {
+  if (!/^\d+(\.\d+)?$|^\.\d+$/.test(text.trim())) return undefined;
+  const r = Number(text);
+  return r >= 0 && r <= 1 ? r : undefined;
+}

@@ -1,0 +1,71 @@
+/**
+ * The records the store keeps: immutable values, replaced whole on every change (so a rendered
+ * response can be cached by object identity), and the mutations that change them, which are
+ * also the vocabulary of the persistent log. Module values are the normalized write shapes
+ * inferred from schemas.ts.
+ */
+import type { HttpsEdgeModules, RouteModules, TlsEdgeModules } from './schemas.js';
+
+interface Common {
+  readonly id: string;
+  /** RFC 3339, UTC, second precision. */
+  readonly created_at: string;
+}
+
+interface EdgeCommon extends Common {
+  readonly description: string;
+  readonly metadata: string;
+  readonly hostports: readonly string[];
+}
+
+export interface TlsEdgeRec extends EdgeCommon {
+  readonly modules: Readonly<TlsEdgeModules>;
+}
+
+export interface HttpsEdgeRec extends EdgeCommon {
+  readonly modules: Readonly<HttpsEdgeModules>;
+  /** Ordered by ID, that is by creation. Not persisted with the edge: routes have own records. */
+  readonly routes: readonly RouteRec[];
+}
+
+export type MatchType = 'exact_path' | 'path_prefix';
+
+export interface RouteRec extends Common {
+  readonly edge_id: string;
+  readonly match_type: MatchType;
+  readonly match: string;
+  readonly description: string;
+  readonly metadata: string;
+  readonly modules: Readonly<RouteModules>;
+}
+
+export interface BotUserRec extends Common {
+  readonly name: string;
+  readonly active: boolean;
+}
+
+/** A change to one account's state; `a` is the account ID. */
+export type Mutation =
+  | { readonly t: 'put'; readonly k: 'tls'; readonly a: string; readonly r: TlsEdgeRec }
+  | { readonly t: 'put'; readonly k: 'https'; readonly a: string; readonly r: HttpsEdgeRec }
+  | { readonly t: 'put'; readonly k: 'route'; readonly a: string; readonly r: RouteRec }
+  | { readonly t: 'put'; readonly k: 'bot'; readonly a: string; readonly r: BotUserRec }
+  | {
+      readonly t: 'del';
+      readonly k: 'tls' | 'https' | 'bot';
+      readonly a: string;
+      readonly id: string;
+    }
+  | {
+      readonly t: 'del';
+      readonly k: 'route';
+      readonly a: string;
+      readonly id: string;
+      /** The owning edge. */
+      readonly e: string;
+    };
+
+/** created_at for a record made at `ms`. */
+export function rfc3339Seconds(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 19)}Z`;
+}

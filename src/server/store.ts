@@ -1,0 +1,226 @@
+/**
+ * The server's state: per account, the TLS edges, HTTPS edges (with their routes), bot users and
+ * the hostport index, all in memory. Every change goes through `commit(mutation)`, which applies
+ * it synchronously (so the checks a handler made just before cannot be invalidated by another
+ * request) and resolves once the change is durable (immediately without a journal). Loading a
+ * persisted state replays the same mutations through `apply`.
+ */
+import type { BotUserRec, HttpsEdgeRec, Mutation, TlsEdgeRec } from './model.js';
+
+/** Records of one kind, by ID and in ID (= creation) order. */
+export class Collection<T extends { readonly id: string }> {
+  readonly #byId = new Map<string, T>();
+  /** Ascending IDs; IDs are minted increasing, so inserts are appends in practice. */
+  #ids: string[] = [];
+
+  get size(): number {
+    return this.#ids.length;
+  }
+
+  get(id: string): T | undefined {
+    return this.#byId.get(id);
+  }
+
+  put(rec: T): void {
+    if (!this.#byId.has(rec.id)) {
+      const ids = this.#ids;
+      const last = ids[ids.length - 1];
+      if (last === undefined || last < rec.id) ids.push(rec.id);
+      else ids.splice(lowerBound(ids, rec.id), 0, rec.id);
+    }
+    this.#byId.set(rec.id, rec);
+  }
+
+  delete(id: string): T | undefined {
+    const rec = this.#byId.get(id);
+    if (rec === undefined) return undefined;
+    this.#byId.delete(id);
+    const i = lowerBound(this.#ids, id);
+    if (this.#ids[i] === id) this.#ids.splice(i, 1);
+    return rec;
+  }
+
+  /**
+   * Newest first: up to `limit` records created before `beforeId` (any ID, even of a deleted
+   * record, since IDs order by creation), and whether older records remain.
+   */
+  page(beforeId: string | undefined, limit: number): { items: T[]; more: boolean } {
+    const end = beforeId === undefined ? this.#ids.length : lowerBound(this.#ids, beforeId);
+    const start = Math.max(0, end - limit);
+    const items: T[] = [];
+    for (let i = end - 1; i >= start; i--) {
+      const rec = this.#byId.get(this.#ids[i] as string);
+      if (rec !== undefined) items.push(rec);
+    }
+    return { items, more: start > 0 };
+  }
+
+  *values(): IterableIterator<T> {
+    for (const id of this.#ids) {
+      const rec = this.#byId.get(id);
+      if (rec !== undefined) yield rec;
+    }
+  }
+}
+
+function lowerBound(sorted: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] as string) < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export class AccountState {
+  readonly tls = new Collection<TlsEdgeRec>();
+  readonly https = new Collection<HttpsEdgeRec>();
+  readonly bots = new Collection<BotUserRec>();
+  /** Lower-cased hostport -> ID of the edge (TLS or HTTPS) that serves it. */
+  readonly hostports = new Map<string, string>();
+
+  /** The edge already serving one of `hostports`, other than `selfId`. */
+  hostportOwner(hostports: readonly string[], selfId: string | undefined): string | undefined {
+    for (const hp of hostports) {
+      const owner = this.hostports.get(hp.toLowerCase());
+      if (owner !== undefined && owner !== selfId) return hp;
+    }
+    return undefined;
+  }
+
+  #indexHostports(before: readonly string[] | undefined, after: readonly string[], id: string) {
+    for (const hp of before ?? []) {
+      const key = hp.toLowerCase();
+      if (this.hostports.get(key) === id) this.hostports.delete(key);
+    }
+    for (const hp of after) this.hostports.set(hp.toLowerCase(), id);
+  }
+
+  apply(m: Mutation): void {
+    switch (m.k) {
+      case 'tls': {
+        const before = this.tls.get(m.t === 'put' ? m.r.id : m.id);
+        if (m.t === 'put') {
+          this.tls.put(m.r);
+          this.#indexHostports(before?.hostports, m.r.hostports, m.r.id);
+        } else if (before !== undefined) {
+          this.tls.delete(m.id);
+          this.#indexHostports(before.hostports, [], m.id);
+        }
+        return;
+      }
+      case 'https': {
+        const before = this.https.get(m.t === 'put' ? m.r.id : m.id);
+        if (m.t === 'put') {
+          // Routes have their own mutations; an edge put keeps the routes the edge has.
+          const rec: HttpsEdgeRec = { ...m.r, routes: before?.routes ?? [] };
+          this.https.put(rec);
+          this.#indexHostports(before?.hostports, rec.hostports, rec.id);
+        } else if (before !== undefined) {
+          this.https.delete(m.id);
+          this.#indexHostports(before.hostports, [], m.id);
+        }
+        return;
+      }
+      case 'route': {
+        const edgeId = m.t === 'put' ? m.r.edge_id : m.e;
+        const edge = this.https.get(edgeId);
+        // A route of a deleted edge: the edge's delete already removed it.
+        if (edge === undefined) return;
+        const routes = edge.routes.filter((r) => r.id !== (m.t === 'put' ? m.r.id : m.id));
+        if (m.t === 'put') {
+          const i = routes.findIndex((r) => r.id > m.r.id);
+          if (i < 0) routes.push(m.r);
+          else routes.splice(i, 0, m.r);
+        }
+        this.https.put({ ...edge, routes });
+        return;
+      }
+      case 'bot':
+        if (m.t === 'put') this.bots.put(m.r);
+        else this.bots.delete(m.id);
+        return;
+    }
+  }
+}
+
+/** Makes a mutation durable; resolves once it is (the persistent journal, see journal.ts). */
+export interface Journal {
+  append(m: Mutation): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The whole state in a plain, JSON-serialisable form (snapshots of the journal). */
+export interface StateSnapshot {
+  readonly accounts: Record<
+    string,
+    { tls: TlsEdgeRec[]; https: HttpsEdgeRec[]; bots: BotUserRec[] } | undefined
+  >;
+}
+
+export class Store {
+  readonly #accounts = new Map<string, AccountState>();
+  #journal: Journal | undefined;
+
+  /** The account's state, created empty on first use. */
+  account(accountId: string): AccountState {
+    let state = this.#accounts.get(accountId);
+    if (state === undefined) {
+      state = new AccountState();
+      this.#accounts.set(accountId, state);
+    }
+    return state;
+  }
+
+  setJournal(journal: Journal): void {
+    this.#journal = journal;
+  }
+
+  /** Applies `m` now; resolves when it is durable. */
+  commit(m: Mutation): Promise<void> {
+    this.apply(m);
+    return this.#journal === undefined ? Promise.resolve() : this.#journal.append(m);
+  }
+
+  apply(m: Mutation): void {
+    this.account(m.a).apply(m);
+  }
+
+  snapshot(): StateSnapshot {
+    const accounts: StateSnapshot['accounts'] = {};
+    for (const [id, state] of this.#accounts) {
+      accounts[id] = {
+        tls: [...state.tls.values()],
+        https: [...state.https.values()],
+        bots: [...state.bots.values()],
+      };
+    }
+    return { accounts };
+  }
+
+  load(snapshot: StateSnapshot): void {
+    for (const [a, state] of Object.entries(snapshot.accounts)) {
+      if (state === undefined) continue;
+      for (const r of state.tls) this.apply({ t: 'put', k: 'tls', a, r });
+      for (const r of state.bots) this.apply({ t: 'put', k: 'bot', a, r });
+      for (const edge of state.https) {
+        this.apply({ t: 'put', k: 'https', a, r: { ...edge, routes: [] } });
+        for (const r of edge.routes) this.apply({ t: 'put', k: 'route', a, r });
+      }
+    }
+  }
+
+  /** Every record ID, for seeding the ID generator after a load. */
+  *ids(): IterableIterator<string> {
+    for (const state of this.#accounts.values()) {
+      for (const r of state.tls.values()) yield r.id;
+      for (const r of state.bots.values()) yield r.id;
+      for (const e of state.https.values()) {
+        yield e.id;
+        for (const r of e.routes) yield r.id;
+      }
+    }
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * Test helper: a local Edge API server on 127.0.0.1, port 0, in memory unless `dataDir` is
+ * given, with a fresh random API key. Close it in `afterEach`/`afterAll`.
+ */
+import {
+  generateApiKey,
+  type RunningServer,
+  type StartServerOptions,
+  startServer,
+} from '../../src/server/index.js';
+
+export async function startTestServer(
+  opts: Partial<StartServerOptions> = {},
+): Promise<RunningServer & { apiKey: string }> {
+  const apiKey = opts.apiKeys?.[0] ?? generateApiKey();
+  const running = await startServer({
+    host: '127.0.0.1',
+    port: 0,
+    ...opts,
+    apiKeys: opts.apiKeys ?? [apiKey],
+  });
+  return Object.assign(running, { apiKey });
+}

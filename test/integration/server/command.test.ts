@@ -1,0 +1,140 @@
+/**
+ * The `server` command in-process: flags and environment, the start-up lines (URL and keys on
+ * stderr), serving until the signal aborts, a clean exit 0, and usage errors (exit 64).
+ */
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { run } from '../../../src/cli/commands/server.js';
+import type { CliContext } from '../../../src/cli/context.js';
+import { main } from '../../../src/cli/main.js';
+import { UsageError } from '../../../src/errors.js';
+import { clientFor } from './client.js';
+
+function context(argv: string[], env: Record<string, string> = {}) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let err = '';
+  stderr.on('data', (c: Buffer) => {
+    err += c.toString();
+  });
+  stdout.resume();
+  const controller = new AbortController();
+  const ctx: CliContext = {
+    argv,
+    stdout,
+    stderr,
+    env,
+    cwd: process.cwd(),
+    signal: controller.signal,
+  };
+  return { ctx, controller, stderr: () => err };
+}
+
+async function waitFor(read: () => string, pattern: RegExp): Promise<RegExpExecArray> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const m = pattern.exec(read());
+    if (m !== null) return m;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}: ${read()}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('edgesync server', () => {
+  it('prints URL and keys, serves every key (flags and env), exits 0 on abort', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'edgesync-cmd-'));
+    try {
+      const { ctx, controller, stderr } = context(
+        [
+          '--port',
+          '0',
+          '--api-key',
+          'flag-key',
+          '--data',
+          dir,
+          '--rate-limit',
+          '100/1s',
+          '--latency',
+          '0-1',
+        ],
+        { EDGESYNC_SERVER_API_KEYS: 'env-a, env-b', EDGESYNC_LOG_LEVEL: 'silent' },
+      );
+      const done = run(ctx);
+      const url = (await waitFor(stderr, /listening on (http:\/\/127\.0\.0\.1:\d+)/))[1] as string;
+      await waitFor(stderr, /env-b/);
+      expect(stderr()).toContain('flag-key');
+      expect(stderr()).toContain('env-a');
+      for (const key of ['flag-key', 'env-a', 'env-b']) {
+        expect((await clientFor({ url }, key)('POST', '/bot_users', { name: key })).status).toBe(
+          201,
+        );
+      }
+      expect((await clientFor({ url }, 'nope')('GET', '/bot_users')).status).toBe(401);
+      controller.abort();
+      expect(await done).toBe(0);
+      expect(await readdir(dir)).toContain('log-0.jsonl');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('generates and prints a key when none is given', async () => {
+    const { ctx, controller, stderr } = context(
+      ['--port', '0', '--public-url', 'https://edge.example.test/'],
+      {
+        EDGESYNC_LOG_LEVEL: 'silent',
+      },
+    );
+    const done = run(ctx);
+    const url = (await waitFor(stderr, /listening on (\S+)/))[1] as string;
+    const key = (
+      await waitFor(stderr, /generated API key:\n {2}(esk_[0-9A-Za-z]{32})/)
+    )[1] as string;
+    const r = await clientFor({ url }, key)('POST', '/bot_users', { name: 'x' });
+    expect(r.status).toBe(201);
+    expect(r.json.uri).toMatch(/^https:\/\/edge\.example\.test\/bot_users\/bot_/);
+    controller.abort();
+    expect(await done).toBe(0);
+  });
+
+  it.each([
+    [['--port', '70000']],
+    [['--port', 'x']],
+    [['--rate-limit', 'fast']],
+    [['--rate-limit', '0/1s']],
+    [['--latency', '5-1']],
+    [['--fault-rate', '2']],
+    [['--reset-rate', '-0.1']],
+    [['--public-url', 'not a url']],
+    [['--bogus']],
+    [['positional']],
+    [['--data', '']],
+  ])('rejects %j with a usage error (exit 64)', async (argv) => {
+    const { ctx } = context(argv);
+    await expect(run(ctx)).rejects.toBeInstanceOf(UsageError);
+    const viaMain = context(['server', ...argv]);
+    expect(await main(viaMain.ctx)).toBe(64);
+    expect(viaMain.stderr()).toMatch(/^edgesync server: /);
+  });
+
+  it('--help prints the flags and exits 0', async () => {
+    const { ctx, stderr } = context(['--help']);
+    expect(await run(ctx)).toBe(0);
+    for (const flag of [
+      '--host',
+      '--port',
+      '--data',
+      '--api-key',
+      '--public-url',
+      '--rate-limit',
+      '--latency',
+      '--fault-rate',
+      '--reset-rate',
+    ]) {
+      expect(stderr()).toContain(flag);
+    }
+  });
+});

@@ -1,0 +1,241 @@
+/**
+ * Persistence under a data directory (real file system): restart serves identical state, a torn
+ * or corrupt last record is ignored and truncated, compaction keeps the log bounded and loses
+ * nothing, and a damaged snapshot stops the server instead of silently dropping data.
+ */
+import { appendFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { startTestServer } from '../../helpers/server.js';
+import { clientFor, snapshot } from './client.js';
+
+let dir: string;
+const KEY = 'persist-key';
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'edgesync-server-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function populate(call: ReturnType<typeof clientFor>) {
+  const tls = await call('POST', '/edges/tls', {
+    hostports: ['a.example.com:443'],
+    backend: { backend_id: 'bkdtg_1' },
+  });
+  await call('PATCH', `/edges/tls/${tls.json.id}`, { description: 'patched' });
+  const https = await call('POST', '/edges/https', {
+    hostports: ['b.example.com:443'],
+    tls_termination: {},
+  });
+  const r1 = await call('POST', `/edges/https/${https.json.id}/routes`, {
+    match_type: 'path_prefix',
+    match: '/',
+  });
+  await call('PUT', `/edges/https/${https.json.id}/routes/${r1.json.id}/saml`, {
+    idp_metadata: '<x/>',
+  });
+  const r2 = await call('POST', `/edges/https/${https.json.id}/routes`, {
+    match_type: 'exact_path',
+    match: '/gone',
+  });
+  await call('DELETE', `/edges/https/${https.json.id}/routes/${r2.json.id}`);
+  const doomed = await call('POST', '/edges/https', {});
+  await call('POST', `/edges/https/${doomed.json.id}/routes`, {
+    match_type: 'path_prefix',
+    match: '/',
+  });
+  await call('DELETE', `/edges/https/${doomed.json.id}`);
+  await call('PUT', `/edges/tls/${tls.json.id}/traffic_policy`, { value: 'v' });
+  await call('DELETE', `/edges/tls/${tls.json.id}/backend`);
+  const bot = await call('POST', '/bot_users', { name: 'b' });
+  await call('PATCH', `/bot_users/${bot.json.id}`, { active: false });
+}
+
+async function logFile(): Promise<string> {
+  const names = (await readdir(dir)).filter((n) => n.startsWith('log-'));
+  expect(names).toHaveLength(1);
+  return join(dir, names[0] as string);
+}
+
+it('a restart serves identical state, and new IDs sort after the old ones', async () => {
+  const first = await startTestServer({ dataDir: dir, apiKeys: [KEY] });
+  const call1 = clientFor(first, KEY);
+  await populate(call1);
+  const before = await snapshot(call1);
+  await first.close();
+
+  const second = await startTestServer({ dataDir: dir, apiKeys: [KEY], port: 0 });
+  try {
+    const call2 = clientFor(second, KEY);
+    // URIs carry the port; compare with it normalised.
+    const norm = (v: unknown, url: string) => JSON.parse(JSON.stringify(v).replaceAll(url, 'BASE'));
+    expect(norm(await snapshot(call2), second.url)).toEqual(norm(before, first.url));
+    const newest = await call2('POST', '/bot_users', { name: 'later' });
+    const list = await call2('GET', '/bot_users');
+    expect(list.json.bot_users[0].id).toBe(newest.json.id);
+  } finally {
+    await second.close();
+  }
+});
+
+it('another key sees nothing of the persisted account', async () => {
+  const first = await startTestServer({ dataDir: dir, apiKeys: [KEY] });
+  await populate(clientFor(first, KEY));
+  await first.close();
+  const second = await startTestServer({ dataDir: dir, apiKeys: ['other-key'] });
+  try {
+    expect(await snapshot(clientFor(second, 'other-key'))).toEqual({
+      tls: [],
+      https: [],
+      bots: [],
+    });
+  } finally {
+    await second.close();
+  }
+});
+
+// [case, damage, names served after the restart (newest first)]
+it.each<[string, (log: string) => Promise<void>, string[]]>([
+  [
+    'a torn last record',
+    (log) => appendFile(log, '0badc0de {"t":"put","k":"bot","a":"x","r":{"id":"bot_'),
+    ['last', 'kept'],
+  ],
+  [
+    'a last record with a bad checksum',
+    async (log) => {
+      const text = await readFile(log, 'utf8');
+      const lines = text.trimEnd().split('\n');
+      lines[lines.length - 1] = (lines[lines.length - 1] as string).replace(
+        '"name":"last"',
+        '"name":"lost"',
+      );
+      await writeFile(log, `${lines.join('\n')}\n`);
+    },
+    ['kept'],
+  ],
+  [
+    'trailing garbage bytes',
+    (log) => appendFile(log, Buffer.from([0, 0, 0, 0xff, 0x0a, 0x41])),
+    ['last', 'kept'],
+  ],
+])('%s is ignored and truncated; later writes persist', async (_name, damage, expected) => {
+  const first = await startTestServer({ dataDir: dir, apiKeys: [KEY] });
+  const call1 = clientFor(first, KEY);
+  await call1('POST', '/bot_users', { name: 'kept' });
+  await call1('POST', '/bot_users', { name: 'last' });
+  await first.close();
+  const log = await logFile();
+  const goodSize = (await stat(log)).size;
+  await damage(log);
+
+  const second = await startTestServer({ dataDir: dir, apiKeys: [KEY] });
+  const call2 = clientFor(second, KEY);
+  const names = (await call2('GET', '/bot_users')).json.bot_users.map(
+    (b: { name: string }) => b.name,
+  );
+  expect(names).toEqual(expected);
+  // Truncated back to the last good record.
+  expect((await stat(log)).size).toBeLessThanOrEqual(goodSize);
+  await call2('POST', '/bot_users', { name: 'after' });
+  await second.close();
+
+  const third = await startTestServer({ dataDir: dir, apiKeys: [KEY] });
+  try {
+    const after = (await clientFor(third, KEY)('GET', '/bot_users')).json.bot_users;
+    expect(after[0].name).toBe('after');
+    expect(after).toHaveLength(names.length + 1);
+  } finally {
+    await third.close();
+  }
+});
+
+it('compaction: a snapshot replaces the log, old logs are removed, nothing is lost', async () => {
+  const first = await startTestServer({ dataDir: dir, apiKeys: [KEY], compactBytes: 8 * 1024 });
+  const call1 = clientFor(first, KEY);
+  const ids: string[] = [];
+  for (let i = 0; i < 120; i++)
+    ids.push((await call1('POST', '/bot_users', { name: `bot-${i}` })).json.id);
+  // Deletes and updates after (and across) compactions.
+  for (const id of ids.slice(0, 30)) await call1('DELETE', `/bot_users/${id}`);
+  for (const id of ids.slice(30, 40)) await call1('PATCH', `/bot_users/${id}`, { active: false });
+  await populate(call1);
+  const before = await snapshot(call1);
+  await first.close();
+
+  const files = await readdir(dir);
+  expect(files).toContain('snapshot.json');
+  const logs = files.filter((n) => n.startsWith('log-'));
+  expect(logs).toHaveLength(1);
+  expect(logs[0]).not.toBe('log-0.jsonl');
+  expect((await stat(join(dir, logs[0] as string))).size).toBeLessThan(16 * 1024);
+
+  const second = await startTestServer({ dataDir: dir, apiKeys: [KEY], compactBytes: 8 * 1024 });
+  try {
+    const norm = (v: unknown, url: string) => JSON.parse(JSON.stringify(v).replaceAll(url, 'BASE'));
+    expect(norm(await snapshot(clientFor(second, KEY)), second.url)).toEqual(
+      norm(before, first.url),
+    );
+  } finally {
+    await second.close();
+  }
+});
+
+it('a stray log of a crashed compaction is removed on start', async () => {
+  const first = await startTestServer({ dataDir: dir, apiKeys: [KEY] });
+  await clientFor(first, KEY)('POST', '/bot_users', { name: 'x' });
+  await first.close();
+  await writeFile(join(dir, 'log-7.jsonl'), 'half-made');
+  await writeFile(join(dir, 'snapshot.tmp'), 'half-made');
+  const second = await startTestServer({ dataDir: dir, apiKeys: [KEY] });
+  try {
+    expect((await clientFor(second, KEY)('GET', '/bot_users')).json.bot_users).toHaveLength(1);
+    expect((await readdir(dir)).sort()).toEqual(['log-0.jsonl']);
+  } finally {
+    await second.close();
+  }
+});
+
+it('a damaged snapshot refuses to start rather than drop data', async () => {
+  const first = await startTestServer({ dataDir: dir, apiKeys: [KEY], compactBytes: 1024 });
+  const call1 = clientFor(first, KEY);
+  for (let i = 0; i < 20; i++) await call1('POST', '/bot_users', { name: `b${i}` });
+  await first.close();
+  const snap = join(dir, 'snapshot.json');
+  await writeFile(snap, (await readFile(snap, 'utf8')).replace('b1', 'c1'));
+  await expect(startTestServer({ dataDir: dir, apiKeys: [KEY] })).rejects.toThrow(/corrupt/);
+});
+
+it('group commit: concurrent writes share syncs, and each resolves only once synced', async () => {
+  const { openJournal } = await import('../../../src/server/journal.js');
+  const { Store } = await import('../../../src/server/store.js');
+  const { silentLogger } = await import('../../../src/log.js');
+  const store = new Store();
+  const journal = await openJournal({ dir, store, logger: silentLogger() });
+  const writes = Array.from({ length: 64 }, (_, i) =>
+    store.commit({
+      t: 'put',
+      k: 'bot',
+      a: 'acct',
+      r: {
+        id: `bot_${String(i).padStart(27, '0')}`,
+        created_at: '2024-01-01T00:00:00Z',
+        name: `n${i}`,
+        active: true,
+      },
+    }),
+  );
+  await Promise.all(writes);
+  expect(journal.stats.records).toBe(64);
+  // The first write goes out alone; the other 63 arrive during its sync and share the next.
+  expect(journal.stats.batches).toBeLessThanOrEqual(4);
+  const lines = (await readFile(join(dir, 'log-0.jsonl'), 'utf8')).trimEnd().split('\n');
+  expect(lines).toHaveLength(64);
+  await journal.close();
+  await expect(store.commit({ t: 'del', k: 'bot', a: 'acct', id: 'bot_x' })).rejects.toThrow(
+    /closed/,
+  );
+});

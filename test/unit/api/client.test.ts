@@ -1,0 +1,662 @@
+import { MockAgent } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  type ApiClientOptions,
+  createApiClient,
+  type ResponseInfo,
+} from '../../../src/api/client.js';
+import {
+  AbortedError,
+  ApiError,
+  ApiResponseError,
+  ConfigError,
+  EdgesyncError,
+  isNotFound,
+  isOutcomeUnknown,
+  NetworkError,
+} from '../../../src/errors.js';
+import { createLogger } from '../../../src/log.js';
+import { botUser, httpsEdge, ORIGIN, route, tlsEdge } from './records.js';
+
+const KEY = 'sk_test_DO_NOT_LEAK_42';
+const JSON_HEADERS = { headers: { 'content-type': 'application/json' } };
+
+let agents: MockAgent[] = [];
+afterEach(async () => {
+  for (const agent of agents) await agent.close();
+  agents = [];
+});
+
+/** A client over undici's MockAgent (the transport, not our API), with time injected. */
+function setup(options: Partial<ApiClientOptions> = {}) {
+  const agent = new MockAgent();
+  agent.disableNetConnect();
+  agents.push(agent);
+  const pool = agent.get(ORIGIN);
+  const sleeps: number[] = [];
+  const responses: ResponseInfo[] = [];
+  let t = 1_700_000_000_000;
+  const client = createApiClient({
+    baseUrl: ORIGIN,
+    apiKey: KEY,
+    dispatcher: agent,
+    retry: { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 1000, maxRetryAfterMs: 60_000 },
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      t += ms;
+    },
+    now: () => t,
+    random: () => 0.5,
+    onResponse: (info) => responses.push(info),
+    ...options,
+  });
+  return { agent, pool, client, sleeps, responses };
+}
+
+const errBody = (status: number, code?: string) =>
+  JSON.stringify({
+    ...(code ? { error_code: code } : {}),
+    status_code: status,
+    msg: `failed with ${status}`,
+    details: { operation_id: 'op_body' },
+  });
+
+const resetError = () => Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
+const refusedError = () =>
+  Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
+
+describe('requests', () => {
+  it('sends the key, the version header and JSON bodies', async () => {
+    const { pool, client } = setup();
+    pool
+      .intercept({
+        path: '/edges/tls',
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${KEY}`,
+          'svc-version': '2',
+          'content-type': 'application/json',
+          accept: 'application/json',
+        },
+        body: JSON.stringify({ hostports: ['a.example.test:443'] }),
+      })
+      .reply(201, tlsEdge('edgtls_1'), JSON_HEADERS);
+    const edge = await client.createTlsEdge({ hostports: ['a.example.test:443'] });
+    expect(edge.id).toBe('edgtls_1');
+  });
+
+  it('sends no content type without a body', async () => {
+    const { pool, client } = setup();
+    pool
+      .intercept({
+        path: '/edges/tls/edgtls_1',
+        method: 'DELETE',
+        headers: (h) => h['content-type'] === undefined && h['svc-version'] === '2',
+      })
+      .reply(204, '');
+    await expect(client.deleteTlsEdge('edgtls_1')).resolves.toBeUndefined();
+  });
+
+  it.each([
+    [
+      'getTlsEdge',
+      'GET',
+      '/edges/tls/{id}',
+      (c: C) => c.getTlsEdge('edgtls_1'),
+      tlsEdge('edgtls_1'),
+    ],
+    [
+      'getHttpsEdge',
+      'GET',
+      '/edges/https/{id}',
+      (c: C) => c.getHttpsEdge('edghts_1'),
+      httpsEdge('edghts_1'),
+    ],
+    [
+      'updateRoute',
+      'PATCH',
+      '/edges/https/{edge_id}/routes/{id}',
+      (c: C) => c.updateRoute('edghts_1', 'edghtsrt_1', { description: 'x' }),
+      route('edghts_1', 'edghtsrt_1'),
+    ],
+    [
+      'putModule (route)',
+      'PUT',
+      '/edges/https/{edge_id}/routes/{id}/compression',
+      (c: C) =>
+        c.putModule({ kind: 'route', edgeId: 'edghts_1', id: 'edghtsrt_1' }, 'compression', {}),
+      { enabled: true },
+    ],
+    [
+      'putModule (tls edge)',
+      'PUT',
+      '/edges/tls/{id}/backend',
+      (c: C) =>
+        c.putModule({ kind: 'tls_edge', id: 'edgtls_1' }, 'backend', { backend_id: 'bkdtg_1' }),
+      { enabled: true, backend: { id: 'bkdtg_1', uri: `${ORIGIN}/backends/tunnel_group/bkdtg_1` } },
+    ],
+    [
+      'updateBotUser',
+      'PATCH',
+      '/bot_users/{id}',
+      (c: C) => c.updateBotUser('bot_1', { active: false }),
+      botUser('bot_1'),
+    ],
+  ] as const)(
+    '%s reports its templated route to onResponse',
+    async (_n, method, template, call, reply) => {
+      const { pool, client, responses } = setup();
+      pool.intercept({ path: () => true, method }).reply(200, reply, JSON_HEADERS);
+      await call(client);
+      expect(responses).toEqual([
+        { method, route: template, status: 200, durationMs: 0, attempt: 1 },
+      ]);
+    },
+  );
+
+  it.each(['not a url', 'ftp://127.0.0.1/x', 'http://u:p@127.0.0.1'])(
+    'refuses base URL %o with a ConfigError',
+    (baseUrl) => {
+      expect(() => createApiClient({ baseUrl, apiKey: KEY })).toThrow(ConfigError);
+    },
+  );
+
+  it('encodes IDs into path segments', async () => {
+    const { pool, client } = setup();
+    pool.intercept({ path: '/edges/tls/a%2F..%2Fb', method: 'GET' }).reply(404, errBody(404));
+    await expect(client.getTlsEdge('a/../b')).rejects.toSatisfy(isNotFound);
+  });
+
+  it('refuses an empty ID and a module the owner does not have, sending nothing', async () => {
+    const { client, responses } = setup();
+    await expect(client.getTlsEdge('')).rejects.toBeInstanceOf(EdgesyncError);
+    await expect(
+      client.deleteModule({ kind: 'https_edge', id: 'edghts_1' }, 'backend'),
+    ).rejects.toThrow(/https_edge has no module "backend"/);
+    expect(responses).toEqual([]);
+  });
+});
+
+type C = ReturnType<typeof createApiClient>;
+
+describe('retries', () => {
+  it.each([
+    ['GET', (c: C) => c.getTlsEdge('edgtls_1'), 200, tlsEdge('edgtls_1')],
+    [
+      'PATCH',
+      (c: C) => c.updateTlsEdge('edgtls_1', { description: 'd' }),
+      200,
+      tlsEdge('edgtls_1'),
+    ],
+    [
+      'PUT',
+      (c: C) => c.putModule({ kind: 'tls_edge', id: 'edgtls_1' }, 'traffic_policy', { value: 'p' }),
+      200,
+      { enabled: true, value: 'p' },
+    ],
+    ['DELETE', (c: C) => c.deleteTlsEdge('edgtls_1'), 204, ''],
+  ] as const)(
+    '%s: 5xx retried with capped exponential backoff and full jitter',
+    async (method, call, okStatus, okBody) => {
+      const { pool, client, sleeps, responses } = setup({
+        retry: { maxAttempts: 6, baseDelayMs: 100, maxDelayMs: 350 },
+      });
+      for (const status of [500, 502, 503, 504, 503]) {
+        pool.intercept({ path: () => true, method }).reply(status, errBody(status));
+      }
+      pool.intercept({ path: () => true, method }).reply(okStatus, okBody);
+      await call(client);
+      // random() = 0.5 of min(350, 100 * 2^k)
+      expect(sleeps).toEqual([50, 100, 175, 175, 175]);
+      expect(responses.map((r) => [r.attempt, r.status])).toEqual([
+        [1, 500],
+        [2, 502],
+        [3, 503],
+        [4, 504],
+        [5, 503],
+        [6, okStatus],
+      ]);
+    },
+  );
+
+  it('uses the injected random for every delay', async () => {
+    const draws = [0.9, 0.1, 0.75];
+    const { pool, client, sleeps } = setup({ random: () => draws.shift() ?? 0 });
+    pool.intercept({ path: '/bot_users/bot_1', method: 'GET' }).reply(503, errBody(503)).times(3);
+    pool.intercept({ path: '/bot_users/bot_1', method: 'GET' }).reply(200, botUser('bot_1'));
+    await client.getBotUser('bot_1');
+    expect(sleeps).toEqual([90, 20, 300]);
+  });
+
+  it.each([
+    ['GET', (c: C) => c.getTlsEdge('edgtls_1'), false],
+    ['PATCH', (c: C) => c.updateTlsEdge('edgtls_1', {}), true],
+    ['DELETE', (c: C) => c.deleteTlsEdge('edgtls_1'), true],
+  ] as const)(
+    '%s: gives up after maxAttempts with the last error (outcomeUnknown %s)',
+    async (method, call, unknown) => {
+      const { pool, client, sleeps } = setup({
+        retry: { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 1000 },
+      });
+      pool
+        .intercept({ path: () => true, method })
+        .reply(503, errBody(503, 'ERR_SVC_503'))
+        .times(3);
+      const err = await call(client).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiError);
+      expect(err).toMatchObject({ status: 503, errorCode: 'ERR_SVC_503', outcomeUnknown: unknown });
+      expect(sleeps).toEqual([50, 100]);
+    },
+  );
+
+  it('retry: false sends once', async () => {
+    const { pool, client, sleeps } = setup({ retry: false });
+    pool.intercept({ path: () => true, method: 'GET' }).reply(503, errBody(503));
+    await expect(client.getTlsEdge('edgtls_1')).rejects.toMatchObject({ status: 503 });
+    expect(sleeps).toEqual([]);
+  });
+
+  it.each([400, 401, 403, 404, 409, 413, 501])('does not retry %i', async (status) => {
+    const { pool, client, sleeps } = setup();
+    pool.intercept({ path: () => true, method: 'GET' }).reply(status, errBody(status, 'ERR_SVC_1'));
+    await expect(client.getTlsEdge('edgtls_1')).rejects.toMatchObject({
+      status,
+      outcomeUnknown: false,
+    });
+    expect(sleeps).toEqual([]);
+  });
+
+  it('retries network errors of idempotent requests', async () => {
+    const { pool, client, sleeps, responses } = setup();
+    pool.intercept({ path: () => true, method: 'GET' }).replyWithError(resetError());
+    pool.intercept({ path: () => true, method: 'GET' }).reply(200, tlsEdge('edgtls_1'));
+    await client.getTlsEdge('edgtls_1');
+    expect(sleeps).toEqual([50]);
+    expect(responses.map((r) => r.status)).toEqual([0, 200]);
+  });
+});
+
+describe('Retry-After', () => {
+  it.each([
+    ['seconds', '3', [3000]],
+    ['zero', '0', [0]],
+    ['an HTTP-date', 'Tue, 14 Nov 2023 22:13:40 GMT', [20_000]],
+    ['garbage (falls back to backoff)', 'later', [50]],
+  ])('honours %s on 429', async (_n, header, expected) => {
+    const { pool, client, sleeps } = setup();
+    pool
+      .intercept({ path: () => true, method: 'GET' })
+      .reply(429, errBody(429, 'ERR_SVC_226'), { headers: { 'retry-after': header } });
+    pool.intercept({ path: () => true, method: 'GET' }).reply(200, tlsEdge('edgtls_1'));
+    await client.getTlsEdge('edgtls_1');
+    expect(sleeps).toEqual(expected);
+  });
+
+  it('throws instead of re-sending early when Retry-After exceeds the cap', async () => {
+    const { pool, client, sleeps } = setup({ retry: { maxRetryAfterMs: 5000 } });
+    pool
+      .intercept({ path: () => true, method: 'GET' })
+      .reply(429, errBody(429, 'ERR_SVC_226'), { headers: { 'retry-after': '30' } });
+    const err = await client.getTlsEdge('edgtls_1').catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 429, retryAfter: 30, errorCode: 'ERR_SVC_226' });
+    expect(sleeps).toEqual([]);
+  });
+
+  it('honours Retry-After on a 503 too', async () => {
+    const { pool, client, sleeps } = setup();
+    pool
+      .intercept({ path: () => true, method: 'GET' })
+      .reply(503, errBody(503), { headers: { 'retry-after': '1' } });
+    pool.intercept({ path: () => true, method: 'GET' }).reply(200, tlsEdge('edgtls_1'));
+    await client.getTlsEdge('edgtls_1');
+    expect(sleeps).toEqual([1000]);
+  });
+});
+
+describe('POST (create) is re-sent only when provably not processed', () => {
+  const creates = [
+    ['createTlsEdge', (c: C) => c.createTlsEdge({}), tlsEdge('edgtls_1')],
+    ['createHttpsEdge', (c: C) => c.createHttpsEdge({}), httpsEdge('edghts_1')],
+    [
+      'createRoute',
+      (c: C) => c.createRoute('edghts_1', { match_type: 'exact_path', match: '/' }),
+      route('edghts_1', 'edghtsrt_1'),
+    ],
+    ['createBotUser', (c: C) => c.createBotUser({ name: 'ci' }), botUser('bot_1')],
+  ] as const;
+
+  it.each(creates)('%s: 429 is retried', async (_n, call, record) => {
+    const { pool, client, sleeps } = setup();
+    pool
+      .intercept({ path: () => true, method: 'POST' })
+      .reply(429, errBody(429), { headers: { 'retry-after': '2' } });
+    pool.intercept({ path: () => true, method: 'POST' }).reply(201, record);
+    await expect(call(client)).resolves.toEqual(record);
+    expect(sleeps).toEqual([2000]);
+  });
+
+  it.each(creates)('%s: a refused connection is retried', async (_n, call, record) => {
+    const { pool, client, sleeps } = setup();
+    pool.intercept({ path: () => true, method: 'POST' }).replyWithError(refusedError());
+    pool.intercept({ path: () => true, method: 'POST' }).reply(201, record);
+    await expect(call(client)).resolves.toEqual(record);
+    expect(sleeps).toEqual([50]);
+  });
+
+  it.each([500, 502, 503, 504])(
+    'a %i is thrown at once, flagged outcomeUnknown',
+    async (status) => {
+      const { agent, pool, client, sleeps } = setup();
+      pool.intercept({ path: '/edges/tls', method: 'POST' }).reply(status, errBody(status));
+      pool.intercept({ path: '/edges/tls', method: 'POST' }).reply(201, tlsEdge('edgtls_1'));
+      const err = await client.createTlsEdge({}).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiError);
+      expect(isOutcomeUnknown(err)).toBe(true);
+      expect(sleeps).toEqual([]);
+      expect(agent.pendingInterceptors()).toHaveLength(1); // the second POST was never sent
+    },
+  );
+
+  it('a reset connection is thrown at once, flagged outcomeUnknown', async () => {
+    const { agent, pool, client, sleeps } = setup();
+    pool.intercept({ path: '/bot_users', method: 'POST' }).replyWithError(resetError());
+    pool.intercept({ path: '/bot_users', method: 'POST' }).reply(201, botUser('bot_1'));
+    const err = await client.createBotUser({ name: 'ci' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect(err).toMatchObject({ outcomeUnknown: true, method: 'POST', path: '/bot_users' });
+    expect(sleeps).toEqual([]);
+    expect(agent.pendingInterceptors()).toHaveLength(1);
+  });
+
+  it('a 4xx is not outcomeUnknown', async () => {
+    const { pool, client } = setup();
+    pool.intercept({ path: '/edges/tls', method: 'POST' }).reply(400, errBody(400, 'ERR_SVC_7122'));
+    const err = await client.createTlsEdge({}).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 400, errorCode: 'ERR_SVC_7122', outcomeUnknown: false });
+  });
+});
+
+describe('abort', () => {
+  it('aborts during a backoff sleep without sending again', async () => {
+    let sleeping: () => void = () => {};
+    const asleep = new Promise<void>((resolve) => {
+      sleeping = resolve;
+    });
+    const { agent, pool, client } = setup({
+      sleep: (_ms, signal) =>
+        new Promise<void>((_resolve, reject) => {
+          signal?.addEventListener('abort', () => reject(new Error('raw')));
+          sleeping();
+        }),
+    });
+    pool.intercept({ path: () => true, method: 'GET' }).reply(503, errBody(503));
+    pool.intercept({ path: () => true, method: 'GET' }).reply(200, tlsEdge('edgtls_1'));
+    const controller = new AbortController();
+    const pending = client.getTlsEdge('edgtls_1', { signal: controller.signal });
+    await asleep;
+    controller.abort();
+    await expect(pending).rejects.toBeInstanceOf(AbortedError);
+    expect(agent.pendingInterceptors()).toHaveLength(1);
+  });
+
+  it('sends nothing when the signal already fired', async () => {
+    const { client, responses } = setup();
+    await expect(client.listTlsEdges({ signal: AbortSignal.abort() })).rejects.toBeInstanceOf(
+      AbortedError,
+    );
+    expect(responses).toEqual([]);
+  });
+
+  it('aborts a token-bucket wait', async () => {
+    const { pool, client } = setup({
+      rateLimit: { limit: 1, windowMs: 60_000 },
+      sleep: (_ms, signal) =>
+        new Promise<void>((_resolve, reject) => {
+          signal?.addEventListener('abort', () => reject(signal.reason));
+        }),
+    });
+    pool.intercept({ path: () => true, method: 'GET' }).reply(200, tlsEdge('edgtls_1'));
+    await client.getTlsEdge('edgtls_1');
+    const controller = new AbortController();
+    const pending = client.getTlsEdge('edgtls_1', { signal: controller.signal });
+    controller.abort();
+    await expect(pending).rejects.toBeInstanceOf(AbortedError);
+  });
+});
+
+describe('client-side rate limit', () => {
+  it('spaces requests (and retries) through one shared bucket', async () => {
+    const { pool, client, sleeps } = setup({ rateLimit: { limit: 2, windowMs: 1000 } });
+    pool
+      .intercept({ path: () => true, method: 'GET' })
+      .reply(200, tlsEdge('edgtls_1'))
+      .times(2);
+    pool.intercept({ path: () => true, method: 'GET' }).reply(503, errBody(503));
+    pool.intercept({ path: () => true, method: 'GET' }).reply(200, tlsEdge('edgtls_1'));
+    await client.getTlsEdge('edgtls_1');
+    await client.getTlsEdge('edgtls_1');
+    await client.getTlsEdge('edgtls_1');
+    // bucket wait 500, backoff 50 (which refills 0.1 token), bucket wait 450
+    expect(sleeps).toEqual([500, 50, 450]);
+  });
+});
+
+describe('error bodies', () => {
+  it('reads the API error body and the operation id', async () => {
+    const { pool, client } = setup();
+    pool
+      .intercept({ path: () => true, method: 'PATCH' })
+      .reply(400, errBody(400, 'ERR_SVC_214'), { headers: { 'svc-operation-id': 'op_header' } });
+    const err = await client.updateHttpsEdge('edghts_1', {}).catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      method: 'PATCH',
+      path: '/edges/https/edghts_1',
+      status: 400,
+      errorCode: 'ERR_SVC_214',
+      apiMessage: 'failed with 400',
+      operationId: 'op_body',
+    });
+    expect((err as Error).message).toBe(
+      'PATCH /edges/https/edghts_1: 400 ERR_SVC_214: failed with 400',
+    );
+  });
+
+  it.each([
+    [
+      'no error_code (some 404s)',
+      404,
+      JSON.stringify({ status_code: 404, msg: 'gone' }),
+      'gone',
+      undefined,
+    ],
+    [
+      'HTML from a proxy',
+      502,
+      '<html>\n <body>Bad gateway</body></html>',
+      'Bad Gateway (non-JSON body: <html> <body>Bad gateway</body></html>)',
+      undefined,
+    ],
+    ['plain text', 500, 'oops', 'Internal Server Error (non-JSON body: oops)', undefined],
+    ['empty', 503, '', 'Service Unavailable', undefined],
+    [
+      'JSON of another shape',
+      500,
+      '[1,2]',
+      'Internal Server Error (non-JSON body: [1,2])',
+      undefined,
+    ],
+    ['wrong field types', 400, JSON.stringify({ error_code: 7, msg: 'bad' }), 'bad', undefined],
+    [
+      'a huge body',
+      500,
+      'x'.repeat(10_000),
+      `Internal Server Error (non-JSON body: ${'x'.repeat(120)}…)`,
+      undefined,
+    ],
+  ])('copes with %s', async (_n, status, body, message, code) => {
+    const { pool, client } = setup({ retry: false });
+    pool.intercept({ path: () => true, method: 'GET' }).reply(status, body, {
+      headers: { 'svc-operation-id': 'op_h' },
+    });
+    const err = await client.getBotUser('bot_1').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({
+      status,
+      apiMessage: message,
+      errorCode: code,
+      operationId: 'op_h',
+    });
+  });
+});
+
+describe('response validation', () => {
+  it.each([
+    ['a missing module key', { ...tlsEdge('edgtls_1'), backend: undefined }, /backend: /],
+    ['a wrong type', { ...tlsEdge('edgtls_1'), hostports: 'a:1' }, /hostports: /],
+    [
+      'a bad Ref inside a module',
+      tlsEdge('edgtls_1', { backend: { enabled: true, backend: { id: 'b' } as never } }),
+      /backend\.backend\.uri/,
+    ],
+  ])('names the path and the field on %s', async (_n, body, field) => {
+    const { pool, client, sleeps } = setup();
+    pool.intercept({ path: () => true, method: 'GET' }).reply(200, body);
+    const err = await client.getTlsEdge('edgtls_1').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiResponseError);
+    expect((err as Error).message).toMatch(
+      /^GET \/edges\/tls\/edgtls_1: unexpected response \(200\): /,
+    );
+    expect((err as Error).message).toMatch(field);
+    expect(sleeps).toEqual([]);
+  });
+
+  it.each([
+    ['not JSON', '<html>ok</html>', /body is not JSON: <html>ok<\/html>/],
+    ['empty', '', /empty body/],
+  ])('refuses a 2xx body that is %s', async (_n, body, message) => {
+    const { pool, client } = setup();
+    pool.intercept({ path: () => true, method: 'GET' }).reply(200, body);
+    await expect(client.getBotUser('bot_1')).rejects.toThrow(message);
+  });
+
+  it('names the list item in a paginated response', async () => {
+    const { pool, client } = setup();
+    const bad = httpsEdge('edghts_2', {
+      routes: [{ ...route('edghts_2', 'r'), oauth: 5 as never }],
+    });
+    pool.intercept({ path: () => true, method: 'GET' }).reply(200, {
+      https_edges: [httpsEdge('edghts_1'), bad],
+      uri: `${ORIGIN}/edges/https`,
+      next_page_uri: null,
+    });
+    await expect(client.listHttpsEdges()).rejects.toThrow(/https_edges\[1\]\.routes\[0\]\.oauth/);
+  });
+
+  it('accepts fields it does not know (additive API changes) and drops them', async () => {
+    const { pool, client } = setup();
+    pool
+      .intercept({ path: () => true, method: 'GET' })
+      .reply(200, { ...tlsEdge('edgtls_1'), policy: null, shiny_new_field: { a: 1 } });
+    const edge = await client.getTlsEdge('edgtls_1');
+    expect(edge).toEqual(tlsEdge('edgtls_1'));
+  });
+
+  it('reads null hostports as none', async () => {
+    const { pool, client } = setup();
+    pool
+      .intercept({ path: () => true, method: 'GET' })
+      .reply(200, { ...tlsEdge('edgtls_1'), hostports: null });
+    expect((await client.getTlsEdge('edgtls_1')).hostports).toEqual([]);
+  });
+});
+
+describe('pagination', () => {
+  const page = (ids: string[], next: string | null) => ({
+    bot_users: ids.map((id) => botUser(id)),
+    uri: `${ORIGIN}/bot_users`,
+    next_page_uri: next,
+  });
+
+  it('follows next_page_uri to null and counts the calls', async () => {
+    const { pool, client } = setup();
+    pool
+      .intercept({ path: '/bot_users?limit=2', method: 'GET' })
+      .reply(200, page(['bot_3', 'bot_2'], `${ORIGIN}/bot_users?before_id=bot_2&limit=2`));
+    pool
+      .intercept({ path: '/bot_users?before_id=bot_2&limit=2', method: 'GET' })
+      .reply(200, page(['bot_1'], null));
+    const { items, calls } = await client.listBotUsers({ pageSize: 2 });
+    expect(items.map((b) => b.id)).toEqual(['bot_3', 'bot_2', 'bot_1']);
+    expect(calls).toBe(2);
+  });
+
+  it('stops at an empty page even if the server offers another', async () => {
+    const { pool, client } = setup();
+    pool
+      .intercept({ path: '/bot_users?limit=100', method: 'GET' })
+      .reply(200, page([], `${ORIGIN}/bot_users?before_id=x&limit=100`));
+    expect(await client.listBotUsers()).toEqual({ items: [], calls: 1 });
+  });
+
+  it.each([
+    [
+      'another origin (the key would go there)',
+      'http://127.0.0.2:9/bot_users?before_id=b&limit=100',
+      /not a page of \/bot_users/,
+    ],
+    ['another list', `${ORIGIN}/edges/tls?before_id=b&limit=100`, /not a page of \/bot_users/],
+    ['the same page again', `${ORIGIN}/bot_users?limit=100`, /already read/],
+  ])('refuses a next_page_uri to %s', async (_n, next, message) => {
+    const { pool, client } = setup();
+    pool.intercept({ path: '/bot_users?limit=100', method: 'GET' }).reply(200, page(['b'], next));
+    await expect(client.listBotUsers()).rejects.toThrow(message);
+  });
+
+  it('keeps a base path prefix when following pages', async () => {
+    const { pool, client } = setup({ baseUrl: `${ORIGIN}/api/v2/` });
+    pool
+      .intercept({ path: '/api/v2/bot_users?limit=100', method: 'GET' })
+      .reply(200, page(['b'], `${ORIGIN}/api/v2/bot_users?before_id=b&limit=100`));
+    pool
+      .intercept({ path: '/api/v2/bot_users?before_id=b&limit=100', method: 'GET' })
+      .reply(200, page([], null));
+    expect((await client.listBotUsers()).calls).toBe(2);
+  });
+
+  it.each([0, 101, 1.5])('refuses page size %d', async (pageSize) => {
+    const { client } = setup();
+    await expect(client.listTlsEdges({ pageSize })).rejects.toThrow(/page size/);
+  });
+});
+
+describe('secrets', () => {
+  it('never lets the API key into error messages or logs', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({
+      level: 'trace',
+      destination: { write: (l: string) => void lines.push(l) },
+    });
+    const { pool, client } = setup({ logger });
+    pool
+      .intercept({ path: () => true, method: 'GET' })
+      .replyWithError(
+        Object.assign(new Error(`socket hang up for Bearer ${KEY}`), { code: 'ECONNRESET' }),
+      );
+    pool
+      .intercept({ path: () => true, method: 'GET' })
+      .reply(401, JSON.stringify({ status_code: 401, msg: `bad key ${KEY}` }));
+    pool
+      .intercept({ path: () => true, method: 'POST' })
+      .replyWithError(Object.assign(new Error(`reset ${KEY}`), { code: 'ECONNRESET' }));
+    const errors = [
+      await client.getTlsEdge('edgtls_1').catch((e: unknown) => e),
+      await client.createTlsEdge({}).catch((e: unknown) => e),
+    ];
+    expect(errors.map((e) => (e as Error).message)).toEqual([
+      'GET /edges/tls/edgtls_1: 401: bad key [redacted]',
+      'POST /edges/tls: network error: ECONNRESET: reset [redacted]',
+    ]);
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(line).not.toContain(KEY);
+  });
+});
