@@ -1,0 +1,52 @@
+# syntax=docker/dockerfile:1
+#
+# edgesync: the reconciliation daemon (`edgesync run`) as a container image.
+#
+#   docker build -t edgesync .
+#   docker run --rm -v "$PWD/edges:/manifests:ro" \
+#     -e EDGESYNC_API_URL=https://api.example.com -e EDGESYNC_API_KEY \
+#     -p 9090:9090 edgesync
+#
+# Two stages: the build stage compiles TypeScript with the dev dependencies; the runtime stage
+# holds only the production dependencies and the compiled output, and runs as a non-root user.
+
+ARG NODE_IMAGE=node:22-alpine
+
+# --- build -------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+# Dependencies first, in their own layer: source edits do not reinstall them. `prepare` (the build)
+# needs the sources, so scripts are skipped here and the build runs explicitly below.
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts
+COPY . .
+RUN npm run build \
+  # The JSON Schema is committed; make sure the runtime COPY below never fails without it.
+  && mkdir -p schema
+
+# --- runtime -----------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Production dependencies only; --ignore-scripts also skips `prepare` (no compiler here).
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+COPY --from=build /app/bin ./bin
+COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/schema ./schema
+# The working directory is where the embedded local API keeps `.edgesync/` state when no API URL
+# is configured; it is the only place the process writes, so it can be a volume.
+RUN mkdir -p /var/lib/edgesync && chown 1000:1000 /var/lib/edgesync
+WORKDIR /var/lib/edgesync
+# The image's `node` user, by number so Kubernetes' runAsNonRoot can verify it.
+USER 1000:1000
+
+EXPOSE 9090
+# No curl in the image: Node's own fetch probes the daemon's liveness endpoint.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:9090/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+
+ENTRYPOINT ["node", "/app/bin/edgesync.js", "run"]
+# Inside a container the daemon must listen beyond loopback for probes and Prometheus. When you
+# override these arguments, keep `--listen 0.0.0.0:9090` (the HEALTHCHECK expects port 9090).
+CMD ["/manifests", "--listen", "0.0.0.0:9090"]

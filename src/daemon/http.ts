@@ -1,0 +1,118 @@
+/**
+ * The daemon's HTTP surface, as a plain `node:http` request handler (the daemon binds it):
+ *
+ *   GET  /healthz      200 "ok" while the process serves requests (liveness)
+ *   GET  /readyz       200 after the first successful reconcile, else 503 (readiness)
+ *   GET  /metrics      Prometheus text exposition
+ *   GET  /status       JSON `DaemonStatus` (format_version 1)
+ *   POST /-/reconcile  202: a cycle is requested (git-sync `--webhook-url`); 503 when stopping
+ *
+ * Unknown paths answer 404, known paths with another method 405 with `Allow`. Request bodies are
+ * never read (drained and discarded). Errors answer 500 with a one-line message, never a stack.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DaemonStatus } from './types.js';
+
+export interface DaemonHttpDeps {
+  readonly status: () => DaemonStatus;
+  readonly ready: () => boolean;
+  readonly metrics: { readonly contentType: string; render(): Promise<string> };
+  /** Requests a cycle; returns false when the daemon no longer accepts triggers. */
+  readonly requestReconcile: () => boolean;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+function send(
+  res: ServerResponse,
+  status: number,
+  body: string,
+  contentType = 'text/plain; charset=utf-8',
+  headers: Record<string, string> = {},
+  head = false,
+): void {
+  res.writeHead(status, {
+    'content-type': contentType,
+    'content-length': String(Buffer.byteLength(body)),
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  res.end(head ? undefined : body);
+}
+
+export function createDaemonHttpHandler(deps: DaemonHttpDeps): Handler {
+  const routes: Record<
+    string,
+    Record<string, (req: IncomingMessage, res: ServerResponse) => void>
+  > = {
+    '/healthz': {
+      GET: (req, res) => send(res, 200, 'ok\n', undefined, {}, req.method === 'HEAD'),
+    },
+    '/readyz': {
+      GET: (req, res) => {
+        const head = req.method === 'HEAD';
+        if (deps.ready()) send(res, 200, 'ready\n', undefined, {}, head);
+        else send(res, 503, 'not ready: no successful reconcile yet\n', undefined, {}, head);
+      },
+    },
+    '/metrics': {
+      GET: (req, res) => {
+        deps.metrics.render().then(
+          (text) => send(res, 200, text, deps.metrics.contentType, {}, req.method === 'HEAD'),
+          () => send(res, 500, 'metrics unavailable\n'),
+        );
+      },
+    },
+    '/status': {
+      GET: (req, res) =>
+        send(
+          res,
+          200,
+          `${JSON.stringify(deps.status())}\n`,
+          'application/json; charset=utf-8',
+          {},
+          req.method === 'HEAD',
+        ),
+    },
+    '/-/reconcile': {
+      POST: (_req, res) => {
+        if (deps.requestReconcile()) {
+          send(res, 202, '{"accepted":true}\n', 'application/json; charset=utf-8');
+        } else {
+          send(
+            res,
+            503,
+            '{"accepted":false,"reason":"stopping"}\n',
+            'application/json; charset=utf-8',
+          );
+        }
+      },
+    },
+  };
+
+  return (req, res) => {
+    // Bodies are never used; drain them so keep-alive connections stay usable.
+    req.resume();
+    try {
+      const pathname = (req.url ?? '/').split('?', 1)[0] ?? '/';
+      const methods = routes[pathname];
+      if (methods === undefined) {
+        send(res, 404, 'not found\n');
+        return;
+      }
+      // HEAD is served wherever GET is, without a body.
+      const method = req.method === 'HEAD' && methods.GET ? 'GET' : (req.method ?? 'GET');
+      const handle = methods[method];
+      if (handle === undefined) {
+        const allow = Object.keys(methods);
+        if (methods.GET) allow.push('HEAD');
+        send(res, 405, 'method not allowed\n', undefined, { allow: allow.join(', ') });
+        return;
+      }
+      handle(req, res);
+    } catch {
+      if (!res.headersSent) send(res, 500, 'internal error\n');
+      else res.destroy();
+    }
+  };
+}

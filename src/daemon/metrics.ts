@@ -1,0 +1,152 @@
+/**
+ * The daemon's Prometheus metrics (prom-client), on a registry of their own: never the global
+ * default registry, so every daemon (and every test) has independent counters.
+ *
+ * Others feed it: the API client's `onResponse` hook calls `observeApiResponse` once per HTTP
+ * answer; the daemon calls `observeReconcile` once per cycle.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import {
+  MANAGED_KINDS,
+  type ManagedCounts,
+  RECONCILE_RESULTS,
+  type ReconcileResult,
+  SUCCESS_RESULTS,
+} from './types.js';
+
+export interface ApiResponseObservation {
+  readonly method: string;
+  /** The request path; IDs and query strings are folded away here to bound label cardinality. */
+  readonly route: string;
+  readonly status: number;
+}
+
+export interface ReconcileObservation {
+  readonly result: ReconcileResult;
+  readonly durationMs: number;
+  /** Epoch ms the cycle ended. */
+  readonly at: number;
+  readonly managed?: ManagedCounts | undefined;
+  readonly outOfSync?: number | undefined;
+  /** Error-severity diagnostics of the set the cycle read; undefined when it read none. */
+  readonly manifestErrors?: number | undefined;
+  readonly consecutiveFailures: number;
+}
+
+export interface DaemonMetrics {
+  readonly registry: Registry;
+  /** The `Content-Type` of `render()`'s text. */
+  readonly contentType: string;
+  render(): Promise<string>;
+  observeApiResponse(observation: ApiResponseObservation): void;
+  observeReconcile(observation: ReconcileObservation): void;
+}
+
+export interface DaemonMetricsOptions {
+  /** Node.js process metrics (CPU, memory, event loop, GC). Default true. */
+  readonly defaultMetrics?: boolean;
+}
+
+/**
+ * An API ID segment: lowercase prefix, underscore, base62 body (`edghts_2abc...`). The body
+ * must hold a digit or a capital, which tells `bot_2Xk9...` from a static `bot_users`.
+ */
+function isIdSegment(segment: string): boolean {
+  return /^[a-z]+_[A-Za-z0-9]+$/.test(segment) && /[A-Z0-9]/.test(segment);
+}
+
+/** `/edges/https/edghts_123/routes/edghtsrt_9?x=1` -> `/edges/https/:id/routes/:id`. */
+export function normalizeRoute(route: string): string {
+  const pathOnly = route.split(/[?#]/, 1)[0] ?? '';
+  const folded = pathOnly
+    .split('/')
+    .map((segment) => (isIdSegment(segment) || /^\d+$/.test(segment) ? ':id' : segment))
+    .join('/');
+  return folded === '' ? '/' : folded;
+}
+
+export function createDaemonMetrics(options: DaemonMetricsOptions = {}): DaemonMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const reconcileTotal = new Counter({
+    name: 'edgesync_reconcile_total',
+    help: 'Reconcile cycles, by result.',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  const reconcileDuration = new Histogram({
+    name: 'edgesync_reconcile_duration_seconds',
+    help: 'Duration of reconcile cycles, by result.',
+    labelNames: ['result'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+    registers,
+  });
+  const apiRequests = new Counter({
+    name: 'edgesync_api_requests_total',
+    help: 'Edge API responses, by method, route and HTTP status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers,
+  });
+  const rateLimited = new Counter({
+    name: 'edgesync_api_rate_limited_total',
+    help: 'Edge API responses with status 429 (rate limited).',
+    registers,
+  });
+  const managed = new Gauge({
+    name: 'edgesync_managed_resources',
+    help: 'Resources managed by this controller at the last observation, by kind.',
+    labelNames: ['kind'] as const,
+    registers,
+  });
+  const outOfSync = new Gauge({
+    name: 'edgesync_resources_out_of_sync',
+    help: 'Resources whose live state differed from the manifests at the last observation.',
+    registers,
+  });
+  const lastSuccess = new Gauge({
+    name: 'edgesync_last_success_timestamp_seconds',
+    help: 'Unix time of the last successful reconcile (0 before the first).',
+    registers,
+  });
+  const manifestErrors = new Gauge({
+    name: 'edgesync_manifest_errors',
+    help: 'Errors in the manifest set read by the last cycle that read one.',
+    registers,
+  });
+  const failures = new Gauge({
+    name: 'edgesync_consecutive_failures',
+    help: 'Failed reconcile cycles since the last success (drives the backoff).',
+    registers,
+  });
+
+  // Every result exists from the start, so rate() and absent-alerts work before the first error.
+  for (const result of RECONCILE_RESULTS) reconcileTotal.inc({ result }, 0);
+  for (const kind of MANAGED_KINDS) managed.set({ kind }, 0);
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    render: () => registry.metrics(),
+
+    observeApiResponse({ method, route, status }) {
+      apiRequests.inc({
+        method: method.toUpperCase(),
+        route: normalizeRoute(route),
+        status: String(status),
+      });
+      if (status === 429) rateLimited.inc();
+    },
+
+    observeReconcile(o) {
+      reconcileTotal.inc({ result: o.result });
+      reconcileDuration.observe({ result: o.result }, o.durationMs / 1000);
+      if (SUCCESS_RESULTS.has(o.result)) lastSuccess.set(o.at / 1000);
+      if (o.managed) for (const kind of MANAGED_KINDS) managed.set({ kind }, o.managed[kind]);
+      if (o.outOfSync !== undefined) outOfSync.set(o.outOfSync);
+      if (o.manifestErrors !== undefined) manifestErrors.set(o.manifestErrors);
+      failures.set(o.consecutiveFailures);
+    },
+  };
+}

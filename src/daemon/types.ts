@@ -1,0 +1,160 @@
+/**
+ * The daemon's contract with the reconcile step, and the plain-data shapes it exposes (`/status`).
+ *
+ * The daemon (src/daemon) owns *when* to reconcile and *which directory* to read; the reconcile
+ * step (manifest loader + API client + planner + applier, wired by `edgesync run`) owns *what*
+ * a cycle does. They meet here:
+ *
+ *   reconcile(input: ReconcileInput): Promise<ReconcileReport>
+ *
+ * - `input.dir` is the resolved real path of an existing directory, never the link, never empty.
+ * - `input.revision` is `basename(readlink(link))` when the manifest path goes through a symlink
+ *   (git-sync's `--link`), else undefined.
+ * - `input.signal` fires on shutdown: stop after the API call in flight and return (or throw).
+ * - `input.assertCurrent()` MUST be awaited after the manifests are read and before the first
+ *   write: it throws `ManifestDirError` when the link was swapped (or the directory vanished)
+ *   meanwhile, because git-sync deletes the old worktree after a swap and a set read from it may
+ *   be partial. A partial set must never be applied (it would delete what it lacks).
+ * - Throwing is allowed: a `ManifestError` becomes result `invalid` with its diagnostics, any
+ *   other error becomes result `error` with its message.
+ */
+import type { Diagnostic } from '../errors.js';
+
+/**
+ * - `converged`: the live state already matched; zero writes.
+ * - `changed`: writes were made and the state converged.
+ * - `drift`: the cycle completed but live state still differs (read-only mode, or residual drift
+ *   after applying); `outOfSync` says how much.
+ * - `invalid`: the manifest set has errors; nothing was written.
+ * - `error`: anything else (API, network, guard refusal, unknown desired state).
+ */
+export const RECONCILE_RESULTS = ['converged', 'changed', 'drift', 'invalid', 'error'] as const;
+export type ReconcileResult = (typeof RECONCILE_RESULTS)[number];
+
+/** Results that count as a successful cycle: readiness, backoff reset, last-success time. */
+export const SUCCESS_RESULTS: ReadonlySet<ReconcileResult> = new Set([
+  'converged',
+  'changed',
+  'drift',
+]);
+
+/**
+ * Why a cycle ran. `file` and `link` come from the watcher (debounced), `resync` from the
+ * periodic timer, `retry` from the backoff timer after a failure, `webhook` from
+ * `POST /-/reconcile`, `manual` from `daemon.trigger()`.
+ */
+export const TRIGGER_REASONS = [
+  'startup',
+  'file',
+  'link',
+  'resync',
+  'retry',
+  'webhook',
+  'manual',
+] as const;
+export type TriggerReason = (typeof TRIGGER_REASONS)[number];
+
+/** The plan's resource counts by action. */
+export interface PlanSummary {
+  readonly create: number;
+  readonly update: number;
+  readonly delete: number;
+  readonly adopt: number;
+  readonly noop: number;
+}
+
+export const EMPTY_SUMMARY: PlanSummary = { create: 0, update: 0, delete: 0, adopt: 0, noop: 0 };
+
+/** Resource kinds in the `edgesync_managed_resources{kind}` gauge. */
+export const MANAGED_KINDS = ['tls_edge', 'https_edge', 'bot_user'] as const;
+export type ManagedKind = (typeof MANAGED_KINDS)[number];
+export type ManagedCounts = Readonly<Record<ManagedKind, number>>;
+
+/** What one reconcile cycle returns: plain, serialisable data. The daemon measures the duration. */
+export interface ReconcileReport {
+  readonly result: ReconcileResult;
+  /** Counts of the cycle's plan by action (all zero when no plan was made). */
+  readonly summary: PlanSummary;
+  /** API writes actually issued (POST, PATCH, DELETE). */
+  readonly writes: number;
+  /** Resources this controller manages after the cycle, when it observed the live state. */
+  readonly managed?: ManagedCounts | undefined;
+  /** Resources whose live state differs from the manifests after the cycle, when observed. */
+  readonly outOfSync?: number | undefined;
+  /** Manifest findings (errors for `invalid`; warnings may accompany any result). */
+  readonly diagnostics?: readonly Diagnostic[] | undefined;
+  /** One-line reason for `error` (and optionally `invalid`); never contains secrets. */
+  readonly error?: string | undefined;
+}
+
+export interface ReconcileInput {
+  /** Resolved real path of the manifest directory; it existed when the cycle began. */
+  readonly dir: string;
+  /** `basename(readlink(link))` when the manifest path goes through a symlink, else undefined. */
+  readonly revision: string | undefined;
+  readonly reason: TriggerReason;
+  /** Aborted on shutdown: finish the API call in flight, then stop. */
+  readonly signal: AbortSignal;
+  /** Throws `ManifestDirError` if `dir` is no longer what the link resolves to. See header. */
+  assertCurrent(): Promise<void>;
+}
+
+export type ReconcileFn = (input: ReconcileInput) => Promise<ReconcileReport>;
+
+/** Injected clock for timers (tests drive it by hand). Handles are opaque. */
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const realTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+export interface BackoffOptions {
+  /** Delay after the first failure. */
+  readonly baseMs: number;
+  /** Cap on the delay. */
+  readonly maxMs: number;
+}
+
+/** One diagnostic as `/status` shows it (grouped by file, so the file is the key). */
+export interface StatusDiagnostic {
+  readonly line: number;
+  readonly column: number;
+  readonly path: string;
+  readonly message: string;
+  readonly severity: 'error' | 'warning';
+}
+
+/** The `/status` document, `format_version: 1`. Times are ISO 8601 strings. */
+export interface DaemonStatus {
+  readonly format_version: 1;
+  /** The manifest path as configured. */
+  readonly dir: string;
+  /** What it resolved to at the last cycle, or null if it never resolved. */
+  readonly resolved_dir: string | null;
+  /** Revision of the last cycle that resolved the directory (null without a link). */
+  readonly revision: string | null;
+  readonly ready: boolean;
+  readonly in_flight: boolean;
+  readonly last_reconcile: {
+    readonly result: ReconcileResult;
+    readonly reason: TriggerReason;
+    readonly revision: string | null;
+    readonly at: string;
+    readonly duration_ms: number;
+    readonly summary: PlanSummary;
+    readonly writes: number;
+    readonly out_of_sync: number | null;
+  } | null;
+  readonly last_success_at: string | null;
+  /** The last failure's message, cleared by the next success. */
+  readonly last_error: { readonly message: string; readonly at: string } | null;
+  readonly diagnostics_by_file: Readonly<Record<string, readonly StatusDiagnostic[]>>;
+  readonly next_resync_at: string | null;
+  /** Delay applied after the current run of failures (0 when healthy). */
+  readonly backoff_ms: number;
+  readonly consecutive_failures: number;
+}

@@ -1,0 +1,82 @@
+/**
+ * createDaemon on a hand-driven clock (the real file system, no HTTP, no watcher): the status
+ * document follows the backoff sequence exactly, and a success resets it.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { createDaemon, type Daemon } from '../../../src/daemon/daemon.js';
+import { createDaemonMetrics } from '../../../src/daemon/metrics.js';
+import type { ReconcileReport } from '../../../src/daemon/types.js';
+import { ManualClock } from '../../unit/daemon/manual-clock.js';
+import { CONVERGED, makeTempDir, recorder, removeDir } from './helpers.js';
+
+let daemon: Daemon | undefined;
+let tmp: string | undefined;
+
+afterEach(async () => {
+  await daemon?.stop();
+  await removeDir(tmp);
+});
+
+it('reports the backoff sequence in /status and resets it on success', async () => {
+  tmp = await makeTempDir('daemon-clock');
+  const dir = path.join(tmp, 'm');
+  await fs.mkdir(dir);
+  const clock = new ManualClock();
+  let answer: ReconcileReport = { ...CONVERGED, result: 'error', error: 'GET /edges/tls: 503' };
+  const { calls, reconcile } = recorder(() => answer);
+  daemon = createDaemon({
+    dir,
+    reconcile,
+    listen: false,
+    watch: false,
+    intervalMs: 60_000,
+    backoff: { baseMs: 1000, maxMs: 4000 },
+    timers: clock,
+    now: clock.now,
+    metrics: createDaemonMetrics({ defaultMetrics: false }),
+  });
+  await daemon.start();
+  // Resolution and the reconcile are real I/O: let each cycle settle before reading the clock.
+  const settle = async () => {
+    for (let i = 0; i < 50 && daemon?.status().in_flight; i++) await clock.advance(0);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await clock.advance(0);
+  };
+  const seen: Array<[number, number, string | null]> = [];
+  for (let i = 0; i < 5; i++) {
+    await settle();
+    const s = daemon.status();
+    seen.push([s.consecutive_failures, s.backoff_ms, s.next_resync_at]);
+    if (i < 4) await clock.advance(s.backoff_ms);
+  }
+  expect(seen).toEqual([
+    [1, 1000, new Date(1000).toISOString()],
+    [2, 2000, new Date(3000).toISOString()],
+    [3, 4000, new Date(7000).toISOString()],
+    [4, 4000, new Date(11_000).toISOString()],
+    [5, 4000, new Date(15_000).toISOString()],
+  ]);
+  expect(daemon.status().last_error?.message).toBe('GET /edges/tls: 503');
+
+  answer = CONVERGED;
+  await clock.advance(4000);
+  await settle();
+  const s = daemon.status();
+  expect(s).toMatchObject({
+    consecutive_failures: 0,
+    backoff_ms: 0,
+    ready: true,
+    last_error: null,
+    next_resync_at: new Date(15_000 + 60_000).toISOString(),
+  });
+  expect(calls.map((c) => c.reason)).toEqual([
+    'startup',
+    'retry',
+    'retry',
+    'retry',
+    'retry',
+    'retry',
+  ]);
+});

@@ -1,0 +1,129 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createDaemon, type Daemon } from '../../../src/daemon/daemon.js';
+import { createDaemonMetrics } from '../../../src/daemon/metrics.js';
+import { makeTempDir, recorder, removeDir, sleep, waitFor } from './helpers.js';
+
+let tmp: string;
+let dir: string;
+let daemon: Daemon | undefined;
+let rec: ReturnType<typeof recorder>;
+
+beforeEach(async () => {
+  tmp = await makeTempDir('daemon-watch');
+  dir = path.join(tmp, 'manifests');
+  await fs.mkdir(path.join(dir, 'team'), { recursive: true });
+  await fs.writeFile(path.join(dir, 'a.yaml'), 'kind: TLSEdge\nname: a\n');
+  await fs.writeFile(path.join(dir, 'team', 'b.yml'), 'kind: TLSEdge\nname: b\n');
+  rec = recorder();
+});
+
+afterEach(async () => {
+  await daemon?.stop();
+  daemon = undefined;
+  await removeDir(tmp);
+});
+
+async function start(debounceMs = 30): Promise<void> {
+  daemon = createDaemon({
+    dir,
+    reconcile: rec.reconcile,
+    listen: false,
+    debounceMs,
+    metrics: createDaemonMetrics({ defaultMetrics: false }),
+  });
+  await daemon.start();
+  await waitFor('the startup cycle', () => rec.calls.length === 1);
+  // Let the startup cycle finish so later cycles are the change's own.
+  await waitFor('idle', () => daemon?.status().in_flight === false);
+}
+
+const fileCycles = () => rec.calls.filter((c) => c.reason === 'file').length;
+
+describe('file-system triggers (real chokidar)', () => {
+  it.each<[string, (d: string) => Promise<void>]>([
+    ['editing a file', (d) => fs.writeFile(path.join(d, 'a.yaml'), 'kind: TLSEdge\nname: a2\n')],
+    ['adding a .yml file', (d) => fs.writeFile(path.join(d, 'c.yml'), 'kind: BotUser\nname: c\n')],
+    ['removing a file', (d) => fs.unlink(path.join(d, 'a.yaml'))],
+    [
+      'a rename-style save (write a temp file, rename over)',
+      async (d) => {
+        await fs.writeFile(path.join(d, '.a.yaml.swp'), 'kind: TLSEdge\nname: a3\n');
+        await fs.rename(path.join(d, '.a.yaml.swp'), path.join(d, 'a.yaml'));
+      },
+    ],
+    [
+      'a backup-style save (rename away, write anew, delete backup)',
+      async (d) => {
+        await fs.rename(path.join(d, 'a.yaml'), path.join(d, 'a.yaml~'));
+        await fs.writeFile(path.join(d, 'a.yaml'), 'kind: TLSEdge\nname: a4\n');
+        await fs.unlink(path.join(d, 'a.yaml~'));
+      },
+    ],
+    [
+      'adding a file in a new sub-directory',
+      async (d) => {
+        await fs.mkdir(path.join(d, 'new', 'deep'), { recursive: true });
+        await fs.writeFile(path.join(d, 'new', 'deep', 'x.yaml'), 'kind: TLSEdge\nname: x\n');
+      },
+    ],
+    ['removing a sub-directory', (d) => fs.rm(path.join(d, 'team'), { recursive: true })],
+    ['editing an upper-case .YAML file', (d) => fs.writeFile(path.join(d, 'UPPER.YAML'), 'x: 1\n')],
+  ])('%s triggers a cycle', async (_name, change) => {
+    await start();
+    await change(dir);
+    await waitFor('a file-triggered cycle', () => fileCycles() >= 1);
+    expect(rec.calls.at(-1)?.dir).toBe(dir);
+  });
+
+  it('ignores other files, hidden files and hidden directories', async () => {
+    await start();
+    await fs.writeFile(path.join(dir, 'notes.txt'), 'hello');
+    await fs.writeFile(path.join(dir, '.hidden.yaml'), 'x: 1\n');
+    await fs.mkdir(path.join(dir, '.git'));
+    await fs.writeFile(path.join(dir, '.git', 'inside.yaml'), 'x: 1\n');
+    await fs.writeFile(path.join(dir, 'team', 'README.md'), '# team');
+    await sleep(400);
+    expect(fileCycles()).toBe(0);
+    // Positive control: the watcher is alive.
+    await fs.writeFile(path.join(dir, 'team', 'c.yaml'), 'x: 1\n');
+    await waitFor('a file-triggered cycle', () => fileCycles() === 1);
+  });
+
+  it('debounces a burst of writes into few cycles', async () => {
+    await start(150);
+    for (let i = 0; i < 20; i++) {
+      await fs.writeFile(path.join(dir, `burst-${i}.yaml`), `kind: BotUser\nname: b${i}\n`);
+    }
+    await waitFor('a file-triggered cycle', () => fileCycles() >= 1);
+    await sleep(400);
+    expect(fileCycles()).toBeGreaterThanOrEqual(1);
+    expect(fileCycles()).toBeLessThanOrEqual(2);
+  });
+
+  it('sees a Kubernetes ConfigMap-style ..data swap inside the directory', async () => {
+    await fs.mkdir(path.join(dir, '..2024_01'));
+    await fs.mkdir(path.join(dir, '..2024_02'));
+    await fs.writeFile(path.join(dir, '..2024_01', 'cm.yaml'), 'v: 1\n');
+    await fs.writeFile(path.join(dir, '..2024_02', 'cm.yaml'), 'v: 2\n');
+    await fs.symlink('..2024_01', path.join(dir, '..data'));
+    await fs.symlink('..data/cm.yaml', path.join(dir, 'cm.yaml'));
+    await start();
+    await fs.symlink('..2024_02', path.join(dir, '..data_tmp'));
+    await fs.rename(path.join(dir, '..data_tmp'), path.join(dir, '..data'));
+    await waitFor('a link-triggered cycle', () => rec.calls.some((c) => c.reason === 'link'));
+  });
+
+  it('re-watches a directory deleted and created again at the same path', async () => {
+    await start();
+    await fs.rm(dir, { recursive: true });
+    await fs.mkdir(dir);
+    await waitFor('a cycle for the recreated directory', () => rec.calls.length >= 2);
+    await waitFor('idle', () => daemon?.status().in_flight === false);
+    const before = rec.calls.length;
+    await sleep(100);
+    await fs.writeFile(path.join(dir, 'fresh.yaml'), 'x: 1\n');
+    await waitFor('a cycle for a file in the new directory', () => rec.calls.length > before);
+  });
+});
