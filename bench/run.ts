@@ -12,6 +12,7 @@ export interface BenchSuite {
 
 const suites: Record<string, () => Promise<BenchSuite>> = {
   server: () => import('./server.js').then((m) => m.suite),
+  manifest: async () => (await import('./manifest.js')).suite,
 };
 
 async function runAll(): Promise<void> {

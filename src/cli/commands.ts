@@ -6,4 +6,6 @@ import type { CommandModule } from './context.js';
 
 export const commands: Record<string, () => Promise<CommandModule>> = {
   server: () => import('./commands/server.js'),
+  validate: () => import('./commands/validate.js'),
+  schema: () => import('./commands/schema.js'),
 };

@@ -1,0 +1,97 @@
+/**
+ * `edgesync validate [DIR] [--output text|json] [--owner ID] [--secret-dir DIR]...`: loads and
+ * validates every manifest under DIR (default: the current directory) and reports every
+ * diagnostic at once. Exit 0 when valid, 1 otherwise (and when DIR is missing or unreadable).
+ * Text goes to stderr; `--output json` prints the versioned report on stdout.
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { errorMessage, UsageError } from '../../errors.js';
+import {
+  DIAGNOSTICS_FORMAT_VERSION,
+  diagnosticToJson,
+  formatDiagnostic,
+} from '../../manifest/diagnostics.js';
+import { loadManifests } from '../../manifest/loader.js';
+import type { CliContext } from '../context.js';
+import { ExitCode } from '../exit.js';
+
+export const summary = 'check the manifests (shape and semantics) without talking to the API';
+
+const USAGE = `usage: edgesync validate [DIR] [options]
+
+Validates every *.yaml / *.yml manifest under DIR (default: the current directory).
+
+options:
+  --output text|json   text diagnostics on stderr (default), or a versioned JSON report on stdout
+  --owner ID           owner id stored in edge metadata (default "default"; counts towards its 4096-byte limit)
+  --secret-dir DIR     a directory outside DIR that { file: ... } references may read (repeatable)
+  -h, --help           show this help
+`;
+
+export async function run(ctx: CliContext): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(ctx.argv);
+  } catch (err) {
+    throw new UsageError(`${errorMessage(err)}\n${USAGE}`, { cause: err });
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    ctx.stderr.write(USAGE);
+    return ExitCode.ok;
+  }
+  const output = values.output ?? 'text';
+  if (output !== 'text' && output !== 'json') {
+    throw new UsageError(`--output must be "text" or "json", got "${output}"`);
+  }
+  if (positionals.length > 1) throw new UsageError(`expected at most one DIR\n${USAGE}`);
+  const dir = path.resolve(ctx.cwd, positionals[0] ?? '.');
+
+  const result = await loadManifests(dir, {
+    env: ctx.env,
+    secretDirs: (values['secret-dir'] ?? []).map((d) => path.resolve(ctx.cwd, d)),
+    ...(values.owner === undefined ? {} : { owner: values.owner }),
+  });
+
+  if (output === 'json') {
+    const report = {
+      format_version: DIAGNOSTICS_FORMAT_VERSION,
+      valid: result.ok,
+      diagnostics: result.diagnostics.map(diagnosticToJson),
+      resources: result.counts,
+    };
+    ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    return result.ok ? ExitCode.ok : ExitCode.error;
+  }
+
+  const c = result.counts;
+  if (result.ok) {
+    const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+    ctx.stderr.write(
+      `${plural(c.documents, 'manifest')} valid (${plural(c.tls_edges, 'TLS edge')}, ${plural(c.https_edges, 'HTTPS edge')} with ${plural(c.routes, 'route')}, ${plural(c.bot_users, 'bot user')}) in ${plural(c.files, 'file')}\n`,
+    );
+    return ExitCode.ok;
+  }
+  for (const d of result.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
+  const files = new Set(result.diagnostics.map((d) => d.file)).size;
+  const n = result.diagnostics.length;
+  ctx.stderr.write(
+    `${n} error${n === 1 ? '' : 's'} in ${files} file${files === 1 ? '' : 's'}: the manifests are invalid\n`,
+  );
+  return ExitCode.error;
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      output: { type: 'string', short: 'o' },
+      owner: { type: 'string' },
+      'secret-dir': { type: 'string', multiple: true },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}

@@ -1,0 +1,556 @@
+/**
+ * From manifest files (bytes) to the DesiredSet or the complete list of diagnostics: decoding
+ * (size cap, binary and UTF-8 checks), YAML parsing, `{env}`/`{file}` resolution, the shape
+ * phase (zod, with "did you mean" for unknown fields), the semantic phase over the whole set,
+ * and assembly of the model (`source`, `sensitive`). Pure: file listing and reading live in
+ * `./loader.ts`; environment and referenced files come through the injected `RefReader`.
+ */
+import type { z } from 'zod';
+import type { Diagnostic } from '../errors.js';
+import { sortDiagnostics } from './diagnostics.js';
+import { type FastDocument, parseYamlFast } from './fastyaml.js';
+import { DEFAULT_OWNER } from './metadata.js';
+import { type FieldPath, formatPath, type Segment } from './paths.js';
+import { objectKeys, type RefReader, resolveRefs, schemaAt } from './refs.js';
+import {
+  type BotUserManifest,
+  type DesiredSet,
+  type HttpsEdgeManifest,
+  KINDS,
+  type Kind,
+  type RouteManifest,
+  SCHEMA_BY_KIND,
+  type Source,
+  type TlsEdgeManifest,
+} from './schema.js';
+import { checkSemantics, type DocumentValue, type SemanticDoc } from './semantics.js';
+import { didYouMean } from './suggest.js';
+import { type Anchor, type ParsedDocument, parseYaml } from './yaml.js';
+
+export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_ALIAS_COUNT = 100;
+
+export interface SourceFile {
+  /** Path relative to the manifest directory, `/`-separated. */
+  readonly file: string;
+  readonly bytes: Uint8Array;
+}
+
+export interface BuildOptions {
+  /** Owner id stored in edge metadata (counts towards its byte limit). Default `default`. */
+  readonly owner?: string;
+  readonly reader: RefReader;
+  readonly maxFileBytes?: number;
+  readonly maxAliasCount?: number;
+  /**
+   * `auto` (default) tries the fast parser first; `full` uses only `yaml`. Both give the same
+   * model for the same input (tested); `full` exists for that test and for debugging.
+   */
+  readonly parser?: 'auto' | 'full';
+}
+
+export interface ResourceCounts {
+  files: number;
+  documents: number;
+  tls_edges: number;
+  https_edges: number;
+  routes: number;
+  bot_users: number;
+}
+
+export type BuildResult =
+  | {
+      readonly ok: true;
+      readonly set: DesiredSet;
+      readonly diagnostics: [];
+      readonly counts: ResourceCounts;
+    }
+  | { readonly ok: false; readonly diagnostics: Diagnostic[]; readonly counts: ResourceCounts };
+
+/** A document that passed the shape phase. */
+interface ShapedDoc {
+  readonly file: string;
+  readonly doc: ParsedDocument;
+  readonly value: DocumentValue;
+  readonly sensitive: FieldPath[];
+}
+
+export function buildDesiredSet(files: readonly SourceFile[], options: BuildOptions): BuildResult {
+  const owner = options.owner ?? DEFAULT_OWNER;
+  const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const maxAliasCount = options.maxAliasCount ?? DEFAULT_MAX_ALIAS_COUNT;
+  const diagnostics: Diagnostic[] = [];
+  const counts: ResourceCounts = {
+    files: files.length,
+    documents: 0,
+    tls_edges: 0,
+    https_edges: 0,
+    routes: 0,
+    bot_users: 0,
+  };
+  const shaped: ShapedDoc[] = [];
+
+  const ordered = [...files].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  for (const source of ordered) {
+    const text = decode(source.bytes, maxFileBytes);
+    if (typeof text !== 'string') {
+      diagnostics.push(fileProblem(source.file, text.error));
+      continue;
+    }
+    const result = processFile(source.file, text, options.reader, {
+      maxAliasCount,
+      fast: options.parser !== 'full',
+    });
+    diagnostics.push(...result.diagnostics);
+    counts.documents += result.kinds.length;
+    for (const kind of result.kinds) {
+      if (kind === 'TLSEdge') counts.tls_edges += 1;
+      else if (kind === 'HTTPSEdge') counts.https_edges += 1;
+      else if (kind === 'BotUser') counts.bot_users += 1;
+    }
+    for (const d of result.shaped) {
+      if (d.value.kind === 'HTTPSEdge') counts.routes += d.value.routes.length;
+      shaped.push(d);
+    }
+  }
+
+  const position = (d: ShapedDoc, path: FieldPath, anchor?: Anchor) => d.doc.locate(path, anchor);
+  const semanticDocs: SemanticDoc[] = shaped.map((d, id) => ({ id, value: d.value }));
+  const issues = checkSemantics(semanticDocs, {
+    owner,
+    where: (id, path) => {
+      const d = shaped[id] as ShapedDoc;
+      const { line, column } = position(d, path);
+      return `${d.file}:${line}:${column}`;
+    },
+  });
+  for (const issue of issues) {
+    const d = shaped[issue.doc] as ShapedDoc;
+    const { line, column } = position(d, issue.path, issue.anchor);
+    diagnostics.push({
+      file: d.file,
+      line,
+      column,
+      path: formatPath(issue.anchor === 'key' ? issue.path.slice(0, -1) : issue.path),
+      message: issue.message,
+      severity: 'error',
+    });
+  }
+
+  if (diagnostics.length > 0) {
+    return { ok: false, diagnostics: sortDiagnostics(diagnostics), counts };
+  }
+  return { ok: true, set: assemble(shaped), diagnostics: [], counts };
+}
+
+function fileProblem(file: string, message: string, line = 1, column = 1): Diagnostic {
+  return { file, line, column, path: '', message, severity: 'error' };
+}
+
+interface FileResult {
+  readonly diagnostics: Diagnostic[];
+  /** Kind of every non-empty document (undefined when it has none we know). */
+  readonly kinds: (Kind | undefined)[];
+  readonly shaped: ShapedDoc[];
+}
+
+/**
+ * One file's documents through the shape phase. The fast parser is tried first; if it declines,
+ * or any document has a problem, the file is (re)read with the full parser so that diagnostics
+ * and their positions always come from `yaml`.
+ */
+function processFile(
+  file: string,
+  text: string,
+  reader: RefReader,
+  options: { maxAliasCount: number; fast: boolean },
+): FileResult {
+  const { maxAliasCount } = options;
+  let full: ReturnType<typeof parseYaml> | undefined;
+  const fullParse = () => {
+    full ??= parseYaml(text, { maxAliasCount });
+    return full;
+  };
+
+  const fast = options.fast ? parseYamlFast(text) : undefined;
+  if (fast !== undefined) {
+    const results = fast.map((d, ordinal) =>
+      shapeDocument(file, fastDocument(d, ordinal, fullParse), reader),
+    );
+    if (results.every((r) => r.diagnostics.length === 0 && r.shaped !== undefined)) {
+      return {
+        diagnostics: [],
+        kinds: results.map((r) => r.kind),
+        shaped: results.flatMap((r) => (r.shaped === undefined ? [] : [r.shaped])),
+      };
+    }
+  }
+
+  const { documents, problems } = fullParse();
+  const diagnostics = problems.map((p) => fileProblem(file, p.message, p.line, p.column));
+  const kinds: (Kind | undefined)[] = [];
+  const shaped: ShapedDoc[] = [];
+  for (const doc of documents) {
+    const result = shapeDocument(file, doc, reader);
+    diagnostics.push(...result.diagnostics);
+    kinds.push(result.kind);
+    if (result.shaped !== undefined) shaped.push(result.shaped);
+  }
+  return { diagnostics, kinds, shaped };
+}
+
+/**
+ * A fast-parsed document: positions of mappings and lists are known; anything finer (keys,
+ * scalars) is located by parsing the file fully, on demand (only when reporting a problem).
+ */
+function fastDocument(
+  d: FastDocument,
+  ordinal: number,
+  fullParse: () => ReturnType<typeof parseYaml>,
+): ParsedDocument {
+  const full = (): ParsedDocument | undefined => fullParse().documents[ordinal];
+  return {
+    index: ordinal,
+    value: d.value,
+    start: d.start,
+    locate: (path, anchor = 'value') => {
+      // js-yaml's start positions agree with yaml's for a document and for a list item (all the
+      // model needs: resources and routes); a mapping value's starts before its leading space.
+      if (
+        anchor === 'value' &&
+        (path.length === 0 || (path.length === 2 && path[0] === 'routes'))
+      ) {
+        const node = valueAt(d.value, path);
+        const known = typeof node === 'object' && node !== null ? d.positionOf(node) : undefined;
+        if (known !== undefined) return known;
+      }
+      return full()?.locate(path, anchor) ?? d.start;
+    },
+    scalarSource: (path) => full()?.scalarSource(path),
+  };
+}
+
+// ---- decoding ---------------------------------------------------------------------------------
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function decode(bytes: Uint8Array, maxFileBytes: number): string | { error: string } {
+  if (bytes.length > maxFileBytes) {
+    return { error: `file is ${bytes.length} bytes, over the ${maxFileBytes}-byte limit` };
+  }
+  if (bytes.includes(0)) return { error: 'binary file (contains NUL bytes): not a YAML manifest' };
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return { error: 'file is not valid UTF-8' };
+  }
+}
+
+// ---- shape phase ------------------------------------------------------------------------------
+
+interface ShapeResult {
+  readonly kind: Kind | undefined;
+  readonly diagnostics: Diagnostic[];
+  readonly shaped?: ShapedDoc;
+}
+
+function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): ShapeResult {
+  const diagnostics: Diagnostic[] = [];
+  const report = (
+    path: FieldPath,
+    message: string,
+    at: FieldPath = path,
+    anchor?: Anchor,
+  ): void => {
+    const { line, column } = doc.locate(at, anchor);
+    diagnostics.push({ file, line, column, path: formatPath(path), message, severity: 'error' });
+  };
+
+  const raw = doc.value;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    report([], `a manifest document must be a mapping with a "kind" (one of ${KINDS.join(', ')})`);
+    return { kind: undefined, diagnostics };
+  }
+  const kindValue: unknown = (raw as Record<string, unknown>).kind;
+  if (kindValue === undefined) {
+    report([], `missing "kind" (one of ${KINDS.join(', ')})`);
+    return { kind: undefined, diagnostics };
+  }
+  if (typeof kindValue !== 'string' || !(KINDS as readonly string[]).includes(kindValue)) {
+    const shown = typeof kindValue === 'string' ? `"${kindValue}"` : String(kindValue);
+    const hint = typeof kindValue === 'string' ? didYouMean(kindValue, KINDS) : '';
+    report(['kind'], `unknown kind ${shown}${hint || `; expected one of ${KINDS.join(', ')}`}`);
+    return { kind: undefined, diagnostics };
+  }
+  const kind = kindValue as Kind;
+  const schema: z.ZodType = SCHEMA_BY_KIND[kind];
+
+  const resolved = resolveRefs(schema, raw, file, reader);
+  for (const issue of resolved.issues)
+    report(issue.path, issue.message, issue.at ?? issue.path, issue.anchor);
+
+  const parsed = schema.safeParse(resolved.value, { error: errorMap });
+  if (!parsed.success) {
+    const failed = resolved.failed;
+    for (const issue of parsed.error.issues) {
+      for (const d of describeIssue(kind, schema, issue, resolved.value, doc)) {
+        if (failed.some((f) => startsWith(d.path, f))) continue;
+        report(d.path, d.message, d.at, d.anchor);
+      }
+    }
+  }
+  if (diagnostics.length > 0 || !parsed.success) return { kind, diagnostics };
+  return {
+    kind,
+    diagnostics,
+    shaped: { file, doc, value: parsed.data as DocumentValue, sensitive: resolved.sensitive },
+  };
+}
+
+function startsWith(path: FieldPath, prefix: FieldPath): boolean {
+  return prefix.length <= path.length && prefix.every((s, i) => s === path[i]);
+}
+
+/** Messages for issues whose schema gave none: short, in the user's terms (YAML, not JS). */
+function errorMap(issue: z.core.$ZodRawIssue): string | undefined {
+  switch (issue.code) {
+    case 'invalid_type':
+      return `expected ${expectedName(issue.expected)}, got ${describeValue(issue.input)}`;
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    default:
+      return undefined;
+  }
+}
+
+function expectedName(expected: string): string {
+  switch (expected) {
+    case 'object':
+    case 'record':
+      return 'a mapping';
+    case 'array':
+      return 'a list';
+    case 'boolean':
+      return 'true or false';
+    case 'int':
+      return 'a whole number';
+    case 'string':
+    case 'number':
+      return `a ${expected}`;
+    default:
+      return expected;
+  }
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (value instanceof Uint8Array) return 'binary data';
+  switch (typeof value) {
+    case 'object':
+      return 'a mapping';
+    case 'string':
+      return 'a string';
+    case 'number':
+      return 'a number';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    default:
+      return typeof value;
+  }
+}
+
+interface Described {
+  readonly path: FieldPath;
+  readonly message: string;
+  readonly at: FieldPath;
+  readonly anchor?: Anchor;
+}
+
+/** Known-but-misplaced fields: a precise explanation beats "did you mean". */
+function misplacedHint(kind: Kind, parent: FieldPath, key: string): string | undefined {
+  const where = parent.filter((s) => typeof s === 'string').join('.');
+  if (kind === 'HTTPSEdge' && where === 'tls_termination' && key === 'terminate_at') {
+    return 'terminate_at is not allowed on HTTPS edges: they always terminate TLS at the edge';
+  }
+  if (where.startsWith('routes.oauth.provider.') && (key === 'teams' || key === 'organizations')) {
+    return `${key} is accepted only by the github provider`;
+  }
+  const routeModules = new Set([
+    'backend',
+    'ip_restriction',
+    'circuit_breaker',
+    'compression',
+    'request_headers',
+    'response_headers',
+    'webhook_verification',
+    'oauth',
+    'saml',
+    'oidc',
+    'websocket_tcp_converter',
+    'user_agent_filter',
+    'traffic_policy',
+  ]);
+  if (kind === 'HTTPSEdge' && where === '' && routeModules.has(key)) {
+    return `${key} belongs on a route: an HTTPS edge itself carries only mutual_tls and tls_termination`;
+  }
+  if (kind === 'TLSEdge' && where === '' && (key === 'routes' || routeModules.has(key))) {
+    return key === 'routes'
+      ? 'TLS edges have no routes (use an HTTPSEdge)'
+      : `${key} is a route module of HTTPS edges; a TLS edge carries backend, ip_restriction, mutual_tls, tls_termination and traffic_policy`;
+  }
+  if (kind === 'BotUser' && where === '' && (key === 'metadata' || key === 'description')) {
+    return `bot users carry no ${key}`;
+  }
+  // A Map, not an object literal: `key` is user input (`constructor` must not find anything).
+  const readShape = new Map([
+    ['ip_policies', 'ip_policy_ids'],
+    ['certificate_authorities', 'certificate_authority_ids'],
+  ]);
+  const write = readShape.get(key);
+  if (write !== undefined)
+    return `unknown field "${key}"; manifests use the API's write shapes: "${write}"`;
+  if (where.endsWith('backend') && key === 'backend') {
+    return 'unknown field "backend"; manifests use the API\'s write shapes: "backend_id"';
+  }
+  return undefined;
+}
+
+function describeIssue(
+  kind: Kind,
+  schema: z.ZodType,
+  issue: z.core.$ZodIssue,
+  input: unknown,
+  doc: ParsedDocument,
+): Described[] {
+  const path = issue.path.filter((s): s is Segment => typeof s !== 'symbol');
+  switch (issue.code) {
+    case 'unrecognized_keys': {
+      const accepted = objectKeys(schemaAt(schema, path));
+      return issue.keys.map((key) => ({
+        path,
+        at: [...path, key],
+        anchor: 'key' as const,
+        message:
+          misplacedHint(kind, path, key) ?? `unknown field "${key}"${didYouMean(key, accepted)}`,
+      }));
+    }
+    case 'invalid_key': {
+      const message = issue.issues[0]?.message ?? issue.message;
+      return [{ path, at: path, anchor: 'key', message: `invalid key: ${message}` }];
+    }
+    case 'invalid_type': {
+      if (valueAt(input, path) === undefined) {
+        return [{ path, at: path, message: 'required field is missing' }];
+      }
+      return [
+        { path, at: path, message: issue.message + quoteHint(issue.expected, path, input, doc) },
+      ];
+    }
+    case 'invalid_value': {
+      const stringEnum = issue.values.every((v) => typeof v === 'string');
+      return [
+        {
+          path,
+          at: path,
+          message: issue.message + (stringEnum ? quoteHint('string', path, input, doc) : ''),
+        },
+      ];
+    }
+    default:
+      return [{ path, at: path, message: issue.message }];
+  }
+}
+
+/** YAML reads `1.3` and `yes` as a number or boolean; when a string was meant, say how. */
+function quoteHint(expected: string, path: FieldPath, input: unknown, doc: ParsedDocument): string {
+  if (expected !== 'string') return '';
+  const value = valueAt(input, path);
+  if (typeof value !== 'number' && typeof value !== 'boolean') return '';
+  const source = doc.scalarSource(path);
+  return source === undefined ? '' : `; quote it to make it a string: "${source}"`;
+}
+
+function valueAt(input: unknown, path: FieldPath): unknown {
+  let v = input;
+  for (const segment of path) {
+    if (typeof v !== 'object' || v === null) return undefined;
+    if (!Object.hasOwn(v, segment)) return undefined;
+    v = (v as Record<string | number, unknown>)[segment];
+  }
+  return v;
+}
+
+// ---- model assembly ---------------------------------------------------------------------------
+
+/** Paths that are sensitive by definition (secrets), relative to a route. */
+function routeSecrets(route: DocumentRoute): FieldPath[] {
+  const out: FieldPath[] = [];
+  const provider = route.oauth?.provider;
+  if (provider !== undefined) {
+    for (const [name, settings] of Object.entries(provider)) {
+      if (settings?.client_secret !== undefined)
+        out.push(['oauth', 'provider', name, 'client_secret']);
+    }
+  }
+  if (route.oidc !== undefined) out.push(['oidc', 'client_secret']);
+  if (route.webhook_verification?.secret !== undefined)
+    out.push(['webhook_verification', 'secret']);
+  return out;
+}
+
+type DocumentRoute = Extract<DocumentValue, { kind: 'HTTPSEdge' }>['routes'][number];
+
+function uniqueSorted(paths: readonly FieldPath[]): string[] {
+  if (paths.length === 0) return [];
+  return [...new Set(paths.map(formatPath))].sort();
+}
+
+/**
+ * Adds `source` and `sensitive` to the shaped values (fresh objects from zod, owned here, so
+ * they are completed in place rather than copied) and sorts each kind by name.
+ */
+function assemble(shaped: readonly ShapedDoc[]): DesiredSet {
+  const set: DesiredSet = { tlsEdges: [], httpsEdges: [], botUsers: [] };
+  for (const d of shaped) {
+    const source: Source = { file: d.file, line: d.doc.start.line, column: d.doc.start.column };
+    const value = d.value;
+    if (value.kind === 'TLSEdge') {
+      const edge: TlsEdgeManifest = Object.assign(value, {
+        source,
+        sensitive: uniqueSorted(d.sensitive),
+      });
+      set.tlsEdges.push(edge);
+    } else if (value.kind === 'BotUser') {
+      const bot: BotUserManifest = Object.assign(value, {
+        source,
+        sensitive: uniqueSorted(d.sensitive),
+      });
+      set.botUsers.push(bot);
+    } else {
+      const routes: RouteManifest[] = value.routes.map((route, r) => {
+        const own = d.sensitive
+          .filter((p) => p[0] === 'routes' && p[1] === r)
+          .map((p) => p.slice(2));
+        const secrets = routeSecrets(route);
+        return Object.assign(route, {
+          source: { file: d.file, ...d.doc.locate(['routes', r]) },
+          sensitive:
+            own.length === 0 && secrets.length === 0 ? [] : uniqueSorted([...own, ...secrets]),
+        });
+      });
+      const edge: HttpsEdgeManifest = Object.assign(value, {
+        routes,
+        source,
+        sensitive: uniqueSorted(d.sensitive.filter((p) => p[0] !== 'routes')),
+      });
+      set.httpsEdges.push(edge);
+    }
+  }
+  const byName = (a: { name: string }, b: { name: string }) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  set.tlsEdges.sort(byName);
+  set.httpsEdges.sort(byName);
+  set.botUsers.sort(byName);
+  return set;
+}

@@ -1,0 +1,62 @@
+/**
+ * Diagnostics: the one text form (`file:line:column: field.path: message`), deterministic order,
+ * and the versioned JSON form of `edgesync validate --output json`. Pure.
+ */
+import type { Diagnostic } from '../errors.js';
+
+export type { Diagnostic };
+
+export const DIAGNOSTICS_FORMAT_VERSION = 1;
+
+/** `edges/shop.yaml:12:18: routes[0].oauth.provider: exactly one provider must be set` */
+export function formatDiagnostic(d: Diagnostic): string {
+  const path = d.path === '' ? '' : `${d.path}: `;
+  const severity = d.severity === 'warning' ? 'warning: ' : '';
+  return `${d.file}:${d.line}:${d.column}: ${severity}${path}${d.message}`;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Sorted by file, line, column, then path and message; exact duplicates removed. */
+export function sortDiagnostics(list: readonly Diagnostic[]): Diagnostic[] {
+  const sorted = [...list].sort(
+    (a, b) =>
+      compare(a.file, b.file) ||
+      a.line - b.line ||
+      a.column - b.column ||
+      compare(a.path, b.path) ||
+      compare(a.message, b.message),
+  );
+  return sorted.filter((d, i) => {
+    const prev = sorted[i - 1];
+    return (
+      prev === undefined ||
+      prev.file !== d.file ||
+      prev.line !== d.line ||
+      prev.column !== d.column ||
+      prev.path !== d.path ||
+      prev.message !== d.message
+    );
+  });
+}
+
+/** The JSON shape of one diagnostic (stable field order). */
+export function diagnosticToJson(d: Diagnostic): {
+  file: string;
+  line: number;
+  column: number;
+  path: string;
+  message: string;
+  severity: 'error' | 'warning';
+} {
+  return {
+    file: d.file,
+    line: d.line,
+    column: d.column,
+    path: d.path,
+    message: d.message,
+    severity: d.severity,
+  };
+}

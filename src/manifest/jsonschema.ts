@@ -1,0 +1,52 @@
+/**
+ * The JSON Schema (draft 2020-12) of one manifest document, generated from the same zod schemas
+ * that validate manifests (`edgesync schema`; committed as schema/edgesync.schema.json for
+ * editors). Input shapes: defaults are optional, and every field that accepts a `{ env }` /
+ * `{ file }` reference (REFABLE) gets that alternative. Rules that need several fields or the
+ * whole set (semantics.ts) are not expressible here; `edgesync validate` checks them.
+ */
+import { z } from 'zod';
+import { ManifestDocumentSchema, REFABLE, SecretRefSchema } from './schema.js';
+
+export const SCHEMA_ID = 'urn:edgesync:schema:manifest:1';
+
+type JsonObject = Record<string, unknown>;
+
+export function manifestJsonSchema(): JsonObject {
+  const secretRef = z.toJSONSchema(SecretRefSchema, { target: 'draft-2020-12', io: 'input' });
+  delete secretRef.$schema;
+  const generated = z.toJSONSchema(ManifestDocumentSchema, {
+    target: 'draft-2020-12',
+    io: 'input',
+    override: (ctx) => {
+      if (!REFABLE.has(ctx.zodSchema as unknown as z.ZodType)) return;
+      // Rewrite in place: the generator keeps a reference to this object.
+      const original: JsonObject = { ...ctx.jsonSchema };
+      const target = ctx.jsonSchema as JsonObject;
+      for (const key of Object.keys(target)) delete target[key];
+      target.anyOf = [original, { $ref: '#/$defs/SecretRef' }];
+    },
+  }) as JsonObject;
+  const { $schema, $defs, ...rest } = generated;
+  return {
+    $schema,
+    $id: SCHEMA_ID,
+    title: 'edgesync manifest',
+    description:
+      'One YAML document of an edgesync manifest file: a TLSEdge, an HTTPSEdge (with routes) or a BotUser. A file may hold several documents separated by ---.',
+    ...rest,
+    $defs: {
+      ...(typeof $defs === 'object' && $defs !== null ? $defs : {}),
+      SecretRef: {
+        description:
+          'A value kept outside the manifest: { env: NAME } reads an environment variable, { file: PATH } a file relative to the manifest (one trailing newline dropped). Such values are sensitive.',
+        ...secretRef,
+      },
+    },
+  };
+}
+
+/** The exact text `edgesync schema` prints and schema/edgesync.schema.json holds. */
+export function manifestJsonSchemaText(): string {
+  return `${JSON.stringify(manifestJsonSchema(), null, 2)}\n`;
+}

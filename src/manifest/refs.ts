@@ -1,0 +1,239 @@
+/**
+ * `{ env: NAME }` / `{ file: PATH }` resolution, guided by the zod schemas: a reference is
+ * recognised only where the schema marks the value as REFABLE (string fields), so a label or a
+ * header that happens to be called `env` is never mistaken for one. The walk also copies the
+ * document into fresh plain objects, dropping (and reporting) any `__proto__` key, so nothing
+ * from a manifest can reach a prototype. Pure: environment and file access are injected.
+ */
+import type { z } from 'zod';
+import type { FieldPath, Segment } from './paths.js';
+import { REFABLE } from './schema.js';
+
+export type ReadResult = { ok: true; text: string } | { ok: false; message: string };
+
+/** Access to what references point at. The loader implements it on the real environment/disk. */
+export interface RefReader {
+  env(name: string): string | undefined;
+  /** `path` as written in the manifest; `fromFile` is the manifest's path relative to the root. */
+  file(fromFile: string, path: string): ReadResult;
+}
+
+export interface RefIssue {
+  /** The field the problem is about (shown in the diagnostic). */
+  readonly path: FieldPath;
+  /** Where to point (defaults to `path`'s value). */
+  readonly at?: FieldPath;
+  readonly anchor?: 'value' | 'key';
+  readonly message: string;
+}
+
+export interface ResolveResult {
+  readonly value: unknown;
+  /** Paths of values read from env or file: sensitive. */
+  readonly sensitive: FieldPath[];
+  /** Paths whose reference failed: shape errors under them are noise and get dropped. */
+  readonly failed: FieldPath[];
+  readonly issues: RefIssue[];
+}
+
+const REF_KEYS = new Set(['env', 'file']);
+
+export function resolveRefs(
+  schema: z.ZodType,
+  value: unknown,
+  file: string,
+  reader: RefReader,
+): ResolveResult {
+  const sensitive: FieldPath[] = [];
+  const failed: FieldPath[] = [];
+  const issues: RefIssue[] = [];
+
+  // One mutable path for the whole walk (copied only when something is recorded): this walk
+  // visits every node of every manifest, so it must not allocate per node.
+  const path: Segment[] = [];
+  const walk = (s: z.ZodType | undefined, v: unknown): unknown => {
+    if (typeof v !== 'object' || v === null) return v;
+    const { inner, refable } = unwrap(s);
+    if (refable && isPlainObject(v)) {
+      const keys = Object.keys(v);
+      if (keys.length > 0 && keys.every((k) => REF_KEYS.has(k))) {
+        return resolveOne(v, keys, [...path]);
+      }
+    }
+    // Copy-on-write: a subtree without references or `__proto__` keys is returned as is, so a
+    // manifest without references costs no allocation here.
+    if (Array.isArray(v)) {
+      const def = defOf(inner);
+      const element = def?.type === 'array' ? (def.element as z.ZodType) : undefined;
+      let out: unknown[] | undefined;
+      for (let i = 0; i < v.length; i++) {
+        const item: unknown = v[i];
+        path.push(i);
+        const next = walk(element, item);
+        path.pop();
+        if (next !== item && out === undefined) out = v.slice(0, i);
+        if (out !== undefined) out.push(next);
+      }
+      return out ?? v;
+    }
+    if (isPlainObject(v)) {
+      const def = defOf(inner);
+      const shape = def?.type === 'object' ? (def.shape as Record<string, z.ZodType>) : undefined;
+      const keys = Object.keys(v);
+      let out: Record<string, unknown> | undefined;
+      for (let k = 0; k < keys.length; k++) {
+        const key = keys[k] as string;
+        if (key === '__proto__') {
+          issues.push({
+            path: [...path],
+            at: [...path, key],
+            anchor: 'key',
+            message: 'unknown field "__proto__"',
+          });
+          out ??= copyKeys(v, keys, k);
+          continue;
+        }
+        let child: z.ZodType | undefined;
+        if (shape !== undefined) child = Object.hasOwn(shape, key) ? shape[key] : undefined;
+        else if (def?.type === 'record') child = def.valueType as z.ZodType;
+        const item = v[key];
+        path.push(key);
+        const next = walk(child, item);
+        path.pop();
+        if (next !== item) out ??= copyKeys(v, keys, k);
+        if (out !== undefined) out[key] = next;
+      }
+      return out ?? v;
+    }
+    return v;
+  };
+
+  const resolveOne = (ref: Record<string, unknown>, keys: string[], path: Segment[]): unknown => {
+    const fail = (message: string, at: FieldPath = path): undefined => {
+      issues.push({ path, at, message });
+      failed.push(path);
+      return undefined;
+    };
+    if (keys.length !== 1) return fail('a reference takes exactly one of "env" or "file"');
+    const kind = keys[0] as 'env' | 'file';
+    const arg = ref[kind];
+    if (typeof arg !== 'string' || arg === '') {
+      return fail(`"${kind}" must be a non-empty string`, [...path, kind]);
+    }
+    if (kind === 'env') {
+      const found = reader.env(arg);
+      if (found === undefined)
+        return fail(`environment variable ${arg} is not set`, [...path, kind]);
+      sensitive.push(path);
+      return found;
+    }
+    const read = reader.file(file, arg);
+    if (!read.ok) return fail(read.message, [...path, kind]);
+    sensitive.push(path);
+    // Files written by editors and `echo` end with a newline that is not part of the value.
+    return read.text.endsWith('\r\n')
+      ? read.text.slice(0, -2)
+      : read.text.endsWith('\n')
+        ? read.text.slice(0, -1)
+        : read.text;
+  };
+
+  return { value: walk(schema, value), sensitive, failed, issues };
+}
+
+/** A fresh plain object with the first `count` keys of `v` (never `__proto__`). */
+function copyKeys(
+  v: Record<string, unknown>,
+  keys: readonly string[],
+  count: number,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (let k = 0; k < count; k++) {
+    const key = keys[k] as string;
+    if (key !== '__proto__') out[key] = v[key];
+  }
+  return out;
+}
+
+interface Def {
+  type: string;
+  [key: string]: unknown;
+}
+
+function defOf(schema: z.ZodType | undefined): Def | undefined {
+  return schema === undefined ? undefined : (schema.def as unknown as Def);
+}
+
+interface Unwrapped {
+  readonly inner: z.ZodType | undefined;
+  readonly refable: boolean;
+}
+const NOTHING: Unwrapped = { inner: undefined, refable: false };
+/** Memo of `unwrap` per schema object (schemas are immutable, so this is a pure cache). */
+const unwrapped = new WeakMap<z.ZodType, Unwrapped>();
+
+/** Strips optional/default/pipe wrappers, noting whether any layer accepts a reference. */
+function unwrap(schema: z.ZodType | undefined): Unwrapped {
+  if (schema === undefined) return NOTHING;
+  let result = unwrapped.get(schema);
+  if (result === undefined) {
+    result = unwrapUncached(schema);
+    unwrapped.set(schema, result);
+  }
+  return result;
+}
+
+function unwrapUncached(schema: z.ZodType): Unwrapped {
+  let s: z.ZodType | undefined = schema;
+  let refable = false;
+  for (let depth = 0; s !== undefined && depth < 10; depth++) {
+    if (REFABLE.has(s)) refable = true;
+    const def = defOf(s);
+    if (def === undefined) break;
+    if (
+      def.type === 'optional' ||
+      def.type === 'default' ||
+      def.type === 'nullable' ||
+      def.type === 'prefault'
+    ) {
+      s = def.innerType as z.ZodType;
+    } else if (def.type === 'pipe') {
+      s = def.in as z.ZodType;
+    } else {
+      break;
+    }
+  }
+  return { inner: s, refable };
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+/** The zod schema found at `path` inside `schema` (for "did you mean" over accepted keys). */
+export function schemaAt(schema: z.ZodType, path: FieldPath): z.ZodType | undefined {
+  let s: z.ZodType | undefined = schema;
+  for (const segment of path) {
+    const def = defOf(unwrap(s).inner);
+    if (def === undefined) return undefined;
+    if (def.type === 'object') {
+      const shape = def.shape as Record<string, z.ZodType>;
+      s = typeof segment === 'string' && Object.hasOwn(shape, segment) ? shape[segment] : undefined;
+    } else if (def.type === 'array') {
+      s = def.element as z.ZodType;
+    } else if (def.type === 'record') {
+      s = def.valueType as z.ZodType;
+    } else {
+      return undefined;
+    }
+  }
+  return unwrap(s).inner;
+}
+
+/** Keys an object schema accepts, or none. */
+export function objectKeys(schema: z.ZodType | undefined): string[] {
+  const def = defOf(schema);
+  return def?.type === 'object' ? Object.keys(def.shape as object) : [];
+}

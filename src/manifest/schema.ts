@@ -1,0 +1,540 @@
+/**
+ * The manifest schemas (zod): the single source of every manifest type, of shape validation and
+ * of the published JSON Schema (`edgesync schema`).
+ *
+ * MODEL CONTRACT (what `loadManifests` returns; later stages build on it, keep it stable):
+ *
+ * - `DesiredSet = { tlsEdges, httpsEdges, botUsers }`, each array sorted by `name`.
+ * - Every resource is plain, JSON-serialisable data (no functions, classes, Maps or undefined
+ *   values: an absent optional field is an absent key).
+ * - Field names and module shapes are the API's WRITE shapes, snake_case: `backend.backend_id`,
+ *   `ip_restriction.ip_policy_ids`, `mutual_tls.certificate_authority_ids`, ... Every module has
+ *   `enabled` (defaults to true). A module absent from the manifest is absent from the model
+ *   (meaning: not set, to be removed live). Optional fields the server defaults (`min_version`,
+ *   `cookie_prefix`, `nameid_format`, ...) are absent when the manifest does not set them.
+ * - Strings given as `{ env: NAME }` / `{ file: PATH }` are already resolved to plain strings.
+ * - `traffic_policy.value` is always a string: a YAML mapping is turned into compact JSON.
+ * - Webhook `provider` is lower-cased (the API matches it case-insensitively).
+ * - Edges: `metadata` holds the user's labels only (`{}` when none; never an `edgesync/` key);
+ *   `protect` defaults to false; `hostports` to `[]`; `id` (adoption) is optional. How labels are
+ *   stored on the live edge is `storedMetadata()` in `./metadata.ts`.
+ * - HTTPS edges: `routes` (default `[]`) in manifest order, unique by `match`.
+ * - Bot users: `active` defaults to true, `ensure` to `present`.
+ * - Each edge, route and bot user carries `source: { file, line, column }` (file relative to the
+ *   manifest directory, `/`-separated; 1-based position of the resource's mapping) and
+ *   `sensitive: string[]`: paths of sensitive fields (relative to the resource; a route's paths
+ *   are relative to the route and are NOT repeated on its edge), formatted like diagnostic paths
+ *   (`formatPath`): `oauth.provider.google.client_secret`, `request_headers.add["X-Key"]`.
+ *   Sensitive = every `client_secret`, every webhook `secret` and every value read from env/file.
+ *   Later stages must mask them and never print or log them.
+ */
+import { z } from 'zod';
+import {
+  BACKEND_ID_PATTERN,
+  ID_PREFIX,
+  isValidHostport,
+  LIMITS,
+  MATCH_TYPES,
+  NAMEID_FORMATS,
+  type OAUTH_PROVIDERS,
+  TERMINATE_AT,
+  TLS_VERSIONS,
+  utf8Bytes,
+} from '../spec/api.js';
+
+/** Manifest names: the stable key of a resource, unique per kind. */
+export const NAME_PATTERN = /^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/;
+/** Environment variable names accepted in `{ env: NAME }`. */
+export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Label keys: conservative, so no key can be `__proto__` or need quoting anywhere. */
+export const LABEL_KEY_PATTERN = /^[A-Za-z0-9]([A-Za-z0-9._/-]{0,126}[A-Za-z0-9])?$/;
+/** HTTP header names: RFC 9110 tokens, starting with a letter or digit (so never `__proto__`). */
+export const HEADER_NAME_PATTERN = /^[A-Za-z0-9][!#$%&'*+.^_`|~0-9A-Za-z-]*$/;
+/** The label prefix edgesync keeps for itself (section 3 of the design). */
+export const RESERVED_LABEL_PREFIX = 'edgesync/';
+
+export const KINDS = ['TLSEdge', 'HTTPSEdge', 'BotUser'] as const;
+export type Kind = (typeof KINDS)[number];
+
+/**
+ * Schemas at which a `{ env }` / `{ file }` reference may stand in for the value. The resolver
+ * (`./refs.ts`) and the JSON Schema generator (`./jsonschema.ts`) both ask this set, so the two
+ * can never disagree about where a reference is allowed.
+ */
+export const REFABLE: WeakSet<z.ZodType> = new WeakSet();
+
+function refable<T extends z.ZodType>(schema: T): T {
+  REFABLE.add(schema);
+  return schema;
+}
+
+/** A reference to a value kept outside the manifest. */
+export const SecretRefSchema = z.union([
+  z.strictObject({
+    env: z.string().regex(ENV_NAME_PATTERN, { error: 'must be an environment variable name' }),
+  }),
+  z.strictObject({ file: z.string().min(1, { error: 'must be a file path' }) }),
+]);
+export type SecretRef = z.infer<typeof SecretRefSchema>;
+
+// ---- building blocks --------------------------------------------------------------------------
+
+const text = () => refable(z.string());
+const nonEmptyText = () => refable(z.string().min(1, { error: 'must not be empty' }));
+
+const uint32 = () =>
+  z
+    .int({ error: 'must be a whole number' })
+    .min(0, { error: 'must be at least 0' })
+    .max(LIMITS.uint32Max, { error: `must be at most ${LIMITS.uint32Max} (uint32)` });
+
+const positiveUint32 = () =>
+  z
+    .int({ error: 'must be a whole number' })
+    .min(1, { error: 'must be greater than 0' })
+    .max(LIMITS.uint32Max, { error: `must be at most ${LIMITS.uint32Max} (uint32)` });
+
+const enabled = () => z.boolean().default(true);
+
+/** A list whose entries are non-empty and unique (optionally ignoring case). */
+function uniqueList<T extends z.ZodType<string>>(item: T, options: { ignoreCase?: boolean } = {}) {
+  return z.array(item).superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    list.forEach((entry, i) => {
+      const key = options.ignoreCase ? entry.toLowerCase() : entry;
+      if (seen.has(key)) {
+        ctx.addIssue({ code: 'custom', path: [i], message: `duplicate entry "${entry}"` });
+      }
+      seen.add(key);
+    });
+  });
+}
+
+const lowerCase = (what: string) =>
+  refable(
+    z
+      .string()
+      .min(1, { error: 'must not be empty' })
+      .refine((v) => v === v.toLowerCase(), { error: `${what} must be lower-case` }),
+  );
+
+function idPattern(prefix: string): RegExp {
+  return new RegExp(`^${prefix}[A-Za-z0-9]+$`);
+}
+
+const describedText = () =>
+  refable(
+    z.string().refine((v) => utf8Bytes(v) <= LIMITS.descriptionBytes, {
+      error: `must be at most ${LIMITS.descriptionBytes} bytes (UTF-8)`,
+    }),
+  );
+
+const labels = () =>
+  z
+    .record(
+      z.string().regex(LABEL_KEY_PATTERN, {
+        error:
+          'label keys must be 1-128 characters of letters, digits, ".", "_", "-" and "/", starting and ending with a letter or digit',
+      }),
+      text(),
+    )
+    .default({});
+
+const headerName = () =>
+  refable(z.string().regex(HEADER_NAME_PATTERN, { error: 'must be an HTTP header name' }));
+
+// ---- modules (write shapes) -------------------------------------------------------------------
+
+export const BackendSchema = z
+  .strictObject({
+    enabled: enabled(),
+    backend_id: refable(
+      z.string().regex(BACKEND_ID_PATTERN, {
+        error: 'must be a backend ID (bkd..._...), e.g. bkdhr_2abc...',
+      }),
+    ),
+  })
+  .meta({ description: 'Backend module: where traffic goes (EndpointBackendMutate).' });
+
+export const IpRestrictionSchema = z
+  .strictObject({
+    enabled: enabled(),
+    ip_policy_ids: uniqueList(
+      refable(
+        z.string().regex(idPattern(ID_PREFIX.ipPolicy), {
+          error: `must be an IP policy ID (${ID_PREFIX.ipPolicy}...)`,
+        }),
+      ),
+    ).min(1, { error: 'at least one IP policy ID is required' }),
+  })
+  .meta({
+    description: 'IP restriction module: only sources allowed by these IP policies (at least one).',
+  });
+
+export const MutualTlsSchema = z
+  .strictObject({
+    enabled: enabled(),
+    certificate_authority_ids: uniqueList(
+      refable(
+        z.string().regex(idPattern(ID_PREFIX.certificateAuthority), {
+          error: `must be a certificate authority ID (${ID_PREFIX.certificateAuthority}...)`,
+        }),
+      ),
+    ),
+  })
+  .meta({
+    description:
+      'Mutual TLS module: client certificates must be signed by one of these certificate authorities.',
+  });
+
+const tlsVersion = () => refable(z.enum(TLS_VERSIONS));
+
+/** TLS edges: where TLS terminates, and the minimum version when it terminates here. */
+export const TlsTerminationSchema = z
+  .strictObject({
+    enabled: enabled(),
+    terminate_at: refable(z.enum(TERMINATE_AT)).optional(),
+    min_version: tlsVersion().optional(),
+  })
+  .meta({
+    description:
+      'TLS termination (TLS edges): where TLS ends; min_version must be absent when terminate_at is upstream.',
+  });
+
+/** HTTPS edges always terminate at the edge: `terminate_at` may not be given. */
+export const TlsTerminationAtEdgeSchema = z
+  .strictObject({
+    enabled: enabled(),
+    min_version: tlsVersion().optional(),
+  })
+  .meta({
+    description: 'TLS termination (HTTPS edges): always at the edge; terminate_at is not accepted.',
+  });
+
+/** `value` may be written as a YAML mapping; the model always holds the string the API takes. */
+export const TrafficPolicySchema = z
+  .strictObject({
+    enabled: enabled(),
+    value: refable(
+      z
+        .union([z.string(), z.record(z.string(), z.json())], {
+          error: 'must be a string or a mapping',
+        })
+        .transform((v) => (typeof v === 'string' ? v : JSON.stringify(v))),
+    ),
+  })
+  .meta({ description: 'Traffic policy module: value is a string, or a mapping sent as JSON.' });
+
+export const CircuitBreakerSchema = z
+  .strictObject({
+    enabled: enabled(),
+    tripped_duration: positiveUint32().optional(),
+    rolling_window: positiveUint32().optional(),
+    num_buckets: positiveUint32()
+      .max(LIMITS.numBucketsMax, { error: `must be at most ${LIMITS.numBucketsMax}` })
+      .optional(),
+    volume_threshold: uint32().optional(),
+    error_threshold_percentage: z
+      .number({ error: 'must be a number' })
+      .min(0, { error: 'must be between 0 and 1 (a fraction, not a percentage)' })
+      .max(1, { error: 'must be between 0 and 1 (a fraction, not a percentage)' })
+      .optional(),
+  })
+  .meta({
+    description: 'Circuit breaker module. error_threshold_percentage is a fraction in [0, 1].',
+  });
+
+export const CompressionSchema = z
+  .strictObject({ enabled: enabled() })
+  .meta({ description: 'Compression module.' });
+
+export const HeadersSchema = z
+  .strictObject({
+    enabled: enabled(),
+    add: z
+      .record(
+        z.string().regex(HEADER_NAME_PATTERN, { error: 'must be an HTTP header name' }),
+        text(),
+      )
+      .optional(),
+    remove: uniqueList(headerName(), { ignoreCase: true }).optional(),
+  })
+  .meta({ description: 'Headers module: add (name to value) and remove (names).' });
+export const RequestHeadersSchema = HeadersSchema;
+export const ResponseHeadersSchema = HeadersSchema;
+
+/** Provider validity (known list, secret rules) is checked in `./semantics.ts`. */
+export const WebhookVerificationSchema = z
+  .strictObject({
+    enabled: enabled(),
+    provider: refable(
+      z
+        .string()
+        .min(1, { error: 'must not be empty' })
+        .transform((v) => v.toLowerCase()),
+    ),
+    secret: text().optional(),
+  })
+  .meta({
+    description:
+      'Webhook verification module: every provider needs a secret except sns, which takes none.',
+  });
+
+const oauthProviderFields = {
+  client_id: nonEmptyText().optional(),
+  client_secret: nonEmptyText().optional(),
+  scopes: uniqueList(nonEmptyText()).optional(),
+  email_addresses: uniqueList(lowerCase('email addresses')).optional(),
+  email_domains: uniqueList(lowerCase('email domains')).optional(),
+};
+
+export const OAuthProviderSettingsSchema = z.strictObject(oauthProviderFields);
+export const OAuthGitHubSchema = z.strictObject({
+  ...oauthProviderFields,
+  teams: uniqueList(
+    refable(z.string().regex(/^[^/\s]+\/[^/\s]+$/, { error: 'teams are written "<org>/<team>"' })),
+  ).optional(),
+  organizations: uniqueList(nonEmptyText()).optional(),
+});
+
+/** One optional key per identity provider; exactly one must be set (checked in semantics). */
+export const OAuthProviderSchema = z
+  .strictObject({
+    github: OAuthGitHubSchema.optional(),
+    facebook: OAuthProviderSettingsSchema.optional(),
+    microsoft: OAuthProviderSettingsSchema.optional(),
+    google: OAuthProviderSettingsSchema.optional(),
+    linkedin: OAuthProviderSettingsSchema.optional(),
+    gitlab: OAuthProviderSettingsSchema.optional(),
+    twitch: OAuthProviderSettingsSchema.optional(),
+    amazon: OAuthProviderSettingsSchema.optional(),
+  } satisfies Record<(typeof OAUTH_PROVIDERS)[number], z.ZodType>)
+  .meta({
+    description:
+      'Exactly one identity provider. client_id and client_secret go together; scopes need both.',
+  });
+
+const sessionFields = {
+  options_passthrough: z.boolean().optional(),
+  cookie_prefix: nonEmptyText().optional(),
+  inactivity_timeout: uint32().optional(),
+  maximum_duration: uint32().optional(),
+};
+
+export const OAuthSchema = z
+  .strictObject({
+    enabled: enabled(),
+    provider: OAuthProviderSchema,
+    ...sessionFields,
+    auth_check_interval: uint32().optional(),
+  })
+  .meta({ description: 'OAuth module (at most one of oauth, oidc and saml per route).' });
+
+export const SamlSchema = z
+  .strictObject({
+    enabled: enabled(),
+    ...sessionFields,
+    idp_metadata: nonEmptyText(),
+    force_authn: z.boolean().optional(),
+    allow_idp_initiated: z.boolean().optional(),
+    authorized_groups: uniqueList(nonEmptyText()).optional(),
+    nameid_format: refable(z.enum(NAMEID_FORMATS)).optional(),
+  })
+  .meta({ description: 'SAML module (at most one of oauth, oidc and saml per route).' });
+
+export const OidcSchema = z
+  .strictObject({
+    enabled: enabled(),
+    ...sessionFields,
+    issuer: refable(z.url({ error: 'must be a URL' })),
+    client_id: nonEmptyText(),
+    client_secret: nonEmptyText(),
+    scopes: uniqueList(nonEmptyText()).optional(),
+  })
+  .meta({ description: 'OpenID Connect module (at most one of oauth, oidc and saml per route).' });
+
+export const WebsocketTcpConverterSchema = z
+  .strictObject({ enabled: enabled() })
+  .meta({ description: 'Websocket-to-TCP converter module.' });
+
+export const UserAgentFilterSchema = z
+  .strictObject({
+    enabled: enabled(),
+    allow: uniqueList(nonEmptyText()).optional(),
+    deny: uniqueList(nonEmptyText()).optional(),
+  })
+  .meta({ description: 'User agent filter module: allow and deny regular expressions.' });
+
+// ---- resources --------------------------------------------------------------------------------
+
+const name = () =>
+  refable(
+    z.string().regex(NAME_PATTERN, {
+      error:
+        'names are 1-63 characters of a-z, 0-9, ".", "_" and "-", starting and ending with a letter or digit',
+    }),
+  );
+
+const hostports = () =>
+  uniqueList(
+    refable(
+      z.string().refine(isValidHostport, {
+        error: 'must be "host:port" with a port in 1..65535',
+      }),
+    ),
+    { ignoreCase: true },
+  ).default([]);
+
+const edgeCommon = {
+  name: name(),
+  description: describedText().optional(),
+  metadata: labels(),
+  protect: z.boolean().default(false),
+};
+
+export const TlsEdgeSchema = z
+  .strictObject({
+    kind: z.literal('TLSEdge'),
+    ...edgeCommon,
+    id: refable(
+      z.string().regex(idPattern(ID_PREFIX.tlsEdge), {
+        error: `must be a TLS edge ID (${ID_PREFIX.tlsEdge}...)`,
+      }),
+    ).optional(),
+    hostports: hostports(),
+    backend: BackendSchema.optional(),
+    ip_restriction: IpRestrictionSchema.optional(),
+    mutual_tls: MutualTlsSchema.optional(),
+    tls_termination: TlsTerminationSchema.optional(),
+    traffic_policy: TrafficPolicySchema.optional(),
+  })
+  .meta({
+    description:
+      'A TLS edge, keyed by name. protect: true forbids deleting it; id adopts an existing unowned edge.',
+  });
+
+export const RouteSchema = z
+  .strictObject({
+    match_type: refable(z.enum(MATCH_TYPES)),
+    match: refable(z.string().startsWith('/', { error: 'must start with "/"' })),
+    description: describedText().optional(),
+    metadata: labels(),
+    backend: BackendSchema.optional(),
+    ip_restriction: IpRestrictionSchema.optional(),
+    circuit_breaker: CircuitBreakerSchema.optional(),
+    compression: CompressionSchema.optional(),
+    request_headers: RequestHeadersSchema.optional(),
+    response_headers: ResponseHeadersSchema.optional(),
+    webhook_verification: WebhookVerificationSchema.optional(),
+    oauth: OAuthSchema.optional(),
+    saml: SamlSchema.optional(),
+    oidc: OidcSchema.optional(),
+    websocket_tcp_converter: WebsocketTcpConverterSchema.optional(),
+    user_agent_filter: UserAgentFilterSchema.optional(),
+    traffic_policy: TrafficPolicySchema.optional(),
+  })
+  .meta({ description: 'A route of an HTTPS edge, keyed by match (unique per edge).' });
+
+export const HttpsEdgeSchema = z
+  .strictObject({
+    kind: z.literal('HTTPSEdge'),
+    ...edgeCommon,
+    id: refable(
+      z.string().regex(idPattern(ID_PREFIX.httpsEdge), {
+        error: `must be an HTTPS edge ID (${ID_PREFIX.httpsEdge}...)`,
+      }),
+    ).optional(),
+    hostports: hostports(),
+    mutual_tls: MutualTlsSchema.optional(),
+    tls_termination: TlsTerminationAtEdgeSchema.optional(),
+    routes: z.array(RouteSchema).default([]),
+  })
+  .meta({
+    description:
+      'An HTTPS edge with its routes, keyed by name. protect: true forbids deleting it; id adopts an existing unowned edge.',
+  });
+
+export const BotUserSchema = z
+  .strictObject({
+    kind: z.literal('BotUser'),
+    name: name(),
+    active: z.boolean().default(true),
+    /** `absent` deletes the bot user; bot users are never pruned implicitly. */
+    ensure: refable(z.enum(['present', 'absent'])).default('present'),
+  })
+  .meta({
+    description:
+      'A bot user, matched by name; ensure: absent deletes it (bot users are never pruned implicitly).',
+  });
+
+/** One YAML document of a manifest file. */
+export const ManifestDocumentSchema = z.discriminatedUnion('kind', [
+  TlsEdgeSchema,
+  HttpsEdgeSchema,
+  BotUserSchema,
+]);
+
+export const SCHEMA_BY_KIND = {
+  TLSEdge: TlsEdgeSchema,
+  HTTPSEdge: HttpsEdgeSchema,
+  BotUser: BotUserSchema,
+} as const satisfies Record<Kind, z.ZodType>;
+
+// ---- the loaded model -------------------------------------------------------------------------
+
+/** Where a resource was written: file relative to the manifest directory, 1-based position. */
+export const SourceSchema = z.strictObject({
+  file: z.string(),
+  line: z.int(),
+  column: z.int(),
+});
+export type Source = z.infer<typeof SourceSchema>;
+
+/** What the loader adds to every resource and route. */
+export const LocatedSchema = z.strictObject({
+  source: SourceSchema,
+  /** Paths (relative to this resource or route) of values to mask. */
+  sensitive: z.array(z.string()),
+});
+export type Located = z.infer<typeof LocatedSchema>;
+
+/** What users write (without `{env}`/`{file}` alternatives: see SecretRef). */
+export type TlsEdgeInput = z.input<typeof TlsEdgeSchema>;
+export type HttpsEdgeInput = z.input<typeof HttpsEdgeSchema>;
+export type RouteInput = z.input<typeof RouteSchema>;
+export type BotUserInput = z.input<typeof BotUserSchema>;
+export type ManifestDocumentInput = z.input<typeof ManifestDocumentSchema>;
+
+export type RouteManifest = z.output<typeof RouteSchema> & Located;
+export type TlsEdgeManifest = z.output<typeof TlsEdgeSchema> & Located;
+export type HttpsEdgeManifest = Omit<z.output<typeof HttpsEdgeSchema>, 'routes'> & {
+  routes: RouteManifest[];
+} & Located;
+export type BotUserManifest = z.output<typeof BotUserSchema> & Located;
+export type EdgeManifest = TlsEdgeManifest | HttpsEdgeManifest;
+export type ResourceManifest = TlsEdgeManifest | HttpsEdgeManifest | BotUserManifest;
+
+/** Module value types, for the plan and apply stages. */
+export type BackendModule = z.output<typeof BackendSchema>;
+export type IpRestrictionModule = z.output<typeof IpRestrictionSchema>;
+export type MutualTlsModule = z.output<typeof MutualTlsSchema>;
+export type TlsTerminationModule = z.output<typeof TlsTerminationSchema>;
+export type TlsTerminationAtEdgeModule = z.output<typeof TlsTerminationAtEdgeSchema>;
+export type TrafficPolicyModule = z.output<typeof TrafficPolicySchema>;
+export type CircuitBreakerModule = z.output<typeof CircuitBreakerSchema>;
+export type CompressionModule = z.output<typeof CompressionSchema>;
+export type HeadersModule = z.output<typeof HeadersSchema>;
+export type WebhookVerificationModule = z.output<typeof WebhookVerificationSchema>;
+export type OAuthModule = z.output<typeof OAuthSchema>;
+export type OAuthProviderSettings = z.output<typeof OAuthGitHubSchema>;
+export type SamlModule = z.output<typeof SamlSchema>;
+export type OidcModule = z.output<typeof OidcSchema>;
+export type WebsocketTcpConverterModule = z.output<typeof WebsocketTcpConverterSchema>;
+export type UserAgentFilterModule = z.output<typeof UserAgentFilterSchema>;
+
+/** The desired state: every valid resource of the manifest directory, each kind sorted by name. */
+export interface DesiredSet {
+  tlsEdges: TlsEdgeManifest[];
+  httpsEdges: HttpsEdgeManifest[];
+  botUsers: BotUserManifest[];
+}

@@ -1,0 +1,288 @@
+/**
+ * Phase two of validation: rules that need more than one field, or the whole set at once
+ * (unique names, hostports unique across all edges, one auth module per route, OAuth client
+ * rules, webhook secrets, the stored-metadata byte limit, reserved labels). Runs on documents
+ * that passed the shape phase. Pure: positions come from an injected `where`.
+ */
+import type { z } from 'zod';
+import {
+  AUTH_MODULES,
+  LIMITS,
+  OAUTH_PROVIDERS,
+  utf8Bytes,
+  WEBHOOK_PROVIDER_WITHOUT_SECRET,
+  WEBHOOK_PROVIDERS,
+} from '../spec/api.js';
+import { storedMetadata, storedRouteMetadata } from './metadata.js';
+import type { FieldPath } from './paths.js';
+import {
+  type ManifestDocumentSchema,
+  type OAuthSchema,
+  RESERVED_LABEL_PREFIX,
+  type RouteSchema,
+} from './schema.js';
+import { didYouMean } from './suggest.js';
+import type { Anchor } from './yaml.js';
+
+export type DocumentValue = z.output<typeof ManifestDocumentSchema>;
+
+export interface SemanticDoc {
+  /** The caller's handle for the document, echoed in issues. */
+  readonly id: number;
+  readonly value: DocumentValue;
+}
+
+export interface SemanticIssue {
+  readonly doc: number;
+  readonly path: FieldPath;
+  readonly anchor?: Anchor;
+  readonly message: string;
+}
+
+export interface SemanticOptions {
+  /** Owner id written into edge metadata (counts towards the 4096-byte limit). */
+  readonly owner: string;
+  /** `file:line:column` of a path in a document, to name the other side of a conflict. */
+  readonly where: (doc: number, path: FieldPath) => string;
+}
+
+const KIND_LABEL = { TLSEdge: 'TLSEdge', HTTPSEdge: 'HTTPSEdge', BotUser: 'BotUser' } as const;
+
+export function checkSemantics(
+  docs: readonly SemanticDoc[],
+  options: SemanticOptions,
+): SemanticIssue[] {
+  const issues: SemanticIssue[] = [];
+  const add = (doc: number, path: FieldPath, message: string, anchor?: Anchor): void => {
+    issues.push(anchor === undefined ? { doc, path, message } : { doc, path, message, anchor });
+  };
+
+  // Names unique per kind; adopted IDs unique per kind; hostports unique across all edges.
+  const names = new Map<string, number>();
+  const ids = new Map<string, number>();
+  const hostports = new Map<string, { doc: number; index: number; edge: string; kind: string }>();
+  for (const { id: doc, value } of docs) {
+    const nameKey = `${value.kind}\u0000${value.name}`;
+    const first = names.get(nameKey);
+    if (first === undefined) names.set(nameKey, doc);
+    else {
+      add(
+        doc,
+        ['name'],
+        `duplicate ${KIND_LABEL[value.kind]} name "${value.name}" (first defined at ${options.where(first, ['name'])})`,
+      );
+    }
+    if (value.kind === 'BotUser') continue;
+
+    if (value.id !== undefined) {
+      const other = ids.get(value.id);
+      if (other === undefined) ids.set(value.id, doc);
+      else {
+        add(
+          doc,
+          ['id'],
+          `edge ID "${value.id}" is already adopted at ${options.where(other, ['id'])}`,
+        );
+      }
+    }
+    value.hostports.forEach((hostport, index) => {
+      const key = hostport.toLowerCase();
+      const other = hostports.get(key);
+      if (other === undefined) {
+        hostports.set(key, { doc, index, edge: value.name, kind: value.kind });
+      } else if (other.doc !== doc) {
+        add(
+          doc,
+          ['hostports', index],
+          `hostport "${hostport}" is already served by ${other.kind} "${other.edge}" (${options.where(other.doc, ['hostports', other.index])})`,
+        );
+      }
+    });
+
+    checkLabels(doc, [], value.metadata, add);
+    const bytes = metadataMayExceed(value.metadata, options.owner, value.name)
+      ? utf8Bytes(
+          storedMetadata(value.metadata, {
+            owner: options.owner,
+            name: value.name,
+            protect: value.protect,
+          }),
+        )
+      : 0;
+    if (bytes > LIMITS.metadataBytes) {
+      add(
+        doc,
+        Object.keys(value.metadata).length > 0 ? ['metadata'] : ['name'],
+        `stored metadata would be ${bytes} bytes (labels plus edgesync's own keys); the limit is ${LIMITS.metadataBytes}`,
+      );
+    }
+
+    if (value.kind === 'TLSEdge') {
+      const tls = value.tls_termination;
+      if (tls?.terminate_at === 'upstream' && tls.min_version !== undefined) {
+        add(
+          doc,
+          ['tls_termination', 'min_version'],
+          'min_version must not be set when terminate_at is "upstream" (TLS is not terminated here)',
+        );
+      }
+      continue;
+    }
+
+    const matches = new Map<string, number>();
+    value.routes.forEach((route, r) => {
+      const at = (...rest: FieldPath): FieldPath => ['routes', r, ...rest];
+      const seen = matches.get(route.match);
+      if (seen === undefined) matches.set(route.match, r);
+      else {
+        add(
+          doc,
+          at('match'),
+          `duplicate route match "${route.match}" on this edge (first at ${options.where(doc, ['routes', seen, 'match'])})`,
+        );
+      }
+      checkRoute(doc, route, at, add);
+    });
+  }
+  return issues;
+}
+
+/**
+ * A cheap upper bound on the stored metadata's size (JSON escapes a UTF-16 unit into at most 6
+ * bytes), so the exact serialisation is done only for edges that might be near the limit.
+ */
+function metadataMayExceed(
+  labels: Readonly<Record<string, string>>,
+  owner: string,
+  name: string,
+): boolean {
+  let units = owner.length + name.length + 80;
+  for (const key in labels) units += key.length + (labels[key]?.length ?? 0) + 6;
+  return units * 6 > LIMITS.metadataBytes;
+}
+
+type Add = (doc: number, path: FieldPath, message: string, anchor?: Anchor) => void;
+
+function checkLabels(
+  doc: number,
+  base: FieldPath,
+  labels: Readonly<Record<string, string>>,
+  add: Add,
+): void {
+  for (const key of Object.keys(labels)) {
+    if (key.startsWith(RESERVED_LABEL_PREFIX)) {
+      add(
+        doc,
+        [...base, 'metadata', key],
+        `label prefix "${RESERVED_LABEL_PREFIX}" is reserved for edgesync's own keys`,
+        'key',
+      );
+    }
+  }
+}
+
+function checkRoute(
+  doc: number,
+  route: z.output<typeof RouteSchema>,
+  at: (...rest: FieldPath) => FieldPath,
+  add: Add,
+): void {
+  checkLabels(doc, at(), route.metadata, add);
+  const stored = utf8Bytes(storedRouteMetadata(route.metadata));
+  if (stored > LIMITS.metadataBytes) {
+    add(
+      doc,
+      at('metadata'),
+      `stored metadata would be ${stored} bytes; the limit is ${LIMITS.metadataBytes}`,
+    );
+  }
+
+  const auth = AUTH_MODULES.filter((m) => route[m] !== undefined);
+  for (const extra of auth.slice(1)) {
+    add(
+      doc,
+      at(extra),
+      `at most one of oauth, oidc and saml may be set on a route; this route also sets ${auth[0]}`,
+      'key',
+    );
+  }
+
+  if (route.oauth !== undefined) checkOAuth(doc, route.oauth, at, add);
+
+  const webhook = route.webhook_verification;
+  if (webhook !== undefined) {
+    const known: readonly string[] = WEBHOOK_PROVIDERS;
+    if (!known.includes(webhook.provider)) {
+      add(
+        doc,
+        at('webhook_verification', 'provider'),
+        `unknown webhook provider "${webhook.provider}"${didYouMean(webhook.provider, WEBHOOK_PROVIDERS)}`,
+      );
+    } else if (webhook.provider === WEBHOOK_PROVIDER_WITHOUT_SECRET) {
+      if (webhook.secret !== undefined) {
+        add(
+          doc,
+          at('webhook_verification', 'secret'),
+          `the ${WEBHOOK_PROVIDER_WITHOUT_SECRET} provider takes no secret`,
+        );
+      }
+    } else if (webhook.secret === undefined || webhook.secret === '') {
+      add(doc, at('webhook_verification'), `provider "${webhook.provider}" requires a secret`);
+    }
+  }
+
+  for (const headers of ['request_headers', 'response_headers'] as const) {
+    const add_ = route[headers]?.add;
+    if (add_ === undefined) continue;
+    const seen = new Set<string>();
+    for (const name of Object.keys(add_)) {
+      const key = name.toLowerCase();
+      if (seen.has(key)) {
+        add(
+          doc,
+          at(headers, 'add', name),
+          `duplicate header "${name}" (header names are case-insensitive)`,
+          'key',
+        );
+      }
+      seen.add(key);
+    }
+  }
+}
+
+function checkOAuth(
+  doc: number,
+  oauth: z.output<typeof OAuthSchema>,
+  at: (...rest: FieldPath) => FieldPath,
+  add: Add,
+): void {
+  const set = OAUTH_PROVIDERS.filter((p) => oauth.provider[p] !== undefined);
+  if (set.length !== 1) {
+    add(
+      doc,
+      at('oauth', 'provider'),
+      set.length === 0
+        ? `exactly one provider must be set (one of ${OAUTH_PROVIDERS.join(', ')})`
+        : `exactly one provider must be set, got ${set.join(' and ')}`,
+    );
+  }
+  for (const name of set) {
+    const p = oauth.provider[name];
+    if (p === undefined) continue;
+    const base = at('oauth', 'provider', name);
+    const hasId = p.client_id !== undefined;
+    const hasSecret = p.client_secret !== undefined;
+    if (hasId && !hasSecret) {
+      add(doc, [...base, 'client_id'], 'client_secret is required when client_id is set');
+    } else if (hasSecret && !hasId) {
+      add(doc, [...base, 'client_secret'], 'client_id is required when client_secret is set');
+    }
+    if (p.scopes !== undefined && !(hasId && hasSecret)) {
+      add(
+        doc,
+        [...base, 'scopes'],
+        'scopes need your own OAuth application: set client_id and client_secret (the managed application takes no scopes)',
+      );
+    }
+  }
+}

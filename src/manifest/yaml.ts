@@ -1,0 +1,163 @@
+/**
+ * YAML text -> documents with positions. Owns the hostile-input rules that belong to parsing:
+ * duplicate keys are errors, alias expansion is bounded, unresolved tags are errors, and a
+ * field path can be mapped back to the line and column of its value (or key). Pure: no I/O.
+ */
+import {
+  type Document,
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  parseAllDocuments,
+  type YAMLError,
+} from 'yaml';
+import type { FieldPath } from './paths.js';
+
+export interface Position {
+  readonly line: number;
+  readonly column: number;
+}
+
+export interface YamlProblem extends Position {
+  readonly message: string;
+}
+
+/** Where to point for a path: at its value (the default) or, for unknown fields, at its key. */
+export type Anchor = 'value' | 'key';
+
+export interface ParsedDocument {
+  /** 0-based index of the document in its file (counting empty documents). */
+  readonly index: number;
+  /** Plain JavaScript value of the document (objects from yaml's toJS: own keys only). */
+  readonly value: unknown;
+  /** Position of the document's content (start of its top-level node). */
+  readonly start: Position;
+  /** Line and column of the node at `path`; falls back to the deepest existing ancestor. */
+  locate(path: FieldPath, anchor?: Anchor): Position;
+  /** Original text of the plain scalar at `path` (e.g. `1.3` for a number), if there is one. */
+  scalarSource(path: FieldPath): string | undefined;
+}
+
+export interface ParseOptions {
+  /** Bound on alias expansion (yaml's `maxAliasCount`): defends against "billion laughs". */
+  readonly maxAliasCount: number;
+}
+
+export interface ParseResult {
+  readonly documents: ParsedDocument[];
+  readonly problems: YamlProblem[];
+}
+
+type AnyDocument = Document.Parsed;
+
+export function parseYaml(text: string, options: ParseOptions): ParseResult {
+  const lineCounter = new LineCounter();
+  const pos = (offset: number): Position => {
+    const { line, col } = lineCounter.linePos(offset);
+    return { line, column: col };
+  };
+  const parsed = parseAllDocuments(text, {
+    lineCounter,
+    prettyErrors: false,
+    uniqueKeys: true,
+    merge: true,
+    strict: true,
+  });
+  const problems: YamlProblem[] = [];
+  const documents: ParsedDocument[] = [];
+  // parseAllDocuments returns an EmptyStream (an array with no documents) for empty input.
+  const list: AnyDocument[] = Array.isArray(parsed) ? parsed : [];
+  list.forEach((doc, index) => {
+    const issues: readonly YAMLError[] = [...doc.errors, ...doc.warnings];
+    if (issues.length > 0) {
+      for (const issue of issues) {
+        problems.push({ ...pos(issue.pos[0]), message: yamlMessage(issue) });
+      }
+      return;
+    }
+    const contents = doc.contents;
+    const start = pos(contents?.range?.[0] ?? 0);
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: options.maxAliasCount });
+    } catch (err) {
+      problems.push({
+        ...start,
+        message:
+          err instanceof ReferenceError
+            ? `too many alias expansions (limit ${options.maxAliasCount}): refusing a possible alias bomb`
+            : `cannot read YAML document: ${err instanceof Error ? err.message : String(err)}`,
+      });
+      return;
+    }
+    // A document holding only comments (or nothing, e.g. after a trailing `---`) is skipped.
+    if (value === null || value === undefined) return;
+    documents.push({
+      index,
+      value,
+      start,
+      locate: (path, anchor = 'value') => {
+        const found = find(doc, path);
+        const node = anchor === 'key' && found.complete && found.key ? found.key : found.node;
+        return pos(node?.range?.[0] ?? contents?.range?.[0] ?? 0);
+      },
+      scalarSource: (path) => {
+        const found = find(doc, path);
+        if (!found.complete || !isScalar(found.node)) return undefined;
+        return found.node.source === undefined ? undefined : String(found.node.source);
+      },
+    });
+  });
+  return { documents, problems };
+}
+
+function yamlMessage(issue: YAMLError): string {
+  switch (issue.code) {
+    case 'DUPLICATE_KEY':
+      return 'duplicate key: each key may appear only once in a mapping';
+    case 'TAG_RESOLVE_FAILED':
+      return `${issue.message.replace(/\.$/, '')}: custom tags are not supported`;
+    default:
+      return `invalid YAML: ${issue.message.split('\n')[0]?.replace(/ at line \d+, column \d+.*$/, '')}`;
+  }
+}
+
+interface Found {
+  /** The node the path ends at, or the deepest existing ancestor. */
+  readonly node: Node | null;
+  /** The key node of the last segment when the path resolved completely through a mapping. */
+  readonly key: Node | null;
+  readonly complete: boolean;
+}
+
+function find(doc: AnyDocument, path: FieldPath): Found {
+  let node: Node | null = doc.contents;
+  let key: Node | null = null;
+  for (const segment of path) {
+    // Descend through an alias to the anchored node; the final node itself is not dereferenced,
+    // so an error points at the `*alias` the user wrote at that place.
+    const container: unknown = isAlias(node) ? node.resolve(doc) : node;
+    let next: Node | null | undefined;
+    let nextKey: Node | null = null;
+    if (isMap(container)) {
+      const pair = container.items.find(
+        (p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(segment),
+      );
+      if (pair !== undefined) {
+        nextKey = isScalar(pair.key) ? pair.key : null;
+        // `key:` with no value has a null value node: point at the key instead.
+        next = (pair.value as Node | null) ?? nextKey;
+      }
+    } else if (isSeq(container) && typeof segment === 'number') {
+      next = container.items[segment] as Node | undefined;
+    }
+    if (next === undefined || next === null) return { node, key, complete: false };
+    node = next;
+    key = nextKey;
+  }
+  return { node, key, complete: true };
+}
