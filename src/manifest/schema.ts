@@ -33,6 +33,7 @@ import {
   BACKEND_ID_PATTERN,
   ID_PREFIX,
   isValidHostport,
+  isValidUserAgentPattern,
   LIMITS,
   MATCH_TYPES,
   NAMEID_FORMATS,
@@ -357,11 +358,19 @@ export const WebsocketTcpConverterSchema = z
   .strictObject({ enabled: enabled() })
   .meta({ description: 'Websocket-to-TCP converter module.' });
 
+/** RE2-style patterns (a leading `(?i)` allowed), checked as the server checks them. */
+const userAgentPattern = () =>
+  refable(
+    z.string().min(1, { error: 'must not be empty' }).refine(isValidUserAgentPattern, {
+      error: 'must be a valid regular expression (RE2 syntax; a leading (?i) is allowed)',
+    }),
+  );
+
 export const UserAgentFilterSchema = z
   .strictObject({
     enabled: enabled(),
-    allow: uniqueList(nonEmptyText()).optional(),
-    deny: uniqueList(nonEmptyText()).optional(),
+    allow: uniqueList(userAgentPattern()).optional(),
+    deny: uniqueList(userAgentPattern()).optional(),
   })
   .meta({ description: 'User agent filter module: allow and deny regular expressions.' });
 

@@ -14,6 +14,7 @@ import {
   ERROR_CODE,
   ID_PREFIX,
   isValidHostport,
+  isValidUserAgentPattern,
   LIMITS,
   MATCH_TYPES,
   NAMEID_FORMATS,
@@ -412,17 +413,11 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-function isRegex(value: string): boolean {
-  try {
-    new RegExp(value);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 const regexList = uniqueList(
-  z.string().min(1).refine(isRegex, { message: 'entries must be valid regular expressions' }),
+  z
+    .string()
+    .min(1)
+    .refine(isValidUserAgentPattern, { message: 'entries must be valid regular expressions' }),
 );
 
 export const userAgentFilterSchema = obj({

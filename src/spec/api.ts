@@ -239,3 +239,29 @@ export function utf8Bytes(value: string): number {
   if (/^[\x00-\x7f]*$/.test(value)) return value.length;
   return encoder.encode(value).length;
 }
+
+/**
+ * User-agent filter entries are regular expressions in the hosted service's syntax (Go's RE2),
+ * where case-insensitivity is written inline as a leading `(?i)`. JavaScript has no inline
+ * flags, so a leading RE2 flag group is turned into RegExp flags before the pattern is checked.
+ * Server and validator both use this, so a pattern the validator accepts is one the server takes.
+ */
+const RE2_LEADING_FLAGS = /^\(\?([imsU]+)\)/;
+
+export function isValidUserAgentPattern(pattern: string): boolean {
+  if (pattern.length === 0) return false;
+  let source = pattern;
+  let flags = '';
+  const m = RE2_LEADING_FLAGS.exec(pattern);
+  if (m !== null) {
+    source = pattern.slice(m[0].length);
+    // `U` (ungreedy) has no JavaScript equivalent; it does not change validity.
+    flags = [...new Set((m[1] ?? '').replace('U', ''))].join('');
+  }
+  try {
+    new RegExp(source, flags);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -13,6 +13,7 @@ import {
   TlsEdgeSchema,
 } from '../../../src/manifest/schema.js';
 import {
+  isValidUserAgentPattern,
   MATCH_TYPES,
   NAMEID_FORMATS,
   OAUTH_PROVIDERS,
@@ -43,6 +44,8 @@ const text = fc.oneof(
   ),
 );
 const nonEmpty = text.filter((s) => s !== '');
+/** User-agent patterns must be regular expressions the server accepts. */
+const userAgentPattern = nonEmpty.filter(isValidUserAgentPattern);
 const idBody = fc.stringMatching(/^[A-Za-z0-9]{1,27}$/);
 const labels = fc.dictionary(fc.stringMatching(/^[a-z0-9]([a-z0-9._-]{0,6}[a-z0-9])?$/), text, {
   maxKeys: 3,
@@ -201,8 +204,8 @@ const route = fc
       fc
         .record({
           enabled,
-          allow: opt(uniqueStrings(nonEmpty)),
-          deny: opt(uniqueStrings(nonEmpty)),
+          allow: opt(uniqueStrings(userAgentPattern)),
+          deny: opt(uniqueStrings(userAgentPattern)),
         })
         .map(compact),
     ),

@@ -444,6 +444,14 @@ const cases: Case[] = [
       'a.yaml:6:52: routes[0].webhook_verification.secret: the sns provider takes no secret',
     ],
   },
+  // ---- user agent filter ---------------------------------------------------------------------
+  {
+    rule: 'user agent patterns are valid regular expressions',
+    files: { 'a.yaml': route('    user_agent_filter: { deny: ["(?i)ok", "(broken"] }\n') },
+    expected: [
+      'a.yaml:6:43: routes[0].user_agent_filter.deny[1]: must be a valid regular expression (RE2 syntax; a leading (?i) is allowed)',
+    ],
+  },
   // ---- circuit breaker -----------------------------------------------------------------------
   {
     rule: 'num_buckets at most 128',
