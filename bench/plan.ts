@@ -1,0 +1,206 @@
+/**
+ * Benchmark suite `plan` (issue #4 item 9): 10,000 edges already converged on the local server
+ * (5,000 TLS edges with all five modules, 5,000 HTTPS edges with 3 routes each), then `plan`.
+ * Reports the API calls it made (target: exactly 100 edge list calls plus 1 bot user list
+ * call), the wall time (target: under 3 s) and the peak memory.
+ *
+ * The server runs in a child process (`edgesync server`), seeded over HTTP by executing the
+ * plan of the empty account; each measured plan runs in a fresh child process
+ * (`./plan-child.ts`), so its time and peak RSS are the plan's alone.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { createApiClient } from '../src/api/client.js';
+import { observe } from '../src/api/observe.js';
+import { loadDesiredSet } from '../src/manifest/loader.js';
+import type { Plan } from '../src/plan/model.js';
+import { buildPlan } from '../src/plan/plan.js';
+import type { ChildResult } from './plan-child.js';
+import type { BenchSuite } from './run.js';
+
+const TLS_EDGES = 5_000;
+const HTTPS_EDGES = 5_000;
+const EDGES_PER_FILE = 20;
+const RUNS = 5;
+const SEED_CONCURRENCY = 32;
+const TARGET_MS = 3_000;
+const API_KEY = 'esk_benchplanBENCHplan0123456789abcd';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const BIN = path.resolve(here, '../../bin/edgesync.js');
+const CHILD = path.join(here, 'plan-child.js');
+
+function tlsEdge(n: number): string {
+  return `kind: TLSEdge
+name: tcp-${n}
+description: TCP service ${n}
+metadata: { team: platform }
+hostports: [tcp-${n}.example.com:443]
+backend: { backend_id: bkdtg_${n}a }
+ip_restriction: { ip_policy_ids: [ipp_${n}a, ipp_${n}b] }
+mutual_tls: { certificate_authority_ids: [ca_${n}a] }
+tls_termination: { terminate_at: edge, min_version: "1.3" }
+traffic_policy: { value: { on_tcp_connect: [{ actions: [{ type: log }] }] } }
+`;
+}
+
+function httpsEdge(n: number): string {
+  return `kind: HTTPSEdge
+name: web-${n}
+description: Web application ${n}
+metadata: { team: web }
+hostports: [web-${n}.example.com:443, www-${n}.example.com:443]
+tls_termination: { min_version: "1.2" }
+routes:
+  - match_type: path_prefix
+    match: /
+    backend: { backend_id: bkdhr_${n}a }
+    compression: {}
+    circuit_breaker: { error_threshold_percentage: 0.5 }
+    response_headers: { add: { Strict-Transport-Security: max-age=63072000 }, remove: [Server] }
+  - match_type: path_prefix
+    match: /account
+    backend: { backend_id: bkdhr_${n}a }
+    oauth: { provider: { google: { client_id: cid-${n}, client_secret: secret-${n}, email_domains: [example.com] } } }
+  - match_type: exact_path
+    match: /hooks/stripe
+    backend: { backend_id: bkdhr_${n}b }
+    webhook_verification: { provider: stripe, secret: whsec_${n} }
+    request_headers: { add: { X-Edge: web-${n} }, remove: [Cookie] }
+`;
+}
+
+async function generate(dir: string): Promise<void> {
+  const docs: string[] = [];
+  for (let n = 0; n < TLS_EDGES; n++) docs.push(tlsEdge(n));
+  for (let n = 0; n < HTTPS_EDGES; n++) docs.push(httpsEdge(n));
+  for (let f = 0; f * EDGES_PER_FILE < docs.length; f++) {
+    const sub = path.join(dir, `team-${f % 10}`);
+    await mkdir(sub, { recursive: true });
+    const chunk = docs.slice(f * EDGES_PER_FILE, (f + 1) * EDGES_PER_FILE);
+    await writeFile(path.join(sub, `edges-${f}.yaml`), chunk.join('---\n'));
+  }
+}
+
+async function startServerProcess(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [BIN, 'server', '--port', '0', '--api-key', API_KEY], {
+    env: { ...process.env, EDGESYNC_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error('server did not start within 15 s')), 15_000);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(text);
+      if (m?.[1] !== undefined) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`server exited early (${code})`)));
+  });
+  return { child, url };
+}
+
+/** Executes a plan's operations: roots in parallel (bounded), each root's operations in order. */
+async function seed(url: string, plan: Plan): Promise<number> {
+  const roots = new Map<string, Plan['changes'][number]['operations']>();
+  for (const c of plan.changes) {
+    const list = roots.get(c.root) ?? [];
+    list.push(...c.operations);
+    roots.set(c.root, list);
+  }
+  const queue = [...roots.values()];
+  let requests = 0;
+  const worker = async () => {
+    const ids = new Map<string, string>();
+    for (let ops = queue.pop(); ops !== undefined; ops = queue.pop()) {
+      for (const op of ops) {
+        const target = op.path.replace(/\{([^}]+)\}/g, (_m, a: string) => ids.get(a) ?? '');
+        const res = await fetch(`${url}${target}`, {
+          method: op.method,
+          headers: {
+            authorization: `Bearer ${API_KEY}`,
+            'svc-version': '2',
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify(op.body),
+        });
+        const body = (await res.json()) as { id?: string };
+        if (!res.ok)
+          throw new Error(`${op.method} ${target}: ${res.status} ${JSON.stringify(body)}`);
+        if (op.binds !== undefined && body.id !== undefined) ids.set(op.binds, body.id);
+        requests += 1;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: SEED_CONCURRENCY }, worker));
+  return requests;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+
+const run = promisify(execFile);
+
+export const suite: BenchSuite = {
+  name: 'plan',
+  description: `plan with ${TLS_EDGES + HTTPS_EDGES} converged edges (${HTTPS_EDGES} HTTPS with 3 routes each)`,
+  async run() {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'edgesync-bench-plan-'));
+    const { child, url } = await startServerProcess();
+    try {
+      await generate(dir);
+      const t0 = performance.now();
+      const { set } = await loadDesiredSet(dir, { env: {} });
+      const client = createApiClient({ baseUrl: url, apiKey: API_KEY });
+      const initial = buildPlan(set, await observe(client));
+      await client.close();
+      const requests = await seed(url, initial);
+      process.stdout.write(
+        `seeded ${requests} resources over HTTP in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
+      );
+
+      const results: ChildResult[] = [];
+      const cliMs: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const { stdout } = await run(process.execPath, [CHILD, dir, url, API_KEY], {
+          maxBuffer: 1 << 20,
+        });
+        results.push(JSON.parse(stdout) as ChildResult);
+        // The whole command as a user runs it: process start to exit.
+        const start = performance.now();
+        await run(process.execPath, [BIN, 'plan', dir, '--detailed-exitcode'], {
+          env: { ...process.env, EDGESYNC_API_URL: url, EDGESYNC_API_KEY: API_KEY },
+          maxBuffer: 64 << 20,
+        });
+        cliMs.push(performance.now() - start);
+      }
+      const last = results[results.length - 1] as ChildResult;
+      if (results.some((r) => r.pendingChanges !== 0))
+        throw new Error('the account is not converged: plan shows changes');
+      const wall = median(results.map((r) => r.ms));
+      process.stdout.write(
+        [
+          `API calls: ${last.calls.tlsList} TLS edge list + ${last.calls.httpsList} HTTPS edge list + ${last.calls.botList} bot user list (${last.calls.other} other)`,
+          `plan (load + observe + plan + render), median of ${RUNS}: ${wall.toFixed(0)} ms (target < ${TARGET_MS} ms) ${wall < TARGET_MS ? 'OK' : 'OVER TARGET'}`,
+          `  phases (last run): manifests+observe ${last.phases.prepare.toFixed(0)} ms, of which plan ${last.phases.plan.toFixed(0)} ms; render ${last.phases.render.toFixed(0)} ms`,
+          `whole "edgesync plan" process, median of ${RUNS}: ${median(cliMs).toFixed(0)} ms`,
+          `peak RSS of the plan process: ${median(results.map((r) => r.maxRssMb)).toFixed(0)} MiB; resources: ${last.resources}`,
+          '',
+        ].join('\n'),
+      );
+    } finally {
+      child.kill('SIGTERM');
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+};

@@ -1,0 +1,143 @@
+/**
+ * `edgesync plan [DIR] [options]`: the dry run. Loads the manifests, lists the live account,
+ * and prints what `apply` would do: text like `terraform plan` (the default), the versioned
+ * JSON plan, or Markdown for a pull-request comment, all on stdout (the plan is this command's
+ * product, as with terraform); diagnostics and notes go to stderr. `--out FILE` also saves the
+ * masked plan with the fingerprints of the live state and manifests it saw, for `apply FILE`.
+ *
+ * Exit codes: 0 nothing to do (and without --detailed-exitcode, any successful plan); 2 with
+ * --detailed-exitcode when there are changes or blocked resources; 1 any error (invalid
+ * manifests, unknown directory, API or listing failure); 64 usage errors.
+ */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createApiClient } from '../../api/client.js';
+import { errorMessage, ManifestError, UsageError } from '../../errors.js';
+import { formatDiagnostic } from '../../manifest/diagnostics.js';
+import { planHasChanges } from '../../plan/plan.js';
+import { renderJson } from '../../plan/render/json.js';
+import { renderMarkdown } from '../../plan/render/markdown.js';
+import { renderText } from '../../plan/render/text.js';
+import type { CliContext } from '../context.js';
+import { ExitCode } from '../exit.js';
+import { preparePlan, requireApiConfig } from '../pipeline.js';
+
+export const summary = 'show what apply would change (dry run), as text, JSON or Markdown';
+
+const USAGE = `usage: edgesync plan [DIR] [options]
+
+Compares the manifests under DIR (default: $EDGESYNC_DIR, else the current directory) with the
+live account and shows the changes apply would make. Nothing is written to the API.
+
+options:
+  --output text|json|markdown  output format on stdout (default text)
+  --out FILE            also save the plan (secrets masked) with fingerprints, for "apply FILE"
+  --detailed-exitcode   exit 2 when there are changes (0 none, 1 error)
+  --owner ID            owner id of the edges edgesync manages (default "default")
+  --max-deletes N       refuse to delete more than N edges in one plan (default 10)
+  --allow-empty         let an empty manifest set delete the edges it owns
+  --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
+  --no-color            no colours in text output (also: NO_COLOR set, or stdout not a terminal)
+  --api-url URL         Edge API base URL (or EDGESYNC_API_URL)
+  --api-key KEY         Edge API key (or EDGESYNC_API_KEY)
+  -h, --help            show this help
+
+exit codes: 0 no changes, 2 changes (with --detailed-exitcode), 1 error, 64 usage error
+`;
+
+const OUTPUTS = ['text', 'json', 'markdown'] as const;
+type Output = (typeof OUTPUTS)[number];
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      output: { type: 'string', short: 'o' },
+      out: { type: 'string' },
+      'detailed-exitcode': { type: 'boolean', default: false },
+      owner: { type: 'string' },
+      'max-deletes': { type: 'string' },
+      'allow-empty': { type: 'boolean', default: false },
+      'secret-dir': { type: 'string', multiple: true },
+      'no-color': { type: 'boolean', default: false },
+      'api-url': { type: 'string' },
+      'api-key': { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+}
+
+function parseCount(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text))
+    throw new UsageError(`--max-deletes must be a whole number >= 0, got "${text}"`);
+  return Number(text);
+}
+
+export async function run(ctx: CliContext): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(ctx.argv);
+  } catch (err) {
+    throw new UsageError(`${errorMessage(err)}\n${USAGE}`, { cause: err });
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    ctx.stderr.write(USAGE);
+    return ExitCode.ok;
+  }
+  const output = (values.output ?? 'text') as Output;
+  if (!OUTPUTS.includes(output)) {
+    throw new UsageError(`--output must be one of ${OUTPUTS.join(', ')}, got "${values.output}"`);
+  }
+  if (positionals.length > 1) throw new UsageError(`expected at most one DIR\n${USAGE}`);
+  const maxDeletes = parseCount(values['max-deletes']);
+  const dirArg = positionals[0] ?? (ctx.env.EDGESYNC_DIR || '.');
+  const dir = path.resolve(ctx.cwd, dirArg);
+  const api = requireApiConfig({ apiUrl: values['api-url'], apiKey: values['api-key'] }, ctx.env);
+
+  const client = createApiClient({ baseUrl: api.baseUrl, apiKey: api.apiKey });
+  let prepared: Awaited<ReturnType<typeof preparePlan>>;
+  try {
+    prepared = await preparePlan({
+      dir,
+      client,
+      owner: values.owner,
+      allowEmpty: values['allow-empty'],
+      maxDeletes,
+      env: ctx.env,
+      secretDirs: (values['secret-dir'] ?? []).map((d) => path.resolve(ctx.cwd, d)),
+      signal: ctx.signal,
+      fingerprint: values.out !== undefined || output === 'json',
+    });
+  } catch (err) {
+    if (!(err instanceof ManifestError)) throw err;
+    for (const d of err.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
+    ctx.stderr.write(`${err.diagnostics.length} manifest error(s): no plan was made\n`);
+    return ExitCode.error;
+  } finally {
+    await client.close();
+  }
+  const { plan } = prepared;
+
+  if (values.out !== undefined) {
+    const file = path.resolve(ctx.cwd, values.out);
+    await writeFile(file, renderJson(plan));
+    ctx.stderr.write(
+      `Saved the plan to ${values.out}; apply it with "edgesync apply ${values.out}".\n`,
+    );
+  }
+  if (output === 'json') {
+    ctx.stdout.write(renderJson(plan));
+  } else if (output === 'markdown') {
+    ctx.stdout.write(renderMarkdown(plan));
+  } else {
+    const color =
+      !values['no-color'] && ctx.env.NO_COLOR === undefined && ctx.stdout.isTTY === true;
+    ctx.stdout.write(renderText(plan, { color }));
+  }
+  return values['detailed-exitcode'] && planHasChanges(plan) ? ExitCode.changes : ExitCode.ok;
+}

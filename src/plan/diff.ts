@@ -1,0 +1,102 @@
+/**
+ * The per-module diff and the field-level before/after lists of the plan. Pure. A module is
+ * `unchanged`, `set` (added or changed: the manifest's whole value is written) or `removed`;
+ * both sides are compared in canonical form (./normalize.ts), so only real differences count.
+ */
+import { formatPath, type Segment } from '../manifest/paths.js';
+import type { FieldChange, ModuleChange } from './model.js';
+import { canonicalModule, type Plain, type PlainObject, plainEqual } from './normalize.js';
+
+export type ModuleStatus = ModuleChange['status'];
+
+export interface ModuleDiff {
+  readonly module: string;
+  readonly status: ModuleStatus;
+  /** Canonical live value (server defaults the manifest leaves unset are left out). */
+  readonly before: PlainObject | undefined;
+  /** Canonical desired value. */
+  readonly after: PlainObject | undefined;
+}
+
+/**
+ * Diffs one module. `desired` is the manifest's value (write shape), `live` the live value
+ * already in write shape (`liveModuleToWrite`). Undefined when the module is set on neither side.
+ */
+export function diffModule(
+  module: string,
+  desired: Readonly<Record<string, unknown>> | undefined,
+  live: Readonly<Record<string, unknown>> | undefined,
+): ModuleDiff | undefined {
+  if (desired === undefined && live === undefined) return undefined;
+  const after = canonicalModule(module, desired);
+  // A removed module is shown whole; otherwise only what the manifest sets counts (rule 3).
+  const before = canonicalModule(module, live, desired ?? live);
+  if (after === undefined) return { module, status: 'removed', before, after };
+  if (before === undefined) return { module, status: 'set', before, after };
+  return { module, status: plainEqual(before, after) ? 'unchanged' : 'set', before, after };
+}
+
+/**
+ * Sensitivity of field paths: a field is sensitive when a sensitive path equals it, lies below
+ * it or above it, or when it is a secret by name (`client_secret`, a webhook `secret`), which
+ * also covers live values the manifest no longer declares. Compared lower-cased, because header
+ * names are shown lower-cased: masking more is safe, masking less is not.
+ */
+export class Sensitivity {
+  readonly #paths: readonly string[];
+
+  constructor(paths: readonly string[]) {
+    this.#paths = paths.map((p) => p.toLowerCase());
+  }
+
+  isSensitive(path: string): boolean {
+    const p = path.toLowerCase();
+    if (/(^|\.)client_secret$/.test(p) || p === 'webhook_verification.secret') return true;
+    return this.#paths.some((s) => s === p || isBelow(s, p) || isBelow(p, s));
+  }
+}
+
+/** True when `path` lies strictly below `parent` (`a.b` below `a`, `a[0]` below `a`). */
+function isBelow(path: string, parent: string): boolean {
+  return (
+    path.length > parent.length &&
+    path.startsWith(parent) &&
+    (path[parent.length] === '.' || path[parent.length] === '[')
+  );
+}
+
+/**
+ * Field-level changes between two canonical values: objects are walked, lists and scalars are
+ * leaves. `prefix` is the path of the values (e.g. `['oauth']`).
+ */
+export function fieldChanges(
+  prefix: readonly Segment[],
+  before: Plain | undefined,
+  after: Plain | undefined,
+  sensitivity: Sensitivity,
+  out: FieldChange[] = [],
+): FieldChange[] {
+  if (plainEqual(before, after)) return out;
+  const bothObjects =
+    isPlainObject(before) || isPlainObject(after)
+      ? (before === undefined || isPlainObject(before)) &&
+        (after === undefined || isPlainObject(after))
+      : false;
+  if (bothObjects) {
+    const b = (before ?? {}) as PlainObject;
+    const a = (after ?? {}) as PlainObject;
+    const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])].sort();
+    for (const key of keys) fieldChanges([...prefix, key], b[key], a[key], sensitivity, out);
+    return out;
+  }
+  const path = formatPath(prefix);
+  const change: FieldChange = { path, sensitive: sensitivity.isSensitive(path) };
+  if (before !== undefined) change.before = before;
+  if (after !== undefined) change.after = after;
+  out.push(change);
+  return out;
+}
+
+function isPlainObject(value: Plain | undefined): value is PlainObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,122 @@
+/**
+ * The plan: a pure, serialisable, versioned value (changesets' release plan, Terraform's plan
+ * JSON). The planner (src/plan/plan.ts) produces it from the desired set and a live snapshot;
+ * renderers print it; the applier (src/apply) only consumes it. Its zod schema is the single
+ * source of its types and validates plan files read back by `apply plan.json`.
+ *
+ * Secrets: in memory, operation bodies and field values hold real values so the applier can
+ * send them; every sensitive spot is listed (`FieldChange.sensitive`,
+ * `Operation.sensitive_paths`), and `maskPlan()` replaces them before anything is rendered or
+ * written. A plan file therefore never holds a secret; `apply plan.json` recomputes the plan
+ * from the manifests and live state, checks both fingerprints, and executes the fresh in-memory
+ * plan (which is identical by construction when the fingerprints match).
+ *
+ * Operation paths may contain placeholders `{<address>}` (e.g.
+ * `/edges/https/{https_edge.storefront}/routes`) for IDs that an earlier POST of the same plan
+ * creates; the operation whose `binds` names that address fills it in at execution time.
+ */
+import { z } from 'zod';
+
+export const PLAN_FORMAT_VERSION = 1;
+export const MASK = '(sensitive)';
+
+export const resourceKindSchema = z.enum(['tls_edge', 'https_edge', 'route', 'bot_user']);
+export type ResourceKind = z.infer<typeof resourceKindSchema>;
+
+export const actionSchema = z.enum(['create', 'update', 'delete', 'adopt', 'noop']);
+export type Action = z.infer<typeof actionSchema>;
+
+/**
+ * Execution phases, run one after the other for the whole plan; inside a phase, the operations
+ * of one root resource (an edge with its routes, or a bot user) run in order (the order of
+ * `changes`, sorted by address so an edge comes before its routes, then each change's
+ * `operations` in order) and roots run in parallel up to the concurrency limit.
+ * - `release`: PATCHes that drop hostports another edge will claim (hostports released before
+ *   they are claimed).
+ * - `main`: creates, updates, module sets/removals, adoption. An auth-kind swap on a route is
+ *   taken offline and back within its own ordered `main` operations (see src/plan/plan.ts).
+ * - `delete`: route and edge and bot user deletions, last.
+ */
+export const phaseSchema = z.enum(['release', 'main', 'delete']);
+export type Phase = z.infer<typeof phaseSchema>;
+
+export const operationSchema = z.object({
+  method: z.enum(['POST', 'PATCH', 'PUT', 'DELETE']),
+  /** API path relative to the base URL; may hold `{address}` placeholders. */
+  path: z.string(),
+  body: z.unknown().optional(),
+  phase: phaseSchema,
+  /** For a POST that creates a resource: the address whose ID its response provides. */
+  binds: z.string().optional(),
+  /** JSON paths into `body` (dotted, `a.b[0].c`) whose values are sensitive. */
+  sensitive_paths: z.array(z.string()).default([]),
+  /** Short human description, e.g. "remove module oauth". */
+  description: z.string(),
+});
+export type Operation = z.infer<typeof operationSchema>;
+
+export const fieldChangeSchema = z.object({
+  /** Field path relative to the resource, e.g. `hostports`, `oauth.provider.google.client_id`. */
+  path: z.string(),
+  /** Absent when the field did not exist before (or after). */
+  before: z.unknown().optional(),
+  after: z.unknown().optional(),
+  sensitive: z.boolean().default(false),
+});
+export type FieldChange = z.infer<typeof fieldChangeSchema>;
+
+export const moduleChangeSchema = z.object({
+  module: z.string(),
+  status: z.enum(['set', 'removed', 'unchanged']),
+});
+export type ModuleChange = z.infer<typeof moduleChangeSchema>;
+
+export const resourceChangeSchema = z.object({
+  /** `tls_edge.api`, `https_edge.storefront`, `https_edge.storefront.route["/api"]`, `bot_user.ci`. */
+  address: z.string(),
+  kind: resourceKindSchema,
+  /** The manifest name (edges, bot users) or the route's `match`. */
+  name: z.string(),
+  /** The root resource's address: the edge for a route, itself otherwise. */
+  root: z.string(),
+  action: actionSchema,
+  /** Why this action, in words (e.g. "not found live", "hostports changed", "manifest removed"). */
+  reason: z.string(),
+  /** Live ID when the resource exists. */
+  id: z.string().optional(),
+  /** Where the desired resource was declared, when it was. */
+  source: z.object({ file: z.string(), line: z.number(), column: z.number() }).optional(),
+  fields: z.array(fieldChangeSchema).default([]),
+  modules: z.array(moduleChangeSchema).default([]),
+  operations: z.array(operationSchema).default([]),
+});
+export type ResourceChange = z.infer<typeof resourceChangeSchema>;
+
+/** A resource the plan will not touch, and why (foreign hostport conflict, guard, protect). */
+export const blockedSchema = z.object({
+  address: z.string(),
+  reason: z.string(),
+  /** `conflict`: a foreign edge holds a hostport; `guard`: a safety rule refused a write. */
+  kind: z.enum(['conflict', 'guard']),
+});
+export type Blocked = z.infer<typeof blockedSchema>;
+
+export const summarySchema = z.object({
+  create: z.number(),
+  update: z.number(),
+  delete: z.number(),
+  adopt: z.number(),
+  noop: z.number(),
+});
+export type PlanSummary = z.infer<typeof summarySchema>;
+
+export const planSchema = z.object({
+  format_version: z.literal(PLAN_FORMAT_VERSION),
+  owner: z.string(),
+  changes: z.array(resourceChangeSchema),
+  blocked: z.array(blockedSchema).default([]),
+  summary: summarySchema,
+  /** Fingerprints of what the plan saw; set by whoever has the inputs (not the pure core). */
+  fingerprint: z.object({ live: z.string(), manifests: z.string() }).optional(),
+});
+export type Plan = z.infer<typeof planSchema>;

@@ -1,0 +1,225 @@
+/**
+ * Normalization: live records (read shapes) and manifest values (write shapes) brought into one
+ * comparable, canonical form, so that a live state produced by applying a manifest compares
+ * equal to that manifest. Pure. The rules, in the order they apply (also in ARCHITECTURE.md):
+ *
+ * 1. Read shape -> write shape: Refs become IDs (`backend.backend` -> `backend_id`,
+ *    `ip_policies` -> `ip_policy_ids`, `certificate_authorities` -> `certificate_authority_ids`);
+ *    server-made SAML fields (`entity_id`, `assertion_consumer_service_url`, `single_logout_url`,
+ *    `request_signing_certificate_pem`, `metadata_url`) are dropped; so are `created_at`, `uri`,
+ *    `policy` and IDs (they never reach a module value).
+ * 2. Zero values mean "not set": `null`, empty lists, `false` (every boolean but `enabled`) and
+ *    an empty header `add` map are dropped on both sides, so the server's `remove: []`, OAuth's
+ *    `null` providers and `client_id: null`, webhook `secret: null` never show as a difference,
+ *    while a list the manifest no longer has (e.g. `email_domains`) is still removed live.
+ * 3. Server-chosen defaults are compared only where the manifest sets them: `terminate_at`,
+ *    `min_version`, `cookie_prefix`, `inactivity_timeout`, `maximum_duration`,
+ *    `auth_check_interval`, `nameid_format` and every circuit breaker threshold.
+ * 4. Every list inside a module is a set: sorted, so order never matters. (Object keys need no
+ *    order: comparison looks keys up.)
+ * 5. Letter case: HTTP header names (`add` keys, `remove` entries) and the webhook provider are
+ *    compared lower-cased (the server lower-cases response header names).
+ * 6. Edge scalars: hostports are a set compared case-insensitively; an absent description is
+ *    the empty string; metadata is compared as the exact string edgesync stores
+ *    (`storedMetadata` / `storedRouteMetadata`), `null` reading as the empty string.
+ */
+import type { HttpsEdge, HttpsRoute, TlsEdge } from '../api/schemas.js';
+
+export type ModuleOwnerKind = 'tls_edge' | 'https_edge' | 'route';
+
+/** A JSON-like value as the normalizer sees it. */
+export type Plain = null | boolean | number | string | Plain[] | { [key: string]: Plain };
+export type PlainObject = { [key: string]: Plain };
+
+/** Fields the server fills with a default of its choosing, per module (rule 3). */
+const SERVER_DEFAULTED: Readonly<Record<string, readonly string[]>> = {
+  tls_termination: ['terminate_at', 'min_version'],
+  circuit_breaker: [
+    'tripped_duration',
+    'rolling_window',
+    'num_buckets',
+    'volume_threshold',
+    'error_threshold_percentage',
+  ],
+  oauth: ['cookie_prefix', 'inactivity_timeout', 'maximum_duration', 'auth_check_interval'],
+  saml: ['cookie_prefix', 'inactivity_timeout', 'maximum_duration', 'nameid_format'],
+  oidc: ['cookie_prefix', 'inactivity_timeout', 'maximum_duration'],
+};
+
+/** Server-made SAML fields (rule 1). */
+const SAML_SERVER_FIELDS = new Set([
+  'entity_id',
+  'assertion_consumer_service_url',
+  'single_logout_url',
+  'request_signing_certificate_pem',
+  'metadata_url',
+]);
+
+const HEADER_MODULES = new Set(['request_headers', 'response_headers']);
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Deep copy into `Plain`, dropping `undefined` (absent) values. */
+export function toPlain(value: unknown): Plain | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') return value;
+  if (typeof value === 'number') return value;
+  if (Array.isArray(value)) {
+    const out: Plain[] = [];
+    for (const item of value) {
+      const p = toPlain(item);
+      if (p !== undefined) out.push(p);
+    }
+    return out;
+  }
+  if (isObject(value)) {
+    const out: PlainObject = {};
+    for (const [k, v] of Object.entries(value)) {
+      const p = toPlain(v);
+      if (p !== undefined) out[k] = p;
+    }
+    return out;
+  }
+  return undefined;
+}
+
+function refIds(value: unknown): string[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((r) => (isObject(r) && typeof r.id === 'string' ? [r.id] : []));
+}
+
+/**
+ * Rule 1: a module's read shape turned into its write shape (manifest shape). Values are not
+ * copied: `canonicalModule` builds the compared form.
+ */
+export function liveModuleToWrite(
+  module: string,
+  read: unknown,
+): Record<string, unknown> | undefined {
+  if (!isObject(read)) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(read)) {
+    if (module === 'backend' && key === 'backend') {
+      if (isObject(value) && typeof value.id === 'string') out.backend_id = value.id;
+    } else if (module === 'ip_restriction' && key === 'ip_policies') {
+      out.ip_policy_ids = refIds(value);
+    } else if (module === 'mutual_tls' && key === 'certificate_authorities') {
+      out.certificate_authority_ids = refIds(value);
+    } else if (module === 'saml' && SAML_SERVER_FIELDS.has(key)) {
+      // server-made: never compared
+    } else {
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function sortPlain(list: Plain[]): Plain[] {
+  if (list.every((v) => typeof v === 'string')) return (list as string[]).sort(compareStrings);
+  const keyed = list.map((v) => ({ v, k: typeof v === 'string' ? v : JSON.stringify(v) }));
+  keyed.sort((a, b) => compareStrings(a.k, b.k));
+  return keyed.map((e) => e.v);
+}
+
+/** Rules 2, 4 and 5 applied recursively below a module; builds a fresh value. */
+function canonicalValue(value: unknown, key: string, lowerCase: boolean): Plain | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (typeof value === 'boolean') return value || key === 'enabled' ? value : undefined;
+  if (typeof value === 'string' || typeof value === 'number') return value;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return undefined;
+    const items: Plain[] = value.map((v) =>
+      lowerCase && typeof v === 'string' ? v.toLowerCase() : (canonicalValue(v, '', false) ?? null),
+    );
+    return items.length > 1 ? sortPlain(items) : items;
+  }
+  if (isObject(value)) {
+    const out: PlainObject = {};
+    let size = 0;
+    for (const k in value) {
+      const v = canonicalValue(value[k], k, false);
+      if (v === undefined) continue;
+      out[lowerCase ? k.toLowerCase() : k] = v;
+      size += 1;
+    }
+    return key === 'add' && size === 0 ? undefined : out;
+  }
+  return undefined;
+}
+
+/**
+ * The canonical form of one module value (either side). `reference` is the value that decides
+ * which server-defaulted fields count (rule 3): the manifest's value of the module when there is
+ * one; by default the value itself (everything it has counts).
+ */
+export function canonicalModule(
+  module: string,
+  value: Readonly<Record<string, unknown>> | undefined,
+  reference: Readonly<Record<string, unknown>> | undefined = value,
+): PlainObject | undefined {
+  if (value === undefined) return undefined;
+  const defaulted = SERVER_DEFAULTED[module];
+  const headers = HEADER_MODULES.has(module);
+  const out: PlainObject = {};
+  for (const key in value) {
+    if (defaulted?.includes(key) && reference?.[key] === undefined) continue;
+    let v = value[key];
+    if (module === 'webhook_verification' && key === 'provider' && typeof v === 'string') {
+      v = v.toLowerCase();
+    }
+    const c = canonicalValue(v, key, headers && (key === 'add' || key === 'remove'));
+    if (c !== undefined) out[key] = c;
+  }
+  return out;
+}
+
+/** Rule 6: hostports as a case-insensitive set, sorted. */
+export function canonicalHostports(hostports: readonly string[] | null | undefined): string[] {
+  const set = new Set((hostports ?? []).map((h) => h.toLowerCase()));
+  return [...set].sort(compareStrings);
+}
+
+export function sameHostports(
+  a: readonly string[] | null | undefined,
+  b: readonly string[] | null | undefined,
+): boolean {
+  const x = canonicalHostports(a);
+  const y = canonicalHostports(b);
+  return x.length === y.length && x.every((h, i) => h === y[i]);
+}
+
+/** Deep equality of two canonical values (key order is already sorted). */
+export function plainEqual(a: Plain | undefined, b: Plain | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    return Array.isArray(b) && a.length === b.length && a.every((v, i) => plainEqual(v, b[i]));
+  }
+  if (typeof a === 'object') {
+    if (typeof b !== 'object' || Array.isArray(b)) return false;
+    const ka = Object.keys(a);
+    const kb = Object.keys(b);
+    return ka.length === kb.length && ka.every((k) => k in b && plainEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+/** The module values of a live record, in write shape, keyed by module name (unset omitted). */
+export function liveModules(
+  record: TlsEdge | HttpsEdge | HttpsRoute,
+  modules: readonly string[],
+): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  const fields = record as unknown as Readonly<Record<string, unknown>>;
+  for (const name of modules) {
+    const value = liveModuleToWrite(name, fields[name]);
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}

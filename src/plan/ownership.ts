@@ -1,0 +1,223 @@
+/**
+ * Ownership (design section 3): which live edges are edgesync's (this owner's), which one an
+ * `id:` adopts, which are foreign; and which manifest each live edge belongs to. Pure.
+ *
+ * - owned: live metadata parses and `edgesync/owner` is our owner id. Matched to manifests by
+ *   kind + `edgesync/name`; when several owned edges share one (a crash between POST and its
+ *   answer, say), the oldest is kept and the others are deleted as duplicates.
+ * - adoptable: metadata has no owner key, or is not edgesync's JSON at all. Touched only when a
+ *   manifest names it by `id:`.
+ * - foreign: owned by another owner id. Never diffed, never touched; `id:` on one is refused.
+ */
+import type { HttpsEdge, TlsEdge } from '../api/schemas.js';
+import { type ParsedMetadata, parseStoredMetadata } from '../manifest/metadata.js';
+import type { DesiredSet, HttpsEdgeManifest, TlsEdgeManifest } from '../manifest/schema.js';
+import type { Blocked } from './model.js';
+
+export type EdgeKind = 'tls_edge' | 'https_edge';
+
+export interface LiveEdge {
+  readonly kind: EdgeKind;
+  readonly record: TlsEdge | HttpsEdge;
+  /** Undefined when the metadata is not edgesync's JSON (written by someone else). */
+  readonly meta: ParsedMetadata | undefined;
+  /** `edgesync/owner` is ours. */
+  readonly owned: boolean;
+}
+
+export type DesiredEdge =
+  | { readonly kind: 'tls_edge'; readonly manifest: TlsEdgeManifest; readonly address: string }
+  | { readonly kind: 'https_edge'; readonly manifest: HttpsEdgeManifest; readonly address: string };
+
+export interface EdgeMatch {
+  readonly desired: DesiredEdge;
+  /** The live edge it maps to; undefined means create. */
+  readonly live: LiveEdge | undefined;
+  /** True when the live edge is taken over through `id:` (it was not ours). */
+  readonly adopt: boolean;
+}
+
+export interface Orphan {
+  readonly live: LiveEdge;
+  readonly address: string;
+  readonly reason: string;
+}
+
+export interface Ownership {
+  readonly matches: EdgeMatch[];
+  /** Owned live edges no manifest keeps: deletion candidates (before the guards). */
+  readonly orphans: Orphan[];
+  /** Manifests whose `id:` cannot be honoured. */
+  readonly blocked: Blocked[];
+  /** Every live edge by lower-cased hostport. */
+  readonly hostportHolders: Map<string, LiveEdge>;
+}
+
+export const KIND_LABEL: Readonly<Record<EdgeKind, string>> = {
+  tls_edge: 'TLS edge',
+  https_edge: 'HTTPS edge',
+};
+
+export function edgeAddress(kind: EdgeKind, name: string): string {
+  return `${kind}.${name}`;
+}
+
+function byAge(a: LiveEdge, b: LiveEdge): number {
+  const ca = a.record.created_at;
+  const cb = b.record.created_at;
+  if (ca !== cb) return ca < cb ? -1 : 1;
+  return a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0;
+}
+
+export function classifyLive(
+  live: { readonly tlsEdges: readonly TlsEdge[]; readonly httpsEdges: readonly HttpsEdge[] },
+  owner: string,
+): LiveEdge[] {
+  const out: LiveEdge[] = [];
+  const add = (kind: EdgeKind, record: TlsEdge | HttpsEdge) => {
+    const meta = parseStoredMetadata(record.metadata);
+    out.push({ kind, record, meta, owned: meta?.owner === owner });
+  };
+  for (const e of live.tlsEdges) add('tls_edge', e);
+  for (const e of live.httpsEdges) add('https_edge', e);
+  return out;
+}
+
+export function desiredEdges(desired: DesiredSet): DesiredEdge[] {
+  return [
+    ...desired.tlsEdges.map(
+      (manifest): DesiredEdge => ({
+        kind: 'tls_edge',
+        manifest,
+        address: edgeAddress('tls_edge', manifest.name),
+      }),
+    ),
+    ...desired.httpsEdges.map(
+      (manifest): DesiredEdge => ({
+        kind: 'https_edge',
+        manifest,
+        address: edgeAddress('https_edge', manifest.name),
+      }),
+    ),
+  ];
+}
+
+/** Who holds a live edge, in words, for conflict messages. */
+export function describeHolder(edge: LiveEdge): string {
+  if (edge.meta === undefined)
+    return "which edgesync does not manage (its metadata is not edgesync's)";
+  if (edge.meta.owner === undefined) return 'which has no edgesync owner';
+  return `which belongs to owner "${edge.meta.owner}"`;
+}
+
+export function resolveOwnership(
+  desired: readonly DesiredEdge[],
+  liveEdges: readonly LiveEdge[],
+): Ownership {
+  const byId = new Map(liveEdges.map((e) => [e.record.id, e]));
+  const claimed = new Set<string>();
+  const blocked: Blocked[] = [];
+  const matches: EdgeMatch[] = [];
+  /** kind:name of manifests whose `id:` failed: their namesakes are left alone. */
+  const reservedNames = new Set<string>();
+
+  // Owned edges by kind + name, oldest first.
+  const byName = new Map<string, LiveEdge[]>();
+  for (const e of liveEdges) {
+    if (!e.owned || e.meta?.name === undefined) continue;
+    const key = `${e.kind}:${e.meta.name}`;
+    const list = byName.get(key);
+    if (list === undefined) byName.set(key, [e]);
+    else list.push(e);
+  }
+  for (const list of byName.values()) list.sort(byAge);
+
+  // `id:` first, so a name match never takes an edge that a manifest adopts explicitly.
+  const pending: DesiredEdge[] = [];
+  for (const d of desired) {
+    const id = d.manifest.id;
+    if (id === undefined) {
+      pending.push(d);
+      continue;
+    }
+    const problem = adoptionProblem(d, byId.get(id), claimed);
+    if (problem !== undefined) {
+      blocked.push({ address: d.address, kind: problem.kind, reason: problem.reason });
+      reservedNames.add(`${d.kind}:${d.manifest.name}`);
+      continue;
+    }
+    const live = byId.get(id) as LiveEdge;
+    claimed.add(id);
+    matches.push({ desired: d, live, adopt: !live.owned });
+  }
+  for (const d of pending) {
+    const candidates = (byName.get(`${d.kind}:${d.manifest.name}`) ?? []).filter(
+      (e) => !claimed.has(e.record.id),
+    );
+    const live = candidates[0];
+    if (live !== undefined) claimed.add(live.record.id);
+    matches.push({ desired: d, live, adopt: false });
+  }
+
+  const keptByName = new Map<string, string>();
+  for (const m of matches) {
+    if (m.live !== undefined)
+      keptByName.set(`${m.desired.kind}:${m.desired.manifest.name}`, m.live.record.id);
+  }
+  const orphans: Orphan[] = [];
+  for (const e of liveEdges) {
+    if (!e.owned || claimed.has(e.record.id)) continue;
+    const name = e.meta?.name;
+    const key = `${e.kind}:${name}`;
+    if (name !== undefined && reservedNames.has(key)) continue;
+    const kept = name === undefined ? undefined : keptByName.get(key);
+    if (name === undefined) {
+      orphans.push({
+        live: e,
+        address: `${e.kind}#${e.record.id}`,
+        reason: 'owned edge without an edgesync/name: no manifest can keep it',
+      });
+    } else if (kept !== undefined) {
+      orphans.push({
+        live: e,
+        address: `${edgeAddress(e.kind, name)}#${e.record.id}`,
+        reason: `duplicate of ${kept} (same edgesync/name; the oldest is kept)`,
+      });
+    } else {
+      orphans.push({ live: e, address: edgeAddress(e.kind, name), reason: 'manifest removed' });
+    }
+  }
+
+  const hostportHolders = new Map<string, LiveEdge>();
+  for (const e of liveEdges) {
+    for (const h of e.record.hostports) hostportHolders.set(h.toLowerCase(), e);
+  }
+  return { matches, orphans, blocked, hostportHolders };
+}
+
+function adoptionProblem(
+  d: DesiredEdge,
+  live: LiveEdge | undefined,
+  claimed: ReadonlySet<string>,
+): { kind: Blocked['kind']; reason: string } | undefined {
+  const id = d.manifest.id as string;
+  if (live === undefined) {
+    return { kind: 'guard', reason: `id ${id}: no such ${KIND_LABEL[d.kind]} in the account` };
+  }
+  if (live.kind !== d.kind) {
+    return {
+      kind: 'guard',
+      reason: `id ${id} is a ${KIND_LABEL[live.kind]}, not a ${KIND_LABEL[d.kind]}`,
+    };
+  }
+  if (claimed.has(id)) {
+    return { kind: 'guard', reason: `id ${id} is already named by another manifest` };
+  }
+  if (!live.owned && live.meta?.owner !== undefined) {
+    return {
+      kind: 'conflict',
+      reason: `id ${id} belongs to owner "${live.meta.owner}": edgesync never adopts another owner's edge`,
+    };
+  }
+  return undefined;
+}

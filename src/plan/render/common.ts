@@ -1,0 +1,73 @@
+/**
+ * What the three renderers share: symbols, verbs, value formatting and the summary line. Pure.
+ * Renderers take the in-memory plan and mask it themselves, so no caller can print a secret by
+ * forgetting to.
+ */
+import { type Action, type FieldChange, MASK, type Plan, type ResourceChange } from '../model.js';
+
+export const SYMBOL: Readonly<Record<Action, string>> = {
+  create: '+',
+  update: '~',
+  adopt: '~',
+  delete: '-',
+  noop: ' ',
+};
+
+export const VERB: Readonly<Record<Action, string>> = {
+  create: 'will be created',
+  update: 'will be updated in place',
+  adopt: 'will be adopted',
+  delete: 'will be deleted',
+  noop: 'is up to date',
+};
+
+export const NO_CHANGES = 'No changes. Live state matches the manifests.';
+
+/** JSON for values; the mask stays bare so it reads as a marker, not as a string value. */
+export function formatValue(value: unknown): string {
+  if (value === MASK) return MASK;
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** The changes worth showing: everything but `noop`. */
+export function visibleChanges(plan: Plan): ResourceChange[] {
+  return plan.changes.filter((c) => c.action !== 'noop');
+}
+
+export function summaryLine(plan: Plan): string {
+  const s = plan.summary;
+  return `Plan: ${s.create} to create, ${s.update} to update, ${s.delete} to delete, ${s.adopt} to adopt.`;
+}
+
+/** The headline of a resource: `tls_edge.api (edgtls_1) will be deleted: manifest removed`. */
+export function headline(change: ResourceChange): string {
+  const id = change.id === undefined ? '' : ` (${change.id})`;
+  return `${change.address}${id} ${VERB[change.action]}: ${change.reason}`;
+}
+
+export type FieldLine = { readonly symbol: '+' | '-' | '~'; readonly text: string };
+
+/**
+ * One field change as lines. `split` gives an update as a `-` and a `+` line (diff blocks);
+ * otherwise it is one `~ path = before -> after` line.
+ */
+export function fieldLines(field: FieldChange, split: boolean): FieldLine[] {
+  const hasBefore = 'before' in field;
+  const hasAfter = 'after' in field;
+  if (hasBefore && hasAfter) {
+    if (split) {
+      return [
+        { symbol: '-', text: `${field.path} = ${formatValue(field.before)}` },
+        { symbol: '+', text: `${field.path} = ${formatValue(field.after)}` },
+      ];
+    }
+    return [
+      {
+        symbol: '~',
+        text: `${field.path} = ${formatValue(field.before)} -> ${formatValue(field.after)}`,
+      },
+    ];
+  }
+  if (hasAfter) return [{ symbol: '+', text: `${field.path} = ${formatValue(field.after)}` }];
+  return [{ symbol: '-', text: `${field.path} = ${formatValue(field.before)}` }];
+}

@@ -1,0 +1,64 @@
+/**
+ * The text renderer, like `terraform plan`: one headline per resource (`+` create in green,
+ * `~` update and adopt in yellow, `-` delete in red), its field changes nested below with
+ * before -> after, secrets masked, then the blocked resources and the summary line. Colour only
+ * when asked for (the command turns it off for NO_COLOR and non-terminals). Pure.
+ */
+import { maskPlan } from '../mask.js';
+import type { Action, Plan } from '../model.js';
+import { fieldLines, headline, NO_CHANGES, SYMBOL, summaryLine, visibleChanges } from './common.js';
+
+export interface TextOptions {
+  readonly color?: boolean;
+}
+
+const CODES = { green: 32, yellow: 33, red: 31, bold: 1 } as const;
+type Colour = keyof typeof CODES;
+
+const ACTION_COLOUR: Readonly<Record<Action, Colour | undefined>> = {
+  create: 'green',
+  update: 'yellow',
+  adopt: 'yellow',
+  delete: 'red',
+  noop: undefined,
+};
+const SYMBOL_COLOUR: Readonly<Record<'+' | '-' | '~', Colour>> = {
+  '+': 'green',
+  '-': 'red',
+  '~': 'yellow',
+};
+
+export function renderText(plan: Plan, options: TextOptions = {}): string {
+  const paint = (colour: Colour | undefined, text: string): string =>
+    options.color === true && colour !== undefined ? `\x1b[${CODES[colour]}m${text}\x1b[0m` : text;
+  const masked = maskPlan(plan);
+  const changes = visibleChanges(masked);
+  const lines: string[] = [];
+
+  if (changes.length > 0) {
+    lines.push(`edgesync will perform the following actions (owner "${masked.owner}"):`, '');
+    for (const change of changes) {
+      const colour = ACTION_COLOUR[change.action];
+      lines.push(`  ${paint(colour, SYMBOL[change.action])} ${paint('bold', headline(change))}`);
+      for (const field of change.fields) {
+        for (const l of fieldLines(field, false)) {
+          lines.push(`      ${paint(SYMBOL_COLOUR[l.symbol], l.symbol)} ${l.text}`);
+        }
+      }
+      lines.push('');
+    }
+  }
+  if (masked.blocked.length > 0) {
+    lines.push(`${paint('red', 'Blocked')} (not attempted):`, '');
+    for (const b of masked.blocked) {
+      lines.push(`  ${paint('red', '!')} ${b.address}: ${b.kind}: ${b.reason}`);
+    }
+    lines.push('');
+  }
+  if (changes.length === 0 && masked.blocked.length === 0) {
+    lines.push(NO_CHANGES);
+  } else {
+    lines.push(paint('bold', summaryLine(masked)));
+  }
+  return `${lines.join('\n')}\n`;
+}

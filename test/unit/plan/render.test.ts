@@ -1,0 +1,286 @@
+/** Inline snapshots of the three renderers, on one small plan with every kind of entry. */
+import { describe, expect, it } from 'vitest';
+import { buildPlan } from '../../../src/plan/plan.js';
+import { renderJson } from '../../../src/plan/render/json.js';
+import { escapeInline, renderMarkdown } from '../../../src/plan/render/markdown.js';
+import { renderText } from '../../../src/plan/render/text.js';
+import {
+  desiredSet,
+  httpsManifest,
+  liveHttps,
+  liveState,
+  liveTls,
+  routeManifest,
+  tlsManifest,
+} from './builders.js';
+
+function samplePlan() {
+  const live = liveState({
+    tls: [
+      liveTls({ id: 'edgtls_old', name: 'old', hostports: ['old.example.com:443'] }),
+      liveTls({ id: 'edgtls_leg', metadata: 'legacy', hostports: ['leg.example.com:443'] }),
+      liveTls({
+        id: 'edgtls_for',
+        name: 'x',
+        owner: 'team-b',
+        hostports: ['taken.example.com:443'],
+      }),
+    ],
+    https: [
+      liveHttps({
+        id: 'edghts_shop',
+        name: 'shop',
+        hostports: ['shop.example.com:443'],
+        routes: [
+          {
+            id: 'edghtsrt_1',
+            match: '/',
+            oauth: { provider: { google: { client_id: 'id', client_secret: 'old-secret' } } },
+          },
+        ],
+      }),
+    ],
+  });
+  const desired = desiredSet({
+    tls: [
+      tlsManifest({
+        name: 'api',
+        hostports: ['api.example.com:443'],
+        backend: { backend_id: 'bkdhr_1' },
+      }),
+      tlsManifest({ name: 'legacy', id: 'edgtls_leg', hostports: ['leg.example.com:443'] }),
+      tlsManifest({ name: 'blocked', hostports: ['taken.example.com:443'] }),
+    ],
+    https: [
+      httpsManifest({
+        name: 'shop',
+        hostports: ['shop.example.com:443', 'www.example.com:443'],
+        routes: [
+          routeManifest(
+            {
+              match: '/',
+              oauth: { provider: { google: { client_id: 'id', client_secret: 'new-secret' } } },
+            },
+            ['oauth.provider.google.client_secret'],
+          ),
+        ],
+      }),
+    ],
+  });
+  return buildPlan(desired, live);
+}
+
+describe('text', () => {
+  it('renders like terraform plan, secrets masked', () => {
+    expect(renderText(samplePlan())).toMatchInlineSnapshot(`
+      "edgesync will perform the following actions (owner "default"):
+
+        ~ https_edge.shop (edghts_shop) will be updated in place: changed hostports
+            ~ hostports = ["shop.example.com:443"] -> ["shop.example.com:443","www.example.com:443"]
+
+        ~ https_edge.shop.route["/"] (edghtsrt_1) will be updated in place: set oauth
+            ~ oauth.provider.google.client_secret = (sensitive) -> (sensitive)
+
+        + tls_edge.api will be created: not found live
+            + backend.backend_id = "bkdhr_1"
+            + backend.enabled = true
+            + hostports = ["api.example.com:443"]
+            + metadata = "{\\"edgesync/name\\":\\"api\\",\\"edgesync/owner\\":\\"default\\"}"
+
+        ~ tls_edge.legacy (edgtls_leg) will be adopted: adopt edgtls_leg named by id: (its metadata is not edgesync's); changed metadata
+            ~ metadata = "legacy" -> "{\\"edgesync/name\\":\\"legacy\\",\\"edgesync/owner\\":\\"default\\"}"
+
+        - tls_edge.old (edgtls_old) will be deleted: manifest removed
+            - hostports = ["old.example.com:443"]
+
+      Blocked (not attempted):
+
+        ! tls_edge.blocked: conflict: hostport taken.example.com:443 is held by TLS edge edgtls_for which belongs to owner "team-b"; not attempted
+
+      Plan: 1 to create, 2 to update, 1 to delete, 1 to adopt.
+      "
+    `);
+  });
+
+  it('says so when there is nothing to do', () => {
+    expect(renderText(buildPlan(desiredSet(), liveState()))).toBe(
+      'No changes. Live state matches the manifests.\n',
+    );
+  });
+
+  it('colours symbols only when asked', () => {
+    const coloured = renderText(samplePlan(), { color: true });
+    expect(coloured).toContain('\x1b[32m+\x1b[0m');
+    expect(coloured).toContain('\x1b[31m-\x1b[0m');
+    expect(coloured).toContain('\x1b[33m~\x1b[0m');
+    expect(renderText(samplePlan())).not.toContain('\x1b[');
+  });
+});
+
+describe('json', () => {
+  it('is the masked, versioned plan', () => {
+    const text = renderJson(samplePlan());
+    expect(text).not.toContain('old-secret');
+    expect(text).not.toContain('new-secret');
+    const parsed = JSON.parse(text);
+    expect(parsed.format_version).toBe(1);
+    expect(
+      parsed.changes.find((c: { address: string }) => c.address === 'https_edge.shop.route["/"]'),
+    ).toMatchInlineSnapshot(`
+      {
+        "action": "update",
+        "address": "https_edge.shop.route["/"]",
+        "fields": [
+          {
+            "after": "(sensitive)",
+            "before": "(sensitive)",
+            "path": "oauth.provider.google.client_secret",
+            "sensitive": true,
+          },
+        ],
+        "id": "edghtsrt_1",
+        "kind": "route",
+        "modules": [
+          {
+            "module": "oauth",
+            "status": "set",
+          },
+        ],
+        "name": "/",
+        "operations": [
+          {
+            "body": {
+              "oauth": {
+                "enabled": true,
+                "provider": {
+                  "google": {
+                    "client_id": "id",
+                    "client_secret": "(sensitive)",
+                  },
+                },
+              },
+            },
+            "description": "update route /",
+            "method": "PATCH",
+            "path": "/edges/https/edghts_shop/routes/edghtsrt_1",
+            "phase": "main",
+            "sensitive_paths": [
+              "oauth.provider.google.client_secret",
+            ],
+          },
+        ],
+        "reason": "set oauth",
+        "root": "https_edge.shop",
+        "source": {
+          "column": 1,
+          "file": "edges.yaml",
+          "line": 1,
+        },
+      }
+    `);
+  });
+});
+
+describe('markdown', () => {
+  it('renders a summary table and one collapsible block per resource', () => {
+    expect(renderMarkdown(samplePlan())).toMatchInlineSnapshot(`
+      "#### edgesync plan (owner <code>default</code>)
+
+      **Plan: 1 to create, 2 to update, 1 to delete, 1 to adopt.**
+
+      | | Resource | Action | Reason |
+      |---|---|---|---|
+      | &#126; | <code>https&#95;edge.shop</code> | update | changed hostports |
+      | &#126; | <code>https&#95;edge.shop.route&#91;&quot;/&quot;&#93;</code> | update | set oauth |
+      | + | <code>tls&#95;edge.api</code> | create | not found live |
+      | &#126; | <code>tls&#95;edge.legacy</code> | adopt | adopt edgtls&#95;leg named by id: (its metadata is not edgesync&#39;s); changed metadata |
+      | - | <code>tls&#95;edge.old</code> | delete | manifest removed |
+
+      <details><summary>&#126; <code>https&#95;edge.shop</code> (<code>edghts&#95;shop</code>) will be updated in place</summary>
+
+      \`\`\`diff
+      # changed hostports
+      - hostports = ["shop.example.com:443"]
+      + hostports = ["shop.example.com:443","www.example.com:443"]
+      \`\`\`
+
+      </details>
+
+      <details><summary>&#126; <code>https&#95;edge.shop.route&#91;&quot;/&quot;&#93;</code> (<code>edghtsrt&#95;1</code>) will be updated in place</summary>
+
+      \`\`\`diff
+      # set oauth
+      - oauth.provider.google.client_secret = (sensitive)
+      + oauth.provider.google.client_secret = (sensitive)
+      \`\`\`
+
+      </details>
+
+      <details><summary>+ <code>tls&#95;edge.api</code> will be created</summary>
+
+      \`\`\`diff
+      # not found live
+      + backend.backend_id = "bkdhr_1"
+      + backend.enabled = true
+      + hostports = ["api.example.com:443"]
+      + metadata = "{\\"edgesync/name\\":\\"api\\",\\"edgesync/owner\\":\\"default\\"}"
+      \`\`\`
+
+      </details>
+
+      <details><summary>&#126; <code>tls&#95;edge.legacy</code> (<code>edgtls&#95;leg</code>) will be adopted</summary>
+
+      \`\`\`diff
+      # adopt edgtls_leg named by id: (its metadata is not edgesync's); changed metadata
+      - metadata = "legacy"
+      + metadata = "{\\"edgesync/name\\":\\"legacy\\",\\"edgesync/owner\\":\\"default\\"}"
+      \`\`\`
+
+      </details>
+
+      <details><summary>- <code>tls&#95;edge.old</code> (<code>edgtls&#95;old</code>) will be deleted</summary>
+
+      \`\`\`diff
+      # manifest removed
+      - hostports = ["old.example.com:443"]
+      \`\`\`
+
+      </details>
+
+      **Blocked (not attempted)**
+
+      | Resource | Kind | Reason |
+      |---|---|---|
+      | <code>tls&#95;edge.blocked</code> | conflict | hostport taken.example.com:443 is held by TLS edge edgtls&#95;for which belongs to owner &quot;team-b&quot;; not attempted |
+      "
+    `);
+  });
+
+  it('escapes what could break the comment', () => {
+    expect(escapeInline('a|b <x> `c` *d* _e_ [f](g)\nh')).toBe(
+      'a&#124;b &lt;x&gt; &#96;c&#96; &#42;d&#42; &#95;e&#95; &#91;f&#93;(g) h',
+    );
+    const plan = buildPlan(
+      desiredSet({
+        tls: [tlsManifest({ name: 'x', description: '```\n</details> | ```` <script>' })],
+      }),
+      liveState(),
+    );
+    const md = renderMarkdown(plan);
+    // The description holds a 4-backtick run: the fence is longer, so the block cannot end early.
+    expect(md).toContain('`````diff\n');
+    const outsideCode = md.replace(/`````diff\n[\s\S]*?\n`````/g, '');
+    expect(outsideCode.match(/<\/details>/g)).toHaveLength(1);
+    expect(outsideCode).not.toContain('<script>');
+    expect(outsideCode).not.toContain('```');
+  });
+
+  it('says so when there is nothing to do', () => {
+    expect(renderMarkdown(buildPlan(desiredSet(), liveState()))).toMatchInlineSnapshot(`
+      "#### edgesync plan (owner <code>default</code>)
+
+      No changes. Live state matches the manifests.
+      "
+    `);
+  });
+});
