@@ -1,0 +1,357 @@
+/**
+ * The executor of plans (design section 4): runs a plan's operations against the API and says
+ * what happened. It decides nothing about WHAT to write (the planner did); it owns HOW:
+ * - order: phases `release` -> `main` -> `delete`, one after the other; inside a phase the
+ *   operations of one root run in plan order, roots run in parallel up to `concurrency`;
+ * - `{address}` placeholders filled from the IDs earlier POSTs returned (`binds`);
+ * - failure semantics: a failed operation stops its root (later steps of that edge would act on
+ *   a half-written state); a DELETE answered 404 is done; a PATCH/PUT answered 404 means the
+ *   resource vanished: its root stops with a message saying the next run recreates it; a POST
+ *   whose outcome is unknown is re-sent only after a fresh read shows it did not happen;
+ * - deletes only when the cycle is clean: if any earlier operation failed, the delete phase is
+ *   skipped, and the result says so;
+ * - abort: no new operation starts once the signal fires; the one in flight finishes.
+ * One structured log line per operation: method, concrete path (IDs only), address, status,
+ * duration, outcome. Never a body: bodies carry secrets.
+ */
+import type { ApiClient } from '../api/index.js';
+import { isNotFound, isOutcomeUnknown, realSleep, type Sleep } from '../api/index.js';
+import { EdgesyncError, errorMessage, GuardError } from '../errors.js';
+import { type Logger, silentLogger } from '../log.js';
+import type { Operation, Phase, Plan, ResourceChange } from '../plan/model.js';
+import { InvalidOperationError, parseTarget, type Sent, sendOperation } from './dispatch.js';
+import { checkGuards, type GuardOptions } from './guards.js';
+import { findCreated, type LookupClient } from './recover.js';
+
+export const DEFAULT_CONCURRENCY = 4;
+/** POST attempts for one create, each after a lookup showed the previous one did not land. */
+export const DEFAULT_CREATE_ATTEMPTS = 6;
+const PHASES: readonly Phase[] = ['release', 'main', 'delete'];
+
+export type OperationOutcome =
+  /** Performed. */
+  | 'ok'
+  /** A POST whose answer was lost; a lookup found what it created. */
+  | 'recovered'
+  /** A DELETE of something already gone. */
+  | 'gone'
+  | 'failed'
+  /** Not attempted: its root failed earlier, deletes were skipped, or the run was aborted. */
+  | 'skipped';
+
+export interface ProgressEvent {
+  /** Operations finished so far (any outcome), and in all. */
+  readonly done: number;
+  readonly total: number;
+  readonly address: string;
+  readonly method: Operation['method'];
+  /** Concrete path (IDs, no secrets), or the template when a placeholder could not be filled. */
+  readonly path: string;
+  readonly outcome: OperationOutcome;
+  /** HTTP status: the documented success status, the error's, or 0 (no answer, or skipped). */
+  readonly status: number;
+  readonly durationMs: number;
+}
+
+export interface OperationFailure {
+  readonly address: string;
+  readonly root: string;
+  readonly method: Operation['method'];
+  readonly path: string;
+  readonly message: string;
+  /** The error's stable code (`ES_API`, `ES_NETWORK`...). */
+  readonly code: string;
+}
+
+export interface ExecuteResult {
+  /** Operations in the plan. */
+  readonly total: number;
+  /** Finished successfully (including recovered creates and already-gone deletes). */
+  readonly done: number;
+  readonly failed: number;
+  readonly skipped: number;
+  /** Operations that changed the live state (done minus already-gone deletes). */
+  readonly writes: number;
+  readonly errors: readonly OperationFailure[];
+  /** Roots stopped because a PATCH/PUT found their resource gone. */
+  readonly vanished: readonly string[];
+  /** True when delete operations were left out because something earlier failed. */
+  readonly deletesSkipped: boolean;
+  readonly aborted: boolean;
+  /** Address -> ID of every resource this run created (or recovered). */
+  readonly created: Readonly<Record<string, string>>;
+  /** Human-readable notes (skipped deletes, vanished resources), for the summary. */
+  readonly messages: readonly string[];
+}
+
+export interface ExecuteOptions {
+  readonly client: ApiClient;
+  /** Roots in parallel; default 4. */
+  readonly concurrency?: number | undefined;
+  readonly signal?: AbortSignal | undefined;
+  readonly logger?: Logger | undefined;
+  readonly onProgress?: ((event: ProgressEvent) => void) | undefined;
+  /** Client used for the lookups after a POST of unknown outcome; default `client`. */
+  readonly observeForRecovery?: LookupClient | undefined;
+  /** Checked before the first write; a refusal throws `GuardError` and nothing is written. */
+  readonly guards?: GuardOptions | undefined;
+  readonly createAttempts?: number | undefined;
+  readonly sleep?: Sleep | undefined;
+  readonly now?: (() => number) | undefined;
+  readonly random?: (() => number) | undefined;
+}
+
+interface Step {
+  readonly change: ResourceChange;
+  readonly op: Operation;
+}
+
+/** A failure that carries an exact, user-facing message (vanished resources). */
+class VanishedError extends EdgesyncError {
+  constructor(message: string, cause: unknown) {
+    super('ES_API', message, { cause });
+  }
+}
+
+export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<ExecuteResult> {
+  const verdict = checkGuards(plan, options.guards);
+  if (verdict.refusals.length > 0) {
+    throw new GuardError(
+      `refusing to apply the plan:\n${verdict.refusals.map((r) => `  - ${r}`).join('\n')}`,
+    );
+  }
+  const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY));
+  const log = (options.logger ?? silentLogger()).child({ module: 'apply' });
+  const now = options.now ?? Date.now;
+  const sleep = options.sleep ?? realSleep;
+  const random = options.random ?? Math.random;
+  const lookup = options.observeForRecovery ?? options.client;
+  const createAttempts = Math.max(1, options.createAttempts ?? DEFAULT_CREATE_ATTEMPTS);
+  const signal = options.signal;
+
+  const steps: Step[] = plan.changes.flatMap((change) =>
+    change.operations.map((op) => ({ change, op })),
+  );
+  const total = steps.length;
+  const bindings = new Map<string, string>();
+  const failedRoots = new Set<string>();
+  const vanished: string[] = [];
+  const errors: OperationFailure[] = [];
+  const messages: string[] = [];
+  const counts = { finished: 0, done: 0, failed: 0, skipped: 0, writes: 0 };
+  let deletesSkipped = false;
+
+  const report = (step: Step, path: string, outcome: OperationOutcome, status: number, ms = 0) => {
+    counts.finished += 1;
+    if (outcome === 'failed') counts.failed += 1;
+    else if (outcome === 'skipped') counts.skipped += 1;
+    else {
+      counts.done += 1;
+      if (outcome !== 'gone') counts.writes += 1;
+    }
+    const event: ProgressEvent = {
+      done: counts.finished,
+      total,
+      address: step.change.address,
+      method: step.op.method,
+      path,
+      outcome,
+      status,
+      durationMs: ms,
+    };
+    if (outcome !== 'skipped') {
+      const line = {
+        method: event.method,
+        path,
+        address: event.address,
+        status,
+        durationMs: ms,
+        outcome,
+      };
+      if (outcome === 'failed') log.error(line, 'operation failed');
+      else log.info(line, 'operation');
+    }
+    options.onProgress?.(event);
+  };
+
+  const fail = (step: Step, path: string, err: unknown, ms: number, status = statusOf(err)) => {
+    failedRoots.add(step.change.root);
+    const message =
+      err instanceof VanishedError ? err.message : `${step.change.address}: ${errorMessage(err)}`;
+    errors.push({
+      address: step.change.address,
+      root: step.change.root,
+      method: step.op.method,
+      path,
+      message,
+      code: err instanceof EdgesyncError ? err.code : 'ES_INTERNAL',
+    });
+    report(step, path, 'failed', status, ms);
+  };
+
+  /** Fills `{address}` placeholders; undefined when one names a create that did not happen. */
+  const concrete = (path: string): string | undefined => {
+    let missing = false;
+    const out = path.replace(/\{([^}]+)\}/g, (_, address: string) => {
+      const id = bindings.get(address);
+      if (id === undefined) missing = true;
+      return encodeURIComponent(id ?? '');
+    });
+    return missing ? undefined : out;
+  };
+
+  const postWithRecovery = async (step: Step, path: string): Promise<Sent & { found: boolean }> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return {
+          ...(await sendOperation(options.client, 'POST', path, step.op.body)),
+          found: false,
+        };
+      } catch (err) {
+        if (!isOutcomeUnknown(err)) throw err;
+        const target = parseTarget(path);
+        if (target === undefined) throw err;
+        const id = await findCreated(lookup, target, step.op.body);
+        log.warn(
+          { method: 'POST', path, address: step.change.address, attempt, found: id !== undefined },
+          'create outcome unknown; looked it up',
+        );
+        if (id !== undefined) return { id, found: true };
+        if (attempt >= createAttempts || signal?.aborted) throw err;
+        // The create provably did not land: wait a little (full jitter), then send it again.
+        await sleep(Math.floor(random() * Math.min(5_000, 200 * 2 ** (attempt - 1))));
+      }
+    }
+  };
+
+  const runStep = async (step: Step): Promise<boolean> => {
+    const { op, change } = step;
+    const path = concrete(op.path);
+    if (path === undefined) {
+      fail(
+        step,
+        op.path,
+        new InvalidOperationError(`${op.path} depends on a resource that was not created`),
+        0,
+      );
+      return false;
+    }
+    const started = now();
+    try {
+      const sent =
+        op.method === 'POST'
+          ? await postWithRecovery(step, path)
+          : { ...(await sendOperation(options.client, op.method, path, op.body)), found: false };
+      if (op.binds !== undefined) {
+        if (sent.id === undefined) {
+          throw new InvalidOperationError(`${op.method} ${path} binds ${op.binds} but made no ID`);
+        }
+        bindings.set(op.binds, sent.id);
+      }
+      const status = sent.found ? 0 : successStatus(op.method);
+      report(step, path, sent.found ? 'recovered' : 'ok', status, now() - started);
+      return true;
+    } catch (err) {
+      const ms = now() - started;
+      if (op.method === 'DELETE' && isNotFound(err)) {
+        report(step, path, 'gone', 404, ms);
+        return true;
+      }
+      if ((op.method === 'PATCH' || op.method === 'PUT') && isNotFound(err)) {
+        vanished.push(change.root);
+        const what =
+          change.address === change.root ? change.address : `${change.address} (of ${change.root})`;
+        fail(
+          step,
+          path,
+          new VanishedError(`${what} vanished; it will be recreated on the next run`, err),
+          ms,
+          404,
+        );
+        return false;
+      }
+      fail(step, path, err, ms);
+      return false;
+    }
+  };
+
+  for (const phase of PHASES) {
+    const inPhase = steps.filter((s) => s.op.phase === phase);
+    if (inPhase.length === 0) continue;
+    if (phase === 'delete' && counts.failed > 0) {
+      deletesSkipped = true;
+      messages.push(
+        `${inPhase.length} delete operation(s) skipped because ${counts.failed} operation(s) failed; ` +
+          'deletes run only when the rest of the cycle succeeded',
+      );
+      for (const s of inPhase) report(s, s.op.path, 'skipped', 0);
+      continue;
+    }
+    const byRoot = new Map<string, Step[]>();
+    for (const s of inPhase) {
+      const list = byRoot.get(s.change.root);
+      if (list === undefined) byRoot.set(s.change.root, [s]);
+      else list.push(s);
+    }
+    await runPool([...byRoot.values()], concurrency, async (rootSteps) => {
+      for (const [i, s] of rootSteps.entries()) {
+        if (signal?.aborted || failedRoots.has(s.change.root)) {
+          for (const rest of rootSteps.slice(i)) report(rest, rest.op.path, 'skipped', 0);
+          return;
+        }
+        await runStep(s);
+      }
+    });
+  }
+
+  for (const root of new Set(vanished)) {
+    messages.push(`${root} vanished; it will be recreated on the next run`);
+  }
+  if (signal?.aborted) messages.push('aborted: no further operations were started');
+  return {
+    total,
+    done: counts.done,
+    failed: counts.failed,
+    skipped: counts.skipped,
+    writes: counts.writes,
+    errors,
+    vanished: [...new Set(vanished)],
+    deletesSkipped,
+    aborted: signal?.aborted ?? false,
+    created: Object.fromEntries(bindings),
+    messages,
+  };
+}
+
+/** Runs `worker` over `items`, at most `limit` at a time. */
+async function runPool<T>(
+  items: readonly T[],
+  limit: number,
+  worker: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next] as T;
+      next += 1;
+      await worker(item);
+    }
+  });
+  await Promise.all(lanes);
+}
+
+function statusOf(err: unknown): number {
+  const status = (err as { status?: unknown } | null)?.status;
+  return typeof status === 'number' ? status : 0;
+}
+
+function successStatus(method: Operation['method']): number {
+  switch (method) {
+    case 'POST':
+      return 201;
+    case 'DELETE':
+      return 204;
+    default:
+      return 200;
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * The applier's own safety checks, run on the whole plan before its first write (design
+ * section 3). The planner already encodes guards as `blocked` entries; these checks enforce the
+ * same rules again from the plan's operations and the live snapshot, so a planner bug can never
+ * delete too much, delete a protected edge, or touch an edge edgesync does not own.
+ *
+ * Policy for the planner's `blocked` entries:
+ * - a `guard` entry (max deletes exceeded, empty manifest set, an `id:` that cannot be adopted)
+ *   is a refusal: the whole apply stops before it writes anything, like Terraform refusing a
+ *   plan with errors, and the message says how to override;
+ * - except a protected edge whose manifest is gone: keeping it is the point of `protect`, so it
+ *   is reported as kept and never blocks the rest (else one protected edge would block every
+ *   apply forever). Telling it apart needs the live snapshot; without one, it is a refusal;
+ * - a `conflict` (a hostport or an `id:` held by an edge we do not own) is not a refusal: the
+ *   planner left that resource out, the rest is applied, and the post-apply check reports it.
+ */
+import type { LiveSnapshot } from '../api/index.js';
+import { parseStoredMetadata } from '../manifest/metadata.js';
+import type { Blocked, Operation, Plan, ResourceChange } from '../plan/model.js';
+import { parseTarget, targetEdgeId } from './dispatch.js';
+
+export const DEFAULT_MAX_DELETES = 10;
+
+export interface GuardOptions {
+  /** Most edge deletions one apply may make; default 10. */
+  readonly maxDeletes?: number | undefined;
+  /** Let an empty manifest set delete what it owns. */
+  readonly allowEmpty?: boolean | undefined;
+  /**
+   * Resources in the desired set (manifests); 0 means an empty set. Undefined: unknown, and the
+   * empty-set check is left to the planner.
+   */
+  readonly desiredCount?: number | undefined;
+  /** The live state the plan was computed from: enables the ownership and protect checks. */
+  readonly live?: LiveSnapshot | undefined;
+}
+
+export interface GuardVerdict {
+  /** Why the plan must not be applied at all; empty when it may. */
+  readonly refusals: string[];
+  /** Resources the plan leaves out because of a foreign conflict: reported, not fatal. */
+  readonly conflicts: Blocked[];
+  /** Protected edges whose manifest is gone: kept on purpose, reported. */
+  readonly kept: Blocked[];
+}
+
+interface LiveEdge {
+  readonly owner: string | undefined;
+  readonly protect: boolean;
+}
+
+export function isEdgeDelete(op: Operation): boolean {
+  if (op.method !== 'DELETE') return false;
+  return parseTarget(op.path)?.kind === 'edge';
+}
+
+export function checkGuards(plan: Plan, options: GuardOptions = {}): GuardVerdict {
+  const refusals: string[] = [];
+  const { fatal, conflicts, kept } = classifyBlocked(plan, options.live);
+  for (const b of fatal) refusals.push(`${b.address}: ${b.reason}`);
+
+  const ops = plan.changes.flatMap((c) => c.operations.map((op) => ({ change: c, op })));
+  const maxDeletes = options.maxDeletes ?? DEFAULT_MAX_DELETES;
+  const edgeDeletes = ops.filter(({ op }) => isEdgeDelete(op)).length;
+  if (edgeDeletes > maxDeletes) {
+    refusals.push(
+      `the plan deletes ${edgeDeletes} edges, more than --max-deletes ${maxDeletes}; ` +
+        'raise --max-deletes if this is intended',
+    );
+  }
+  if (
+    options.desiredCount === 0 &&
+    options.allowEmpty !== true &&
+    ops.some(({ op }) => op.method === 'DELETE')
+  ) {
+    refusals.push(
+      'the manifest set is empty and the plan deletes live resources; ' +
+        'pass --allow-empty if everything should really go',
+    );
+  }
+
+  refusals.push(...ownershipRefusals(plan, ops, options.live));
+  return { refusals: dedupe(refusals), conflicts, kept };
+}
+
+/** Sorts the plan's `blocked` entries by what they mean for an apply (see the header). */
+export function classifyBlocked(
+  plan: Plan,
+  live: LiveSnapshot | undefined,
+): { fatal: Blocked[]; conflicts: Blocked[]; kept: Blocked[] } {
+  const protectedAddresses = new Set<string>();
+  const edges = [
+    ...(live?.tlsEdges ?? []).map((e) => ({ kind: 'tls_edge', e })),
+    ...(live?.httpsEdges ?? []).map((e) => ({ kind: 'https_edge', e })),
+  ];
+  for (const { kind, e } of edges) {
+    const meta = parseStoredMetadata(e.metadata);
+    if (meta?.owner !== plan.owner || !meta.protect || meta.name === undefined) continue;
+    protectedAddresses.add(`${kind}.${meta.name}`);
+    protectedAddresses.add(`${kind}.${meta.name}#${e.id}`);
+  }
+  const fatal: Blocked[] = [];
+  const conflicts: Blocked[] = [];
+  const kept: Blocked[] = [];
+  const changed = new Set(plan.changes.map((c) => c.address));
+  for (const b of plan.blocked) {
+    if (b.kind === 'conflict') conflicts.push(b);
+    // Protected and no manifest for it any more (no change at that address): kept on purpose.
+    else if (protectedAddresses.has(b.address) && !changed.has(b.address)) kept.push(b);
+    else fatal.push(b);
+  }
+  return { fatal, conflicts, kept };
+}
+
+function ownershipRefusals(
+  plan: Plan,
+  ops: readonly { change: ResourceChange; op: Operation }[],
+  live: LiveSnapshot | undefined,
+): string[] {
+  const edges = new Map<string, LiveEdge>();
+  for (const e of [...(live?.tlsEdges ?? []), ...(live?.httpsEdges ?? [])]) {
+    const meta = parseStoredMetadata(e.metadata);
+    edges.set(e.id, { owner: meta?.owner, protect: meta?.protect ?? false });
+  }
+  const roots = new Map<string, ResourceChange>();
+  for (const c of plan.changes) if (c.address === c.root) roots.set(c.address, c);
+
+  const out: string[] = [];
+  for (const { change, op } of ops) {
+    // A placeholder stands for something this plan creates: ours by construction.
+    if (op.path.includes('{')) continue;
+    const target = parseTarget(op.path);
+    if (target === undefined) continue; // the executor rejects it as an invalid operation
+    const edgeId = targetEdgeId(target);
+    if (edgeId === undefined) continue;
+    const root = roots.get(change.root);
+    const where = `${change.address} (${op.method} ${op.path})`;
+    if (root?.id !== undefined && root.id !== edgeId && root.kind !== 'bot_user') {
+      out.push(`${where}: targets edge ${edgeId}, not ${root.id}, the edge of ${root.address}`);
+      continue;
+    }
+    const edge = edges.get(edgeId);
+    // Unknown: no snapshot given, or gone since observation (the API answers 404, handled).
+    if (edge === undefined) continue;
+    const adopting = root?.action === 'adopt' && root.id === edgeId;
+    if (edge.owner !== plan.owner && !adopting) {
+      const who = edge.owner === undefined ? 'not managed by edgesync' : `owned by "${edge.owner}"`;
+      out.push(`${where}: refusing to touch edge ${edgeId}, ${who}`);
+      continue;
+    }
+    if (edge.protect && isEdgeDelete(op)) {
+      out.push(`${where}: edge ${edgeId} is protected (edgesync/protect) and is never deleted`);
+    }
+  }
+  return out;
+}
+
+function dedupe(list: readonly string[]): string[] {
+  return [...new Set(list)];
+}

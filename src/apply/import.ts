@@ -1,0 +1,318 @@
+/**
+ * `edgesync import`, the pure part: live records -> manifest documents (one file per edge or
+ * bot user), in the manifest format a user would have written: write shapes (Refs as IDs, via
+ * the planner's `liveModuleToWrite`), `enabled: true` and the values the server fills by default
+ * left out, server-made fields dropped. Owned edges keep their manifest name; foreign edges
+ * (`all`) get a name derived from their first hostport and carry `id:`, so that applying the
+ * imported file adopts them.
+ *
+ * Secrets: the API echoes `client_secret` and webhook `secret` in clear. They are never written
+ * to a file: each becomes an `{ env: NAME }` reference with a generated variable name, and the
+ * caller prints which variables to set (names only).
+ */
+import { stringify } from 'yaml';
+import type { BotUser, HttpsEdge, HttpsRoute, LiveSnapshot, TlsEdge } from '../api/index.js';
+import { parseStoredMetadata } from '../manifest/metadata.js';
+import { NAME_PATTERN } from '../manifest/schema.js';
+import { liveModuleToWrite, type Plain, type PlainObject } from '../plan/normalize.js';
+import {
+  CIRCUIT_BREAKER_DEFAULTS,
+  DEFAULT_COOKIE_PREFIX,
+  DEFAULT_NAMEID_FORMAT,
+  DEFAULT_TLS_MIN_VERSION,
+  HTTPS_EDGE_MODULES,
+  ROUTE_MODULES,
+  TLS_EDGE_MODULES,
+} from '../spec/api.js';
+
+export interface ImportOptions {
+  readonly owner: string;
+  /** Foreign edges too (not owned by anyone), with `id:` for adoption. */
+  readonly all?: boolean | undefined;
+  /** The `$schema` of the `# yaml-language-server:` first line. */
+  readonly schemaUrl: string;
+}
+
+export interface ImportedFile {
+  /** File name (no directory), e.g. `https-storefront.yaml`. */
+  readonly file: string;
+  readonly kind: 'TLSEdge' | 'HTTPSEdge' | 'BotUser';
+  readonly name: string;
+  /** Set when the file adopts a foreign edge. */
+  readonly adopts?: string;
+  readonly text: string;
+}
+
+/** A secret replaced by an env reference: which variable, holding which live field. */
+export interface SecretVariable {
+  readonly env: string;
+  /** Plan address of the resource, e.g. `https_edge.shop.route["/"]`. */
+  readonly address: string;
+  /** Field path inside the resource, e.g. `oauth.provider.google.client_secret`. */
+  readonly path: string;
+}
+
+export interface ImportResult {
+  readonly files: ImportedFile[];
+  readonly secrets: SecretVariable[];
+  /** Things left out or changed, in words. */
+  readonly notes: string[];
+}
+
+/** Values the server fills when a manifest leaves them out, per module: not worth writing. */
+const SESSION_DEFAULTS = {
+  cookie_prefix: DEFAULT_COOKIE_PREFIX,
+  // 0 means "the service's default": what it records when a manifest leaves them out.
+  inactivity_timeout: 0,
+  maximum_duration: 0,
+};
+const SERVER_DEFAULTS: Readonly<Record<string, Readonly<Record<string, Plain>>>> = {
+  tls_termination: { min_version: DEFAULT_TLS_MIN_VERSION, terminate_at: 'edge' },
+  circuit_breaker: { ...CIRCUIT_BREAKER_DEFAULTS },
+  oauth: { ...SESSION_DEFAULTS, auth_check_interval: 0 },
+  oidc: SESSION_DEFAULTS,
+  saml: { ...SESSION_DEFAULTS, nameid_format: DEFAULT_NAMEID_FORMAT },
+};
+
+export function importLive(live: LiveSnapshot, options: ImportOptions): ImportResult {
+  const notes: string[] = [];
+  const secrets: SecretVariable[] = [];
+  const files: ImportedFile[] = [];
+  const usedEnv = new Set<string>();
+  const header = `# yaml-language-server: $schema=${options.schemaUrl}\n`;
+
+  const edges: { kind: 'TLSEdge' | 'HTTPSEdge'; edge: TlsEdge | HttpsEdge }[] = [
+    ...live.tlsEdges.map((edge) => ({ kind: 'TLSEdge' as const, edge })),
+    ...live.httpsEdges.map((edge) => ({ kind: 'HTTPSEdge' as const, edge })),
+  ].sort((a, b) => compare(a.edge.id, b.edge.id));
+  const names = { TLSEdge: new Set<string>(), HTTPSEdge: new Set<string>() };
+
+  for (const { kind, edge } of edges) {
+    const meta = parseStoredMetadata(edge.metadata);
+    const ours = meta?.owner === options.owner;
+    if (!ours) {
+      if (meta?.owner !== undefined) {
+        notes.push(
+          `${edge.id}: owned by "${meta.owner}", skipped (import with --owner ${meta.owner})`,
+        );
+        continue;
+      }
+      if (options.all !== true) continue;
+    }
+    const wanted = ours && meta?.name !== undefined ? meta.name : derivedName(edge);
+    const name = unique(wanted, names[kind]);
+    if (name !== wanted) notes.push(`${edge.id}: named "${name}" ("${wanted}" was taken)`);
+    const prefix = kind === 'TLSEdge' ? 'tls_edge' : 'https_edge';
+    const address = `${prefix}.${name}`;
+    /** `where` names the route (`route1`) for route fields, '' for the edge's own. */
+    const secretEnv = (owner: string, where: string, path: string): string => {
+      const env = uniqueEnv(`${prefix}_${name}_${where}_${path}`, usedEnv);
+      secrets.push({ env, address: owner, path });
+      return env;
+    };
+
+    const doc: Record<string, unknown> = { kind, name };
+    if (!ours) doc.id = edge.id;
+    if (edge.description) doc.description = edge.description;
+    if (meta === undefined) {
+      notes.push(
+        `${edge.id}: its metadata is not a set of labels; adopting it replaces the metadata`,
+      );
+    } else if (Object.keys(meta.labels).length > 0) {
+      doc.metadata = sortedObject(meta.labels);
+    }
+    if (meta?.protect === true && ours) doc.protect = true;
+    if (edge.hostports.length > 0) doc.hostports = [...edge.hostports];
+    const modules = kind === 'TLSEdge' ? TLS_EDGE_MODULES : HTTPS_EDGE_MODULES;
+    const fields = edge as unknown as Readonly<Record<string, unknown>>;
+    for (const module of modules) {
+      const value = manifestModule(module, fields[module], kind === 'HTTPSEdge', (p) =>
+        secretEnv(address, '', `${module}.${p}`),
+      );
+      if (value !== undefined) doc[module] = value;
+    }
+    if (kind === 'HTTPSEdge') {
+      const routes = (edge as HttpsEdge).routes
+        .slice()
+        .sort((a, b) => compare(a.id, b.id))
+        .map((route, i) =>
+          manifestRoute(route, edge.id, notes, (p) =>
+            secretEnv(`${address}.route[${JSON.stringify(route.match)}]`, `route${i + 1}`, p),
+          ),
+        );
+      if (routes.length > 0) doc.routes = routes;
+    }
+    const slug = kind === 'TLSEdge' ? 'tls' : 'https';
+    files.push({
+      file: `${slug}-${name}.yaml`,
+      kind,
+      name,
+      ...(ours ? {} : { adopts: edge.id }),
+      text: header + stringify(doc, { lineWidth: 0 }),
+    });
+  }
+
+  const botNames = new Set<string>();
+  for (const bot of [...live.botUsers].sort((a, b) => compare(a.id, b.id))) {
+    const file = botFile(bot, botNames, notes, header);
+    if (file !== undefined) files.push(file);
+  }
+  return { files, secrets, notes };
+}
+
+function botFile(
+  bot: BotUser,
+  names: Set<string>,
+  notes: string[],
+  header: string,
+): ImportedFile | undefined {
+  if (!NAME_PATTERN.test(bot.name)) {
+    notes.push(`bot user ${bot.id}: name "${bot.name}" is not a valid manifest name, skipped`);
+    return undefined;
+  }
+  if (names.has(bot.name)) {
+    notes.push(`bot user ${bot.id}: another bot user is named "${bot.name}", skipped`);
+    return undefined;
+  }
+  names.add(bot.name);
+  const doc: Record<string, unknown> = { kind: 'BotUser', name: bot.name };
+  if (!bot.active) doc.active = false;
+  return {
+    file: `bot-${bot.name}.yaml`,
+    kind: 'BotUser',
+    name: bot.name,
+    text: header + stringify(doc, { lineWidth: 0 }),
+  };
+}
+
+function manifestRoute(
+  route: HttpsRoute,
+  edgeId: string,
+  notes: string[],
+  secretEnv: (path: string) => string,
+): Record<string, unknown> {
+  const doc: Record<string, unknown> = { match_type: route.match_type, match: route.match };
+  if (route.description) doc.description = route.description;
+  const meta = parseStoredMetadata(route.metadata);
+  if (meta === undefined) {
+    notes.push(
+      `${edgeId} route ${route.match}: its metadata is not a set of labels; applying replaces it`,
+    );
+  } else if (Object.keys(meta.labels).length > 0) {
+    doc.metadata = sortedObject(meta.labels);
+  }
+  const fields = route as unknown as Readonly<Record<string, unknown>>;
+  for (const module of ROUTE_MODULES) {
+    const value = manifestModule(module, fields[module], false, (p) => secretEnv(`${module}.${p}`));
+    if (value !== undefined) doc[module] = value;
+  }
+  return doc;
+}
+
+/**
+ * One live module in manifest form, or undefined when unset. `atEdge`: an HTTPS edge's TLS
+ * termination, whose manifest shape has no `terminate_at`.
+ */
+function manifestModule(
+  module: string,
+  read: unknown,
+  atEdge: boolean,
+  secretEnv: (path: string) => string,
+): PlainObject | undefined {
+  const raw = liveModuleToWrite(module, read);
+  if (raw === undefined) return undefined;
+  // Plain JSON data from here on (the read shapes are JSON already; this only drops undefined).
+  const write = JSON.parse(JSON.stringify(raw)) as PlainObject;
+  const defaults = SERVER_DEFAULTS[module] ?? {};
+  const out: PlainObject = {};
+  for (const [key, value] of Object.entries(write)) {
+    if (key === 'enabled' && value === true) continue;
+    if (atEdge && key === 'terminate_at') continue;
+    if (defaults[key] !== undefined && defaults[key] === value) continue;
+    const clean = withoutZeros(value, key);
+    if (clean !== undefined) out[key] = clean;
+  }
+  return replaceSecrets(module, out, '', secretEnv) as PlainObject;
+}
+
+/** Drops what a manifest would not write: nulls, empty lists and maps, `false` flags. */
+function withoutZeros(value: Plain, key: string): Plain | undefined {
+  if (value === null) return undefined;
+  if (value === false && key !== 'enabled') return undefined;
+  if (Array.isArray(value)) return value.length === 0 ? undefined : value;
+  if (typeof value === 'object') {
+    const out: PlainObject = {};
+    for (const [k, v] of Object.entries(value)) {
+      const c = withoutZeros(v, k);
+      if (c !== undefined) out[k] = c;
+    }
+    return Object.keys(out).length === 0 ? undefined : out;
+  }
+  return value;
+}
+
+function replaceSecrets(
+  module: string,
+  value: Plain,
+  path: string,
+  secretEnv: (path: string) => string,
+): Plain {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const out: PlainObject = {};
+  for (const [k, v] of Object.entries(value)) {
+    const p = path === '' ? k : `${path}.${k}`;
+    const secret =
+      typeof v === 'string' &&
+      (k === 'client_secret' || (module === 'webhook_verification' && k === 'secret'));
+    out[k] = secret ? { env: secretEnv(p) } : replaceSecrets(module, v, p, secretEnv);
+  }
+  return out;
+}
+
+/** A manifest name from an edge's first hostport's host, else from its ID. */
+function derivedName(edge: TlsEdge | HttpsEdge): string {
+  const host = edge.hostports[0]?.replace(/:\d+$/, '') ?? '';
+  const candidates = [host, edge.id];
+  for (const c of candidates) {
+    const slug = c
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '')
+      .slice(0, 63)
+      .replace(/[^a-z0-9]+$/, '');
+    if (NAME_PATTERN.test(slug)) return slug;
+  }
+  return 'imported';
+}
+
+function unique(name: string, used: Set<string>): string {
+  let candidate = name;
+  for (let n = 2; used.has(candidate); n++) {
+    const suffix = `-${n}`;
+    candidate = `${name.slice(0, 63 - suffix.length).replace(/[^a-z0-9]+$/, '')}${suffix}`;
+  }
+  used.add(candidate);
+  return candidate;
+}
+
+/** `EDGESYNC_` + the upper-cased path, with anything but letters and digits as `_`. */
+function uniqueEnv(path: string, used: Set<string>): string {
+  const base = `EDGESYNC_${path
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')}`;
+  let env = base;
+  for (let n = 2; used.has(env); n++) env = `${base}_${n}`;
+  used.add(env);
+  return env;
+}
+
+function sortedObject(labels: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of Object.keys(labels).sort(compare)) out[k] = labels[k] as string;
+  return out;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,73 @@
+/**
+ * Looking before creating again. When a POST's outcome is unknown (timeout, reset, 5xx), the
+ * create may have happened: re-sending it blindly could make a duplicate edge, route or bot user.
+ * These lookups find what the lost POST would have created, by the keys the plan relies on:
+ * - edges: our `edgesync/owner` and `edgesync/name` in the metadata the POST carried;
+ * - routes: the `match` on the parent edge (unique per edge, enforced by the API);
+ * - bot users: the name (the planner only creates a bot user no live one carries).
+ * They return the found ID, or undefined when the create provably did not happen as far as a
+ * fresh read can tell. A lookup that cannot decide throws: the caller must then not re-send.
+ */
+import type { ApiClient } from '../api/index.js';
+import { parseStoredMetadata } from '../manifest/metadata.js';
+import type { Target } from './dispatch.js';
+import { InvalidOperationError } from './dispatch.js';
+
+export type LookupClient = Pick<
+  ApiClient,
+  'listTlsEdges' | 'listHttpsEdges' | 'listBotUsers' | 'getHttpsEdge'
+>;
+
+function field(body: unknown, key: string): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const value = (body as Record<string, unknown>)[key];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The ID of the resource the POST to `target` with `body` created, if it exists now. */
+export async function findCreated(
+  client: LookupClient,
+  target: Target,
+  body: unknown,
+): Promise<string | undefined> {
+  switch (target.kind) {
+    case 'edges': {
+      const own = parseStoredMetadata(field(body, 'metadata'));
+      if (own?.owner === undefined || own.name === undefined) {
+        throw new InvalidOperationError(
+          `cannot verify an edge create without ownership keys in its metadata (${target.edgeKind})`,
+        );
+      }
+      const { items } =
+        target.edgeKind === 'tls' ? await client.listTlsEdges() : await client.listHttpsEdges();
+      // Oldest first: if a duplicate ever existed, keep converging on the same one.
+      const found = items
+        .filter((edge) => {
+          const meta = parseStoredMetadata(edge.metadata);
+          return meta?.owner === own.owner && meta?.name === own.name;
+        })
+        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      return found[0]?.id;
+    }
+    case 'routes': {
+      const match = field(body, 'match');
+      if (match === undefined) {
+        throw new InvalidOperationError('cannot verify a route create without its match');
+      }
+      const edge = await client.getHttpsEdge(target.edgeId);
+      return edge.routes.find((r) => r.match === match)?.id;
+    }
+    case 'bot_users': {
+      const name = field(body, 'name');
+      if (name === undefined) {
+        throw new InvalidOperationError('cannot verify a bot user create without its name');
+      }
+      const { items } = await client.listBotUsers();
+      return items
+        .filter((u) => u.name === name)
+        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))[0]?.id;
+    }
+    default:
+      throw new InvalidOperationError(`no create lookup for a ${target.kind}`);
+  }
+}

@@ -1,0 +1,328 @@
+/**
+ * `edgesync apply [DIR | PLANFILE] [options]`: computes the plan (or recomputes a saved one and
+ * refuses it when stale), shows it on stderr, asks for confirmation on a terminal unless
+ * `--yes`, executes it, then observes again and reports `converged` or the residual drift.
+ *
+ * Exit codes: 0 converged (or nothing to do); 1 invalid manifests, guard refusal, stale plan,
+ * declined or impossible confirmation, failed operations, or residual drift; 64 usage errors.
+ * Without a terminal and without `--yes`, nothing is applied (like `terraform apply` without
+ * `-auto-approve` in CI): an unattended apply must say so explicitly.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import type { Readable } from 'node:stream';
+import { parseArgs } from 'node:util';
+import { type ApiClient, createApiClient, observe } from '../../api/index.js';
+import { applyAndVerify } from '../../apply/cycle.js';
+import { DEFAULT_CONCURRENCY } from '../../apply/executor.js';
+import { checkGuards, DEFAULT_MAX_DELETES } from '../../apply/guards.js';
+import { progressLine, summarize } from '../../apply/progress.js';
+import { errorMessage, ManifestError, StalePlanError, UsageError } from '../../errors.js';
+import { createLogger, type Logger, silentLogger } from '../../log.js';
+import { formatDiagnostic } from '../../manifest/diagnostics.js';
+import type { DesiredSet } from '../../manifest/schema.js';
+import { buildPlan, type Plan, planSchema, renderText } from '../../plan/index.js';
+import { parseRateLimit } from '../../server/knobs.js';
+import type { CliContext } from '../context.js';
+import { ExitCode } from '../exit.js';
+import { checkOwner, type PreparedPlan, preparePlan, requireApiConfig } from '../pipeline.js';
+
+export const summary = 'apply the changes: make the live account match the manifests';
+
+const USAGE = `usage: edgesync apply [DIR | PLANFILE] [options]
+
+Computes the plan for the manifests under DIR (default: $EDGESYNC_DIR, else the current
+directory), shows it, asks
+for confirmation, applies it, and checks that the live state converged. Given a plan file
+written by "edgesync plan --out", recomputes the plan and refuses it if the live state or the
+manifests changed since.
+
+options:
+  --yes                 apply without asking (required when not on a terminal)
+  --owner ID            owner id of the edges edgesync manages (default "default")
+  --concurrency N       edges applied in parallel (default ${DEFAULT_CONCURRENCY})
+  --rate-limit N/Ws     client-side limit, e.g. 120/60s (default: none)
+  --max-deletes N       refuse a plan deleting more edges than N (default ${DEFAULT_MAX_DELETES})
+  --allow-empty         let an empty manifest set delete the edges it owns
+  --dir DIR             the manifest directory of a PLANFILE (default: $EDGESYNC_DIR, else
+                        the current directory)
+  --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
+  --api-url URL         Edge API base URL (or EDGESYNC_API_URL)
+  --api-key KEY         Edge API key (or EDGESYNC_API_KEY)
+  -h, --help            show this help
+
+exit codes: 0 converged or nothing to do, 1 error or not converged, 64 usage error
+`;
+
+/** A command context that may carry the standard input (the prompt reads it). */
+type ApplyContext = CliContext & { readonly stdin?: Readable & { isTTY?: boolean } };
+
+interface Options {
+  readonly target: string;
+  readonly yes: boolean;
+  readonly owner: string | undefined;
+  readonly concurrency: number;
+  readonly rateLimit: { limit: number; windowMs: number } | undefined;
+  readonly maxDeletes: number;
+  readonly allowEmpty: boolean;
+  readonly dir: string | undefined;
+  readonly secretDirs: string[];
+  readonly apiUrl: string | undefined;
+  readonly apiKey: string | undefined;
+}
+
+export async function run(ctx: CliContext): Promise<number> {
+  const options = parseOptions(ctx);
+  if (options === 'help') {
+    ctx.stderr.write(USAGE);
+    return ExitCode.ok;
+  }
+  const api = requireApiConfig({ apiUrl: options.apiUrl, apiKey: options.apiKey }, ctx.env);
+  const tty = ctx.stderr.isTTY === true;
+  // On a terminal the progress line speaks; elsewhere one JSON log line per operation.
+  const logger: Logger = tty
+    ? silentLogger()
+    : createLogger({ level: ctx.env.EDGESYNC_LOG_LEVEL ?? 'info', destination: ctx.stderr });
+  const client = createApiClient({
+    baseUrl: api.baseUrl,
+    apiKey: api.apiKey,
+    logger,
+    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+  });
+  try {
+    return await applyWith(ctx as ApplyContext, options, client, logger, tty);
+  } finally {
+    await client.close();
+  }
+}
+
+async function applyWith(
+  ctx: ApplyContext,
+  options: Options,
+  client: ApiClient,
+  logger: Logger,
+  tty: boolean,
+): Promise<number> {
+  const target = path.resolve(ctx.cwd, options.target);
+  const savedPlan = await readPlanFile(target);
+  const dir =
+    savedPlan === undefined
+      ? target
+      : path.resolve(ctx.cwd, options.dir ?? (ctx.env.EDGESYNC_DIR || '.'));
+
+  // The same pipeline as `edgesync plan`: load + observe + plan + fingerprints.
+  let prepared: PreparedPlan;
+  try {
+    prepared = await preparePlan({
+      dir,
+      client,
+      owner: options.owner,
+      allowEmpty: options.allowEmpty,
+      maxDeletes: options.maxDeletes,
+      env: ctx.env,
+      secretDirs: options.secretDirs.map((d) => path.resolve(ctx.cwd, d)),
+      signal: ctx.signal,
+    });
+  } catch (err) {
+    if (!(err instanceof ManifestError)) throw err;
+    for (const d of err.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
+    ctx.stderr.write(
+      `${err.diagnostics.length} manifest error(s): nothing was applied (no write happens while any manifest is invalid)\n`,
+    );
+    return ExitCode.error;
+  }
+  const { plan, snapshot: live, desired: set } = prepared;
+  if (savedPlan !== undefined) checkFresh(savedPlan, plan);
+  const planOptions = {
+    owner: plan.owner,
+    maxDeletes: options.maxDeletes,
+    allowEmpty: options.allowEmpty,
+  };
+  // The post-apply check: observe again, and plan the same desired set the same way.
+  const replan = async () => {
+    const again = await observe(client, { signal: ctx.signal });
+    return { live: again, plan: buildPlan(set, again, planOptions) };
+  };
+
+  const color = tty && ctx.env.NO_COLOR === undefined;
+  ctx.stderr.write(renderText(plan, { color }));
+  ctx.stderr.write('\n');
+
+  const guardOptions = {
+    maxDeletes: options.maxDeletes,
+    allowEmpty: options.allowEmpty,
+    desiredCount: desiredCount(set),
+  };
+  const verdict = checkGuards(plan, { ...guardOptions, live });
+  if (verdict.refusals.length > 0) {
+    ctx.stderr.write(
+      `Refusing to apply (a safety guard blocked part of the plan; nothing was written):\n${verdict.refusals.map((r) => `  - ${r}`).join('\n')}\n`,
+    );
+    return ExitCode.error;
+  }
+  const operations = plan.changes.reduce((n, c) => n + c.operations.length, 0);
+  if (operations === 0) {
+    if (verdict.conflicts.length > 0) {
+      ctx.stderr.write(
+        'Nothing to apply, but the live state cannot match the manifests (see the blocked resources above).\n',
+      );
+      return ExitCode.error;
+    }
+    ctx.stderr.write('converged: nothing to apply.\n');
+    return ExitCode.ok;
+  }
+
+  const confirmed = await confirm(ctx, options.yes, operations);
+  if (confirmed !== true) {
+    ctx.stderr.write(`${confirmed}\n`);
+    return ExitCode.error;
+  }
+
+  const line = tty ? progressLine(ctx.stderr) : undefined;
+  const outcome = await applyAndVerify(plan, {
+    client,
+    live,
+    concurrency: options.concurrency,
+    signal: ctx.signal,
+    logger,
+    guards: guardOptions,
+    replan,
+    ...(line === undefined ? {} : { onProgress: line.update }),
+  }).finally(() => line?.end());
+  ctx.stderr.write(summarize(outcome));
+  return outcome.converged ? ExitCode.ok : ExitCode.error;
+}
+
+function desiredCount(set: DesiredSet): number {
+  return set.tlsEdges.length + set.httpsEdges.length + set.botUsers.length;
+}
+
+/** Asks on a terminal; true to go ahead, or the reason not to. */
+async function confirm(
+  ctx: ApplyContext,
+  yes: boolean,
+  operations: number,
+): Promise<true | string> {
+  if (yes) return true;
+  // The command context carries no stdin in every caller; the process's is the terminal's.
+  const stdin = ctx.stdin ?? process.stdin;
+  if (stdin.isTTY !== true || ctx.stderr.isTTY !== true) {
+    return 'Not applied: not on a terminal, so no one can confirm. Pass --yes to apply without asking.';
+  }
+  const rl = createInterface({ input: stdin, output: ctx.stderr });
+  try {
+    const answer = await rl.question(
+      `Apply these changes (${operations} operation${operations === 1 ? '' : 's'})? Only "yes" is accepted. (yes/no) `,
+      { signal: ctx.signal },
+    );
+    return answer.trim() === 'yes' ? true : 'Apply cancelled.';
+  } catch {
+    return 'Apply cancelled.';
+  } finally {
+    rl.close();
+  }
+}
+
+/** A saved plan, when the target is a file (not a manifest directory). */
+async function readPlanFile(target: string): Promise<Plan | undefined> {
+  let isFile = false;
+  try {
+    isFile = (await stat(target)).isFile();
+  } catch {
+    return undefined; // not there: loadManifests reports the missing directory
+  }
+  if (!isFile) return undefined;
+  let data: unknown;
+  try {
+    data = JSON.parse(await readFile(target, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`${target} is not a plan file (JSON): ${errorMessage(err)}`);
+  }
+  const parsed = planSchema.safeParse(data);
+  if (!parsed.success) {
+    throw new UsageError(`${target} is not an edgesync plan file of format_version 1`);
+  }
+  if (parsed.data.fingerprint === undefined) {
+    throw new UsageError(`${target} carries no fingerprint; write it with "edgesync plan --out"`);
+  }
+  return parsed.data;
+}
+
+function checkFresh(saved: Plan, fresh: Plan): void {
+  const a = saved.fingerprint;
+  const b = fresh.fingerprint;
+  if (a === undefined || b === undefined) {
+    throw new StalePlanError('cannot compare the saved plan with the current state');
+  }
+  const stale: string[] = [];
+  if (a.live !== b.live) stale.push('the live state');
+  if (a.manifests !== b.manifests) stale.push('the manifests');
+  if (saved.owner !== fresh.owner) stale.push('the owner');
+  if (stale.length > 0) {
+    throw new StalePlanError(
+      `the saved plan is stale: ${stale.join(' and ')} changed since it was made; run "edgesync plan" again`,
+    );
+  }
+}
+
+function parseOptions(ctx: CliContext): Options | 'help' {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(ctx.argv);
+  } catch (err) {
+    throw new UsageError(`${errorMessage(err)}\n${USAGE}`, { cause: err });
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return 'help';
+  if (positionals.length > 1)
+    throw new UsageError(`expected at most one DIR or PLANFILE\n${USAGE}`);
+  const count = (flag: string, text: string | undefined, fallback: number, min: number) => {
+    if (text === undefined) return fallback;
+    if (!/^\d+$/.test(text) || Number(text) < min || !Number.isSafeInteger(Number(text))) {
+      throw new UsageError(`--${flag} must be a whole number of at least ${min}, got "${text}"`);
+    }
+    return Number(text);
+  };
+  let rateLimit: Options['rateLimit'];
+  if (values['rate-limit'] !== undefined) {
+    rateLimit = parseRateLimit(values['rate-limit']);
+    if (rateLimit === undefined) {
+      throw new UsageError(`--rate-limit must look like 120/60s, got "${values['rate-limit']}"`);
+    }
+  }
+  return {
+    target: positionals[0] ?? (ctx.env.EDGESYNC_DIR || '.'),
+    yes: values.yes === true,
+    owner: values.owner === undefined ? undefined : checkOwner(values.owner),
+    concurrency: count('concurrency', values.concurrency, DEFAULT_CONCURRENCY, 1),
+    rateLimit,
+    maxDeletes: count('max-deletes', values['max-deletes'], DEFAULT_MAX_DELETES, 0),
+    allowEmpty: values['allow-empty'] === true,
+    dir: values.dir,
+    secretDirs: values['secret-dir'] ?? [],
+    apiUrl: values['api-url'],
+    apiKey: values['api-key'],
+  };
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      yes: { type: 'boolean', short: 'y' },
+      owner: { type: 'string' },
+      concurrency: { type: 'string' },
+      'rate-limit': { type: 'string' },
+      'max-deletes': { type: 'string' },
+      'allow-empty': { type: 'boolean' },
+      dir: { type: 'string' },
+      'secret-dir': { type: 'string', multiple: true },
+      'api-url': { type: 'string' },
+      'api-key': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}

@@ -1,0 +1,199 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiClient } from '../../../src/api/index.js';
+import { loadManifests } from '../../../src/manifest/loader.js';
+import { buildPlan } from '../../../src/plan/index.js';
+import { startTestServer } from '../../helpers/server.js';
+import { apiClient, apiEnv, runCli, snapshotOf, tempDir, writeManifests } from './helpers.js';
+
+type Server = Awaited<ReturnType<typeof startTestServer>>;
+
+const SAML_XML = '<EntityDescriptor entityID="https://idp.example.com"></EntityDescriptor>';
+
+/** Edges made by hand (not by edgesync), with every kind of module, secrets included. */
+async function seedForeign(client: ApiClient): Promise<void> {
+  const web = await client.createHttpsEdge({
+    description: 'hand made',
+    metadata: 'not json at all',
+    hostports: ['web.example.com:443'],
+    tls_termination: { min_version: '1.3' },
+    mutual_tls: { certificate_authority_ids: ['ca_one', 'ca_two'] },
+  });
+  await client.createRoute(web.id, {
+    match_type: 'path_prefix',
+    match: '/',
+    description: 'root',
+    backend: { backend_id: 'bkdhr_web' },
+    ip_restriction: { ip_policy_ids: ['ipp_a'] },
+    circuit_breaker: { error_threshold_percentage: 0.5, num_buckets: 10 },
+    request_headers: { add: { 'X-Team': 'web' }, remove: ['X-Debug'] },
+    response_headers: { add: { 'X-Served-By': 'edge' } },
+    user_agent_filter: { deny: ['badbot'] },
+    oauth: {
+      provider: {
+        github: {
+          client_id: 'gh-id',
+          client_secret: 'gh-secret-value',
+          organizations: ['acme'],
+          teams: ['acme/web'],
+        },
+      },
+      options_passthrough: true,
+      inactivity_timeout: 300,
+    },
+  });
+  await client.createRoute(web.id, {
+    match_type: 'exact_path',
+    match: '/hook',
+    webhook_verification: { provider: 'stripe', secret: 'whsec-value' },
+    backend: { backend_id: 'bkdhr_hook', enabled: false },
+    traffic_policy: { value: '{"on_http_request":[]}' },
+  });
+  await client.createRoute(web.id, {
+    match_type: 'exact_path',
+    match: '/sso',
+    saml: { idp_metadata: SAML_XML, force_authn: true },
+    compression: { enabled: true },
+    websocket_tcp_converter: {},
+  });
+  await client.createRoute(web.id, {
+    match_type: 'exact_path',
+    match: '/oidc',
+    oidc: {
+      issuer: 'https://issuer.example.com',
+      client_id: 'oidc-id',
+      client_secret: 'oidc-secret-value',
+      scopes: ['openid', 'email'],
+    },
+  });
+  await client.createTlsEdge({
+    hostports: ['tcp.example.com:9000'],
+    backend: { backend_id: 'bkdtg_tcp' },
+    tls_termination: { terminate_at: 'upstream' },
+    traffic_policy: { value: 'policy' },
+  });
+  await client.createTlsEdge({
+    metadata: JSON.stringify({ 'edgesync/owner': 'other', 'edgesync/name': 'theirs' }),
+    hostports: ['theirs.example.com:443'],
+  });
+  await client.createBotUser({ name: 'deployer', active: false });
+}
+
+describe('edgesync import', () => {
+  let server: Server;
+  let tmp: Awaited<ReturnType<typeof tempDir>>;
+  let client: ApiClient;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    tmp = await tempDir();
+    client = apiClient(server.url, server.apiKey);
+    env = apiEnv(server.url, server.apiKey);
+    await seedForeign(client);
+    // And one edge edgesync owns already.
+    const dir = path.join(tmp.dir, 'seed');
+    await writeManifests(dir, [
+      {
+        kind: 'HTTPSEdge',
+        name: 'owned',
+        protect: true,
+        metadata: { team: 'core' },
+        hostports: ['owned.example.com:443'],
+        routes: [{ match_type: 'path_prefix', match: '/', backend: { backend_id: 'bkdhr_x' } }],
+      },
+    ]);
+    expect((await runCli(['apply', dir, '--yes'], { env })).code).toBe(0);
+  });
+  afterAll(async () => {
+    await client.close();
+    await server.close();
+    await tmp.cleanup();
+  });
+
+  it('imports owned edges only by default, and the plan right after shows no change', async () => {
+    const out = path.join(tmp.dir, 'owned-only');
+    const run = await runCli(['import', '--out', out], { env });
+    expect(run.code).toBe(0);
+    const files = (await readdir(out)).sort();
+    expect(files).toEqual(['bot-deployer.yaml', 'https-owned.yaml']);
+    const text = await readFile(path.join(out, 'https-owned.yaml'), 'utf8');
+    expect(text.split('\n')[0]).toMatch(
+      /^# yaml-language-server: \$schema=.*edgesync\.schema\.json$/,
+    );
+    expect(text).toContain('protect: true');
+    expect(text).not.toMatch(/^id:/m);
+
+    const loaded = await loadManifests(out, { env: {} });
+    expect(loaded.diagnostics).toEqual([]);
+    if (!loaded.ok) return;
+    const plan = buildPlan(loaded.set, await snapshotOf(server.url, server.apiKey));
+    expect(plan.changes.filter((c) => c.action !== 'noop')).toEqual([]);
+  });
+
+  it('imports foreign edges with --all; the files validate and applying adopts them to convergence', async () => {
+    const out = path.join(tmp.dir, 'all');
+    const run = await runCli(['import', '--all', '--out', out], { env });
+    expect(run.code).toBe(0);
+    // Secrets never reach a file or the output; their variables are listed.
+    const texts = await Promise.all(
+      (await readdir(out)).map((f) => readFile(path.join(out, f), 'utf8')),
+    );
+    for (const secret of ['gh-secret-value', 'whsec-value', 'oidc-secret-value']) {
+      expect(run.stderr).not.toContain(secret);
+      for (const t of texts) expect(t).not.toContain(secret);
+    }
+    expect(run.stderr).toMatch(/owned by "other", skipped/);
+    expect(run.stderr).toMatch(/metadata is not a set of labels/);
+    const vars = [...run.stderr.matchAll(/^ {2}(EDGESYNC_[A-Z0-9_]+) {2}\((\S+) (\S+)\)$/gm)];
+    expect(vars.map((m) => m[3]).sort()).toEqual([
+      'oauth.provider.github.client_secret',
+      'oidc.client_secret',
+      'webhook_verification.secret',
+    ]);
+    // Set each variable to the live value it stands for.
+    const live = await snapshotOf(server.url, server.apiKey);
+    const routes = live.httpsEdges.flatMap((e) => e.routes);
+    const secretsEnv: Record<string, string> = {};
+    for (const [, name, address, field] of vars) {
+      const match = JSON.parse(/route\[(.*)\]$/.exec(address ?? '')?.[1] ?? '""') as string;
+      // Several edges have a "/" route: the one where the field holds a string is the one.
+      for (const route of routes.filter((r) => r.match === match)) {
+        let value: unknown = route;
+        for (const key of (field ?? '').split('.')) {
+          value = (value as Record<string, unknown> | null)?.[key];
+        }
+        if (typeof value === 'string') secretsEnv[name as string] = value;
+      }
+    }
+
+    const validate = await runCli(['validate', out], { env: secretsEnv });
+    expect(validate.stderr).toMatch(/valid/);
+    expect(validate.code).toBe(0);
+
+    const applied = await runCli(['apply', out, '--yes'], { env: { ...env, ...secretsEnv } });
+    expect(applied.stderr).toMatch(/adopt/);
+    expect(applied.stderr).toContain('converged');
+    expect(applied.code).toBe(0);
+    const again = await runCli(['apply', out, '--yes'], { env: { ...env, ...secretsEnv } });
+    expect(again.stderr).toContain('nothing to apply');
+    expect(again.code).toBe(0);
+    // The other owner's edge was left alone.
+    const after = await snapshotOf(server.url, server.apiKey);
+    expect(after.tlsEdges.find((e) => e.hostports.includes('theirs.example.com:443'))).toEqual(
+      live.tlsEdges.find((e) => e.hostports.includes('theirs.example.com:443')),
+    );
+  });
+
+  it('refuses to overwrite existing files without --force', async () => {
+    const out = path.join(tmp.dir, 'owned-only');
+    const before = await readFile(path.join(out, 'https-owned.yaml'), 'utf8');
+    const run = await runCli(['import', '--out', out], { env });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/already exist.*--force/s);
+    expect(await readFile(path.join(out, 'https-owned.yaml'), 'utf8')).toBe(before);
+    const forced = await runCli(['import', '--out', out, '--force'], { env });
+    expect(forced.code).toBe(0);
+  });
+});

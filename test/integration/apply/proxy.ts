@@ -1,0 +1,58 @@
+/**
+ * A loopback HTTP proxy in front of the local server that answers a share of requests with 429
+ * (`Retry-After: 0`, not forwarded): the server's own rate-limit knob only produces waits of a
+ * second or more, too slow for a test that wants many 429s.
+ */
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export async function startThrottlingProxy(
+  target: string,
+  rate: number,
+  random: () => number = Math.random,
+): Promise<{ url: string; throttled: () => number; close: () => Promise<void> }> {
+  const upstream = new URL(target);
+  let throttled = 0;
+  const server = createServer((req, res) => {
+    if (random() < rate) {
+      throttled += 1;
+      req.resume();
+      const body = JSON.stringify({
+        error_code: 'ERR_SVC_226',
+        status_code: 429,
+        msg: 'injected: rate limited',
+        details: { operation_id: 'op_proxy' },
+      });
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' });
+      res.end(body);
+      return;
+    }
+    const forward = request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    // The server resets some connections on purpose: pass the reset on.
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    throttled: () => throttled,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

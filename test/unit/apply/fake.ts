@@ -1,0 +1,160 @@
+/**
+ * Test doubles for the executor's unit tests: a scripted API client that records every call
+ * (method name and arguments) and answers from a handler, and plan builders.
+ */
+import type { ApiClient, LiveSnapshot } from '../../../src/api/index.js';
+import { ApiError } from '../../../src/errors.js';
+import type { Operation, Plan, ResourceChange } from '../../../src/plan/model.js';
+
+export interface Call {
+  readonly fn: string;
+  readonly args: readonly unknown[];
+}
+
+export type Handler = (call: Call, calls: readonly Call[]) => unknown;
+
+let nextId = 0;
+export function fakeId(prefix: string): string {
+  nextId += 1;
+  return `${prefix}${String(nextId).padStart(27, '0')}`;
+}
+
+/** Default answers: creates return a fresh ID, reads return empty lists. */
+export function defaultAnswer(call: Call): unknown {
+  switch (call.fn) {
+    case 'createTlsEdge':
+      return { id: fakeId('edgtls_') };
+    case 'createHttpsEdge':
+      return { id: fakeId('edghts_') };
+    case 'createRoute':
+      return { id: fakeId('edghtsrt_') };
+    case 'createBotUser':
+      return { id: fakeId('bot_') };
+    case 'listTlsEdges':
+    case 'listHttpsEdges':
+    case 'listBotUsers':
+      return { items: [], calls: 1 };
+    default:
+      return undefined;
+  }
+}
+
+export function fakeClient(handler: Handler = defaultAnswer): { client: ApiClient; calls: Call[] } {
+  const calls: Call[] = [];
+  const client = new Proxy(
+    {},
+    {
+      get(_, fn: string) {
+        if (fn === 'then') return undefined;
+        return async (...args: unknown[]) => {
+          const call = { fn, args };
+          calls.push(call);
+          // Let other lanes interleave, as real I/O would.
+          await Promise.resolve();
+          const answer = handler(call, calls);
+          if (answer instanceof Error) throw answer;
+          return answer;
+        };
+      },
+    },
+  ) as ApiClient;
+  return { client, calls };
+}
+
+export function apiError(
+  method: string,
+  path: string,
+  status: number,
+  outcomeUnknown = false,
+): ApiError {
+  return new ApiError({ method, path, status, apiMessage: `status ${status}`, outcomeUnknown });
+}
+
+export function op(
+  method: Operation['method'],
+  path: string,
+  extra: Partial<Operation> = {},
+): Operation {
+  return {
+    method,
+    path,
+    phase: 'main',
+    sensitive_paths: [],
+    description: `${method} ${path}`,
+    ...extra,
+  };
+}
+
+export function change(
+  address: string,
+  operations: Operation[],
+  extra: Partial<ResourceChange> = {},
+): ResourceChange {
+  const kind = address.includes('.route[')
+    ? 'route'
+    : address.startsWith('tls_edge.')
+      ? 'tls_edge'
+      : address.startsWith('bot_user.')
+        ? 'bot_user'
+        : 'https_edge';
+  const root = kind === 'route' ? address.slice(0, address.indexOf('.route[')) : address;
+  return {
+    address,
+    kind,
+    name: address.split('.')[1] ?? address,
+    root,
+    action: 'update',
+    reason: 'test',
+    fields: [],
+    modules: [],
+    operations,
+    ...extra,
+  };
+}
+
+export function plan(changes: ResourceChange[], extra: Partial<Plan> = {}): Plan {
+  return {
+    format_version: 1,
+    owner: 'default',
+    changes,
+    blocked: [],
+    summary: { create: 0, update: changes.length, delete: 0, adopt: 0, noop: 0 },
+    ...extra,
+  };
+}
+
+export function snapshot(
+  edges: { id: string; metadata: string; kind?: 'tls' | 'https' }[],
+): LiveSnapshot {
+  const rec = (id: string, metadata: string) => ({
+    id,
+    uri: `http://x/${id}`,
+    created_at: '2024-01-01T00:00:00Z',
+    description: null,
+    metadata,
+    hostports: [],
+    mutual_tls: null,
+    tls_termination: null,
+  });
+  return {
+    tlsEdges: edges
+      .filter((e) => e.kind === 'tls')
+      .map((e) => ({
+        ...rec(e.id, e.metadata),
+        backend: null,
+        ip_restriction: null,
+        traffic_policy: null,
+      })),
+    httpsEdges: edges
+      .filter((e) => e.kind !== 'tls')
+      .map((e) => ({ ...rec(e.id, e.metadata), routes: [] })),
+    botUsers: [],
+    calls: { tls: 1, https: 1, botUsers: 1 },
+  };
+}
+
+export function owned(name: string, owner = 'default', protect = false): string {
+  const meta: Record<string, string> = { 'edgesync/name': name, 'edgesync/owner': owner };
+  if (protect) meta['edgesync/protect'] = 'true';
+  return JSON.stringify(meta);
+}

@@ -1,0 +1,205 @@
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import type { HttpsEdge, LiveSnapshot, TlsEdge } from '../../../src/api/index.js';
+import { importLive } from '../../../src/apply/import.js';
+import { owned } from './fake.js';
+
+const nullRoute = {
+  backend: null,
+  ip_restriction: null,
+  circuit_breaker: null,
+  compression: null,
+  request_headers: null,
+  response_headers: null,
+  webhook_verification: null,
+  oauth: null,
+  saml: null,
+  oidc: null,
+  websocket_tcp_converter: null,
+  user_agent_filter: null,
+  traffic_policy: null,
+};
+
+function https(id: string, metadata: string | null, extra: Partial<HttpsEdge> = {}): HttpsEdge {
+  return {
+    id,
+    uri: `http://x/edges/https/${id}`,
+    created_at: '2024-01-01T00:00:00Z',
+    description: null,
+    metadata,
+    hostports: ['Shop.Example.com:443'],
+    mutual_tls: null,
+    tls_termination: { enabled: true, terminate_at: 'edge', min_version: '1.2' },
+    routes: [],
+    ...extra,
+  };
+}
+
+function tls(id: string, metadata: string | null): TlsEdge {
+  return {
+    id,
+    uri: `http://x/edges/tls/${id}`,
+    created_at: '2024-01-01T00:00:00Z',
+    description: 'tcp',
+    metadata,
+    hostports: [],
+    backend: { enabled: false, backend: { id: 'bkdtg_1', uri: 'u' } },
+    ip_restriction: null,
+    mutual_tls: null,
+    tls_termination: { enabled: true, terminate_at: 'upstream', min_version: null },
+    traffic_policy: null,
+  };
+}
+
+function live(partial: Partial<LiveSnapshot>): LiveSnapshot {
+  return {
+    tlsEdges: [],
+    httpsEdges: [],
+    botUsers: [],
+    calls: { tls: 1, https: 1, botUsers: 1 },
+    ...partial,
+  };
+}
+
+const options = { owner: 'default', schemaUrl: 'schema.json' };
+
+describe('importLive', () => {
+  it('writes owned edges in manifest form: IDs for Refs, defaults and zero values left out', () => {
+    const route = {
+      ...nullRoute,
+      id: 'edghtsrt_1',
+      uri: 'u',
+      created_at: '2024-01-01T00:00:00Z',
+      edge_id: 'edghts_1',
+      description: '',
+      metadata: '',
+      match_type: 'path_prefix',
+      match: '/',
+      backend: { enabled: true, backend: { id: 'bkdhr_1', uri: 'u' } },
+      oauth: {
+        enabled: true,
+        provider: {
+          google: {
+            client_id: 'cid',
+            client_secret: 'hunter2-value',
+            scopes: [],
+            email_domains: ['a.com'],
+          },
+          github: null,
+        },
+        options_passthrough: false,
+        cookie_prefix: 'svc.',
+        inactivity_timeout: 0,
+        maximum_duration: 0,
+        auth_check_interval: 0,
+      },
+    } as unknown as HttpsEdge['routes'][number];
+    const result = importLive(
+      live({
+        httpsEdges: [
+          https('edghts_1', JSON.stringify({ ...JSON.parse(owned('shop')), team: 'web' }), {
+            routes: [route],
+          }),
+        ],
+      }),
+      options,
+    );
+    expect(result.files.map((f) => f.file)).toEqual(['https-shop.yaml']);
+    const text = result.files[0]?.text ?? '';
+    expect(text.startsWith('# yaml-language-server: $schema=schema.json\n')).toBe(true);
+    expect(text).not.toContain('hunter2-value');
+    expect(parse(text)).toEqual({
+      kind: 'HTTPSEdge',
+      name: 'shop',
+      metadata: { team: 'web' },
+      hostports: ['Shop.Example.com:443'],
+      // Set live with the server's defaults only: still set, so still in the manifest.
+      tls_termination: {},
+      routes: [
+        {
+          match_type: 'path_prefix',
+          match: '/',
+          backend: { backend_id: 'bkdhr_1' },
+          oauth: {
+            provider: {
+              google: {
+                client_id: 'cid',
+                client_secret: {
+                  env: 'EDGESYNC_HTTPS_EDGE_SHOP_ROUTE1_OAUTH_PROVIDER_GOOGLE_CLIENT_SECRET',
+                },
+                email_domains: ['a.com'],
+              },
+            },
+          },
+        },
+      ],
+    });
+    expect(result.secrets).toEqual([
+      {
+        env: 'EDGESYNC_HTTPS_EDGE_SHOP_ROUTE1_OAUTH_PROVIDER_GOOGLE_CLIENT_SECRET',
+        address: 'https_edge.shop.route["/"]',
+        path: 'oauth.provider.google.client_secret',
+      },
+    ]);
+  });
+
+  it.each([
+    [false, ['https-shop.yaml']],
+    [true, ['https-shop.yaml', 'https-shop.example.com.yaml', 'tls-edgtls_9.yaml']],
+  ])('with all=%s imports %j', (all, files) => {
+    const result = importLive(
+      live({
+        httpsEdges: [
+          https('edghts_1', owned('shop')),
+          https('edghts_2', 'hand made'),
+          https('edghts_3', owned('x', 'team-b')),
+        ],
+        tlsEdges: [tls('edgtls_9', null)],
+      }),
+      { ...options, all },
+    );
+    expect(result.files.map((f) => f.file)).toEqual(files);
+    expect(result.notes.join('\n')).toMatch(/owned by "team-b", skipped/);
+    if (all) {
+      const foreign = result.files.find((f) => f.adopts === 'edghts_2');
+      expect(parse(foreign?.text ?? '')).toMatchObject({
+        id: 'edghts_2',
+        name: 'shop.example.com',
+      });
+      const t = parse(result.files[2]?.text ?? '') as Record<string, unknown>;
+      expect(t).toEqual({
+        kind: 'TLSEdge',
+        name: 'edgtls_9',
+        id: 'edgtls_9',
+        description: 'tcp',
+        backend: { enabled: false, backend_id: 'bkdtg_1' },
+        tls_termination: { terminate_at: 'upstream' },
+      });
+    }
+  });
+
+  it('writes bot users, skipping names a manifest cannot carry', () => {
+    const bot = (id: string, name: string, active: boolean) => ({
+      id,
+      uri: 'u',
+      created_at: '2024-01-01T00:00:00Z',
+      name,
+      active,
+    });
+    const result = importLive(
+      live({
+        botUsers: [
+          bot('bot_1', 'ci', true),
+          bot('bot_2', 'Deploy Bot', false),
+          bot('bot_3', 'ops', false),
+        ],
+      }),
+      options,
+    );
+    expect(result.files.map((f) => [f.file, parse(f.text)])).toEqual([
+      ['bot-ci.yaml', { kind: 'BotUser', name: 'ci' }],
+      ['bot-ops.yaml', { kind: 'BotUser', name: 'ops', active: false }],
+    ]);
+    expect(result.notes.join('\n')).toMatch(/"Deploy Bot" is not a valid manifest name/);
+  });
+});

@@ -1,0 +1,90 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import type { CycleOutcome } from '../../../src/apply/cycle.js';
+import type { ExecuteResult } from '../../../src/apply/executor.js';
+import { progressLine, summarize } from '../../../src/apply/progress.js';
+import { change } from './fake.js';
+
+const result: ExecuteResult = {
+  total: 3,
+  done: 2,
+  failed: 1,
+  skipped: 0,
+  writes: 2,
+  errors: [
+    {
+      address: 'https_edge.a',
+      root: 'https_edge.a',
+      method: 'PATCH',
+      path: '/edges/https/edghts_a',
+      message: 'https_edge.a vanished; it will be recreated on the next run',
+      code: 'ES_API',
+    },
+  ],
+  vanished: ['https_edge.a'],
+  deletesSkipped: false,
+  aborted: false,
+  created: {},
+  messages: [],
+};
+
+describe('summarize', () => {
+  it('reports counts, errors and the residual drift', () => {
+    const outcome: CycleOutcome = {
+      result,
+      converged: false,
+      residual: {
+        changes: [change('https_edge.a', [], { action: 'create', reason: 'not found live' })],
+        blocked: [],
+      },
+      verifyError: undefined,
+      kept: [{ address: 'https_edge.p', kind: 'guard', reason: 'protected' }],
+      conflicts: [],
+    };
+    expect(summarize(outcome)).toMatchInlineSnapshot(`
+      "Apply: 3 operations: 2 done (2 writes), 1 failed, 0 skipped.
+        error: https_edge.a vanished; it will be recreated on the next run
+      Kept (protected, manifest removed):
+        https_edge.p: protected
+      Not converged: 1 difference remains (the next run retries them):
+        create https_edge.a: not found live
+      "
+    `);
+  });
+
+  it('says converged', () => {
+    const outcome: CycleOutcome = {
+      result: { ...result, done: 3, failed: 0, errors: [], vanished: [] },
+      converged: true,
+      residual: { changes: [], blocked: [] },
+      verifyError: undefined,
+      kept: [],
+      conflicts: [],
+    };
+    expect(summarize(outcome)).toContain('converged: the live state matches the manifests.');
+  });
+});
+
+describe('progressLine', () => {
+  it('rewrites one line and clears it at the end', () => {
+    let text = '';
+    const out = new Writable({
+      write(chunk, _enc, cb) {
+        text += String(chunk);
+        cb();
+      },
+    });
+    const line = progressLine(out);
+    const event = {
+      total: 2,
+      method: 'POST' as const,
+      path: '/edges/https',
+      status: 201,
+      durationMs: 1,
+    };
+    line.update({ ...event, done: 1, address: 'https_edge.a', outcome: 'ok' });
+    line.update({ ...event, done: 2, address: 'https_edge.b', outcome: 'failed' });
+    line.end();
+    expect(text).toBe('\r\x1b[2K[1/2] https_edge.a\r\x1b[2K[2/2] https_edge.b (failed)\r\x1b[2K');
+  });
+});
