@@ -13,6 +13,8 @@ export interface BenchSuite {
 const suites: Record<string, () => Promise<BenchSuite>> = {
   server: () => import('./server.js').then((m) => m.suite),
   manifest: async () => (await import('./manifest.js')).suite,
+  apply: async () => (await import('./apply.js')).suite,
+  plan: async () => (await import('./plan.js')).suite,
 };
 
 async function runAll(): Promise<void> {

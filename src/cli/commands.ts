@@ -5,7 +5,11 @@
 import type { CommandModule } from './context.js';
 
 export const commands: Record<string, () => Promise<CommandModule>> = {
+  run: () => import('./commands/run.js'),
   server: () => import('./commands/server.js'),
   validate: () => import('./commands/validate.js'),
+  plan: () => import('./commands/plan.js'),
   schema: () => import('./commands/schema.js'),
+  apply: () => import('./commands/apply.js'),
+  import: () => import('./commands/import.js'),
 };

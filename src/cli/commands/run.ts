@@ -1,0 +1,248 @@
+/**
+ * `edgesync run [DIR]`: the long-running controller. Wires the daemon (triggers, git-sync link,
+ * HTTP endpoints, backoff; src/daemon) to the reconcile step (src/cli/reconcile.ts) and the API
+ * client. With no API configured it starts the local Edge API server in-process, persisted
+ * under the state directory, so `npm start` works on a fresh clone with nothing to set up.
+ */
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createApiClient, resolveApiConfig } from '../../api/index.js';
+import { DEFAULT_CONCURRENCY } from '../../apply/executor.js';
+import {
+  createDaemon,
+  createDaemonMetrics,
+  DAEMON_DEFAULTS,
+  DEFAULT_LISTEN,
+  parseListenAddress,
+} from '../../daemon/index.js';
+import { errorMessage, UsageError } from '../../errors.js';
+import { createLogger, type Logger } from '../../log.js';
+import {
+  generateApiKey,
+  parseRateLimit,
+  type RunningServer,
+  startServer,
+} from '../../server/index.js';
+import type { CliContext } from '../context.js';
+import { parseDuration } from '../duration.js';
+import { ExitCode } from '../exit.js';
+import { checkMaxDeletes, checkOwner } from '../pipeline.js';
+import { createReconciler } from '../reconcile.js';
+
+export const summary = 'run the controller: watch the manifests and keep the live account matching';
+
+const USAGE = `usage: edgesync run [DIR] [options]
+
+Watches the manifests under DIR (default: $EDGESYNC_DIR, else the current directory; may be a
+git-sync symlink) and reconciles the live account on every change, every --interval, and on
+POST /-/reconcile. Without --api-url / EDGESYNC_API_URL it starts the local Edge API server
+in-process (state under --state-dir) and reconciles against it.
+
+options:
+  --interval DUR        periodic resync (default 60s)
+  --debounce DUR        quiet time after a file change (default 250ms)
+  --listen HOST:PORT    health, readiness, metrics and status (default ${DEFAULT_LISTEN.host}:${DEFAULT_LISTEN.port})
+  --grace DUR           how long SIGTERM waits for the API call in flight (default 10s)
+  --owner ID            owner id of the edges edgesync manages (default "default")
+  --concurrency N       edges applied in parallel (default ${DEFAULT_CONCURRENCY})
+  --rate-limit N/Ws     client-side request limit, e.g. 120/60s (default: none)
+  --max-deletes N       refuse a cycle deleting more edges than N (default 10)
+  --allow-empty         let an empty manifest set delete the edges it owns
+  --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
+  --state-dir DIR       embedded server state (default .edgesync)
+  --embedded-port N     port of the embedded server (default 8787; 0: any free port)
+  --log-level LEVEL     pino level (default info)
+  --api-url URL         Edge API base URL (or EDGESYNC_API_URL)
+  --api-key KEY         Edge API key (or EDGESYNC_API_KEY)
+  -h, --help            show this help
+
+durations: 250ms, 60s, 5m, 1h30m. Exit: 0 after a clean shutdown, 1 error, 64 usage error.
+`;
+
+function parse(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        interval: { type: 'string' },
+        debounce: { type: 'string' },
+        listen: { type: 'string' },
+        grace: { type: 'string' },
+        owner: { type: 'string' },
+        concurrency: { type: 'string' },
+        'rate-limit': { type: 'string' },
+        'max-deletes': { type: 'string' },
+        'allow-empty': { type: 'boolean', default: false },
+        'secret-dir': { type: 'string', multiple: true },
+        'state-dir': { type: 'string' },
+        'embedded-port': { type: 'string' },
+        'log-level': { type: 'string' },
+        'api-url': { type: 'string' },
+        'api-key': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (err) {
+    throw new UsageError(errorMessage(err), { cause: err });
+  }
+}
+
+function wholeNumber(
+  flag: string,
+  text: string | undefined,
+  fallback: number,
+  min: number,
+): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < min) {
+    throw new UsageError(`${flag} must be a whole number >= ${min}, got "${text}"`);
+  }
+  return n;
+}
+
+/** The embedded server's key lives in the state directory (0600), stable across restarts. */
+async function embeddedKey(stateDir: string): Promise<string> {
+  const file = path.join(stateDir, 'api-key');
+  try {
+    const key = (await readFile(file, 'utf8')).trim();
+    if (key !== '') return key;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const key = generateApiKey();
+  await writeFile(file, `${key}\n`, { mode: 0o600 });
+  await chmod(file, 0o600);
+  return key;
+}
+
+async function startEmbedded(
+  stateDir: string,
+  port: number,
+  logger: Logger,
+): Promise<{ server: RunningServer; apiKey: string }> {
+  await mkdir(path.join(stateDir, 'server'), { recursive: true });
+  const apiKey = await embeddedKey(stateDir);
+  const options = {
+    apiKeys: [apiKey],
+    host: '127.0.0.1',
+    dataDir: path.join(stateDir, 'server'),
+    logger,
+  };
+  try {
+    return { server: await startServer({ ...options, port }), apiKey };
+  } catch (err) {
+    // Another process holds the default port: any free port will do for an embedded server.
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || port === 0) throw err;
+    logger.warn({ port }, 'embedded server port in use; using a free port instead');
+    return { server: await startServer({ ...options, port: 0 }), apiKey };
+  }
+}
+
+export async function run(ctx: CliContext): Promise<number> {
+  const { values, positionals } = parse(ctx.argv);
+  if (values.help) {
+    ctx.stderr.write(USAGE);
+    return ExitCode.ok;
+  }
+  if (positionals.length > 1) throw new UsageError('run takes at most one directory');
+  const dir = path.resolve(ctx.cwd, positionals[0] ?? (ctx.env.EDGESYNC_DIR || '.'));
+  const intervalMs =
+    values.interval === undefined
+      ? DAEMON_DEFAULTS.intervalMs
+      : parseDuration(values.interval, '--interval');
+  const debounceMs =
+    values.debounce === undefined
+      ? DAEMON_DEFAULTS.debounceMs
+      : parseDuration(values.debounce, '--debounce');
+  const graceMs =
+    values.grace === undefined ? DAEMON_DEFAULTS.graceMs : parseDuration(values.grace, '--grace');
+  const listen =
+    values.listen === undefined ? DEFAULT_LISTEN : parseListenAddress(values.listen, '--listen');
+  const owner = checkOwner(values.owner);
+  const maxDeletes = checkMaxDeletes(
+    values['max-deletes'] === undefined
+      ? undefined
+      : wholeNumber('--max-deletes', values['max-deletes'], 0, 0),
+  );
+  const concurrency = wholeNumber('--concurrency', values.concurrency, DEFAULT_CONCURRENCY, 1);
+  const embeddedPort = wholeNumber('--embedded-port', values['embedded-port'], 8787, 0);
+  let rateLimit: { limit: number; windowMs: number } | undefined;
+  if (values['rate-limit'] !== undefined) {
+    rateLimit = parseRateLimit(values['rate-limit']);
+    if (rateLimit === undefined) throw new UsageError('--rate-limit must look like 120/60s');
+  }
+  const stateDir = path.resolve(ctx.cwd, values['state-dir'] ?? '.edgesync');
+
+  const pretty = ctx.stdout.isTTY === true && ctx.env.EDGESYNC_LOG_FORMAT !== 'json';
+  const root = createLogger({
+    level: values['log-level'] ?? ctx.env.EDGESYNC_LOG_LEVEL ?? 'info',
+    pretty,
+  });
+
+  let embedded: RunningServer | undefined;
+  let api = resolveApiConfig({
+    flags: { apiUrl: values['api-url'], apiKey: values['api-key'] },
+    env: ctx.env,
+  });
+  if (api === undefined) {
+    const started = await startEmbedded(stateDir, embeddedPort, root);
+    embedded = started.server;
+    api = { baseUrl: started.server.url, apiKey: started.apiKey };
+    // The embedded server is a local sandbox: its URL and key are printed so people can look at
+    // it with curl. A configured (real) API key is never printed or logged.
+    ctx.stderr.write(
+      `edgesync: no API configured; embedded Edge API at ${started.server.url} (state in ${stateDir})\n` +
+        `edgesync: embedded API key: ${started.apiKey}\n`,
+    );
+  }
+
+  const metrics = createDaemonMetrics();
+  const client = createApiClient({
+    baseUrl: api.baseUrl,
+    apiKey: api.apiKey,
+    logger: root.child({ module: 'api' }),
+    onResponse: (info) => metrics.observeApiResponse(info),
+    ...(rateLimit === undefined ? {} : { rateLimit }),
+  });
+  const daemon = createDaemon({
+    dir,
+    reconcile: createReconciler({
+      client,
+      owner,
+      allowEmpty: values['allow-empty'],
+      maxDeletes,
+      concurrency,
+      env: ctx.env,
+      secretDirs: (values['secret-dir'] ?? []).map((d) => path.resolve(ctx.cwd, d)),
+      // The executor adds its own `module` binding.
+      logger: root,
+    }),
+    intervalMs,
+    debounceMs,
+    graceMs,
+    listen,
+    logger: root.child({ module: 'daemon' }),
+    metrics,
+    signal: ctx.signal,
+  });
+  try {
+    await daemon.start();
+    const address = daemon.address;
+    if (address !== undefined) {
+      ctx.stderr.write(
+        `edgesync: watching ${dir}; status on http://${address.host}:${address.port}/status\n`,
+      );
+    }
+    await daemon.closed;
+    return ExitCode.ok;
+  } finally {
+    await daemon.stop();
+    await client.close();
+    await embedded?.close();
+    root.flush();
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * The daemon's reconcile step: the same load -> observe -> plan pipeline as `edgesync plan`,
+ * then the same executor and post-apply check as `edgesync apply --yes`, turned into the plain
+ * `ReconcileReport` the daemon records. No second code path: a cycle is exactly an unattended
+ * apply, with the daemon's extra guard that the git-sync link did not move between reading the
+ * manifests and the first write (`assertCurrent`).
+ */
+import type { ApiClient, LiveSnapshot } from '../api/index.js';
+import { observe } from '../api/index.js';
+import { applyAndVerify } from '../apply/cycle.js';
+import { checkGuards } from '../apply/guards.js';
+import type { ManagedCounts, ReconcileFn, ReconcileReport } from '../daemon/index.js';
+import { GuardError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { DesiredSet } from '../manifest/schema.js';
+import { buildPlan, type Plan } from '../plan/index.js';
+import { preparePlan } from './pipeline.js';
+
+export interface ReconcilerOptions {
+  readonly client: ApiClient;
+  readonly owner: string;
+  readonly allowEmpty: boolean;
+  readonly maxDeletes: number;
+  readonly concurrency: number;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly secretDirs: readonly string[];
+  readonly logger: Logger;
+}
+
+function desiredCount(set: DesiredSet): number {
+  return set.tlsEdges.length + set.httpsEdges.length + set.botUsers.length;
+}
+
+/** Resources this controller manages once the plan is done: everything it keeps or creates. */
+function managedCounts(plan: Plan): ManagedCounts {
+  const counts = { tls_edge: 0, https_edge: 0, bot_user: 0 };
+  for (const change of plan.changes) {
+    if (change.action === 'delete' || change.kind === 'route') continue;
+    counts[change.kind] += 1;
+  }
+  return counts;
+}
+
+function operationCount(plan: Plan): number {
+  return plan.changes.reduce((n, c) => n + c.operations.length, 0);
+}
+
+export function createReconciler(options: ReconcilerOptions): ReconcileFn {
+  const { client } = options;
+  const planOptions = {
+    owner: options.owner,
+    allowEmpty: options.allowEmpty,
+    maxDeletes: options.maxDeletes,
+  };
+  return async ({ dir, signal, assertCurrent }): Promise<ReconcileReport> => {
+    const prepared = await preparePlan({
+      dir,
+      client,
+      ...planOptions,
+      env: options.env,
+      secretDirs: options.secretDirs,
+      signal,
+    });
+    // git-sync may have swapped the link while we read: a set read from the old worktree may be
+    // partial, and applying it would delete what it lacks.
+    await assertCurrent();
+    const { plan, snapshot: live, desired } = prepared;
+    const guards = {
+      maxDeletes: options.maxDeletes,
+      allowEmpty: options.allowEmpty,
+      desiredCount: desiredCount(desired),
+    };
+    const verdict = checkGuards(plan, { ...guards, live });
+    if (verdict.refusals.length > 0) {
+      throw new GuardError(`refusing to apply: ${verdict.refusals.join('; ')}`);
+    }
+    const managed = managedCounts(plan);
+    if (operationCount(plan) === 0) {
+      const outOfSync = verdict.conflicts.length;
+      return {
+        result: outOfSync === 0 ? 'converged' : 'drift',
+        summary: plan.summary,
+        writes: 0,
+        managed,
+        outOfSync,
+        ...(outOfSync === 0
+          ? {}
+          : { error: `${outOfSync} resource(s) blocked by hostports held by foreign edges` }),
+      };
+    }
+    const outcome = await applyAndVerify(plan, {
+      client,
+      live,
+      concurrency: options.concurrency,
+      signal,
+      logger: options.logger,
+      guards,
+      replan: async (): Promise<{ plan: Plan; live: LiveSnapshot }> => {
+        const again = await observe(client, { signal });
+        return { live: again, plan: buildPlan(desired, again, planOptions) };
+      },
+    });
+    const { result } = outcome;
+    const residual = outcome.residual;
+    const outOfSync =
+      residual === undefined ? undefined : residual.changes.length + residual.blocked.length;
+    const base = {
+      summary: plan.summary,
+      writes: result.writes,
+      managed,
+      ...(outOfSync === undefined ? {} : { outOfSync }),
+    };
+    if (result.failed > 0 || result.aborted || outcome.verifyError !== undefined) {
+      const reasons = [
+        ...result.errors.map((e) => e.message),
+        ...(outcome.verifyError === undefined ? [] : [`not verified: ${outcome.verifyError}`]),
+      ];
+      return { ...base, result: 'error', error: reasons.join('; ') || 'apply did not complete' };
+    }
+    if (!outcome.converged) {
+      return { ...base, result: 'drift', error: `${outOfSync ?? 0} difference(s) remain` };
+    }
+    return { ...base, result: 'changed' };
+  };
+}
