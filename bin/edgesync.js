@@ -15,6 +15,7 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 
 const code = await main({
   argv: process.argv.slice(2),
+  stdin: process.stdin,
   stdout: process.stdout,
   stderr: process.stderr,
   env: process.env,

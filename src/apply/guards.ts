@@ -16,10 +16,10 @@
  */
 import type { LiveSnapshot } from '../api/index.js';
 import { parseStoredMetadata } from '../manifest/metadata.js';
+import type { DesiredSet } from '../manifest/schema.js';
 import type { Blocked, Operation, Plan, ResourceChange } from '../plan/model.js';
+import { DEFAULT_MAX_DELETES } from '../plan/plan.js';
 import { parseTarget, targetEdgeId } from './dispatch.js';
-
-export const DEFAULT_MAX_DELETES = 10;
 
 export interface GuardOptions {
   /** Most edge deletions one apply may make; default 10. */
@@ -47,6 +47,11 @@ export interface GuardVerdict {
 interface LiveEdge {
   readonly owner: string | undefined;
   readonly protect: boolean;
+}
+
+/** Resources the manifests declare: the `desiredCount` of GuardOptions (0: an empty set). */
+export function desiredCount(set: DesiredSet): number {
+  return set.tlsEdges.length + set.httpsEdges.length + set.botUsers.length;
 }
 
 export function isEdgeDelete(op: Operation): boolean {

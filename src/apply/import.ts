@@ -98,6 +98,12 @@ export function importLive(live: LiveSnapshot, options: ImportOptions): ImportRe
         continue;
       }
       if (options.all !== true) continue;
+    } else if (meta?.name !== undefined && !NAME_PATTERN.test(meta.name)) {
+      // The name becomes a file name: a crafted `edgesync/name` must never escape --out.
+      notes.push(
+        `${edge.id}: its edgesync/name ${JSON.stringify(meta.name)} is not a valid manifest name, skipped`,
+      );
+      continue;
     }
     const wanted = ours && meta?.name !== undefined ? meta.name : derivedName(edge);
     const name = unique(wanted, names[kind]);

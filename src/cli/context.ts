@@ -2,7 +2,7 @@
  * What a command receives from `main`: its arguments, the streams and the environment.
  * Commands never touch `process` directly, so they can be run in-process by tests.
  */
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 
 export interface CliContext {
   /** Arguments after the command name. */
@@ -11,6 +11,11 @@ export interface CliContext {
   readonly stdout: Writable & { isTTY?: boolean };
   /** People's output: progress, summaries, diagnostics. */
   readonly stderr: Writable & { isTTY?: boolean };
+  /**
+   * Where a command may ask a person (apply's confirmation). Absent: no one to ask, as when run
+   * in-process or unattended; a command then needs its explicit flag (`--yes`).
+   */
+  readonly stdin?: Readable & { isTTY?: boolean };
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
   /** Fires on SIGINT/SIGTERM for long-running commands. */

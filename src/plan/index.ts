@@ -10,6 +10,7 @@ export {
   buildPlan,
   DEFAULT_MAX_DELETES,
   type LiveState,
+  operationCount,
   type PlanOptions,
   planHasChanges,
   routeAddress,

@@ -805,6 +805,11 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
   return new Planner(options).run(desired, live);
 }
 
+/** How many API operations applying the plan would issue (0: nothing to write). */
+export function operationCount(plan: Plan): number {
+  return plan.changes.reduce((n, c) => n + c.operations.length, 0);
+}
+
 /** True when applying the plan would write something (or something is blocked). */
 export function planHasChanges(plan: Plan): boolean {
   return plan.blocked.length > 0 || plan.changes.some((c) => c.action !== 'noop');

@@ -18,11 +18,12 @@
  *   the old snapshot+log or the new pair, and stray files are removed on start.
  */
 import { closeSync, fsyncSync, openSync } from 'node:fs';
-import { type FileHandle, mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { type FileHandle, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import { makeDirectory } from '../mkdir.js';
 import { StoreError } from './errors.js';
 import type { Mutation } from './model.js';
 import type { Journal, StateSnapshot, Store } from './store.js';
@@ -66,7 +67,7 @@ export async function openJournal(options: OpenJournalOptions): Promise<FileJour
 
 async function load(options: OpenJournalOptions): Promise<FileJournal> {
   const { dir, store, logger } = options;
-  await mkdir(dir, { recursive: true });
+  await makeDirectory(dir);
   let seq = 0;
   let gen = 0;
   let snapshotBytes = 0;

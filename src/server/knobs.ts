@@ -3,10 +3,14 @@
  * latency, injected 503s and connection resets. The knobs object is read on every request, so
  * tests can change it at runtime (`running.knobs.faultRate = 1`).
  */
+import type { RateLimitSpec } from '../spec/rate-limit.js';
+
+// The notation is shared with the client's --rate-limit; re-exported for the server's callers.
+export { parseRateLimit } from '../spec/rate-limit.js';
 
 export interface ServerKnobs {
   /** Per account: at most `limit` requests per rolling `windowMs`; then 429 + Retry-After (s). */
-  rateLimit?: { limit: number; windowMs: number } | undefined;
+  rateLimit?: RateLimitSpec | undefined;
   /** Delay injected before handling each request, uniform in [min, max] ms. */
   latencyMs?: { min: number; max: number } | undefined;
   /** 0..1: share of requests answered 503 (JSON error body) without being performed. */
@@ -24,7 +28,7 @@ export class RateLimiter {
   readonly #admitted = new Map<string, number[]>();
 
   /** Admits the request (returns 0) or returns the seconds to wait (Retry-After, at least 1). */
-  check(account: string, limit: { limit: number; windowMs: number }, now: number): number {
+  check(account: string, limit: RateLimitSpec, now: number): number {
     let times = this.#admitted.get(account);
     if (times === undefined) {
       times = [];
@@ -41,17 +45,6 @@ export class RateLimiter {
     times.push(now);
     return 0;
   }
-}
-
-/** Parses `N/Ws` (e.g. `120/60s`), also `N/Wms` and `N/Wm`. */
-export function parseRateLimit(text: string): { limit: number; windowMs: number } | undefined {
-  const m = /^(\d+)\/(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
-  if (m === null) return undefined;
-  const limit = Number(m[1]);
-  const unit = m[3] ?? 's';
-  const windowMs = Number(m[2]) * (unit === 'ms' ? 1 : unit === 'm' ? 60_000 : 1000);
-  if (!Number.isSafeInteger(limit) || limit < 1 || !(windowMs > 0)) return undefined;
-  return { limit, windowMs };
 }
 
 /** Parses `MS` or `MIN-MAX` (milliseconds). */

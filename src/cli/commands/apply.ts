@@ -11,19 +11,24 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import type { Readable } from 'node:stream';
-import { parseArgs } from 'node:util';
 import { type ApiClient, createApiClient, observe } from '../../api/index.js';
 import { applyAndVerify } from '../../apply/cycle.js';
 import { DEFAULT_CONCURRENCY } from '../../apply/executor.js';
-import { checkGuards, DEFAULT_MAX_DELETES } from '../../apply/guards.js';
+import { checkGuards, desiredCount } from '../../apply/guards.js';
 import { progressLine, summarize } from '../../apply/progress.js';
 import { errorMessage, ManifestError, StalePlanError, UsageError } from '../../errors.js';
 import { createLogger, type Logger, silentLogger } from '../../log.js';
 import { formatDiagnostic } from '../../manifest/diagnostics.js';
-import type { DesiredSet } from '../../manifest/schema.js';
-import { buildPlan, type Plan, planSchema, renderText } from '../../plan/index.js';
-import { parseRateLimit } from '../../server/knobs.js';
+import {
+  buildPlan,
+  DEFAULT_MAX_DELETES,
+  operationCount,
+  type Plan,
+  planSchema,
+  renderText,
+} from '../../plan/index.js';
+import { parseRateLimit, type RateLimitSpec } from '../../spec/rate-limit.js';
+import { parseCommandArgs } from '../args.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
 import { checkOwner, type PreparedPlan, preparePlan, requireApiConfig } from '../pipeline.js';
@@ -33,8 +38,7 @@ export const summary = 'apply the changes: make the live account match the manif
 const USAGE = `usage: edgesync apply [DIR | PLANFILE] [options]
 
 Computes the plan for the manifests under DIR (default: $EDGESYNC_DIR, else the current
-directory), shows it, asks
-for confirmation, applies it, and checks that the live state converged. Given a plan file
+directory), shows it, asks for confirmation, applies it, and checks that the live state converged. Given a plan file
 written by "edgesync plan --out", recomputes the plan and refuses it if the live state or the
 manifests changed since.
 
@@ -55,15 +59,12 @@ options:
 exit codes: 0 converged or nothing to do, 1 error or not converged, 64 usage error
 `;
 
-/** A command context that may carry the standard input (the prompt reads it). */
-type ApplyContext = CliContext & { readonly stdin?: Readable & { isTTY?: boolean } };
-
 interface Options {
   readonly target: string;
   readonly yes: boolean;
   readonly owner: string | undefined;
   readonly concurrency: number;
-  readonly rateLimit: { limit: number; windowMs: number } | undefined;
+  readonly rateLimit: RateLimitSpec | undefined;
   readonly maxDeletes: number;
   readonly allowEmpty: boolean;
   readonly dir: string | undefined;
@@ -91,14 +92,14 @@ export async function run(ctx: CliContext): Promise<number> {
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
   });
   try {
-    return await applyWith(ctx as ApplyContext, options, client, logger, tty);
+    return await applyWith(ctx, options, client, logger, tty);
   } finally {
     await client.close();
   }
 }
 
 async function applyWith(
-  ctx: ApplyContext,
+  ctx: CliContext,
   options: Options,
   client: ApiClient,
   logger: Logger,
@@ -117,7 +118,8 @@ async function applyWith(
     prepared = await preparePlan({
       dir,
       client,
-      owner: options.owner,
+      // A saved plan names its owner: applying it needs no repeated --owner.
+      owner: options.owner ?? savedPlan?.owner,
       allowEmpty: options.allowEmpty,
       maxDeletes: options.maxDeletes,
       env: ctx.env,
@@ -133,7 +135,7 @@ async function applyWith(
     return ExitCode.error;
   }
   const { plan, snapshot: live, desired: set } = prepared;
-  if (savedPlan !== undefined) checkFresh(savedPlan, plan);
+  if (savedPlan !== undefined) checkFresh(savedPlan, plan, dir);
   const planOptions = {
     owner: plan.owner,
     maxDeletes: options.maxDeletes,
@@ -161,7 +163,7 @@ async function applyWith(
     );
     return ExitCode.error;
   }
-  const operations = plan.changes.reduce((n, c) => n + c.operations.length, 0);
+  const operations = operationCount(plan);
   if (operations === 0) {
     if (verdict.conflicts.length > 0) {
       ctx.stderr.write(
@@ -194,20 +196,11 @@ async function applyWith(
   return outcome.converged ? ExitCode.ok : ExitCode.error;
 }
 
-function desiredCount(set: DesiredSet): number {
-  return set.tlsEdges.length + set.httpsEdges.length + set.botUsers.length;
-}
-
 /** Asks on a terminal; true to go ahead, or the reason not to. */
-async function confirm(
-  ctx: ApplyContext,
-  yes: boolean,
-  operations: number,
-): Promise<true | string> {
+async function confirm(ctx: CliContext, yes: boolean, operations: number): Promise<true | string> {
   if (yes) return true;
-  // The command context carries no stdin in every caller; the process's is the terminal's.
-  const stdin = ctx.stdin ?? process.stdin;
-  if (stdin.isTTY !== true || ctx.stderr.isTTY !== true) {
+  const stdin = ctx.stdin;
+  if (stdin?.isTTY !== true || ctx.stderr.isTTY !== true) {
     return 'Not applied: not on a terminal, so no one can confirm. Pass --yes to apply without asking.';
   }
   const rl = createInterface({ input: stdin, output: ctx.stderr });
@@ -237,7 +230,10 @@ async function readPlanFile(target: string): Promise<Plan | undefined> {
   try {
     data = JSON.parse(await readFile(target, 'utf8'));
   } catch (err) {
-    throw new UsageError(`${target} is not a plan file (JSON): ${errorMessage(err)}`);
+    // Not JSON.parse's message: it quotes the file's first bytes, and a secret file given by
+    // mistake would be printed.
+    const reason = err instanceof SyntaxError ? 'not valid JSON' : errorMessage(err);
+    throw new UsageError(`${target} is not a plan file: ${reason}`, { cause: err });
   }
   const parsed = planSchema.safeParse(data);
   if (!parsed.success) {
@@ -249,7 +245,7 @@ async function readPlanFile(target: string): Promise<Plan | undefined> {
   return parsed.data;
 }
 
-function checkFresh(saved: Plan, fresh: Plan): void {
+function checkFresh(saved: Plan, fresh: Plan, dir: string): void {
   const a = saved.fingerprint;
   const b = fresh.fingerprint;
   if (a === undefined || b === undefined) {
@@ -260,20 +256,16 @@ function checkFresh(saved: Plan, fresh: Plan): void {
   if (a.manifests !== b.manifests) stale.push('the manifests');
   if (saved.owner !== fresh.owner) stale.push('the owner');
   if (stale.length > 0) {
+    // The plan format records no path: a plan made for another directory looks stale too.
+    const where = a.manifests === b.manifests ? '' : ` (manifests read from ${dir}; --dir sets it)`;
     throw new StalePlanError(
-      `the saved plan is stale: ${stale.join(' and ')} changed since it was made; run "edgesync plan" again`,
+      `the saved plan is stale: ${stale.join(' and ')} changed since it was made; run "edgesync plan" again${where}`,
     );
   }
 }
 
 function parseOptions(ctx: CliContext): Options | 'help' {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(ctx.argv);
-  } catch (err) {
-    throw new UsageError(`${errorMessage(err)}\n${USAGE}`, { cause: err });
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
   if (values.help) return 'help';
   if (positionals.length > 1)
     throw new UsageError(`expected at most one DIR or PLANFILE\n${USAGE}`);
@@ -306,23 +298,16 @@ function parseOptions(ctx: CliContext): Options | 'help' {
   };
 }
 
-function parse(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    strict: true,
-    options: {
-      yes: { type: 'boolean', short: 'y' },
-      owner: { type: 'string' },
-      concurrency: { type: 'string' },
-      'rate-limit': { type: 'string' },
-      'max-deletes': { type: 'string' },
-      'allow-empty': { type: 'boolean' },
-      dir: { type: 'string' },
-      'secret-dir': { type: 'string', multiple: true },
-      'api-url': { type: 'string' },
-      'api-key': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-}
+const OPTIONS = {
+  yes: { type: 'boolean', short: 'y' },
+  owner: { type: 'string' },
+  concurrency: { type: 'string' },
+  'rate-limit': { type: 'string' },
+  'max-deletes': { type: 'string' },
+  'allow-empty': { type: 'boolean' },
+  dir: { type: 'string' },
+  'secret-dir': { type: 'string', multiple: true },
+  'api-url': { type: 'string' },
+  'api-key': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;

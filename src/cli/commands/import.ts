@@ -6,16 +6,18 @@
  * Existing files are never overwritten without `--force`: nothing is written if any exists.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { createApiClient, observe, resolveApiConfig } from '../../api/index.js';
+import { createApiClient, observe } from '../../api/index.js';
 import { importLive } from '../../apply/import.js';
-import { ConfigError, errorMessage, UsageError } from '../../errors.js';
+import { ConfigError, EdgesyncError, errorMessage, UsageError } from '../../errors.js';
 import { DEFAULT_OWNER } from '../../manifest/metadata.js';
+import { makeDirectory } from '../../mkdir.js';
+import { parseCommandArgs } from '../args.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
+import { checkOwner, requireApiConfig } from '../pipeline.js';
 
 export const summary = 'write manifests for the live edges and bot users';
 
@@ -35,14 +37,19 @@ options:
   -h, --help         show this help
 `;
 
+const OPTIONS = {
+  out: { type: 'string', short: 'o' },
+  all: { type: 'boolean' },
+  owner: { type: 'string' },
+  force: { type: 'boolean' },
+  'schema-url': { type: 'string' },
+  'api-url': { type: 'string' },
+  'api-key': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export async function run(ctx: CliContext): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(ctx.argv);
-  } catch (err) {
-    throw new UsageError(`${errorMessage(err)}\n${USAGE}`, { cause: err });
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
   if (values.help) {
     ctx.stderr.write(USAGE);
     return ExitCode.ok;
@@ -50,17 +57,14 @@ export async function run(ctx: CliContext): Promise<number> {
   if (positionals.length > 0) {
     throw new UsageError(`import takes no arguments (use --out DIR)\n${USAGE}`);
   }
-  const api = resolveApiConfig({
-    flags: { apiUrl: values['api-url'], apiKey: values['api-key'] },
-    env: ctx.env,
-  });
-  if (api === undefined) {
-    throw new ConfigError(
-      'no Edge API configured: pass --api-url and --api-key, or set EDGESYNC_API_URL and EDGESYNC_API_KEY',
-    );
+  const owner = checkOwner(values.owner);
+  const schemaUrl = values['schema-url'];
+  // It ends up on the first line of every file: a line break would inject YAML.
+  if (schemaUrl !== undefined && (schemaUrl === '' || /\p{Cc}/u.test(schemaUrl))) {
+    throw new UsageError('--schema-url must be a non-empty URL without control characters');
   }
+  const api = requireApiConfig({ apiUrl: values['api-url'], apiKey: values['api-key'] }, ctx.env);
   const out = path.resolve(ctx.cwd, values.out ?? '.');
-  const owner = values.owner ?? DEFAULT_OWNER;
 
   const client = createApiClient({ baseUrl: api.baseUrl, apiKey: api.apiKey });
   let live: Awaited<ReturnType<typeof observe>>;
@@ -72,9 +76,18 @@ export async function run(ctx: CliContext): Promise<number> {
   const result = importLive(live, {
     owner,
     all: values.all === true,
-    schemaUrl: values['schema-url'] ?? defaultSchemaUrl(out),
+    schemaUrl: schemaUrl ?? defaultSchemaUrl(out),
   });
 
+  for (const f of result.files) {
+    // importLive only makes names of [a-z0-9._-]; this keeps that promise checked at the door.
+    if (path.dirname(path.join(out, f.file)) !== out) {
+      throw new EdgesyncError(
+        'ES_INTERNAL',
+        `refusing to write ${JSON.stringify(f.file)} outside ${out}`,
+      );
+    }
+  }
   const existing = result.files.filter((f) => existsSync(path.join(out, f.file)));
   if (existing.length > 0 && values.force !== true) {
     ctx.stderr.write(
@@ -82,9 +95,18 @@ export async function run(ctx: CliContext): Promise<number> {
     );
     return ExitCode.error;
   }
-  await mkdir(out, { recursive: true });
+  try {
+    await makeDirectory(out);
+  } catch (err) {
+    throw new ConfigError(`cannot create ${out}: ${errorMessage(err)}`, { cause: err });
+  }
   for (const f of result.files) {
-    await writeFile(path.join(out, f.file), f.text, { flag: values.force === true ? 'w' : 'wx' });
+    const file = path.join(out, f.file);
+    try {
+      await writeFile(file, f.text, { flag: values.force === true ? 'w' : 'wx' });
+    } catch (err) {
+      throw new ConfigError(`cannot write ${file}: ${errorMessage(err)}`, { cause: err });
+    }
     const adopts = f.adopts === undefined ? '' : ` (adopts ${f.adopts} when applied)`;
     ctx.stderr.write(`wrote ${path.join(out, f.file)}${adopts}\n`);
   }
@@ -108,22 +130,4 @@ function defaultSchemaUrl(out: string): string {
   }
   const schema = path.join(dir, 'schema', 'edgesync.schema.json');
   return path.relative(out, schema).split(path.sep).join('/');
-}
-
-function parse(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    strict: true,
-    options: {
-      out: { type: 'string', short: 'o' },
-      all: { type: 'boolean' },
-      owner: { type: 'string' },
-      force: { type: 'boolean' },
-      'schema-url': { type: 'string' },
-      'api-url': { type: 'string' },
-      'api-key': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
 }

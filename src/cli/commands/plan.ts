@@ -11,14 +11,14 @@
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { createApiClient } from '../../api/client.js';
-import { errorMessage, ManifestError, UsageError } from '../../errors.js';
+import { ConfigError, errorMessage, ManifestError, UsageError } from '../../errors.js';
 import { formatDiagnostic } from '../../manifest/diagnostics.js';
 import { planHasChanges } from '../../plan/plan.js';
 import { renderJson } from '../../plan/render/json.js';
 import { renderMarkdown } from '../../plan/render/markdown.js';
 import { renderText } from '../../plan/render/text.js';
+import { parseCommandArgs } from '../args.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
 import { preparePlan, requireApiConfig } from '../pipeline.js';
@@ -49,26 +49,19 @@ exit codes: 0 no changes, 2 changes (with --detailed-exitcode), 1 error, 64 usag
 const OUTPUTS = ['text', 'json', 'markdown'] as const;
 type Output = (typeof OUTPUTS)[number];
 
-function parse(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    strict: true,
-    options: {
-      output: { type: 'string', short: 'o' },
-      out: { type: 'string' },
-      'detailed-exitcode': { type: 'boolean', default: false },
-      owner: { type: 'string' },
-      'max-deletes': { type: 'string' },
-      'allow-empty': { type: 'boolean', default: false },
-      'secret-dir': { type: 'string', multiple: true },
-      'no-color': { type: 'boolean', default: false },
-      'api-url': { type: 'string' },
-      'api-key': { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-}
+const OPTIONS = {
+  output: { type: 'string', short: 'o' },
+  out: { type: 'string' },
+  'detailed-exitcode': { type: 'boolean', default: false },
+  owner: { type: 'string' },
+  'max-deletes': { type: 'string' },
+  'allow-empty': { type: 'boolean', default: false },
+  'secret-dir': { type: 'string', multiple: true },
+  'no-color': { type: 'boolean', default: false },
+  'api-url': { type: 'string' },
+  'api-key': { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
 
 function parseCount(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -78,13 +71,7 @@ function parseCount(text: string | undefined): number | undefined {
 }
 
 export async function run(ctx: CliContext): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(ctx.argv);
-  } catch (err) {
-    throw new UsageError(`${errorMessage(err)}\n${USAGE}`, { cause: err });
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
   if (values.help) {
     ctx.stderr.write(USAGE);
     return ExitCode.ok;
@@ -125,7 +112,13 @@ export async function run(ctx: CliContext): Promise<number> {
 
   if (values.out !== undefined) {
     const file = path.resolve(ctx.cwd, values.out);
-    await writeFile(file, renderJson(plan));
+    try {
+      await writeFile(file, renderJson(plan));
+    } catch (err) {
+      throw new ConfigError(`cannot write the plan to ${file}: ${errorMessage(err)}`, {
+        cause: err,
+      });
+    }
     ctx.stderr.write(
       `Saved the plan to ${values.out}; apply it with "edgesync apply ${values.out}".\n`,
     );

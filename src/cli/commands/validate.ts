@@ -1,18 +1,18 @@
 /**
  * `edgesync validate [DIR] [--output text|json] [--owner ID] [--secret-dir DIR]...`: loads and
- * validates every manifest under DIR (default: the current directory) and reports every
+ * validates every manifest under DIR (default: $EDGESYNC_DIR, else the current directory) and reports every
  * diagnostic at once. Exit 0 when valid, 1 otherwise (and when DIR is missing or unreadable).
  * Text goes to stderr; `--output json` prints the versioned report on stdout.
  */
 import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { errorMessage, UsageError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import {
   DIAGNOSTICS_FORMAT_VERSION,
   diagnosticToJson,
   formatDiagnostic,
 } from '../../manifest/diagnostics.js';
 import { loadManifests } from '../../manifest/loader.js';
+import { parseCommandArgs } from '../args.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
 
@@ -20,7 +20,8 @@ export const summary = 'check the manifests (shape and semantics) without talkin
 
 const USAGE = `usage: edgesync validate [DIR] [options]
 
-Validates every *.yaml / *.yml manifest under DIR (default: the current directory).
+Validates every *.yaml / *.yml manifest under DIR (default: $EDGESYNC_DIR, else the current
+directory).
 
 options:
   --output text|json   text diagnostics on stderr (default), or a versioned JSON report on stdout
@@ -29,14 +30,15 @@ options:
   -h, --help           show this help
 `;
 
+const OPTIONS = {
+  output: { type: 'string', short: 'o' },
+  owner: { type: 'string' },
+  'secret-dir': { type: 'string', multiple: true },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export async function run(ctx: CliContext): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(ctx.argv);
-  } catch (err) {
-    throw new UsageError(`${errorMessage(err)}\n${USAGE}`, { cause: err });
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
   if (values.help) {
     ctx.stderr.write(USAGE);
     return ExitCode.ok;
@@ -46,7 +48,7 @@ export async function run(ctx: CliContext): Promise<number> {
     throw new UsageError(`--output must be "text" or "json", got "${output}"`);
   }
   if (positionals.length > 1) throw new UsageError(`expected at most one DIR\n${USAGE}`);
-  const dir = path.resolve(ctx.cwd, positionals[0] ?? '.');
+  const dir = path.resolve(ctx.cwd, positionals[0] ?? (ctx.env.EDGESYNC_DIR || '.'));
 
   const result = await loadManifests(dir, {
     env: ctx.env,
@@ -80,18 +82,4 @@ export async function run(ctx: CliContext): Promise<number> {
     `${n} error${n === 1 ? '' : 's'} in ${files} file${files === 1 ? '' : 's'}: the manifests are invalid\n`,
   );
   return ExitCode.error;
-}
-
-function parse(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    strict: true,
-    options: {
-      output: { type: 'string', short: 'o' },
-      owner: { type: 'string' },
-      'secret-dir': { type: 'string', multiple: true },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
 }

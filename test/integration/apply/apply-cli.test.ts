@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer } from '../../helpers/server.js';
@@ -152,6 +153,61 @@ describe('edgesync apply (CLI, in-process, local server)', () => {
     expect(staleManifests.stderr).toMatch(/stale: the manifests changed/);
     const live = await snapshotOf(server.url, server.apiKey);
     expect(live.httpsEdges[0]?.description).toBe('saved plan');
+  });
+
+  it('applies a saved plan with the owner it was made for, without repeating --owner', async () => {
+    const dir = path.join(tmp.dir, 'team-a');
+    const planFile = path.join(tmp.dir, 'team-a.json');
+    await writeManifests(dir, [
+      { kind: 'TLSEdge', name: 'team-edge', hostports: ['team-a.example.com:443'] },
+    ]);
+    const plan = await runCli(['plan', dir, '--owner', 'team-a', '--out', planFile], { env });
+    expect(plan.code).toBe(0);
+    const run = await runCli(['apply', planFile, '--dir', dir, '--yes'], { env });
+    expect(run.stderr).toContain('converged');
+    expect(run.code).toBe(0);
+    const live = await snapshotOf(server.url, server.apiKey);
+    const edge = live.tlsEdges.find((e) => e.hostports.includes('team-a.example.com:443'));
+    expect(JSON.parse(edge?.metadata ?? '{}')).toMatchObject({ 'edgesync/owner': 'team-a' });
+  });
+
+  it('names the manifest directory when a saved plan was made for other manifests', async () => {
+    const dir = path.join(tmp.dir, 'elsewhere');
+    const planFile = path.join(tmp.dir, 'elsewhere.json');
+    await writeManifests(dir, [shop(['shop.example.com:443'], { description: 'saved plan' })]);
+    expect((await runCli(['plan', dir, '--out', planFile], { env })).code).toBe(0);
+    const other = path.join(tmp.dir, 'empty-cwd');
+    await writeManifests(other, []);
+    const run = await runCli(['apply', planFile, '--yes'], { env, cwd: other });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`stale: the manifests changed`);
+    expect(run.stderr).toContain(`(manifests read from ${other}; --dir sets it)`);
+  });
+
+  it.each([
+    ['a secret file', 'top-secret-value-4711\n', /is not a plan file: not valid JSON/],
+    ['binary bytes', '\u0000\u00ff\u0001', /is not a plan file: not valid JSON/],
+    ['JSON of another shape', '{"format_version": 2}', /is not an edgesync plan file/],
+  ])('refuses %s as a plan file without echoing its content', async (_what, text, message) => {
+    const file = path.join(tmp.dir, 'not-a-plan.json');
+    await writeFile(file, text);
+    const run = await runCli(['apply', file, '--yes'], { env });
+    expect(run.code).toBe(64);
+    expect(run.stderr).toMatch(message);
+    expect(run.stderr).not.toContain('top-secret');
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('plan --out into a missing directory is a clear error (exit 1)', async () => {
+    const dir = path.join(tmp.dir, 'out-missing');
+    await writeManifests(dir, [shop(['shop.example.com:443'])]);
+    const target = path.join(tmp.dir, 'no-such-dir', 'plan.json');
+    const run = await runCli(['plan', dir, '--out', target], { env });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(
+      /^edgesync plan: cannot write the plan to .*no-such-dir\/plan\.json: ENOENT/m,
+    );
+    expect(run.stderr).not.toMatch(/internal error/);
   });
 
   it('writes nothing while any manifest is invalid', async () => {

@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../../src/api/index.js';
@@ -184,6 +184,21 @@ describe('edgesync import', () => {
     expect(after.tlsEdges.find((e) => e.hostports.includes('theirs.example.com:443'))).toEqual(
       live.tlsEdges.find((e) => e.hostports.includes('theirs.example.com:443')),
     );
+  });
+
+  it.each([
+    ['an invalid --owner', ['--owner', 'not an owner'], 64, /invalid owner id "not an owner"/],
+    ['a line break in --schema-url', ['--schema-url', 'x\nkind: TLSEdge'], 64, /--schema-url/],
+    ['an --out under a file', ['--out', '<file>/sub'], 1, /cannot create .*: ENOTDIR/],
+    ['an --out under /proc', ['--out', '/proc/edgesync-no-such'], 1, /cannot create \/proc/],
+  ])('refuses %s with a clear message and writes nothing', async (_what, flags, code, message) => {
+    const file = path.join(tmp.dir, 'a-file');
+    await writeFile(file, 'x');
+    const argv = ['import', ...flags.map((f) => f.replace('<file>', file))];
+    const run = await runCli(argv, { env });
+    expect(run.stderr).toMatch(message);
+    expect(run.stderr).not.toMatch(/internal error|\n\s+at /);
+    expect(run.code).toBe(code);
   });
 
   it('refuses to overwrite existing files without --force', async () => {

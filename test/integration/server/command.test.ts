@@ -2,7 +2,8 @@
  * The `server` command in-process: flags and environment, the start-up lines (URL and keys on
  * stderr), serving until the signal aborts, a clean exit 0, and usage errors (exit 64).
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -118,6 +119,35 @@ describe('edgesync server', () => {
     const viaMain = context(['server', ...argv]);
     expect(await main(viaMain.ctx)).toBe(64);
     expect(viaMain.stderr()).toMatch(/^edgesync server: /);
+  });
+
+  it.each([
+    // procfs answers ENOENT for any new child: Node's recursive mkdir spun forever on it.
+    [
+      'a data directory that cannot be created',
+      ['--data', '/proc/edgesync-no-such/data'],
+      /cannot open the data directory \/proc\/edgesync-no-such\/data/,
+    ],
+    ['a data path that is a file', ['--data', '<file>'], /cannot open the data directory/],
+    ['a port in use', ['--port', '<busy>'], /cannot listen on 127\.0\.0\.1:\d+: address in use/],
+  ])('fails to start on %s: exit 1, one clear line, no stack', async (_what, flags, message) => {
+    const dir = await mkdtemp(join(tmpdir(), 'edgesync-cmd-'));
+    const busy = createNetServer();
+    try {
+      await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+      const port = String((busy.address() as AddressInfo).port);
+      const file = join(dir, 'file');
+      await writeFile(file, 'x');
+      const fill = (f: string) => (f === '<file>' ? file : f === '<busy>' ? port : f);
+      const argv = ['server', '--port', '0', ...flags.map(fill)];
+      const { ctx, stderr } = context(argv, { EDGESYNC_LOG_LEVEL: 'silent' });
+      expect(await main(ctx)).toBe(1);
+      expect(stderr()).toMatch(message);
+      expect(stderr()).not.toMatch(/\n\s+at /);
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('--help prints the flags and exits 0', async () => {

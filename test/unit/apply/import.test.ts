@@ -178,6 +178,26 @@ describe('importLive', () => {
     }
   });
 
+  it.each([
+    ['a path', '../../../tmp/escape'],
+    ['an absolute path', '/etc/cron.d/x'],
+    ['upper case', 'Shop'],
+  ])(
+    'skips an owned edge whose edgesync/name is %s (it would become the file name)',
+    (_what, name) => {
+      const result = importLive(
+        live({
+          httpsEdges: [https('edghts_1', owned(name)), https('edghts_2', owned('fine'))],
+        }),
+        options,
+      );
+      expect(result.files.map((f) => f.file)).toEqual(['https-fine.yaml']);
+      expect(result.notes).toEqual([
+        `edghts_1: its edgesync/name ${JSON.stringify(name)} is not a valid manifest name, skipped`,
+      ]);
+    },
+  );
+
   it('writes bot users, skipping names a manifest cannot carry', () => {
     const bot = (id: string, name: string, active: boolean) => ({
       id,
