@@ -7,6 +7,7 @@
  */
 import type { z } from 'zod';
 import type { Diagnostic } from '../errors.js';
+import { ROUTE_MODULES } from '../spec/api.js';
 import { sortDiagnostics } from './diagnostics.js';
 import { type FastDocument, parseYamlFast } from './fastyaml.js';
 import { DEFAULT_OWNER } from './metadata.js';
@@ -73,6 +74,30 @@ interface ShapedDoc {
   readonly doc: ParsedDocument;
   readonly value: DocumentValue;
   readonly sensitive: FieldPath[];
+  /** The values read from env or file, to keep out of diagnostics (see `maskSecrets`). */
+  readonly secrets: readonly string[];
+}
+
+/** Shorter values are not masked: they would mangle messages and are no secret anyway. */
+const MIN_MASKED_LENGTH = 4;
+
+/**
+ * Values read from env or file are sensitive, yet a rule may quote a field's value in its
+ * message (`unknown webhook provider "..."`, a duplicate hostport, ...). Every occurrence, in any
+ * case (some fields are lower-cased before the rules run) and JSON-escaped, becomes
+ * `(sensitive)`.
+ */
+function maskSecrets(message: string, secrets: readonly string[]): string {
+  let out = message;
+  const forms = secrets
+    .flatMap((s) => [s, JSON.stringify(s).slice(1, -1)])
+    .filter((s) => s.length >= MIN_MASKED_LENGTH)
+    .sort((a, b) => b.length - a.length);
+  for (const form of forms) {
+    const pattern = new RegExp(form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi');
+    out = out.replace(pattern, '(sensitive)');
+  }
+  return out;
 }
 
 export function buildDesiredSet(files: readonly SourceFile[], options: BuildOptions): BuildResult {
@@ -116,6 +141,7 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
 
   const position = (d: ShapedDoc, path: FieldPath, anchor?: Anchor) => d.doc.locate(path, anchor);
   const semanticDocs: SemanticDoc[] = shaped.map((d, id) => ({ id, value: d.value }));
+  const secrets = shaped.flatMap((d) => d.secrets);
   const issues = checkSemantics(semanticDocs, {
     owner,
     where: (id, path) => {
@@ -132,7 +158,7 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
       line,
       column,
       path: formatPath(issue.anchor === 'key' ? issue.path.slice(0, -1) : issue.path),
-      message: issue.message,
+      message: secrets.length === 0 ? issue.message : maskSecrets(issue.message, secrets),
       severity: 'error',
     });
   }
@@ -256,6 +282,7 @@ interface ShapeResult {
 
 function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): ShapeResult {
   const diagnostics: Diagnostic[] = [];
+  let secrets: string[] = [];
   const report = (
     path: FieldPath,
     message: string,
@@ -263,7 +290,15 @@ function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): Sh
     anchor?: Anchor,
   ): void => {
     const { line, column } = doc.locate(at, anchor);
-    diagnostics.push({ file, line, column, path: formatPath(path), message, severity: 'error' });
+    const shown = secrets.length === 0 ? message : maskSecrets(message, secrets);
+    diagnostics.push({
+      file,
+      line,
+      column,
+      path: formatPath(path),
+      message: shown,
+      severity: 'error',
+    });
   };
 
   const raw = doc.value;
@@ -286,6 +321,9 @@ function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): Sh
   const schema: z.ZodType = SCHEMA_BY_KIND[kind];
 
   const resolved = resolveRefs(schema, raw, file, reader);
+  secrets = resolved.sensitive
+    .map((p) => valueAt(resolved.value, p))
+    .filter((v): v is string => typeof v === 'string');
   for (const issue of resolved.issues)
     report(issue.path, issue.message, issue.at ?? issue.path, issue.anchor);
 
@@ -303,7 +341,13 @@ function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): Sh
   return {
     kind,
     diagnostics,
-    shaped: { file, doc, value: parsed.data as DocumentValue, sensitive: resolved.sensitive },
+    shaped: {
+      file,
+      doc,
+      value: parsed.data as DocumentValue,
+      sensitive: resolved.sensitive,
+      secrets,
+    },
   };
 }
 
@@ -367,6 +411,8 @@ interface Described {
   readonly anchor?: Anchor;
 }
 
+const ROUTE_MODULE_NAMES: ReadonlySet<string> = new Set(ROUTE_MODULES);
+
 /** Known-but-misplaced fields: a precise explanation beats "did you mean". */
 function misplacedHint(kind: Kind, parent: FieldPath, key: string): string | undefined {
   const where = parent.filter((s) => typeof s === 'string').join('.');
@@ -376,25 +422,10 @@ function misplacedHint(kind: Kind, parent: FieldPath, key: string): string | und
   if (where.startsWith('routes.oauth.provider.') && (key === 'teams' || key === 'organizations')) {
     return `${key} is accepted only by the github provider`;
   }
-  const routeModules = new Set([
-    'backend',
-    'ip_restriction',
-    'circuit_breaker',
-    'compression',
-    'request_headers',
-    'response_headers',
-    'webhook_verification',
-    'oauth',
-    'saml',
-    'oidc',
-    'websocket_tcp_converter',
-    'user_agent_filter',
-    'traffic_policy',
-  ]);
-  if (kind === 'HTTPSEdge' && where === '' && routeModules.has(key)) {
+  if (kind === 'HTTPSEdge' && where === '' && ROUTE_MODULE_NAMES.has(key)) {
     return `${key} belongs on a route: an HTTPS edge itself carries only mutual_tls and tls_termination`;
   }
-  if (kind === 'TLSEdge' && where === '' && (key === 'routes' || routeModules.has(key))) {
+  if (kind === 'TLSEdge' && where === '' && (key === 'routes' || ROUTE_MODULE_NAMES.has(key))) {
     return key === 'routes'
       ? 'TLS edges have no routes (use an HTTPSEdge)'
       : `${key} is a route module of HTTPS edges; a TLS edge carries backend, ip_restriction, mutual_tls, tls_termination and traffic_policy`;
