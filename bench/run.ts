@@ -15,6 +15,7 @@ const suites: Record<string, () => Promise<BenchSuite>> = {
   manifest: async () => (await import('./manifest.js')).suite,
   apply: async () => (await import('./apply.js')).suite,
   plan: async () => (await import('./plan.js')).suite,
+  daemon: async () => (await import('./daemon.js')).suite,
 };
 
 async function runAll(): Promise<void> {

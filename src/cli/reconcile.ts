@@ -8,12 +8,11 @@
 import type { ApiClient, LiveSnapshot } from '../api/index.js';
 import { observe } from '../api/index.js';
 import { applyAndVerify } from '../apply/cycle.js';
-import { checkGuards } from '../apply/guards.js';
+import { checkGuards, desiredCount } from '../apply/guards.js';
 import type { ManagedCounts, ReconcileFn, ReconcileReport } from '../daemon/index.js';
 import { GuardError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { DesiredSet } from '../manifest/schema.js';
-import { buildPlan, type Plan } from '../plan/index.js';
+import { buildPlan, operationCount, type Plan } from '../plan/index.js';
 import { preparePlan } from './pipeline.js';
 
 export interface ReconcilerOptions {
@@ -27,10 +26,6 @@ export interface ReconcilerOptions {
   readonly logger: Logger;
 }
 
-function desiredCount(set: DesiredSet): number {
-  return set.tlsEdges.length + set.httpsEdges.length + set.botUsers.length;
-}
-
 /** Resources this controller manages once the plan is done: everything it keeps or creates. */
 function managedCounts(plan: Plan): ManagedCounts {
   const counts = { tls_edge: 0, https_edge: 0, bot_user: 0 };
@@ -41,10 +36,6 @@ function managedCounts(plan: Plan): ManagedCounts {
   return counts;
 }
 
-function operationCount(plan: Plan): number {
-  return plan.changes.reduce((n, c) => n + c.operations.length, 0);
-}
-
 export function createReconciler(options: ReconcilerOptions): ReconcileFn {
   const { client } = options;
   const planOptions = {
@@ -53,14 +44,25 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     maxDeletes: options.maxDeletes,
   };
   return async ({ dir, signal, assertCurrent }): Promise<ReconcileReport> => {
-    const prepared = await preparePlan({
-      dir,
-      client,
-      ...planOptions,
-      env: options.env,
-      secretDirs: options.secretDirs,
-      signal,
-    });
+    let prepared: Awaited<ReturnType<typeof preparePlan>>;
+    try {
+      prepared = await preparePlan({
+        dir,
+        client,
+        ...planOptions,
+        env: options.env,
+        secretDirs: options.secretDirs,
+        signal,
+        // Fingerprints guard saved plans (`plan --out`); a cycle applies its own plan at once.
+        fingerprint: false,
+      });
+    } catch (err) {
+      // git-sync deletes the old worktree right after a swap: files vanishing under the loader
+      // are the swap, not broken manifests. Report the swap (a superseded cycle: no failure, no
+      // bogus diagnostics) when the link moved; the real error otherwise.
+      await assertCurrent();
+      throw err;
+    }
     // git-sync may have swapped the link while we read: a set read from the old worktree may be
     // partial, and applying it would delete what it lacks.
     await assertCurrent();

@@ -76,6 +76,11 @@ export interface DaemonOptions {
   readonly signal?: AbortSignal;
   readonly now?: () => number;
   readonly timers?: Timers;
+  /**
+   * Called after every cycle, once its report is recorded (nothing of the cycle is referenced
+   * any more). `edgesync run` passes a full garbage collection (memory.ts).
+   */
+  readonly afterCycle?: () => void;
 }
 
 export interface Daemon {
@@ -138,6 +143,13 @@ export function createDaemon(options: DaemonOptions): Daemon {
   const metrics = options.metrics ?? createDaemonMetrics();
   const now = options.now ?? Date.now;
   const timers = options.timers ?? realTimers;
+  const afterCycle = () => {
+    try {
+      options.afterCycle?.();
+    } catch (err) {
+      logger.warn({ err: errorMessage(err) }, 'after-cycle hook failed');
+    }
+  };
 
   let started: Promise<void> | undefined;
   let stopping: Promise<void> | undefined;
@@ -164,7 +176,13 @@ export function createDaemon(options: DaemonOptions): Daemon {
   });
 
   const loop = createReconcileLoop({
-    cycle: runCycle,
+    cycle: async (reason, signal) => {
+      try {
+        return await runCycle(reason, signal);
+      } finally {
+        afterCycle();
+      }
+    },
     intervalMs,
     debounceMs,
     debounceMaxMs,
@@ -314,8 +332,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
         at,
       };
     }
-    // Diagnostics describe the set the cycle read; a cycle that read nothing leaves them as they were.
-    if (resolved) diagnostics = groupDiagnostics(report, resolved.realDir);
+    // Diagnostics describe the set the cycle read; a cycle that read nothing (or read a worktree
+    // git-sync was replacing) leaves them as they were.
+    if (resolved && !superseded) diagnostics = groupDiagnostics(report, resolved.realDir);
     const errorCount = report.diagnostics?.filter((d) => d.severity === 'error').length ?? 0;
     metrics.observeReconcile({
       result: report.result,

@@ -4,6 +4,7 @@
 export { createDaemon, DAEMON_DEFAULTS, type Daemon, type DaemonOptions } from './daemon.js';
 export { DEFAULT_LISTEN, type ListenAddress, parseListenAddress } from './listen.js';
 export { backoffDelay } from './loop.js';
+export { fullGarbageCollector } from './memory.js';
 export {
   type ApiResponseObservation,
   createDaemonMetrics,

@@ -19,6 +19,7 @@
  *   other error becomes result `error` with its message.
  */
 import type { Diagnostic } from '../errors.js';
+import type { PlanSummary } from '../plan/model.js';
 
 /**
  * - `converged`: the live state already matched; zero writes.
@@ -54,14 +55,8 @@ export const TRIGGER_REASONS = [
 ] as const;
 export type TriggerReason = (typeof TRIGGER_REASONS)[number];
 
-/** The plan's resource counts by action. */
-export interface PlanSummary {
-  readonly create: number;
-  readonly update: number;
-  readonly delete: number;
-  readonly adopt: number;
-  readonly noop: number;
-}
+/** The plan's resource counts by action: the plan model's own type. */
+export type { PlanSummary } from '../plan/model.js';
 
 export const EMPTY_SUMMARY: PlanSummary = { create: 0, update: 0, delete: 0, adopt: 0, noop: 0 };
 

@@ -4,7 +4,7 @@
  * client. With no API configured it starts the local Edge API server in-process, persisted
  * under the state directory, so `npm start` works on a fresh clone with nothing to set up.
  */
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createApiClient, resolveApiConfig } from '../../api/index.js';
@@ -14,16 +14,14 @@ import {
   createDaemonMetrics,
   DAEMON_DEFAULTS,
   DEFAULT_LISTEN,
+  fullGarbageCollector,
   parseListenAddress,
 } from '../../daemon/index.js';
 import { errorMessage, UsageError } from '../../errors.js';
 import { createLogger, type Logger } from '../../log.js';
-import {
-  generateApiKey,
-  parseRateLimit,
-  type RunningServer,
-  startServer,
-} from '../../server/index.js';
+import { makeDirectory } from '../../mkdir.js';
+import { generateApiKey, type RunningServer, startServer } from '../../server/index.js';
+import { parseRateLimit } from '../../spec/rate-limit.js';
 import type { CliContext } from '../context.js';
 import { parseDuration } from '../duration.js';
 import { ExitCode } from '../exit.js';
@@ -124,7 +122,7 @@ async function startEmbedded(
   port: number,
   logger: Logger,
 ): Promise<{ server: RunningServer; apiKey: string }> {
-  await mkdir(path.join(stateDir, 'server'), { recursive: true });
+  await makeDirectory(path.join(stateDir, 'server'));
   const apiKey = await embeddedKey(stateDir);
   const options = {
     apiKeys: [apiKey],
@@ -154,6 +152,8 @@ export async function run(ctx: CliContext): Promise<number> {
     values.interval === undefined
       ? DAEMON_DEFAULTS.intervalMs
       : parseDuration(values.interval, '--interval');
+  // Checked here, before the embedded server starts and prints its key: a usage error, not a crash.
+  if (intervalMs < 1) throw new UsageError('--interval must be greater than 0');
   const debounceMs =
     values.debounce === undefined
       ? DAEMON_DEFAULTS.debounceMs
@@ -200,6 +200,7 @@ export async function run(ctx: CliContext): Promise<number> {
     );
   }
 
+  const collectGarbage = fullGarbageCollector();
   const metrics = createDaemonMetrics();
   const client = createApiClient({
     baseUrl: api.baseUrl,
@@ -228,6 +229,8 @@ export async function run(ctx: CliContext): Promise<number> {
     logger: root.child({ module: 'daemon' }),
     metrics,
     signal: ctx.signal,
+    // Keeps resident memory near one cycle's peak across resyncs (see src/daemon/memory.ts).
+    ...(collectGarbage === undefined ? {} : { afterCycle: collectGarbage }),
   });
   try {
     await daemon.start();
@@ -241,8 +244,25 @@ export async function run(ctx: CliContext): Promise<number> {
     return ExitCode.ok;
   } finally {
     await daemon.stop();
-    await client.close();
+    // stop() waited up to the grace period for the cycle in flight. undici's close() waits for
+    // requests still in flight, so a call hanging past the grace period would hold the exit for
+    // as long as its timeout: close without waiting for it (the process exits after `run`).
+    await settledWithin(client.close(), CLIENT_CLOSE_WAIT_MS);
     await embedded?.close();
     root.flush();
   }
+}
+
+/** How long closing the API client may take once the daemon has stopped. */
+const CLIENT_CLOSE_WAIT_MS = 200;
+
+async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    work.catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
 }

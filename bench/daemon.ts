@@ -1,0 +1,400 @@
+/**
+ * Benchmark suite `daemon` (issue #6 item 11): `edgesync run` as a child process against the
+ * local server (`edgesync server`, another child process, in memory).
+ *
+ * (a) Save-to-write latency: with the default debounce (250 ms), the time from `writeFile` of a
+ *     manifest to the server receiving the matching PATCH, measured by a recording proxy in this
+ *     process (one clock). 10 TLS edges in 10 files; one file saved per round, 1 warm-up + 21
+ *     measured rounds, each waiting for the cycle to settle. Target: median under 500 ms.
+ * (b) Memory: the daemon holding 10,000 managed edges (5,000 TLS edges with all five modules,
+ *     5,000 HTTPS edges with 3 routes and 10 modules each, the `plan` benchmark's shapes), first
+ *     created by the daemon itself (its startup cycle, `--concurrency 16`), then 10 periodic
+ *     resyncs (`--interval 1s`). The child's VmRSS is sampled every 50 ms from /proc; reported:
+ *     the RSS after each resync, the maximum during the resyncs, VmHWM (peak, seeding included)
+ *     and the growth from the first resync to the last. Target: under 300 MB, no growth.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import type { DaemonStatus } from '../src/daemon/types.js';
+import type { BenchSuite } from './run.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const BIN = path.resolve(here, '../../bin/edgesync.js');
+const API_KEY = 'esk_benchdaemonBENCHdaemon01234567';
+
+const LATENCY_ROUNDS = 21;
+const LATENCY_TARGET_MS = 500;
+const TLS_EDGES = 5_000;
+const HTTPS_EDGES = 5_000;
+const EDGES_PER_FILE = 20;
+const RESYNCS = 10;
+const RSS_TARGET_MB = 300;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch {
+      // not up yet: try again until the deadline
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
+    await sleep(20);
+  }
+}
+
+interface Child {
+  readonly child: ChildProcess;
+  readonly output: () => string;
+}
+
+/** Spawns the CLI and waits for `pattern` on stderr; returns its first group. */
+async function spawnCli(
+  args: readonly string[],
+  env: Record<string, string>,
+  pattern: RegExp,
+  cwd: string,
+): Promise<Child & { match: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', EDGESYNC_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  const match = await waitFor(
+    `${args[0]} to start`,
+    () => {
+      if (exited) throw new Error(`edgesync ${args[0]} exited early: ${err}`);
+      return pattern.exec(err)?.[1];
+    },
+    30_000,
+  ).catch((e: unknown) => {
+    child.kill('SIGKILL');
+    throw e;
+  });
+  return { child, match, output: () => err };
+}
+
+const startServerChild = (cwd: string) =>
+  spawnCli(['server', '--port', '0', '--api-key', API_KEY], {}, /listening on (http:\/\/\S+)/, cwd);
+
+function startDaemonChild(dir: string, url: string, extra: readonly string[], cwd: string) {
+  return spawnCli(
+    ['run', dir, '--listen', '127.0.0.1:0', ...extra],
+    { EDGESYNC_API_URL: url, EDGESYNC_API_KEY: API_KEY },
+    /status on (http:\/\/[^\s/]+)\/status/,
+    cwd,
+  );
+}
+
+async function status(base: string): Promise<DaemonStatus> {
+  const res = await fetch(`${base}/status`, { signal: AbortSignal.timeout(5000) });
+  return (await res.json()) as DaemonStatus;
+}
+
+function cycleStart(s: DaemonStatus): number {
+  const last = s.last_reconcile;
+  return last === null ? -1 : Date.parse(last.at) - last.duration_ms;
+}
+
+/** A loopback proxy noting when each request reaches it. */
+async function recordingProxy(target: string) {
+  const upstream = new URL(target);
+  const seen: { method: string; path: string; at: number }[] = [];
+  const server = createServer((req, res) => {
+    seen.push({ method: req.method ?? '', path: req.url ?? '', at: Date.now() });
+    const forward = request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function quantile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+}
+
+function kill(child: ChildProcess | undefined): void {
+  if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+    child.kill('SIGKILL');
+  }
+}
+
+// ---- (a) save -> write latency -----------------------------------------------------------------
+
+const smallEdge = (n: number, description: string) => `kind: TLSEdge
+name: svc-${n}
+description: ${description}
+hostports: [svc-${n}.example.com:443]
+backend: { backend_id: bkdtg_svc${n} }
+`;
+
+async function latency(tmp: string): Promise<void> {
+  const dir = path.join(tmp, 'latency');
+  await mkdir(dir, { recursive: true });
+  for (let n = 0; n < 10; n++) await writeFile(path.join(dir, `svc-${n}.yaml`), smallEdge(n, 'v0'));
+  const server = await startServerChild(tmp);
+  let daemon: Child | undefined;
+  const proxy = await recordingProxy(server.match);
+  try {
+    // The default debounce: no --debounce.
+    const d = await startDaemonChild(dir, proxy.url, ['--interval', '1h'], tmp);
+    daemon = d;
+    await waitFor(
+      'the first cycle',
+      async () => ((await status(d.match)).last_reconcile?.result === 'changed' ? true : undefined),
+      30_000,
+    );
+    const samples: number[] = [];
+    for (let round = 0; round <= LATENCY_ROUNDS; round++) {
+      const n = round % 10;
+      const savedAt = Date.now();
+      await writeFile(path.join(dir, `svc-${n}.yaml`), smallEdge(n, `v${round + 1}`));
+      const patch = await waitFor(
+        'the PATCH',
+        () => proxy.seen.find((r) => r.method === 'PATCH' && r.at >= savedAt),
+        10_000,
+      );
+      await waitFor(
+        'the cycle to settle',
+        async () => {
+          const s = await status(d.match);
+          return cycleStart(s) >= savedAt - 1 && s.last_reconcile?.result === 'changed'
+            ? true
+            : undefined;
+        },
+        10_000,
+      );
+      if (round > 0) samples.push(patch.at - savedAt); // round 0 warms up
+      await sleep(100);
+    }
+    const median = quantile(samples, 0.5);
+    process.stdout.write(
+      [
+        `save -> PATCH at the server, default debounce 250 ms, ${samples.length} saves:`,
+        `  median ${median} ms (target < ${LATENCY_TARGET_MS} ms) ${median < LATENCY_TARGET_MS ? 'OK' : 'OVER TARGET'}; p90 ${quantile(samples, 0.9)} ms; min ${Math.min(...samples)} ms; max ${Math.max(...samples)} ms`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    kill(daemon?.child);
+    kill(server.child);
+    await proxy.close();
+  }
+}
+
+// ---- (b) memory with 10,000 managed edges ------------------------------------------------------
+
+function tlsEdge(n: number): string {
+  return `kind: TLSEdge
+name: tcp-${n}
+description: TCP service ${n}
+metadata: { team: platform }
+hostports: [tcp-${n}.example.com:443]
+backend: { backend_id: bkdtg_${n}a }
+ip_restriction: { ip_policy_ids: [ipp_${n}a, ipp_${n}b] }
+mutual_tls: { certificate_authority_ids: [ca_${n}a] }
+tls_termination: { terminate_at: edge, min_version: "1.3" }
+traffic_policy: { value: { on_tcp_connect: [{ actions: [{ type: log }] }] } }
+`;
+}
+
+function httpsEdge(n: number): string {
+  return `kind: HTTPSEdge
+name: web-${n}
+description: Web application ${n}
+metadata: { team: web }
+hostports: [web-${n}.example.com:443, www-${n}.example.com:443]
+tls_termination: { min_version: "1.2" }
+routes:
+  - match_type: path_prefix
+    match: /
+    backend: { backend_id: bkdhr_${n}a }
+    compression: {}
+    circuit_breaker: { error_threshold_percentage: 0.5 }
+    response_headers: { add: { Strict-Transport-Security: max-age=63072000 }, remove: [Server] }
+  - match_type: path_prefix
+    match: /account
+    backend: { backend_id: bkdhr_${n}a }
+    oauth: { provider: { google: { client_id: cid-${n}, client_secret: secret-${n}, email_domains: [example.com] } } }
+  - match_type: exact_path
+    match: /hooks/stripe
+    backend: { backend_id: bkdhr_${n}b }
+    webhook_verification: { provider: stripe, secret: whsec_${n} }
+    request_headers: { add: { X-Edge: web-${n} }, remove: [Cookie] }
+`;
+}
+
+async function generate(dir: string): Promise<void> {
+  const docs: string[] = [];
+  for (let n = 0; n < TLS_EDGES; n++) docs.push(tlsEdge(n));
+  for (let n = 0; n < HTTPS_EDGES; n++) docs.push(httpsEdge(n));
+  for (let f = 0; f * EDGES_PER_FILE < docs.length; f++) {
+    const sub = path.join(dir, `team-${f % 10}`);
+    await mkdir(sub, { recursive: true });
+    const chunk = docs.slice(f * EDGES_PER_FILE, (f + 1) * EDGES_PER_FILE);
+    await writeFile(path.join(sub, `edges-${f}.yaml`), chunk.join('---\n'));
+  }
+}
+
+/** VmRSS and VmHWM of a process, MiB. */
+function memoryOf(pid: number): { rss: number; hwm: number } {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1]);
+  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+}
+
+async function memory(tmp: string): Promise<void> {
+  const dir = path.join(tmp, 'memory');
+  await generate(dir);
+  let server: (Child & { match: string }) | undefined;
+  let daemon: (Child & { match: string }) | undefined;
+  try {
+    server = await startServerChild(tmp);
+    const started = performance.now();
+    daemon = await startDaemonChild(
+      dir,
+      server.match,
+      ['--interval', '1s', '--concurrency', '16'],
+      tmp,
+    );
+    const base = daemon.match;
+    const pid = daemon.child.pid as number;
+    let sampling = true;
+    let phaseMax = 0;
+    const sampler = (async () => {
+      while (sampling) {
+        try {
+          const { rss } = memoryOf(pid);
+          phaseMax = Math.max(phaseMax, rss);
+        } catch {
+          return;
+        }
+        await sleep(50);
+      }
+    })();
+
+    const first = await waitFor(
+      'the seeding cycle',
+      async () => {
+        const s = await status(base);
+        return s.last_reconcile !== null ? s : undefined;
+      },
+      300_000,
+    );
+    if (first.last_reconcile?.result !== 'changed') {
+      throw new Error(
+        `seeding cycle: ${JSON.stringify(first.last_reconcile)} ${first.last_error?.message}`,
+      );
+    }
+    const seedMs = performance.now() - started;
+    const seedPeak = phaseMax;
+    process.stdout.write(
+      `seeding by the daemon's startup cycle: ${first.last_reconcile.writes} writes, ${(seedMs / 1000).toFixed(1)} s (process start to converged), peak RSS ${seedPeak.toFixed(0)} MiB\n`,
+    );
+
+    phaseMax = 0;
+    const perCycle: { rss: number; ms: number; result: string }[] = [];
+    let lastAt = first.last_reconcile.at;
+    while (perCycle.length < RESYNCS) {
+      const s = await waitFor(
+        'the next resync',
+        async () => {
+          const x = await status(base);
+          return x.last_reconcile !== null && x.last_reconcile.at !== lastAt ? x : undefined;
+        },
+        60_000,
+      );
+      const last = s.last_reconcile;
+      if (last === null) continue;
+      lastAt = last.at;
+      perCycle.push({ rss: memoryOf(pid).rss, ms: last.duration_ms, result: last.result });
+    }
+    sampling = false;
+    await sampler;
+    const { hwm } = memoryOf(pid);
+    const rows = perCycle.map(
+      (c, i) => `| ${i + 1} | ${c.result} | ${c.ms} | ${c.rss.toFixed(0)} |`,
+    );
+    const growth = (perCycle.at(-1)?.rss ?? 0) - (perCycle[0]?.rss ?? 0);
+    const resyncMax = phaseMax;
+    process.stdout.write(
+      [
+        `| resync | result | duration ms | RSS after, MiB |`,
+        '|---|---|---|---|',
+        ...rows,
+        '',
+        `max RSS during the ${RESYNCS} resyncs: ${resyncMax.toFixed(0)} MiB (target < ${RSS_TARGET_MB} MB) ${resyncMax * 1.048576 < RSS_TARGET_MB ? 'OK' : 'OVER TARGET'}`,
+        `VmHWM (peak over the whole life, seeding included): ${hwm.toFixed(0)} MiB`,
+        `RSS growth, first resync to last: ${growth >= 0 ? '+' : ''}${growth.toFixed(0)} MiB; median resync ${quantile(
+          perCycle.map((c) => c.ms),
+          0.5,
+        )} ms`,
+        `every resync converged with zero writes: ${perCycle.every((c) => c.result === 'converged')}`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    kill(daemon?.child);
+    kill(server?.child);
+  }
+}
+
+export const suite: BenchSuite = {
+  name: 'daemon',
+  description:
+    'edgesync run: file save to API write latency; RSS holding 10,000 edges through resyncs',
+  async run() {
+    const tmp = await mkdtemp(path.join(os.tmpdir(), 'edgesync-bench-daemon-'));
+    try {
+      const only = process.env.EDGESYNC_BENCH_DAEMON;
+      if (only !== 'memory') await latency(tmp);
+      if (only !== 'latency') await memory(tmp);
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
+  },
+};
