@@ -1,51 +1,14 @@
-/**
- * Benchmark of the applier against the local server (a child process, in memory, no rate
- * limit), over loopback:
- * - cold apply of 1,000 HTTPS edges with 3 routes each: exactly 4,000 writes (counted by the
- *   client's `onResponse`, every non-GET exchange), wall time at concurrency 1, 4 and 16;
- * - one module changed on one edge out of 10,000: exactly one write.
- * Each apply is the full cycle (observe, plan, execute, observe again, re-plan); its execute
- * part is shown separately. Each cold apply runs on a fresh account (its own API key); the
- * median of three rounds is shown (the machine is shared: medians, not single runs).
- */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { type ApiClient, createApiClient, observe } from '../src/api/index.js';
 import { applyAndVerify } from '../src/apply/cycle.js';
 import { DEFAULT_OWNER } from '../src/manifest/metadata.js';
 import type { DesiredSet, HttpsEdgeManifest } from '../src/manifest/schema.js';
 import { buildPlan } from '../src/plan/index.js';
+import { startChildServer } from './child-server.js';
 import type { BenchSuite } from './run.js';
-
-const BIN = fileURLToPath(new URL('../../bin/edgesync.js', import.meta.url));
 
 function apiKey(): string {
   return `esk_${randomBytes(16).toString('hex')}`;
-}
-
-async function startChild(keys: readonly string[]): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [BIN, 'server', '--port', '0'], {
-    env: { ...process.env, EDGESYNC_SERVER_API_KEYS: keys.join(','), EDGESYNC_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 15_000);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m?.[1] !== undefined) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}: ${err}`));
-    });
-  });
-  return { child, url };
 }
 
 const source = { file: 'bench.yaml', line: 1, column: 1 };
@@ -150,7 +113,7 @@ export const suite: BenchSuite = {
   async run() {
     const ROUNDS = 3;
     const keys = Array.from({ length: 3 * ROUNDS + 1 }, apiKey);
-    const { child, url } = await startChild(keys);
+    const { child, url } = await startChildServer({ apiKeys: keys });
     try {
       const cold = desired(1_000, 3);
       process.stdout.write(

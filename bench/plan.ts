@@ -8,7 +8,7 @@
  * plan of the empty account; each measured plan runs in a fresh child process
  * (`./plan-child.ts`), so its time and peak RSS are the plan's alone.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +20,7 @@ import { observe } from '../src/api/observe.js';
 import { loadDesiredSet } from '../src/manifest/loader.js';
 import type { Plan } from '../src/plan/model.js';
 import { buildPlan } from '../src/plan/plan.js';
+import { startChildServer } from './child-server.js';
 import { generate, HTTPS_EDGES, TLS_EDGES } from './corpus.js';
 import type { ChildResult } from './plan-child.js';
 import type { BenchSuite } from './run.js';
@@ -32,27 +33,6 @@ const API_KEY = 'esk_benchplanBENCHplan0123456789abcd';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BIN = path.resolve(here, '../../bin/edgesync.js');
 const CHILD = path.join(here, 'plan-child.js');
-
-async function startServerProcess(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [BIN, 'server', '--port', '0', '--api-key', API_KEY], {
-    env: { ...process.env, EDGESYNC_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = '';
-    const timer = setTimeout(() => reject(new Error('server did not start within 15 s')), 15_000);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      text += chunk.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(text);
-      if (m?.[1] !== undefined) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`server exited early (${code})`)));
-  });
-  return { child, url };
-}
 
 /** Executes a plan's operations: roots in parallel (bounded), each root's operations in order. */
 async function seed(url: string, plan: Plan): Promise<number> {
@@ -102,7 +82,7 @@ export const suite: BenchSuite = {
   description: `plan with ${TLS_EDGES + HTTPS_EDGES} converged edges (${HTTPS_EDGES} HTTPS with 3 routes each)`,
   async run() {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'edgesync-bench-plan-'));
-    const { child, url } = await startServerProcess();
+    const { child, url } = await startChildServer({ apiKeys: [API_KEY] });
     try {
       await generate(dir);
       const t0 = performance.now();

@@ -1,55 +1,19 @@
-/**
- * Benchmark of the local Edge API server: the server runs as a child process
- * (`bin/edgesync.js server --port 0 --data <tmp>`), loaded from here over loopback by 16
- * concurrent keep-alive clients (one undici Pool of 16 connections). Measures requests per
- * second and p50/p99 latency for persisted creates, GET by id and list pages of 100, three
- * rounds each, and prints the median round.
- */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
+import { startChildServer } from './child-server.js';
 import type { BenchSuite } from './run.js';
 
 const CONCURRENCY = 16;
 const ROUNDS = 3;
-const BIN = fileURLToPath(new URL('../../bin/edgesync.js', import.meta.url));
 
 interface Round {
   readonly requests: number;
   readonly perSecond: number;
   readonly p50: number;
   readonly p99: number;
-}
-
-async function startChild(
-  dataDir: string,
-  apiKey: string,
-): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [BIN, 'server', '--port', '0', '--data', dataDir], {
-    env: { ...process.env, EDGESYNC_SERVER_API_KEYS: apiKey, EDGESYNC_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 15_000);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m?.[1] !== undefined) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}: ${err}`));
-    });
-  });
-  return { child, url };
 }
 
 /** Runs `count` requests from CONCURRENCY workers; `make(i)` builds request i. */
@@ -107,7 +71,7 @@ export const suite: BenchSuite = {
       'svc-version': '2',
       'content-type': 'application/json',
     };
-    const { child, url } = await startChild(dataDir, apiKey);
+    const { child, url } = await startChildServer({ apiKeys: [apiKey], dataDir });
     const pool = new Pool(url, { connections: CONCURRENCY, pipelining: 1 });
     try {
       const ids: string[] = [];
