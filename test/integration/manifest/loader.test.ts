@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManifestDirError, ManifestError } from '../../../src/errors.js';
 import { formatDiagnostic } from '../../../src/manifest/diagnostics.js';
 import { loadDesiredSet, loadManifests } from '../../../src/manifest/loader.js';
+import { ROUTE_MODULES } from '../../../src/spec/api.js';
 
 let root: string;
 
@@ -193,21 +194,7 @@ describe('config-examples/edges', () => {
     const routeModules = new Set(
       httpsEdges.flatMap((e) => e.routes.flatMap((r) => Object.keys(r))),
     );
-    for (const m of [
-      'backend',
-      'ip_restriction',
-      'circuit_breaker',
-      'compression',
-      'request_headers',
-      'response_headers',
-      'webhook_verification',
-      'oauth',
-      'saml',
-      'oidc',
-      'websocket_tcp_converter',
-      'user_agent_filter',
-      'traffic_policy',
-    ]) {
+    for (const m of ROUTE_MODULES) {
       expect(routeModules, m).toContain(m);
     }
     expect(httpsEdges.some((e) => e.mutual_tls && e.tls_termination)).toBe(true);

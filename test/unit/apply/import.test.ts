@@ -2,23 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { HttpsEdge, LiveSnapshot, TlsEdge } from '../../../src/api/index.js';
 import { importLive } from '../../../src/apply/import.js';
+import { route as liveRoute } from '../api/records.js';
 import { owned } from './fake.js';
-
-const nullRoute = {
-  backend: null,
-  ip_restriction: null,
-  circuit_breaker: null,
-  compression: null,
-  request_headers: null,
-  response_headers: null,
-  webhook_verification: null,
-  oauth: null,
-  saml: null,
-  oidc: null,
-  websocket_tcp_converter: null,
-  user_agent_filter: null,
-  traffic_policy: null,
-};
 
 function https(id: string, metadata: string | null, extra: Partial<HttpsEdge> = {}): HttpsEdge {
   return {
@@ -65,16 +50,7 @@ const options = { owner: 'default', schemaUrl: 'schema.json' };
 
 describe('importLive', () => {
   it('writes owned edges in manifest form: IDs for Refs, defaults and zero values left out', () => {
-    const route = {
-      ...nullRoute,
-      id: 'edghtsrt_1',
-      uri: 'u',
-      created_at: '2024-01-01T00:00:00Z',
-      edge_id: 'edghts_1',
-      description: '',
-      metadata: '',
-      match_type: 'path_prefix',
-      match: '/',
+    const route = liveRoute('edghts_1', 'edghtsrt_1', {
       backend: { enabled: true, backend: { id: 'bkdhr_1', uri: 'u' } },
       oauth: {
         enabled: true,
@@ -93,7 +69,7 @@ describe('importLive', () => {
         maximum_duration: 0,
         auth_check_interval: 0,
       },
-    } as unknown as HttpsEdge['routes'][number];
+    } as unknown as Partial<HttpsEdge['routes'][number]>);
     const result = importLive(
       live({
         httpsEdges: [
