@@ -6,7 +6,7 @@
  * manifest tree (plus explicitly allowed secret directories). A missing or unreadable directory
  * throws ManifestDirError: the desired state is unknown, never empty.
  */
-import type { Dirent } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { lstat, readdir, readFile, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -37,6 +37,8 @@ export interface LoadOptions {
   readonly maxFileBytes?: number;
   /** Bound on YAML alias expansion (default 100). */
   readonly maxAliasCount?: number;
+  /** The file-system calls of the listing and reading (tests inject failures). */
+  readonly fs?: LoaderFs;
 }
 
 interface LoadInfo {
@@ -63,11 +65,16 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   const { resolvedDir, revision } = await resolveDir(absolute);
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
 
-  const listing = await listManifestFiles(resolvedDir, absolute);
+  const fs = options.fs ?? nodeFs;
+  const secretDirs = (options.secretDirs ?? [])
+    .map((d) => safeRealpath(path.resolve(d)))
+    .filter((d): d is string => d !== undefined);
+  const listing = await listManifestFiles(resolvedDir, absolute, fs, secretDirs);
   const sources: SourceFile[] = [];
   const readProblems: Diagnostic[] = [...listing.problems];
   await forEachLimit(listing.files, 16, async (rel) => {
-    const result = await readManifest(path.join(resolvedDir, ...rel.split('/')), maxFileBytes);
+    const file = listing.realPaths.get(rel) ?? path.join(resolvedDir, ...rel.split('/'));
+    const result = await readManifest(fs, file, maxFileBytes);
     if ('bytes' in result) sources.push({ file: rel, bytes: result.bytes });
     else readProblems.push(problem(rel, result.error));
   });
@@ -150,88 +157,168 @@ async function resolveDir(dir: string): Promise<{ resolvedDir: string; revision:
 
 interface Listing {
   readonly files: string[];
+  /** Where each file of `files` was found, links resolved: what is read is what was checked. */
+  readonly realPaths: ReadonlyMap<string, string>;
   readonly problems: Diagnostic[];
 }
 
 /**
- * Every manifest file under `root`, as `/`-separated paths relative to it, sorted by code unit.
- * Symlinks are followed (Kubernetes ConfigMap volumes are made of them); a directory reached
- * twice (a symlink loop) is read once.
+ * The file-system calls the listing and reading make, injectable so that tests can produce the
+ * errors a root-run test cannot (EACCES, EIO). Default: `node:fs/promises`.
  */
-async function listManifestFiles(root: string, shownDir: string): Promise<Listing> {
+export interface LoaderFs {
+  readonly lstat: typeof lstat;
+  readonly stat: typeof stat;
+  readonly readdir: (dir: string) => Promise<string[]>;
+  readonly realpath: typeof realpath;
+  readonly readFile: (file: string) => Promise<Uint8Array>;
+}
+
+const nodeFs: LoaderFs = {
+  lstat,
+  stat,
+  readdir: (dir) => readdir(dir),
+  realpath,
+  readFile: (file) => readFile(file),
+};
+
+/** What an entry is, in the words a diagnostic uses. */
+function specialKind(info: Stats): string | null {
+  if (info.isFIFO()) return 'a named pipe (FIFO)';
+  if (info.isSocket()) return 'a socket';
+  if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device';
+  return null;
+}
+
+function linkProblem(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT' || code === 'ENOTDIR')
+    return 'broken symbolic link: its target does not exist';
+  if (code === 'ELOOP') return 'symbolic link loop: the link cannot be resolved';
+  return `cannot resolve symbolic link: ${errorMessage(err)}`;
+}
+
+/**
+ * Every manifest file under `root`, as `/`-separated paths relative to it, sorted by code unit.
+ *
+ * Desired state unknown is never "empty": every entry that cannot be listed, stat'ed, resolved
+ * or read is a diagnostic, whatever its name (a dangling link named `team-a` may have been the
+ * directory holding a team's edges). Symlinks are followed (Kubernetes ConfigMap volumes are made
+ * of them) only when their target resolves inside `root`; one that escapes is a diagnostic and
+ * nothing behind it is read. FIFOs, sockets and devices are diagnostics too: Git cannot store
+ * them, so one in the tree is a sign that something is wrong, and reading a FIFO would block.
+ * A directory reached twice through links is read once. A link into an allowed secret directory
+ * is skipped (it is there for `{ file }`).
+ */
+async function listManifestFiles(
+  root: string,
+  shownDir: string,
+  fs: LoaderFs,
+  secretDirs: readonly string[],
+): Promise<Listing> {
   const files: string[] = [];
+  const realPaths = new Map<string, string>();
   const problems: Diagnostic[] = [];
   const visited = new Set<string>();
 
-  const visit = async (absDir: string, rel: string): Promise<void> => {
-    let real: string;
+  const visit = async (realDir: string, rel: string): Promise<void> => {
+    if (visited.has(realDir)) return;
+    visited.add(realDir);
+    let names: string[];
     try {
-      real = await realpath(absDir);
-    } catch (err) {
-      problems.push(problem(rel, `cannot read directory: ${errorMessage(err)}`));
-      return;
-    }
-    if (visited.has(real)) return;
-    visited.add(real);
-    let entries: Dirent[];
-    try {
-      entries = await readdir(absDir, { withFileTypes: true });
+      names = await fs.readdir(realDir);
     } catch (err) {
       if (rel === '') {
         throw new ManifestDirError(
           shownDir,
           `manifest directory ${shownDir} cannot be listed: desired state unknown`,
-          {
-            cause: err,
-          },
+          { cause: err },
         );
       }
-      problems.push(problem(rel, `cannot read directory: ${errorMessage(err)}`));
+      problems.push(problem(rel, `cannot list directory: ${errorMessage(err)}`));
       return;
     }
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of entries) {
-      if (entry.name.startsWith('.')) continue;
-      const childRel = rel === '' ? entry.name : `${rel}/${entry.name}`;
-      const childAbs = path.join(absDir, entry.name);
-      let isDir = entry.isDirectory();
-      let isFile = entry.isFile();
-      if (entry.isSymbolicLink()) {
+    names.sort(compareCodeUnits);
+    for (const name of names) {
+      if (name.startsWith('.')) continue;
+      const childRel = rel === '' ? name : `${rel}/${name}`;
+      const childAbs = path.join(realDir, name);
+      let info: Stats;
+      let real = childAbs;
+      try {
+        info = await fs.lstat(childAbs);
+      } catch (err) {
+        problems.push(problem(childRel, `cannot stat: ${errorMessage(err)}`));
+        continue;
+      }
+      if (info.isSymbolicLink()) {
         try {
-          const target = await stat(childAbs);
-          isDir = target.isDirectory();
-          isFile = target.isFile();
-        } catch {
-          // A dangling link that looks like a manifest is worth an error; anything else is noise.
-          if (isManifestName(entry.name)) problems.push(problem(childRel, 'broken symbolic link'));
+          real = await fs.realpath(childAbs);
+        } catch (err) {
+          problems.push(problem(childRel, linkProblem(err)));
+          continue;
+        }
+        if (!inside(root, real)) {
+          // A link to a mounted secret is what `--secret-dir` allows: `{ file }` may read it, the
+          // listing never does.
+          if (secretDirs.some((dir) => inside(dir, real))) continue;
+          problems.push(
+            problem(childRel, 'symbolic link points outside the manifest directory: not read'),
+          );
+          continue;
+        }
+        try {
+          info = await fs.stat(real);
+        } catch (err) {
+          problems.push(problem(childRel, `cannot stat the link's target: ${errorMessage(err)}`));
           continue;
         }
       }
-      if (isDir) await visit(childAbs, childRel);
-      else if (isFile && isManifestName(entry.name)) files.push(childRel);
+      if (info.isDirectory()) {
+        await visit(real, childRel);
+        continue;
+      }
+      const special = specialKind(info);
+      if (special !== null) {
+        problems.push(problem(childRel, `${special} in the manifest directory: cannot be read`));
+        continue;
+      }
+      if (info.isFile() && isManifestName(name)) {
+        files.push(childRel);
+        realPaths.set(childRel, real);
+      }
     }
   };
 
   await visit(root, '');
-  files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return { files, problems };
+  files.sort(compareCodeUnits);
+  return { files, realPaths, problems };
 }
 
+function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** `.yaml` and `.yml`, in any case: `STOREFRONT.YAML` is a manifest, not silently ignored. */
 function isManifestName(name: string): boolean {
-  return MANIFEST_EXTENSIONS.some((ext) => name.endsWith(ext));
+  const lower = name.toLowerCase();
+  return MANIFEST_EXTENSIONS.some((ext) => lower.endsWith(ext));
 }
 
 async function readManifest(
+  fs: LoaderFs,
   file: string,
   maxFileBytes: number,
 ): Promise<{ bytes: Uint8Array } | { error: string }> {
   try {
-    // Checked before reading, so a huge file is never pulled into memory.
-    const info = await stat(file);
+    // Checked before reading, so a huge file is never pulled into memory; a file that became a
+    // FIFO since the listing is refused rather than blocking the read.
+    const info = await fs.stat(file);
+    if (!info.isFile()) return { error: 'is no longer a regular file: cannot be read' };
     if (info.size > maxFileBytes) {
       return { error: `file is ${info.size} bytes, over the ${maxFileBytes}-byte limit` };
     }
-    return { bytes: await readFile(file) };
+    return { bytes: await fs.readFile(file) };
   } catch (err) {
     return { error: `cannot read file: ${errorMessage(err)}` };
   }

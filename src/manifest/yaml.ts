@@ -13,6 +13,7 @@ import {
   LineCounter,
   type Node,
   parseAllDocuments,
+  visit,
   type YAMLError,
 } from 'yaml';
 import type { FieldPath } from './paths.js';
@@ -81,6 +82,14 @@ export function parseYaml(text: string, options: ParseOptions): ParseResult {
     }
     const contents = doc.contents;
     const start = pos(contents?.range?.[0] ?? 0);
+    // Checked on the syntax tree before toJS: an undefined alias would throw, and a recursive one
+    // would build a cyclic value that overflows the stack of everything after the parser.
+    const aliasProblems = checkAliases(doc);
+    if (aliasProblems.length > 0) {
+      for (const problem of aliasProblems)
+        problems.push({ ...pos(problem.offset), message: problem.message });
+      return;
+    }
     let value: unknown;
     try {
       value = doc.toJS({ maxAliasCount: options.maxAliasCount });
@@ -113,6 +122,29 @@ export function parseYaml(text: string, options: ParseOptions): ParseResult {
     });
   });
   return { documents, problems };
+}
+
+/** Aliases that name no anchor before them, and aliases inside the node they refer to. */
+function checkAliases(doc: AnyDocument): { offset: number; message: string }[] {
+  const found: { offset: number; message: string }[] = [];
+  visit(doc, {
+    Alias(_key, node, ancestors) {
+      const offset = node.range?.[0] ?? 0;
+      const target = node.resolve(doc);
+      if (target === undefined) {
+        found.push({
+          offset,
+          message: `undefined alias *${node.source}: no anchor &${node.source} before it`,
+        });
+      } else if (ancestors.includes(target as never)) {
+        found.push({
+          offset,
+          message: `recursive alias *${node.source}: it refers to the node that contains it`,
+        });
+      }
+    },
+  });
+  return found;
 }
 
 function yamlMessage(issue: YAMLError): string {

@@ -40,6 +40,8 @@ export interface RunningServer {
   apiKeys: string[];
   /** Live: changes apply to the next request. */
   knobs: ServerKnobs;
+  /** Requests received, by HTTP method (tests count writes at the server). */
+  readonly requests: Readonly<Record<string, number>>;
   close(): Promise<void>;
 }
 
@@ -103,6 +105,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     logger,
     ids,
   });
+  const requests: Record<string, number> = {};
+  http.on('request', (req) => {
+    const method = req.method ?? '?';
+    requests[method] = (requests[method] ?? 0) + 1;
+  });
   http.on('request', app.handle);
   http.on('clientError', app.clientError);
   logger.info({ url, persistent: journal !== undefined }, 'edge API server listening');
@@ -112,6 +119,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     url,
     apiKeys,
     knobs,
+    requests,
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => http.close(() => resolve()));

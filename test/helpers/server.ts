@@ -21,3 +21,9 @@ export async function startTestServer(
   });
   return Object.assign(running, { apiKey });
 }
+
+/** Write requests (POST, PUT, PATCH, DELETE) the server has received so far. */
+export function writesAt(server: RunningServer): number {
+  const r = server.requests;
+  return (r.POST ?? 0) + (r.PUT ?? 0) + (r.PATCH ?? 0) + (r.DELETE ?? 0);
+}

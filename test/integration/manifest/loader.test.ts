@@ -138,6 +138,7 @@ describe('loadManifests', () => {
         `team/a.yaml:7:22: description: file ${path.join(outside, 'secret')} is outside the manifest directory (allow its directory with --secret-dir)`,
         `team/a.yaml:11:22: description: file ../../${path.basename(outside)}/secret is outside the manifest directory (allow its directory with --secret-dir)`,
         'team/b.yaml:3:22: description: file link-out is outside the manifest directory (allow its directory with --secret-dir)',
+        'team/link-out:1:1: symbolic link points outside the manifest directory: not read',
       ]);
 
       const allowed = await loadManifests(root, { env: {}, secretDirs: [outside] });

@@ -5,7 +5,7 @@
  * through `/status` and the server; an edit made directly through the API is undone by the next
  * periodic resync.
  */
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../../src/api/index.js';
@@ -144,6 +144,22 @@ describe('edgesync run (child process) converges on file changes', () => {
     expect(s.diagnostics_by_file['db.yaml']?.[0]).toMatchObject({ line: 3, severity: 'error' });
     expect(s.ready).toBe(true);
     expect(s.consecutive_failures).toBe(1);
+
+    // A recursive alias is a located manifest error too (it used to overflow the stack and be
+    // reported as an internal error), and a dangling link makes the set unknown, not empty.
+    t = Date.now();
+    await writeFile(path.join(edges, 'db.yaml'), 'kind: TLSEdge\nname: db\nhostports: &h [*h]\n');
+    await symlink(path.join(edges, 'gone'), path.join(edges, 'team-b'));
+    s = await waitForCycle(
+      daemon,
+      t,
+      (x) =>
+        x.last_reconcile?.result === 'invalid' &&
+        x.diagnostics_by_file['db.yaml']?.[0]?.message.startsWith('recursive alias') === true,
+    );
+    expect(Object.keys(s.diagnostics_by_file).sort()).toEqual(['db.yaml', 'team-b']);
+    expect(writesSince(t)).toEqual([]);
+    await rm(path.join(edges, 'team-b'));
 
     // Remove it: the edge is deleted, and the failure is cleared.
     t = Date.now();

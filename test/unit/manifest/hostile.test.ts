@@ -21,6 +21,33 @@ describe('hostile input', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
+  it.each([
+    [
+      'a self-referencing list',
+      'kind: HTTPSEdge\nname: x\nhostports: &h [*h]\n',
+      'a.yaml:3:16: recursive alias *h: it refers to the node that contains it',
+    ],
+    [
+      'a self-referencing mapping',
+      'kind: TLSEdge\nname: x\nmetadata: &m { a: *m }\n',
+      'a.yaml:3:19: recursive alias *m: it refers to the node that contains it',
+    ],
+    [
+      'a recursive merge key',
+      'kind: TLSEdge\nname: x\nmetadata: &m\n  <<: *m\n',
+      'a.yaml:4:7: recursive alias *m: it refers to the node that contains it',
+    ],
+    [
+      'an undefined alias',
+      'kind: TLSEdge\nname: x\ndescription: *nope\n',
+      'a.yaml:3:14: undefined alias *nope: no anchor &nope before it',
+    ],
+  ])('reports %s as a located error, not a crash', (_name, text, line) => {
+    for (const parser of ['auto', 'full'] as const) {
+      expect(errorLines(buildFrom({ 'a.yaml': text }, { parser }))).toEqual([line]);
+    }
+  });
+
   it('allows a few ordinary aliases', () => {
     const result = buildFrom({
       'a.yaml': `kind: HTTPSEdge
