@@ -10,12 +10,13 @@ import { ConfigError, errorMessage } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import { createServer } from './app.js';
 import { createIdGenerator, encodeBase62 } from './ids.js';
-import { openJournal } from './journal.js';
+import { openJournal, type SalvageReport } from './journal.js';
 import type { ServerKnobs } from './knobs.js';
 import { Store } from './store.js';
 
 export { accountIdForKey, createServer, type EdgeServer, type ServerDeps } from './app.js';
 export { parseLatency, parseRate, parseRateLimit, type ServerKnobs } from './knobs.js';
+export type { SalvageReport } from './recovery.js';
 export { Store } from './store.js';
 
 export interface StartServerOptions extends ServerKnobs {
@@ -32,6 +33,9 @@ export interface StartServerOptions extends ServerKnobs {
   logger?: Logger;
   /** Compact the log once it exceeds this many bytes (tests use small values). */
   compactBytes?: number;
+  /** Start despite a damaged journal, keeping every intact record (`--salvage`). */
+  salvage?: boolean;
+  onSalvage?: (report: SalvageReport) => void;
 }
 
 export interface RunningServer {
@@ -72,6 +76,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           store,
           logger,
           ...(options.compactBytes === undefined ? {} : { compactBytes: options.compactBytes }),
+          ...(options.salvage === undefined ? {} : { salvage: options.salvage }),
+          ...(options.onSalvage === undefined ? {} : { onSalvage: options.onSalvage }),
         });
   // IDs minted from now on must sort after every loaded one, even if the clock went back.
   for (const id of store.ids()) ids.observe(id);

@@ -8,10 +8,13 @@
  *   write is acknowledged to the HTTP client only after that, so acknowledged writes survive
  *   `kill -9` (and power loss, as far as fdatasync is honoured).
  * - Recovery: `snapshot.json` (if any) names the current log and the last sequence number it
- *   contains; the log's records with a greater `s` are replayed. The first torn or corrupt
- *   record ends the log: it and everything after it can only be the unsynced tail of the last
- *   batch (earlier batches were synced before anything later was written), so the file is
- *   truncated there.
+ *   contains; the log's records with a greater `s` are replayed, in sequence. Only an
+ *   incomplete final record may be dropped (`./recovery.ts` says exactly what counts as one):
+ *   it can only be the unsynced tail of the last batch, since earlier batches were synced
+ *   before anything later was written. Any other damage (a bad checksum or a gap in the
+ *   sequence followed by more data, CRLF line endings, a file of something else) refuses the
+ *   start with the file and byte offset, and the file is left untouched; `salvage` starts
+ *   anyway with every record whose checksum holds and moves the damaged file aside.
  * - Compaction: once the log outgrows `compactBytes` (and the last snapshot), the whole state
  *   is written to `snapshot.tmp`, synced and atomically renamed over `snapshot.json`, which
  *   names a fresh, empty log; the old log is then removed. A crash at any point leaves either
@@ -26,7 +29,10 @@ import type { Logger } from '../log.js';
 import { makeDirectory } from '../mkdir.js';
 import { StoreError } from './errors.js';
 import type { Mutation } from './model.js';
+import { type SalvageReport, scanLog } from './recovery.js';
 import type { Journal, StateSnapshot, Store } from './store.js';
+
+export type { SalvageReport } from './recovery.js';
 
 const SNAPSHOT = 'snapshot.json';
 const SNAPSHOT_TMP = 'snapshot.tmp';
@@ -51,6 +57,12 @@ export interface OpenJournalOptions {
   readonly logger: Logger;
   /** Compact once the log is larger than this (and than the last snapshot). */
   readonly compactBytes?: number;
+  /**
+   * Start despite a damaged log: keep every record whose checksum holds, move the damaged file
+   * to `<name>.corrupt` and write a clean log. Reported through `onSalvage`.
+   */
+  readonly salvage?: boolean;
+  readonly onSalvage?: (report: SalvageReport) => void;
 }
 
 /** Loads the persisted state of `dir` into `store`, and returns the journal for new writes. */
@@ -89,25 +101,36 @@ async function load(options: OpenJournalOptions): Promise<FileJournal> {
     if (err.code === 'ENOENT') return Buffer.alloc(0);
     throw new StoreError(`cannot read ${logPath}: ${err.message}`, { cause: err });
   });
-  let offset = 0;
-  let replayed = 0;
-  while (offset < logText.length) {
-    const nl = logText.indexOf(10, offset);
-    if (nl < 0) break;
-    const rec = decodeLine(logText.toString('utf8', offset, nl)) as Record_ | undefined;
-    if (rec === undefined || typeof rec.s !== 'number') break;
-    if (rec.s > seq) {
-      store.apply(rec);
-      seq = rec.s;
-      replayed++;
+  const scan = scanLog(logText, seq, decodeLine);
+  let offset = scan.validBytes;
+  let records = scan.records;
+  if (scan.damage !== undefined) {
+    if (!options.salvage) {
+      throw new StoreError(
+        `${logPath} is damaged at byte ${scan.damage.offset}: ${scan.damage.reason}; refusing to start ` +
+          '(the file is left as it is; --salvage starts with every intact record and moves the damaged file aside)',
+      );
     }
-    offset = nl + 1;
+    // Renumbered from the snapshot on, so the clean log has no gap where damage was skipped.
+    const renumbered = scan.records.map((r, i) => ({ ...r, s: seq + i + 1 }));
+    const report = await salvageLog(dir, logName, logText, renumbered);
+    options.onSalvage?.(report);
+    logger.warn({ ...report }, 'salvaged a damaged log');
+    offset = report.keptBytes;
+    records = renumbered;
+  }
+  let replayed = 0;
+  for (const rec of records as Record_[]) {
+    if (rec.s <= seq) continue;
+    store.apply(rec);
+    seq = rec.s;
+    replayed++;
   }
   const fh = await open(logPath, 'a+');
-  if (offset < logText.length) {
+  if (scan.damage === undefined && offset < logText.length) {
     logger.warn(
       { file: logPath, droppedBytes: logText.length - offset },
-      'ignoring a torn or corrupt tail of the log (never acknowledged)',
+      'dropping the incomplete final record of the log (a torn write, never acknowledged)',
     );
     await fh.truncate(offset);
     await fh.sync();
@@ -279,6 +302,50 @@ export class FileJournal implements Journal {
   }
 }
 
+/**
+ * Writes the kept records to a fresh log (temporary file, synced, renamed over the damaged one
+ * after the damaged one was moved to `<name>.corrupt[.N]`). Never overwrites an earlier
+ * `.corrupt` file.
+ */
+async function salvageLog(
+  dir: string,
+  logName: string,
+  original: Buffer,
+  records: readonly unknown[],
+): Promise<SalvageReport> {
+  const existing = new Set(await readdir(dir));
+  let corrupt = `${logName}.corrupt`;
+  for (let n = 1; existing.has(corrupt); n++) corrupt = `${logName}.corrupt.${n}`;
+  const kept = Buffer.from(records.map((r) => `${encodeLine(r)}\n`).join(''));
+  const tmp = join(dir, `${logName}.salvage`);
+  const tmpFh = await open(tmp, 'w');
+  try {
+    await tmpFh.writeFile(kept);
+    await tmpFh.sync();
+  } finally {
+    await tmpFh.close();
+  }
+  await rename(join(dir, logName), join(dir, corrupt));
+  await rename(tmp, join(dir, logName));
+  syncDir(dir);
+  const lines = countLines(original);
+  return {
+    file: join(dir, logName),
+    movedTo: join(dir, corrupt),
+    kept: records.length,
+    skipped: Math.max(0, lines - records.length),
+    keptBytes: kept.length,
+  };
+}
+
+function countLines(bytes: Buffer): number {
+  let n = 0;
+  for (let i = bytes.indexOf(10); i >= 0; i = bytes.indexOf(10, i + 1)) n++;
+  // A final line without its newline is a record too (a torn or damaged one).
+  if (bytes.length > 0 && bytes[bytes.length - 1] !== 10) n++;
+  return n;
+}
+
 function encodeLine(value: unknown): string {
   const json = JSON.stringify(value);
   return `${crc32(json).toString(16).padStart(8, '0')} ${json}`;
@@ -307,7 +374,11 @@ async function readIfExists(path: string): Promise<string | undefined> {
 /** Logs of other generations and a half-written snapshot are leftovers of a crash. */
 async function removeStrays(dir: string, current: string): Promise<void> {
   for (const name of await readdir(dir)) {
-    if ((LOG_PATTERN.test(name) && name !== current) || name === SNAPSHOT_TMP) {
+    if (
+      (LOG_PATTERN.test(name) && name !== current) ||
+      name === SNAPSHOT_TMP ||
+      name === `${current}.salvage`
+    ) {
       await unlink(join(dir, name)).catch(() => undefined);
     }
   }

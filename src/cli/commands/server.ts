@@ -24,6 +24,8 @@ const USAGE = `usage: edgesync server [options]
   --host HOST            listen address (default 127.0.0.1)
   --port PORT            listen port, 0 for any free port (default 8787)
   --data DIR             persist state under DIR (default: memory only)
+  --salvage              start even if the journal under --data is damaged: keep every record
+                         whose checksum holds, move the damaged file aside (*.corrupt)
   --api-key KEY          accepted API key, one account per key; repeatable
                          (also EDGESYNC_SERVER_API_KEYS=key1,key2; none: one is generated)
   --public-url URL       base of the absolute URIs in responses (default: the listening URL)
@@ -48,7 +50,14 @@ export async function run(ctx: CliContext): Promise<number> {
     level: ctx.env.EDGESYNC_LOG_LEVEL ?? 'info',
     destination: ctx.stdout,
   });
-  const server = await startServer({ ...options, logger });
+  const server = await startServer({
+    ...options,
+    logger,
+    onSalvage: (report) =>
+      ctx.stderr.write(
+        `edgesync server: salvaged ${report.file}: kept ${report.kept} record(s), skipped ${report.skipped} damaged; the damaged file is ${report.movedTo}\n`,
+      ),
+  });
   const keys = server.apiKeys.map((k) => `  ${k}`).join('\n');
   ctx.stderr.write(
     `edgesync server: listening on ${server.url}${options.dataDir ? ` (data in ${options.dataDir})` : ' (in memory)'}\n` +
@@ -84,6 +93,10 @@ function parseOptions(ctx: CliContext): ParsedOptions | 'help' {
   if (values.data !== undefined) {
     if (values.data === '') throw usage('--data needs a directory');
     out.dataDir = values.data;
+  }
+  if (values.salvage) {
+    if (out.dataDir === undefined) throw usage('--salvage needs --data');
+    out.salvage = true;
   }
   if (values['public-url'] !== undefined) {
     const text = values['public-url'];
@@ -137,6 +150,7 @@ function parse(argv: readonly string[]) {
       host: { type: 'string' },
       port: { type: 'string' },
       data: { type: 'string' },
+      salvage: { type: 'boolean' },
       'api-key': { type: 'string', multiple: true },
       'public-url': { type: 'string' },
       'rate-limit': { type: 'string' },
