@@ -270,8 +270,13 @@ export function createDaemon(options: DaemonOptions): Daemon {
             }
           : { result: 'error', summary: EMPTY_SUMMARY, writes: 0, error: errorMessage(err) };
     }
+    if (superseded && !SUCCESS_RESULTS.has(report.result)) {
+      // Whatever the old revision's cycle ran into (files vanishing under the loader, the swap
+      // check refusing to write) belongs to a revision that is gone: not an error.
+      report = { result: 'superseded', summary: report.summary, writes: report.writes };
+    }
     record(report, reason, startedAt, resolved, superseded);
-    if (superseded && !SUCCESS_RESULTS.has(report.result)) return 'superseded';
+    if (report.result === 'superseded') return 'superseded';
     return SUCCESS_RESULTS.has(report.result) ? 'success' : 'failure';
   }
 
@@ -323,7 +328,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
       everReady = true;
       lastSuccessAt = at;
       lastError = undefined;
-    } else {
+    } else if (report.result !== 'superseded') {
       const n = report.diagnostics?.filter((d) => d.severity === 'error').length ?? 0;
       lastError = {
         message:
@@ -360,7 +365,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
       error: report.error,
       consecutive_failures: failuresAfter,
     };
-    if (success) logger.info(line, `reconcile ${report.result}`);
+    if (success || report.result === 'superseded') logger.info(line, `reconcile ${report.result}`);
     else logger.warn(line, `reconcile ${report.result}`);
   }
 

@@ -28,8 +28,18 @@ import type { PlanSummary } from '../plan/model.js';
  *   after applying); `outOfSync` says how much.
  * - `invalid`: the manifest set has errors; nothing was written.
  * - `error`: anything else (API, network, guard refusal, unknown desired state).
+ * - `superseded`: cut short because a newer revision arrived (a git-sync swap under the cycle):
+ *   nothing from the old revision was applied, and the new one is reconciled next. Neither a
+ *   success nor a failure: it leaves readiness, backoff and the last error as they were.
  */
-export const RECONCILE_RESULTS = ['converged', 'changed', 'drift', 'invalid', 'error'] as const;
+export const RECONCILE_RESULTS = [
+  'converged',
+  'changed',
+  'drift',
+  'invalid',
+  'error',
+  'superseded',
+] as const;
 export type ReconcileResult = (typeof RECONCILE_RESULTS)[number];
 
 /** Results that count as a successful cycle: readiness, backoff reset, last-success time. */
