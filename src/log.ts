@@ -43,10 +43,33 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
   if (options.pretty) {
     return pino({
       ...base,
+      // pino-pretty prints the strings it parses back as they are: escape control characters
+      // once more in the JSON it is handed, so they reach the terminal as visible escapes.
+      hooks: { streamWrite: escapeForPretty },
       transport: { target: 'pino-pretty', options: { colorize: true, destination: 1 } },
     });
   }
   return pino(base);
+}
+
+/** What JSON leaves raw but a terminal may act on: DEL, C1, bidirectional and zero-width marks. */
+const RAW_UNSAFE = /[\u007f-\u009f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
+
+/** JSON escapes that stand for a control character (as opposed to `\\"`, `\\\\` and printable `\\u`). */
+const CONTROL_ESCAPE = /^(?:[bfnrt]|u00[01][0-9a-fA-F]|u007[fF]|u00[89][0-9a-fA-F])$/;
+
+/**
+ * One JSON log line -> the same line whose strings, once parsed, show every control character as
+ * an escape: JSON's own `\n`, `\u001b`, ... get their backslash doubled (the line's final
+ * newline is outside any string and stays), and the characters JSON leaves raw (DEL, C1,
+ * bidirectional controls) become `\\u{..}` text.
+ */
+export function escapeForPretty(line: string): string {
+  return line
+    .replace(/\\(["\\/bfnrt]|u[0-9a-fA-F]{4})/g, (whole, seq: string) =>
+      CONTROL_ESCAPE.test(seq) ? `\\\\${seq}` : whole,
+    )
+    .replace(RAW_UNSAFE, (c) => `\\\\u{${c.charCodeAt(0).toString(16)}}`);
 }
 
 /** A logger that writes nothing, for commands and tests that do not care. */

@@ -4,6 +4,7 @@
  * and statuses, never a body: nothing here can print a secret.
  */
 import type { Writable } from 'node:stream';
+import { escapeControl } from '../escape.js';
 import type { Blocked } from '../plan/model.js';
 import type { CycleOutcome } from './cycle.js';
 import type { ProgressEvent } from './executor.js';
@@ -17,7 +18,7 @@ export function progressLine(out: Writable): {
   return {
     update(e) {
       const mark = e.outcome === 'failed' ? ' (failed)' : '';
-      out.write(`\r\x1b[2K[${e.done}/${e.total}] ${e.address}${mark}`);
+      out.write(`\r\x1b[2K[${e.done}/${e.total}] ${escapeControl(e.address)}${mark}`);
       shown = true;
     },
     end() {
@@ -33,7 +34,7 @@ function plural(n: number, one: string, many = `${one}s`): string {
 
 function blockedLines(title: string, list: readonly Blocked[]): string[] {
   if (list.length === 0) return [];
-  return [title, ...list.map((b) => `  ${b.address}: ${b.reason}`)];
+  return [title, ...list.map((b) => `  ${escapeControl(`${b.address}: ${b.reason}`)}`)];
 }
 
 /** The report after an apply: counts, errors, notes, then `converged` or the residual drift. */
@@ -42,14 +43,14 @@ export function summarize(outcome: CycleOutcome): string {
   const lines: string[] = [
     `Apply: ${plural(r.total, 'operation')}: ${r.done} done (${plural(r.writes, 'write')}), ${r.failed} failed, ${r.skipped} skipped.`,
   ];
-  for (const e of r.errors) lines.push(`  error: ${e.message}`);
-  for (const m of r.messages) lines.push(`  note: ${m}`);
+  for (const e of r.errors) lines.push(`  error: ${escapeControl(e.message)}`);
+  for (const m of r.messages) lines.push(`  note: ${escapeControl(m)}`);
   lines.push(...blockedLines('Kept (protected, manifest removed):', outcome.kept));
   lines.push(
     ...blockedLines('Not attempted (held by an edge edgesync does not own):', outcome.conflicts),
   );
   if (outcome.verifyError !== undefined) {
-    lines.push(`Not verified: ${outcome.verifyError}`);
+    lines.push(`Not verified: ${escapeControl(outcome.verifyError)}`);
   } else if (outcome.converged) {
     lines.push('converged: the live state matches the manifests.');
   } else if (outcome.residual !== undefined) {
@@ -58,8 +59,9 @@ export function summarize(outcome: CycleOutcome): string {
     lines.push(
       `Not converged: ${plural(n, 'difference')} ${n === 1 ? 'remains' : 'remain'} (the next run retries them):`,
     );
-    for (const c of changes) lines.push(`  ${c.action} ${c.address}: ${c.reason}`);
-    for (const b of blocked) lines.push(`  blocked ${b.address}: ${b.reason}`);
+    for (const c of changes)
+      lines.push(`  ${c.action} ${escapeControl(`${c.address}: ${c.reason}`)}`);
+    for (const b of blocked) lines.push(`  blocked ${escapeControl(`${b.address}: ${b.reason}`)}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -2,7 +2,9 @@
  * The CLI entry point: picks the command, runs it, and maps every outcome to an exit code.
  * This is the only place that calls `process.exit` (via the returned code in bin/).
  */
+
 import { errorMessage, isEdgesyncError } from '../errors.js';
+import { escapeControl, escapeControlKeepNewlines } from '../escape.js';
 import { commands } from './commands.js';
 import type { CliContext } from './context.js';
 import { ExitCode, exitCodeFor } from './exit.js';
@@ -21,7 +23,7 @@ export async function main(ctx: CliContext): Promise<number> {
   }
   const load = commands[name];
   if (load === undefined) {
-    ctx.stderr.write(`edgesync: unknown command "${name}"; run "edgesync --help"\n`);
+    ctx.stderr.write(`edgesync: unknown command "${escapeControl(name)}"; run "edgesync --help"\n`);
     return ExitCode.usage;
   }
   try {
@@ -30,10 +32,12 @@ export async function main(ctx: CliContext): Promise<number> {
   } catch (err) {
     const code = exitCodeFor(err);
     if (isEdgesyncError(err)) {
-      ctx.stderr.write(`edgesync ${name}: ${err.message}\n`);
+      ctx.stderr.write(`edgesync ${name}: ${escapeControlKeepNewlines(err.message)}\n`);
     } else {
       // An unexpected error is a bug: say so, but never dump internals beyond the message.
-      ctx.stderr.write(`edgesync ${name}: internal error: ${errorMessage(err)}\n`);
+      ctx.stderr.write(
+        `edgesync ${name}: internal error: ${escapeControlKeepNewlines(errorMessage(err))}\n`,
+      );
       if (ctx.env.EDGESYNC_DEBUG) ctx.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
     }
     return code;

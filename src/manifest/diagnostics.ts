@@ -3,6 +3,7 @@
  * and the versioned JSON form of `edgesync validate --output json`. Pure.
  */
 import type { Diagnostic } from '../errors.js';
+import { escapeControl } from '../escape.js';
 
 export type { Diagnostic };
 
@@ -12,7 +13,8 @@ export const DIAGNOSTICS_FORMAT_VERSION = 1;
 export function formatDiagnostic(d: Diagnostic): string {
   const path = d.path === '' ? '' : `${d.path}: `;
   const severity = d.severity === 'warning' ? 'warning: ' : '';
-  return `${d.file}:${d.line}:${d.column}: ${severity}${path}${d.message}`;
+  // File names, paths and messages quote the user's text: escaped, so none can forge a line.
+  return escapeControl(`${d.file}:${d.line}:${d.column}: ${severity}${path}${d.message}`);
 }
 
 function compare(a: string, b: string): number {

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { createApiClient, observe } from '../../api/index.js';
 import { importLive } from '../../apply/import.js';
 import { ConfigError, EdgesyncError, errorMessage, UsageError } from '../../errors.js';
+import { escapeControl } from '../../escape.js';
 import { DEFAULT_OWNER } from '../../manifest/metadata.js';
 import { makeDirectory } from '../../mkdir.js';
 import { parseCommandArgs } from '../args.js';
@@ -91,7 +92,7 @@ export async function run(ctx: CliContext): Promise<number> {
   const existing = result.files.filter((f) => existsSync(path.join(out, f.file)));
   if (existing.length > 0 && values.force !== true) {
     ctx.stderr.write(
-      `Not imported: ${existing.length} file(s) already exist in ${out} (pass --force to overwrite):\n${existing.map((f) => `  ${f.file}`).join('\n')}\n`,
+      `Not imported: ${existing.length} file(s) already exist in ${out} (pass --force to overwrite):\n${existing.map((f) => `  ${escapeControl(f.file)}`).join('\n')}\n`,
     );
     return ExitCode.error;
   }
@@ -108,16 +109,18 @@ export async function run(ctx: CliContext): Promise<number> {
       throw new ConfigError(`cannot write ${file}: ${errorMessage(err)}`, { cause: err });
     }
     const adopts = f.adopts === undefined ? '' : ` (adopts ${f.adopts} when applied)`;
-    ctx.stderr.write(`wrote ${path.join(out, f.file)}${adopts}\n`);
+    ctx.stderr.write(`wrote ${escapeControl(path.join(out, f.file))}${adopts}\n`);
   }
-  for (const note of result.notes) ctx.stderr.write(`note: ${note}\n`);
+  for (const note of result.notes) ctx.stderr.write(`note: ${escapeControl(note)}\n`);
   if (result.secrets.length > 0) {
     ctx.stderr.write(
       'The imported manifests read these secrets from the environment; set them before "edgesync plan":\n',
     );
-    for (const s of result.secrets) ctx.stderr.write(`  ${s.env}  (${s.address} ${s.path})\n`);
+    for (const s of result.secrets) {
+      ctx.stderr.write(`  ${s.env}  (${escapeControl(`${s.address} ${s.path}`)})\n`);
+    }
   }
-  ctx.stderr.write(`imported ${result.files.length} resource(s) into ${out}\n`);
+  ctx.stderr.write(`imported ${result.files.length} resource(s) into ${escapeControl(out)}\n`);
   return ExitCode.ok;
 }
 

@@ -3,6 +3,7 @@
  * Renderers take the in-memory plan and mask it themselves, so no caller can print a secret by
  * forgetting to.
  */
+import { escapeControl } from '../../escape.js';
 import { type Action, type FieldChange, MASK, type Plan, type ResourceChange } from '../model.js';
 
 export const SYMBOL: Readonly<Record<Action, string>> = {
@@ -23,10 +24,13 @@ export const VERB: Readonly<Record<Action, string>> = {
 
 export const NO_CHANGES = 'No changes. Live state matches the manifests.';
 
-/** JSON for values; the mask stays bare so it reads as a marker, not as a string value. */
+/**
+ * JSON for values; the mask stays bare so it reads as a marker, not as a string value. JSON
+ * escapes C0 controls itself; DEL, C1 and bidirectional controls are escaped on top.
+ */
 export function formatValue(value: unknown): string {
   if (value === MASK) return MASK;
-  return JSON.stringify(value) ?? 'null';
+  return escapeControl(JSON.stringify(value) ?? 'null');
 }
 
 /** The changes worth showing: everything but `noop`. */
@@ -42,7 +46,7 @@ export function summaryLine(plan: Plan): string {
 /** The headline of a resource: `tls_edge.api (edgtls_1) will be deleted: manifest removed`. */
 export function headline(change: ResourceChange): string {
   const id = change.id === undefined ? '' : ` (${change.id})`;
-  return `${change.address}${id} ${VERB[change.action]}: ${change.reason}`;
+  return escapeControl(`${change.address}${id} ${VERB[change.action]}: ${change.reason}`);
 }
 
 export type FieldLine = { readonly symbol: '+' | '-' | '~'; readonly text: string };
@@ -57,17 +61,18 @@ export function fieldLines(field: FieldChange, split: boolean): FieldLine[] {
   if (hasBefore && hasAfter) {
     if (split) {
       return [
-        { symbol: '-', text: `${field.path} = ${formatValue(field.before)}` },
-        { symbol: '+', text: `${field.path} = ${formatValue(field.after)}` },
+        { symbol: '-', text: `${escapeControl(field.path)} = ${formatValue(field.before)}` },
+        { symbol: '+', text: `${escapeControl(field.path)} = ${formatValue(field.after)}` },
       ];
     }
     return [
       {
         symbol: '~',
-        text: `${field.path} = ${formatValue(field.before)} -> ${formatValue(field.after)}`,
+        text: `${escapeControl(field.path)} = ${formatValue(field.before)} -> ${formatValue(field.after)}`,
       },
     ];
   }
-  if (hasAfter) return [{ symbol: '+', text: `${field.path} = ${formatValue(field.after)}` }];
-  return [{ symbol: '-', text: `${field.path} = ${formatValue(field.before)}` }];
+  const path = escapeControl(field.path);
+  if (hasAfter) return [{ symbol: '+', text: `${path} = ${formatValue(field.after)}` }];
+  return [{ symbol: '-', text: `${path} = ${formatValue(field.before)}` }];
 }

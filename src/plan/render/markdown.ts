@@ -5,6 +5,7 @@
  * place it lands in (HTML entities in summaries and table cells, a fence longer than any
  * backtick run in code blocks), so no manifest value can break the comment's layout. Pure.
  */
+import { escapeControl } from '../../escape.js';
 import { maskPlan } from '../mask.js';
 import type { Plan } from '../model.js';
 import { fieldLines, NO_CHANGES, SYMBOL, summaryLine, VERB, visibleChanges } from './common.js';
@@ -28,7 +29,10 @@ const ENTITIES: Readonly<Record<string, string>> = {
 
 /** Text safe inside HTML and inside a table cell: entities for markup, spaces for newlines. */
 export function escapeInline(text: string): string {
-  return text.replace(/\r\n|\r|\n/g, ' ').replace(/[&<>"'|`*_[\]~\\#]/g, (c) => ENTITIES[c] ?? c);
+  return escapeControl(text.replace(/\r\n|\r|\n/g, ' ')).replace(
+    /[&<>"'|`*_[\]~\\#]/g,
+    (c) => ENTITIES[c] ?? c,
+  );
 }
 
 function code(text: string): string {
@@ -65,7 +69,7 @@ export function renderMarkdown(plan: Plan): string {
         `<details><summary>${escapeInline(SYMBOL[c.action])} ${code(c.address)}${id} ${VERB[c.action]}</summary>`,
         '',
       );
-      const lines = [`# ${c.reason}`];
+      const lines = [`# ${escapeControl(c.reason)}`];
       for (const f of c.fields)
         for (const l of fieldLines(f, true)) lines.push(`${l.symbol} ${l.text}`);
       out.push(fenced('diff', lines.join('\n')), '', '</details>', '');

@@ -4,6 +4,7 @@
  * before -> after, secrets masked, then the blocked resources and the summary line. Colour only
  * when asked for (the command turns it off for NO_COLOR and non-terminals). Pure.
  */
+import { escapeControl } from '../../escape.js';
 import { maskPlan } from '../mask.js';
 import type { Action, Plan } from '../model.js';
 import { fieldLines, headline, NO_CHANGES, SYMBOL, summaryLine, visibleChanges } from './common.js';
@@ -36,7 +37,10 @@ export function renderText(plan: Plan, options: TextOptions = {}): string {
   const lines: string[] = [];
 
   if (changes.length > 0) {
-    lines.push(`edgesync will perform the following actions (owner "${masked.owner}"):`, '');
+    lines.push(
+      `edgesync will perform the following actions (owner "${escapeControl(masked.owner)}"):`,
+      '',
+    );
     for (const change of changes) {
       const colour = ACTION_COLOUR[change.action];
       lines.push(`  ${paint(colour, SYMBOL[change.action])} ${paint('bold', headline(change))}`);
@@ -51,7 +55,7 @@ export function renderText(plan: Plan, options: TextOptions = {}): string {
   if (masked.blocked.length > 0) {
     lines.push(`${paint('red', 'Blocked')} (not attempted):`, '');
     for (const b of masked.blocked) {
-      lines.push(`  ${paint('red', '!')} ${b.address}: ${b.kind}: ${b.reason}`);
+      lines.push(`  ${paint('red', '!')} ${escapeControl(`${b.address}: ${b.kind}: ${b.reason}`)}`);
     }
     lines.push('');
   }

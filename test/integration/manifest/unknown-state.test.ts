@@ -221,6 +221,16 @@ describe('end to end: validate refuses, apply writes nothing', () => {
     await server.close();
   });
 
+  it('a file name cannot forge a diagnostic line or clear the terminal', async () => {
+    const esc = String.fromCharCode(27);
+    await put(`evil${esc}[2J\rok.yaml`, 'kind: TLSEdge\nname: x\nbogus: 1\n');
+    const validate = await runCli(['validate', dir], { env: {} });
+    expect(validate.code).toBe(1);
+    expect(validate.stderr).toContain('evil\\x1b[2J\\rok.yaml:3:1: unknown field "bogus"');
+    expect(validate.stderr).not.toContain(esc);
+    expect(validate.stderr).not.toContain('\r');
+  });
+
   it('a directory of edges replaced by a dangling link deletes nothing', async () => {
     const env = { ...apiEnv(server.url, server.apiKey) };
     await put('team-a/a.yaml', tls('a'));
