@@ -10,11 +10,11 @@
  * the owner id and the desired set (secret values included in the hash input, so a changed
  * secret makes a saved plan stale; never in any output).
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHmac, type Hmac } from 'node:crypto';
 import type { ApiConfig } from '../api/config.js';
 import { API_KEY_ENV, API_URL_ENV, resolveApiConfig } from '../api/config.js';
 import { type LiveSnapshot, type ObserveClient, observe } from '../api/observe.js';
-import { ConfigError, ManifestError, UsageError } from '../errors.js';
+import { ConfigError, EdgesyncError, ManifestError, UsageError } from '../errors.js';
 import { type LoadResult, loadManifests } from '../manifest/loader.js';
 import { DEFAULT_OWNER } from '../manifest/metadata.js';
 import type { DesiredSet } from '../manifest/schema.js';
@@ -34,10 +34,16 @@ export interface PreparePlanOptions {
   readonly secretDirs?: readonly string[] | undefined;
   readonly signal?: AbortSignal | undefined;
   /**
-   * Compute the fingerprints (default true). `plan` skips them for text and Markdown output
+   * Compute the fingerprints (default: when `fingerprintKey` is given). `plan` skips them for text and Markdown output
    * without `--out`: hashing a 10,000-edge snapshot costs a tenth of a second or more.
    */
   readonly fingerprint?: boolean | undefined;
+  /**
+   * The API key the fingerprints are keyed with (required unless `fingerprint` is false): a
+   * published plan must not let anyone test guesses of a secret offline, and `plan` and `apply`
+   * both hold the key.
+   */
+  readonly fingerprintKey?: string | undefined;
 }
 
 export interface Fingerprint {
@@ -50,7 +56,7 @@ export interface PreparedPlan {
   readonly plan: Plan;
   readonly desired: DesiredSet;
   readonly snapshot: LiveSnapshot;
-  /** Undefined only when the caller passed `fingerprint: false`. */
+  /** Undefined when the caller passed `fingerprint: false` or no `fingerprintKey`. */
   readonly fingerprint: Fingerprint | undefined;
   /** What was read: resolved directory, git-sync revision, files, counts. */
   readonly manifests: Omit<Extract<LoadResult, { ok: true }>, 'ok' | 'set' | 'diagnostics'>;
@@ -127,10 +133,17 @@ export async function preparePlan(options: PreparePlanOptions): Promise<Prepared
     if (observed.status === 'rejected') throw observed.reason;
     const { ok: _ok, set: desired, diagnostics: _none, ...manifests } = loaded.value;
     const snapshot = observed.value;
-    const fingerprint =
-      options.fingerprint === false
-        ? undefined
-        : { live: fingerprintLive(snapshot), manifests: fingerprintManifests(owner, desired) };
+    let fingerprint: Fingerprint | undefined;
+    if (options.fingerprint === true && options.fingerprintKey === undefined) {
+      throw new EdgesyncError('ES_INTERNAL', 'fingerprints need the API key to key them');
+    }
+    if (options.fingerprint !== false && options.fingerprintKey !== undefined) {
+      const key = fingerprintHmacKey(options.fingerprintKey);
+      fingerprint = {
+        live: fingerprintLive(key, snapshot),
+        manifests: fingerprintManifests(key, owner, desired),
+      };
+    }
     const built = buildPlan(desired, snapshot, {
       owner,
       allowEmpty: options.allowEmpty,
@@ -144,6 +157,19 @@ export async function preparePlan(options: PreparePlanOptions): Promise<Prepared
 }
 
 // ---- fingerprints -----------------------------------------------------------------------------
+//
+// Keyed hashes (HMAC-SHA256): the manifests fingerprint covers resolved secret values, and an
+// unkeyed hash of them in a published plan (a pull-request comment, a CI artifact) would let
+// anyone test guesses offline. The key is derived from the API key, which `plan` and `apply`
+// both hold, so a saved plan keeps working across runs with the same key and is stale with
+// another (a plan made for one account is no plan for another).
+
+const FINGERPRINT_PREFIX = 'hmac-sha256:';
+
+/** The fingerprint key: never the API key itself, so a leaked digest says nothing about it. */
+export function fingerprintHmacKey(apiKey: string): Buffer {
+  return createHmac('sha256', apiKey).update('edgesync plan fingerprint v1').digest();
+}
 
 function byId<T extends { readonly id: string }>(list: readonly T[]): T[] {
   return [...list].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -154,17 +180,20 @@ function byId<T extends { readonly id: string }>(list: readonly T[]): T[] {
  * are zod outputs (keys in schema order) or loader outputs (deterministic), so plain
  * `JSON.stringify` is already canonical for them, and much faster than sorting every key.
  */
-function hashList(hash: Hash, label: string, items: readonly unknown[]): void {
+function hashList(hash: Hmac, label: string, items: readonly unknown[]): void {
   hash.update(`${label}:${items.length}\n`);
   for (const item of items) hash.update(`${JSON.stringify(item)}\n`);
 }
 
-export function fingerprintLive(snapshot: {
-  readonly tlsEdges: LiveSnapshot['tlsEdges'];
-  readonly httpsEdges: LiveSnapshot['httpsEdges'];
-  readonly botUsers: LiveSnapshot['botUsers'];
-}): string {
-  const hash = createHash('sha256');
+export function fingerprintLive(
+  key: Buffer,
+  snapshot: {
+    readonly tlsEdges: LiveSnapshot['tlsEdges'];
+    readonly httpsEdges: LiveSnapshot['httpsEdges'];
+    readonly botUsers: LiveSnapshot['botUsers'];
+  },
+): string {
+  const hash = createHmac('sha256', key);
   hashList(hash, 'tls_edges', byId(snapshot.tlsEdges));
   hashList(
     hash,
@@ -172,14 +201,14 @@ export function fingerprintLive(snapshot: {
     byId(snapshot.httpsEdges).map((e) => ({ ...e, routes: byId(e.routes) })),
   );
   hashList(hash, 'bot_users', byId(snapshot.botUsers));
-  return `sha256:${hash.digest('hex')}`;
+  return `${FINGERPRINT_PREFIX}${hash.digest('hex')}`;
 }
 
-export function fingerprintManifests(owner: string, desired: DesiredSet): string {
-  const hash = createHash('sha256');
+export function fingerprintManifests(key: Buffer, owner: string, desired: DesiredSet): string {
+  const hash = createHmac('sha256', key);
   hash.update(`owner:${JSON.stringify(owner)}\n`);
   hashList(hash, 'tls_edges', desired.tlsEdges);
   hashList(hash, 'https_edges', desired.httpsEdges);
   hashList(hash, 'bot_users', desired.botUsers);
-  return `sha256:${hash.digest('hex')}`;
+  return `${FINGERPRINT_PREFIX}${hash.digest('hex')}`;
 }

@@ -92,7 +92,7 @@ export async function run(ctx: CliContext): Promise<number> {
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
   });
   try {
-    return await applyWith(ctx, options, client, logger, tty);
+    return await applyWith(ctx, options, client, logger, tty, api.apiKey);
   } finally {
     await client.close();
   }
@@ -104,6 +104,7 @@ async function applyWith(
   client: ApiClient,
   logger: Logger,
   tty: boolean,
+  fingerprintKey: string,
 ): Promise<number> {
   const target = path.resolve(ctx.cwd, options.target);
   const savedPlan = await readPlanFile(target);
@@ -120,6 +121,7 @@ async function applyWith(
       client,
       // A saved plan names its owner: applying it needs no repeated --owner.
       owner: options.owner ?? savedPlan?.owner,
+      fingerprintKey,
       allowEmpty: options.allowEmpty,
       maxDeletes: options.maxDeletes,
       env: ctx.env,

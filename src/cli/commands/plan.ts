@@ -99,6 +99,7 @@ export async function run(ctx: CliContext): Promise<number> {
       secretDirs: (values['secret-dir'] ?? []).map((d) => path.resolve(ctx.cwd, d)),
       signal: ctx.signal,
       fingerprint: values.out !== undefined || output === 'json',
+      fingerprintKey: api.apiKey,
     });
   } catch (err) {
     if (!(err instanceof ManifestError)) throw err;

@@ -117,8 +117,8 @@ describe('edgesync plan', () => {
     const saved = await readFile(path.join(dir, 'plan.json'), 'utf8');
     expect(saved).not.toContain('whsec_topsecret');
     const plan = planSchema.parse(JSON.parse(saved));
-    expect(plan.fingerprint?.live).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(plan.fingerprint?.manifests).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(plan.fingerprint?.live).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+    expect(plan.fingerprint?.manifests).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
     expect(JSON.parse(stdout)).toEqual(JSON.parse(saved));
     // A changed secret changes the manifests fingerprint; the live one stays.
     const rotated = planSchema.parse(
@@ -126,6 +126,28 @@ describe('edgesync plan', () => {
     );
     expect(rotated.fingerprint?.manifests).not.toBe(plan.fingerprint?.manifests);
     expect(rotated.fingerprint?.live).toBe(plan.fingerprint?.live);
+    // Keyed by the API key: the same run is stable, and the same manifests and secret under
+    // another key (another empty account) give other digests, so a published plan is no oracle
+    // for guessing the secret without the key.
+    const again = planSchema.parse(JSON.parse((await run(['--output', 'json'])).stdout));
+    expect(again.fingerprint).toEqual(plan.fingerprint);
+    const other = await startTestServer();
+    try {
+      const foreign = planSchema.parse(
+        JSON.parse(
+          (
+            await run(['--output', 'json'], {
+              EDGESYNC_API_URL: other.url,
+              EDGESYNC_API_KEY: other.apiKey,
+            })
+          ).stdout,
+        ),
+      );
+      expect(foreign.fingerprint?.manifests).not.toBe(plan.fingerprint?.manifests);
+      expect(foreign.fingerprint?.live).not.toBe(plan.fingerprint?.live);
+    } finally {
+      await other.close();
+    }
   });
 
   it('--output markdown', async () => {
