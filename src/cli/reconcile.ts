@@ -85,6 +85,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
         writes: 0,
         managed,
         outOfSync,
+        warnings: plan.warnings,
         ...(outOfSync === 0
           ? {}
           : { error: `${outOfSync} resource(s) blocked by hostports held by foreign edges` }),
@@ -110,6 +111,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       summary: plan.summary,
       writes: result.writes,
       managed,
+      warnings: plan.warnings,
       ...(outOfSync === undefined ? {} : { outOfSync }),
     };
     if (result.failed > 0 || result.aborted || outcome.verifyError !== undefined) {

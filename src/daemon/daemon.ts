@@ -162,6 +162,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
   let lastSuccessAt: number | undefined;
   let lastError: { message: string; at: number } | undefined;
   let diagnostics: Record<string, StatusDiagnostic[]> = {};
+  let warnings: readonly string[] = [];
   let resolveClosed: () => void = () => undefined;
   const closed = new Promise<void>((resolve) => {
     resolveClosed = resolve;
@@ -340,6 +341,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     // Diagnostics describe the set the cycle read; a cycle that read nothing (or read a worktree
     // git-sync was replacing) leaves them as they were.
     if (resolved && !superseded) diagnostics = groupDiagnostics(report, resolved.realDir);
+    if (report.warnings !== undefined) warnings = report.warnings;
     const errorCount = report.diagnostics?.filter((d) => d.severity === 'error').length ?? 0;
     metrics.observeReconcile({
       result: report.result,
@@ -448,6 +450,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
         ? { message: lastError.message, at: new Date(lastError.at).toISOString() }
         : null,
       diagnostics_by_file: diagnostics,
+      warnings,
       next_resync_at: iso(snap.nextAt),
       backoff_ms: snap.backoffMs,
       consecutive_failures: snap.failures,

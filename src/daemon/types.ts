@@ -90,6 +90,8 @@ export interface ReconcileReport {
   readonly diagnostics?: readonly Diagnostic[] | undefined;
   /** One-line reason for `error` (and optionally `invalid`); never contains secrets. */
   readonly error?: string | undefined;
+  /** The plan's warnings (e.g. namesake bot users), when the cycle made a plan. */
+  readonly warnings?: readonly string[] | undefined;
 }
 
 export interface ReconcileInput {
@@ -158,6 +160,8 @@ export interface DaemonStatus {
   /** The last failure's message, cleared by the next success. */
   readonly last_error: { readonly message: string; readonly at: string } | null;
   readonly diagnostics_by_file: Readonly<Record<string, readonly StatusDiagnostic[]>>;
+  /** Warnings of the last cycle that made a plan (e.g. "2 bot users named ci"). */
+  readonly warnings: readonly string[];
   readonly next_resync_at: string | null;
   /** Delay applied after the current run of failures (0 when healthy). */
   readonly backoff_ms: number;

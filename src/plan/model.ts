@@ -115,6 +115,8 @@ export const planSchema = z.object({
   owner: z.string(),
   changes: z.array(resourceChangeSchema),
   blocked: z.array(blockedSchema).default([]),
+  /** Things worth a person's attention that change nothing by themselves (namesake bot users). */
+  warnings: z.array(z.string()).default([]),
   summary: summarySchema,
   /** Fingerprints of what the plan saw; set by whoever has the inputs (not the pure core). */
   fingerprint: z.object({ live: z.string(), manifests: z.string() }).optional(),

@@ -228,6 +228,7 @@ class Planner {
   readonly maxDeletes: number;
   readonly changes: ResourceChange[] = [];
   readonly blocked: Blocked[] = [];
+  readonly warnings: string[] = [];
   readonly #wanted = new Map<DesiredEdge, string[]>();
 
   constructor(options: PlanOptions) {
@@ -270,6 +271,7 @@ class Planner {
       owner: this.owner,
       changes: this.changes,
       blocked: this.blocked,
+      warnings: this.warnings,
       summary,
     };
   }
@@ -730,16 +732,27 @@ class Planner {
     for (const d of desired) {
       const address = `bot_user.${d.name}`;
       const found = byName.get(d.name) ?? [];
+      // Bot users carry no metadata, so two with one name (a person's, or two racing applies')
+      // cannot be told apart: say so, and give every one of them the desired state.
+      if (found.length > 1) {
+        this.warnings.push(
+          `${found.length} bot users named ${JSON.stringify(d.name)} (${found.map((b) => b.id).join(', ')}): ` +
+            (d.ensure === 'absent'
+              ? 'ensure: absent deletes all of them'
+              : `active: ${d.active} is applied to every one; delete the extra ones by hand`),
+        );
+      }
       const base = {
         kind: 'bot_user' as const,
         name: d.name,
-        root: address,
         source: d.source,
         modules: [],
       };
+      // The oldest keeps the plain address; namesakes are addressed by ID.
+      const addressOf = (b: BotUser, i: number) => (i === 0 ? address : `${address}#${b.id}`);
       if (d.ensure === 'absent') {
         found.forEach((b, i) => {
-          const at = i === 0 ? address : `${address}#${b.id}`;
+          const at = addressOf(b, i);
           this.changes.push({
             ...base,
             address: at,
@@ -753,11 +766,11 @@ class Planner {
         });
         continue;
       }
-      const current = found[0];
-      if (current === undefined) {
+      if (found.length === 0) {
         this.changes.push({
           ...base,
           address,
+          root: address,
           action: 'create',
           reason: 'not found live',
           fields: [
@@ -771,31 +784,35 @@ class Planner {
             }),
           ],
         });
-      } else if (current.active !== d.active) {
-        this.changes.push({
-          ...base,
-          address,
-          action: 'update',
-          reason: 'changed active',
-          id: current.id,
-          fields: [{ path: 'active', before: current.active, after: d.active, sensitive: false }],
-          operations: [
-            op('PATCH', `/bot_users/${current.id}`, 'main', `update bot user ${d.name}`, {
-              body: { active: d.active },
-            }),
-          ],
-        });
-      } else {
-        this.changes.push({
-          ...base,
-          address,
-          action: 'noop',
-          reason: 'up to date',
-          id: current.id,
-          fields: [],
-          operations: [],
-        });
+        continue;
       }
+      found.forEach((current, i) => {
+        const at = addressOf(current, i);
+        const common = { ...base, address: at, root: at, id: current.id };
+        if (current.active !== d.active) {
+          this.changes.push({
+            ...common,
+            action: 'update',
+            reason: i === 0 ? 'changed active' : 'changed active (a namesake)',
+            fields: [
+              { path: 'active', before: current.active, after: d.active, sensitive: false },
+            ],
+            operations: [
+              op('PATCH', `/bot_users/${current.id}`, 'main', `update bot user ${d.name}`, {
+                body: { active: d.active },
+              }),
+            ],
+          });
+        } else {
+          this.changes.push({
+            ...common,
+            action: 'noop',
+            reason: 'up to date',
+            fields: [],
+            operations: [],
+          });
+        }
+      });
     }
   }
 }

@@ -81,6 +81,7 @@ describe('every text output', () => {
       },
     ],
     blocked: [{ address: 'tls_edge.a\x1bb', kind: 'conflict', reason: 'held by\nedgtls_x' }],
+    warnings: ['2 bot users named "x\x1b[2J\r"'],
   } as unknown as Plan;
 
   it.each([

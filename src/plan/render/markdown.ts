@@ -50,6 +50,7 @@ export function renderMarkdown(plan: Plan): string {
   const masked = maskPlan(plan);
   const changes = visibleChanges(masked);
   const out: string[] = [`#### edgesync plan (owner ${code(masked.owner)})`, ''];
+  for (const w of masked.warnings) out.push(`> **Warning:** ${escapeInline(w)}`, '');
   if (changes.length === 0 && masked.blocked.length === 0) {
     out.push(NO_CHANGES, '');
     return `${out.join('\n')}\n`.replace(/\n+$/, '\n');

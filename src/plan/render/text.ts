@@ -59,6 +59,8 @@ export function renderText(plan: Plan, options: TextOptions = {}): string {
     }
     lines.push('');
   }
+  for (const w of masked.warnings) lines.push(`${paint('yellow', 'Warning:')} ${escapeControl(w)}`);
+  if (masked.warnings.length > 0) lines.push('');
   if (changes.length === 0 && masked.blocked.length === 0) {
     lines.push(NO_CHANGES);
   } else {

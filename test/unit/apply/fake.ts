@@ -118,6 +118,7 @@ export function plan(changes: ResourceChange[], extra: Partial<Plan> = {}): Plan
     owner: 'default',
     changes,
     blocked: [],
+    warnings: [],
     summary: { create: 0, update: changes.length, delete: 0, adopt: 0, noop: 0 },
     ...extra,
   };

@@ -740,5 +740,37 @@ describe('bot users', () => {
       ['bot_user.gone', 'delete', ['delete DELETE /bot_users/bot_2 null']],
       ['bot_user.gone#bot_3', 'delete', ['delete DELETE /bot_users/bot_3 null']],
     ]);
+    expect(plan.warnings).toEqual([
+      '2 bot users named "gone" (bot_2, bot_3): ensure: absent deletes all of them',
+    ]);
+  });
+
+  it('applies the desired active to every namesake and warns about them', () => {
+    const bots = (activeB: boolean, activeC: boolean) =>
+      liveState({
+        bots: [
+          liveBot({ id: 'bot_c', name: 'ci', active: activeC, created_at: '2024-03-01T00:00:00Z' }),
+          liveBot({ id: 'bot_a', name: 'ci', active: true, created_at: '2024-01-01T00:00:00Z' }),
+          liveBot({ id: 'bot_b', name: 'ci', active: activeB, created_at: '2024-02-01T00:00:00Z' }),
+        ],
+      });
+    const desired = desiredSet({ bots: [botManifest({ name: 'ci', active: true })] });
+    const plan = buildPlan(desired, bots(false, true));
+    expect(plan.changes.map((c) => `${c.address} ${c.action} ${c.reason}`)).toEqual([
+      'bot_user.ci noop up to date',
+      'bot_user.ci#bot_b update changed active (a namesake)',
+      'bot_user.ci#bot_c noop up to date',
+    ]);
+    expect(plan.warnings).toEqual([
+      '3 bot users named "ci" (bot_a, bot_b, bot_c): active: true is applied to every one; delete the extra ones by hand',
+    ]);
+    // Once every namesake matches, the plan has nothing to do (the warning stays).
+    const after = buildPlan(desired, bots(true, true));
+    expect(after.changes.every((c) => c.action === 'noop')).toBe(true);
+    expect(after.warnings).toHaveLength(1);
+    expect(
+      buildPlan(desiredSet({ bots: [botManifest({ name: 'ci' })] }), liveState({ bots: [] }))
+        .warnings,
+    ).toEqual([]);
   });
 });
