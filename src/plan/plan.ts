@@ -794,9 +794,7 @@ class Planner {
             ...common,
             action: 'update',
             reason: i === 0 ? 'changed active' : 'changed active (a namesake)',
-            fields: [
-              { path: 'active', before: current.active, after: d.active, sensitive: false },
-            ],
+            fields: [{ path: 'active', before: current.active, after: d.active, sensitive: false }],
             operations: [
               op('PATCH', `/bot_users/${current.id}`, 'main', `update bot user ${d.name}`, {
                 body: { active: d.active },
