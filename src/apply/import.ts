@@ -24,6 +24,7 @@ import {
   ROUTE_MODULES,
   TLS_EDGE_MODULES,
 } from '../spec/api.js';
+import { credentialLikeReason, isCredentialHeader } from './credentials.js';
 
 export interface ImportOptions {
   readonly owner: string;
@@ -57,6 +58,8 @@ export interface ImportResult {
   readonly secrets: SecretVariable[];
   /** Things left out or changed, in words. */
   readonly notes: string[];
+  /** Values written in clear that look like credentials (descriptions, traffic policies). */
+  readonly warnings: string[];
 }
 
 /** Values the server fills when a manifest leaves them out, per module: not worth writing. */
@@ -76,6 +79,7 @@ const SERVER_DEFAULTS: Readonly<Record<string, Readonly<Record<string, Plain>>>>
 
 export function importLive(live: LiveSnapshot, options: ImportOptions): ImportResult {
   const notes: string[] = [];
+  const warnings: string[] = [];
   const secrets: SecretVariable[] = [];
   const files: ImportedFile[] = [];
   const usedEnv = new Set<string>();
@@ -120,6 +124,19 @@ export function importLive(live: LiveSnapshot, options: ImportOptions): ImportRe
     const doc: Record<string, unknown> = { kind, name };
     if (!ours) doc.id = edge.id;
     if (edge.description) doc.description = edge.description;
+    warnIfCredential(warnings, `${address} description`, edge.description);
+    warnIfCredential(
+      warnings,
+      `${address} traffic_policy`,
+      (edge as { traffic_policy?: { value?: unknown } | null }).traffic_policy?.value,
+    );
+    if (kind === 'HTTPSEdge') {
+      for (const route of (edge as HttpsEdge).routes) {
+        const at = `${address}.route[${JSON.stringify(route.match)}]`;
+        warnIfCredential(warnings, `${at} description`, route.description);
+        warnIfCredential(warnings, `${at} traffic_policy`, route.traffic_policy?.value);
+      }
+    }
     if (meta === undefined) {
       notes.push(
         `${edge.id}: its metadata is not a set of labels; adopting it replaces the metadata`,
@@ -163,7 +180,7 @@ export function importLive(live: LiveSnapshot, options: ImportOptions): ImportRe
     const file = botFile(bot, botNames, notes, header);
     if (file !== undefined) files.push(file);
   }
-  return { files, secrets, notes };
+  return { files, secrets, notes, warnings };
 }
 
 function botFile(
@@ -257,6 +274,19 @@ function withoutZeros(value: Plain, key: string): Plain | undefined {
   return value;
 }
 
+const HEADER_MODULES: ReadonlySet<string> = new Set(['request_headers', 'response_headers']);
+
+/** Writes are not secrets by field, but say so when a description or policy looks like one. */
+function warnIfCredential(warnings: string[], where: string, text: unknown): void {
+  if (typeof text !== 'string') return;
+  const why = credentialLikeReason(text);
+  if (why !== undefined) {
+    warnings.push(
+      `${where} looks like it holds ${why}; it is written to the manifest as it is: move it out before committing`,
+    );
+  }
+}
+
 function replaceSecrets(
   module: string,
   value: Plain,
@@ -269,7 +299,9 @@ function replaceSecrets(
     const p = path === '' ? k : `${path}.${k}`;
     const secret =
       typeof v === 'string' &&
-      (k === 'client_secret' || (module === 'webhook_verification' && k === 'secret'));
+      (k === 'client_secret' ||
+        (module === 'webhook_verification' && k === 'secret') ||
+        (HEADER_MODULES.has(module) && path === 'add' && isCredentialHeader(k)));
     out[k] = secret ? { env: secretEnv(p) } : replaceSecrets(module, v, p, secretEnv);
   }
   return out;

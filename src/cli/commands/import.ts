@@ -112,6 +112,7 @@ export async function run(ctx: CliContext): Promise<number> {
     ctx.stderr.write(`wrote ${escapeControl(path.join(out, f.file))}${adopts}\n`);
   }
   for (const note of result.notes) ctx.stderr.write(`note: ${escapeControl(note)}\n`);
+  for (const w of result.warnings) ctx.stderr.write(`warning: ${escapeControl(w)}\n`);
   if (result.secrets.length > 0) {
     ctx.stderr.write(
       'The imported manifests read these secrets from the environment; set them before "edgesync plan":\n',

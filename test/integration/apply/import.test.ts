@@ -27,8 +27,15 @@ async function seedForeign(client: ApiClient): Promise<void> {
     backend: { backend_id: 'bkdhr_web' },
     ip_restriction: { ip_policy_ids: ['ipp_a'] },
     circuit_breaker: { error_threshold_percentage: 0.5, num_buckets: 10 },
-    request_headers: { add: { 'X-Team': 'web' }, remove: ['X-Debug'] },
-    response_headers: { add: { 'X-Served-By': 'edge' } },
+    request_headers: {
+      add: {
+        'X-Team': 'web',
+        Authorization: 'Bearer upstream-token-value',
+        'X-Api-Key': 'api-key-value',
+      },
+      remove: ['X-Debug'],
+    },
+    response_headers: { add: { 'X-Served-By': 'edge', 'Set-Cookie': 'cookie-value' } },
     user_agent_filter: { deny: ['badbot'] },
     oauth: {
       provider: {
@@ -46,6 +53,7 @@ async function seedForeign(client: ApiClient): Promise<void> {
   await client.createRoute(web.id, {
     match_type: 'exact_path',
     match: '/hook',
+    description: 'legacy hook, password=hunter22 (rotate me)',
     webhook_verification: { provider: 'stripe', secret: 'whsec-value' },
     backend: { backend_id: 'bkdhr_hook', enabled: false },
     traffic_policy: { value: '{"on_http_request":[]}' },
@@ -140,7 +148,14 @@ describe('edgesync import', () => {
     const texts = await Promise.all(
       (await readdir(out)).map((f) => readFile(path.join(out, f), 'utf8')),
     );
-    for (const secret of ['gh-secret-value', 'whsec-value', 'oidc-secret-value']) {
+    for (const secret of [
+      'gh-secret-value',
+      'whsec-value',
+      'oidc-secret-value',
+      'upstream-token-value',
+      'api-key-value',
+      'cookie-value',
+    ]) {
       expect(run.stderr).not.toContain(secret);
       for (const t of texts) expect(t).not.toContain(secret);
     }
@@ -150,8 +165,17 @@ describe('edgesync import', () => {
     expect(vars.map((m) => m[3]).sort()).toEqual([
       'oauth.provider.github.client_secret',
       'oidc.client_secret',
+      'request_headers.add.Authorization',
+      'request_headers.add.X-Api-Key',
+      'response_headers.add.set-cookie',
       'webhook_verification.secret',
     ]);
+    // A header that is no credential stays in clear; a description that looks like one is
+    // written as it is, with a warning.
+    expect(texts.join('\n')).toContain('X-Team: web');
+    expect(run.stderr).toMatch(
+      /^warning: https_edge\.[a-z0-9.-]+\.route\["\/hook"\] description looks like it holds an assignment of a secret/m,
+    );
     // Set each variable to the live value it stands for.
     const live = await snapshotOf(server.url, server.apiKey);
     const routes = live.httpsEdges.flatMap((e) => e.routes);
