@@ -35,7 +35,7 @@ routes:
     match: /
     backend: { backend_id: bkdhr_${n}a }
     compression: {}
-    circuit_breaker: { error_threshold_percentage: 0.5 }
+    circuit_breaker: { tripped_duration: 10, rolling_window: 10, volume_threshold: 20, num_buckets: 10, error_threshold_percentage: 0.5 }
     response_headers: { add: { Strict-Transport-Security: max-age=63072000 }, remove: [Server] }
   - match_type: path_prefix
     match: /account

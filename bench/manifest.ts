@@ -57,7 +57,7 @@ routes:
     match: /
     backend: { backend_id: bkdhr_${idBody(n)} }
     compression: {}
-    circuit_breaker: { tripped_duration: 10, rolling_window: 30, num_buckets: 10, error_threshold_percentage: 0.5 }
+    circuit_breaker: { tripped_duration: 10, rolling_window: 30, num_buckets: 10, volume_threshold: 20, error_threshold_percentage: 0.5 }
     oauth:
       provider:
         google:

@@ -16,7 +16,6 @@ import { parseStoredMetadata } from '../manifest/metadata.js';
 import { NAME_PATTERN } from '../manifest/schema.js';
 import { liveModuleToWrite, type Plain, type PlainObject } from '../plan/normalize.js';
 import {
-  CIRCUIT_BREAKER_DEFAULTS,
   DEFAULT_COOKIE_PREFIX,
   DEFAULT_NAMEID_FORMAT,
   DEFAULT_TLS_MIN_VERSION,
@@ -71,7 +70,9 @@ const SESSION_DEFAULTS = {
 };
 const SERVER_DEFAULTS: Readonly<Record<string, Readonly<Record<string, Plain>>>> = {
   tls_termination: { min_version: DEFAULT_TLS_MIN_VERSION, terminate_at: 'edge' },
-  circuit_breaker: { ...CIRCUIT_BREAKER_DEFAULTS },
+  // A circuit breaker is written whole (a partial one is refused); only a 0 threshold, which is
+  // what the service stores for a left-out one, is left out.
+  circuit_breaker: { error_threshold_percentage: 0 },
   oauth: { ...SESSION_DEFAULTS, auth_check_interval: 0 },
   oidc: SESSION_DEFAULTS,
   saml: { ...SESSION_DEFAULTS, nameid_format: DEFAULT_NAMEID_FORMAT },

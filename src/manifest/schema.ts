@@ -31,13 +31,17 @@
 import { z } from 'zod';
 import {
   BACKEND_ID_PATTERN,
+  checkCookiePrefix,
+  checkHeaderValue,
+  checkHostport,
+  checkUserAgentPattern,
+  HEADER_NAME_PATTERN,
   ID_PREFIX,
-  isValidHostport,
-  isValidUserAgentPattern,
   LIMITS,
   MATCH_TYPES,
   NAMEID_FORMATS,
   type OAUTH_PROVIDERS,
+  type RuleViolation,
   TERMINATE_AT,
   TLS_VERSIONS,
   utf8Bytes,
@@ -50,7 +54,7 @@ export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Label keys: conservative, so no key can be `__proto__` or need quoting anywhere. */
 export const LABEL_KEY_PATTERN = /^[A-Za-z0-9]([A-Za-z0-9._/-]{0,126}[A-Za-z0-9])?$/;
 /** HTTP header names: RFC 9110 tokens, starting with a letter or digit (so never `__proto__`). */
-export const HEADER_NAME_PATTERN = /^[A-Za-z0-9][!#$%&'*+.^_`|~0-9A-Za-z-]*$/;
+export { HEADER_NAME_PATTERN };
 /** The label prefix edgesync keeps for itself (section 3 of the design). */
 export const RESERVED_LABEL_PREFIX = 'edgesync/';
 
@@ -140,6 +144,13 @@ const labels = () =>
       text(),
     )
     .default({});
+
+/** A string checked by one of the hosted service's rules (src/spec/api.ts), with its message. */
+const ruled = (check: (value: string) => RuleViolation | undefined) =>
+  z.string().superRefine((value, ctx) => {
+    const violation = check(value);
+    if (violation !== undefined) ctx.addIssue({ code: 'custom', message: violation.message });
+  });
 
 const headerName = () =>
   refable(z.string().regex(HEADER_NAME_PATTERN, { error: 'must be an HTTP header name' }));
@@ -255,7 +266,7 @@ export const HeadersSchema = z
     add: z
       .record(
         z.string().regex(HEADER_NAME_PATTERN, { error: 'must be an HTTP header name' }),
-        text(),
+        refable(ruled(checkHeaderValue)),
       )
       .optional(),
     remove: uniqueList(headerName(), { ignoreCase: true }).optional(),
@@ -317,7 +328,7 @@ export const OAuthProviderSchema = z
 
 const sessionFields = {
   options_passthrough: z.boolean().optional(),
-  cookie_prefix: nonEmptyText().optional(),
+  cookie_prefix: refable(ruled(checkCookiePrefix)).optional(),
   inactivity_timeout: uint32().optional(),
   maximum_duration: uint32().optional(),
 };
@@ -359,12 +370,7 @@ export const WebsocketTcpConverterSchema = z
   .meta({ description: 'Websocket-to-TCP converter module.' });
 
 /** RE2-style patterns (a leading `(?i)` allowed), checked as the server checks them. */
-const userAgentPattern = () =>
-  refable(
-    z.string().min(1, { error: 'must not be empty' }).refine(isValidUserAgentPattern, {
-      error: 'must be a valid regular expression (RE2 syntax; a leading (?i) is allowed)',
-    }),
-  );
+const userAgentPattern = () => refable(ruled(checkUserAgentPattern));
 
 export const UserAgentFilterSchema = z
   .strictObject({
@@ -384,15 +390,7 @@ const name = () =>
     }),
   );
 
-const hostports = () =>
-  uniqueList(
-    refable(
-      z.string().refine(isValidHostport, {
-        error: 'must be "host:port" with a port in 1..65535',
-      }),
-    ),
-    { ignoreCase: true },
-  ).default([]);
+const hostports = () => uniqueList(refable(ruled(checkHostport)), { ignoreCase: true }).default([]);
 
 const edgeCommon = {
   name: name(),

@@ -7,6 +7,9 @@
 import type { z } from 'zod';
 import {
   AUTH_MODULES,
+  checkAuthRoutes,
+  checkCircuitBreaker,
+  checkMutualTlsTermination,
   LIMITS,
   OAUTH_PROVIDERS,
   utf8Bytes,
@@ -126,7 +129,28 @@ export function checkSemantics(
           'min_version must not be set when terminate_at is "upstream" (TLS is not terminated here)',
         );
       }
+      const mtls = checkMutualTlsTermination(tls?.terminate_at, value.mutual_tls !== undefined);
+      if (mtls !== undefined) add(doc, ['mutual_tls'], mtls.message, 'key');
       continue;
+    }
+
+    // At most one route of an HTTPS edge may carry an auth module: the second and later ones
+    // are the errors, each pointing at its own module.
+    const authRoutes = value.routes.flatMap((route, r) => {
+      const m = AUTH_MODULES.find((a) => route[a] !== undefined);
+      return m === undefined ? [] : [{ r, m }];
+    });
+    const tooMany = checkAuthRoutes(authRoutes.length);
+    if (tooMany !== undefined) {
+      const first = authRoutes[0] as { r: number; m: string };
+      for (const { r, m } of authRoutes.slice(1)) {
+        add(
+          doc,
+          ['routes', r, m],
+          `${tooMany.message}; the first is at ${options.where(doc, ['routes', first.r, first.m])}`,
+          'key',
+        );
+      }
     }
 
     const matches = new Map<string, number>();
@@ -208,6 +232,12 @@ function checkRoute(
   }
 
   if (route.oauth !== undefined) checkOAuth(doc, route.oauth, at, add);
+
+  if (route.circuit_breaker !== undefined) {
+    for (const v of checkCircuitBreaker(route.circuit_breaker)) {
+      add(doc, at('circuit_breaker', v.field), v.message);
+    }
+  }
 
   const webhook = route.webhook_verification;
   if (webhook !== undefined) {

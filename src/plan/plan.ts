@@ -261,6 +261,7 @@ class Planner {
     }
     for (const d of deletions) this.planDelete(d, claims);
     this.planBotUsers(desired.botUsers, live.botUsers);
+    this.releaseAuthFirst(live);
 
     this.changes.sort((a, b) => compare(a.address, b.address));
     this.blocked.sort((a, b) => compare(a.address, b.address) || compare(a.reason, b.reason));
@@ -274,6 +275,48 @@ class Planner {
       warnings: this.warnings,
       summary,
     };
+  }
+
+  /**
+   * At most one route of an edge may carry an auth module (the service's rule 7155). When a route
+   * gains one while another route of the same edge loses its own (its module removed, or the
+   * route deleted), the losing side must go first: those operations move to phase `release`,
+   * ahead of every PATCH or POST of phase `main`. The gaining route's own swap order (backend,
+   * old auth, then the new auth) is left as it is.
+   */
+  releaseAuthFirst(live: LiveState): void {
+    const authRoutes = new Set<string>();
+    for (const e of live.httpsEdges) {
+      for (const r of e.routes) {
+        if (AUTH_MODULES.some((m) => (r as Record<string, unknown>)[m] != null))
+          authRoutes.add(r.id);
+      }
+    }
+    const setsAuth = (o: Operation) =>
+      (o.method === 'PATCH' || o.method === 'POST' || o.method === 'PUT') &&
+      o.body !== undefined &&
+      AUTH_MODULES.some((m) => (o.body as Fields)[m] != null);
+    const removesAuth = (o: Operation) =>
+      o.method === 'DELETE' &&
+      (AUTH_MODULES.some((m) => o.path.endsWith(`/${m}`)) ||
+        authRoutes.has(o.path.slice(o.path.lastIndexOf('/') + 1)));
+    const byEdge = new Map<string, ResourceChange[]>();
+    for (const c of this.changes) {
+      if (c.kind !== 'route') continue;
+      const list = byEdge.get(c.root) ?? [];
+      list.push(c);
+      byEdge.set(c.root, list);
+    }
+    for (const routes of byEdge.values()) {
+      const gaining = routes.filter((c) => c.operations.some(setsAuth));
+      if (gaining.length === 0) continue;
+      for (const c of routes) {
+        if (gaining.includes(c)) continue;
+        c.operations = c.operations.map((o) =>
+          removesAuth(o) ? { ...o, phase: 'release' as const } : o,
+        );
+      }
+    }
   }
 
   /** The desired edge's hostports, canonical (computed once per edge). */

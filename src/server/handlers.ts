@@ -8,10 +8,13 @@
 import type { z } from 'zod';
 import {
   AUTH_MODULES,
+  checkAuthRoutes,
+  checkMutualTlsTermination,
   ERROR_CODE,
   HTTPS_EDGE_MODULES,
   ID_PREFIX,
   ROUTE_MODULES,
+  type RuleViolation,
   TLS_EDGE_MODULES,
 } from '../spec/api.js';
 import { invalidValue, RequestError } from './errors.js';
@@ -123,6 +126,17 @@ export function createHandlers(deps: HandlerDeps) {
     }
   }
 
+  function refuse(violation: RuleViolation | undefined): void {
+    if (violation !== undefined) throw new RequestError(400, violation.code, violation.message);
+  }
+
+  /** `mutual_tls` needs TLS terminated at the edge (7062). */
+  function checkTlsEdgeModules(modules: TlsEdgeModules): void {
+    refuse(
+      checkMutualTlsTermination(modules.tls_termination?.terminate_at, modules.mutual_tls != null),
+    );
+  }
+
   function checkRoute(edge: HttpsEdgeRec, match: string, modules: RouteModules, selfId?: string) {
     const clash = edge.routes.find((r) => r.match === match && r.id !== selfId);
     if (clash !== undefined) {
@@ -139,6 +153,13 @@ export function createHandlers(deps: HandlerDeps) {
         ERROR_CODE.authConflict,
         `a route may have at most one of oauth, oidc and saml; this would set ${auth.join(' and ')}`,
       );
+    }
+    // At most one route of the edge may carry an authentication module (7155).
+    if (auth.length > 0) {
+      const others = edge.routes.filter(
+        (r) => r.id !== selfId && AUTH_MODULES.some((m) => r.modules[m] != null),
+      );
+      refuse(checkAuthRoutes(others.length + 1));
     }
   }
 
@@ -205,6 +226,7 @@ export function createHandlers(deps: HandlerDeps) {
         hostports,
         modules: modulesFrom(TLS_EDGE_MODULES, b) as TlsEdgeModules,
       };
+      checkTlsEdgeModules(rec.modules);
       const durable = store.commit({ t: 'put', k: 'tls', a: call.accountId, r: rec });
       return json(201, render.tlsEdge(rec), durable);
     },
@@ -223,6 +245,7 @@ export function createHandlers(deps: HandlerDeps) {
         hostports: b.hostports ?? edge.hostports,
         modules: patchModules(TLS_EDGE_MODULES, edge.modules, b) as TlsEdgeModules,
       };
+      checkTlsEdgeModules(rec.modules);
       const durable = store.commit({ t: 'put', k: 'tls', a: call.accountId, r: rec });
       return json(200, render.tlsEdge(rec), durable);
     },
@@ -239,6 +262,7 @@ export function createHandlers(deps: HandlerDeps) {
       const name = call.module as keyof typeof TLS_EDGE_MODULE_SCHEMAS;
       const value = parseBody(TLS_EDGE_MODULE_SCHEMAS[name] as z.ZodType, call.body);
       const rec: TlsEdgeRec = { ...edge, modules: { ...edge.modules, [name]: value } };
+      checkTlsEdgeModules(rec.modules);
       const durable = store.commit({ t: 'put', k: 'tls', a: call.accountId, r: rec });
       return json(200, render.module(name, rec.modules, rec.id), durable);
     },

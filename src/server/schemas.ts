@@ -7,20 +7,24 @@
 import { z } from 'zod';
 import {
   BACKEND_ID_PATTERN,
-  CIRCUIT_BREAKER_DEFAULTS,
+  checkCircuitBreaker,
+  checkCookiePrefix,
+  checkHeaderName,
+  checkHeaderValue,
+  checkHostport,
+  checkUserAgentPattern,
   DEFAULT_COOKIE_PREFIX,
   DEFAULT_NAMEID_FORMAT,
   DEFAULT_TLS_MIN_VERSION,
   ERROR_CODE,
   ID_PREFIX,
-  isValidHostport,
-  isValidUserAgentPattern,
   LIMITS,
   MATCH_TYPES,
   NAMEID_FORMATS,
   OAUTH_PROVIDERS,
   type OAuthProviderName,
   type ROUTE_MODULES,
+  type RuleViolation,
   TERMINATE_AT,
   TLS_VERSIONS,
   utf8Bytes,
@@ -70,12 +74,23 @@ export const descriptionSchema = z.string().refine((v) => utf8Bytes(v) <= LIMITS
 export const metadataSchema = z.string().refine((v) => utf8Bytes(v) <= LIMITS.metadataBytes, {
   message: `metadata must be at most ${LIMITS.metadataBytes} bytes`,
 });
+/** A zod issue for a rule of the hosted service, carrying its error code (see validate.ts). */
+function ruleIssue(
+  ctx: z.core.$RefinementCtx,
+  violation: RuleViolation | undefined,
+  path: PropertyKey[] = [],
+): void {
+  if (violation === undefined) return;
+  ctx.addIssue({
+    code: 'custom',
+    path,
+    message: violation.message,
+    params: { code: violation.code },
+  });
+}
+
 export const hostportsSchema = z
-  .array(
-    z.string().refine(isValidHostport, {
-      message: 'hostports must have the form host:port with a port in 1..65535',
-    }),
-  )
+  .array(z.string().superRefine((v, ctx) => ruleIssue(ctx, checkHostport(v))))
   .refine((list) => new Set(list.map((h) => h.toLowerCase())).size === list.length, {
     message: 'hostports must be unique',
   });
@@ -134,50 +149,50 @@ export const tlsTerminationAtEdgeSchema = obj({
 
 export const trafficPolicySchema = obj({ enabled, value: z.string() });
 
+/**
+ * Every field the service needs must be in the body (a partial module is refused, 7016-7018),
+ * and the module is stored exactly as sent; a left-out `error_threshold_percentage` is stored as
+ * 0, as the service does.
+ */
 export const circuitBreakerSchema = obj({
   enabled,
-  tripped_duration: positiveUint32.nullish(),
-  rolling_window: positiveUint32.nullish(),
-  num_buckets: positiveUint32.max(LIMITS.numBucketsMax).nullish(),
+  tripped_duration: uint32.nullish(),
+  rolling_window: uint32.nullish(),
+  num_buckets: uint32.max(LIMITS.numBucketsMax).nullish(),
   volume_threshold: uint32.nullish(),
   error_threshold_percentage: z.number().min(0).max(1).nullish(),
-}).transform((m) => ({
-  enabled: m.enabled,
-  tripped_duration: m.tripped_duration ?? CIRCUIT_BREAKER_DEFAULTS.tripped_duration,
-  rolling_window: m.rolling_window ?? CIRCUIT_BREAKER_DEFAULTS.rolling_window,
-  num_buckets: m.num_buckets ?? CIRCUIT_BREAKER_DEFAULTS.num_buckets,
-  volume_threshold: m.volume_threshold ?? CIRCUIT_BREAKER_DEFAULTS.volume_threshold,
-  error_threshold_percentage:
-    m.error_threshold_percentage ?? CIRCUIT_BREAKER_DEFAULTS.error_threshold_percentage,
-}));
+})
+  .superRefine((m, ctx) => {
+    for (const v of checkCircuitBreaker(m)) ruleIssue(ctx, v, [v.field]);
+  })
+  .transform((m) => ({
+    enabled: m.enabled,
+    tripped_duration: m.tripped_duration as number,
+    rolling_window: m.rolling_window as number,
+    num_buckets: m.num_buckets as number,
+    volume_threshold: m.volume_threshold as number,
+    error_threshold_percentage: m.error_threshold_percentage ?? 0,
+  }));
 
 export const compressionSchema = obj({ enabled });
 export const websocketTcpConverterSchema = obj({ enabled });
 
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: header values may not carry CR, LF or NUL
-const HEADER_VALUE = /^[^\r\n\x00]*$/;
-const headerName = z.string().regex(HEADER_NAME, 'header names must be HTTP tokens');
+const headerName = z.string().superRefine((v, ctx) => ruleIssue(ctx, checkHeaderName(v)));
 
 function headersSchema(lowerCase: boolean) {
   return obj({
     enabled,
     add: z
-      .record(z.string(), z.string().regex(HEADER_VALUE, 'header values may not contain CR or LF'))
+      .record(
+        z.string(),
+        z.string().superRefine((v, ctx) => ruleIssue(ctx, checkHeaderValue(v))),
+      )
       .nullish(),
     remove: uniqueList(headerName).nullish(),
   })
     .superRefine((m, ctx) => {
       const names = Object.keys(m.add ?? {});
-      for (const name of names) {
-        if (!HEADER_NAME.test(name)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['add'],
-            message: `invalid header name ${JSON.stringify(name)}`,
-          });
-        }
-      }
+      for (const name of names) ruleIssue(ctx, checkHeaderName(name), ['add']);
       const lower = names.map((n) => n.toLowerCase());
       if (new Set(lower).size !== lower.length) {
         ctx.addIssue({
@@ -335,7 +350,10 @@ const oauthProvider = obj(oauthProviderShape)
 const sessionFields = {
   enabled,
   options_passthrough: z.boolean().nullish(),
-  cookie_prefix: z.string().min(1).nullish(),
+  cookie_prefix: z
+    .string()
+    .superRefine((v, ctx) => ruleIssue(ctx, checkCookiePrefix(v)))
+    .nullish(),
   inactivity_timeout: uint32.nullish(),
   maximum_duration: uint32.nullish(),
 };
@@ -414,10 +432,7 @@ function isHttpUrl(value: string): boolean {
 }
 
 const regexList = uniqueList(
-  z
-    .string()
-    .min(1)
-    .refine(isValidUserAgentPattern, { message: 'entries must be valid regular expressions' }),
+  z.string().superRefine((v, ctx) => ruleIssue(ctx, checkUserAgentPattern(v))),
 );
 
 export const userAgentFilterSchema = obj({

@@ -8,9 +8,20 @@ import type { z } from 'zod';
 import { ERROR_CODE } from '../spec/api.js';
 import { type ApiErrorCode, RequestError } from './errors.js';
 
+/**
+ * Most specific first: unknown fields, wrong ID prefixes, then the rules of the hosted service
+ * (each with its own code), then any other invalid value.
+ */
 const PRIORITY: readonly ApiErrorCode[] = [
   ERROR_CODE.unknownField,
   ERROR_CODE.wrongIdPrefix,
+  ERROR_CODE.hostportForm,
+  ERROR_CODE.portRange,
+  ERROR_CODE.domainPort,
+  ERROR_CODE.cookiePrefix,
+  ERROR_CODE.circuitBreakerTrippedDuration,
+  ERROR_CODE.circuitBreakerRollingWindow,
+  ERROR_CODE.circuitBreakerBuckets,
   ERROR_CODE.invalidValue,
 ];
 const MAX_LISTED = 10;
@@ -36,7 +47,7 @@ function issueCode(issue: z.core.$ZodIssue): ApiErrorCode {
   if (issue.code === 'unrecognized_keys') return ERROR_CODE.unknownField;
   if (issue.code === 'custom') {
     const code = (issue.params as { code?: unknown } | undefined)?.code;
-    if (code === ERROR_CODE.wrongIdPrefix) return ERROR_CODE.wrongIdPrefix;
+    if (PRIORITY.includes(code as ApiErrorCode)) return code as ApiErrorCode;
   }
   return ERROR_CODE.invalidValue;
 }

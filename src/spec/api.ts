@@ -6,6 +6,8 @@
  * (items marked unconfirmed there are decided here).
  */
 
+import { RE2JS } from 're2js';
+
 export const API_VERSION = '2';
 
 export const ID_PREFIX = {
@@ -55,19 +57,6 @@ export const TERMINATE_AT = ['edge', 'agent', 'upstream'] as const;
 export const TLS_VERSIONS = ['1.0', '1.1', '1.2', '1.3'] as const;
 export const DEFAULT_TLS_MIN_VERSION = '1.2';
 export const DEFAULT_COOKIE_PREFIX = 'svc.';
-/**
- * What the local server fills in for circuit breaker fields a write leaves out (our decision,
- * Hystrix-like; the notes give no defaults). Session timers and `auth_check_interval` default
- * to 0, meaning "the service's default".
- */
-export const CIRCUIT_BREAKER_DEFAULTS = {
-  tripped_duration: 10,
-  rolling_window: 10,
-  num_buckets: 10,
-  volume_threshold: 20,
-  error_threshold_percentage: 0.5,
-} as const;
-
 export const NAMEID_FORMATS = [
   'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
   'urn:oasis:names:tc:SAML:2.0:nameid-format:transient',
@@ -89,18 +78,18 @@ export const OAUTH_PROVIDERS = [
 export type OAuthProviderName = (typeof OAUTH_PROVIDERS)[number];
 
 /**
- * Webhook providers we accept (matched case-insensitively). The hosted list has about 67; these
- * are the ones the notes name plus other well-known senders. `sns` must not carry a secret.
+ * Webhook verification providers: exactly the 66 identifiers the hosted service accepts (api-notes,
+ * "Rules of the hosted service"), matched case-insensitively. `sns` must not carry a secret.
  */
 export const WEBHOOK_PROVIDERS = [
   'aftership',
   'airship',
-  'amazon_sns',
-  'autodesk_forge',
+  'alchemy',
+  'autodesk',
   'bitbucket',
   'bolt',
   'box',
-  'brevo',
+  'brex',
   'buildkite',
   'calendly',
   'castle',
@@ -117,17 +106,17 @@ export const WEBHOOK_PROVIDERS = [
   'frameio',
   'github',
   'gitlab',
-  'go_cardless',
-  'hosted_hooks',
+  'go1',
+  'graphcms',
+  'heroku',
+  'hostedhooks',
   'hubspot',
-  'hygraph',
   'instagram',
   'intercom',
   'launch_darkly',
-  'linear',
   'mailchimp',
   'mailgun',
-  'mandrill',
+  'microsoft_teams',
   'modern_treasury',
   'mongodb',
   'mux',
@@ -136,10 +125,10 @@ export const WEBHOOK_PROVIDERS = [
   'pinwheel',
   'plivo',
   'pusher',
-  'sanity',
   'sendgrid',
+  'sentry',
   'shopify',
-  'signalwire',
+  'signal_sciences',
   'slack',
   'sns',
   'sonatype',
@@ -148,16 +137,15 @@ export const WEBHOOK_PROVIDERS = [
   'svix',
   'terraform',
   'tiktok',
-  'trendyol',
+  'trendmicro_conformity',
   'twilio',
   'twitter',
   'typeform',
   'vmware',
   'webex',
   'whatsapp',
-  'workos',
+  'worldline',
   'xero',
-  'yousign',
   'zendesk',
   'zoom',
 ] as const;
@@ -215,19 +203,167 @@ export const ERROR_CODE = {
   unauthorized: 'ERR_SVC_401',
   bodyTooLarge: 'ERR_SVC_413',
   unavailable: 'ERR_SVC_503',
+  // Rules of the hosted service (api-notes' last section).
+  hostportForm: 'ERR_SVC_7104',
+  portRange: 'ERR_SVC_7112',
+  domainPort: 'ERR_SVC_7116',
+  mutualTlsNotTerminated: 'ERR_SVC_7062',
+  authOnSeveralRoutes: 'ERR_SVC_7155',
+  cookiePrefix: 'ERR_SVC_7042',
+  circuitBreakerTrippedDuration: 'ERR_SVC_7016',
+  circuitBreakerRollingWindow: 'ERR_SVC_7017',
+  circuitBreakerBuckets: 'ERR_SVC_7018',
   notFound: 'ERR_SVC_404',
   methodNotAllowed: 'ERR_SVC_405',
 } as const;
 
-/** `host:port` with a port in 1..65535; host is a DNS name (optionally wildcard) or IP literal. */
-export const HOSTPORT_PATTERN =
-  /^(?:\*\.)?(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*:(\d{1,5})$/;
+// ---- rules of the hosted service ---------------------------------------------------------------
+//
+// Each rule is one pure check, used by the local server (a 400 with the rule's code) and by the
+// manifest validator (a located diagnostic), so that a manifest that validates is one the
+// service accepts. A check returns undefined when the value is fine, else the violation.
+
+export type ErrorCode = (typeof ERROR_CODE)[keyof typeof ERROR_CODE];
+
+export interface RuleViolation {
+  readonly code: ErrorCode;
+  readonly message: string;
+}
+
+const DNS_LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+/** `host:port`: a DNS name (optionally `*.` wildcard) or an IPv4 literal, then a port number. */
+export const HOSTPORT_PATTERN = new RegExp(
+  `^((?:\\*\\.)?${DNS_LABEL}(?:\\.${DNS_LABEL})*):(\\d{1,5})$`,
+);
+const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+
+/** A host that is a domain name rather than an IP address literal (which may use any port). */
+export function isDomainHost(host: string): boolean {
+  return !IPV4.test(host);
+}
+
+/**
+ * Hostports: the form `hostname:portnumber` (7104), a port in 1..65535 (7112), and port 443 for
+ * a domain name (7116: "the domain is unsupported because it does not use port 443").
+ */
+export function checkHostport(value: string): RuleViolation | undefined {
+  const m = HOSTPORT_PATTERN.exec(value);
+  if (m === null || value.length > 260) {
+    return {
+      code: ERROR_CODE.hostportForm,
+      message: `${JSON.stringify(value)} is not of the form hostname:portnumber`,
+    };
+  }
+  const host = m[1] as string;
+  const port = Number(m[2]);
+  if (port < LIMITS.portMin || port > LIMITS.portMax) {
+    return {
+      code: ERROR_CODE.portRange,
+      message: `port ${port} is out of range ${LIMITS.portMin}..${LIMITS.portMax}`,
+    };
+  }
+  if (isDomainHost(host) && port !== 443) {
+    return {
+      code: ERROR_CODE.domainPort,
+      message: `the domain ${host} is unsupported because it does not use port 443 (only IP addresses may use other ports)`,
+    };
+  }
+  return undefined;
+}
 
 export function isValidHostport(value: string): boolean {
-  const m = HOSTPORT_PATTERN.exec(value);
-  if (m === null || value.length > 260) return false;
-  const port = Number(m[1]);
-  return port >= LIMITS.portMin && port <= LIMITS.portMax;
+  return checkHostport(value) === undefined;
+}
+
+/** `mutual_tls` needs TLS terminated at the edge: refused under `terminate_at: upstream` (7062). */
+export function checkMutualTlsTermination(
+  terminateAt: string | null | undefined,
+  hasMutualTls: boolean,
+): RuleViolation | undefined {
+  if (!hasMutualTls || terminateAt !== 'upstream') return undefined;
+  return {
+    code: ERROR_CODE.mutualTlsNotTerminated,
+    message:
+      'mutual_tls may not be enabled when TLS is not terminated at the edge (terminate_at: upstream)',
+  };
+}
+
+/** At most one route of an HTTPS edge may carry oauth, oidc or saml (7155). */
+export function checkAuthRoutes(routesWithAuth: number): RuleViolation | undefined {
+  if (routesWithAuth <= 1) return undefined;
+  return {
+    code: ERROR_CODE.authOnSeveralRoutes,
+    message: `enabling OAuth, OIDC, or SAML on more than one route is not supported (${routesWithAuth} routes of this edge have one)`,
+  };
+}
+
+export const COOKIE_PREFIX_PATTERN = /^[A-Za-z0-9.]*$/;
+
+/** `cookie_prefix` of oauth, oidc and saml: letters, digits and periods only (7042). */
+export function checkCookiePrefix(value: string): RuleViolation | undefined {
+  if (COOKIE_PREFIX_PATTERN.test(value)) return undefined;
+  return {
+    code: ERROR_CODE.cookiePrefix,
+    message: `cookie_prefix ${JSON.stringify(value)} may contain only letters, digits and periods`,
+  };
+}
+
+/**
+ * Circuit breaker fields the service needs in every body: it stores a field left out as 0, and 0
+ * is invalid for these, so a partial module is refused (7016-7018), never completed with local
+ * defaults. `error_threshold_percentage` may be left out (stored as 0, a valid fraction).
+ */
+export const CIRCUIT_BREAKER_REQUIRED = [
+  ['tripped_duration', ERROR_CODE.circuitBreakerTrippedDuration],
+  ['rolling_window', ERROR_CODE.circuitBreakerRollingWindow],
+  ['num_buckets', ERROR_CODE.circuitBreakerBuckets],
+  ['volume_threshold', ERROR_CODE.circuitBreakerBuckets],
+] as const;
+
+export function checkCircuitBreaker(
+  module: Readonly<Record<string, unknown>>,
+): (RuleViolation & { field: string })[] {
+  const out: (RuleViolation & { field: string })[] = [];
+  for (const [field, code] of CIRCUIT_BREAKER_REQUIRED) {
+    const value = module[field];
+    if (value === undefined || value === null || value === 0) {
+      out.push({
+        field,
+        code,
+        message: `${field} is required and must be greater than 0 (the service stores a missing field as 0, which is invalid)`,
+      });
+    }
+  }
+  return out;
+}
+
+/** HTTP header names (request and response headers modules): a token starting with a letter or digit. */
+export const HEADER_NAME_PATTERN = /^[A-Za-z0-9][!#$%&'*+.^_`|~0-9A-Za-z-]*$/;
+
+/** Whether `text` holds a control character (C0, including CR, LF and tab, or DEL). */
+export function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
+/** Header names and values: no CR, LF or other control characters (215). */
+export function checkHeaderName(name: string): RuleViolation | undefined {
+  if (HEADER_NAME_PATTERN.test(name)) return undefined;
+  return {
+    code: ERROR_CODE.invalidValue,
+    message: `invalid header name ${JSON.stringify(name)}: must be an HTTP token (no spaces or control characters)`,
+  };
+}
+
+export function checkHeaderValue(value: string): RuleViolation | undefined {
+  if (!hasControlCharacter(value)) return undefined;
+  return {
+    code: ERROR_CODE.invalidValue,
+    message: 'header values may not contain CR, LF or other control characters',
+  };
 }
 
 const encoder = new TextEncoder();
@@ -241,27 +377,23 @@ export function utf8Bytes(value: string): number {
 }
 
 /**
- * User-agent filter entries are regular expressions in the hosted service's syntax (Go's RE2),
- * where case-insensitivity is written inline as a leading `(?i)`. JavaScript has no inline
- * flags, so a leading RE2 flag group is turned into RegExp flags before the pattern is checked.
- * Server and validator both use this, so a pattern the validator accepts is one the server takes.
+ * User-agent filter entries are regular expressions in the hosted service's syntax, RE2 (no
+ * lookaround, no backreferences, no possessive quantifiers; inline flags such as `(?i)` allowed).
+ * Checked with re2js, a maintained port of RE2's parser, rather than JavaScript's RegExp, which
+ * accepts much that RE2 refuses. Server and validator both use this.
  */
-const RE2_LEADING_FLAGS = /^\(\?([imsU]+)\)/;
+export function checkUserAgentPattern(pattern: string): RuleViolation | undefined {
+  if (pattern.length === 0) return { code: ERROR_CODE.invalidValue, message: 'must not be empty' };
+  try {
+    RE2JS.compile(pattern);
+    return undefined;
+  } catch (err) {
+    const why =
+      err instanceof Error ? err.message.replace(/^error parsing regexp: /, '') : String(err);
+    return { code: ERROR_CODE.invalidValue, message: `not an RE2 regular expression: ${why}` };
+  }
+}
 
 export function isValidUserAgentPattern(pattern: string): boolean {
-  if (pattern.length === 0) return false;
-  let source = pattern;
-  let flags = '';
-  const m = RE2_LEADING_FLAGS.exec(pattern);
-  if (m !== null) {
-    source = pattern.slice(m[0].length);
-    // `U` (ungreedy) has no JavaScript equivalent; it does not change validity.
-    flags = [...new Set((m[1] ?? '').replace('U', ''))].join('');
-  }
-  try {
-    new RegExp(source, flags);
-    return true;
-  } catch {
-    return false;
-  }
+  return checkUserAgentPattern(pattern) === undefined;
 }

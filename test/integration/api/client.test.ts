@@ -74,7 +74,7 @@ describe('round trips', () => {
       backend: { backend_id: BACKEND },
       ip_restriction: { ip_policy_ids: [IPP] },
       mutual_tls: { certificate_authority_ids: [CA] },
-      tls_termination: { terminate_at: 'upstream', min_version: null },
+      tls_termination: { terminate_at: 'agent', min_version: '1.3' },
       traffic_policy: { value: '{"on_tcp_connect":[]}' },
     });
     expect(created.id).toMatch(/^edgtls_/);
@@ -84,7 +84,7 @@ describe('round trips', () => {
       backend: { enabled: true, backend: { id: BACKEND } },
       ip_restriction: { enabled: true, ip_policies: [{ id: IPP }] },
       mutual_tls: { certificate_authorities: [{ id: CA }] },
-      tls_termination: { terminate_at: 'upstream', min_version: null },
+      tls_termination: { terminate_at: 'agent', min_version: '1.3' },
     });
     expect(await client.getTlsEdge(created.id)).toEqual(created);
 
@@ -125,7 +125,13 @@ describe('round trips', () => {
       description: 'api',
       backend: { backend_id: BACKEND },
       ip_restriction: { ip_policy_ids: [IPP] },
-      circuit_breaker: { error_threshold_percentage: 0.25, num_buckets: 20 },
+      circuit_breaker: {
+        tripped_duration: 10,
+        rolling_window: 10,
+        volume_threshold: 20,
+        error_threshold_percentage: 0.25,
+        num_buckets: 20,
+      },
       compression: {},
       request_headers: { add: { 'X-Env': 'prod' }, remove: ['X-Debug'] },
       response_headers: { add: { 'X-Served-By': 'edge' } },
@@ -142,7 +148,13 @@ describe('round trips', () => {
     expect(route).toMatchObject({
       edge_id: edge.id,
       match: '/api',
-      circuit_breaker: { error_threshold_percentage: 0.25, num_buckets: 20 },
+      circuit_breaker: {
+        tripped_duration: 10,
+        rolling_window: 10,
+        volume_threshold: 20,
+        error_threshold_percentage: 0.25,
+        num_buckets: 20,
+      },
       response_headers: { add: { 'x-served-by': 'edge' } },
       oauth: { provider: { google: { client_id: 'cid' }, github: null } },
       saml: null,

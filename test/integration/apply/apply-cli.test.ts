@@ -60,7 +60,7 @@ describe('edgesync apply (CLI, in-process, local server)', () => {
       {
         kind: 'TLSEdge',
         name: 'db',
-        hostports: ['db.example.com:5432'],
+        hostports: ['10.0.0.5:5432'],
         backend: { backend_id: 'bkdtg_db' },
       },
       { kind: 'BotUser', name: 'ci' },

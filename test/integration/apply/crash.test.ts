@@ -48,7 +48,7 @@ function manifests(version: number): Record<string, unknown>[] {
   docs.push({
     kind: 'TLSEdge',
     name: `t${version % 2}`,
-    hostports: [`t.example.com:${9000 + version}`],
+    hostports: [`10.0.0.9:${9000 + version}`],
   });
   docs.push({ kind: 'BotUser', name: `bot${version % 3}` });
   return docs;

@@ -33,7 +33,7 @@ function manifests(version: number): Record<string, unknown>[] {
     docs.push({
       kind: 'TLSEdge',
       name: `tcp${i}`,
-      hostports: [`tcp${i}.example.com:${9000 + version}`],
+      hostports: [`10.0.1.${i + 1}:${9000 + version}`],
       backend: { backend_id: 'bkdtg_tcp' },
     });
   }

@@ -26,7 +26,13 @@ async function seedForeign(client: ApiClient): Promise<void> {
     description: 'root',
     backend: { backend_id: 'bkdhr_web' },
     ip_restriction: { ip_policy_ids: ['ipp_a'] },
-    circuit_breaker: { error_threshold_percentage: 0.5, num_buckets: 10 },
+    circuit_breaker: {
+      tripped_duration: 10,
+      rolling_window: 10,
+      volume_threshold: 20,
+      error_threshold_percentage: 0.5,
+      num_buckets: 10,
+    },
     request_headers: {
       add: {
         'X-Team': 'web',
@@ -58,14 +64,17 @@ async function seedForeign(client: ApiClient): Promise<void> {
     backend: { backend_id: 'bkdhr_hook', enabled: false },
     traffic_policy: { value: '{"on_http_request":[]}' },
   });
-  await client.createRoute(web.id, {
+  // One route per edge may carry an auth module: SSO and OIDC have edges of their own.
+  const sso = await client.createHttpsEdge({ hostports: ['sso.example.com:443'] });
+  await client.createRoute(sso.id, {
     match_type: 'exact_path',
     match: '/sso',
     saml: { idp_metadata: SAML_XML, force_authn: true },
     compression: { enabled: true },
     websocket_tcp_converter: {},
   });
-  await client.createRoute(web.id, {
+  const oidc = await client.createHttpsEdge({ hostports: ['oidc.example.com:443'] });
+  await client.createRoute(oidc.id, {
     match_type: 'exact_path',
     match: '/oidc',
     oidc: {
@@ -76,7 +85,7 @@ async function seedForeign(client: ApiClient): Promise<void> {
     },
   });
   await client.createTlsEdge({
-    hostports: ['tcp.example.com:9000'],
+    hostports: ['10.0.0.9:9000'],
     backend: { backend_id: 'bkdtg_tcp' },
     tls_termination: { terminate_at: 'upstream' },
     traffic_policy: { value: 'policy' },

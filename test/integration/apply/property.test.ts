@@ -42,6 +42,21 @@ const auth = fc.constantFrom(
   { saml: { idp_metadata: '<EntityDescriptor/>', force_authn: true } },
 );
 
+/** At most one route of an edge may carry an auth module: later ones lose theirs. */
+function oneAuthRoute(routes: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+  let seen = false;
+  return routes.map((r) => {
+    const has = ['oauth', 'oidc', 'saml'].some((m) => m in r);
+    if (!has) return r;
+    if (!seen) {
+      seen = true;
+      return r;
+    }
+    const { oauth: _o, oidc: _i, saml: _s, ...rest } = r;
+    return rest;
+  });
+}
+
 const route = fc
   .record({
     match_type: fc.constantFrom('exact_path', 'path_prefix'),
@@ -60,7 +75,13 @@ const route = fc
     if (r.backend !== undefined) out.backend = { backend_id: r.backend };
     if (r.compression !== undefined) out.compression = { enabled: r.compression };
     if (r.headers !== undefined) out.request_headers = { add: r.headers, remove: ['X-Debug'] };
-    if (r.breaker !== undefined) out.circuit_breaker = { num_buckets: r.breaker };
+    if (r.breaker !== undefined)
+      out.circuit_breaker = {
+        tripped_duration: 10,
+        rolling_window: 10,
+        volume_threshold: 20,
+        num_buckets: r.breaker,
+      };
     return { ...out, ...r.auth };
   });
 
@@ -120,7 +141,7 @@ const manifestSet = (allowProtect: boolean) =>
           kind: 'HTTPSEdge',
           name,
           hostports: hostsOf(i),
-          routes: s.routes[i] ?? [],
+          routes: oneAuthRoute(s.routes[i] ?? []),
         };
         if (x?.description !== undefined) doc.description = x.description;
         if (x?.labels !== undefined) doc.metadata = x.labels;

@@ -39,7 +39,7 @@ describe('edgesync validate', () => {
       code: 0,
       stdout: '',
       stderr:
-        '8 manifests valid (2 TLS edges, 3 HTTPS edges with 10 routes, 3 bot users) in 4 files\n',
+        '9 manifests valid (2 TLS edges, 4 HTTPS edges with 10 routes, 3 bot users) in 4 files\n',
     });
   });
 

@@ -36,7 +36,7 @@ const MANIFESTS = {
 kind: TLSEdge
 name: db
 description: "pipe | and \`ticks\`"
-hostports: [db.example.com:5432]
+hostports: [10.0.0.5:5432]
 backend: { backend_id: bkdtg_1 }
 ---
 kind: HTTPSEdge

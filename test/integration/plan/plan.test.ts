@@ -97,7 +97,7 @@ routes:
 ---
 kind: TLSEdge
 name: db
-hostports: [db.example.com:5432]
+hostports: [10.0.0.5:5432]
 backend: { backend_id: bkdtg_1 }
 ip_restriction: { ip_policy_ids: [ipp_1, ipp_2] }
 `;
@@ -165,7 +165,7 @@ describe('drift and ownership', () => {
   it('never touches foreign edges and reports their hostports as conflicts', async () => {
     const foreign = (await call(api, 'POST', '/edges/tls', {
       metadata: JSON.stringify({ 'edgesync/owner': 'team-b', 'edgesync/name': 'db' }),
-      hostports: ['db.example.com:5432'],
+      hostports: ['10.0.0.5:5432'],
     })) as { id: string };
     const unowned = (await call(api, 'POST', '/edges/https', {
       metadata: 'made by hand',
@@ -182,7 +182,7 @@ describe('drift and ownership', () => {
       {
         address: 'tls_edge.db',
         kind: 'conflict',
-        reason: `hostport db.example.com:5432 is held by TLS edge ${foreign.id} which belongs to owner "team-b"; not attempted`,
+        reason: `hostport 10.0.0.5:5432 is held by TLS edge ${foreign.id} which belongs to owner "team-b"; not attempted`,
       },
     ]);
     expect(JSON.stringify(p)).not.toContain(unowned.id);
@@ -288,7 +288,12 @@ describe('ordering against the real server', () => {
         { nil: undefined },
       ),
       cb: fc.option(
-        fc.record({ volume_threshold: fc.integer({ min: 0, max: 50 }) }, { requiredKeys: [] }),
+        fc.record({
+          tripped_duration: fc.constant(10),
+          rolling_window: fc.constant(10),
+          num_buckets: fc.constant(10),
+          volume_threshold: fc.integer({ min: 1, max: 50 }),
+        }),
         { nil: undefined },
       ),
     });
@@ -313,20 +318,23 @@ describe('ordering against the real server', () => {
                 hostports: e.hostports.filter(
                   (h) => !seen.has(h.toLowerCase()) && seen.add(h.toLowerCase()),
                 ),
-                routes: e.routes.map((r) => {
+                routes: e.routes.map((r, i) => {
                   const fields: Record<string, unknown> = { match: r.match };
+                  // At most one route of an edge may carry an auth module.
+                  const authBefore = e.routes.slice(0, i).some((p) => p.auth !== 'none');
                   if (r.backend !== undefined) fields.backend = r.backend;
                   if (r.headers !== undefined) fields.response_headers = { add: r.headers };
                   if (r.cb !== undefined) fields.circuit_breaker = r.cb;
-                  if (r.auth === 'oauth')
+                  if (r.auth === 'oauth' && !authBefore)
                     fields.oauth = { provider: { github: { organizations: ['acme'] } } };
-                  if (r.auth === 'oidc')
+                  if (r.auth === 'oidc' && !authBefore)
                     fields.oidc = {
                       issuer: 'https://id.example.com',
                       client_id: 'c',
                       client_secret: 's',
                     };
-                  if (r.auth === 'saml') fields.saml = { idp_metadata: '<EntityDescriptor/>' };
+                  if (r.auth === 'saml' && !authBefore)
+                    fields.saml = { idp_metadata: '<EntityDescriptor/>' };
                   return routeManifest(fields as { match: string });
                 }),
               }),

@@ -318,7 +318,7 @@ export function tlsEdge(name: string, extra: Record<string, unknown> = {}) {
     name,
     description: `tcp ${name}`,
     metadata: { team: 'data' },
-    hostports: [`${name}.example.com:5432`],
+    hostports: [`${name}.example.com:443`],
     backend: { backend_id: `bkdtg_${name.replace(/[^a-z0-9]/g, '')}` },
     ...extra,
   };

@@ -77,6 +77,17 @@ function shop(webhookProvider: unknown = 'stripe') {
         backend: { backend_id: 'bkdhr_hooks' },
         webhook_verification: { provider: webhookProvider, secret: { file: 'secrets/stripe' } },
       },
+    ],
+  };
+}
+
+/** One route per edge may carry an auth module: the staff area has an edge of its own. */
+function staff() {
+  return {
+    kind: 'HTTPSEdge',
+    name: 'staff',
+    hostports: ['staff.example.com:443'],
+    routes: [
       {
         match_type: 'path_prefix',
         match: '/staff',
@@ -103,7 +114,7 @@ function assertNoLeak(daemon: DaemonChild, apiKey: string): void {
 
 describe('edgesync run (child process) keeps keys and secrets out of its output', () => {
   it('through creates, secret rotation, a manifest error and API failures', async () => {
-    await writeYaml(path.join(edges, 'shop.yaml'), [shop()]);
+    await writeYaml(path.join(edges, 'shop.yaml'), [shop(), staff()]);
     const args = [
       edges,
       '--interval',
@@ -134,7 +145,7 @@ describe('edgesync run (child process) keeps keys and secrets out of its output'
     // A value read from a file lands in a field that rejects it: the error must not quote it.
     t = Date.now();
     await writeFile(path.join(edges, 'secrets', 'provider'), BAD_FIELD_SECRET);
-    await writeYaml(path.join(edges, 'shop.yaml'), [shop({ file: 'secrets/provider' })]);
+    await writeYaml(path.join(edges, 'shop.yaml'), [shop({ file: 'secrets/provider' }), staff()]);
     s = await waitForCycle(daemon, t, (x) => x.last_reconcile?.result === 'invalid');
     expect(Object.keys(s.diagnostics_by_file)).toEqual(['shop.yaml']);
     expect(s.diagnostics_by_file['shop.yaml']?.[0]?.message).toBe(
@@ -156,7 +167,7 @@ describe('edgesync run (child process) keeps keys and secrets out of its output'
       cwd: tmp.dir,
       env: { ...env, EDGESYNC_API_KEY: wrongKey },
     });
-    await writeYaml(path.join(edges, 'shop.yaml'), [shop()]);
+    await writeYaml(path.join(edges, 'shop.yaml'), [shop(), staff()]);
     s = await waitForCycle(rejected, 0, (x) => x.last_reconcile?.result === 'error');
     expect(s.last_error?.message).toMatch(/401|unauthori[sz]ed|authentication/i);
     await waitFor('the error cycle logged', () =>

@@ -318,14 +318,15 @@ const ROUTE_MODULE_CASES: ModuleCase[] = [
   TLS_MODULE_CASES[1] as ModuleCase,
   {
     name: 'circuit_breaker',
-    body: { error_threshold_percentage: 0.25, num_buckets: 128 },
+    // Stored exactly as sent; a left-out error_threshold_percentage is 0, as the service does.
+    body: { tripped_duration: 7, rolling_window: 30, num_buckets: 128, volume_threshold: 5 },
     read: () => ({
       enabled: true,
-      tripped_duration: 10,
-      rolling_window: 10,
+      tripped_duration: 7,
+      rolling_window: 30,
       num_buckets: 128,
-      volume_threshold: 20,
-      error_threshold_percentage: 0.25,
+      volume_threshold: 5,
+      error_threshold_percentage: 0,
     }),
   },
   { name: 'compression', body: { enabled: false }, read: () => ({ enabled: false }) },

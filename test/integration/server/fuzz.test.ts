@@ -29,7 +29,7 @@ beforeAll(async () => {
       path: '/edges/tls',
       valid: {
         description: 'd',
-        hostports: ['f.example.com:1'],
+        hostports: ['10.9.0.1:1'],
         backend: { backend_id: 'bkdtg_1' },
         tls_termination: { terminate_at: 'edge', min_version: '1.3' },
       },
@@ -43,7 +43,7 @@ beforeAll(async () => {
       method: 'POST',
       path: '/edges/https',
       valid: {
-        hostports: ['g.example.com:2'],
+        hostports: ['10.9.0.2:2'],
         mutual_tls: { certificate_authority_ids: ['ca_1'] },
       },
     },
@@ -58,7 +58,13 @@ beforeAll(async () => {
       valid: {
         match_type: 'path_prefix',
         match: '/x',
-        circuit_breaker: { num_buckets: 5, error_threshold_percentage: 0.5 },
+        circuit_breaker: {
+          tripped_duration: 10,
+          rolling_window: 10,
+          volume_threshold: 20,
+          num_buckets: 5,
+          error_threshold_percentage: 0.5,
+        },
       },
     },
     {

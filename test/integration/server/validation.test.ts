@@ -10,7 +10,7 @@ import { type Call, clientFor, snapshot } from './client.js';
 
 let server: RunningServer & { apiKey: string };
 let call: Call;
-const fx = { tls: '', https: '', route: '', oidcRoute: '', bot: '' };
+const fx = { tls: '', https: '', https2: '', route: '', plainRoute: '', oidcRoute: '', bot: '' };
 const TLS_HP = 'tls.example.com:443';
 const HTTPS_HP = 'https.example.com:443';
 
@@ -26,8 +26,18 @@ beforeAll(async () => {
       oauth: { provider: { google: {} } },
     })
   ).json.id;
-  fx.oidcRoute = (
+  fx.plainRoute = (
     await call('POST', `/edges/https/${fx.https}/routes`, {
+      match_type: 'path_prefix',
+      match: '/plain',
+    })
+  ).json.id;
+  // At most one route of an edge may carry an auth module: the OIDC route has an edge of its own.
+  fx.https2 = (
+    await call('POST', '/edges/https', { hostports: ['https2.example.com:443'] })
+  ).json.id;
+  fx.oidcRoute = (
+    await call('POST', `/edges/https/${fx.https2}/routes`, {
       match_type: 'path_prefix',
       match: '/oidc',
       oidc: { issuer: 'https://idp.example.com', client_id: 'c', client_secret: 's' },
@@ -50,6 +60,9 @@ interface Case {
   readonly code: string;
   /** A fragment the message must contain. */
   readonly msg?: string;
+  /** State the case needs, made before the snapshot and undone after. */
+  readonly setup?: () => Promise<void>;
+  readonly teardown?: () => Promise<void>;
 }
 
 const tls = () => '/edges/tls';
@@ -57,11 +70,154 @@ const tlsEdge = () => `/edges/tls/${fx.tls}`;
 const https = () => '/edges/https';
 const routes = () => `/edges/https/${fx.https}/routes`;
 const route = () => `/edges/https/${fx.https}/routes/${fx.route}`;
-const oidcRoute = () => `/edges/https/${fx.https}/routes/${fx.oidcRoute}`;
+const oidcRoute = () => `/edges/https/${fx.https2}/routes/${fx.oidcRoute}`;
+const plainRoute = () => `/edges/https/${fx.https}/routes/${fx.plainRoute}`;
+/** A whole circuit breaker: every field the service needs. */
+const CB = { tripped_duration: 10, rolling_window: 10, num_buckets: 10, volume_threshold: 20 };
 const bots = () => '/bot_users';
 const newRoute = (extra: object) => ({ match_type: 'path_prefix', match: '/new', ...extra });
 
 const CASES: Case[] = [
+  // ---- rules of the hosted service (api-notes' last section) -------------------------------
+  {
+    rule: 'a domain hostport on a port other than 443',
+    method: 'POST',
+    path: tls,
+    body: { hostports: ['db.example.com:5432'] },
+    status: 400,
+    code: 'ERR_SVC_7116',
+    msg: 'does not use port 443',
+  },
+  {
+    rule: 'a wildcard domain hostport on port 8443',
+    method: 'PATCH',
+    path: tlsEdge,
+    body: { hostports: ['*.example.com:8443'] },
+    status: 400,
+    code: 'ERR_SVC_7116',
+  },
+  {
+    rule: 'hostport not of the form hostname:port',
+    method: 'POST',
+    path: https,
+    body: { hostports: ['http://a.example.com:443'] },
+    status: 400,
+    code: 'ERR_SVC_7104',
+  },
+  {
+    rule: 'mutual_tls on a TLS edge terminated upstream',
+    method: 'POST',
+    path: tls,
+    body: {
+      hostports: ['10.0.0.1:5432'],
+      tls_termination: { terminate_at: 'upstream' },
+      mutual_tls: { certificate_authority_ids: ['ca_1'] },
+    },
+    status: 400,
+    code: 'ERR_SVC_7062',
+  },
+  {
+    rule: 'PUT mutual_tls on an edge terminated upstream',
+    method: 'PUT',
+    path: () => `${tlsEdge()}/mutual_tls`,
+    body: { certificate_authority_ids: ['ca_1'] },
+    status: 400,
+    code: 'ERR_SVC_7062',
+    setup: async () => {
+      await call('PUT', `${tlsEdge()}/tls_termination`, { terminate_at: 'upstream' });
+    },
+    teardown: async () => {
+      await call('DELETE', `${tlsEdge()}/tls_termination`);
+    },
+  },
+  {
+    rule: 'a second route with an auth module on one edge',
+    method: 'POST',
+    path: routes,
+    body: newRoute({
+      oidc: { issuer: 'https://i.example.com', client_id: 'c', client_secret: 's' },
+    }),
+    status: 400,
+    code: 'ERR_SVC_7155',
+  },
+  {
+    rule: 'PUT an auth module on a second route of one edge',
+    method: 'PUT',
+    path: () => `${plainRoute()}/saml`,
+    body: { idp_metadata: '<x/>' },
+    status: 400,
+    code: 'ERR_SVC_7155',
+  },
+  {
+    rule: 'cookie_prefix with a dash',
+    method: 'PUT',
+    path: () => `${route()}/oauth`,
+    body: { provider: { google: {} }, cookie_prefix: 'my-app.' },
+    status: 400,
+    code: 'ERR_SVC_7042',
+  },
+  {
+    rule: 'a partial circuit breaker',
+    method: 'PUT',
+    path: () => `${route()}/circuit_breaker`,
+    body: { error_threshold_percentage: 0.5, num_buckets: 10 },
+    status: 400,
+    code: 'ERR_SVC_7016',
+    msg: 'rolling_window is required',
+  },
+  {
+    rule: 'a circuit breaker without volume_threshold',
+    method: 'PUT',
+    path: () => `${route()}/circuit_breaker`,
+    body: { tripped_duration: 10, rolling_window: 10, num_buckets: 10 },
+    status: 400,
+    code: 'ERR_SVC_7018',
+  },
+  {
+    rule: 'request header value with a tab',
+    method: 'PUT',
+    path: () => `${route()}/request_headers`,
+    body: { add: { 'X-A': 'a\tb' } },
+    status: 400,
+    code: 'ERR_SVC_215',
+  },
+  {
+    rule: 'response header value with an escape character',
+    method: 'PUT',
+    path: () => `${route()}/response_headers`,
+    body: { add: { 'X-A': 'a\u001b[2J' } },
+    status: 400,
+    code: 'ERR_SVC_215',
+  },
+  {
+    rule: 'request header value with DEL',
+    method: 'PUT',
+    path: () => `${route()}/request_headers`,
+    body: { add: { 'X-A': 'a\u007f' } },
+    status: 400,
+    code: 'ERR_SVC_215',
+  },
+  ...['(?=bot)x', '(?<!a)b', '(a)\\1', 'a++', 'a*+', '(?>a)'].map(
+    (pattern): Case => ({
+      rule: `a user agent pattern that is not RE2: ${pattern}`,
+      method: 'PUT',
+      path: () => `${route()}/user_agent_filter`,
+      body: { deny: [pattern] },
+      status: 400,
+      code: 'ERR_SVC_215',
+      msg: 'not an RE2 regular expression',
+    }),
+  ),
+  ...['hosted_hooks', 'amazon_sns', 'brevo', 'linear'].map(
+    (provider): Case => ({
+      rule: `webhook provider ${provider} (not in the service's list)`,
+      method: 'PUT',
+      path: () => `${route()}/webhook_verification`,
+      body: { provider, secret: 's' },
+      status: 400,
+      code: 'ERR_SVC_215',
+    }),
+  ),
   // ---- protocol --------------------------------------------------------------------------
   {
     rule: 'missing version header',
@@ -255,7 +411,7 @@ const CASES: Case[] = [
     path: tls,
     body: { hostports: ['a.example.com'] },
     status: 400,
-    code: 'ERR_SVC_215',
+    code: 'ERR_SVC_7104',
   },
   {
     rule: 'hostport port 0',
@@ -263,7 +419,7 @@ const CASES: Case[] = [
     path: tls,
     body: { hostports: ['a.example.com:0'] },
     status: 400,
-    code: 'ERR_SVC_215',
+    code: 'ERR_SVC_7112',
   },
   {
     rule: 'hostport port 65536',
@@ -271,13 +427,13 @@ const CASES: Case[] = [
     path: https,
     body: { hostports: ['a.example.com:65536'] },
     status: 400,
-    code: 'ERR_SVC_215',
+    code: 'ERR_SVC_7112',
   },
   {
     rule: 'duplicate hostports in one body',
     method: 'POST',
     path: tls,
-    body: { hostports: ['d.example.com:1', 'd.example.com:1'] },
+    body: { hostports: ['d.example.com:443', 'd.example.com:443'] },
     status: 400,
     code: 'ERR_SVC_215',
   },
@@ -454,7 +610,7 @@ const CASES: Case[] = [
   {
     rule: 'PATCH route onto a used match',
     method: 'PATCH',
-    path: oidcRoute,
+    path: plainRoute,
     body: { match: '/taken' },
     status: 400,
     code: 'ERR_SVC_7126',
@@ -511,7 +667,7 @@ const CASES: Case[] = [
     rule: 'circuit breaker num_buckets over 128',
     method: 'PUT',
     path: () => `${route()}/circuit_breaker`,
-    body: { num_buckets: 129 },
+    body: { ...CB, num_buckets: 129 },
     status: 400,
     code: 'ERR_SVC_215',
   },
@@ -519,15 +675,15 @@ const CASES: Case[] = [
     rule: 'circuit breaker num_buckets 0',
     method: 'PUT',
     path: () => `${route()}/circuit_breaker`,
-    body: { num_buckets: 0 },
+    body: { ...CB, num_buckets: 0 },
     status: 400,
-    code: 'ERR_SVC_215',
+    code: 'ERR_SVC_7018',
   },
   {
     rule: 'circuit breaker error_threshold_percentage over 1',
     method: 'PUT',
     path: () => `${route()}/circuit_breaker`,
-    body: { error_threshold_percentage: 50 },
+    body: { ...CB, error_threshold_percentage: 50 },
     status: 400,
     code: 'ERR_SVC_215',
   },
@@ -535,7 +691,7 @@ const CASES: Case[] = [
     rule: 'circuit breaker error_threshold_percentage negative',
     method: 'PUT',
     path: () => `${route()}/circuit_breaker`,
-    body: { error_threshold_percentage: -0.1 },
+    body: { ...CB, error_threshold_percentage: -0.1 },
     status: 400,
     code: 'ERR_SVC_215',
   },
@@ -543,23 +699,23 @@ const CASES: Case[] = [
     rule: 'circuit breaker tripped_duration 0',
     method: 'PUT',
     path: () => `${route()}/circuit_breaker`,
-    body: { tripped_duration: 0 },
+    body: { ...CB, tripped_duration: 0 },
     status: 400,
-    code: 'ERR_SVC_215',
+    code: 'ERR_SVC_7016',
   },
   {
     rule: 'circuit breaker rolling_window 0',
     method: 'PUT',
     path: () => `${route()}/circuit_breaker`,
-    body: { rolling_window: 0 },
+    body: { ...CB, rolling_window: 0 },
     status: 400,
-    code: 'ERR_SVC_215',
+    code: 'ERR_SVC_7017',
   },
   {
     rule: 'uint32 over 4294967295',
     method: 'PUT',
     path: () => `${route()}/circuit_breaker`,
-    body: { volume_threshold: 4_294_967_296 },
+    body: { ...CB, volume_threshold: 4_294_967_296 },
     status: 400,
     code: 'ERR_SVC_215',
   },
@@ -825,6 +981,7 @@ const CASES: Case[] = [
 ];
 
 it.each(CASES)('$rule -> $status $code', async (c) => {
+  await c.setup?.();
   const before = await snapshot(call);
   const options = {
     ...(c.headers === undefined ? {} : { headers: c.headers }),
@@ -844,6 +1001,7 @@ it.each(CASES)('$rule -> $status $code', async (c) => {
   if (c.msg !== undefined) expect(r.json.msg).toContain(c.msg);
   expect(r.text).not.toMatch(/at .*\.(ts|js):\d+/);
   expect(await snapshot(call)).toEqual(before);
+  await c.teardown?.();
 });
 
 it('405 carries Allow', async () => {

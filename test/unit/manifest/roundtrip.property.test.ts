@@ -13,6 +13,8 @@ import {
   TlsEdgeSchema,
 } from '../../../src/manifest/schema.js';
 import {
+  AUTH_MODULES,
+  hasControlCharacter,
   isValidUserAgentPattern,
   MATCH_TYPES,
   NAMEID_FORMATS,
@@ -87,7 +89,7 @@ const trafficPolicy = fc
   .map(compact);
 const session = {
   options_passthrough: opt(fc.boolean()),
-  cookie_prefix: opt(nonEmpty),
+  cookie_prefix: opt(fc.stringMatching(/^[A-Za-z0-9.]{0,8}$/)),
   inactivity_timeout: opt(uint32),
   maximum_duration: opt(uint32),
 };
@@ -154,10 +156,16 @@ const headers = fc
     enabled,
     add: opt(
       fc
-        .uniqueArray(fc.tuple(headerName, text), {
-          selector: ([k]) => k.toLowerCase(),
-          maxLength: 3,
-        })
+        .uniqueArray(
+          fc.tuple(
+            headerName,
+            text.filter((v) => !hasControlCharacter(v)),
+          ),
+          {
+            selector: ([k]) => k.toLowerCase(),
+            maxLength: 3,
+          },
+        )
         .map((e) => Object.fromEntries(e)),
     ),
     remove: opt(fc.uniqueArray(headerName, { selector: (k) => k.toLowerCase(), maxLength: 3 })),
@@ -172,10 +180,11 @@ const webhook = fc.oneof(
 const circuitBreaker = fc
   .record({
     enabled,
-    tripped_duration: opt(positive),
-    rolling_window: opt(positive),
-    num_buckets: opt(fc.integer({ min: 1, max: 128 })),
-    volume_threshold: opt(uint32),
+    // Every field the service needs (a partial circuit breaker is refused).
+    tripped_duration: positive,
+    rolling_window: positive,
+    num_buckets: fc.integer({ min: 1, max: 128 }),
+    volume_threshold: positive,
     error_threshold_percentage: opt(fc.double({ min: 0, max: 1, noNaN: true })),
   })
   .map(compact);
@@ -239,7 +248,16 @@ const tlsEdge = fc
     ),
     traffic_policy: opt(trafficPolicy),
   })
-  .map((v) => ({ kind: 'TLSEdge', ...compact(v) }));
+  .map((v) => {
+    // mutual_tls needs TLS terminated at the edge.
+    const out = compact(v);
+    if (
+      (out.tls_termination as { terminate_at?: string } | undefined)?.terminate_at === 'upstream'
+    ) {
+      delete out.mutual_tls;
+    }
+    return { kind: 'TLSEdge', ...out };
+  });
 const httpsEdge = fc
   .record({
     ...edgeCommon,
@@ -256,7 +274,13 @@ const httpsEdge = fc
   .map(({ routes, ...v }) => ({
     kind: 'HTTPSEdge',
     ...compact(v),
-    routes: routes.map(([match, r]) => ({ match, ...r })),
+    // At most one route of an edge may carry an auth module: later ones lose theirs.
+    routes: routes.map(([match, r], i) => {
+      const out: Record<string, unknown> = { match, ...r };
+      const earlier = routes.slice(0, i).some(([, p]) => AUTH_MODULES.some((m) => m in p));
+      if (earlier) for (const m of AUTH_MODULES) delete out[m];
+      return out;
+    }),
   }));
 const botUser = fc
   .record({ active: opt(fc.boolean()), ensure: opt(fc.constantFrom('present', 'absent')) })
@@ -269,9 +293,14 @@ const manifestSet = fc
       fc.tuple(fc.oneof(tlsEdge, httpsEdge, botUser), name, fc.integer({ min: 0, max: 2 })),
       { maxLength: 6 },
     ),
-    hostports: fc.uniqueArray(fc.stringMatching(/^[a-z]{1,6}\.example\.com:[1-9][0-9]{0,3}$/), {
-      maxLength: 12,
-    }),
+    // Domain names on port 443, IP addresses on any port (the service's rule).
+    hostports: fc.uniqueArray(
+      fc.oneof(
+        fc.stringMatching(/^[a-z]{1,6}\.example\.com:443$/),
+        fc.stringMatching(/^10\.0\.[0-9]\.[1-9]:[1-9][0-9]{0,3}$/),
+      ),
+      { maxLength: 12 },
+    ),
   })
   .map(({ docs, hostports }) => {
     const names = new Set<string>();

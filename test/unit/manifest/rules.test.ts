@@ -102,8 +102,90 @@ const cases: Case[] = [
       'a.yaml': 'kind: TLSEdge\nname: x\nhostports: [a.example.com, "b.example.com:70000"]\n',
     },
     expected: [
-      'a.yaml:3:13: hostports[0]: must be "host:port" with a port in 1..65535',
-      'a.yaml:3:28: hostports[1]: must be "host:port" with a port in 1..65535',
+      'a.yaml:3:13: hostports[0]: "a.example.com" is not of the form hostname:portnumber',
+      'a.yaml:3:28: hostports[1]: port 70000 is out of range 1..65535',
+    ],
+  },
+  // ---- rules of the hosted service (api-notes' last section) ---------------------------------
+  {
+    rule: 'a domain hostport uses port 443; an IP address may use any port',
+    files: {
+      'a.yaml':
+        'kind: TLSEdge\nname: x\nhostports: [db.example.com:5432, "*.example.com:8443", 10.0.0.1:5432]\n',
+    },
+    expected: [
+      'a.yaml:3:13: hostports[0]: the domain db.example.com is unsupported because it does not use port 443 (only IP addresses may use other ports)',
+      'a.yaml:3:34: hostports[1]: the domain *.example.com is unsupported because it does not use port 443 (only IP addresses may use other ports)',
+    ],
+  },
+  {
+    rule: 'mutual_tls needs TLS terminated at the edge',
+    files: {
+      'a.yaml':
+        'kind: TLSEdge\nname: x\ntls_termination: { terminate_at: upstream }\nmutual_tls: { certificate_authority_ids: [ca_1] }\n',
+    },
+    expected: [
+      'a.yaml:4:1: mutual_tls may not be enabled when TLS is not terminated at the edge (terminate_at: upstream)',
+    ],
+  },
+  {
+    rule: 'at most one route of an edge carries an auth module',
+    files: {
+      'a.yaml': `kind: HTTPSEdge
+name: shop
+routes:
+  - { match_type: path_prefix, match: /a, oauth: { provider: { google: {} } } }
+  - { match_type: path_prefix, match: /b }
+  - { match_type: path_prefix, match: /c, saml: { idp_metadata: "<x/>" } }
+`,
+    },
+    expected: [
+      'a.yaml:6:43: routes[2]: enabling OAuth, OIDC, or SAML on more than one route is not supported (2 routes of this edge have one); the first is at a.yaml:4:50',
+    ],
+  },
+  {
+    rule: 'cookie_prefix: letters, digits and periods',
+    files: { 'a.yaml': route('    oauth: { provider: { google: {} }, cookie_prefix: my-app_ }\n') },
+    expected: [
+      'a.yaml:6:55: routes[0].oauth.cookie_prefix: cookie_prefix "my-app_" may contain only letters, digits and periods',
+    ],
+  },
+  {
+    rule: 'a circuit breaker carries every field the service needs',
+    files: {
+      'a.yaml': route(
+        '    circuit_breaker: { num_buckets: 10, error_threshold_percentage: 0.5 }\n',
+      ),
+    },
+    expected: [
+      'a.yaml:6:22: routes[0].circuit_breaker.rolling_window: rolling_window is required and must be greater than 0 (the service stores a missing field as 0, which is invalid)',
+      'a.yaml:6:22: routes[0].circuit_breaker.tripped_duration: tripped_duration is required and must be greater than 0 (the service stores a missing field as 0, which is invalid)',
+      'a.yaml:6:22: routes[0].circuit_breaker.volume_threshold: volume_threshold is required and must be greater than 0 (the service stores a missing field as 0, which is invalid)',
+    ],
+  },
+  {
+    rule: 'header values without control characters',
+    files: {
+      'a.yaml': route(
+        '    request_headers: { add: { X-A: "a\\tb", X-B: "ok" } }\n    response_headers: { add: { X-C: "\\e[2J" } }\n',
+      ),
+    },
+    expected: [
+      'a.yaml:6:36: routes[0].request_headers.add["X-A"]: header values may not contain CR, LF or other control characters',
+      'a.yaml:7:37: routes[0].response_headers.add["X-C"]: header values may not contain CR, LF or other control characters',
+    ],
+  },
+  {
+    rule: "webhook providers: exactly the service's list",
+    files: {
+      'a.yaml': route('    webhook_verification: { provider: hosted_hooks, secret: s }\n'),
+      'b.yaml': route('    webhook_verification: { provider: Heroku, secret: s }\n').replace(
+        'shop',
+        'shop2',
+      ),
+    },
+    expected: [
+      'a.yaml:6:39: routes[0].webhook_verification.provider: unknown webhook provider "hosted_hooks"; did you mean "hostedhooks"?',
     ],
   },
   {
@@ -449,7 +531,20 @@ const cases: Case[] = [
     rule: 'user agent patterns are valid regular expressions',
     files: { 'a.yaml': route('    user_agent_filter: { deny: ["(?i)ok", "(broken"] }\n') },
     expected: [
-      'a.yaml:6:43: routes[0].user_agent_filter.deny[1]: must be a valid regular expression (RE2 syntax; a leading (?i) is allowed)',
+      'a.yaml:6:43: routes[0].user_agent_filter.deny[1]: not an RE2 regular expression: missing closing ): `(broken`',
+    ],
+  },
+  {
+    rule: 'user agent patterns are RE2: no lookaround, backreferences or possessive quantifiers',
+    files: {
+      'a.yaml': route(
+        '    user_agent_filter: { allow: ["(?=a)b", "(a)\\\\1", "a++", "^Mozilla/5\\\\.0"] }\n',
+      ),
+    },
+    expected: [
+      'a.yaml:6:34: routes[0].user_agent_filter.allow[0]: not an RE2 regular expression: invalid or unsupported Perl syntax: `(?=`',
+      'a.yaml:6:44: routes[0].user_agent_filter.allow[1]: not an RE2 regular expression: invalid escape sequence: `\\1`',
+      'a.yaml:6:54: routes[0].user_agent_filter.allow[2]: not an RE2 regular expression: invalid nested repetition operator: `++`',
     ],
   },
   // ---- circuit breaker -----------------------------------------------------------------------
@@ -569,7 +664,7 @@ describe('validation rules', () => {
       'a.yaml': 'kind: TLSEdge\nname: x\nhostports: [nope]\n---\nkind: Nope\n',
     });
     expect(errorLines(result)).toEqual([
-      'a.yaml:3:13: hostports[0]: must be "host:port" with a port in 1..65535',
+      'a.yaml:3:13: hostports[0]: "nope" is not of the form hostname:portnumber',
       'a.yaml:5:7: kind: unknown kind "Nope"; expected one of TLSEdge, HTTPSEdge, BotUser',
       'b.yaml:2:7: name: names are 1-63 characters of a-z, 0-9, ".", "_" and "-", starting and ending with a letter or digit',
     ]);

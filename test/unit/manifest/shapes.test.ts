@@ -56,7 +56,7 @@ id: edgtls_2abcdefghijklmnopqrstuvwxyz
 description: Orders database
 protect: true
 metadata: { team: data, env: prod }
-hostports: [db.example.com:5432, "*.db.example.com:5432"]
+hostports: [10.0.0.5:5432, "*.db.example.com:443"]
 backend: { backend_id: bkdtg_2abc }
 ip_restriction: { enabled: false, ip_policy_ids: [ipp_2a, ipp_2b] }
 mutual_tls: { certificate_authority_ids: [ca_2a] }
@@ -73,7 +73,7 @@ traffic_policy:
       metadata: { team: 'data', env: 'prod' },
       protect: true,
       id: 'edgtls_2abcdefghijklmnopqrstuvwxyz',
-      hostports: ['db.example.com:5432', '*.db.example.com:5432'],
+      hostports: ['10.0.0.5:5432', '*.db.example.com:443'],
       backend: { enabled: true, backend_id: 'bkdtg_2abc' },
       ip_restriction: { enabled: false, ip_policy_ids: ['ipp_2a', 'ipp_2b'] },
       mutual_tls: { enabled: true, certificate_authority_ids: ['ca_2a'] },
@@ -174,19 +174,31 @@ describe('route modules', () => {
     ],
     [
       'circuit_breaker (all fields)',
-      'circuit_breaker: { tripped_duration: 10, rolling_window: 30, num_buckets: 128, volume_threshold: 0, error_threshold_percentage: 1 }',
+      'circuit_breaker: { tripped_duration: 10, rolling_window: 30, num_buckets: 128, volume_threshold: 1, error_threshold_percentage: 1 }',
       {
         circuit_breaker: {
           enabled: true,
           tripped_duration: 10,
           rolling_window: 30,
           num_buckets: 128,
-          volume_threshold: 0,
+          volume_threshold: 1,
           error_threshold_percentage: 1,
         },
       },
     ],
-    ['circuit_breaker (minimal)', 'circuit_breaker: {}', { circuit_breaker: { enabled: true } }],
+    [
+      'circuit_breaker (minimal: every field the service needs)',
+      'circuit_breaker: { tripped_duration: 1, rolling_window: 2, num_buckets: 3, volume_threshold: 4 }',
+      {
+        circuit_breaker: {
+          enabled: true,
+          tripped_duration: 1,
+          rolling_window: 2,
+          num_buckets: 3,
+          volume_threshold: 4,
+        },
+      },
+    ],
     ['compression', 'compression: { enabled: false }', { compression: { enabled: false } }],
     [
       'request_headers',

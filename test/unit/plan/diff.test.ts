@@ -9,6 +9,9 @@ import { diffModule, fieldChanges, Sensitivity } from '../../../src/plan/diff.js
 import { canonicalModule, liveModuleToWrite } from '../../../src/plan/normalize.js';
 import { serverRead } from './builders.js';
 
+/** A whole circuit breaker: every field the service needs. */
+const CB = { tripped_duration: 10, rolling_window: 10, num_buckets: 10, volume_threshold: 20 };
+
 type Owner = 'tls_edge' | 'https_edge' | 'route';
 interface Case {
   owner: Owner;
@@ -99,8 +102,8 @@ const cases: Case[] = [
     owner: 'route',
     module: 'circuit_breaker',
     schema: M.CircuitBreakerSchema,
-    value: { error_threshold_percentage: 0.25 },
-    changed: { error_threshold_percentage: 0.25, num_buckets: 20 },
+    value: { ...CB, error_threshold_percentage: 0.25 },
+    changed: { ...CB, error_threshold_percentage: 0.25, num_buckets: 20 },
     path: 'circuit_breaker.num_buckets',
   },
   {

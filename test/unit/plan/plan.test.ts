@@ -41,7 +41,7 @@ const fullSet = () =>
         name: 'db',
         description: 'database',
         metadata: { team: 'data' },
-        hostports: ['db.example.com:5432'],
+        hostports: ['10.0.0.5:5432'],
         backend: { backend_id: 'bkdtg_1' },
         ip_restriction: { ip_policy_ids: ['ipp_1', 'ipp_2'] },
         mutual_tls: { certificate_authority_ids: ['ca_1'] },
@@ -73,7 +73,13 @@ const fullSet = () =>
                 },
                 request_headers: { add: { 'X-Env': 'prod' }, remove: ['X-Debug'] },
                 response_headers: { add: { 'Strict-Transport-Security': 'max-age=1' } },
-                circuit_breaker: { error_threshold_percentage: 0.5 },
+                circuit_breaker: {
+                  tripped_duration: 10,
+                  rolling_window: 10,
+                  num_buckets: 10,
+                  volume_threshold: 20,
+                  error_threshold_percentage: 0.5,
+                },
                 compression: {},
               },
               ['oauth.provider.google.client_secret'],
@@ -136,7 +142,7 @@ describe('create on an empty account', () => {
           { team: 'data' },
           { owner: 'default', name: 'db', protect: false },
         ),
-        hostports: ['db.example.com:5432'],
+        hostports: ['10.0.0.5:5432'],
         backend: { enabled: true, backend_id: 'bkdtg_1' },
         tls_termination: { enabled: true, terminate_at: 'upstream' },
         traffic_policy: { enabled: true, value: '{"on_tcp_connect":[]}' },
@@ -227,7 +233,12 @@ describe('convergence invariant', () => {
         { nil: undefined },
       ),
       circuit_breaker: fc.option(
-        fc.record({ num_buckets: fc.integer({ min: 1, max: 128 }) }, { requiredKeys: [] }),
+        fc.record({
+          tripped_duration: fc.constant(10),
+          rolling_window: fc.constant(10),
+          num_buckets: fc.integer({ min: 1, max: 128 }),
+          volume_threshold: fc.constant(20),
+        }),
         { nil: undefined },
       ),
       auth: fc.constantFrom('none', 'oauth', 'oidc', 'saml'),
@@ -239,10 +250,9 @@ describe('convergence invariant', () => {
     fc.assert(
       fc.property(
         fc.uniqueArray(route, { selector: (r) => r.match, maxLength: 3 }),
-        fc.uniqueArray(
-          fc.constantFrom('a.example.com:443', 'B.example.com:443', 'c.example.com:8443'),
-          { selector: (h) => h.toLowerCase() },
-        ),
+        fc.uniqueArray(fc.constantFrom('a.example.com:443', 'B.example.com:443', '10.0.0.3:8443'), {
+          selector: (h) => h.toLowerCase(),
+        }),
         fc.option(fc.constantFrom('1.0', '1.2', '1.3'), { nil: undefined }),
         (routes, hostports, minVersion) => {
           const desired = desiredSet({

@@ -19,7 +19,11 @@ describe('isValidUserAgentPattern', () => {
 describe('isValidHostport', () => {
   it.each([
     ['shop.example.com:443', true],
-    ['*.example.com:8443', true],
+    ['*.example.com:443', true],
+    ['*.example.com:8443', false],
+    ['db.example.com:5432', false],
+    ['10.0.0.1:5432', true],
+    ['203.0.113.7:1', true],
     ['example.com:0', false],
     ['example.com:65536', false],
     ['example.com', false],
