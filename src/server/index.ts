@@ -46,6 +46,8 @@ export interface RunningServer {
   knobs: ServerKnobs;
   /** Requests received, by HTTP method (tests count writes at the server). */
   readonly requests: Readonly<Record<string, number>>;
+  /** Responses sent, by status code (tests count refusals at the server). */
+  readonly statuses: Readonly<Record<number, number>>;
   close(): Promise<void>;
 }
 
@@ -112,9 +114,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     ids,
   });
   const requests: Record<string, number> = {};
-  http.on('request', (req) => {
+  const statuses: Record<number, number> = {};
+  http.on('request', (req, res) => {
     const method = req.method ?? '?';
     requests[method] = (requests[method] ?? 0) + 1;
+    res.once('finish', () => {
+      statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+    });
   });
   http.on('request', app.handle);
   http.on('clientError', app.clientError);
@@ -126,6 +132,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     apiKeys,
     knobs,
     requests,
+    statuses,
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => http.close(() => resolve()));

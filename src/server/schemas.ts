@@ -65,7 +65,6 @@ function uniqueList(item: z.ZodType<string> = z.string().min(1, 'entries must be
 }
 
 const uint32 = z.number().int().min(0).max(LIMITS.uint32Max);
-const positiveUint32 = z.number().int().min(1).max(LIMITS.uint32Max);
 const enabled = z.boolean().optional().default(true);
 
 export const descriptionSchema = z.string().refine((v) => utf8Bytes(v) <= LIMITS.descriptionBytes, {
