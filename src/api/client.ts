@@ -423,25 +423,26 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   }
 
   /**
-   * The next page's path relative to the base URL. It must be the same list on the same server:
-   * following a link elsewhere would send the API key there.
+   * The next page's path relative to the configured base URL. The link is followed on the
+   * configured base, never on the origin it names: a server behind a reverse proxy or gateway
+   * knows its own URL, not ours, and the API key must never go to another origin. The link's
+   * path must end with the same list endpoint (any prefix the server or a proxy adds is
+   * ignored); only its query (`before_id`, `limit`) is taken.
    */
   function nextPagePath(nextPageUri: string, route: string, currentPath: string): string {
-    let url: URL;
+    let url: URL | undefined;
     try {
       url = new URL(nextPageUri, `${baseUrl}/`);
     } catch {
-      url = new URL('invalid:');
+      url = undefined;
     }
-    if (
-      url.origin !== base.origin ||
-      url.pathname !== `${base.pathname.replace(/\/+$/, '')}${route}`
-    ) {
+    const pathname = url?.pathname.replace(/\/+$/, '');
+    if (url === undefined || pathname === undefined || !pathname.endsWith(route)) {
       throw new ApiResponseError({
         method: 'GET',
         path: currentPath,
         status: 200,
-        problem: `next_page_uri is not a page of ${route} on ${base.origin}`,
+        problem: `next_page_uri is not a page of ${route}`,
       });
     }
     return `${route}${url.search}`;
