@@ -207,7 +207,6 @@ type AttemptResult =
 
 export function createApiClient(options: ApiClientOptions): ApiClient {
   const baseUrl = normalizeBaseUrl(options.baseUrl);
-  const base = new URL(baseUrl);
   const { apiKey } = options;
   const ownsDispatcher = options.dispatcher === undefined;
   const dispatcher =
