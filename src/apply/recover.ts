@@ -10,6 +10,7 @@
  */
 import type { ApiClient } from '../api/index.js';
 import { parseStoredMetadata } from '../manifest/metadata.js';
+import { oldest } from '../plan/oldest.js';
 import type { Target } from './dispatch.js';
 import { InvalidOperationError } from './dispatch.js';
 
@@ -40,14 +41,13 @@ export async function findCreated(
       }
       const { items } =
         target.edgeKind === 'tls' ? await client.listTlsEdges() : await client.listHttpsEdges();
-      // Oldest first: if a duplicate ever existed, keep converging on the same one.
-      const found = items
-        .filter((edge) => {
-          const meta = parseStoredMetadata(edge.metadata);
-          return meta?.owner === own.owner && meta?.name === own.name;
-        })
-        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      return found[0]?.id;
+      // The planner's survivor (the oldest): if a duplicate ever existed, keep converging on
+      // the one the next plan keeps.
+      const found = items.filter((edge) => {
+        const meta = parseStoredMetadata(edge.metadata);
+        return meta?.owner === own.owner && meta?.name === own.name;
+      });
+      return oldest(found)?.id;
     }
     case 'routes': {
       const match = field(body, 'match');
@@ -63,9 +63,7 @@ export async function findCreated(
         throw new InvalidOperationError('cannot verify a bot user create without its name');
       }
       const { items } = await client.listBotUsers();
-      return items
-        .filter((u) => u.name === name)
-        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))[0]?.id;
+      return oldest(items.filter((u) => u.name === name))?.id;
     }
     default:
       throw new InvalidOperationError(`no create lookup for a ${target.kind}`);

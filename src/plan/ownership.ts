@@ -9,10 +9,12 @@
  *   manifest names it by `id:`.
  * - foreign: owned by another owner id. Never diffed, never touched; `id:` on one is refused.
  */
+
 import type { HttpsEdge, TlsEdge } from '../api/schemas.js';
 import { type ParsedMetadata, parseStoredMetadata } from '../manifest/metadata.js';
 import type { DesiredSet, HttpsEdgeManifest, TlsEdgeManifest } from '../manifest/schema.js';
 import type { Blocked } from './model.js';
+import { compareByAge } from './oldest.js';
 
 export type EdgeKind = 'tls_edge' | 'https_edge';
 
@@ -63,10 +65,7 @@ export function edgeAddress(kind: EdgeKind, name: string): string {
 }
 
 function byAge(a: LiveEdge, b: LiveEdge): number {
-  const ca = a.record.created_at;
-  const cb = b.record.created_at;
-  if (ca !== cb) return ca < cb ? -1 : 1;
-  return a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0;
+  return compareByAge(a.record, b.record);
 }
 
 export function classifyLive(

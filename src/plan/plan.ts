@@ -39,6 +39,7 @@ import {
   type ResourceChange,
 } from './model.js';
 import { canonicalHostports, liveModules, sameHostports } from './normalize.js';
+import { compareByAge } from './oldest.js';
 import {
   classifyLive,
   type DesiredEdge,
@@ -770,7 +771,7 @@ class Planner {
       else list.push(b);
     }
     for (const list of byName.values()) {
-      list.sort((a, b) => compare(a.created_at, b.created_at) || compare(a.id, b.id));
+      list.sort(compareByAge);
     }
     for (const d of desired) {
       const address = `bot_user.${d.name}`;
