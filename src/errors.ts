@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'ES_CONFIG'
   | 'ES_STORE'
   | 'ES_REQUEST'
+  | 'ES_ACCOUNT_STATE'
   | 'ES_INTERNAL';
 
 export class EdgesyncError extends Error {
@@ -235,3 +236,28 @@ export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
 }
+
+/**
+ * An account state that no retry can change: the account's edges are read-only, or the account
+ * has no access to edges. Recognised by the codes of the local server and, for the hosted
+ * service (whose codes the notes do not give), by a 403 whose message names the state. A cycle
+ * that meets one ends at once: no retries, no further writes.
+ */
+export function accountStateOf(err: unknown): 'read-only' | 'no-access' | undefined {
+  if (!(err instanceof ApiError) || err.status !== 403) return undefined;
+  if (err.errorCode === 'ERR_SVC_7301' || /read[- ]only/i.test(err.apiMessage)) return 'read-only';
+  if (
+    err.errorCode === 'ERR_SVC_7302' ||
+    /no access|not (enabled|available)/i.test(err.apiMessage)
+  ) {
+    return 'no-access';
+  }
+  return undefined;
+}
+
+export const ACCOUNT_STATE_MESSAGE = {
+  'read-only':
+    "the account's edges are read-only: the API refuses every write to them. Nothing more was written this cycle; ask the account's owner to lift the read-only state",
+  'no-access':
+    'the account has no access to edges: the API refuses every request to them. Nothing more was written this cycle; check that the API key belongs to the right account',
+} as const;

@@ -16,7 +16,13 @@
  */
 import type { ApiClient } from '../api/index.js';
 import { isNotFound, isOutcomeUnknown, realSleep, type Sleep } from '../api/index.js';
-import { EdgesyncError, errorMessage, GuardError } from '../errors.js';
+import {
+  ACCOUNT_STATE_MESSAGE,
+  accountStateOf,
+  EdgesyncError,
+  errorMessage,
+  GuardError,
+} from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import type { Operation, Phase, Plan, ResourceChange } from '../plan/model.js';
 import { InvalidOperationError, parseTarget, type Sent, sendOperation } from './dispatch.js';
@@ -78,6 +84,8 @@ export interface ExecuteResult {
   /** True when delete operations were left out because something earlier failed. */
   readonly deletesSkipped: boolean;
   readonly aborted: boolean;
+  /** Set when the account refused edge writes as a whole (read-only edges, no edge access). */
+  readonly accountState?: 'read-only' | 'no-access' | undefined;
   /** Address -> ID of every resource this run created (or recovered). */
   readonly created: Readonly<Record<string, string>>;
   /** Human-readable notes (skipped deletes, vanished resources), for the summary. */
@@ -174,8 +182,16 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
     options.onProgress?.(event);
   };
 
+  /** Set when the account refuses edge writes as a whole: nothing more is sent this cycle. */
+  let accountState: 'read-only' | 'no-access' | undefined;
+
   const fail = (step: Step, path: string, err: unknown, ms: number, status = statusOf(err)) => {
     failedRoots.add(step.change.root);
+    const state = accountStateOf(err);
+    if (state !== undefined && accountState === undefined) {
+      accountState = state;
+      messages.push(ACCOUNT_STATE_MESSAGE[state]);
+    }
     const message =
       err instanceof VanishedError ? err.message : `${step.change.address}: ${errorMessage(err)}`;
     errors.push({
@@ -278,6 +294,10 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
   for (const phase of PHASES) {
     const inPhase = steps.filter((s) => s.op.phase === phase);
     if (inPhase.length === 0) continue;
+    if (accountState !== undefined) {
+      for (const s of inPhase) report(s, s.op.path, 'skipped', 0);
+      continue;
+    }
     if (phase === 'delete' && counts.failed > 0) {
       deletesSkipped = true;
       messages.push(
@@ -295,7 +315,7 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
     }
     await runPool([...byRoot.values()], concurrency, async (rootSteps) => {
       for (const [i, s] of rootSteps.entries()) {
-        if (signal?.aborted || failedRoots.has(s.change.root)) {
+        if (signal?.aborted || accountState !== undefined || failedRoots.has(s.change.root)) {
           for (const rest of rootSteps.slice(i)) report(rest, rest.op.path, 'skipped', 0);
           return;
         }
@@ -318,6 +338,7 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
     vanished: [...new Set(vanished)],
     deletesSkipped,
     aborted: signal?.aborted ?? false,
+    ...(accountState === undefined ? {} : { accountState }),
     created: Object.fromEntries(bindings),
     messages,
   };

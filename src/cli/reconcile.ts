@@ -10,7 +10,7 @@ import { observe } from '../api/index.js';
 import { applyAndVerify } from '../apply/cycle.js';
 import { checkGuards, desiredCount } from '../apply/guards.js';
 import type { ManagedCounts, ReconcileFn, ReconcileReport } from '../daemon/index.js';
-import { GuardError } from '../errors.js';
+import { ACCOUNT_STATE_MESSAGE, accountStateOf, EdgesyncError, GuardError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { buildPlan, operationCount, type Plan } from '../plan/index.js';
 import { preparePlan } from './pipeline.js';
@@ -61,6 +61,10 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       // are the swap, not broken manifests. Report the swap (a superseded cycle: no failure, no
       // bogus diagnostics) when the link moved; the real error otherwise.
       await assertCurrent();
+      const state = accountStateOf(err);
+      if (state !== undefined) {
+        throw new EdgesyncError('ES_ACCOUNT_STATE', ACCOUNT_STATE_MESSAGE[state], { cause: err });
+      }
       throw err;
     }
     // git-sync may have swapped the link while we read: a set read from the old worktree may be
@@ -114,6 +118,10 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       warnings: plan.warnings,
       ...(outOfSync === undefined ? {} : { outOfSync }),
     };
+    if (result.accountState !== undefined) {
+      // The account refuses edge writes as a whole: say so plainly, once.
+      return { ...base, result: 'error', error: ACCOUNT_STATE_MESSAGE[result.accountState] };
+    }
     if (result.failed > 0 || result.aborted || outcome.verifyError !== undefined) {
       const reasons = [
         ...result.errors.map((e) => e.message),

@@ -414,6 +414,22 @@ export function createServer(deps: ServerDeps): EdgeServer {
     const page = parseQuery(q < 0 ? '' : url.slice(q + 1), resolved);
 
     const knobs = deps.knobs;
+    if (knobs.edgeAccess !== undefined && path.startsWith('/edges')) {
+      if (knobs.edgeAccess === 'no-access') {
+        throw new RequestError(
+          403,
+          ERROR_CODE.noEdgeAccess,
+          'this account has no access to edges (the feature is not enabled for it)',
+        );
+      }
+      if (method !== 'GET' && method !== 'HEAD') {
+        throw new RequestError(
+          403,
+          ERROR_CODE.edgesReadOnly,
+          "this account's edges are read-only: writes to edges are refused",
+        );
+      }
+    }
     if (knobs.rateLimit !== undefined) {
       const wait = limiter.check(accountId, knobs.rateLimit, now());
       if (wait > 0) {

@@ -67,6 +67,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     latencyMs: options.latencyMs,
     faultRate: options.faultRate,
     resetRate: options.resetRate,
+    edgeAccess: options.edgeAccess,
   };
   const store = new Store();
   const ids = createIdGenerator();

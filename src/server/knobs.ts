@@ -21,6 +21,12 @@ export interface ServerKnobs {
    * whether its write happened.
    */
   resetRate?: number | undefined;
+  /**
+   * Account states of the hosted service, for tests of how clients handle them: `read-only`
+   * refuses every write to edges (403 `ERR_SVC_7301`), `no-access` every request to edges, reads
+   * included (403 `ERR_SVC_7302`). Bot users are not edges and stay writable.
+   */
+  edgeAccess?: 'read-only' | 'no-access' | undefined;
 }
 
 /** Rolling-window rate limiter: remembers the admission times of the last `limit` requests. */

@@ -203,6 +203,9 @@ export const ERROR_CODE = {
   unauthorized: 'ERR_SVC_401',
   bodyTooLarge: 'ERR_SVC_413',
   unavailable: 'ERR_SVC_503',
+  // Account states (api-notes: "a 4xx naming that state"; the codes are this project's).
+  edgesReadOnly: 'ERR_SVC_7301',
+  noEdgeAccess: 'ERR_SVC_7302',
   // Rules of the hosted service (api-notes' last section).
   hostportForm: 'ERR_SVC_7104',
   portRange: 'ERR_SVC_7112',

@@ -34,6 +34,8 @@ const USAGE = `usage: edgesync server [options]
   --fault-rate R         answer a share R (0..1) of requests 503 without performing them
   --reset-rate R         reset the connection of a share R (0..1) of requests after reading
                          them (writes are performed first: outcome unknown to the client)
+  --read-only-edges      account state: every write to edges is refused (403 ERR_SVC_7301)
+  --no-edge-access       account state: every request to edges is refused (403 ERR_SVC_7302)
 
 Environment: EDGESYNC_LOG_LEVEL (default info; JSON logs on stdout).
 `;
@@ -130,6 +132,11 @@ function parseOptions(ctx: CliContext): ParsedOptions | 'help' {
     if (rate === undefined) throw usage(`--${flag} must be a number from 0 to 1`);
     out[key] = rate;
   }
+  if (values['read-only-edges'] && values['no-edge-access']) {
+    throw usage('--read-only-edges and --no-edge-access exclude each other');
+  }
+  if (values['read-only-edges']) out.edgeAccess = 'read-only';
+  if (values['no-edge-access']) out.edgeAccess = 'no-access';
   const fromEnv = (ctx.env.EDGESYNC_SERVER_API_KEYS ?? '')
     .split(',')
     .map((k) => k.trim())
@@ -157,6 +164,8 @@ function parse(argv: readonly string[]) {
       latency: { type: 'string' },
       'fault-rate': { type: 'string' },
       'reset-rate': { type: 'string' },
+      'read-only-edges': { type: 'boolean' },
+      'no-edge-access': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
