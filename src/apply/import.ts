@@ -15,14 +15,8 @@ import type { BotUser, HttpsEdge, HttpsRoute, LiveSnapshot, TlsEdge } from '../a
 import { parseStoredMetadata } from '../manifest/metadata.js';
 import { NAME_PATTERN } from '../manifest/schema.js';
 import { liveModuleToWrite, type Plain, type PlainObject } from '../plan/normalize.js';
-import {
-  DEFAULT_COOKIE_PREFIX,
-  DEFAULT_NAMEID_FORMAT,
-  DEFAULT_TLS_MIN_VERSION,
-  HTTPS_EDGE_MODULES,
-  ROUTE_MODULES,
-  TLS_EDGE_MODULES,
-} from '../spec/api.js';
+import { HTTPS_EDGE_MODULES, ROUTE_MODULES, TLS_EDGE_MODULES } from '../spec/api.js';
+import { moduleDefault } from '../spec/defaults.js';
 import { credentialLikeReason, isCredentialHeader } from './credentials.js';
 
 export interface ImportOptions {
@@ -62,22 +56,6 @@ export interface ImportResult {
 }
 
 /** Values the server fills when a manifest leaves them out, per module: not worth writing. */
-const SESSION_DEFAULTS = {
-  cookie_prefix: DEFAULT_COOKIE_PREFIX,
-  // 0 means "the service's default": what it records when a manifest leaves them out.
-  inactivity_timeout: 0,
-  maximum_duration: 0,
-};
-const SERVER_DEFAULTS: Readonly<Record<string, Readonly<Record<string, Plain>>>> = {
-  tls_termination: { min_version: DEFAULT_TLS_MIN_VERSION, terminate_at: 'edge' },
-  // A circuit breaker is written whole (a partial one is refused); only a 0 threshold, which is
-  // what the service stores for a left-out one, is left out.
-  circuit_breaker: { error_threshold_percentage: 0 },
-  oauth: { ...SESSION_DEFAULTS, auth_check_interval: 0 },
-  oidc: SESSION_DEFAULTS,
-  saml: { ...SESSION_DEFAULTS, nameid_format: DEFAULT_NAMEID_FORMAT },
-};
-
 export function importLive(live: LiveSnapshot, options: ImportOptions): ImportResult {
   const notes: string[] = [];
   const warnings: string[] = [];
@@ -247,14 +225,30 @@ function manifestModule(
   if (raw === undefined) return undefined;
   // Plain JSON data from here on (the read shapes are JSON already; this only drops undefined).
   const write = JSON.parse(JSON.stringify(raw)) as PlainObject;
-  const defaults = SERVER_DEFAULTS[module] ?? {};
   const out: PlainObject = {};
   for (const [key, value] of Object.entries(write)) {
     if (key === 'enabled' && value === true) continue;
     if (atEdge && key === 'terminate_at') continue;
-    if (defaults[key] !== undefined && defaults[key] === value) continue;
+    // Complete and minimal: a field with a documented default is written exactly when its live
+    // value differs from that default (so a hand-set `min_version: "1.0"` or SAML
+    // `allow_idp_initiated: false` survives), and never when it equals it.
+    const d = moduleDefault(module, key, write);
+    if (d !== undefined) {
+      if (value !== d && value !== null) out[key] = value;
+      continue;
+    }
     const clean = withoutZeros(value, key);
     if (clean !== undefined) out[key] = clean;
+  }
+  // The service's managed OAuth application has no settings at all (`google: {}`): the provider
+  // still has to be named, though every field of it is a zero value.
+  if (module === 'oauth' && typeof write.provider === 'object' && write.provider !== null) {
+    const entries = Object.entries(write.provider as PlainObject);
+    const named = entries.find(([, v]) => v !== null && typeof v === 'object');
+    if (named !== undefined) {
+      const [name, settings] = named;
+      out.provider = { [name]: withoutZeros(settings, name) ?? {} };
+    }
   }
   return replaceSecrets(module, out, '', secretEnv) as PlainObject;
 }

@@ -4,6 +4,7 @@
  * both sides are compared in canonical form (./normalize.ts), so only real differences count.
  */
 import { formatPath, type Segment } from '../manifest/paths.js';
+import { withDefaults } from '../spec/defaults.js';
 import type { FieldChange, ModuleChange } from './model.js';
 import { canonicalModule, type Plain, type PlainObject, plainEqual } from './normalize.js';
 
@@ -28,9 +29,12 @@ export function diffModule(
   live: Readonly<Record<string, unknown>> | undefined,
 ): ModuleDiff | undefined {
   if (desired === undefined && live === undefined) return undefined;
-  const after = canonicalModule(module, desired);
-  // A removed module is shown whole; otherwise only what the manifest sets counts (rule 3).
-  const before = canonicalModule(module, live, desired ?? live);
+  // An unset field means the service's default (rule 3): filled in before comparing.
+  const after = canonicalModule(
+    module,
+    desired === undefined ? undefined : withDefaults(module, desired),
+  );
+  const before = canonicalModule(module, live);
   if (after === undefined) return { module, status: 'removed', before, after };
   if (before === undefined) return { module, status: 'set', before, after };
   return { module, status: plainEqual(before, after) ? 'unchanged' : 'set', before, after };

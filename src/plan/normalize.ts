@@ -12,9 +12,10 @@
  *    an empty header `add` map are dropped on both sides, so the server's `remove: []`, OAuth's
  *    `null` providers and `client_id: null`, webhook `secret: null` never show as a difference,
  *    while a list the manifest no longer has (e.g. `email_domains`) is still removed live.
- * 3. Server-chosen defaults are compared only where the manifest sets them: `terminate_at`,
- *    `min_version`, `cookie_prefix`, `inactivity_timeout`, `maximum_duration`,
- *    `auth_check_interval`, `nameid_format` and every circuit breaker threshold.
+ * 3. Defaults are values: a field the manifest leaves unset means the service's documented
+ *    default (src/spec/defaults.ts: `min_version` 1.2, `terminate_at` edge, cookie prefixes,
+ *    SAML `allow_idp_initiated` true, session timers 0, ...), filled in before comparing, so
+ *    drift away from a default shows (`diffModule`).
  * 4. Every list inside a module is a set: sorted, so order never matters. (Object keys need no
  *    order: comparison looks keys up.)
  * 5. Letter case: HTTP header names (`add` keys, `remove` entries) and the webhook provider are
@@ -30,21 +31,6 @@ export type ModuleOwnerKind = 'tls_edge' | 'https_edge' | 'route';
 /** A JSON-like value as the normalizer sees it. */
 export type Plain = null | boolean | number | string | Plain[] | { [key: string]: Plain };
 export type PlainObject = { [key: string]: Plain };
-
-/** Fields the server fills with a default of its choosing, per module (rule 3). */
-const SERVER_DEFAULTED: Readonly<Record<string, readonly string[]>> = {
-  tls_termination: ['terminate_at', 'min_version'],
-  circuit_breaker: [
-    'tripped_duration',
-    'rolling_window',
-    'num_buckets',
-    'volume_threshold',
-    'error_threshold_percentage',
-  ],
-  oauth: ['cookie_prefix', 'inactivity_timeout', 'maximum_duration', 'auth_check_interval'],
-  saml: ['cookie_prefix', 'inactivity_timeout', 'maximum_duration', 'nameid_format'],
-  oidc: ['cookie_prefix', 'inactivity_timeout', 'maximum_duration'],
-};
 
 /** Server-made SAML fields (rule 1). */
 const SAML_SERVER_FIELDS = new Set([
@@ -153,22 +139,15 @@ function canonicalValue(value: unknown, key: string, lowerCase: boolean): Plain 
   return undefined;
 }
 
-/**
- * The canonical form of one module value (either side). `reference` is the value that decides
- * which server-defaulted fields count (rule 3): the manifest's value of the module when there is
- * one; by default the value itself (everything it has counts).
- */
+/** The canonical form of one module value (either side). */
 export function canonicalModule(
   module: string,
   value: Readonly<Record<string, unknown>> | undefined,
-  reference: Readonly<Record<string, unknown>> | undefined = value,
 ): PlainObject | undefined {
   if (value === undefined) return undefined;
-  const defaulted = SERVER_DEFAULTED[module];
   const headers = HEADER_MODULES.has(module);
   const out: PlainObject = {};
   for (const key in value) {
-    if (defaulted?.includes(key) && reference?.[key] === undefined) continue;
     let v = value[key];
     if (module === 'webhook_verification' && key === 'provider' && typeof v === 'string') {
       v = v.toLowerCase();

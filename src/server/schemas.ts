@@ -13,8 +13,6 @@ import {
   checkHeaderValue,
   checkHostport,
   checkUserAgentPattern,
-  DEFAULT_COOKIE_PREFIX,
-  DEFAULT_NAMEID_FORMAT,
   DEFAULT_TLS_MIN_VERSION,
   ERROR_CODE,
   ID_PREFIX,
@@ -31,6 +29,7 @@ import {
   WEBHOOK_PROVIDER_WITHOUT_SECRET,
   WEBHOOK_PROVIDERS,
 } from '../spec/api.js';
+import { MODULE_DEFAULTS } from '../spec/defaults.js';
 
 /** A strict object whose unknown-field error names every accepted field (ERR_SVC_214). */
 function obj<T extends z.core.$ZodLooseShape>(shape: T) {
@@ -357,20 +356,25 @@ const sessionFields = {
   maximum_duration: uint32.nullish(),
 };
 
-function sessionDefaults(m: {
-  enabled: boolean;
-  options_passthrough?: boolean | null | undefined;
-  cookie_prefix?: string | null | undefined;
-  inactivity_timeout?: number | null | undefined;
-  maximum_duration?: number | null | undefined;
-}) {
+/** Session settings with the documented defaults of `module` (src/spec/defaults.ts). */
+function sessionDefaults(
+  module: 'oauth' | 'oidc' | 'saml',
+  m: {
+    enabled: boolean;
+    options_passthrough?: boolean | null | undefined;
+    cookie_prefix?: string | null | undefined;
+    inactivity_timeout?: number | null | undefined;
+    maximum_duration?: number | null | undefined;
+  },
+) {
+  const d = MODULE_DEFAULTS[module] as Record<string, never>;
   return {
     enabled: m.enabled,
-    options_passthrough: m.options_passthrough ?? false,
-    cookie_prefix: m.cookie_prefix ?? DEFAULT_COOKIE_PREFIX,
+    options_passthrough: m.options_passthrough ?? d.options_passthrough,
+    cookie_prefix: m.cookie_prefix ?? d.cookie_prefix,
     // 0 means "the service's default" for the session timers.
-    inactivity_timeout: m.inactivity_timeout ?? 0,
-    maximum_duration: m.maximum_duration ?? 0,
+    inactivity_timeout: m.inactivity_timeout ?? d.inactivity_timeout,
+    maximum_duration: m.maximum_duration ?? d.maximum_duration,
   };
 }
 
@@ -379,13 +383,14 @@ export const oauthSchema = obj({
   provider: oauthProvider,
   auth_check_interval: uint32.nullish(),
 }).transform((m) => {
-  const { enabled, ...session } = sessionDefaults(m);
+  const { enabled, ...session } = sessionDefaults('oauth', m);
   // Field order of the read shape: enabled, provider, then the session settings.
   return {
     enabled,
     provider: m.provider,
     ...session,
-    auth_check_interval: m.auth_check_interval ?? 0,
+    auth_check_interval:
+      m.auth_check_interval ?? (MODULE_DEFAULTS.oauth?.auth_check_interval as number),
   };
 });
 
@@ -399,12 +404,14 @@ export const samlSchema = obj({
   authorized_groups: uniqueList().nullish(),
   nameid_format: z.enum(NAMEID_FORMATS).nullish(),
 }).transform((m) => ({
-  ...sessionDefaults(m),
+  ...sessionDefaults('saml', m),
   idp_metadata: m.idp_metadata,
-  force_authn: m.force_authn ?? false,
-  allow_idp_initiated: m.allow_idp_initiated ?? false,
+  force_authn: m.force_authn ?? (MODULE_DEFAULTS.saml?.force_authn as boolean),
+  allow_idp_initiated:
+    m.allow_idp_initiated ?? (MODULE_DEFAULTS.saml?.allow_idp_initiated as boolean),
   authorized_groups: m.authorized_groups ?? [],
-  nameid_format: m.nameid_format ?? DEFAULT_NAMEID_FORMAT,
+  nameid_format: (m.nameid_format ??
+    MODULE_DEFAULTS.saml?.nameid_format) as (typeof NAMEID_FORMATS)[number],
 }));
 
 export const oidcSchema = obj({
@@ -414,7 +421,7 @@ export const oidcSchema = obj({
   client_secret: z.string().min(1),
   scopes: uniqueList().nullish(),
 }).transform((m) => ({
-  ...sessionDefaults(m),
+  ...sessionDefaults('oidc', m),
   issuer: m.issuer,
   client_id: m.client_id,
   client_secret: m.client_secret,

@@ -451,12 +451,12 @@ describe('module sub-resources', () => {
     expect(put.json).toEqual({
       enabled: true,
       options_passthrough: false,
-      cookie_prefix: 'svc.',
+      cookie_prefix: '', // the service's SAML default (OAuth's is 'svc.')
       inactivity_timeout: 0,
       maximum_duration: 0,
       idp_metadata: '<EntityDescriptor/>',
       force_authn: false,
-      allow_idp_initiated: false,
+      allow_idp_initiated: true, // the service's default
       authorized_groups: [],
       entity_id: `${base}/saml/${rid}/metadata`,
       assertion_consumer_service_url: `${base}/saml/${rid}/acs`,

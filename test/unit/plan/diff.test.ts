@@ -265,6 +265,10 @@ describe('normalization rules', () => {
           },
         },
         options_passthrough: false,
+        cookie_prefix: 'svc.',
+        inactivity_timeout: 0,
+        maximum_duration: 0,
+        auth_check_interval: 0,
       },
     ],
     [
@@ -318,6 +322,115 @@ describe('normalization rules', () => {
     ],
   ])('%s compare equal', (_name, module, desired, liveValue) => {
     expect(diffModule(module, desired, liveValue)?.status).toBe('unchanged');
+  });
+
+  // Defaults are values: an unset field means the service's documented default.
+  it.each([
+    [
+      'TLS downgraded by hand',
+      'tls_termination',
+      {},
+      { terminate_at: 'edge', min_version: '1.0' },
+      'set',
+    ],
+    [
+      'TLS at its default',
+      'tls_termination',
+      {},
+      { terminate_at: 'edge', min_version: '1.2' },
+      'unchanged',
+    ],
+    [
+      'upstream: no min_version',
+      'tls_termination',
+      { terminate_at: 'upstream' },
+      { terminate_at: 'upstream', min_version: null },
+      'unchanged',
+    ],
+    [
+      'TLS terminated at the agent by hand',
+      'tls_termination',
+      {},
+      { terminate_at: 'agent', min_version: '1.2' },
+      'set',
+    ],
+    [
+      'SAML IdP-initiated login turned off by hand',
+      'saml',
+      { idp_metadata: '<x/>' },
+      {
+        idp_metadata: '<x/>',
+        allow_idp_initiated: false,
+        force_authn: false,
+        cookie_prefix: '',
+        nameid_format: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
+        inactivity_timeout: 0,
+        maximum_duration: 0,
+        options_passthrough: false,
+      },
+      'set',
+    ],
+    [
+      'SAML at its defaults',
+      'saml',
+      { idp_metadata: '<x/>' },
+      {
+        idp_metadata: '<x/>',
+        allow_idp_initiated: true,
+        force_authn: false,
+        cookie_prefix: '',
+        nameid_format: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
+        inactivity_timeout: 0,
+        maximum_duration: 0,
+        options_passthrough: false,
+      },
+      'unchanged',
+    ],
+    [
+      'an OIDC cookie prefix set by hand',
+      'oidc',
+      { issuer: 'https://i', client_id: 'c', client_secret: 's' },
+      {
+        issuer: 'https://i',
+        client_id: 'c',
+        client_secret: 's',
+        cookie_prefix: 'x.',
+        inactivity_timeout: 0,
+        maximum_duration: 0,
+        options_passthrough: false,
+      },
+      'set',
+    ],
+    [
+      'an OAuth session timer set by hand',
+      'oauth',
+      { provider: { google: {} } },
+      {
+        provider: { google: {} },
+        cookie_prefix: 'svc.',
+        inactivity_timeout: 300,
+        maximum_duration: 0,
+        auth_check_interval: 0,
+      },
+      'set',
+    ],
+    [
+      'a circuit breaker threshold at 0',
+      'circuit_breaker',
+      { tripped_duration: 1, rolling_window: 1, num_buckets: 1, volume_threshold: 1 },
+      {
+        tripped_duration: 1,
+        rolling_window: 1,
+        num_buckets: 1,
+        volume_threshold: 1,
+        error_threshold_percentage: 0,
+      },
+      'unchanged',
+    ],
+  ] as const)('%s: %s', (_name, module, desired, liveValue, status) => {
+    expect(
+      diffModule(module, { enabled: true, ...desired }, { enabled: true, ...liveValue })?.status,
+    ).toBe(status);
   });
 
   it.each([

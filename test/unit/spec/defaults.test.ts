@@ -1,0 +1,37 @@
+/** The one table of defaults, and the README's copy of it. */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { MODULE_DEFAULTS, moduleDefault, withDefaults } from '../../../src/spec/defaults.js';
+
+describe('MODULE_DEFAULTS', () => {
+  it('the README manifest reference lists exactly the table', () => {
+    const readme = readFileSync(
+      path.join(import.meta.dirname, '..', '..', '..', 'README.md'),
+      'utf8',
+    );
+    const block =
+      /<!-- defaults-table:start -->([\s\S]*?)<!-- defaults-table:end -->/.exec(readme)?.[1] ?? '';
+    const rows = [...block.matchAll(/^\| `([a-z_]+)` \| `([a-z_]+)` \| `([^`]*)` \|$/gm)].map(
+      ([, m, f, v]) => [m, f, v],
+    );
+    const expected = Object.entries(MODULE_DEFAULTS).flatMap(([m, fields]) =>
+      Object.entries(fields).map(([f, v]) => [m, f, v === '' ? '""' : String(v)]),
+    );
+    expect(rows).toEqual(expected);
+  });
+
+  it('min_version has no default under upstream termination', () => {
+    expect(moduleDefault('tls_termination', 'min_version', {})).toBe('1.2');
+    expect(
+      moduleDefault('tls_termination', 'min_version', { terminate_at: 'upstream' }),
+    ).toBeUndefined();
+    expect(withDefaults('tls_termination', { terminate_at: 'upstream' })).toEqual({
+      terminate_at: 'upstream',
+    });
+    expect(withDefaults('saml', { idp_metadata: '<x/>', cookie_prefix: 'a.' })).toMatchObject({
+      cookie_prefix: 'a.',
+      allow_idp_initiated: true,
+    });
+  });
+});
