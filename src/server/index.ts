@@ -33,6 +33,8 @@ export interface StartServerOptions extends ServerKnobs {
   logger?: Logger;
   /** Compact the log once it exceeds this many bytes (tests use small values). */
   compactBytes?: number;
+  /** Random source of the fault, reset and latency knobs (tests seed it). Default Math.random. */
+  random?: () => number;
   /** Start despite a damaged journal, keeping every intact record (`--salvage`). */
   salvage?: boolean;
   onSalvage?: (report: SalvageReport) => void;
@@ -113,6 +115,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     knobs,
     logger,
     ids,
+    ...(options.random === undefined ? {} : { random: options.random }),
   });
   const requests: Record<string, number> = {};
   const statuses: Record<number, number> = {};

@@ -9,6 +9,20 @@ import {
   startServer,
 } from '../../src/server/index.js';
 
+/** A small seeded generator for the server's fault knobs: the same run every time. */
+export function seededRandom(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    // xorshift32
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 2 ** 32;
+  };
+}
+
 export async function startTestServer(
   opts: Partial<StartServerOptions> = {},
 ): Promise<RunningServer & { apiKey: string }> {

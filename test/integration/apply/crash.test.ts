@@ -4,31 +4,16 @@
  * rerun converges, and no edge, route or bot user is ever duplicated. Runs the compiled CLI
  * (`npm test` builds first; a stale build of this area is rebuilt here).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+
+import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../../src/server/index.js';
+import { assertFreshBuild } from '../../helpers/built.js';
 import { apiEnv, duplicates, runCli, snapshotOf, tempDir, writeManifests } from './helpers.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const BIN = path.join(ROOT, 'bin', 'edgesync.js');
-
-/** Rebuilds when a source file of this area is newer than its compiled form. */
-function ensureBuilt(): void {
-  const pairs = [
-    ['src/cli/commands/apply.ts', 'dist/src/cli/commands/apply.js'],
-    ['src/apply/executor.ts', 'dist/src/apply/executor.js'],
-    ['src/apply/cycle.ts', 'dist/src/apply/cycle.js'],
-    ['src/apply/dispatch.ts', 'dist/src/apply/dispatch.js'],
-  ];
-  const stale = pairs.some(([src, out]) => {
-    const o = path.join(ROOT, out as string);
-    return !existsSync(o) || statSync(o).mtimeMs < statSync(path.join(ROOT, src as string)).mtimeMs;
-  });
-  if (stale)
-    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, timeout: 90_000 });
-}
 
 function manifests(version: number): Record<string, unknown>[] {
   const docs: Record<string, unknown>[] = [];
@@ -121,7 +106,7 @@ describe('apply killed with SIGKILL', () => {
   const apiKey = generateApiKey();
 
   beforeAll(async () => {
-    ensureBuilt();
+    assertFreshBuild();
     tmp = await tempDir();
     server = await startChildServer(path.join(tmp.dir, 'data'), apiKey);
   }, 120_000);

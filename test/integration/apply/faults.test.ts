@@ -9,7 +9,7 @@ import { createApiClient, observe } from '../../../src/api/index.js';
 import { applyAndVerify } from '../../../src/apply/cycle.js';
 import { loadManifests } from '../../../src/manifest/loader.js';
 import { buildPlan } from '../../../src/plan/index.js';
-import { startTestServer } from '../../helpers/server.js';
+import { seededRandom, startTestServer } from '../../helpers/server.js';
 import { duplicates, snapshotOf, tempDir, writeManifests } from './helpers.js';
 import { startThrottlingProxy } from './proxy.js';
 
@@ -47,7 +47,8 @@ describe('apply under faults', () => {
   let tmp: Awaited<ReturnType<typeof tempDir>>;
 
   beforeAll(async () => {
-    server = await startTestServer();
+    // Seeded: which requests fault or reset is the same on every run.
+    server = await startTestServer({ random: seededRandom(20261125) });
     proxy = await startThrottlingProxy(server.url, 0.1);
     tmp = await tempDir();
   });

@@ -6,7 +6,6 @@
  * killed by `killChildren()` (call it in `afterEach`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,15 +21,14 @@ import {
 } from '../../../src/api/index.js';
 import type { DaemonStatus } from '../../../src/daemon/types.js';
 import { parseStoredMetadata } from '../../../src/manifest/metadata.js';
+import { assertFreshBuild } from '../../helpers/built.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const BIN = path.join(ROOT, 'bin', 'edgesync.js');
 
 /** The children spawn the compiled CLI: fail with the remedy rather than a confusing crash. */
 export function assertBuilt(): void {
-  if (!existsSync(path.join(ROOT, 'dist', 'src', 'cli', 'main.js'))) {
-    throw new Error('dist/ is missing: run `npm run build` before these tests (npm test does)');
-  }
+  assertFreshBuild();
 }
 
 export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {

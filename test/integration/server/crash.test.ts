@@ -5,13 +5,14 @@
  * command's clean SIGTERM shutdown (exit 0). Runs the compiled CLI (`npm run build`; `npm test`
  * builds first).
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { assertFreshBuild } from '../../helpers/built.js';
 import { type Call, clientFor } from './client.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -31,9 +32,7 @@ afterEach(async () => {
 });
 
 async function spawnServer(): Promise<{ child: ChildProcess; url: string }> {
-  if (!existsSync(join(ROOT, 'dist/src/cli/main.js'))) {
-    throw new Error('dist/ is missing: run "npm run build" before this test (npm test does)');
-  }
+  assertFreshBuild();
   const child = spawn(
     process.execPath,
     [BIN, 'server', '--port', '0', '--data', dir, '--api-key', KEY],
