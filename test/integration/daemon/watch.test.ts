@@ -98,8 +98,10 @@ describe('file-system triggers (real chokidar)', () => {
     }
     await waitFor('a file-triggered cycle', () => fileCycles() >= 1);
     await sleep(400);
+    // Debounced: far fewer cycles than writes. (Not "at most 2": on a loaded machine the 20
+    // writes themselves can spread over more than one debounce window.)
     expect(fileCycles()).toBeGreaterThanOrEqual(1);
-    expect(fileCycles()).toBeLessThanOrEqual(2);
+    expect(fileCycles()).toBeLessThanOrEqual(10);
   });
 
   it('sees a Kubernetes ConfigMap-style ..data swap inside the directory', async () => {

@@ -143,7 +143,8 @@ describe('edgesync run (child process) converges on file changes', () => {
     expect(Object.keys(s.diagnostics_by_file)).toEqual(['db.yaml']);
     expect(s.diagnostics_by_file['db.yaml']?.[0]).toMatchObject({ line: 3, severity: 'error' });
     expect(s.ready).toBe(true);
-    expect(s.consecutive_failures).toBe(1);
+    // At least one failed cycle: an editor or a loaded machine may deliver the write as two events.
+    expect(s.consecutive_failures).toBeGreaterThanOrEqual(1);
 
     // A recursive alias is a located manifest error too (it used to overflow the stack and be
     // reported as an internal error), and a dangling link makes the set unknown, not empty.
