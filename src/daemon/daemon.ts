@@ -213,6 +213,21 @@ export function createDaemon(options: DaemonOptions): Daemon {
     try {
       resolved = await resolveManifestDir(absDir);
     } catch (err) {
+      // git-sync deletes the old worktree right after a swap: a link read just before the swap
+      // can point at a directory that is already gone. When the link resolves again at once,
+      // a newer revision arrived: this cycle is superseded, and the new one runs next.
+      const again = await resolveManifestDir(absDir).catch(() => undefined);
+      if (again !== undefined) {
+        loop.trigger('link');
+        record(
+          { result: 'superseded', summary: EMPTY_SUMMARY, writes: 0 },
+          reason,
+          startedAt,
+          undefined,
+          true,
+        );
+        return 'superseded';
+      }
       await pointWatchers((await findAnchor(absDir)).path, undefined);
       const message = errorMessage(err);
       record(

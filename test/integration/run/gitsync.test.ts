@@ -169,7 +169,8 @@ describe('edgesync run (child process) under git-sync symlink swaps', () => {
   it(`${SWAPS} clean swaps are superseded cycles: no error metric, no warning`, async () => {
     const { daemon, cycles, results } = await swapScenario(0);
     // Only success and superseded: a swap is not a failure.
-    expect(new Set(results)).toEqual(
+    const failures = cycles.filter((l) => l.result === 'error' || l.result === 'invalid');
+    expect(new Set(results), JSON.stringify(failures.map((l) => l.error))).toEqual(
       new Set(results.filter((r) => ['converged', 'changed', 'superseded'].includes(r))),
     );
     expect(cycles.filter((l) => l.result === 'superseded').every((l) => l.level === 30)).toBe(true);
