@@ -14,6 +14,7 @@
  * One structured log line per operation: method, concrete path (IDs only), address, status,
  * duration, outcome. Never a body: bodies carry secrets.
  */
+
 import type { ApiClient } from '../api/index.js';
 import { isNotFound, isOutcomeUnknown, realSleep, type Sleep } from '../api/index.js';
 import {
@@ -25,6 +26,7 @@ import {
 } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import type { Operation, Phase, Plan, ResourceChange } from '../plan/model.js';
+import { runPool } from '../pool.js';
 import { InvalidOperationError, parseTarget, type Sent, sendOperation } from './dispatch.js';
 import { checkGuards, type GuardOptions } from './guards.js';
 import { findCreated, type LookupClient } from './recover.js';
@@ -342,23 +344,6 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
     created: Object.fromEntries(bindings),
     messages,
   };
-}
-
-/** Runs `worker` over `items`, at most `limit` at a time. */
-async function runPool<T>(
-  items: readonly T[],
-  limit: number,
-  worker: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next] as T;
-      next += 1;
-      await worker(item);
-    }
-  });
-  await Promise.all(lanes);
 }
 
 function statusOf(err: unknown): number {

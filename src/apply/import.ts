@@ -10,8 +10,10 @@
  * to a file: each becomes an `{ env: NAME }` reference with a generated variable name, and the
  * caller prints which variables to set (names only).
  */
+
 import { stringify } from 'yaml';
 import type { BotUser, HttpsEdge, HttpsRoute, LiveSnapshot, TlsEdge } from '../api/index.js';
+import { compareCodeUnits } from '../compare.js';
 import { parseStoredMetadata } from '../manifest/metadata.js';
 import { NAME_PATTERN } from '../manifest/schema.js';
 import { liveModuleToWrite, type Plain, type PlainObject } from '../plan/normalize.js';
@@ -67,7 +69,7 @@ export function importLive(live: LiveSnapshot, options: ImportOptions): ImportRe
   const edges: { kind: 'TLSEdge' | 'HTTPSEdge'; edge: TlsEdge | HttpsEdge }[] = [
     ...live.tlsEdges.map((edge) => ({ kind: 'TLSEdge' as const, edge })),
     ...live.httpsEdges.map((edge) => ({ kind: 'HTTPSEdge' as const, edge })),
-  ].sort((a, b) => compare(a.edge.id, b.edge.id));
+  ].sort((a, b) => compareCodeUnits(a.edge.id, b.edge.id));
   const names = { TLSEdge: new Set<string>(), HTTPSEdge: new Set<string>() };
 
   for (const { kind, edge } of edges) {
@@ -136,7 +138,7 @@ export function importLive(live: LiveSnapshot, options: ImportOptions): ImportRe
     if (kind === 'HTTPSEdge') {
       const routes = (edge as HttpsEdge).routes
         .slice()
-        .sort((a, b) => compare(a.id, b.id))
+        .sort((a, b) => compareCodeUnits(a.id, b.id))
         .map((route, i) =>
           manifestRoute(route, edge.id, notes, (p) =>
             secretEnv(`${address}.route[${JSON.stringify(route.match)}]`, `route${i + 1}`, p),
@@ -155,7 +157,7 @@ export function importLive(live: LiveSnapshot, options: ImportOptions): ImportRe
   }
 
   const botNames = new Set<string>();
-  for (const bot of [...live.botUsers].sort((a, b) => compare(a.id, b.id))) {
+  for (const bot of [...live.botUsers].sort((a, b) => compareCodeUnits(a.id, b.id))) {
     const file = botFile(bot, botNames, notes, header);
     if (file !== undefined) files.push(file);
   }
@@ -342,10 +344,6 @@ function uniqueEnv(path: string, used: Set<string>): string {
 
 function sortedObject(labels: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const k of Object.keys(labels).sort(compare)) out[k] = labels[k] as string;
+  for (const k of Object.keys(labels).sort(compareCodeUnits)) out[k] = labels[k] as string;
   return out;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

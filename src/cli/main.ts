@@ -5,11 +5,10 @@
 
 import { errorMessage, isEdgesyncError } from '../errors.js';
 import { escapeControl, escapeControlKeepNewlines } from '../escape.js';
+import { VERSION } from '../version.js';
 import { commands } from './commands.js';
 import type { CliContext } from './context.js';
 import { ExitCode, exitCodeFor } from './exit.js';
-
-const VERSION = '0.1.0';
 
 export async function main(ctx: CliContext): Promise<number> {
   const [name, ...rest] = ctx.argv;

@@ -10,10 +10,12 @@
  * the owner id and the desired set (secret values included in the hash input, so a changed
  * secret makes a saved plan stale; never in any output).
  */
+
 import { createHmac, type Hmac } from 'node:crypto';
 import type { ApiConfig } from '../api/config.js';
 import { API_KEY_ENV, API_URL_ENV, resolveApiConfig } from '../api/config.js';
 import { type LiveSnapshot, type ObserveClient, observe } from '../api/observe.js';
+import { compareCodeUnits } from '../compare.js';
 import { ConfigError, EdgesyncError, ManifestError, UsageError } from '../errors.js';
 import { type LoadResult, loadManifests } from '../manifest/loader.js';
 import { DEFAULT_OWNER } from '../manifest/metadata.js';
@@ -172,7 +174,7 @@ export function fingerprintHmacKey(apiKey: string): Buffer {
 }
 
 function byId<T extends { readonly id: string }>(list: readonly T[]): T[] {
-  return [...list].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return [...list].sort((a, b) => compareCodeUnits(a.id, b.id));
 }
 
 /**

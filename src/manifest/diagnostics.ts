@@ -2,6 +2,7 @@
  * Diagnostics: the one text form (`file:line:column: field.path: message`), deterministic order,
  * and the versioned JSON form of `edgesync validate --output json`. Pure.
  */
+import { compareCodeUnits } from '../compare.js';
 import type { Diagnostic } from '../errors.js';
 import { escapeControl } from '../escape.js';
 
@@ -17,19 +18,15 @@ export function formatDiagnostic(d: Diagnostic): string {
   return escapeControl(`${d.file}:${d.line}:${d.column}: ${severity}${path}${d.message}`);
 }
 
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** Sorted by file, line, column, then path and message; exact duplicates removed. */
 export function sortDiagnostics(list: readonly Diagnostic[]): Diagnostic[] {
   const sorted = [...list].sort(
     (a, b) =>
-      compare(a.file, b.file) ||
+      compareCodeUnits(a.file, b.file) ||
       a.line - b.line ||
       a.column - b.column ||
-      compare(a.path, b.path) ||
-      compare(a.message, b.message),
+      compareCodeUnits(a.path, b.path) ||
+      compareCodeUnits(a.message, b.message),
   );
   return sorted.filter((d, i) => {
     const prev = sorted[i - 1];

@@ -6,11 +6,14 @@
  * manifest tree (plus explicitly allowed secret directories). A missing or unreadable directory
  * throws ManifestDirError: the desired state is unknown, never empty.
  */
+
 import type { Stats } from 'node:fs';
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { lstat, readdir, readFile, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { compareCodeUnits } from '../compare.js';
 import { type Diagnostic, errorMessage, ManifestDirError, ManifestError } from '../errors.js';
+import { runPool } from '../pool.js';
 import {
   type BuildResult,
   buildDesiredSet,
@@ -72,7 +75,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   const listing = await listManifestFiles(resolvedDir, absolute, fs, secretDirs);
   const sources: SourceFile[] = [];
   const readProblems: Diagnostic[] = [...listing.problems];
-  await forEachLimit(listing.files, 16, async (rel) => {
+  await runPool(listing.files, 16, async (rel) => {
     const file = listing.realPaths.get(rel) ?? path.join(resolvedDir, ...rel.split('/'));
     const result = await readManifest(fs, file, maxFileBytes);
     if ('bytes' in result) sources.push({ file: rel, bytes: result.bytes });
@@ -295,10 +298,6 @@ async function listManifestFiles(
   return { files, realPaths, problems };
 }
 
-function compareCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** `.yaml` and `.yml`, in any case: `STOREFRONT.YAML` is a manifest, not silently ignored. */
 function isManifestName(name: string): boolean {
   const lower = name.toLowerCase();
@@ -322,21 +321,6 @@ async function readManifest(
   } catch (err) {
     return { error: `cannot read file: ${errorMessage(err)}` };
   }
-}
-
-async function forEachLimit<T>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 /**

@@ -24,7 +24,9 @@
  *    the empty string; metadata is compared as the exact string edgesync stores
  *    (`storedMetadata` / `storedRouteMetadata`), `null` reading as the empty string.
  */
+
 import type { HttpsEdge, HttpsRoute, TlsEdge } from '../api/schemas.js';
+import { compareCodeUnits } from '../compare.js';
 
 export type ModuleOwnerKind = 'tls_edge' | 'https_edge' | 'route';
 
@@ -102,14 +104,10 @@ export function liveModuleToWrite(
   return out;
 }
 
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 function sortPlain(list: Plain[]): Plain[] {
-  if (list.every((v) => typeof v === 'string')) return (list as string[]).sort(compareStrings);
+  if (list.every((v) => typeof v === 'string')) return (list as string[]).sort(compareCodeUnits);
   const keyed = list.map((v) => ({ v, k: typeof v === 'string' ? v : JSON.stringify(v) }));
-  keyed.sort((a, b) => compareStrings(a.k, b.k));
+  keyed.sort((a, b) => compareCodeUnits(a.k, b.k));
   return keyed.map((e) => e.v);
 }
 
@@ -161,7 +159,7 @@ export function canonicalModule(
 /** Rule 6: hostports as a case-insensitive set, sorted. */
 export function canonicalHostports(hostports: readonly string[] | null | undefined): string[] {
   const set = new Set((hostports ?? []).map((h) => h.toLowerCase()));
-  return [...set].sort(compareStrings);
+  return [...set].sort(compareCodeUnits);
 }
 
 export function sameHostports(

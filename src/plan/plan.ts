@@ -22,7 +22,9 @@
  *   claims gets such a release PATCH before its DELETE.
  * - deletions (routes, edges, bot users) are in phase `delete`, last.
  */
+
 import type { BotUser, HttpsEdge, HttpsRoute, TlsEdge } from '../api/schemas.js';
+import { compareCodeUnits } from '../compare.js';
 import { DEFAULT_OWNER, storedMetadata, storedRouteMetadata } from '../manifest/metadata.js';
 import type { BotUserManifest, DesiredSet, RouteManifest } from '../manifest/schema.js';
 import { AUTH_MODULES, HTTPS_EDGE_MODULES, ROUTE_MODULES, TLS_EDGE_MODULES } from '../spec/api.js';
@@ -90,10 +92,6 @@ export function routeAddress(edgeAddress: string, match: string): string {
   return `${edgeAddress}.route[${JSON.stringify(match)}]`;
 }
 
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 function op(
   method: Operation['method'],
   path: string,
@@ -125,7 +123,7 @@ function bodySensitivePaths(body: Fields, sensitive: readonly string[]): string[
       out.add(path);
     }
   }
-  return [...out].sort(compare);
+  return [...out].sort(compareCodeUnits);
 }
 
 function moduleFields(value: object): Fields {
@@ -210,7 +208,7 @@ function hasChanges(diff: ResourceDiff): boolean {
 /** Field list of a resource being created: every value it will have. */
 function createFields(values: Fields, sensitivity: Sensitivity): FieldChange[] {
   const out: FieldChange[] = [];
-  for (const key of Object.keys(values).sort(compare)) {
+  for (const key of Object.keys(values).sort(compareCodeUnits)) {
     const value = values[key];
     if (value === undefined) continue;
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
@@ -264,8 +262,10 @@ class Planner {
     this.planBotUsers(desired.botUsers, live.botUsers);
     this.releaseAuthFirst(live);
 
-    this.changes.sort((a, b) => compare(a.address, b.address));
-    this.blocked.sort((a, b) => compare(a.address, b.address) || compare(a.reason, b.reason));
+    this.changes.sort((a, b) => compareCodeUnits(a.address, b.address));
+    this.blocked.sort(
+      (a, b) => compareCodeUnits(a.address, b.address) || compareCodeUnits(a.reason, b.reason),
+    );
     const summary = { create: 0, update: 0, delete: 0, adopt: 0, noop: 0 };
     for (const c of this.changes) summary[c.action] += 1;
     return {
