@@ -3,8 +3,10 @@
  * from whoever constructs them; nothing imports a global logger. API keys and secrets are
  * redacted by path here, and sensitive values never reach a log call in the first place.
  */
+
 import type { DestinationStream, Logger, LoggerOptions } from 'pino';
 import { pino } from 'pino';
+import { UsageError } from './errors.js';
 
 export type { Logger };
 
@@ -70,6 +72,21 @@ export function escapeForPretty(line: string): string {
       CONTROL_ESCAPE.test(seq) ? `\\\\${seq}` : whole,
     )
     .replace(RAW_UNSAFE, (c) => `\\\\u{${c.charCodeAt(0).toString(16)}}`);
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * The log level from a flag or `EDGESYNC_LOG_LEVEL`, checked: an unknown level is a usage error
+ * (exit 64) listing the levels, not an internal error from deep inside pino.
+ */
+export function parseLogLevel(value: string | undefined, source: string): string {
+  if (value === undefined || value === '') return 'info';
+  const level = value.toLowerCase();
+  if ((LOG_LEVELS as readonly string[]).includes(level)) return level;
+  throw new UsageError(
+    `${source} must be one of ${LOG_LEVELS.join(', ')}; got ${JSON.stringify(value)}`,
+  );
 }
 
 /** A logger that writes nothing, for commands and tests that do not care. */

@@ -666,7 +666,8 @@ class Planner {
         name: r.match,
         root: edge,
         action: 'delete',
-        reason: 'route removed from the manifest',
+        // Removed from the manifest, or added by hand: the live route is simply not declared.
+        reason: 'route not in the manifest',
         id: r.id,
         fields: [],
         modules: [],

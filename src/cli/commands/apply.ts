@@ -17,7 +17,7 @@ import { DEFAULT_CONCURRENCY } from '../../apply/executor.js';
 import { checkGuards, desiredCount } from '../../apply/guards.js';
 import { progressLine, summarize } from '../../apply/progress.js';
 import { errorMessage, ManifestError, StalePlanError, UsageError } from '../../errors.js';
-import { createLogger, type Logger, silentLogger } from '../../log.js';
+import { createLogger, type Logger, parseLogLevel, silentLogger } from '../../log.js';
 import { formatDiagnostic } from '../../manifest/diagnostics.js';
 import {
   buildPlan,
@@ -84,7 +84,10 @@ export async function run(ctx: CliContext): Promise<number> {
   // On a terminal the progress line speaks; elsewhere one JSON log line per operation.
   const logger: Logger = tty
     ? silentLogger()
-    : createLogger({ level: ctx.env.EDGESYNC_LOG_LEVEL ?? 'info', destination: ctx.stderr });
+    : createLogger({
+        level: parseLogLevel(ctx.env.EDGESYNC_LOG_LEVEL, 'EDGESYNC_LOG_LEVEL'),
+        destination: ctx.stderr,
+      });
   const client = createApiClient({
     baseUrl: api.baseUrl,
     apiKey: api.apiKey,

@@ -12,9 +12,9 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createApiClient } from '../../api/client.js';
+import { classifyBlocked } from '../../apply/guards.js';
 import { ConfigError, errorMessage, ManifestError, UsageError } from '../../errors.js';
 import { formatDiagnostic } from '../../manifest/diagnostics.js';
-import { planHasChanges } from '../../plan/plan.js';
 import { renderJson } from '../../plan/render/json.js';
 import { renderMarkdown } from '../../plan/render/markdown.js';
 import { renderText } from '../../plan/render/text.js';
@@ -133,5 +133,15 @@ export async function run(ctx: CliContext): Promise<number> {
       !values['no-color'] && ctx.env.NO_COLOR === undefined && ctx.stdout.isTTY === true;
     ctx.stdout.write(renderText(plan, { color }));
   }
-  return values['detailed-exitcode'] && planHasChanges(plan) ? ExitCode.changes : ExitCode.ok;
+  // A protected edge whose manifest is gone is kept on purpose, for good: it is no change, and
+  // must not make --detailed-exitcode report changes forever.
+  const { fatal, conflicts, kept } = classifyBlocked(plan, prepared.snapshot);
+  if (kept.length > 0) {
+    ctx.stderr.write(
+      `${kept.length} protected edge${kept.length === 1 ? '' : 's'} kept (manifest gone; protect: true keeps ${kept.length === 1 ? 'it' : 'them'}): ${kept.map((b) => b.address).join(', ')}\n`,
+    );
+  }
+  const changes =
+    plan.changes.some((c) => c.action !== 'noop') || fatal.length > 0 || conflicts.length > 0;
+  return values['detailed-exitcode'] && changes ? ExitCode.changes : ExitCode.ok;
 }

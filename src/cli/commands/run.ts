@@ -18,7 +18,7 @@ import {
   parseListenAddress,
 } from '../../daemon/index.js';
 import { errorMessage, UsageError } from '../../errors.js';
-import { createLogger, type Logger } from '../../log.js';
+import { createLogger, type Logger, parseLogLevel } from '../../log.js';
 import { makeDirectory } from '../../mkdir.js';
 import { generateApiKey, type RunningServer, startServer } from '../../server/index.js';
 import { parseRateLimit } from '../../spec/rate-limit.js';
@@ -179,7 +179,10 @@ export async function run(ctx: CliContext): Promise<number> {
 
   const pretty = ctx.stdout.isTTY === true && ctx.env.EDGESYNC_LOG_FORMAT !== 'json';
   const root = createLogger({
-    level: values['log-level'] ?? ctx.env.EDGESYNC_LOG_LEVEL ?? 'info',
+    level:
+      values['log-level'] !== undefined
+        ? parseLogLevel(values['log-level'], '--log-level')
+        : parseLogLevel(ctx.env.EDGESYNC_LOG_LEVEL, 'EDGESYNC_LOG_LEVEL'),
     pretty,
   });
 

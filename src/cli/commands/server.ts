@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { UsageError } from '../../errors.js';
-import { createLogger } from '../../log.js';
+import { createLogger, parseLogLevel } from '../../log.js';
 import {
   generateApiKey,
   parseLatency,
@@ -49,7 +49,7 @@ export async function run(ctx: CliContext): Promise<number> {
   const generated = options.apiKeys.length === 0;
   if (generated) options.apiKeys.push(generateApiKey());
   const logger = createLogger({
-    level: ctx.env.EDGESYNC_LOG_LEVEL ?? 'info',
+    level: parseLogLevel(ctx.env.EDGESYNC_LOG_LEVEL, 'EDGESYNC_LOG_LEVEL'),
     destination: ctx.stdout,
   });
   const server = await startServer({
