@@ -269,13 +269,7 @@ export class FileJournal implements Journal {
     await newFh.sync();
     const text = `${encodeLine(snap)}\n`;
     const tmp = join(this.#dir, SNAPSHOT_TMP);
-    const tmpFh = await open(tmp, 'w');
-    try {
-      await tmpFh.writeFile(text);
-      await tmpFh.sync();
-    } finally {
-      await tmpFh.close();
-    }
+    await writeSynced(tmp, text);
     await rename(tmp, join(this.#dir, SNAPSHOT));
     syncDir(this.#dir);
     const oldFh = this.#fh;
@@ -318,13 +312,7 @@ async function salvageLog(
   for (let n = 1; existing.has(corrupt); n++) corrupt = `${logName}.corrupt.${n}`;
   const kept = Buffer.from(records.map((r) => `${encodeLine(r)}\n`).join(''));
   const tmp = join(dir, `${logName}.salvage`);
-  const tmpFh = await open(tmp, 'w');
-  try {
-    await tmpFh.writeFile(kept);
-    await tmpFh.sync();
-  } finally {
-    await tmpFh.close();
-  }
+  await writeSynced(tmp, kept);
   await rename(join(dir, logName), join(dir, corrupt));
   await rename(tmp, join(dir, logName));
   syncDir(dir);
@@ -344,6 +332,17 @@ function countLines(bytes: Buffer): number {
   // A final line without its newline is a record too (a torn or damaged one).
   if (bytes.length > 0 && bytes[bytes.length - 1] !== 10) n++;
   return n;
+}
+
+/** Writes a whole file and fsyncs it, before it is renamed into place. */
+async function writeSynced(file: string, data: string | Buffer): Promise<void> {
+  const fh = await open(file, 'w');
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
 }
 
 function encodeLine(value: unknown): string {
