@@ -60,6 +60,7 @@ export interface ImportResult {
 /** Values the server fills when a manifest leaves them out, per module: not worth writing. */
 export function importLive(live: LiveSnapshot, options: ImportOptions): ImportResult {
   const notes: string[] = [];
+  let unmanaged = 0;
   const warnings: string[] = [];
   const secrets: SecretVariable[] = [];
   const files: ImportedFile[] = [];
@@ -82,7 +83,10 @@ export function importLive(live: LiveSnapshot, options: ImportOptions): ImportRe
         );
         continue;
       }
-      if (options.all !== true) continue;
+      if (options.all !== true) {
+        unmanaged += 1;
+        continue;
+      }
     } else if (meta?.name !== undefined && !NAME_PATTERN.test(meta.name)) {
       // The name becomes a file name: a crafted `edgesync/name` must never escape --out.
       notes.push(
@@ -160,6 +164,11 @@ export function importLive(live: LiveSnapshot, options: ImportOptions): ImportRe
   for (const bot of [...live.botUsers].sort((a, b) => compareCodeUnits(a.id, b.id))) {
     const file = botFile(bot, botNames, notes, header);
     if (file !== undefined) files.push(file);
+  }
+  if (unmanaged > 0) {
+    notes.push(
+      `${unmanaged} edge${unmanaged === 1 ? '' : 's'} not managed by edgesync ${unmanaged === 1 ? 'was' : 'were'} skipped (import them with --all; applying adopts them)`,
+    );
   }
   return { files, secrets, notes, warnings };
 }

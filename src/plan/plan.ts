@@ -351,7 +351,8 @@ class Planner {
     if (emptySet && !this.allowEmpty) {
       refusal = `the manifests declare no edges: refusing to delete the ${candidates.length} edge(s) owned by "${this.owner}" (pass --allow-empty to delete them)`;
     } else if (candidates.length > this.maxDeletes) {
-      refusal = `${candidates.length} edge deletions exceed the limit of ${this.maxDeletes} (--max-deletes): no edge is deleted`;
+      const n = candidates.length;
+      refusal = `${n} edge deletion${n === 1 ? '' : 's'} ${n === 1 ? 'exceeds' : 'exceed'} the limit of ${this.maxDeletes} (--max-deletes): no edge is deleted`;
     }
     if (refusal === undefined) return candidates;
     for (const o of candidates) {

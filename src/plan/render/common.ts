@@ -40,7 +40,9 @@ export function visibleChanges(plan: Plan): ResourceChange[] {
 
 export function summaryLine(plan: Plan): string {
   const s = plan.summary;
-  return `Plan: ${s.create} to create, ${s.update} to update, ${s.delete} to delete, ${s.adopt} to adopt.`;
+  // A plan that is only blocked must say so, not read as "nothing to do".
+  const blocked = plan.blocked.length > 0 ? `, ${plan.blocked.length} blocked` : '';
+  return `Plan: ${s.create} to create, ${s.update} to update, ${s.delete} to delete, ${s.adopt} to adopt${blocked}.`;
 }
 
 /** The headline of a resource: `tls_edge.api (edgtls_1) will be deleted: manifest removed`. */

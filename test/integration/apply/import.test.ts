@@ -135,6 +135,10 @@ describe('edgesync import', () => {
     expect(run.code).toBe(0);
     const files = (await readdir(out)).sort();
     expect(files).toEqual(['bot-deployer.yaml', 'https-owned.yaml']);
+    // Unmanaged edges are not imported without --all, and the output says how many.
+    expect(run.stderr).toMatch(
+      /^note: \d+ edges not managed by edgesync were skipped \(import them with --all/m,
+    );
     const text = await readFile(path.join(out, 'https-owned.yaml'), 'utf8');
     expect(text.split('\n')[0]).toMatch(
       /^# yaml-language-server: \$schema=.*edgesync\.schema\.json$/,

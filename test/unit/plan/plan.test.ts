@@ -604,6 +604,14 @@ describe('guards', () => {
       4,
     );
     expect(buildPlan(desired, liveState({ tls: owned(11) })).summary.delete).toBe(0);
+    // One deletion over a limit of 0 is said in the singular.
+    expect(
+      buildPlan(desired, liveState({ tls: owned(1) }), { maxDeletes: 0 }).blocked.map(
+        (b) => b.reason,
+      ),
+    ).toContain(
+      'edgtls_0: 1 edge deletion exceeds the limit of 0 (--max-deletes): no edge is deleted',
+    );
   });
 
   it('never deletes a protected edge', () => {

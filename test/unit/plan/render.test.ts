@@ -97,7 +97,7 @@ describe('text', () => {
 
         ! tls_edge.blocked: conflict: hostport taken.example.com:443 is held by TLS edge edgtls_for which belongs to owner "team-b"; not attempted
 
-      Plan: 1 to create, 2 to update, 1 to delete, 1 to adopt.
+      Plan: 1 to create, 2 to update, 1 to delete, 1 to adopt, 1 blocked.
       "
     `);
   });
@@ -186,7 +186,7 @@ describe('markdown', () => {
     expect(renderMarkdown(samplePlan())).toMatchInlineSnapshot(`
       "#### edgesync plan (owner <code>default</code>)
 
-      **Plan: 1 to create, 2 to update, 1 to delete, 1 to adopt.**
+      **Plan: 1 to create, 2 to update, 1 to delete, 1 to adopt, 1 blocked.**
 
       | | Resource | Action | Reason |
       |---|---|---|---|
@@ -282,5 +282,21 @@ describe('markdown', () => {
       No changes. Live state matches the manifests.
       "
     `);
+  });
+});
+
+describe('summary line', () => {
+  it('a plan that is only blocked says how many are blocked', async () => {
+    const { summaryLine } = await import('../../../src/plan/render/common.js');
+    const plan = {
+      summary: { create: 0, update: 0, delete: 0, adopt: 0, noop: 3 },
+      blocked: [
+        { address: 'tls_edge.a', kind: 'conflict', reason: 'x' },
+        { address: 'tls_edge.b', kind: 'guard', reason: 'y' },
+      ],
+    } as never;
+    expect(summaryLine(plan)).toBe(
+      'Plan: 0 to create, 0 to update, 0 to delete, 0 to adopt, 2 blocked.',
+    );
   });
 });
