@@ -4,7 +4,7 @@
  * (undefined): the daemon then starts the embedded local server. Half a configuration is an
  * error, never a silent fallback to the local server. The key never appears in a message.
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError, UsageError } from '../errors.js';
 
 export const API_URL_ENV = 'EDGESYNC_API_URL';
 export const API_KEY_ENV = 'EDGESYNC_API_KEY';
@@ -32,7 +32,20 @@ export function resolveApiConfig(input: ResolveApiConfigInput): ApiConfig | unde
     throw new ConfigError(`an API URL is set but no API key: pass --api-key or set ${API_KEY_ENV}`);
   }
   if (/\s/.test(apiKey)) throw new ConfigError('the API key contains whitespace');
-  return { baseUrl: normalizeBaseUrl(url), apiKey };
+  try {
+    return { baseUrl: normalizeBaseUrl(url), apiKey };
+  } catch (err) {
+    // A bad --api-url is a usage error (exit 64), like any other bad flag; a bad
+    // EDGESYNC_API_URL stays a configuration error.
+    if (
+      input.flags.apiUrl !== undefined &&
+      input.flags.apiUrl !== '' &&
+      err instanceof ConfigError
+    ) {
+      throw new UsageError(`--api-url: ${err.message}`, { cause: err });
+    }
+    throw err;
+  }
 }
 
 /** Validates an API base URL and drops its trailing slash. */

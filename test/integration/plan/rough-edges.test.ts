@@ -67,6 +67,20 @@ describe('new-user rough edges', () => {
     expect(plan.stdout).not.toContain('removed from the manifest');
   });
 
+  it('--api-url with another scheme is a usage error; the same in the environment a config error', async () => {
+    const flag = await runCli(['plan', '--api-url', 'ftp://x', '--api-key', 'k', tmp.dir], {
+      env: {},
+    });
+    expect([flag.code, flag.stderr]).toEqual([
+      64,
+      'edgesync plan: --api-url: invalid API URL: scheme ftp: is not http: or https:\n',
+    ]);
+    const fromEnv = await runCli(['plan', tmp.dir], {
+      env: { EDGESYNC_API_URL: 'ftp://x', EDGESYNC_API_KEY: 'k' },
+    });
+    expect(fromEnv.code).toBe(1);
+  });
+
   it.each([
     [['server'], { EDGESYNC_LOG_LEVEL: 'loud' }, 'EDGESYNC_LOG_LEVEL'],
     [['run', '--log-level', 'verbose', '.'], {}, '--log-level'],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveApiConfig } from '../../../src/api/config.js';
-import { ConfigError } from '../../../src/errors.js';
+import { ConfigError, UsageError } from '../../../src/errors.js';
 
 const KEY = 'sk_live_SECRETKEY123';
 
@@ -56,7 +56,9 @@ describe('resolveApiConfig', () => {
     } catch (err) {
       caught = err;
     }
-    expect(caught).toBeInstanceOf(ConfigError);
+    // A bad --api-url flag is a usage error (exit 64); the rest are configuration errors.
+    const badUrl = /not an absolute|scheme|credentials|no query/.test(String(message));
+    expect(caught).toBeInstanceOf(badUrl ? UsageError : ConfigError);
     expect((caught as Error).message).toMatch(message);
     expect((caught as Error).message).not.toContain(KEY);
   });
