@@ -118,6 +118,12 @@ export const planSchema = z.object({
   /** Things worth a person's attention that change nothing by themselves (namesake bot users). */
   warnings: z.array(z.string()).default([]),
   summary: summarySchema,
+  /**
+   * The manifest directory the plan was made from, relative to the plan file's own directory
+   * (`/`-separated), so `apply PLANFILE` finds it without `--dir` also when the checkout moved
+   * with the plan. Set by `plan --out`.
+   */
+  manifest_dir: z.string().optional(),
   /** Fingerprints of what the plan saw; set by whoever has the inputs (not the pure core). */
   fingerprint: z.object({ live: z.string(), manifests: z.string() }).optional(),
 });

@@ -49,8 +49,9 @@ options:
   --rate-limit N/Ws     client-side limit, e.g. 120/60s (default: none)
   --max-deletes N       refuse a plan deleting more edges than N (default ${DEFAULT_MAX_DELETES})
   --allow-empty         let an empty manifest set delete the edges it owns
-  --dir DIR             the manifest directory of a PLANFILE (default: $EDGESYNC_DIR, else
-                        the current directory)
+  --dir DIR             the manifest directory of a PLANFILE (default: the one recorded in
+                        the plan file by "plan --out", else $EDGESYNC_DIR, else the current
+                        directory)
   --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
   --api-url URL         Edge API base URL (or EDGESYNC_API_URL)
   --api-key KEY         Edge API key (or EDGESYNC_API_KEY)
@@ -114,7 +115,12 @@ async function applyWith(
   const dir =
     savedPlan === undefined
       ? target
-      : path.resolve(ctx.cwd, options.dir ?? (ctx.env.EDGESYNC_DIR || '.'));
+      : options.dir !== undefined
+        ? path.resolve(ctx.cwd, options.dir)
+        : savedPlan.manifest_dir !== undefined
+          ? // Recorded by `plan --out`, relative to the plan file.
+            path.resolve(path.dirname(target), savedPlan.manifest_dir)
+          : path.resolve(ctx.cwd, ctx.env.EDGESYNC_DIR || '.');
 
   // The same pipeline as `edgesync plan`: load + observe + plan + fingerprints.
   let prepared: PreparedPlan;

@@ -113,8 +113,9 @@ export async function run(ctx: CliContext): Promise<number> {
 
   if (values.out !== undefined) {
     const file = path.resolve(ctx.cwd, values.out);
+    const manifestDir = path.relative(path.dirname(file), dir).split(path.sep).join('/') || '.';
     try {
-      await writeFile(file, renderJson(plan));
+      await writeFile(file, renderJson({ ...plan, manifest_dir: manifestDir }));
     } catch (err) {
       throw new ConfigError(`cannot write the plan to ${file}: ${errorMessage(err)}`, {
         cause: err,

@@ -178,7 +178,8 @@ describe('edgesync apply (CLI, in-process, local server)', () => {
     expect((await runCli(['plan', dir, '--out', planFile], { env })).code).toBe(0);
     const other = path.join(tmp.dir, 'empty-cwd');
     await writeManifests(other, []);
-    const run = await runCli(['apply', planFile, '--yes'], { env, cwd: other });
+    // --dir overrides the directory the plan file recorded.
+    const run = await runCli(['apply', planFile, '--yes', '--dir', other], { env, cwd: other });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`stale: the manifests changed`);
     expect(run.stderr).toContain(`(manifests read from ${other}; --dir sets it)`);

@@ -119,7 +119,10 @@ describe('edgesync plan', () => {
     const plan = planSchema.parse(JSON.parse(saved));
     expect(plan.fingerprint?.live).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
     expect(plan.fingerprint?.manifests).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
-    expect(JSON.parse(stdout)).toEqual(JSON.parse(saved));
+    // The saved file also records the manifest directory, relative to itself.
+    const { manifest_dir, ...savedPlan } = JSON.parse(saved);
+    expect(manifest_dir).toBe('.');
+    expect(JSON.parse(stdout)).toEqual(savedPlan);
     // A changed secret changes the manifests fingerprint; the live one stays.
     const rotated = planSchema.parse(
       JSON.parse((await run(['--output', 'json'], { HOOK_SECRET: 'other' })).stdout),

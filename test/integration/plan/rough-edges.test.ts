@@ -41,6 +41,25 @@ describe('new-user rough edges', () => {
     );
   });
 
+  it('plan --out records the manifest directory, so the printed apply command works', async () => {
+    const repo = path.join(tmp.dir, 'repo');
+    const dir = path.join(repo, 'edges');
+    await writeManifests(dir, [
+      { kind: 'TLSEdge', name: 'saved', hostports: ['saved.example.com:443'] },
+    ]);
+    const plan = await runCli(['plan', '--out', 'plan.json', 'edges'], { env, cwd: repo });
+    expect(plan.code).toBe(0);
+    expect(plan.stderr).toContain('apply it with "edgesync apply plan.json"');
+    // Applied from elsewhere, by the plan file's path alone: the recorded directory is found
+    // relative to the plan file.
+    const applied = await runCli(['apply', '--yes', path.join(repo, 'plan.json')], {
+      env,
+      cwd: tmp.dir,
+    });
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(applied.stderr).toContain('converged');
+  });
+
   it('a route added by hand is reported as not in the manifest', async () => {
     const dir = path.join(tmp.dir, 'routes');
     await writeManifests(dir, [
