@@ -134,7 +134,11 @@ async function startEmbedded(
     return { server: await startServer({ ...options, port }), apiKey };
   } catch (err) {
     // Another process holds the default port: any free port will do for an embedded server.
-    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || port === 0) throw err;
+    // (startServer wraps the listen error in a ConfigError: the errno code is on its cause.)
+    const cause = (err as { cause?: unknown }).cause as NodeJS.ErrnoException | undefined;
+    const inUse =
+      cause?.code === 'EADDRINUSE' || (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
+    if (!inUse || port === 0) throw err;
     logger.warn({ port }, 'embedded server port in use; using a free port instead');
     return { server: await startServer({ ...options, port: 0 }), apiKey };
   }
