@@ -3,7 +3,8 @@
  * what happened. It decides nothing about WHAT to write (the planner did); it owns HOW:
  * - order: phases `release` -> `main` -> `delete`, one after the other; inside a phase the
  *   operations of one root run in plan order, roots run in parallel up to `concurrency`;
- * - `{address}` placeholders filled from the IDs earlier POSTs returned (`binds`);
+ * - references to created resources (`{ created: address }`) filled from the IDs earlier POSTs
+ *   returned (`binds`);
  * - failure semantics: a failed operation stops its root (later steps of that edge would act on
  *   a half-written state); a DELETE answered 404 is done; a PATCH/PUT answered 404 means the
  *   resource vanished: its root stops with a message saying the next run recreates it; a POST
@@ -26,8 +27,9 @@ import {
 } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import type { Operation, Phase, Plan, ResourceChange } from '../plan/model.js';
+import { resolveTarget, type Target, targetPath } from '../plan/target.js';
 import { runPool } from '../pool.js';
-import { InvalidOperationError, parseTarget, type Sent, sendOperation } from './dispatch.js';
+import { InvalidOperationError, type Sent, sendOperation } from './dispatch.js';
 import { checkGuards, type GuardOptions } from './guards.js';
 import { findCreated, type LookupClient } from './recover.js';
 
@@ -207,28 +209,23 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
     report(step, path, 'failed', status, ms);
   };
 
-  /** Fills `{address}` placeholders; undefined when one names a create that did not happen. */
-  const concrete = (path: string): string | undefined => {
-    let missing = false;
-    const out = path.replace(/\{([^}]+)\}/g, (_, address: string) => {
-      const id = bindings.get(address);
-      if (id === undefined) missing = true;
-      return encodeURIComponent(id ?? '');
-    });
-    return missing ? undefined : out;
-  };
+  /** Resolves the target's references; undefined when one names a create that did not happen. */
+  const concrete = (op: Operation): Target | undefined =>
+    resolveTarget(op.target, (address) => bindings.get(address));
 
-  const postWithRecovery = async (step: Step, path: string): Promise<Sent & { found: boolean }> => {
+  const postWithRecovery = async (
+    step: Step,
+    target: Target,
+    path: string,
+  ): Promise<Sent & { found: boolean }> => {
     for (let attempt = 1; ; attempt++) {
       try {
         return {
-          ...(await sendOperation(options.client, 'POST', path, step.op.body)),
+          ...(await sendOperation(options.client, 'POST', target, step.op.body)),
           found: false,
         };
       } catch (err) {
         if (!isOutcomeUnknown(err)) throw err;
-        const target = parseTarget(path);
-        if (target === undefined) throw err;
         const id = await findCreated(lookup, target, step.op.body);
         log.warn(
           { method: 'POST', path, address: step.change.address, attempt, found: id !== undefined },
@@ -244,8 +241,8 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
 
   const runStep = async (step: Step): Promise<boolean> => {
     const { op, change } = step;
-    const path = concrete(op.path);
-    if (path === undefined) {
+    const target = concrete(op);
+    if (target === undefined) {
       fail(
         step,
         op.path,
@@ -254,12 +251,13 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
       );
       return false;
     }
+    const path = targetPath(target);
     const started = now();
     try {
       const sent =
         op.method === 'POST'
-          ? await postWithRecovery(step, path)
-          : { ...(await sendOperation(options.client, op.method, path, op.body)), found: false };
+          ? await postWithRecovery(step, target, path)
+          : { ...(await sendOperation(options.client, op.method, target, op.body)), found: false };
       if (op.binds !== undefined) {
         if (sent.id === undefined) {
           throw new InvalidOperationError(`${op.method} ${path} binds ${op.binds} but made no ID`);

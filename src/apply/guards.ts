@@ -19,7 +19,7 @@ import { parseStoredMetadata } from '../manifest/metadata.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import type { Blocked, Operation, Plan, ResourceChange } from '../plan/model.js';
 import { DEFAULT_MAX_DELETES } from '../plan/plan.js';
-import { parseTarget, targetEdgeId } from './dispatch.js';
+import { refersToCreated, targetEdge } from '../plan/target.js';
 
 export interface GuardOptions {
   /** Most edge deletions one apply may make; default 10. */
@@ -55,8 +55,7 @@ export function desiredCount(set: DesiredSet): number {
 }
 
 export function isEdgeDelete(op: Operation): boolean {
-  if (op.method !== 'DELETE') return false;
-  return parseTarget(op.path)?.kind === 'edge';
+  return op.method === 'DELETE' && op.target.kind === 'edge';
 }
 
 export function checkGuards(plan: Plan, options: GuardOptions = {}): GuardVerdict {
@@ -132,12 +131,10 @@ function ownershipRefusals(
 
   const out: string[] = [];
   for (const { change, op } of ops) {
-    // A placeholder stands for something this plan creates: ours by construction.
-    if (op.path.includes('{')) continue;
-    const target = parseTarget(op.path);
-    if (target === undefined) continue; // the executor rejects it as an invalid operation
-    const edgeId = targetEdgeId(target);
-    if (edgeId === undefined) continue;
+    // A reference to something this plan creates: ours by construction.
+    if (refersToCreated(op.target)) continue;
+    const edgeId = targetEdge(op.target);
+    if (typeof edgeId !== 'string') continue;
     const root = roots.get(change.root);
     const where = `${change.address} (${op.method} ${op.path})`;
     if (root?.id !== undefined && root.id !== edgeId && root.kind !== 'bot_user') {

@@ -11,7 +11,7 @@
 import type { ApiClient } from '../api/index.js';
 import { parseStoredMetadata } from '../manifest/metadata.js';
 import { oldest } from '../plan/oldest.js';
-import type { Target } from './dispatch.js';
+import type { Target } from '../plan/target.js';
 import { InvalidOperationError } from './dispatch.js';
 
 export type LookupClient = Pick<
@@ -36,11 +36,11 @@ export async function findCreated(
       const own = parseStoredMetadata(field(body, 'metadata'));
       if (own?.owner === undefined || own.name === undefined) {
         throw new InvalidOperationError(
-          `cannot verify an edge create without ownership keys in its metadata (${target.edgeKind})`,
+          `cannot verify an edge create without ownership keys in its metadata (${target.edge_kind})`,
         );
       }
       const { items } =
-        target.edgeKind === 'tls' ? await client.listTlsEdges() : await client.listHttpsEdges();
+        target.edge_kind === 'tls' ? await client.listTlsEdges() : await client.listHttpsEdges();
       // The planner's survivor (the oldest): if a duplicate ever existed, keep converging on
       // the one the next plan keeps.
       const found = items.filter((edge) => {
@@ -54,7 +54,7 @@ export async function findCreated(
       if (match === undefined) {
         throw new InvalidOperationError('cannot verify a route create without its match');
       }
-      const edge = await client.getHttpsEdge(target.edgeId);
+      const edge = await client.getHttpsEdge(target.edge_id);
       return edge.routes.find((r) => r.match === match)?.id;
     }
     case 'bot_users': {

@@ -11,13 +11,16 @@
  * from the manifests and live state, checks both fingerprints, and executes the fresh in-memory
  * plan (which is identical by construction when the fingerprints match).
  *
- * Operation paths may contain placeholders `{<address>}` (e.g.
- * `/edges/https/{https_edge.storefront}/routes`) for IDs that an earlier POST of the same plan
- * creates; the operation whose `binds` names that address fills it in at execution time.
+ * Every operation has a typed target (./target.ts). Its references may name a resource an earlier
+ * POST of the same plan creates (`{ created: "https_edge.storefront" }`); the operation whose
+ * `binds` names that address provides the ID at execution time. `path` is the target rendered
+ * for people (placeholders shown as `{address}`); nothing parses it back.
  */
 import { z } from 'zod';
+import { plannedTargetSchema } from './target.js';
 
-export const PLAN_FORMAT_VERSION = 1;
+/** 2: operations carry a typed `target` (1 had only the path). */
+export const PLAN_FORMAT_VERSION = 2;
 export const MASK = '(sensitive)';
 
 export const resourceKindSchema = z.enum(['tls_edge', 'https_edge', 'route', 'bot_user']);
@@ -42,7 +45,9 @@ export type Phase = z.infer<typeof phaseSchema>;
 
 export const operationSchema = z.object({
   method: z.enum(['POST', 'PATCH', 'PUT', 'DELETE']),
-  /** API path relative to the base URL; may hold `{address}` placeholders. */
+  /** What the operation acts on. */
+  target: plannedTargetSchema,
+  /** The target's API path, for display; `{address}` stands for an ID created earlier. */
   path: z.string(),
   body: z.unknown().optional(),
   phase: phaseSchema,

@@ -63,7 +63,7 @@ describe('every text output', () => {
   });
 
   const plan: Plan = {
-    format_version: 1,
+    format_version: 2,
     owner: 'own\x1b]0;title\x07er',
     summary: { create: 0, update: 1, delete: 0, adopt: 0, noop: 0 },
     changes: [

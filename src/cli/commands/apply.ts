@@ -23,6 +23,7 @@ import {
   buildPlan,
   DEFAULT_MAX_DELETES,
   operationCount,
+  PLAN_FORMAT_VERSION,
   type Plan,
   planSchema,
   renderText,
@@ -248,7 +249,15 @@ async function readPlanFile(target: string): Promise<Plan | undefined> {
   }
   const parsed = planSchema.safeParse(data);
   if (!parsed.success) {
-    throw new UsageError(`${target} is not an edgesync plan file of format_version 1`);
+    const version = (data as { format_version?: unknown } | null)?.format_version;
+    if (typeof version === 'number' && version !== PLAN_FORMAT_VERSION) {
+      throw new UsageError(
+        `${target} has plan format_version ${version}; this edgesync reads ${PLAN_FORMAT_VERSION}: make the plan again with "edgesync plan --out"`,
+      );
+    }
+    throw new UsageError(
+      `${target} is not an edgesync plan file of format_version ${PLAN_FORMAT_VERSION}`,
+    );
   }
   if (parsed.data.fingerprint === undefined) {
     throw new UsageError(`${target} carries no fingerprint; write it with "edgesync plan --out"`);

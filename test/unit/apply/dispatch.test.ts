@@ -1,44 +1,37 @@
 import { describe, expect, it } from 'vitest';
-import { parseTarget, sendOperation, targetEdgeId } from '../../../src/apply/dispatch.js';
-import { fakeClient } from './fake.js';
+import { sendOperation } from '../../../src/apply/dispatch.js';
+import type { Target } from '../../../src/plan/target.js';
+import {
+  refersToCreated,
+  resolveTarget,
+  targetEdge,
+  targetPath,
+} from '../../../src/plan/target.js';
+import { fakeClient, targetOf } from './fake.js';
 
-describe('parseTarget', () => {
+const concrete = (path: string) => targetOf(path) as Target;
+
+describe('targetPath', () => {
   it.each([
-    ['/edges/tls', { kind: 'edges', edgeKind: 'tls' }],
-    ['/edges/https', { kind: 'edges', edgeKind: 'https' }],
-    ['/edges/tls/edgtls_1', { kind: 'edge', edgeKind: 'tls', id: 'edgtls_1' }],
-    [
-      '/edges/tls/edgtls_1/backend',
-      { kind: 'module', owner: { kind: 'tls_edge', id: 'edgtls_1' }, module: 'backend' },
-    ],
-    [
-      '/edges/https/edghts_1/tls_termination',
-      { kind: 'module', owner: { kind: 'https_edge', id: 'edghts_1' }, module: 'tls_termination' },
-    ],
-    ['/edges/https/edghts_1/routes', { kind: 'routes', edgeId: 'edghts_1' }],
-    ['/edges/https/edghts_1/routes/rt_1', { kind: 'route', edgeId: 'edghts_1', id: 'rt_1' }],
-    [
-      '/edges/https/edghts_1/routes/rt_1/oauth',
-      { kind: 'module', owner: { kind: 'route', edgeId: 'edghts_1', id: 'rt_1' }, module: 'oauth' },
-    ],
-    ['/bot_users', { kind: 'bot_users' }],
-    ['/bot_users/bot_1', { kind: 'bot_user', id: 'bot_1' }],
-  ])('%s', (path, expected) => {
-    expect(parseTarget(path)).toEqual(expected);
+    ['/edges/tls'],
+    ['/edges/https'],
+    ['/edges/tls/edgtls_1'],
+    ['/edges/tls/edgtls_1/backend'],
+    ['/edges/https/edghts_1/tls_termination'],
+    ['/edges/https/edghts_1/routes'],
+    ['/edges/https/edghts_1/routes/rt_1'],
+    ['/edges/https/edghts_1/routes/rt_1/oauth'],
+    ['/edges/https/{https_edge.a}/routes'],
+    ['/bot_users'],
+    ['/bot_users/bot_1'],
+  ])('%s renders back to itself', (path) => {
+    expect(targetPath(targetOf(path))).toBe(path);
   });
 
-  it.each([
-    '/edges',
-    '/edges/udp',
-    '/edges/https/edghts_1/backend', // HTTPS edges carry no backend module
-    '/edges/tls/edgtls_1/oauth',
-    '/edges/tls/edgtls_1/routes',
-    '/edges/https/edghts_1/routes/rt_1/nope',
-    '/edges/https/{https_edge.a}/routes', // placeholders must be filled first
-    '/bot_users/a/b',
-    '/edges/tls/%E0%A4%A',
-  ])('%s is no write target', (path) => {
-    expect(parseTarget(path)).toBeUndefined();
+  it('encodes IDs, and never lets one add a path segment', () => {
+    expect(targetPath({ kind: 'edge', edge_kind: 'tls', id: 'a/../b' })).toBe(
+      '/edges/tls/a%2F..%2Fb',
+    );
   });
 
   it.each([
@@ -48,9 +41,18 @@ describe('parseTarget', () => {
     ['/bot_users/bot_1', undefined],
     ['/edges/tls', undefined],
   ])('the edge of %s is %s', (path, id) => {
-    const target = parseTarget(path);
-    expect(target).toBeDefined();
-    if (target) expect(targetEdgeId(target)).toBe(id);
+    expect(targetEdge(targetOf(path))).toBe(id);
+  });
+
+  it('resolves references to created resources, or says one is missing', () => {
+    const t = targetOf('/edges/https/{https_edge.a}/routes');
+    expect(refersToCreated(t)).toBe(true);
+    expect(resolveTarget(t, (a) => (a === 'https_edge.a' ? 'edghts_7' : undefined))).toEqual({
+      kind: 'routes',
+      edge_id: 'edghts_7',
+    });
+    expect(resolveTarget(t, () => undefined)).toBeUndefined();
+    expect(refersToCreated(targetOf('/edges/https/edghts_1/routes'))).toBe(false);
   });
 });
 
@@ -74,7 +76,7 @@ describe('sendOperation', () => {
     ['DELETE', '/bot_users/bot_1', undefined, 'deleteBotUser'],
   ] as const)('%s %s calls %s', async (method, path, body, fn) => {
     const { client, calls } = fakeClient(() => ({ id: 'x_1' }));
-    await sendOperation(client, method, path, body);
+    await sendOperation(client, method, concrete(path), body);
     expect(calls.map((c) => c.fn)).toEqual([fn]);
   });
 
@@ -86,7 +88,7 @@ describe('sendOperation', () => {
     ['DELETE', '/edges/tls/edgtls_1', { x: 1 }, /must not carry a body/],
   ] as const)('%s %s is refused before any call', async (method, path, body, message) => {
     const { client, calls } = fakeClient();
-    await expect(sendOperation(client, method, path, body)).rejects.toThrow(message);
+    await expect(sendOperation(client, method, concrete(path), body)).rejects.toThrow(message);
     expect(calls).toEqual([]);
   });
 
@@ -94,9 +96,12 @@ describe('sendOperation', () => {
     const { client } = fakeClient();
     const secret = 'SUPER-SECRET-VALUE';
     const body = { match_type: 'exact_path', match: '/', oidc: { client_secret: secret } };
-    const err = await sendOperation(client, 'POST', '/edges/https/edghts_1/routes', body).catch(
-      (e: unknown) => e,
-    );
+    const err = await sendOperation(
+      client,
+      'POST',
+      concrete('/edges/https/edghts_1/routes'),
+      body,
+    ).catch((e: unknown) => e);
     expect(String((err as Error).message)).not.toContain(secret);
   });
 });

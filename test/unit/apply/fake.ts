@@ -5,6 +5,50 @@
 import type { ApiClient, LiveSnapshot } from '../../../src/api/index.js';
 import { ApiError } from '../../../src/errors.js';
 import type { Operation, Plan, ResourceChange } from '../../../src/plan/model.js';
+import type { PlannedTarget, Ref } from '../../../src/plan/target.js';
+
+const ROUTE_MODULES = new Set([
+  'backend',
+  'ip_restriction',
+  'circuit_breaker',
+  'compression',
+  'request_headers',
+  'response_headers',
+  'webhook_verification',
+  'oauth',
+  'saml',
+  'oidc',
+  'websocket_tcp_converter',
+  'user_agent_filter',
+  'traffic_policy',
+]);
+
+/**
+ * Test shorthand: the typed target a path stands for (`{address}` is a reference to a resource
+ * the plan creates). The product never parses paths; tests write them because they read well.
+ */
+export function targetOf(path: string): PlannedTarget {
+  const segs = path.match(/\{[^}]*\}|[^/]+/g) ?? [];
+  const ref = (x: string | undefined): Ref => {
+    if (x === undefined) throw new Error(`no target for ${path}`);
+    return x.startsWith('{') ? { created: x.slice(1, -1) } : x;
+  };
+  const [a, b, c, d, e, f] = segs;
+  if (a === 'bot_users')
+    return c === undefined && b !== undefined
+      ? { kind: 'bot_user', id: ref(b) }
+      : { kind: 'bot_users' };
+  if (a !== 'edges' || (b !== 'tls' && b !== 'https')) throw new Error(`no target for ${path}`);
+  if (c === undefined) return { kind: 'edges', edge_kind: b };
+  if (d === undefined) return { kind: 'edge', edge_kind: b, id: ref(c) };
+  if (b === 'https' && d === 'routes') {
+    if (e === undefined) return { kind: 'routes', edge_id: ref(c) };
+    if (f === undefined) return { kind: 'route', edge_id: ref(c), id: ref(e) };
+    if (!ROUTE_MODULES.has(f)) throw new Error(`no target for ${path}`);
+    return { kind: 'route_module', edge_id: ref(c), id: ref(e), module: f };
+  }
+  return { kind: 'edge_module', edge_kind: b, id: ref(c), module: d };
+}
 
 export interface Call {
   readonly fn: string;
@@ -77,6 +121,7 @@ export function op(
 ): Operation {
   return {
     method,
+    target: targetOf(path),
     path,
     phase: 'main',
     sensitive_paths: [],
@@ -114,7 +159,7 @@ export function change(
 
 export function plan(changes: ResourceChange[], extra: Partial<Plan> = {}): Plan {
   return {
-    format_version: 1,
+    format_version: 2,
     owner: 'default',
     changes,
     blocked: [],

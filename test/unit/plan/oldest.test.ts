@@ -63,9 +63,13 @@ describe('compareByAge', () => {
         throw new Error('unused');
       },
     };
-    const found = await findCreated(client as never, { kind: 'edges', edgeKind: 'tls' } as never, {
-      metadata,
-    });
+    const found = await findCreated(
+      client as never,
+      { kind: 'edges', edge_kind: 'tls' },
+      {
+        metadata,
+      },
+    );
     expect(kept).toBe('edgtls_2');
     expect(found).toBe(kept);
   });

@@ -124,7 +124,7 @@ describe('create on an empty account', () => {
 
   it('is a valid, versioned plan value', () => {
     expect(planSchema.parse(JSON.parse(JSON.stringify(plan)))).toEqual(plan);
-    expect(plan.format_version).toBe(1);
+    expect(plan.format_version).toBe(2);
     expect(plan.summary).toEqual({ create: 7, update: 0, delete: 0, adopt: 0, noop: 0 });
   });
 

@@ -123,7 +123,7 @@ describe('json', () => {
     expect(text).not.toContain('old-secret');
     expect(text).not.toContain('new-secret');
     const parsed = JSON.parse(text);
-    expect(parsed.format_version).toBe(1);
+    expect(parsed.format_version).toBe(2);
     expect(
       parsed.changes.find((c: { address: string }) => c.address === 'https_edge.shop.route["/"]'),
     ).toMatchInlineSnapshot(`
@@ -167,6 +167,11 @@ describe('json', () => {
             "sensitive_paths": [
               "oauth.provider.google.client_secret",
             ],
+            "target": {
+              "edge_id": "edghts_shop",
+              "id": "edghtsrt_1",
+              "kind": "route",
+            },
           },
         ],
         "reason": "set oauth",

@@ -1,0 +1,104 @@
+/**
+ * The planner's refusals: the deletion guards (protect, the empty set, max deletes) and the
+ * hostport conflicts, each recorded as a `blocked` entry of the plan.
+ */
+import type { PlanContext } from './context.js';
+import {
+  describeHolder,
+  type EdgeMatch,
+  KIND_LABEL,
+  type LiveEdge,
+  type Orphan,
+} from './ownership.js';
+
+/** Applies protect, the empty-set guard and max-deletes; returns the deletions allowed. */
+export function guardDeletions(
+  ctx: PlanContext,
+  orphans: readonly Orphan[],
+  emptySet: boolean,
+): Orphan[] {
+  const candidates: Orphan[] = [];
+  for (const o of orphans) {
+    if (o.live.meta?.protect === true) {
+      ctx.blocked.push({
+        address: o.address,
+        kind: 'guard',
+        reason: `${o.live.record.id} is protected (edgesync/protect=true) and is never deleted; to delete it, apply its manifest with protect: false first`,
+      });
+    } else {
+      candidates.push(o);
+    }
+  }
+  if (candidates.length === 0) return candidates;
+  let refusal: string | undefined;
+  if (emptySet && !ctx.allowEmpty) {
+    refusal = `the manifests declare no edges: refusing to delete the ${candidates.length} edge(s) owned by "${ctx.owner}" (pass --allow-empty to delete them)`;
+  } else if (candidates.length > ctx.maxDeletes) {
+    const n = candidates.length;
+    refusal = `${n} edge deletion${n === 1 ? '' : 's'} ${n === 1 ? 'exceeds' : 'exceed'} the limit of ${ctx.maxDeletes} (--max-deletes): no edge is deleted`;
+  }
+  if (refusal === undefined) return candidates;
+  for (const o of candidates) {
+    ctx.blocked.push({
+      address: o.address,
+      kind: 'guard',
+      reason: `${o.live.record.id}: ${refusal}`,
+    });
+  }
+  return [];
+}
+
+/**
+ * Blocks every desired edge that claims a hostport it cannot get: held by an edge that is not
+ * ours, or by one of ours that keeps it (its own change blocked, its deletion refused). Runs
+ * to a fixpoint because a blocked edge keeps the hostports it would have released.
+ */
+export function resolveHostports(
+  ctx: PlanContext,
+  matches: readonly EdgeMatch[],
+  deletions: readonly Orphan[],
+  holders: ReadonlyMap<string, LiveEdge>,
+): EdgeMatch[] {
+  const deleting = new Set(deletions.map((d) => d.live.record.id));
+  const byLiveId = new Map<string, EdgeMatch>();
+  for (const m of matches) if (m.live !== undefined) byLiveId.set(m.live.record.id, m);
+  const blocked = new Map<string, string>();
+
+  const keeps = (holder: LiveEdge, hostport: string): string | undefined => {
+    if (deleting.has(holder.record.id)) return undefined;
+    const m = byLiveId.get(holder.record.id);
+    if (m === undefined) {
+      if (!holder.owned) return describeHolder(holder);
+      return 'which is ours but is not deleted (see the blocked entries)';
+    }
+    if (blocked.has(m.desired.address)) {
+      return `(${m.desired.address}) whose own change is blocked`;
+    }
+    return ctx.wanted(m.desired).includes(hostport)
+      ? `(${m.desired.address}) which keeps it`
+      : undefined;
+  };
+
+  let changed = true;
+  while (changed) {
+    changed = false;
+    for (const m of matches) {
+      if (blocked.has(m.desired.address)) continue;
+      const selfId = m.live?.record.id;
+      for (const h of ctx.wanted(m.desired)) {
+        const holder = holders.get(h);
+        if (holder === undefined || holder.record.id === selfId) continue;
+        const why = keeps(holder, h);
+        if (why === undefined) continue;
+        blocked.set(
+          m.desired.address,
+          `hostport ${h} is held by ${KIND_LABEL[holder.kind]} ${holder.record.id} ${why}; not attempted`,
+        );
+        changed = true;
+        break;
+      }
+    }
+  }
+  for (const [address, reason] of blocked) ctx.blocked.push({ address, kind: 'conflict', reason });
+  return matches.filter((m) => !blocked.has(m.desired.address));
+}

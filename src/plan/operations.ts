@@ -1,0 +1,152 @@
+/**
+ * Typed builders of plan operations: one per API write, each taking the body type the API
+ * client sends (`src/api/schemas.ts` write shapes). A body that drifts from the API's write
+ * shape therefore fails `npm run typecheck` in the planner, not an apply. The operation's
+ * `path` is rendered from its typed target, for display only.
+ */
+import type {
+  BotUserCreate,
+  BotUserUpdate,
+  HttpsEdgeWrite,
+  RouteCreate,
+  RouteUpdate,
+  TlsEdgeWrite,
+} from '../api/schemas.js';
+import { compareCodeUnits } from '../compare.js';
+import type { Operation, Phase } from './model.js';
+import type { EdgeKind } from './ownership.js';
+import { type PlannedTarget, type Ref, targetPath } from './target.js';
+
+/** The write body of an edge of each kind. */
+export interface EdgeWrite {
+  tls_edge: TlsEdgeWrite;
+  https_edge: HttpsEdgeWrite;
+}
+
+const SEGMENT: Readonly<Record<EdgeKind, 'tls' | 'https'>> = {
+  tls_edge: 'tls',
+  https_edge: 'https',
+};
+
+interface Extra {
+  readonly binds?: string;
+  /** Manifest sensitive paths of the resource (see bodySensitivePaths). */
+  readonly sensitive?: readonly string[];
+}
+
+function op(
+  method: Operation['method'],
+  target: PlannedTarget,
+  phase: Phase,
+  description: string,
+  body?: object,
+  extra: Extra = {},
+): Operation {
+  const o: Operation = {
+    method,
+    target,
+    path: targetPath(target),
+    phase,
+    description,
+    sensitive_paths: [],
+  };
+  if (body !== undefined) {
+    o.body = body;
+    o.sensitive_paths = bodySensitivePaths(body, extra.sensitive ?? []);
+  }
+  if (extra.binds !== undefined) o.binds = extra.binds;
+  return o;
+}
+
+/**
+ * Manifest sensitive paths -> paths into a request body. Bodies mirror the manifest's write
+ * shape, except that labels (and the name) travel inside the `metadata` string, which is then
+ * sensitive as a whole. Paths whose field the body does not carry are dropped.
+ */
+function bodySensitivePaths(body: object, sensitive: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const path of sensitive) {
+    const top = /^[A-Za-z_][A-Za-z0-9_]*/.exec(path)?.[0] ?? '';
+    if (top === 'metadata' || top === 'name') {
+      if ('metadata' in body) out.add('metadata');
+    } else if (top in body) {
+      out.add(path);
+    }
+  }
+  return [...out].sort(compareCodeUnits);
+}
+
+export function createEdge<K extends EdgeKind>(
+  kind: K,
+  body: EdgeWrite[K],
+  description: string,
+  extra: Extra,
+): Operation {
+  return op('POST', { kind: 'edges', edge_kind: SEGMENT[kind] }, 'main', description, body, extra);
+}
+
+export function updateEdge<K extends EdgeKind>(
+  kind: K,
+  id: string,
+  body: EdgeWrite[K],
+  phase: Phase,
+  description: string,
+  extra: Extra = {},
+): Operation {
+  const target = { kind: 'edge', edge_kind: SEGMENT[kind], id } as const;
+  return op('PATCH', target, phase, description, body, extra);
+}
+
+export function deleteEdge(kind: EdgeKind, id: string, description: string): Operation {
+  return op('DELETE', { kind: 'edge', edge_kind: SEGMENT[kind], id }, 'delete', description);
+}
+
+export function deleteEdgeModule(kind: EdgeKind, id: string, module: string): Operation {
+  const target = { kind: 'edge_module', edge_kind: SEGMENT[kind], id, module } as const;
+  return op('DELETE', target, 'main', `remove module ${module}`);
+}
+
+export function createRoute(
+  edge: Ref,
+  body: RouteCreate,
+  description: string,
+  extra: Extra,
+): Operation {
+  return op('POST', { kind: 'routes', edge_id: edge }, 'main', description, body, extra);
+}
+
+export function updateRoute(
+  edgeId: string,
+  id: string,
+  body: RouteUpdate,
+  description: string,
+  extra: Extra,
+): Operation {
+  return op('PATCH', { kind: 'route', edge_id: edgeId, id }, 'main', description, body, extra);
+}
+
+export function deleteRoute(edgeId: string, id: string, description: string): Operation {
+  return op('DELETE', { kind: 'route', edge_id: edgeId, id }, 'delete', description);
+}
+
+export function deleteRouteModule(
+  edgeId: string,
+  id: string,
+  module: string,
+  description = `remove module ${module}`,
+): Operation {
+  const target = { kind: 'route_module', edge_id: edgeId, id, module } as const;
+  return op('DELETE', target, 'main', description);
+}
+
+export function createBotUser(body: BotUserCreate, description: string, binds: string): Operation {
+  return op('POST', { kind: 'bot_users' }, 'main', description, body, { binds });
+}
+
+export function updateBotUser(id: string, body: BotUserUpdate, description: string): Operation {
+  return op('PATCH', { kind: 'bot_user', id }, 'main', description, body);
+}
+
+export function deleteBotUser(id: string, description: string): Operation {
+  return op('DELETE', { kind: 'bot_user', id }, 'delete', description);
+}

@@ -1,0 +1,107 @@
+/**
+ * The diff of one resource (an edge or a route) against its live record: changed scalars,
+ * modules set or removed, the PATCH body that realises it, and the field list a plan shows.
+ */
+import { compareCodeUnits } from '../compare.js';
+import { diffModule, fieldChanges, type Sensitivity } from './diff.js';
+import type { FieldChange, ModuleChange } from './model.js';
+
+export interface ScalarDiff<W> {
+  readonly name: keyof W & string;
+  readonly before: unknown;
+  readonly after: unknown;
+}
+
+export interface ResourceDiff<W> {
+  readonly fields: FieldChange[];
+  readonly modules: ModuleChange[];
+  /** The PATCH body: changed scalars and `set` modules. */
+  readonly patch: Partial<W>;
+  readonly setModules: string[];
+  readonly removedModules: string[];
+  readonly changedScalars: string[];
+}
+
+type LiveModules = Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+
+/**
+ * The modules of a manifest resource that are set, keyed by name, typed as the write shape `W`
+ * carries them (the manifest's module types are the API's write types: see
+ * test/unit/plan/write-shapes.test.ts).
+ */
+export function pickModules<R extends object, N extends keyof R & string>(
+  resource: R,
+  names: readonly N[],
+): Partial<Pick<R, N>> {
+  const out: Partial<Pick<R, N>> = {};
+  for (const name of names) if (resource[name] !== undefined) out[name] = resource[name];
+  return out;
+}
+
+/** Diffs scalars and modules of one resource (edge or route) against its live record. */
+export function diffResource<W extends object>(
+  scalars: readonly ScalarDiff<W>[],
+  moduleNames: readonly (keyof W & string)[],
+  desired: Partial<W>,
+  live: LiveModules,
+  sensitivity: Sensitivity,
+): ResourceDiff<W> {
+  const fields: FieldChange[] = [];
+  const modules: ModuleChange[] = [];
+  const patch: Partial<W> = {};
+  const setModules: string[] = [];
+  const removedModules: string[] = [];
+  const changedScalars: string[] = [];
+  for (const s of scalars) {
+    changedScalars.push(s.name);
+    patch[s.name] = s.after as W[typeof s.name];
+    const change: FieldChange = { path: s.name, sensitive: sensitivity.isSensitive(s.name) };
+    if (s.before !== undefined) change.before = s.before;
+    if (s.after !== undefined) change.after = s.after;
+    fields.push(change);
+  }
+  for (const name of moduleNames) {
+    const want = desired[name];
+    const d = diffModule(name, want as Readonly<Record<string, unknown>> | undefined, live[name]);
+    if (d === undefined) continue;
+    modules.push({ module: name, status: d.status });
+    if (d.status === 'unchanged') continue;
+    fieldChanges([name], d.before, d.after, sensitivity, fields);
+    if (d.status === 'set') {
+      patch[name] = want;
+      setModules.push(name);
+    } else {
+      removedModules.push(name);
+    }
+  }
+  return { fields, modules, patch, setModules, removedModules, changedScalars };
+}
+
+export function describeDiff(diff: ResourceDiff<object>): string {
+  const parts: string[] = [];
+  if (diff.changedScalars.length > 0) parts.push(`changed ${diff.changedScalars.join(', ')}`);
+  if (diff.setModules.length > 0) parts.push(`set ${diff.setModules.join(', ')}`);
+  if (diff.removedModules.length > 0) parts.push(`removed ${diff.removedModules.join(', ')}`);
+  return parts.join('; ');
+}
+
+export function hasChanges(diff: ResourceDiff<object>): boolean {
+  return Object.keys(diff.patch).length > 0 || diff.removedModules.length > 0;
+}
+
+/** Field list of a resource being created: every value it will have. */
+export function createFields(values: object, sensitivity: Sensitivity): FieldChange[] {
+  const out: FieldChange[] = [];
+  const record = values as Readonly<Record<string, unknown>>;
+  for (const key of Object.keys(record).sort(compareCodeUnits)) {
+    const value = record[key];
+    if (value === undefined) continue;
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      const d = diffModule(key, value as Readonly<Record<string, unknown>>, undefined);
+      fieldChanges([key], undefined, d?.after, sensitivity, out);
+    } else {
+      out.push({ path: key, after: value, sensitive: sensitivity.isSensitive(key) });
+    }
+  }
+  return out;
+}
