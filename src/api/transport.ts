@@ -1,0 +1,311 @@
+/**
+ * The client's transport: one HTTP exchange with the Edge API (headers, timeout, the client-side
+ * rate limit, retries with backoff, typed errors with the key redacted) and the validation of
+ * the answer against its zod schema. Endpoints (./endpoints.ts) and pagination
+ * (./pagination.ts) are built on `send`; nothing else in src/api talks HTTP.
+ */
+import { STATUS_CODES } from 'node:http';
+import { Agent, request } from 'undici';
+import type { z } from 'zod';
+import {
+  ApiError,
+  ApiResponseError,
+  type EdgesyncError,
+  errorMessage,
+  NetworkError,
+  TimeoutError,
+} from '../errors.js';
+import { API_VERSION } from '../spec/api.js';
+import type { ApiClientOptions, HttpMethod, ResponseInfo } from './client.js';
+import { normalizeBaseUrl } from './config.js';
+import { createTokenBucket, type TokenBucket } from './rate-limit.js';
+import {
+  type AttemptFailure,
+  abortableSleep,
+  abortedError,
+  backoffDelay,
+  classifyFailure,
+  DEFAULT_RETRY,
+  mayHaveBeenPerformed,
+  parseRetryAfter,
+  type RetryOptions,
+  realSleep,
+  requestNotSent,
+  throwIfAborted,
+} from './retry.js';
+import { type ApiErrorBody, apiErrorBodySchema } from './schemas.js';
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_USER_AGENT = 'edgesync';
+
+export interface Call {
+  readonly method: HttpMethod;
+  /** The path template, for logs and metrics (`/edges/tls/{id}`). */
+  readonly route: string;
+  /** Relative to the base URL, query included. */
+  readonly path: string;
+  readonly body?: unknown;
+  readonly signal: AbortSignal | undefined;
+}
+
+interface Answer {
+  readonly status: number;
+  readonly text: string;
+}
+
+type AttemptResult =
+  | ({ readonly ok: true } & Answer)
+  | {
+      readonly ok: false;
+      readonly failure: AttemptFailure;
+      readonly toError: (outcomeUnknown: boolean) => EdgesyncError;
+    };
+
+export interface Transport {
+  readonly baseUrl: string;
+  /** Sends the call and returns its validated answer. */
+  send<T>(call: Call, schema: z.ZodType<T>): Promise<T>;
+  /** Sends the call; its answer's body is not read (deletes answer 204). */
+  sendNoContent(call: Call): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createTransport(options: ApiClientOptions): Transport {
+  const baseUrl = normalizeBaseUrl(options.baseUrl);
+  const { apiKey } = options;
+  const ownsDispatcher = options.dispatcher === undefined;
+  const dispatcher =
+    options.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000 });
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const retry: Required<RetryOptions> =
+    options.retry === false
+      ? { ...DEFAULT_RETRY, maxAttempts: 1 }
+      : { ...DEFAULT_RETRY, ...definedFields(options.retry ?? {}) };
+  const sleep = options.sleep ?? realSleep;
+  const now = options.now ?? Date.now;
+  const random = options.random ?? Math.random;
+  const log = options.logger;
+  const bucket: TokenBucket | undefined =
+    options.rateLimit === undefined
+      ? undefined
+      : createTokenBucket(options.rateLimit, { now, sleep });
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${apiKey}`,
+    'svc-version': API_VERSION,
+    accept: 'application/json',
+    'user-agent': options.userAgent ?? DEFAULT_USER_AGENT,
+  };
+  const bodyHeaders = { ...headers, 'content-type': 'application/json' };
+
+  /** The key must never reach a message, whatever a server or a library echoes. */
+  const redact = (text: string): string =>
+    apiKey === '' ? text : text.split(apiKey).join('[redacted]');
+
+  function report(info: ResponseInfo): void {
+    log?.debug(info, 'api response');
+    if (options.onResponse === undefined) return;
+    try {
+      options.onResponse(info);
+    } catch (err) {
+      // A metrics hook must not turn a successful call into a failed one.
+      log?.error({ err: redact(errorMessage(err)) }, 'onResponse hook failed');
+    }
+  }
+
+  async function attemptOnce(call: Call, attempt: number): Promise<AttemptResult> {
+    const { method, path } = call;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const onAbort = () => controller.abort();
+    call.signal?.addEventListener('abort', onAbort, { once: true });
+    const started = now();
+    try {
+      const res = await request(baseUrl + path, {
+        dispatcher,
+        method,
+        headers: call.body === undefined ? headers : bodyHeaders,
+        body: call.body === undefined ? null : JSON.stringify(call.body),
+        signal: controller.signal,
+      });
+      const text = await res.body.text();
+      const status = res.statusCode;
+      report({ method, route: call.route, status, durationMs: now() - started, attempt });
+      if (status >= 200 && status < 300) return { ok: true, status, text };
+      const retryAfterMs = parseRetryAfter(res.headers['retry-after'], now());
+      const parsed = parseErrorBody(text);
+      const operationId =
+        parsed.details?.operation_id ?? headerValue(res.headers['svc-operation-id']);
+      return {
+        ok: false,
+        failure: {
+          kind: 'status',
+          status,
+          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        },
+        toError: (outcomeUnknown) =>
+          new ApiError({
+            method,
+            path,
+            status,
+            errorCode: parsed.error_code,
+            apiMessage: redact(parsed.msg ?? fallbackMessage(status, text)),
+            operationId,
+            retryAfter: retryAfterMs === undefined ? undefined : retryAfterMs / 1000,
+            outcomeUnknown,
+          }),
+      };
+    } catch (err) {
+      report({ method, route: call.route, status: 0, durationMs: now() - started, attempt });
+      if (call.signal?.aborted) throw abortedError(call.signal);
+      if (timedOut) {
+        return {
+          ok: false,
+          failure: { kind: 'timeout' },
+          toError: (outcomeUnknown) =>
+            new TimeoutError(method, path, timeoutMs, { cause: err, outcomeUnknown }),
+        };
+      }
+      return {
+        ok: false,
+        failure: { kind: 'network', sent: !requestNotSent(err) },
+        toError: (outcomeUnknown) =>
+          new NetworkError(method, path, {
+            cause: err,
+            reason: redact(networkReason(err)),
+            outcomeUnknown,
+          }),
+      };
+    } finally {
+      clearTimeout(timer);
+      call.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Sends a call until it gets a 2xx answer, a final failure, or its retries run out. */
+  async function exchange(call: Call): Promise<Answer> {
+    for (let attempt = 1; ; attempt++) {
+      throwIfAborted(call.signal);
+      await bucket?.take(call.signal);
+      const result = await attemptOnce(call, attempt);
+      if (result.ok) return result;
+      const { failure } = result;
+      const verdict = classifyFailure(call.method, failure);
+      // Reads have no outcome to be unsure of; a refused or rate-limited write did nothing.
+      const outcomeUnknown =
+        verdict !== 'fail' && call.method !== 'GET' && mayHaveBeenPerformed(failure);
+      if (verdict !== 'retry' || attempt >= retry.maxAttempts) {
+        throw result.toError(outcomeUnknown);
+      }
+      const retryAfterMs = failure.kind === 'status' ? failure.retryAfterMs : undefined;
+      if (retryAfterMs !== undefined && retryAfterMs > retry.maxRetryAfterMs) {
+        throw result.toError(outcomeUnknown);
+      }
+      const delayMs = retryAfterMs ?? backoffDelay(attempt - 1, retry, random);
+      log?.warn(
+        {
+          method: call.method,
+          route: call.route,
+          attempt,
+          delayMs,
+          failure: failure.kind === 'status' ? failure.status : failure.kind,
+        },
+        'retrying API request',
+      );
+      await abortableSleep(sleep, delayMs, call.signal);
+    }
+  }
+
+  async function send<T>(call: Call, schema: z.ZodType<T>): Promise<T> {
+    const answer = await exchange(call);
+    const fail = (problem: string, cause?: unknown) =>
+      new ApiResponseError({
+        method: call.method,
+        path: call.path,
+        status: answer.status,
+        problem: redact(problem),
+        cause,
+      });
+    if (answer.text.trim() === '') throw fail('empty body');
+    let data: unknown;
+    try {
+      data = JSON.parse(answer.text);
+    } catch (err) {
+      throw fail(`body is not JSON: ${snippet(answer.text)}`, err);
+    }
+    const parsed = schema.safeParse(data);
+    if (!parsed.success) throw fail(describeIssues(parsed.error.issues), parsed.error);
+    return parsed.data;
+  }
+
+  async function sendNoContent(call: Call): Promise<void> {
+    // Deletes answer 204; any body a server adds carries nothing we need.
+    await exchange(call);
+  }
+
+  return {
+    baseUrl,
+    send,
+    sendNoContent,
+    close: async () => {
+      if (ownsDispatcher) await dispatcher.close();
+    },
+  };
+}
+
+function definedFields<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The error body's fields when it is the API's JSON error; nothing when it is not (HTML, text). */
+function parseErrorBody(text: string): ApiErrorBody {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return {};
+  }
+  const parsed = apiErrorBodySchema.safeParse(data);
+  return parsed.success ? parsed.data : {};
+}
+
+function fallbackMessage(status: number, text: string): string {
+  const reason = STATUS_CODES[status] ?? 'unknown status';
+  const body = text.trim();
+  return body === '' ? reason : `${reason} (non-JSON body: ${snippet(body)})`;
+}
+
+/** A short, single-line excerpt of a body for an error message. */
+function snippet(text: string, max = 120): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+function networkReason(err: unknown): string {
+  const message = errorMessage(err);
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && !message.includes(code)) return `${code}: ${message}`;
+  return message === '' && err instanceof AggregateError
+    ? err.errors.map(errorMessage).join('; ')
+    : message;
+}
+
+/** At most five zod issues as `path: message`, e.g. `https_edges[3].routes[0].oauth: Required`. */
+function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+  const shown = issues.slice(0, 5).map((issue) => {
+    let path = '';
+    for (const key of issue.path) {
+      path += typeof key === 'number' ? `[${key}]` : path === '' ? String(key) : `.${String(key)}`;
+    }
+    return `${path === '' ? '(body)' : path}: ${issue.message}`;
+  });
+  const more = issues.length > shown.length ? ` (+${issues.length - shown.length} more)` : '';
+  return shown.join('; ') + more;
+}
