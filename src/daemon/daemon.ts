@@ -26,24 +26,29 @@
  * aborts the cycle in flight through its signal (it finishes its current API call), waits for it
  * up to `graceMs`, closes the HTTP server, resolves. Aborting `options.signal` calls `stop()`.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { ConfigError, errorMessage, ManifestDirError, ManifestError } from '../errors.js';
+import { ConfigError, errorMessage } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
+import { runCycle } from './cycle.js';
 import { createDaemonHttpHandler } from './http.js';
+import { type HttpListener, listenHttp } from './http-server.js';
 import { DEFAULT_LISTEN, type ListenAddress } from './listen.js';
-import { type CycleOutcome, createReconcileLoop } from './loop.js';
+import { createReconcileLoop } from './loop.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
-import { findAnchor, type ResolvedDir, resolveManifestDir, sameResolution } from './resolve.js';
+import { findAnchor, type ResolvedDir, resolveManifestDir } from './resolve.js';
+import {
+  type CycleRecord,
+  errorCount,
+  INITIAL_STATUS,
+  reduceStatus,
+  renderStatus,
+  type StatusState,
+} from './status.js';
 import {
   type BackoffOptions,
   type DaemonStatus,
-  EMPTY_SUMMARY,
   type ReconcileFn,
-  type ReconcileReport,
   realTimers,
-  type StatusDiagnostic,
   SUCCESS_RESULTS,
   type Timers,
   type TriggerReason,
@@ -111,17 +116,6 @@ function checkMs(name: string, value: number, min: number): number {
   return value;
 }
 
-interface LastCycle {
-  readonly result: ReconcileReport['result'];
-  readonly reason: TriggerReason;
-  readonly revision: string | undefined;
-  readonly at: number;
-  readonly durationMs: number;
-  readonly summary: ReconcileReport['summary'];
-  readonly writes: number;
-  readonly outOfSync: number | undefined;
-}
-
 export function createDaemon(options: DaemonOptions): Daemon {
   const absDir = path.resolve(options.dir);
   const intervalMs = checkMs('interval', options.intervalMs ?? DAEMON_DEFAULTS.intervalMs, 1);
@@ -154,15 +148,8 @@ export function createDaemon(options: DaemonOptions): Daemon {
   let started: Promise<void> | undefined;
   let stopping: Promise<void> | undefined;
   let accepting = false;
-  let everReady = false;
-  let server: Server | undefined;
-  let address: ListenAddress | undefined;
-  let lastResolved: ResolvedDir | undefined;
-  let last: LastCycle | undefined;
-  let lastSuccessAt: number | undefined;
-  let lastError: { message: string; at: number } | undefined;
-  let diagnostics: Record<string, StatusDiagnostic[]> = {};
-  let warnings: readonly string[] = [];
+  let http: HttpListener | undefined;
+  let state: StatusState = INITIAL_STATUS;
   let resolveClosed: () => void = () => undefined;
   const closed = new Promise<void>((resolve) => {
     resolveClosed = resolve;
@@ -179,7 +166,18 @@ export function createDaemon(options: DaemonOptions): Daemon {
   const loop = createReconcileLoop({
     cycle: async (reason, signal) => {
       try {
-        return await runCycle(reason, signal);
+        return await runCycle(
+          {
+            absDir,
+            reconcile: options.reconcile,
+            now,
+            record,
+            pointWatchers,
+            retrigger: () => loop.trigger('link'),
+          },
+          reason,
+          signal,
+        );
       } finally {
         afterCycle();
       }
@@ -207,164 +205,20 @@ export function createDaemon(options: DaemonOptions): Daemon {
     }
   }
 
-  async function runCycle(reason: TriggerReason, signal: AbortSignal): Promise<CycleOutcome> {
-    const startedAt = now();
-    let resolved: ResolvedDir;
-    try {
-      resolved = await resolveManifestDir(absDir);
-    } catch (err) {
-      // git-sync deletes the old worktree right after a swap: a link read just before the swap
-      // can point at a directory that is already gone. When the link resolves again at once,
-      // a newer revision arrived: this cycle is superseded, and the new one runs next.
-      const again = await resolveManifestDir(absDir).catch(() => undefined);
-      if (again !== undefined) {
-        loop.trigger('link');
-        record(
-          { result: 'superseded', summary: EMPTY_SUMMARY, writes: 0 },
-          reason,
-          startedAt,
-          undefined,
-          true,
-        );
-        return 'superseded';
-      }
-      await pointWatchers((await findAnchor(absDir)).path, undefined);
-      const message = errorMessage(err);
-      record(
-        { result: 'error', summary: EMPTY_SUMMARY, writes: 0, error: message },
-        reason,
-        startedAt,
-        undefined,
-        false,
-      );
-      return 'failure';
-    }
-    lastResolved = resolved;
-    await pointWatchers(resolved.link ?? absDir, resolved);
-    if (signal.aborted) return 'superseded';
-
-    let superseded = false;
-    const assertCurrent = async (): Promise<void> => {
-      let current: ResolvedDir;
-      try {
-        current = await resolveManifestDir(absDir);
-      } catch (err) {
-        superseded = true;
-        loop.trigger('link');
-        throw err;
-      }
-      if (!sameResolution(resolved, current)) {
-        superseded = true;
-        loop.trigger('link');
-        const from = resolved.revision ?? resolved.realDir;
-        const to = current.revision ?? current.realDir;
-        throw new ManifestDirError(
-          absDir,
-          `manifest directory changed during the cycle (${from} -> ${to}): nothing applied from the old one; reconciling the new one next`,
-        );
-      }
-    };
-
-    let report: ReconcileReport;
-    try {
-      report = await options.reconcile({
-        dir: resolved.realDir,
-        revision: resolved.revision,
-        reason,
-        signal,
-        assertCurrent,
-      });
-    } catch (err) {
-      report =
-        err instanceof ManifestError
-          ? {
-              result: 'invalid',
-              summary: EMPTY_SUMMARY,
-              writes: 0,
-              diagnostics: err.diagnostics,
-              error: err.message,
-            }
-          : { result: 'error', summary: EMPTY_SUMMARY, writes: 0, error: errorMessage(err) };
-    }
-    if (superseded && !SUCCESS_RESULTS.has(report.result)) {
-      // Whatever the old revision's cycle ran into (files vanishing under the loader, the swap
-      // check refusing to write) belongs to a revision that is gone: not an error.
-      report = { result: 'superseded', summary: report.summary, writes: report.writes };
-    }
-    record(report, reason, startedAt, resolved, superseded);
-    if (report.result === 'superseded') return 'superseded';
-    return SUCCESS_RESULTS.has(report.result) ? 'success' : 'failure';
-  }
-
-  function groupDiagnostics(
-    report: ReconcileReport,
-    realDir: string,
-  ): Record<string, StatusDiagnostic[]> {
-    const byFile: Record<string, StatusDiagnostic[]> = {};
-    for (const d of report.diagnostics ?? []) {
-      // Relative to the checkout, so the same file keeps its key across revisions.
-      const rel = path.isAbsolute(d.file) ? path.relative(realDir, d.file) : d.file;
-      const file = rel.startsWith('..') || rel === '' ? d.file : rel;
-      const list = byFile[file] ?? [];
-      list.push({
-        line: d.line,
-        column: d.column,
-        path: d.path,
-        message: d.message,
-        severity: d.severity,
-      });
-      byFile[file] = list;
-    }
-    return byFile;
-  }
-
-  function record(
-    report: ReconcileReport,
-    reason: TriggerReason,
-    startedAt: number,
-    resolved: ResolvedDir | undefined,
-    superseded: boolean,
-  ): void {
-    const at = now();
-    const durationMs = Math.max(0, at - startedAt);
+  function record(rec: CycleRecord): void {
+    const { report, reason, resolved, superseded } = rec;
+    const durationMs = Math.max(0, rec.at - rec.startedAt);
     const success = SUCCESS_RESULTS.has(report.result);
     const failuresBefore = loop.snapshot().failures;
     const failuresAfter = success ? 0 : superseded ? failuresBefore : failuresBefore + 1;
-    last = {
-      result: report.result,
-      reason,
-      revision: resolved?.revision,
-      at,
-      durationMs,
-      summary: report.summary,
-      writes: report.writes,
-      outOfSync: report.outOfSync,
-    };
-    if (success) {
-      everReady = true;
-      lastSuccessAt = at;
-      lastError = undefined;
-    } else if (report.result !== 'superseded') {
-      const n = report.diagnostics?.filter((d) => d.severity === 'error').length ?? 0;
-      lastError = {
-        message:
-          report.error ??
-          (report.result === 'invalid' ? `${n} manifest error(s)` : 'reconcile failed'),
-        at,
-      };
-    }
-    // Diagnostics describe the set the cycle read; a cycle that read nothing (or read a worktree
-    // git-sync was replacing) leaves them as they were.
-    if (resolved && !superseded) diagnostics = groupDiagnostics(report, resolved.realDir);
-    if (report.warnings !== undefined) warnings = report.warnings;
-    const errorCount = report.diagnostics?.filter((d) => d.severity === 'error').length ?? 0;
+    state = reduceStatus(state, rec);
     metrics.observeReconcile({
       result: report.result,
       durationMs,
-      at,
+      at: rec.at,
       managed: report.managed,
       outOfSync: report.outOfSync,
-      manifestErrors: resolved ? errorCount : undefined,
+      manifestErrors: resolved ? errorCount(report) : undefined,
       consecutiveFailures: failuresAfter,
     });
     const line = {
@@ -389,7 +243,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
   async function bind(addr: ListenAddress): Promise<void> {
     const handler = createDaemonHttpHandler({
       status,
-      ready: () => everReady,
+      ready: () => state.everReady,
       metrics,
       requestReconcile: () => {
         if (!accepting) return false;
@@ -397,79 +251,15 @@ export function createDaemon(options: DaemonOptions): Daemon {
         return true;
       },
     });
-    const srv = createServer(handler);
-    srv.requestTimeout = 30_000;
-    srv.headersTimeout = 10_000;
-    await new Promise<void>((resolve, reject) => {
-      const onError = (err: Error) => {
-        srv.off('listening', onListening);
-        reject(
-          new ConfigError(`cannot listen on ${addr.host}:${addr.port}: ${err.message}`, {
-            cause: err,
-          }),
-        );
-      };
-      const onListening = () => {
-        srv.off('error', onError);
-        resolve();
-      };
-      srv.once('error', onError);
-      srv.once('listening', onListening);
-      srv.listen({ host: addr.host, port: addr.port });
-    });
-    // After start-up, socket errors must never crash the daemon.
-    srv.on('error', (err) => logger.error({ err: err.message }, 'http server error'));
-    srv.on('clientError', (_err, socket) => socket.destroy());
-    const info = srv.address() as AddressInfo;
-    server = srv;
-    address = { host: info.address, port: info.port };
+    http = await listenHttp(addr, handler, logger);
   }
 
   async function closeServer(): Promise<void> {
-    const srv = server;
-    if (!srv) return;
-    await new Promise<void>((resolve) => {
-      srv.close(() => resolve());
-      // Keep-alive sockets (Prometheus, probes) would hold close() open.
-      srv.closeAllConnections();
-    });
-  }
-
-  function iso(ms: number | undefined): string | null {
-    return ms === undefined ? null : new Date(ms).toISOString();
+    await http?.close();
   }
 
   function status(): DaemonStatus {
-    const snap = loop.snapshot();
-    return {
-      format_version: 1,
-      dir: absDir,
-      resolved_dir: lastResolved?.realDir ?? null,
-      revision: lastResolved?.revision ?? null,
-      ready: everReady,
-      in_flight: snap.inFlight !== undefined,
-      last_reconcile: last
-        ? {
-            result: last.result,
-            reason: last.reason,
-            revision: last.revision ?? null,
-            at: new Date(last.at).toISOString(),
-            duration_ms: last.durationMs,
-            summary: last.summary,
-            writes: last.writes,
-            out_of_sync: last.outOfSync ?? null,
-          }
-        : null,
-      last_success_at: iso(lastSuccessAt),
-      last_error: lastError
-        ? { message: lastError.message, at: new Date(lastError.at).toISOString() }
-        : null,
-      diagnostics_by_file: diagnostics,
-      warnings,
-      next_resync_at: iso(snap.nextAt),
-      backoff_ms: snap.backoffMs,
-      consecutive_failures: snap.failures,
-    };
+    return renderStatus(state, absDir, loop.snapshot());
   }
 
   async function doStart(): Promise<void> {
@@ -490,7 +280,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     logger.info(
       {
         dir: absDir,
-        listen: address ? `${address.host}:${address.port}` : false,
+        listen: http ? `${http.address.host}:${http.address.port}` : false,
         interval_ms: intervalMs,
         debounce_ms: debounceMs,
         watch: watchEnabled,
@@ -550,10 +340,10 @@ export function createDaemon(options: DaemonOptions): Daemon {
     status,
 
     get ready() {
-      return everReady;
+      return state.everReady;
     },
     get address() {
-      return address;
+      return http?.address;
     },
     closed,
     metrics,
