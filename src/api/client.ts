@@ -41,9 +41,7 @@ import {
   type TlsEdgeWrite,
   tlsEdgeListSchema,
 } from './schemas.js';
-import { createTransport, DEFAULT_TIMEOUT_MS, DEFAULT_USER_AGENT } from './transport.js';
-
-export { DEFAULT_TIMEOUT_MS, DEFAULT_USER_AGENT };
+import { createTransport } from './transport.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 

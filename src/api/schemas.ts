@@ -231,33 +231,11 @@ export const apiErrorBodySchema = z.object({
     .catch(undefined),
 });
 
-export type Ref = z.infer<typeof refSchema>;
 export type TlsEdge = z.infer<typeof tlsEdgeSchema>;
 export type HttpsEdge = z.infer<typeof httpsEdgeSchema>;
 export type HttpsRoute = z.infer<typeof httpsRouteSchema>;
 export type BotUser = z.infer<typeof botUserSchema>;
-export type TlsEdgeList = z.infer<typeof tlsEdgeListSchema>;
-export type HttpsEdgeList = z.infer<typeof httpsEdgeListSchema>;
-export type BotUserList = z.infer<typeof botUserListSchema>;
 export type ApiErrorBody = z.infer<typeof apiErrorBodySchema>;
-
-export type BackendRead = z.infer<typeof backendReadSchema>;
-export type IpRestrictionRead = z.infer<typeof ipRestrictionReadSchema>;
-export type MutualTlsRead = z.infer<typeof mutualTlsReadSchema>;
-export type TlsTerminationRead = z.infer<typeof tlsTerminationReadSchema>;
-export type TrafficPolicyRead = z.infer<typeof trafficPolicyReadSchema>;
-export type CircuitBreakerRead = z.infer<typeof circuitBreakerReadSchema>;
-export type CompressionRead = z.infer<typeof compressionReadSchema>;
-export type HeadersRead = z.infer<typeof headersReadSchema>;
-export type WebhookVerificationRead = z.infer<typeof webhookVerificationReadSchema>;
-export type OAuthProviderRead = z.infer<typeof oauthProviderReadSchema>;
-export type OAuthGithubRead = z.infer<typeof oauthGithubReadSchema>;
-export type OAuthProvidersRead = z.infer<typeof oauthProvidersReadSchema>;
-export type OAuthRead = z.infer<typeof oauthReadSchema>;
-export type SamlRead = z.infer<typeof samlReadSchema>;
-export type OidcRead = z.infer<typeof oidcReadSchema>;
-export type WebsocketTcpConverterRead = z.infer<typeof websocketTcpConverterReadSchema>;
-export type UserAgentFilterRead = z.infer<typeof userAgentFilterReadSchema>;
 
 // ---------------------------------------------------------------------------------------------
 // Module owners: which sub-resources exist where, and their typed bodies.

@@ -54,7 +54,6 @@ export const SecretRefSchema = z.union([
   }),
   z.strictObject({ file: z.string().min(1, { error: 'must be a file path' }) }),
 ]);
-export type SecretRef = z.infer<typeof SecretRefSchema>;
 
 // ---- building blocks --------------------------------------------------------------------------
 
@@ -249,8 +248,6 @@ export const HeadersSchema = z
     remove: uniqueList(headerName(), { ignoreCase: true }).optional(),
   })
   .meta({ description: 'Headers module: add (name to value) and remove (names).' });
-export const RequestHeadersSchema = HeadersSchema;
-export const ResponseHeadersSchema = HeadersSchema;
 
 /** Provider validity (known list, secret rules) is checked in `./semantics.ts`. */
 export const WebhookVerificationSchema = z

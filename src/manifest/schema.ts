@@ -35,18 +35,15 @@ import {
   CircuitBreakerSchema,
   CompressionSchema,
   describedText,
-  type HeadersSchema,
+  HeadersSchema,
   IpRestrictionSchema,
   idPattern,
   type Kind,
   labels,
   MutualTlsSchema,
   NAME_PATTERN,
-  type OAuthGitHubSchema,
   OAuthSchema,
   OidcSchema,
-  RequestHeadersSchema,
-  ResponseHeadersSchema,
   refable,
   ruled,
   SamlSchema,
@@ -111,8 +108,8 @@ export const RouteSchema = z
     ip_restriction: IpRestrictionSchema.optional(),
     circuit_breaker: CircuitBreakerSchema.optional(),
     compression: CompressionSchema.optional(),
-    request_headers: RequestHeadersSchema.optional(),
-    response_headers: ResponseHeadersSchema.optional(),
+    request_headers: HeadersSchema.optional(),
+    response_headers: HeadersSchema.optional(),
     webhook_verification: WebhookVerificationSchema.optional(),
     oauth: OAuthSchema.optional(),
     saml: SamlSchema.optional(),
@@ -187,11 +184,6 @@ export const LocatedSchema = z.strictObject({
 export type Located = z.infer<typeof LocatedSchema>;
 
 /** What users write (without `{env}`/`{file}` alternatives: see SecretRef). */
-export type TlsEdgeInput = z.input<typeof TlsEdgeSchema>;
-export type HttpsEdgeInput = z.input<typeof HttpsEdgeSchema>;
-export type RouteInput = z.input<typeof RouteSchema>;
-export type BotUserInput = z.input<typeof BotUserSchema>;
-export type ManifestDocumentInput = z.input<typeof ManifestDocumentSchema>;
 
 export type RouteManifest = z.output<typeof RouteSchema> & Located;
 export type TlsEdgeManifest = z.output<typeof TlsEdgeSchema> & Located;
@@ -200,25 +192,8 @@ export type HttpsEdgeManifest = Omit<z.output<typeof HttpsEdgeSchema>, 'routes'>
 } & Located;
 export type BotUserManifest = z.output<typeof BotUserSchema> & Located;
 export type EdgeManifest = TlsEdgeManifest | HttpsEdgeManifest;
-export type ResourceManifest = TlsEdgeManifest | HttpsEdgeManifest | BotUserManifest;
 
 /** Module value types, for the plan and apply stages. */
-export type BackendModule = z.output<typeof BackendSchema>;
-export type IpRestrictionModule = z.output<typeof IpRestrictionSchema>;
-export type MutualTlsModule = z.output<typeof MutualTlsSchema>;
-export type TlsTerminationModule = z.output<typeof TlsTerminationSchema>;
-export type TlsTerminationAtEdgeModule = z.output<typeof TlsTerminationAtEdgeSchema>;
-export type TrafficPolicyModule = z.output<typeof TrafficPolicySchema>;
-export type CircuitBreakerModule = z.output<typeof CircuitBreakerSchema>;
-export type CompressionModule = z.output<typeof CompressionSchema>;
-export type HeadersModule = z.output<typeof HeadersSchema>;
-export type WebhookVerificationModule = z.output<typeof WebhookVerificationSchema>;
-export type OAuthModule = z.output<typeof OAuthSchema>;
-export type OAuthProviderSettings = z.output<typeof OAuthGitHubSchema>;
-export type SamlModule = z.output<typeof SamlSchema>;
-export type OidcModule = z.output<typeof OidcSchema>;
-export type WebsocketTcpConverterModule = z.output<typeof WebsocketTcpConverterSchema>;
-export type UserAgentFilterModule = z.output<typeof UserAgentFilterSchema>;
 
 /** The desired state: every valid resource of the manifest directory, each kind sorted by name. */
 export interface DesiredSet {

@@ -24,7 +24,6 @@ export const PLAN_FORMAT_VERSION = 2;
 export const MASK = '(sensitive)';
 
 export const resourceKindSchema = z.enum(['tls_edge', 'https_edge', 'route', 'bot_user']);
-export type ResourceKind = z.infer<typeof resourceKindSchema>;
 
 export const actionSchema = z.enum(['create', 'update', 'delete', 'adopt', 'noop']);
 export type Action = z.infer<typeof actionSchema>;

@@ -28,8 +28,6 @@
 import type { HttpsEdge, HttpsRoute, TlsEdge } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
 
-export type ModuleOwnerKind = 'tls_edge' | 'https_edge' | 'route';
-
 /** A JSON-like value as the normalizer sees it. */
 export type Plain = null | boolean | number | string | Plain[] | { [key: string]: Plain };
 export type PlainObject = { [key: string]: Plain };

@@ -34,7 +34,6 @@ import { classifyLive, desiredEdges, resolveOwnership } from './ownership.js';
 import { releaseAuthFirst } from './routes.js';
 
 export { DEFAULT_MAX_DELETES, type PlanOptions } from './context.js';
-export { routeAddress } from './routes.js';
 
 /** What the planner needs of the live account (an `observe()` snapshot fits). */
 export interface LiveState {

@@ -16,7 +16,6 @@ export const refSchema = z.union([z.string(), z.strictObject({ created: z.string
 export type Ref = z.infer<typeof refSchema>;
 
 export const EDGE_KINDS = ['tls', 'https'] as const;
-export type EdgeKindSegment = (typeof EDGE_KINDS)[number];
 
 function targetSchemaOf<R extends z.ZodType>(ref: R) {
   const edgeKind = z.enum(EDGE_KINDS);

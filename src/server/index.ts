@@ -14,10 +14,8 @@ import { openJournal, type SalvageReport } from './journal.js';
 import type { ServerKnobs } from './knobs.js';
 import { Store } from './store.js';
 
-export { accountIdForKey, createServer, type EdgeServer, type ServerDeps } from './app.js';
 export { parseLatency, parseRate, parseRateLimit, type ServerKnobs } from './knobs.js';
 export type { SalvageReport } from './recovery.js';
-export { Store } from './store.js';
 
 export interface StartServerOptions extends ServerKnobs {
   /** Each key is one account; at least one. */

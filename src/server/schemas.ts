@@ -327,5 +327,4 @@ export const botUserUpdateSchema = obj({
   active: z.boolean().optional(),
 });
 
-export { type OAuthProviderRead, oauthSchema, oidcSchema, samlSchema } from './auth-schemas.js';
-export { descriptionSchema, hostportsSchema, metadataSchema } from './schema-blocks.js';
+export { samlSchema } from './auth-schemas.js';

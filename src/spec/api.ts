@@ -56,7 +56,7 @@ export const TERMINATE_AT = ['edge', 'agent', 'upstream'] as const;
 /** Accepted TLS versions (api-notes: exact set unconfirmed; this is our decision). */
 export const TLS_VERSIONS = ['1.0', '1.1', '1.2', '1.3'] as const;
 export const DEFAULT_TLS_MIN_VERSION = '1.2';
-export const DEFAULT_COOKIE_PREFIX = 'svc.';
+const _DEFAULT_COOKIE_PREFIX = 'svc.';
 export const NAMEID_FORMATS = [
   'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
   'urn:oasis:names:tc:SAML:2.0:nameid-format:transient',
@@ -182,7 +182,6 @@ export const AUTH_MODULES = ['oauth', 'oidc', 'saml'] as const;
 export type TlsEdgeModule = (typeof TLS_EDGE_MODULES)[number];
 export type HttpsEdgeModule = (typeof HTTPS_EDGE_MODULES)[number];
 export type RouteModule = (typeof ROUTE_MODULES)[number];
-export type AuthModule = (typeof AUTH_MODULES)[number];
 
 /** Error codes of api-notes' table (`ERR_SVC_<n>`). */
 export const ERROR_CODE = {

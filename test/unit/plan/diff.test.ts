@@ -117,7 +117,7 @@ const cases: Case[] = [
   {
     owner: 'route',
     module: 'request_headers',
-    schema: M.RequestHeadersSchema,
+    schema: M.HeadersSchema,
     value: { add: { 'X-Env': 'prod' } },
     changed: { add: { 'X-Env': 'dev' } },
     path: 'request_headers.add["x-env"]',
@@ -125,7 +125,7 @@ const cases: Case[] = [
   {
     owner: 'route',
     module: 'response_headers',
-    schema: M.ResponseHeadersSchema,
+    schema: M.HeadersSchema,
     value: { add: { 'X-Frame-Options': 'DENY' }, remove: ['Server'] },
     changed: { add: { 'X-Frame-Options': 'DENY' } },
     path: 'response_headers.remove',
