@@ -46,7 +46,7 @@ EXPOSE 9090
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:9090/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-ENTRYPOINT ["node", "/app/bin/edgesync.js", "run"]
+ENTRYPOINT ["node", "--expose-gc", "/app/bin/edgesync.js", "run"]
 # Inside a container the daemon must listen beyond loopback for probes and Prometheus. When you
 # override these arguments, keep `--listen 0.0.0.0:9090` (the HEALTHCHECK expects port 9090).
 CMD ["/manifests", "--listen", "0.0.0.0:9090"]

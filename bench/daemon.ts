@@ -67,7 +67,8 @@ async function spawnCli(
   pattern: RegExp,
   cwd: string,
 ): Promise<Child & { match: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], {
+  // `run` as the Docker image and npm start run it: with --expose-gc (src/daemon/memory.ts).
+  const child = spawn(process.execPath, ['--expose-gc', BIN, ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '', EDGESYNC_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

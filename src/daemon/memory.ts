@@ -9,22 +9,14 @@
  * costs tens of milliseconds for a live set this size and starts the next cycle from the live set,
  * with V8's next limit derived from it; resident memory then stays near a single cycle's peak.
  *
- * The collector is reached without asking users for `node --expose-gc`: the flag is set at
- * runtime, read through a fresh context's global, then cleared again.
+ * The collector needs Node started with `--expose-gc` (`npm start`, the Docker image, or
+ * `NODE_OPTIONS=--expose-gc`): the flag is passed at process start, never switched on at run
+ * time (Node's documentation warns against `v8.setFlagsFromString` after start-up). Without it
+ * the daemon runs the same, with a higher resident-memory plateau, and says so once at start.
  */
-import v8 from 'node:v8';
-import { runInNewContext } from 'node:vm';
 
-/** A function running a full collection, or undefined if this runtime offers none. */
+/** A function running a full collection, or undefined when Node was not started with --expose-gc. */
 export function fullGarbageCollector(): (() => void) | undefined {
-  const existing: unknown = (globalThis as { gc?: unknown }).gc;
-  if (typeof existing === 'function') return () => existing();
-  try {
-    v8.setFlagsFromString('--expose-gc');
-    const gc: unknown = runInNewContext('gc');
-    v8.setFlagsFromString('--no-expose-gc');
-    return typeof gc === 'function' ? () => gc() : undefined;
-  } catch {
-    return undefined;
-  }
+  const exposed: unknown = (globalThis as { gc?: unknown }).gc;
+  return typeof exposed === 'function' ? () => exposed() : undefined;
 }

@@ -208,6 +208,11 @@ export async function run(ctx: CliContext): Promise<number> {
   }
 
   const collectGarbage = fullGarbageCollector();
+  if (collectGarbage === undefined) {
+    root.info(
+      "no collection after each cycle: start Node with --expose-gc (NODE_OPTIONS=--expose-gc; npm start and the Docker image do) to keep resident memory near one cycle's peak",
+    );
+  }
   const metrics = createDaemonMetrics();
   const client = createApiClient({
     baseUrl: api.baseUrl,

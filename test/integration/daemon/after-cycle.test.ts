@@ -1,16 +1,22 @@
 /**
  * The `afterCycle` hook (edgesync run passes a full garbage collection): it runs once after
  * every cycle, whatever the cycle's result, and a hook that throws never stops the loop. And
- * the collector itself: available without `--expose-gc`, leaving no `gc` global behind.
+ * the collector itself: present only when Node was started with `--expose-gc`.
  */
+import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { runInNewContext } from 'node:vm';
 import { afterEach, expect, it } from 'vitest';
 import { createDaemon, type Daemon } from '../../../src/daemon/daemon.js';
 import { fullGarbageCollector } from '../../../src/daemon/memory.js';
 import { createDaemonMetrics } from '../../../src/daemon/metrics.js';
+import { assertFreshBuild } from '../../helpers/built.js';
 import { CONVERGED, makeTempDir, recorder, removeDir, waitFor } from './helpers.js';
+
+const run = promisify(execFile);
 
 let daemon: Daemon | undefined;
 let tmp: string | undefined;
@@ -52,9 +58,20 @@ it('runs the hook after every cycle, failed or thrown ones included, and survive
   expect(daemon.status().last_reconcile?.result).toBe('converged');
 });
 
-it('offers a full collector without --expose-gc and leaves no gc global behind', () => {
-  const collect = fullGarbageCollector();
-  expect(collect).toBeTypeOf('function');
-  collect?.();
+it('offers no collector without --expose-gc, and never switches the flag on at run time', () => {
+  expect(fullGarbageCollector()).toBeUndefined();
   expect(runInNewContext('typeof gc')).toBe('undefined');
+});
+
+it('offers a full collector when Node was started with --expose-gc', async () => {
+  assertFreshBuild();
+  const memory = pathToFileURL(path.resolve('dist/src/daemon/memory.js')).href;
+  const script = `const m = await import(${JSON.stringify(memory)}); const c = m.fullGarbageCollector(); c(); console.log(typeof c);`;
+  const { stdout } = await run(process.execPath, [
+    '--expose-gc',
+    '--input-type=module',
+    '-e',
+    script,
+  ]);
+  expect(stdout.trim()).toBe('function');
 });
