@@ -328,14 +328,13 @@ describe('observe', () => {
   });
 
   it('stops promptly when aborted', async () => {
-    server.knobs.latencyMs = { min: 2000, max: 2000 };
+    // The answer would take far longer than the test's own timeout: only a prompt abort passes.
+    server.knobs.latencyMs = { min: 60_000, max: 60_000 };
     const { client } = connect({ sleep: undefined });
     const controller = new AbortController();
-    const started = Date.now();
     const pending = observe(client, { signal: controller.signal });
     setTimeout(() => controller.abort(), 50);
     await expect(pending).rejects.toBeInstanceOf(AbortedError);
-    expect(Date.now() - started).toBeLessThan(1500);
   });
 });
 

@@ -9,7 +9,7 @@ import { createDaemon, type Daemon } from '../../../src/daemon/daemon.js';
 import { createDaemonMetrics } from '../../../src/daemon/metrics.js';
 import type { ReconcileReport } from '../../../src/daemon/types.js';
 import { ManualClock } from '../../unit/daemon/manual-clock.js';
-import { CONVERGED, makeTempDir, recorder, removeDir } from './helpers.js';
+import { CONVERGED, makeTempDir, recorder, removeDir, waitFor } from './helpers.js';
 
 let daemon: Daemon | undefined;
 let tmp: string | undefined;
@@ -38,11 +38,20 @@ it('reports the backoff sequence in /status and resets it on success', async () 
     metrics: createDaemonMetrics({ defaultMetrics: false }),
   });
   await daemon.start();
-  // Resolution and the reconcile are real I/O: let each cycle settle before reading the clock.
+  // Resolution and the reconcile are real I/O: wait for the next cycle to be recorded and the
+  // loop to be idle again before reading the clock (a condition, never a fixed time).
+  let cycles = 0;
   const settle = async () => {
-    for (let i = 0; i < 50 && daemon?.status().in_flight; i++) await clock.advance(0);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    await clock.advance(0);
+    cycles += 1;
+    const want = cycles;
+    await waitFor(`cycle ${want} recorded`, async () => {
+      await clock.advance(0);
+      return (
+        calls.length >= want &&
+        daemon?.status().in_flight === false &&
+        daemon.status().last_reconcile !== null
+      );
+    });
   };
   const seen: Array<[number, number, string | null]> = [];
   for (let i = 0; i < 5; i++) {

@@ -8,6 +8,7 @@ import { MISSING_DIR_MESSAGE } from '../../../src/daemon/resolve.js';
 import type { DaemonStatus, ReconcileReport } from '../../../src/daemon/types.js';
 import { ConfigError, type Diagnostic, ManifestError } from '../../../src/errors.js';
 import { createLogger } from '../../../src/log.js';
+import { flush, ManualClock } from '../../unit/daemon/manual-clock.js';
 import {
   CONVERGED,
   gate,
@@ -199,8 +200,8 @@ describe('daemon HTTP surface', () => {
     gates[0]?.open();
     await waitFor('the queued webhook cycle', () => calls.length === 2);
     gates[1]?.open();
+    // Webhooks start at once (no debounce): idle means nothing else was queued.
     await waitFor('idle', async () => !(await getStatus(base)).in_flight);
-    await sleep(50);
     expect(calls.map((c) => c.reason)).toEqual(['startup', 'webhook']);
   });
 
@@ -315,28 +316,32 @@ describe('daemon HTTP surface', () => {
   });
 
   it('stop() aborts the in-flight reconcile, lets it finish its call, and refuses webhooks meanwhile', async () => {
-    const observed: { aborted?: boolean } = {};
+    const observed: { aborted?: boolean; finished?: boolean } = {};
+    const inFlight = gate();
     const { calls, reconcile } = recorder(async ({ signal }) => {
       await new Promise<void>((resolve) =>
         signal.addEventListener('abort', () => resolve(), { once: true }),
       );
       observed.aborted = signal.aborted;
-      await sleep(200); // the API call in flight completes
+      await inFlight.promise; // the API call in flight completes when the test says so
+      observed.finished = true;
       return { ...CONVERGED, result: 'error', error: 'aborted: shutting down' };
     });
-    const { base, daemon: d } = await startDaemon({ reconcile, graceMs: 5000 });
+    const { base, daemon: d } = await startDaemon({ reconcile, graceMs: 60_000 });
     await waitFor('the startup cycle', () => calls.length === 1);
-    const t0 = Date.now();
-    const stopped = d.stop();
+    let stopDone = false;
+    const stopped = d.stop().then(() => {
+      stopDone = true;
+    });
     const refused = await fetch(`${base}/-/reconcile`, { method: 'POST' });
     expect(refused.status).toBe(503);
     await refused.text();
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    await waitFor('the cycle aborted', () => observed.aborted === true);
+    expect(stopDone).toBe(false); // stop() waits for the call in flight
+    inFlight.open();
     await stopped;
-    const elapsed = Date.now() - t0;
-    expect(observed.aborted).toBe(true);
-    expect(elapsed).toBeGreaterThanOrEqual(150);
-    expect(elapsed).toBeLessThan(5000);
+    expect(observed.finished).toBe(true);
     await expect(d.closed).resolves.toBeUndefined();
     await expect(fetch(`${base}/healthz`)).rejects.toThrow();
     expect(calls).toHaveLength(1);
@@ -344,13 +349,23 @@ describe('daemon HTTP surface', () => {
 
   it('stop() gives up on a reconcile that ignores its signal after the grace period', async () => {
     const { calls, reconcile } = recorder(() => new Promise<ReconcileReport>(() => undefined));
-    const { daemon: d } = await startDaemon({ reconcile, graceMs: 150 });
+    const clock = new ManualClock();
+    const { daemon: d } = await startDaemon({
+      reconcile,
+      graceMs: 150,
+      timers: clock,
+      now: clock.now,
+    });
     await waitFor('the startup cycle', () => calls.length === 1);
-    const t0 = Date.now();
-    await d.stop();
-    const elapsed = Date.now() - t0;
-    expect(elapsed).toBeGreaterThanOrEqual(140);
-    expect(elapsed).toBeLessThan(3000);
+    let stopDone = false;
+    const stopped = d.stop().then(() => {
+      stopDone = true;
+    });
+    await clock.advance(149);
+    await flush();
+    expect(stopDone).toBe(false);
+    await clock.advance(1);
+    await stopped;
   });
 
   it('stops when the signal it was given aborts', async () => {
@@ -361,7 +376,8 @@ describe('daemon HTTP surface', () => {
     controller.abort();
     await d.closed;
     d.trigger('manual');
-    await sleep(30);
+    // A stopped daemon refuses triggers synchronously: nothing is queued or running.
+    expect(d.status().in_flight).toBe(false);
     expect(calls).toHaveLength(1);
   });
 

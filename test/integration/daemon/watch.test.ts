@@ -1,14 +1,16 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDaemon, type Daemon } from '../../../src/daemon/daemon.js';
 import { createDaemonMetrics } from '../../../src/daemon/metrics.js';
-import { makeTempDir, recorder, removeDir, sleep, waitFor } from './helpers.js';
+import { logCapture, makeTempDir, recorder, removeDir, waitFor } from './helpers.js';
 
 let tmp: string;
 let dir: string;
 let daemon: Daemon | undefined;
 let rec: ReturnType<typeof recorder>;
+let log: ReturnType<typeof logCapture>;
 
 beforeEach(async () => {
   tmp = await makeTempDir('daemon-watch');
@@ -17,6 +19,7 @@ beforeEach(async () => {
   await fs.writeFile(path.join(dir, 'a.yaml'), 'kind: TLSEdge\nname: a\n');
   await fs.writeFile(path.join(dir, 'team', 'b.yml'), 'kind: TLSEdge\nname: b\n');
   rec = recorder();
+  log = logCapture();
 });
 
 afterEach(async () => {
@@ -32,6 +35,7 @@ async function start(debounceMs = 30): Promise<void> {
     listen: false,
     debounceMs,
     metrics: createDaemonMetrics({ defaultMetrics: false }),
+    logger: pino({ level: 'debug' }, log.destination),
   });
   await daemon.start();
   await waitFor('the startup cycle', () => rec.calls.length === 1);
@@ -40,6 +44,10 @@ async function start(debounceMs = 30): Promise<void> {
 }
 
 const fileCycles = () => rec.calls.filter((c) => c.reason === 'file').length;
+/** The files whose changes the watcher reported (debug log "manifest change seen"). */
+const seenFiles = () =>
+  log.lines.filter((l) => l.msg === 'manifest change seen').map((l) => String(l.file));
+const idle = () => daemon?.status().in_flight === false;
 
 describe('file-system triggers (real chokidar)', () => {
   it.each<[string, (d: string) => Promise<void>]>([
@@ -84,11 +92,12 @@ describe('file-system triggers (real chokidar)', () => {
     await fs.mkdir(path.join(dir, '.git'));
     await fs.writeFile(path.join(dir, '.git', 'inside.yaml'), 'x: 1\n');
     await fs.writeFile(path.join(dir, 'team', 'README.md'), '# team');
-    await sleep(400);
-    expect(fileCycles()).toBe(0);
-    // Positive control: the watcher is alive.
+    // Positive control, written last: once its event is seen, the watcher has reported (or
+    // dropped) the events of everything written before it. No waiting for time.
     await fs.writeFile(path.join(dir, 'team', 'c.yaml'), 'x: 1\n');
+    await waitFor('the control file seen', () => seenFiles().some((f) => f.endsWith('c.yaml')));
     await waitFor('a file-triggered cycle', () => fileCycles() === 1);
+    expect(seenFiles().map((f) => path.basename(f))).toEqual(['c.yaml']);
   });
 
   it('debounces a burst of writes into few cycles', async () => {
@@ -96,8 +105,8 @@ describe('file-system triggers (real chokidar)', () => {
     for (let i = 0; i < 20; i++) {
       await fs.writeFile(path.join(dir, `burst-${i}.yaml`), `kind: BotUser\nname: b${i}\n`);
     }
-    await waitFor('a file-triggered cycle', () => fileCycles() >= 1);
-    await sleep(400);
+    await waitFor('every write seen', () => new Set(seenFiles()).size === 20);
+    await waitFor('the cycles of the burst done', () => fileCycles() >= 1 && idle());
     // Debounced: far fewer cycles than writes. (Not "at most 2": on a loaded machine the 20
     // writes themselves can spread over more than one debounce window.)
     expect(fileCycles()).toBeGreaterThanOrEqual(1);
@@ -124,7 +133,6 @@ describe('file-system triggers (real chokidar)', () => {
     await waitFor('a cycle for the recreated directory', () => rec.calls.length >= 2);
     await waitFor('idle', () => daemon?.status().in_flight === false);
     const before = rec.calls.length;
-    await sleep(100);
     await fs.writeFile(path.join(dir, 'fresh.yaml'), 'x: 1\n');
     await waitFor('a cycle for a file in the new directory', () => rec.calls.length > before);
   });

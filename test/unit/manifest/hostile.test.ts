@@ -13,12 +13,11 @@ function aliasBomb(levels: number): string {
 
 describe('hostile input', () => {
   it('bounds alias expansion (billion laughs)', () => {
-    const started = Date.now();
+    // Unbounded expansion would not finish within the test's timeout; speed is a benchmark's job.
     const result = buildFrom({ 'bomb.yaml': aliasBomb(9) });
     expect(errorLines(result)).toEqual([
       'bomb.yaml:1:1: too many alias expansions (limit 100): refusing a possible alias bomb',
     ]);
-    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it.each([
