@@ -73,10 +73,17 @@ export class ManifestError extends EdgesyncError {
 /** The manifest directory is missing or unreadable: desired state unknown, never "empty". */
 export class ManifestDirError extends EdgesyncError {
   readonly dir: string;
+  /** What is wrong with it, in a few words (`does not exist`, `not a directory`...). */
+  readonly detail: string | undefined;
 
-  constructor(dir: string, message: string, options?: { cause?: unknown }) {
+  constructor(
+    dir: string,
+    message: string,
+    options?: { cause?: unknown; detail?: string | undefined },
+  ) {
     super('ES_MANIFEST_DIR', message, options);
     this.dir = dir;
+    this.detail = options?.detail;
   }
 }
 

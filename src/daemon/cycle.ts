@@ -6,8 +6,13 @@
  * while it ran ends `superseded`, and the new revision is reconciled next.
  */
 import { errorMessage, ManifestDirError, ManifestError } from '../errors.js';
+import {
+  findAnchor,
+  type ResolvedDir,
+  resolveManifestDir,
+  sameResolution,
+} from '../manifest/resolve.js';
 import type { CycleOutcome } from './loop.js';
-import { findAnchor, type ResolvedDir, resolveManifestDir, sameResolution } from './resolve.js';
 import type { CycleRecord } from './status.js';
 import {
   EMPTY_SUMMARY,

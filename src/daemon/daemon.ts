@@ -29,13 +29,13 @@
 import path from 'node:path';
 import { ConfigError, errorMessage } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
+import { findAnchor, type ResolvedDir, resolveManifestDir } from '../manifest/resolve.js';
 import { runCycle } from './cycle.js';
 import { createDaemonHttpHandler } from './http.js';
 import { type HttpListener, listenHttp } from './http-server.js';
 import { DEFAULT_LISTEN, type ListenAddress } from './listen.js';
 import { createReconcileLoop } from './loop.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
-import { findAnchor, type ResolvedDir, resolveManifestDir } from './resolve.js';
 import {
   type CycleRecord,
   errorCount,

@@ -9,7 +9,7 @@
 
 import type { Stats } from 'node:fs';
 import { readFileSync, realpathSync, statSync } from 'node:fs';
-import { lstat, readdir, readFile, readlink, realpath, stat } from 'node:fs/promises';
+import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { compareCodeUnits } from '../compare.js';
 import { type Diagnostic, errorMessage, ManifestDirError, ManifestError } from '../errors.js';
@@ -24,6 +24,7 @@ import {
 } from './build.js';
 import { sortDiagnostics } from './diagnostics.js';
 import type { ReadResult, RefReader } from './refs.js';
+import { resolveManifestDir } from './resolve.js';
 import type { DesiredSet } from './schema.js';
 
 export interface LoadOptions {
@@ -49,7 +50,7 @@ interface LoadInfo {
   readonly dir: string;
   /** Where it was read from (symlinks resolved once for this load). */
   readonly resolvedDir: string;
-  /** `basename(readlink(dir))` when the directory is a symlink (git-sync's revision), else null. */
+  /** git-sync's revision (`basename(readlink(...))`) or a plain checkout's commit, else null. */
   readonly revision: string | null;
   /** Manifest files read, relative to the directory, in load order. */
   readonly files: string[];
@@ -125,35 +126,23 @@ function problem(file: string, message: string): Diagnostic {
   return { file, line: 1, column: 1, path: '', message, severity: 'error' };
 }
 
+const LOADER_WORDING: Readonly<Record<string, string>> = {
+  'does not exist': 'does not exist',
+  'permission denied': 'is not readable',
+  'not a directory': 'is not a directory',
+};
+
+/** The shared resolver (./resolve.ts), with the command line's wording of its failures. */
 async function resolveDir(dir: string): Promise<{ resolvedDir: string; revision: string | null }> {
   try {
-    const link = await lstat(dir);
-    // git-sync swaps a symlink atomically: read it once and derive both the revision and the
-    // directory from that one value, so they cannot come from two different swaps.
-    let revision: string | null = null;
-    let target = dir;
-    if (link.isSymbolicLink()) {
-      const value = await readlink(dir);
-      revision = path.basename(value);
-      target = path.resolve(path.dirname(dir), value);
-    }
-    const resolvedDir = await realpath(target);
-    const info = await stat(resolvedDir);
-    if (!info.isDirectory()) {
-      throw new ManifestDirError(dir, `manifest directory ${dir} is not a directory`);
-    }
-    return { resolvedDir, revision };
+    const resolved = await resolveManifestDir(dir);
+    return { resolvedDir: resolved.realDir, revision: resolved.revision ?? null };
   } catch (err) {
-    if (err instanceof ManifestDirError) throw err;
-    const code = (err as NodeJS.ErrnoException).code;
-    const why =
-      code === 'ENOENT'
-        ? 'does not exist'
-        : code === 'EACCES'
-          ? 'is not readable'
-          : `cannot be read (${errorMessage(err)})`;
+    if (!(err instanceof ManifestDirError) || err.detail === undefined) throw err;
+    const why = LOADER_WORDING[err.detail] ?? `cannot be read (${err.detail})`;
     throw new ManifestDirError(dir, `manifest directory ${dir} ${why}: desired state unknown`, {
-      cause: err,
+      cause: err.cause,
+      detail: err.detail,
     });
   }
 }

@@ -10,8 +10,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDaemon, type Daemon } from '../../../src/daemon/daemon.js';
 import { createDaemonMetrics } from '../../../src/daemon/metrics.js';
-import { MISSING_DIR_MESSAGE } from '../../../src/daemon/resolve.js';
 import type { DaemonStatus, ReconcileInput, ReconcileReport } from '../../../src/daemon/types.js';
+import { MISSING_DIR_MESSAGE } from '../../../src/manifest/resolve.js';
 import { CONVERGED, makeTempDir, recorder, removeDir, sleep, waitFor } from './helpers.js';
 
 const FILES_PER_REVISION = 3;

@@ -4,10 +4,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDaemon, type Daemon, type DaemonOptions } from '../../../src/daemon/daemon.js';
 import { createDaemonMetrics } from '../../../src/daemon/metrics.js';
-import { MISSING_DIR_MESSAGE } from '../../../src/daemon/resolve.js';
 import type { DaemonStatus, ReconcileReport } from '../../../src/daemon/types.js';
 import { ConfigError, type Diagnostic, ManifestError } from '../../../src/errors.js';
 import { createLogger } from '../../../src/log.js';
+import { MISSING_DIR_MESSAGE } from '../../../src/manifest/resolve.js';
 import { flush, ManualClock } from '../../unit/daemon/manual-clock.js';
 import {
   CONVERGED,

@@ -1,13 +1,13 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManifestDirError } from '../../../src/errors.js';
 import {
   findAnchor,
   MISSING_DIR_MESSAGE,
   resolveManifestDir,
   sameResolution,
-} from '../../../src/daemon/resolve.js';
-import { ManifestDirError } from '../../../src/errors.js';
+} from '../../../src/manifest/resolve.js';
 import { makeTempDir, removeDir } from './helpers.js';
 
 let root: string;

@@ -101,7 +101,7 @@ describe('loadManifests', () => {
     [
       'an unreadable',
       (r: string) => path.join(r, 'file.yaml', 'sub'),
-      /cannot be read \(.*ENOTDIR/,
+      /cannot be read \(a path component is not a directory\)/,
     ],
   ])('a %s directory throws ManifestDirError', async (_what, dirOf, message) => {
     await put('file.yaml', bot('x'));

@@ -1,5 +1,6 @@
 /**
- * git-sync handling: where the manifest directory really is right now, and which revision that is.
+ * Where the manifest directory really is right now, and which revision that is: the one
+ * resolver of the loader (CLI commands) and the daemon.
  *
  * git-sync publishes each checkout by swapping a symlink atomically (`ln -s new tmp && mv -T tmp
  * link`) and then deleting the old worktree. The manifest path may be the link itself
@@ -15,13 +16,17 @@ import { constants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { errorMessage, ManifestDirError } from '../errors.js';
+import { gitRevision } from './git.js';
 
 export interface ResolvedDir {
   /** The configured path, absolute. */
   readonly dir: string;
   /** The real path of the directory (no symlinks left). */
   readonly realDir: string;
-  /** `basename(readlink(anchor))` when the path goes through a symlink. */
+  /**
+   * `basename(readlink(anchor))` when the path goes through a symlink (git-sync), else the
+   * commit of a plain git checkout around the directory (`./git.ts`), else undefined.
+   */
   readonly revision: string | undefined;
   /** The symlink component the revision comes from, when there is one. */
   readonly link: string | undefined;
@@ -70,7 +75,7 @@ export async function findAnchor(dir: string): Promise<Anchor> {
 }
 
 function missing(abs: string, detail: string, cause?: unknown): ManifestDirError {
-  return new ManifestDirError(abs, `${MISSING_DIR_MESSAGE} (${abs}: ${detail})`, { cause });
+  return new ManifestDirError(abs, `${MISSING_DIR_MESSAGE} (${abs}: ${detail})`, { cause, detail });
 }
 
 function describe(err: unknown): string {
@@ -121,6 +126,7 @@ async function resolveThrough(abs: string, anchor: Anchor): Promise<ResolvedDir>
     const stat = await fs.stat(realDir);
     if (!stat.isDirectory()) throw missing(abs, 'not a directory');
     await fs.access(realDir, constants.R_OK | constants.X_OK);
+    if (revision === undefined) revision = await gitRevision(realDir);
     return {
       dir: abs,
       realDir,
