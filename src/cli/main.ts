@@ -5,12 +5,17 @@
 
 import { errorMessage, isEdgesyncError } from '../errors.js';
 import { escapeControl, escapeControlKeepNewlines } from '../escape.js';
+import { didYouMean } from '../manifest/suggest.js';
 import { VERSION } from '../version.js';
 import { commands } from './commands.js';
 import type { CliContext } from './context.js';
 import { ExitCode, exitCodeFor } from './exit.js';
 
 export async function main(ctx: CliContext): Promise<number> {
+  // `edgesync help plan` is `edgesync plan --help`.
+  if (ctx.argv[0] === 'help' && ctx.argv[1] !== undefined && ctx.argv.length === 2) {
+    return main({ ...ctx, argv: [ctx.argv[1], '--help'] });
+  }
   const [name, ...rest] = ctx.argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     await printHelp(ctx);
@@ -20,9 +25,12 @@ export async function main(ctx: CliContext): Promise<number> {
     ctx.stdout.write(`${VERSION}\n`);
     return ExitCode.ok;
   }
-  const load = commands[name];
+  const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (load === undefined) {
-    ctx.stderr.write(`edgesync: unknown command "${escapeControl(name)}"; run "edgesync --help"\n`);
+    const hint = didYouMean(name, Object.keys(commands));
+    ctx.stderr.write(
+      `edgesync: unknown command "${escapeControl(name)}"${escapeControl(hint)}; run "edgesync --help"\n`,
+    );
     return ExitCode.usage;
   }
   try {
@@ -49,6 +57,6 @@ async function printHelp(ctx: CliContext): Promise<void> {
     const mod = await load();
     lines.push(`  ${name.padEnd(10)} ${mod.summary}`);
   }
-  lines.push('', 'Run "edgesync <command> --help" for its options.');
+  lines.push('', 'Run "edgesync help <command>" (or "edgesync <command> --help") for its options.');
   ctx.stderr.write(`${lines.join('\n')}\n`);
 }

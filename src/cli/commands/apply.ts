@@ -28,10 +28,16 @@ import {
   planSchema,
   renderText,
 } from '../../plan/index.js';
-import { parseRateLimit, type RateLimitSpec } from '../../spec/rate-limit.js';
-import { parseCommandArgs } from '../args.js';
+import type { RateLimitSpec } from '../../spec/rate-limit.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
+import {
+  manifestDirArg,
+  parseCommandArgs,
+  rateLimitFlag,
+  secretDirs,
+  wholeNumber,
+} from '../flags.js';
 import { checkOwner, type PreparedPlan, preparePlan, requireApiConfig } from '../pipeline.js';
 
 export const summary = 'apply the changes: make the live account match the manifests';
@@ -121,7 +127,7 @@ async function applyWith(
         : savedPlan.manifest_dir !== undefined
           ? // Recorded by `plan --out`, relative to the plan file.
             path.resolve(path.dirname(target), savedPlan.manifest_dir)
-          : path.resolve(ctx.cwd, ctx.env.EDGESYNC_DIR || '.');
+          : path.resolve(ctx.cwd, manifestDirArg(ctx, undefined));
 
   // The same pipeline as `edgesync plan`: load + observe + plan + fingerprints.
   let prepared: PreparedPlan;
@@ -135,7 +141,7 @@ async function applyWith(
       allowEmpty: options.allowEmpty,
       maxDeletes: options.maxDeletes,
       env: ctx.env,
-      secretDirs: options.secretDirs.map((d) => path.resolve(ctx.cwd, d)),
+      secretDirs: secretDirs(ctx, options.secretDirs),
       signal: ctx.signal,
     });
   } catch (err) {
@@ -289,27 +295,13 @@ function parseOptions(ctx: CliContext): Options | 'help' {
   if (values.help) return 'help';
   if (positionals.length > 1)
     throw new UsageError(`expected at most one DIR or PLANFILE\n${USAGE}`);
-  const count = (flag: string, text: string | undefined, fallback: number, min: number) => {
-    if (text === undefined) return fallback;
-    if (!/^\d+$/.test(text) || Number(text) < min || !Number.isSafeInteger(Number(text))) {
-      throw new UsageError(`--${flag} must be a whole number of at least ${min}, got "${text}"`);
-    }
-    return Number(text);
-  };
-  let rateLimit: Options['rateLimit'];
-  if (values['rate-limit'] !== undefined) {
-    rateLimit = parseRateLimit(values['rate-limit']);
-    if (rateLimit === undefined) {
-      throw new UsageError(`--rate-limit must look like 120/60s, got "${values['rate-limit']}"`);
-    }
-  }
   return {
-    target: positionals[0] ?? (ctx.env.EDGESYNC_DIR || '.'),
+    target: manifestDirArg(ctx, positionals[0]),
     yes: values.yes === true,
     owner: values.owner === undefined ? undefined : checkOwner(values.owner),
-    concurrency: count('concurrency', values.concurrency, DEFAULT_CONCURRENCY, 1),
-    rateLimit,
-    maxDeletes: count('max-deletes', values['max-deletes'], DEFAULT_MAX_DELETES, 0),
+    concurrency: wholeNumber('concurrency', values.concurrency, DEFAULT_CONCURRENCY, 1),
+    rateLimit: rateLimitFlag(values['rate-limit']),
+    maxDeletes: wholeNumber('max-deletes', values['max-deletes'], DEFAULT_MAX_DELETES, 0),
     allowEmpty: values['allow-empty'] === true,
     dir: values.dir,
     secretDirs: values['secret-dir'] ?? [],

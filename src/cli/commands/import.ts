@@ -15,9 +15,9 @@ import { ConfigError, EdgesyncError, errorMessage, UsageError } from '../../erro
 import { escapeControl } from '../../escape.js';
 import { DEFAULT_OWNER } from '../../manifest/metadata.js';
 import { makeDirectory } from '../../mkdir.js';
-import { parseCommandArgs } from '../args.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
+import { parseCommandArgs } from '../flags.js';
 import { checkOwner, requireApiConfig } from '../pipeline.js';
 
 export const summary = 'write manifests for the live edges and bot users';

@@ -18,9 +18,9 @@ import { formatDiagnostic } from '../../manifest/diagnostics.js';
 import { renderJson } from '../../plan/render/json.js';
 import { renderMarkdown } from '../../plan/render/markdown.js';
 import { renderText } from '../../plan/render/text.js';
-import { parseCommandArgs } from '../args.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
+import { manifestDirArg, parseCommandArgs, secretDirs, wholeNumber } from '../flags.js';
 import { preparePlan, requireApiConfig } from '../pipeline.js';
 
 export const summary = 'show what apply would change (dry run), as text, JSON or Markdown';
@@ -63,13 +63,6 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
-function parseCount(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text))
-    throw new UsageError(`--max-deletes must be a whole number >= 0, got "${text}"`);
-  return Number(text);
-}
-
 export async function run(ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
   if (values.help) {
@@ -81,8 +74,8 @@ export async function run(ctx: CliContext): Promise<number> {
     throw new UsageError(`--output must be one of ${OUTPUTS.join(', ')}, got "${values.output}"`);
   }
   if (positionals.length > 1) throw new UsageError(`expected at most one DIR\n${USAGE}`);
-  const maxDeletes = parseCount(values['max-deletes']);
-  const dirArg = positionals[0] ?? (ctx.env.EDGESYNC_DIR || '.');
+  const maxDeletes = wholeNumber('max-deletes', values['max-deletes'], undefined, 0);
+  const dirArg = manifestDirArg(ctx, positionals[0]);
   const dir = path.resolve(ctx.cwd, dirArg);
   const api = requireApiConfig({ apiUrl: values['api-url'], apiKey: values['api-key'] }, ctx.env);
 
@@ -96,7 +89,7 @@ export async function run(ctx: CliContext): Promise<number> {
       allowEmpty: values['allow-empty'],
       maxDeletes,
       env: ctx.env,
-      secretDirs: (values['secret-dir'] ?? []).map((d) => path.resolve(ctx.cwd, d)),
+      secretDirs: secretDirs(ctx, values['secret-dir']),
       signal: ctx.signal,
       fingerprint: values.out !== undefined || output === 'json',
       fingerprintKey: api.apiKey,

@@ -6,7 +6,6 @@
  */
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { createApiClient, resolveApiConfig } from '../../api/index.js';
 import { DEFAULT_CONCURRENCY } from '../../apply/executor.js';
 import {
@@ -17,14 +16,20 @@ import {
   fullGarbageCollector,
   parseListenAddress,
 } from '../../daemon/index.js';
-import { errorMessage, UsageError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import { createLogger, type Logger, parseLogLevel } from '../../log.js';
 import { makeDirectory } from '../../mkdir.js';
 import { generateApiKey, type RunningServer, startServer } from '../../server/index.js';
-import { parseRateLimit } from '../../spec/rate-limit.js';
 import type { CliContext } from '../context.js';
-import { parseDuration } from '../duration.js';
 import { ExitCode } from '../exit.js';
+import {
+  durationFlag,
+  manifestDirArg,
+  parseCommandArgs,
+  rateLimitFlag,
+  secretDirs,
+  wholeNumber,
+} from '../flags.js';
 import { checkMaxDeletes, checkOwner } from '../pipeline.js';
 import { createReconciler } from '../reconcile.js';
 
@@ -58,49 +63,24 @@ options:
 durations: 250ms, 60s, 5m, 1h30m. Exit: 0 after a clean shutdown, 1 error, 64 usage error.
 `;
 
-function parse(argv: readonly string[]) {
-  try {
-    return parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        interval: { type: 'string' },
-        debounce: { type: 'string' },
-        listen: { type: 'string' },
-        grace: { type: 'string' },
-        owner: { type: 'string' },
-        concurrency: { type: 'string' },
-        'rate-limit': { type: 'string' },
-        'max-deletes': { type: 'string' },
-        'allow-empty': { type: 'boolean', default: false },
-        'secret-dir': { type: 'string', multiple: true },
-        'state-dir': { type: 'string' },
-        'embedded-port': { type: 'string' },
-        'log-level': { type: 'string' },
-        'api-url': { type: 'string' },
-        'api-key': { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (err) {
-    throw new UsageError(errorMessage(err), { cause: err });
-  }
-}
-
-function wholeNumber(
-  flag: string,
-  text: string | undefined,
-  fallback: number,
-  min: number,
-): number {
-  if (text === undefined) return fallback;
-  const n = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < min) {
-    throw new UsageError(`${flag} must be a whole number >= ${min}, got "${text}"`);
-  }
-  return n;
-}
+const OPTIONS = {
+  interval: { type: 'string' },
+  debounce: { type: 'string' },
+  listen: { type: 'string' },
+  grace: { type: 'string' },
+  owner: { type: 'string' },
+  concurrency: { type: 'string' },
+  'rate-limit': { type: 'string' },
+  'max-deletes': { type: 'string' },
+  'allow-empty': { type: 'boolean', default: false },
+  'secret-dir': { type: 'string', multiple: true },
+  'state-dir': { type: 'string' },
+  'embedded-port': { type: 'string' },
+  'log-level': { type: 'string' },
+  'api-url': { type: 'string' },
+  'api-key': { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
 
 /** The embedded server's key lives in the state directory (0600), stable across restarts. */
 async function embeddedKey(stateDir: string): Promise<string> {
@@ -145,40 +125,26 @@ async function startEmbedded(
 }
 
 export async function run(ctx: CliContext): Promise<number> {
-  const { values, positionals } = parse(ctx.argv);
+  const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
   if (values.help) {
     ctx.stderr.write(USAGE);
     return ExitCode.ok;
   }
-  if (positionals.length > 1) throw new UsageError('run takes at most one directory');
-  const dir = path.resolve(ctx.cwd, positionals[0] ?? (ctx.env.EDGESYNC_DIR || '.'));
-  const intervalMs =
-    values.interval === undefined
-      ? DAEMON_DEFAULTS.intervalMs
-      : parseDuration(values.interval, '--interval');
+  if (positionals.length > 1) throw new UsageError(`expected at most one DIR\n${USAGE}`);
+  const dir = path.resolve(ctx.cwd, manifestDirArg(ctx, positionals[0]));
   // Checked here, before the embedded server starts and prints its key: a usage error, not a crash.
-  if (intervalMs < 1) throw new UsageError('--interval must be greater than 0');
-  const debounceMs =
-    values.debounce === undefined
-      ? DAEMON_DEFAULTS.debounceMs
-      : parseDuration(values.debounce, '--debounce');
-  const graceMs =
-    values.grace === undefined ? DAEMON_DEFAULTS.graceMs : parseDuration(values.grace, '--grace');
+  const intervalMs = durationFlag('interval', values.interval, DAEMON_DEFAULTS.intervalMs, 1);
+  const debounceMs = durationFlag('debounce', values.debounce, DAEMON_DEFAULTS.debounceMs);
+  const graceMs = durationFlag('grace', values.grace, DAEMON_DEFAULTS.graceMs);
   const listen =
     values.listen === undefined ? DEFAULT_LISTEN : parseListenAddress(values.listen, '--listen');
   const owner = checkOwner(values.owner);
   const maxDeletes = checkMaxDeletes(
-    values['max-deletes'] === undefined
-      ? undefined
-      : wholeNumber('--max-deletes', values['max-deletes'], 0, 0),
+    wholeNumber('max-deletes', values['max-deletes'], undefined, 0),
   );
-  const concurrency = wholeNumber('--concurrency', values.concurrency, DEFAULT_CONCURRENCY, 1);
-  const embeddedPort = wholeNumber('--embedded-port', values['embedded-port'], 8787, 0);
-  let rateLimit: { limit: number; windowMs: number } | undefined;
-  if (values['rate-limit'] !== undefined) {
-    rateLimit = parseRateLimit(values['rate-limit']);
-    if (rateLimit === undefined) throw new UsageError('--rate-limit must look like 120/60s');
-  }
+  const concurrency = wholeNumber('concurrency', values.concurrency, DEFAULT_CONCURRENCY, 1);
+  const embeddedPort = wholeNumber('embedded-port', values['embedded-port'], 8787, 0);
+  const rateLimit = rateLimitFlag(values['rate-limit']);
   const stateDir = path.resolve(ctx.cwd, values['state-dir'] ?? '.edgesync');
 
   const pretty = ctx.stdout.isTTY === true && ctx.env.EDGESYNC_LOG_FORMAT !== 'json';
@@ -230,7 +196,7 @@ export async function run(ctx: CliContext): Promise<number> {
       maxDeletes,
       concurrency,
       env: ctx.env,
-      secretDirs: (values['secret-dir'] ?? []).map((d) => path.resolve(ctx.cwd, d)),
+      secretDirs: secretDirs(ctx, values['secret-dir']),
       // The executor adds its own `module` binding.
       logger: root,
     }),

@@ -3,7 +3,6 @@
  * environment, prints the base URL and the accepted key(s) on stderr (the issue requires the
  * server to show its own keys, so a user can copy one), and closes cleanly (exit 0).
  */
-import { parseArgs } from 'node:util';
 import { UsageError } from '../../errors.js';
 import { createLogger, parseLogLevel } from '../../log.js';
 import {
@@ -16,6 +15,7 @@ import {
 } from '../../server/index.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
+import { parseCommandArgs } from '../flags.js';
 
 export const summary = 'run the local Edge API server (in memory, or persistent with --data)';
 
@@ -77,12 +77,7 @@ export async function run(ctx: CliContext): Promise<number> {
 type ParsedOptions = Omit<StartServerOptions, 'logger'> & { apiKeys: string[] };
 
 function parseOptions(ctx: CliContext): ParsedOptions | 'help' {
-  let values: ReturnType<typeof parse>['values'];
-  try {
-    values = parse(ctx.argv).values;
-  } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n\n${USAGE}`, { cause: err });
-  }
+  const { values } = parseCommandArgs(ctx.argv, OPTIONS, USAGE, { positionals: false });
   if (values.help) return 'help';
   const out: ParsedOptions = { apiKeys: [] };
   out.host = values.host ?? '127.0.0.1';
@@ -148,28 +143,21 @@ function parseOptions(ctx: CliContext): ParsedOptions | 'help' {
   return out;
 }
 
-function parse(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    allowPositionals: false,
-    strict: true,
-    options: {
-      host: { type: 'string' },
-      port: { type: 'string' },
-      data: { type: 'string' },
-      salvage: { type: 'boolean' },
-      'api-key': { type: 'string', multiple: true },
-      'public-url': { type: 'string' },
-      'rate-limit': { type: 'string' },
-      latency: { type: 'string' },
-      'fault-rate': { type: 'string' },
-      'reset-rate': { type: 'string' },
-      'read-only-edges': { type: 'boolean' },
-      'no-edge-access': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-}
+const OPTIONS = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  data: { type: 'string' },
+  salvage: { type: 'boolean' },
+  'api-key': { type: 'string', multiple: true },
+  'public-url': { type: 'string' },
+  'rate-limit': { type: 'string' },
+  latency: { type: 'string' },
+  'fault-rate': { type: 'string' },
+  'reset-rate': { type: 'string' },
+  'read-only-edges': { type: 'boolean' },
+  'no-edge-access': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
 function usage(message: string): UsageError {
   return new UsageError(`${message} (see "edgesync server --help")`);

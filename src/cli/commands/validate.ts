@@ -12,9 +12,9 @@ import {
   formatDiagnostic,
 } from '../../manifest/diagnostics.js';
 import { loadManifests } from '../../manifest/loader.js';
-import { parseCommandArgs } from '../args.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
+import { manifestDirArg, parseCommandArgs, secretDirs } from '../flags.js';
 
 export const summary = 'check the manifests (shape and semantics) without talking to the API';
 
@@ -48,11 +48,11 @@ export async function run(ctx: CliContext): Promise<number> {
     throw new UsageError(`--output must be "text" or "json", got "${output}"`);
   }
   if (positionals.length > 1) throw new UsageError(`expected at most one DIR\n${USAGE}`);
-  const dir = path.resolve(ctx.cwd, positionals[0] ?? (ctx.env.EDGESYNC_DIR || '.'));
+  const dir = path.resolve(ctx.cwd, manifestDirArg(ctx, positionals[0]));
 
   const result = await loadManifests(dir, {
     env: ctx.env,
-    secretDirs: (values['secret-dir'] ?? []).map((d) => path.resolve(ctx.cwd, d)),
+    secretDirs: secretDirs(ctx, values['secret-dir']),
     ...(values.owner === undefined ? {} : { owner: values.owner }),
   });
 

@@ -128,6 +128,27 @@ describe('edgesync validate', () => {
     expect(r.code).toBe(64);
     expect(r.stdout).toBe('');
   });
+
+  it("help COMMAND shows the command's help; a mistyped command gets a suggestion", async () => {
+    const help = await cli(['help', 'plan'], dir);
+    expect(help.code).toBe(0);
+    expect(help.stderr).toContain('usage: edgesync plan');
+    const typo = await cli(['plna'], dir);
+    expect(typo.code).toBe(64);
+    expect(typo.stderr).toContain('did you mean "plan"?');
+  });
+
+  it.each([
+    [['run', '--intervl', '1s'], '--interval', 'usage: edgesync run'],
+    [['server', '--prot', '0'], '--port', 'usage: edgesync server'],
+    [['plan', '--max-delete', '3'], '--max-deletes', 'usage: edgesync plan'],
+    [['apply', '--concurency', '2'], '--concurrency', 'usage: edgesync apply'],
+  ])('every command takes the one usage-error path: %j', async (argv, suggested, usage) => {
+    const r = await cli(argv, dir);
+    expect(r.code).toBe(64);
+    expect(r.stderr).toContain(`did you mean ${suggested}?`);
+    expect(r.stderr).toContain(usage);
+  });
 });
 
 describe('edgesync schema', () => {

@@ -1,0 +1,104 @@
+/**
+ * The command line's one way to read flags: `node:util` parseArgs (strict), every failure a
+ * UsageError (exit 64) with the command's usage text, "did you mean" for a mistyped flag; and
+ * the parsers every command shares (whole numbers, durations, rate limits, the manifest
+ * directory default, `--secret-dir`).
+ */
+import path from 'node:path';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { errorMessage, UsageError } from '../errors.js';
+import { didYouMean } from '../manifest/suggest.js';
+import { parseRateLimit, type RateLimitSpec } from '../spec/rate-limit.js';
+import type { CliContext } from './context.js';
+import { parseDuration } from './duration.js';
+
+type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
+
+/** Parses a command's flags; a parse failure is a usage error that ends with the usage text. */
+export function parseCommandArgs<const O extends OptionsConfig>(
+  argv: readonly string[],
+  options: O,
+  usage: string,
+  { positionals = true }: { positionals?: boolean } = {},
+) {
+  try {
+    return parseArgs({ args: [...argv], options, allowPositionals: positionals, strict: true });
+  } catch (err) {
+    throw new UsageError(`${errorMessage(err)}${suggestFlag(err, options)}\n${usage}`, {
+      cause: err,
+    });
+  }
+}
+
+/** `; did you mean --max-deletes?` for an unknown option close to a known one. */
+function suggestFlag(err: unknown, options: OptionsConfig): string {
+  if ((err as { code?: unknown }).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return '';
+  const given = /'(-{1,2}[^'=\s]+)/.exec(errorMessage(err))?.[1];
+  if (given === undefined) return '';
+  const hint = didYouMean(given.replace(/^-+/, ''), Object.keys(options));
+  return hint === '' ? '' : hint.replace(/"([^"]+)"/g, '--$1');
+}
+
+/** A whole number flag (`--concurrency 4`): digits only, at least `min`. */
+export function wholeNumber(
+  flag: string,
+  text: string | undefined,
+  fallback: number,
+  min: number,
+): number;
+export function wholeNumber(
+  flag: string,
+  text: string | undefined,
+  fallback: undefined,
+  min: number,
+): number | undefined;
+export function wholeNumber(
+  flag: string,
+  text: string | undefined,
+  fallback: number | undefined,
+  min: number,
+): number | undefined {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < min) {
+    throw new UsageError(`--${flag} must be a whole number >= ${min}, got "${text}"`);
+  }
+  return n;
+}
+
+/** A duration flag (`--interval 60s`), see ./duration.ts; at least `min` milliseconds. */
+export function durationFlag(
+  flag: string,
+  text: string | undefined,
+  fallback: number,
+  min = 0,
+): number {
+  if (text === undefined) return fallback;
+  const ms = parseDuration(text, `--${flag}`);
+  if (ms < min) {
+    throw new UsageError(
+      `--${flag} must be ${min === 1 ? 'greater than 0' : `at least ${min} ms`}`,
+    );
+  }
+  return ms;
+}
+
+/** `--rate-limit N/Ws` (src/spec/rate-limit.ts); undefined when the flag is absent. */
+export function rateLimitFlag(text: string | undefined): RateLimitSpec | undefined {
+  if (text === undefined) return undefined;
+  const spec = parseRateLimit(text);
+  if (spec === undefined) {
+    throw new UsageError(`--rate-limit must look like 120/60s, got "${text}"`);
+  }
+  return spec;
+}
+
+/** The manifest directory: the positional, else `EDGESYNC_DIR`, else the working directory. */
+export function manifestDirArg(ctx: CliContext, positional: string | undefined): string {
+  return positional ?? (ctx.env.EDGESYNC_DIR || '.');
+}
+
+/** `--secret-dir DIR` (repeatable), absolute. */
+export function secretDirs(ctx: CliContext, values: readonly string[] | undefined): string[] {
+  return (values ?? []).map((d) => path.resolve(ctx.cwd, d));
+}

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import type { CliContext } from '../../../src/cli/context.js';
+import {
+  durationFlag,
+  manifestDirArg,
+  parseCommandArgs,
+  rateLimitFlag,
+  wholeNumber,
+} from '../../../src/cli/flags.js';
+import { UsageError } from '../../../src/errors.js';
+
+const OPTIONS = {
+  'max-deletes': { type: 'string' },
+  concurrency: { type: 'string' },
+  help: { type: 'boolean' },
+} as const;
+
+function usageError(f: () => unknown): UsageError {
+  try {
+    f();
+  } catch (err) {
+    expect(err).toBeInstanceOf(UsageError);
+    return err as UsageError;
+  }
+  throw new Error('expected a UsageError');
+}
+
+describe('parseCommandArgs', () => {
+  it('suggests the closest flag for a mistyped one, and ends with the usage', () => {
+    const err = usageError(() => parseCommandArgs(['--max-delete', '3'], OPTIONS, 'USAGE'));
+    expect(err.message).toMatch(
+      /Unknown option '--max-delete'.*; did you mean --max-deletes\?\nUSAGE$/s,
+    );
+  });
+
+  it('adds no suggestion when nothing is close', () => {
+    const err = usageError(() => parseCommandArgs(['--frobnicate'], OPTIONS, 'USAGE'));
+    expect(err.message).not.toContain('did you mean');
+  });
+
+  it('refuses positionals where a command takes none', () => {
+    usageError(() => parseCommandArgs(['x'], OPTIONS, 'USAGE', { positionals: false }));
+    expect(parseCommandArgs(['x'], OPTIONS, 'USAGE').positionals).toEqual(['x']);
+  });
+});
+
+describe('shared flag parsers', () => {
+  it.each([
+    ['3', 3],
+    [undefined, 4],
+  ])('wholeNumber %s', (text, want) => {
+    expect(wholeNumber('concurrency', text, 4, 1)).toBe(want);
+  });
+
+  it.each(['0', '-1', '1.5', 'x', '', '1e3', '99999999999999999999'])(
+    'wholeNumber refuses %j',
+    (text) => {
+      expect(usageError(() => wholeNumber('concurrency', text, 4, 1)).message).toContain(
+        '--concurrency must be a whole number >= 1',
+      );
+    },
+  );
+
+  it('durations: units required, a minimum enforced', () => {
+    expect(durationFlag('interval', '1m30s', 5, 1)).toBe(90_000);
+    expect(durationFlag('interval', undefined, 5, 1)).toBe(5);
+    expect(usageError(() => durationFlag('interval', '0', 5, 1)).message).toBe(
+      '--interval must be greater than 0',
+    );
+    expect(usageError(() => durationFlag('grace', '10', 5)).message).toContain('missing unit');
+  });
+
+  it('rate limits', () => {
+    expect(rateLimitFlag('120/60s')).toEqual({ limit: 120, windowMs: 60_000 });
+    expect(rateLimitFlag(undefined)).toBeUndefined();
+    expect(usageError(() => rateLimitFlag('fast')).message).toContain('120/60s');
+  });
+
+  it('the manifest directory: the argument, else EDGESYNC_DIR, else the working directory', () => {
+    const ctx = (env: Record<string, string>) => ({ env }) as unknown as CliContext;
+    expect(manifestDirArg(ctx({ EDGESYNC_DIR: 'e' }), 'd')).toBe('d');
+    expect(manifestDirArg(ctx({ EDGESYNC_DIR: 'e' }), undefined)).toBe('e');
+    expect(manifestDirArg(ctx({ EDGESYNC_DIR: '' }), undefined)).toBe('.');
+  });
+});
