@@ -16,7 +16,6 @@ import {
   makeTempDir,
   recorder,
   removeDir,
-  sleep,
   waitFor,
 } from './helpers.js';
 
