@@ -154,6 +154,8 @@ export async function run(ctx: CliContext): Promise<number> {
         ? parseLogLevel(values['log-level'], '--log-level')
         : parseLogLevel(ctx.env.EDGESYNC_LOG_LEVEL, 'EDGESYNC_LOG_LEVEL'),
     pretty,
+    // JSON lines go to the command's stdout (process.stdout from bin/; a capture in-process).
+    ...(pretty ? {} : { destination: ctx.stdout }),
   });
 
   let embedded: RunningServer | undefined;

@@ -1,0 +1,157 @@
+/**
+ * The daemon's reconcile step in-process (`createReconciler`), against the local server over
+ * HTTP: how each outcome of a cycle maps to the `ReconcileReport` the daemon records.
+ */
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type ApiClient, createApiClient } from '../../../src/api/index.js';
+import { createReconciler } from '../../../src/cli/reconcile.js';
+import type { ReconcileInput } from '../../../src/daemon/types.js';
+import { GuardError, ManifestError } from '../../../src/errors.js';
+import { silentLogger } from '../../../src/log.js';
+import { storedMetadata } from '../../../src/manifest/metadata.js';
+import type { RunningServer } from '../../../src/server/index.js';
+import { seededRandom, startTestServer, writesAt } from '../../helpers/server.js';
+import { httpsEdge, tempDir, tlsEdge, writeYaml } from './helpers.js';
+
+let server: RunningServer & { apiKey: string };
+let client: ApiClient;
+let dir: string;
+let cleanup: () => Promise<void>;
+
+beforeEach(async () => {
+  server = await startTestServer({ random: seededRandom(7) });
+  client = createApiClient({ baseUrl: server.url, apiKey: server.apiKey, retry: false });
+  ({ dir, cleanup } = await tempDir());
+});
+afterEach(async () => {
+  await client.close();
+  await server.close();
+  await cleanup();
+});
+
+function reconciler(maxDeletes = 10) {
+  return createReconciler({
+    client,
+    owner: 'default',
+    allowEmpty: false,
+    maxDeletes,
+    concurrency: 2,
+    env: {},
+    secretDirs: [],
+    logger: silentLogger(),
+  });
+}
+
+function input(extra: Partial<ReconcileInput> = {}): ReconcileInput {
+  return {
+    dir,
+    revision: undefined,
+    reason: 'manual',
+    signal: new AbortController().signal,
+    assertCurrent: async () => undefined,
+    ...extra,
+  };
+}
+
+describe('createReconciler', () => {
+  it('changed, then converged, with managed counts and no writes the second time', async () => {
+    await writeYaml(path.join(dir, 'edges.yaml'), [tlsEdge('db'), httpsEdge('shop')]);
+    const first = await reconciler()(input());
+    expect(first).toMatchObject({
+      result: 'changed',
+      summary: { create: 3 },
+      managed: { tls_edge: 1, https_edge: 1, bot_user: 0 },
+      outOfSync: 0,
+    });
+    expect(first.writes).toBe(writesAt(server));
+    const second = await reconciler()(input());
+    expect(second).toMatchObject({ result: 'converged', writes: 0, outOfSync: 0 });
+    expect(writesAt(server)).toBe(first.writes);
+  });
+
+  it('drift: a hostport held by a foreign edge is reported, the rest applied', async () => {
+    await client.createTlsEdge({ hostports: ['db.example.com:443'], metadata: 'theirs' });
+    await writeYaml(path.join(dir, 'edges.yaml'), [tlsEdge('db'), tlsEdge('cache')]);
+    const report = await reconciler()(input());
+    expect(report.result).toBe('drift');
+    expect(report.outOfSync).toBe(1);
+    const again = await reconciler()(input());
+    expect(again).toMatchObject({ result: 'drift', writes: 0, outOfSync: 1 });
+    expect(again.error).toContain('blocked by hostports held by foreign edges');
+  });
+
+  it('a guard refusal throws before any write', async () => {
+    for (const name of ['a', 'b', 'c']) {
+      await client.createTlsEdge({
+        hostports: [`${name}.example.com:443`],
+        metadata: storedMetadata({}, { owner: 'default', name, protect: false }),
+      });
+    }
+    await writeYaml(path.join(dir, 'edges.yaml'), [tlsEdge('keep')]);
+    const before = writesAt(server);
+    await expect(reconciler(2)(input())).rejects.toBeInstanceOf(GuardError);
+    expect(writesAt(server)).toBe(before);
+  });
+
+  it('invalid manifests throw ManifestError with located diagnostics', async () => {
+    await writeYaml(path.join(dir, 'edges.yaml'), [tlsEdge('db', { hostports: 'nope' })]);
+    const err = await reconciler()(input()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ManifestError);
+    expect((err as ManifestError).diagnostics[0]).toMatchObject({ file: 'edges.yaml' });
+    expect(writesAt(server)).toBe(0);
+  });
+
+  it('an account whose edges are read-only is one plain error', async () => {
+    await writeYaml(path.join(dir, 'edges.yaml'), [tlsEdge('db')]);
+    server.knobs.edgeAccess = 'read-only';
+    const report = await reconciler()(input());
+    expect(report.result).toBe('error');
+    expect(report.error).toMatch(/read-only/i);
+    expect(report.writes).toBe(0);
+  });
+
+  it('a failed write is an error naming it; the next cycle converges', async () => {
+    await writeYaml(path.join(dir, 'edges.yaml'), [tlsEdge('db')]);
+    await reconciler()(input());
+    await writeYaml(path.join(dir, 'edges.yaml'), [tlsEdge('db', { description: 'edited' })]);
+    // Someone deletes the edge between the observation and the PATCH: the PATCH gets a 404.
+    let deleted = false;
+    const failed = await reconciler()(
+      input({
+        assertCurrent: async () => {
+          if (deleted) return;
+          deleted = true;
+          const { items } = await client.listTlsEdges();
+          for (const e of items) await client.deleteTlsEdge(e.id);
+        },
+      }),
+    );
+    expect(failed.result).toBe('error');
+    expect(failed.error).toContain('tls_edge.db vanished');
+    const again = await reconciler()(input());
+    expect(again).toMatchObject({ result: 'changed', summary: { create: 1 } });
+  });
+
+  it('a swap detected before the first write stops the cycle with nothing written', async () => {
+    await writeYaml(path.join(dir, 'edges.yaml'), [tlsEdge('db')]);
+    const moved = new Error('manifest directory changed during the cycle');
+    await expect(
+      reconciler()(
+        input({
+          assertCurrent: async () => {
+            throw moved;
+          },
+        }),
+      ),
+    ).rejects.toBe(moved);
+    expect(writesAt(server)).toBe(0);
+  });
+
+  it('a missing directory is an error, never an empty set', async () => {
+    await rm(dir, { recursive: true });
+    await expect(reconciler()(input())).rejects.toThrow(/desired state unknown/);
+    expect(writesAt(server)).toBe(0);
+  });
+});
