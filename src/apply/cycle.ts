@@ -55,12 +55,12 @@ export async function applyAndVerify(plan: Plan, options: CycleOptions): Promise
     ...options,
     guards: { ...options.guards, live: options.live },
   });
-  if (result.aborted) {
+  if (result.aborted || result.fenced !== undefined) {
     return {
       result,
       converged: false,
       residual: undefined,
-      verifyError: 'aborted',
+      verifyError: result.fenced ?? 'aborted',
       kept,
       conflicts,
     };

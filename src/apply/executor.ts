@@ -88,6 +88,8 @@ export interface ExecuteResult {
   /** True when delete operations were left out because something earlier failed. */
   readonly deletesSkipped: boolean;
   readonly aborted: boolean;
+  /** Set when `beforeWrite` refused a write: the message it gave; nothing more was sent. */
+  readonly fenced?: string | undefined;
   /** Set when the account refused edge writes as a whole (read-only edges, no edge access). */
   readonly accountState?: 'read-only' | 'no-access' | undefined;
   /** Address -> ID of every resource this run created (or recovered). */
@@ -111,12 +113,21 @@ export interface ExecuteOptions {
   readonly sleep?: Sleep | undefined;
   readonly now?: (() => number) | undefined;
   readonly random?: (() => number) | undefined;
+  /**
+   * Fencing: called before every write is sent (each POST attempt included). When it throws,
+   * that write is not sent, no further operation starts, and the result says `fenced` (leader
+   * election: this process no longer holds a lease renewed within the renew deadline).
+   */
+  readonly beforeWrite?: (() => void) | undefined;
 }
 
 interface Step {
   readonly change: ResourceChange;
   readonly op: Operation;
 }
+
+/** A write the fence refused (inside the POST retry loop): the step is skipped, not failed. */
+class FencedError extends Error {}
 
 /** A failure that carries an exact, user-facing message (vanished resources). */
 class VanishedError extends EdgesyncError {
@@ -188,6 +199,20 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
 
   /** Set when the account refuses edge writes as a whole: nothing more is sent this cycle. */
   let accountState: 'read-only' | 'no-access' | undefined;
+  /** Set when the fence refused a write: nothing more is sent this cycle. */
+  let fenced: string | undefined;
+  /** The fence, before each write: false (and `fenced` set) when the write must not go out. */
+  const mayWrite = (): boolean => {
+    if (fenced !== undefined) return false;
+    try {
+      options.beforeWrite?.();
+      return true;
+    } catch (err) {
+      fenced = errorMessage(err);
+      log.warn({ reason: fenced }, 'write fenced: no further operation is sent');
+      return false;
+    }
+  };
 
   const fail = (step: Step, path: string, err: unknown, ms: number, status = statusOf(err)) => {
     failedRoots.add(step.change.root);
@@ -219,6 +244,7 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
     path: string,
   ): Promise<Sent & { found: boolean }> => {
     for (let attempt = 1; ; attempt++) {
+      if (!mayWrite()) throw new FencedError(fenced ?? 'fenced');
       try {
         return {
           ...(await sendOperation(options.client, 'POST', target, step.op.body)),
@@ -252,6 +278,10 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
       return false;
     }
     const path = targetPath(target);
+    if (op.method !== 'POST' && !mayWrite()) {
+      report(step, path, 'skipped', 0);
+      return false;
+    }
     const started = now();
     try {
       const sent =
@@ -286,6 +316,10 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
         );
         return false;
       }
+      if (err instanceof FencedError) {
+        report(step, path, 'skipped', 0);
+        return false;
+      }
       fail(step, path, err, ms);
       return false;
     }
@@ -294,7 +328,7 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
   for (const phase of PHASES) {
     const inPhase = steps.filter((s) => s.op.phase === phase);
     if (inPhase.length === 0) continue;
-    if (accountState !== undefined) {
+    if (accountState !== undefined || fenced !== undefined) {
       for (const s of inPhase) report(s, s.op.path, 'skipped', 0);
       continue;
     }
@@ -315,7 +349,12 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
     }
     await runPool([...byRoot.values()], concurrency, async (rootSteps) => {
       for (const [i, s] of rootSteps.entries()) {
-        if (signal?.aborted || accountState !== undefined || failedRoots.has(s.change.root)) {
+        if (
+          signal?.aborted ||
+          accountState !== undefined ||
+          fenced !== undefined ||
+          failedRoots.has(s.change.root)
+        ) {
           for (const rest of rootSteps.slice(i)) report(rest, rest.op.path, 'skipped', 0);
           return;
         }
@@ -328,6 +367,7 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
     messages.push(`${root} vanished; it will be recreated on the next run`);
   }
   if (signal?.aborted) messages.push('aborted: no further operations were started');
+  if (fenced !== undefined) messages.push(`${fenced}; no further operations were started`);
   return {
     total,
     done: counts.done,
@@ -339,6 +379,7 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
     deletesSkipped,
     aborted: signal?.aborted ?? false,
     ...(accountState === undefined ? {} : { accountState }),
+    ...(fenced === undefined ? {} : { fenced }),
     created: Object.fromEntries(bindings),
     messages,
   };

@@ -24,6 +24,8 @@ export interface ReconcilerOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly secretDirs: readonly string[];
   readonly logger: Logger;
+  /** Leader election: standbys plan but never write; the applier fences every write. */
+  readonly leadership?: { isLeader(): boolean; fence(): void } | undefined;
 }
 
 /** Resources this controller manages once the plan is done: everything it keeps or creates. */
@@ -77,10 +79,21 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       desiredCount: desiredCount(desired),
     };
     const verdict = checkGuards(plan, { ...guards, live });
+    const managed = managedCounts(plan);
+    if (options.leadership !== undefined && !options.leadership.isLeader()) {
+      // A standby observes: it plans as the leader would, and writes nothing.
+      return {
+        result: 'standby',
+        summary: plan.summary,
+        writes: 0,
+        managed,
+        outOfSync: plan.changes.filter((c) => c.action !== 'noop').length + plan.blocked.length,
+        warnings: plan.warnings,
+      };
+    }
     if (verdict.refusals.length > 0) {
       throw new GuardError(`refusing to apply: ${verdict.refusals.join('; ')}`);
     }
-    const managed = managedCounts(plan);
     if (operationCount(plan) === 0) {
       const outOfSync = verdict.conflicts.length;
       return {
@@ -102,6 +115,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       signal,
       logger: options.logger,
       guards,
+      beforeWrite: options.leadership ? () => options.leadership?.fence() : undefined,
       replan: async (): Promise<{ plan: Plan; live: LiveSnapshot }> => {
         const again = await observe(client, { signal });
         return { live: again, plan: buildPlan(desired, again, planOptions) };
@@ -118,6 +132,9 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       warnings: plan.warnings,
       ...(outOfSync === undefined ? {} : { outOfSync }),
     };
+    if (result.fenced !== undefined) {
+      return { ...base, result: 'lost_leadership', error: result.fenced };
+    }
     if (result.accountState !== undefined) {
       // The account refuses edge writes as a whole: say so plainly, once.
       return { ...base, result: 'error', error: ACCOUNT_STATE_MESSAGE[result.accountState] };

@@ -47,6 +47,7 @@ import {
 import {
   type BackoffOptions,
   type DaemonStatus,
+  type LeadershipStatus,
   type ReconcileFn,
   realTimers,
   SUCCESS_RESULTS,
@@ -86,6 +87,8 @@ export interface DaemonOptions {
    * any more). `edgesync run` passes a full garbage collection (memory.ts).
    */
   readonly afterCycle?: () => void;
+  /** With leader election: the role and holder for `/status` (metrics are the caller's). */
+  readonly leadership?: () => LeadershipStatus;
 }
 
 export interface Daemon {
@@ -259,7 +262,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
   }
 
   function status(): DaemonStatus {
-    return renderStatus(state, absDir, loop.snapshot());
+    return renderStatus(state, absDir, loop.snapshot(), options.leadership?.() ?? null);
   }
 
   async function doStart(): Promise<void> {

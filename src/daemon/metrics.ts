@@ -40,6 +40,8 @@ export interface DaemonMetrics {
   render(): Promise<string>;
   observeApiResponse(observation: ApiResponseObservation): void;
   observeReconcile(observation: ReconcileObservation): void;
+  /** Leader election: this replica's role now, and how many times it changed so far. */
+  observeLeadership(leader: boolean, transitions: number): void;
 }
 
 export interface DaemonMetricsOptions {
@@ -121,6 +123,18 @@ export function createDaemonMetrics(options: DaemonMetricsOptions = {}): DaemonM
     registers,
   });
 
+  const leader = new Gauge({
+    name: 'edgesync_leader',
+    help: '1 while this replica holds the Lease (leader election), else 0.',
+    registers,
+  });
+  const leaderTransitions = new Counter({
+    name: 'edgesync_leader_transitions_total',
+    help: 'Times this replica became or stopped being the leader.',
+    registers,
+  });
+  let transitionsSeen = 0;
+
   // Every result exists from the start, so rate() and absent-alerts work before the first error.
   for (const result of RECONCILE_RESULTS) reconcileTotal.inc({ result }, 0);
   for (const kind of MANAGED_KINDS) managed.set({ kind }, 0);
@@ -147,6 +161,12 @@ export function createDaemonMetrics(options: DaemonMetricsOptions = {}): DaemonM
       if (o.outOfSync !== undefined) outOfSync.set(o.outOfSync);
       if (o.manifestErrors !== undefined) manifestErrors.set(o.manifestErrors);
       failures.set(o.consecutiveFailures);
+    },
+
+    observeLeadership(isLeader, transitions) {
+      leader.set(isLeader ? 1 : 0);
+      if (transitions > transitionsSeen) leaderTransitions.inc(transitions - transitionsSeen);
+      transitionsSeen = transitions;
     },
   };
 }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { LoopSnapshot } from './loop.js';
 import {
   type DaemonStatus,
+  type LeadershipStatus,
   type ReconcileReport,
   type StatusDiagnostic,
   SUCCESS_RESULTS,
@@ -137,7 +138,12 @@ function iso(ms: number | undefined): string | null {
 }
 
 /** The `/status` document. */
-export function renderStatus(state: StatusState, dir: string, snap: LoopSnapshot): DaemonStatus {
+export function renderStatus(
+  state: StatusState,
+  dir: string,
+  snap: LoopSnapshot,
+  leadership: LeadershipStatus | null = null,
+): DaemonStatus {
   const { last, lastError } = state;
   return {
     format_version: 1,
@@ -165,5 +171,6 @@ export function renderStatus(state: StatusState, dir: string, snap: LoopSnapshot
     next_resync_at: iso(snap.nextAt),
     backoff_ms: snap.backoffMs,
     consecutive_failures: snap.failures,
+    leader_election: leadership,
   };
 }

@@ -31,6 +31,10 @@ import type { PlanSummary } from '../plan/model.js';
  * - `superseded`: cut short because a newer revision arrived (a git-sync swap under the cycle):
  *   nothing from the old revision was applied, and the new one is reconciled next. Neither a
  *   success nor a failure: it leaves readiness, backoff and the last error as they were.
+ * - `standby`: leader election is on and another replica leads: the cycle planned and wrote
+ *   nothing; `outOfSync` says how much the leader has left to do. A success (standbys are ready).
+ * - `lost_leadership`: this replica led when the cycle began and stopped holding a lease renewed
+ *   within the renew deadline during it: the write about to go out was not sent, nor any after.
  */
 export const RECONCILE_RESULTS = [
   'converged',
@@ -39,6 +43,8 @@ export const RECONCILE_RESULTS = [
   'invalid',
   'error',
   'superseded',
+  'standby',
+  'lost_leadership',
 ] as const;
 export type ReconcileResult = (typeof RECONCILE_RESULTS)[number];
 
@@ -47,12 +53,14 @@ export const SUCCESS_RESULTS: ReadonlySet<ReconcileResult> = new Set([
   'converged',
   'changed',
   'drift',
+  'standby',
 ]);
 
 /**
  * Why a cycle ran. `file` and `link` come from the watcher (debounced), `resync` from the
  * periodic timer, `retry` from the backoff timer after a failure, `webhook` from
- * `POST /-/reconcile`, `manual` from `daemon.trigger()`.
+ * `POST /-/reconcile`, `manual` from `daemon.trigger()`, `leader` when this replica became the
+ * leader (leader election).
  */
 export const TRIGGER_REASONS = [
   'startup',
@@ -62,6 +70,7 @@ export const TRIGGER_REASONS = [
   'retry',
   'webhook',
   'manual',
+  'leader',
 ] as const;
 export type TriggerReason = (typeof TRIGGER_REASONS)[number];
 
@@ -166,4 +175,15 @@ export interface DaemonStatus {
   /** Delay applied after the current run of failures (0 when healthy). */
   readonly backoff_ms: number;
   readonly consecutive_failures: number;
+  /** With `--leader-elect`: this replica's role, the holder last seen, transitions; else null. */
+  readonly leader_election: LeadershipStatus | null;
+}
+
+/** Leader election as `/status` shows it. */
+export interface LeadershipStatus {
+  readonly role: 'leader' | 'standby';
+  readonly holder: string | null;
+  readonly identity: string;
+  readonly lease: string;
+  readonly transitions: number;
 }

@@ -17,6 +17,7 @@ import {
   parseListenAddress,
 } from '../../daemon/index.js';
 import { UsageError } from '../../errors.js';
+import { LEASE_DEFAULTS, leaseTimingsProblem, startLeaderElection } from '../../lease/setup.js';
 import { createLogger, type Logger, parseLogLevel } from '../../log.js';
 import { makeDirectory } from '../../mkdir.js';
 import { generateApiKey, type RunningServer, startServer } from '../../server/index.js';
@@ -58,6 +59,15 @@ options:
   --log-level LEVEL     pino level (default info)
   --api-url URL         Edge API base URL (or EDGESYNC_API_URL)
   --api-key KEY         Edge API key (or EDGESYNC_API_KEY)
+
+leader election (several replicas, one writer; Kubernetes Lease, see the README):
+  --leader-elect        only the replica holding the Lease writes; the others observe
+  --lease-name NAME     the Lease (default edgesync-<owner>)
+  --lease-namespace NS  its namespace (default: the pod's namespace in a cluster, else default)
+  --lease-duration DUR  how long a silent holder keeps it (default 15s; whole seconds)
+  --renew-deadline DUR  a leader that could not renew for this long stops writing (default 10s)
+  --retry-period DUR    how often to renew or try to acquire (default 2s)
+  Identity: $POD_NAME, else host name and PID. Cluster access: $KUBECONFIG or in-cluster.
   -h, --help            show this help
 
 durations: 250ms, 60s, 5m, 1h30m. Exit: 0 after a clean shutdown, 1 error, 64 usage error.
@@ -79,6 +89,12 @@ const OPTIONS = {
   'log-level': { type: 'string' },
   'api-url': { type: 'string' },
   'api-key': { type: 'string' },
+  'leader-elect': { type: 'boolean', default: false },
+  'lease-name': { type: 'string' },
+  'lease-namespace': { type: 'string' },
+  'lease-duration': { type: 'string' },
+  'renew-deadline': { type: 'string' },
+  'retry-period': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -145,6 +161,28 @@ export async function run(ctx: CliContext): Promise<number> {
   const concurrency = wholeNumber('concurrency', values.concurrency, DEFAULT_CONCURRENCY, 1);
   const embeddedPort = wholeNumber('embedded-port', values['embedded-port'], 8787, 0);
   const rateLimit = rateLimitFlag(values['rate-limit']);
+  const leaseTimings = {
+    leaseDurationMs: durationFlag(
+      'lease-duration',
+      values['lease-duration'],
+      LEASE_DEFAULTS.leaseDurationMs,
+      1,
+    ),
+    renewDeadlineMs: durationFlag(
+      'renew-deadline',
+      values['renew-deadline'],
+      LEASE_DEFAULTS.renewDeadlineMs,
+      1,
+    ),
+    retryPeriodMs: durationFlag(
+      'retry-period',
+      values['retry-period'],
+      LEASE_DEFAULTS.retryPeriodMs,
+      1,
+    ),
+  };
+  const leaseProblem = values['leader-elect'] ? leaseTimingsProblem(leaseTimings) : undefined;
+  if (leaseProblem !== undefined) throw new UsageError(leaseProblem);
   const stateDir = path.resolve(ctx.cwd, values['state-dir'] ?? '.edgesync');
 
   const pretty = ctx.stdout.isTTY === true && ctx.env.EDGESYNC_LOG_FORMAT !== 'json';
@@ -189,6 +227,34 @@ export async function run(ctx: CliContext): Promise<number> {
     onResponse: (info) => metrics.observeApiResponse(info),
     ...(rateLimit === undefined ? {} : { rateLimit }),
   });
+  // Leader election first: a refused Lease API stops here, before any cycle.
+  let fatal: Error | undefined;
+  let daemonRef: ReturnType<typeof createDaemon> | undefined;
+  const election = values['leader-elect']
+    ? await startLeaderElection({
+        owner,
+        name: values['lease-name'],
+        namespace: values['lease-namespace'],
+        ...leaseTimings,
+        env: ctx.env,
+        logger: root.child({ module: 'lease' }),
+        onChange: (leader, transitions) => {
+          metrics.observeLeadership(leader, transitions);
+          if (leader) daemonRef?.trigger('leader');
+        },
+        onFatal: (err) => {
+          fatal = err;
+          void daemonRef?.stop();
+        },
+      }).catch(async (err: unknown) => {
+        await client.close();
+        await embedded?.close();
+        throw err;
+      })
+    : undefined;
+  if (election !== undefined) {
+    metrics.observeLeadership(election.elector.isLeader(), election.elector.status().transitions);
+  }
   const daemon = createDaemon({
     dir,
     reconcile: createReconciler({
@@ -201,7 +267,17 @@ export async function run(ctx: CliContext): Promise<number> {
       secretDirs: secretDirs(ctx, values['secret-dir']),
       // The executor adds its own `module` binding.
       logger: root,
+      leadership: election?.elector,
     }),
+    ...(election === undefined
+      ? {}
+      : {
+          leadership: () => ({
+            ...election.elector.status(),
+            identity: election.identity,
+            lease: election.lease,
+          }),
+        }),
     intervalMs,
     debounceMs,
     graceMs,
@@ -212,6 +288,7 @@ export async function run(ctx: CliContext): Promise<number> {
     // Keeps resident memory near one cycle's peak across resyncs (see src/daemon/memory.ts).
     ...(collectGarbage === undefined ? {} : { afterCycle: collectGarbage }),
   });
+  daemonRef = daemon;
   try {
     await daemon.start();
     const address = daemon.address;
@@ -221,9 +298,12 @@ export async function run(ctx: CliContext): Promise<number> {
       );
     }
     await daemon.closed;
+    if (fatal !== undefined) throw fatal;
     return ExitCode.ok;
   } finally {
     await daemon.stop();
+    // No more writes: release the Lease so a standby takes over within one retry period.
+    await election?.elector.stop();
     // stop() waited up to the grace period for the cycle in flight. undici's close() waits for
     // requests still in flight, so a call hanging past the grace period would hold the exit for
     // as long as its timeout: close without waiting for it (the process exits after `run`).
