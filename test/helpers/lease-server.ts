@@ -34,6 +34,8 @@ export interface LeaseServer {
   readonly knobs: LeaseServerKnobs;
   /** Requests per token and method, e.g. `requests.get('a')?.PUT`. */
   readonly requests: Map<string, Record<string, number>>;
+  /** Every successful write (create or replace): who wrote, the holder written, when (epoch ms). */
+  readonly writes: Array<{ readonly token: string; readonly holder: string; readonly at: number }>;
   lease(namespace: string, name: string): StoredLease | undefined;
   /** Writes a kubeconfig for `token` (user and context named after it); returns its path. */
   kubeconfig(dir: string, token: string, namespace?: string): Promise<string>;
@@ -75,6 +77,7 @@ export async function startLeaseServer(tokens: readonly string[]): Promise<Lease
     failNext: 0,
   };
   const requests = new Map<string, Record<string, number>>();
+  const writes: Array<{ token: string; holder: string; at: number }> = [];
   const sockets = new Map<string, Set<Socket>>();
 
   const server = createServer(async (req, res) => {
@@ -118,6 +121,9 @@ export async function startLeaseServer(tokens: readonly string[]): Promise<Lease
     }
     const key = (n: string) => `${namespace}/${n}`;
     const send = (code: number, lease: StoredLease) => {
+      if (code !== 200 || req.method !== 'GET') {
+        writes.push({ token: auth, holder: String(lease.spec.holderIdentity ?? ''), at: Date.now() });
+      }
       res.writeHead(code, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...lease }));
     };
@@ -209,6 +215,7 @@ export async function startLeaseServer(tokens: readonly string[]): Promise<Lease
     url,
     knobs,
     requests,
+    writes,
     lease: (namespace, name) => leases.get(`${namespace}/${name}`),
     async kubeconfig(dir, token, namespace = 'default') {
       await mkdir(dir, { recursive: true });
