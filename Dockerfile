@@ -10,7 +10,8 @@
 # Two stages: the build stage compiles TypeScript with the dev dependencies; the runtime stage
 # holds only the production dependencies and the compiled output, and runs as a non-root user.
 
-ARG NODE_IMAGE=node:22-alpine
+# The current Active LTS line of Node.js (26 since 2026-10-28); the code itself supports >= 20.19.
+ARG NODE_IMAGE=node:26-alpine
 
 # --- build -------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS build
