@@ -26,9 +26,12 @@ const MODELS: Record<string, new (data: any) => { validate(): void }> = {
   'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
 };
 
+// biome-ignore lint/suspicious/noExplicitAny: the YAML documents are explored freely below
+type Yaml = any;
+
 interface Doc {
   readonly file: string;
-  readonly value: Record<string, any>;
+  readonly value: Record<string, Yaml>;
 }
 
 async function documents(): Promise<Doc[]> {
@@ -36,7 +39,7 @@ async function documents(): Promise<Doc[]> {
   for (const file of (await readdir(DIR)).filter((f) => f.endsWith('.yaml')).sort()) {
     for (const doc of parseAllDocuments(await readFile(path.join(DIR, file), 'utf8'))) {
       expect(doc.errors, file).toEqual([]);
-      const value = doc.toJS() as Record<string, any> | null;
+      const value = doc.toJS() as Record<string, Yaml> | null;
       if (value !== null) out.push({ file, value });
     }
   }
