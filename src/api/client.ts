@@ -18,7 +18,7 @@ import { EdgesyncError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { ENDPOINTS, endpointMethod, segment } from './endpoints.js';
 import { listAll } from './pagination.js';
-import type { RateLimitOptions } from './rate-limit.js';
+import type { Priority, RateLimiter, RateLimitOptions } from './rate-limit.js';
 import type { RetryOptions, Sleep } from './retry.js';
 import {
   type BotUser,
@@ -67,8 +67,14 @@ export interface ApiClientOptions {
   readonly timeoutMs?: number | undefined;
   /** Fields given override `DEFAULT_RETRY`; `false` sends every request once. */
   readonly retry?: Partial<RetryOptions> | false | undefined;
-  /** Client-side token bucket shared by every request of this client. */
+  /** Client-side budget: at most `limit` requests per rolling window (./rate-limit.ts). */
   readonly rateLimit?: RateLimitOptions | undefined;
+  /** A limiter to share with other clients of the same account (wins over `rateLimit`). */
+  readonly rateLimiter?: RateLimiter | undefined;
+  /** The priority of this client's requests in the limiter, asked at each request. */
+  readonly priority?: (() => Priority) | undefined;
+  /** Called for every 429 answer (metrics). */
+  readonly onThrottled?: (() => void) | undefined;
   readonly sleep?: Sleep | undefined;
   /** Wall clock in ms (also dates `Retry-After`). Default `Date.now`. */
   readonly now?: (() => number) | undefined;

@@ -10,6 +10,7 @@ export {
 export {
   type AnyModuleName,
   type ApiClient,
+  type ApiClientOptions,
   createApiClient,
 } from './client.js';
 export { resolveApiConfig } from './config.js';

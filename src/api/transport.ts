@@ -18,7 +18,7 @@ import {
 import { API_VERSION } from '../spec/api.js';
 import type { ApiClientOptions, HttpMethod, ResponseInfo } from './client.js';
 import { normalizeBaseUrl } from './config.js';
-import { createTokenBucket, type TokenBucket } from './rate-limit.js';
+import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import {
   type AttemptFailure,
   abortableSleep,
@@ -36,6 +36,8 @@ import {
 import { type ApiErrorBody, apiErrorBodySchema } from './schemas.js';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
+/** 429s one call may absorb through the limiter before it fails like any other retryable error. */
+const MAX_THROTTLES = 30;
 export const DEFAULT_USER_AGENT = 'edgesync';
 
 export interface Call {
@@ -85,10 +87,11 @@ export function createTransport(options: ApiClientOptions): Transport {
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
   const log = options.logger;
-  const bucket: TokenBucket | undefined =
-    options.rateLimit === undefined
+  const limiter: RateLimiter | undefined =
+    options.rateLimiter ??
+    (options.rateLimit === undefined
       ? undefined
-      : createTokenBucket(options.rateLimit, { now, sleep });
+      : createRateLimiter(options.rateLimit, { now, sleep }));
   const headers: Record<string, string> = {
     authorization: `Bearer ${apiKey}`,
     'svc-version': API_VERSION,
@@ -187,12 +190,29 @@ export function createTransport(options: ApiClientOptions): Transport {
 
   /** Sends a call until it gets a 2xx answer, a final failure, or its retries run out. */
   async function exchange(call: Call): Promise<Answer> {
+    let throttles = 0;
     for (let attempt = 1; ; attempt++) {
       throwIfAborted(call.signal);
-      await bucket?.take(call.signal);
+      await limiter?.acquire(call.signal, options.priority?.() ?? 'normal');
       const result = await attemptOnce(call, attempt);
       if (result.ok) return result;
       const { failure } = result;
+      if (failure.kind === 'status' && failure.status === 429) {
+        options.onThrottled?.();
+        if (limiter !== undefined && throttles < MAX_THROTTLES) {
+          // The budget is shared: every request of the process pauses (once), the pace drops,
+          // and this one goes again when a slot frees. It does not use up a retry: the 429
+          // says "not now", not "failed", and the limiter makes sure the cycle progresses.
+          throttles += 1;
+          attempt -= 1;
+          limiter.throttled(failure.retryAfterMs);
+          log?.warn(
+            { method: call.method, route: call.route, throttles },
+            'rate limited (429): pausing every request of this account, then slowing down',
+          );
+          continue;
+        }
+      }
       const verdict = classifyFailure(call.method, failure);
       // Reads have no outcome to be unsure of; a refused or rate-limited write did nothing.
       const outcomeUnknown =

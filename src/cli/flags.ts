@@ -6,9 +6,9 @@
  */
 import path from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { errorMessage, UsageError } from '../errors.js';
+import { ConfigError, errorMessage, UsageError } from '../errors.js';
 import { didYouMean } from '../manifest/suggest.js';
-import { parseRateLimit, type RateLimitSpec } from '../spec/rate-limit.js';
+import { HOSTED_RATE_LIMIT, parseRateLimit, type RateLimitSpec } from '../spec/rate-limit.js';
 import type { CliContext } from './context.js';
 import { parseDuration } from './duration.js';
 
@@ -83,14 +83,42 @@ export function durationFlag(
   return ms;
 }
 
-/** `--rate-limit N/Ws` (src/spec/rate-limit.ts); undefined when the flag is absent. */
-export function rateLimitFlag(text: string | undefined): RateLimitSpec | undefined {
+/** A `--rate-limit` choice: a budget, `none`, or nothing said (the default applies). */
+export type RateLimitChoice = RateLimitSpec | 'none' | undefined;
+
+/** `--rate-limit N/Ws` or `none` (src/spec/rate-limit.ts); undefined when the flag is absent. */
+export function rateLimitFlag(text: string | undefined): RateLimitChoice {
   if (text === undefined) return undefined;
+  if (text.trim() === 'none') return 'none';
   const spec = parseRateLimit(text);
   if (spec === undefined) {
-    throw new UsageError(`--rate-limit must look like 120/60s, got "${text}"`);
+    throw new UsageError(`--rate-limit must look like 120/60s (or none), got "${text}"`);
   }
   return spec;
+}
+
+/**
+ * The client's budget: the flag, else `EDGESYNC_RATE_LIMIT`, else the hosted service's 120 per
+ * rolling 60 s, except against the embedded in-process server (no limit there). `none` turns
+ * it off.
+ */
+export function clientBudget(
+  choice: RateLimitChoice,
+  env: Readonly<Record<string, string | undefined>>,
+  embedded: boolean,
+): RateLimitSpec | undefined {
+  let picked = choice;
+  const fromEnv = env.EDGESYNC_RATE_LIMIT?.trim();
+  if (picked === undefined && fromEnv !== undefined && fromEnv !== '') {
+    picked = fromEnv === 'none' ? 'none' : parseRateLimit(fromEnv);
+    if (picked === undefined) {
+      throw new ConfigError(
+        `EDGESYNC_RATE_LIMIT must look like 120/60s (or none), got "${fromEnv}"`,
+      );
+    }
+  }
+  if (picked === 'none') return undefined;
+  return picked ?? (embedded ? undefined : HOSTED_RATE_LIMIT);
 }
 
 /** The manifest directory: the positional, else `EDGESYNC_DIR`, else the working directory. */

@@ -92,8 +92,8 @@ export function createDaemonMetrics(options: DaemonMetricsOptions = {}): DaemonM
     registers,
   });
   const rateLimited = new Counter({
-    name: 'edgesync_api_rate_limited_total',
-    help: 'Edge API responses with status 429 (rate limited).',
+    name: 'edgesync_api_throttled_total',
+    help: 'Edge API responses with status 429 (throttled by the account budget).',
     registers,
   });
   const managed = new Gauge({

@@ -21,3 +21,6 @@ export function parseRateLimit(text: string): RateLimitSpec | undefined {
   if (!Number.isSafeInteger(limit) || limit < 1 || !(windowMs > 0)) return undefined;
   return { limit, windowMs };
 }
+
+/** The hosted service's budget per account (api-notes): 120 requests per rolling 60 s. */
+export const HOSTED_RATE_LIMIT: RateLimitSpec = { limit: 120, windowMs: 60_000 };

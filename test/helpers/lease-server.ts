@@ -122,7 +122,11 @@ export async function startLeaseServer(tokens: readonly string[]): Promise<Lease
     const key = (n: string) => `${namespace}/${n}`;
     const send = (code: number, lease: StoredLease) => {
       if (code !== 200 || req.method !== 'GET') {
-        writes.push({ token: auth, holder: String(lease.spec.holderIdentity ?? ''), at: Date.now() });
+        writes.push({
+          token: auth,
+          holder: String(lease.spec.holderIdentity ?? ''),
+          at: Date.now(),
+        });
       }
       res.writeHead(code, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...lease }));

@@ -11,7 +11,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { type ApiClient, createApiClient, observe } from '../../api/index.js';
+import { type ApiClient, observe } from '../../api/index.js';
 import { applyAndVerify } from '../../apply/cycle.js';
 import { DEFAULT_CONCURRENCY } from '../../apply/executor.js';
 import { checkGuards, desiredCount } from '../../apply/guards.js';
@@ -28,12 +28,14 @@ import {
   planSchema,
   renderText,
 } from '../../plan/index.js';
-import type { RateLimitSpec } from '../../spec/rate-limit.js';
+import { createAccountClient } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
 import {
+  clientBudget,
   manifestDirArg,
   parseCommandArgs,
+  type RateLimitChoice,
   rateLimitFlag,
   secretDirs,
   wholeNumber,
@@ -53,7 +55,8 @@ options:
   --yes                 apply without asking (required when not on a terminal)
   --owner ID            owner id of the edges edgesync manages (default "default")
   --concurrency N       edges applied in parallel (default ${DEFAULT_CONCURRENCY})
-  --rate-limit N/Ws     client-side limit, e.g. 120/60s (default: none)
+  --rate-limit N/Ws     client-side budget per rolling window, or none (default: 120/60s,
+                        the hosted service's; also EDGESYNC_RATE_LIMIT)
   --max-deletes N       refuse a plan deleting more edges than N (default ${DEFAULT_MAX_DELETES})
   --allow-empty         let an empty manifest set delete the edges it owns
   --dir DIR             the manifest directory of a PLANFILE (default: the one recorded in
@@ -72,7 +75,7 @@ interface Options {
   readonly yes: boolean;
   readonly owner: string | undefined;
   readonly concurrency: number;
-  readonly rateLimit: RateLimitSpec | undefined;
+  readonly rateLimit: RateLimitChoice;
   readonly maxDeletes: number;
   readonly allowEmpty: boolean;
   readonly dir: string | undefined;
@@ -96,11 +99,11 @@ export async function run(ctx: CliContext): Promise<number> {
         level: parseLogLevel(ctx.env.EDGESYNC_LOG_LEVEL, 'EDGESYNC_LOG_LEVEL'),
         destination: ctx.stderr,
       });
-  const client = createApiClient({
+  const client = createAccountClient({
     baseUrl: api.baseUrl,
     apiKey: api.apiKey,
     logger,
-    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    budget: clientBudget(options.rateLimit, ctx.env, false),
   });
   try {
     return await applyWith(ctx, options, client, logger, tty, api.apiKey);

@@ -9,15 +9,16 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createApiClient, observe } from '../../api/index.js';
+import { observe } from '../../api/index.js';
 import { importLive } from '../../apply/import.js';
 import { ConfigError, EdgesyncError, errorMessage, UsageError } from '../../errors.js';
 import { escapeControl } from '../../escape.js';
 import { DEFAULT_OWNER } from '../../manifest/metadata.js';
 import { makeDirectory } from '../../mkdir.js';
+import { createAccountClient } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
-import { parseCommandArgs } from '../flags.js';
+import { clientBudget, parseCommandArgs, rateLimitFlag } from '../flags.js';
 import { checkOwner, requireApiConfig } from '../pipeline.js';
 
 export const summary = 'write manifests for the live edges and bot users';
@@ -35,6 +36,7 @@ options:
   --schema-url URL   the $schema of the yaml-language-server line (default: this package's schema)
   --api-url URL      Edge API base URL (or EDGESYNC_API_URL)
   --api-key KEY      Edge API key (or EDGESYNC_API_KEY)
+  --rate-limit N/Ws  client-side budget, or none (default 120/60s; EDGESYNC_RATE_LIMIT)
   -h, --help         show this help
 `;
 
@@ -46,6 +48,7 @@ const OPTIONS = {
   'schema-url': { type: 'string' },
   'api-url': { type: 'string' },
   'api-key': { type: 'string' },
+  'rate-limit': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -67,7 +70,11 @@ export async function run(ctx: CliContext): Promise<number> {
   const api = requireApiConfig({ apiUrl: values['api-url'], apiKey: values['api-key'] }, ctx.env);
   const out = path.resolve(ctx.cwd, values.out ?? '.');
 
-  const client = createApiClient({ baseUrl: api.baseUrl, apiKey: api.apiKey });
+  const client = createAccountClient({
+    baseUrl: api.baseUrl,
+    apiKey: api.apiKey,
+    budget: clientBudget(rateLimitFlag(values['rate-limit']), ctx.env, false),
+  });
   let live: Awaited<ReturnType<typeof observe>>;
   try {
     live = await observe(client, { signal: ctx.signal });

@@ -11,16 +11,23 @@
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createApiClient } from '../../api/client.js';
 import { classifyBlocked } from '../../apply/guards.js';
 import { ConfigError, errorMessage, ManifestError, UsageError } from '../../errors.js';
 import { formatDiagnostic } from '../../manifest/diagnostics.js';
 import { renderJson } from '../../plan/render/json.js';
 import { renderMarkdown } from '../../plan/render/markdown.js';
 import { renderText } from '../../plan/render/text.js';
+import { createAccountClient } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
-import { manifestDirArg, parseCommandArgs, secretDirs, wholeNumber } from '../flags.js';
+import {
+  clientBudget,
+  manifestDirArg,
+  parseCommandArgs,
+  rateLimitFlag,
+  secretDirs,
+  wholeNumber,
+} from '../flags.js';
 import { preparePlan, requireApiConfig } from '../pipeline.js';
 
 export const summary = 'show what apply would change (dry run), as text, JSON or Markdown';
@@ -41,6 +48,7 @@ options:
   --no-color            no colours in text output (also: NO_COLOR set, or stdout not a terminal)
   --api-url URL         Edge API base URL (or EDGESYNC_API_URL)
   --api-key KEY         Edge API key (or EDGESYNC_API_KEY)
+  --rate-limit N/Ws     client-side budget, or none (default 120/60s; EDGESYNC_RATE_LIMIT)
   -h, --help            show this help
 
 exit codes: 0 no changes, 2 changes (with --detailed-exitcode), 1 error, 64 usage error
@@ -60,6 +68,7 @@ const OPTIONS = {
   'no-color': { type: 'boolean', default: false },
   'api-url': { type: 'string' },
   'api-key': { type: 'string' },
+  'rate-limit': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -79,7 +88,11 @@ export async function run(ctx: CliContext): Promise<number> {
   const dir = path.resolve(ctx.cwd, dirArg);
   const api = requireApiConfig({ apiUrl: values['api-url'], apiKey: values['api-key'] }, ctx.env);
 
-  const client = createApiClient({ baseUrl: api.baseUrl, apiKey: api.apiKey });
+  const client = createAccountClient({
+    baseUrl: api.baseUrl,
+    apiKey: api.apiKey,
+    budget: clientBudget(rateLimitFlag(values['rate-limit']), ctx.env, false),
+  });
   let prepared: Awaited<ReturnType<typeof preparePlan>>;
   try {
     prepared = await preparePlan({

@@ -6,7 +6,7 @@
  */
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createApiClient, resolveApiConfig } from '../../api/index.js';
+import { resolveApiConfig } from '../../api/index.js';
 import { DEFAULT_CONCURRENCY } from '../../apply/executor.js';
 import {
   createDaemon,
@@ -21,9 +21,11 @@ import { LEASE_DEFAULTS, leaseTimingsProblem, startLeaderElection } from '../../
 import { createLogger, type Logger, parseLogLevel } from '../../log.js';
 import { makeDirectory } from '../../mkdir.js';
 import { generateApiKey, type RunningServer, startServer } from '../../server/index.js';
+import { createAccountClient } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
 import {
+  clientBudget,
   durationFlag,
   manifestDirArg,
   parseCommandArgs,
@@ -50,7 +52,9 @@ options:
   --grace DUR           how long SIGTERM waits for the API call in flight (default 10s)
   --owner ID            owner id of the edges edgesync manages (default "default")
   --concurrency N       edges applied in parallel (default ${DEFAULT_CONCURRENCY})
-  --rate-limit N/Ws     client-side request limit, e.g. 120/60s (default: none)
+  --rate-limit N/Ws     client-side budget per rolling window, or none (default: 120/60s,
+                        the hosted service's; none against the embedded server; also
+                        EDGESYNC_RATE_LIMIT)
   --max-deletes N       refuse a cycle deleting more edges than N (default 10)
   --allow-empty         let an empty manifest set delete the edges it owns
   --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
@@ -220,12 +224,13 @@ export async function run(ctx: CliContext): Promise<number> {
     );
   }
   const metrics = createDaemonMetrics();
-  const client = createApiClient({
+  const client = createAccountClient({
     baseUrl: api.baseUrl,
     apiKey: api.apiKey,
     logger: root.child({ module: 'api' }),
     onResponse: (info) => metrics.observeApiResponse(info),
-    ...(rateLimit === undefined ? {} : { rateLimit }),
+    // The embedded in-process server has no budget; any other API has one by default.
+    budget: clientBudget(rateLimit, ctx.env, embedded !== undefined),
   });
   // Leader election first: a refused Lease API stops here, before any cycle.
   let fatal: Error | undefined;

@@ -117,5 +117,5 @@ export function duplicates(live: LiveSnapshot, owner = 'default'): string[] {
 }
 
 export function apiEnv(url: string, apiKey: string): Record<string, string> {
-  return { EDGESYNC_API_URL: url, EDGESYNC_API_KEY: apiKey };
+  return { EDGESYNC_API_URL: url, EDGESYNC_API_KEY: apiKey, EDGESYNC_RATE_LIMIT: 'none' };
 }

@@ -147,7 +147,7 @@ describe('daemon HTTP surface', () => {
     expect(text).toContain(
       'edgesync_api_requests_total{method="GET",route="/edges/https",status="429"} 1',
     );
-    expect(text).toContain('edgesync_api_rate_limited_total 1');
+    expect(text).toContain('edgesync_api_throttled_total 1');
     expect(text).toMatch(/edgesync_last_success_timestamp_seconds \d{10}/);
 
     // One log line per reconcile, carrying its summary.

@@ -123,7 +123,11 @@ describe('leader election with three replicas', () => {
     await waitFor('the first edge', async () => (await edgeNames()).includes('db'), 15_000);
     // Standbys observe and report, never write.
     for (const r of rs) {
-      const s = await r.daemon.status();
+      // A standby is ready once its first observing cycle is done.
+      const s = await waitFor(`${r.name} ready`, async () => {
+        const st = await r.daemon.status();
+        return st.ready ? st : undefined;
+      });
       expect(s.leader_election?.role).toBe(r === leader ? 'leader' : 'standby');
       if (r !== leader) {
         expect(writesOf(r)).toEqual([]);

@@ -69,6 +69,7 @@ async function run(argv: string[], env: Record<string, string> = {}, tty = false
     stderr,
     env: {
       EDGESYNC_API_URL: server.url,
+      EDGESYNC_RATE_LIMIT: 'none',
       EDGESYNC_API_KEY: server.apiKey,
       HOOK_SECRET: 'whsec_topsecret',
       ...env,

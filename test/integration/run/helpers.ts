@@ -116,7 +116,8 @@ export async function startDaemon(options: StartDaemonOptions): Promise<DaemonCh
   const child = spawn(process.execPath, [BIN, 'run', ...options.args, '--listen', '127.0.0.1:0'], {
     cwd: options.cwd ?? os.tmpdir(),
     // Only what the test gives: no EDGESYNC_* from the developer's shell leaks in.
-    env: { PATH: process.env.PATH ?? '', ...options.env },
+    // No client budget against the test server unless a test sets one (it counts requests).
+    env: { PATH: process.env.PATH ?? '', EDGESYNC_RATE_LIMIT: 'none', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);

@@ -47,7 +47,11 @@ it('reconciles, serves /status, and stops with exit 0 when its signal aborts', a
     argv: ['run', 'edges', '--listen', '127.0.0.1:0', '--interval', '1h', '--concurrency', '2'],
     stdout,
     stderr,
-    env: { EDGESYNC_API_URL: server.url, EDGESYNC_API_KEY: server.apiKey },
+    env: {
+      EDGESYNC_API_URL: server.url,
+      EDGESYNC_API_KEY: server.apiKey,
+      EDGESYNC_RATE_LIMIT: 'none',
+    },
     cwd: dir,
     signal: controller.signal,
   });

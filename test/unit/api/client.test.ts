@@ -425,7 +425,7 @@ describe('abort', () => {
 });
 
 describe('client-side rate limit', () => {
-  it('spaces requests (and retries) through one shared bucket', async () => {
+  it('spaces requests (and retries) through one rolling window', async () => {
     const { pool, client, sleeps } = setup({ rateLimit: { limit: 2, windowMs: 1000 } });
     pool
       .intercept({ path: () => true, method: 'GET' })
@@ -436,8 +436,33 @@ describe('client-side rate limit', () => {
     await client.getTlsEdge('edgtls_1');
     await client.getTlsEdge('edgtls_1');
     await client.getTlsEdge('edgtls_1');
-    // bucket wait 500, backoff 50 (which refills 0.1 token), bucket wait 450
-    expect(sleeps).toEqual([500, 50, 450]);
+    // The third waits for the first to leave the window (1 s + 50 ms margin); then the 503's
+    // backoff (50 ms), after which the window has room again.
+    expect(sleeps).toEqual([1050, 50]);
+  });
+
+  it('a 429 pauses for Retry-After and does not use up a retry', async () => {
+    let throttled = 0;
+    const { pool, client, sleeps } = setup({
+      rateLimit: { limit: 10, windowMs: 1000 },
+      retry: false,
+      onThrottled: () => {
+        throttled += 1;
+      },
+    });
+    pool
+      .intercept({ path: () => true, method: 'GET' })
+      .reply(429, errBody(429), { headers: { 'retry-after': '3' } });
+    pool.intercept({ path: () => true, method: 'GET' }).reply(200, tlsEdge('edgtls_1'));
+    await expect(client.getTlsEdge('edgtls_1')).resolves.toMatchObject({ id: 'edgtls_1' });
+    expect(sleeps).toEqual([3000]);
+    expect(throttled).toBe(1);
+  });
+
+  it('without a limiter, a 429 is an ordinary retryable failure', async () => {
+    const { pool, client } = setup({ retry: false });
+    pool.intercept({ path: () => true, method: 'GET' }).reply(429, errBody(429));
+    await expect(client.getTlsEdge('edgtls_1')).rejects.toMatchObject({ status: 429 });
   });
 });
 

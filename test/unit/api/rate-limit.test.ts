@@ -1,8 +1,9 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createTokenBucket } from '../../../src/api/rate-limit.js';
+import { createRateLimiter, sharedRateLimiter } from '../../../src/api/rate-limit.js';
 import { AbortedError, ConfigError } from '../../../src/errors.js';
 
-/** A clock that only moves when someone sleeps on it. */
+/** A clock that only moves when someone sleeps on it (or the test advances it). */
 function fakeClock() {
   let t = 1_000_000;
   const sleeps: number[] = [];
@@ -14,81 +15,149 @@ function fakeClock() {
     },
     sleep: async (ms: number) => {
       sleeps.push(ms);
+      // Time moves after the callers already let through have run (as with a real timer).
+      await new Promise<void>((resolve) => setImmediate(resolve));
       t += ms;
     },
   };
 }
 
-describe('token bucket', () => {
-  it('allows a burst of `limit`, then spaces requests at the refill rate', async () => {
+/** The largest number of sends inside any window of `windowMs` (half-open). */
+function maxInWindow(times: readonly number[], windowMs: number): number {
+  let best = 0;
+  let lo = 0;
+  for (let hi = 0; hi < times.length; hi++) {
+    while ((times[hi] as number) - (times[lo] as number) >= windowMs) lo++;
+    best = Math.max(best, hi - lo + 1);
+  }
+  return best;
+}
+
+describe('rolling-window limiter', () => {
+  it('lets `limit` requests go at once, then one per slot as the oldest leaves the window', async () => {
     const clock = fakeClock();
-    const bucket = createTokenBucket({ limit: 3, windowMs: 3000 }, clock);
-    for (let i = 0; i < 5; i++) await bucket.take();
-    expect(clock.sleeps).toEqual([1000, 1000]);
+    const limiter = createRateLimiter({ limit: 3, windowMs: 1000 }, clock);
+    const times: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      await limiter.acquire();
+      times.push(clock.now());
+    }
+    expect(maxInWindow(times, 1000)).toBe(3);
+    // Not a token bucket: the 4th waits for the 1st to leave the window (plus a 50 ms margin).
+    expect((times[3] as number) - (times[0] as number)).toBe(1050);
   });
 
-  it('refills with elapsed time, capped at the limit', async () => {
-    const clock = fakeClock();
-    const bucket = createTokenBucket({ limit: 2, windowMs: 1000 }, clock);
-    await bucket.take();
-    await bucket.take();
-    clock.advance(60_000); // a long idle period refills two tokens, not 120
-    await bucket.take();
-    await bucket.take();
-    await bucket.take();
-    expect(clock.sleeps).toEqual([500]);
-  });
-
-  it('queues concurrent callers in arrival order with growing waits', async () => {
-    const clock = fakeClock();
-    const waits: number[] = [];
-    // Sleeps that do not advance the clock: every caller reserves before anyone has waited.
-    const bucket = createTokenBucket(
-      { limit: 1, windowMs: 100 },
-      { now: clock.now, sleep: async (ms) => void waits.push(ms) },
+  it('never lets more than `limit` requests into any window, whatever the arrival pattern', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 20 }),
+        fc.integer({ min: 10, max: 5000 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 1, max: 8 })), {
+          maxLength: 30,
+        }),
+        async (limit, windowMs, arrivals) => {
+          const clock = fakeClock();
+          const limiter = createRateLimiter({ limit, windowMs }, clock);
+          const times: number[] = [];
+          for (const [gap, burst] of arrivals) {
+            clock.advance(gap);
+            await Promise.all(
+              Array.from({ length: burst }, () =>
+                limiter.acquire().then(() => void times.push(clock.now())),
+              ),
+            );
+          }
+          times.sort((a, b) => a - b);
+          expect(maxInWindow(times, windowMs)).toBeLessThanOrEqual(limit);
+        },
+      ),
+      { numRuns: 200 },
     );
-    await Promise.all([bucket.take(), bucket.take(), bucket.take(), bucket.take()]);
-    expect(waits).toEqual([100, 200, 300]);
   });
 
-  it('gives the token back when a waiting caller aborts', async () => {
+  it('a 429 pauses every request until Retry-After, halves the pace, then recovers', async () => {
     const clock = fakeClock();
-    const waits: number[] = [];
-    const bucket = createTokenBucket(
+    const limiter = createRateLimiter({ limit: 10, windowMs: 1000 }, clock);
+    await limiter.acquire();
+    limiter.throttled(5000);
+    limiter.throttled(5000); // the same burst of 429s: one pause, one halving
+    const before = clock.now();
+    await limiter.acquire();
+    expect(clock.now() - before).toBe(5000);
+    expect(limiter.snapshot()).toMatchObject({ currentLimit: 5, throttled: 2 });
+    // Quiet windows give a tenth of the limit back each.
+    clock.advance(3000);
+    await limiter.acquire();
+    expect(limiter.snapshot().currentLimit).toBe(8);
+    clock.advance(10_000);
+    await limiter.acquire();
+    expect(limiter.snapshot().currentLimit).toBe(10);
+  });
+
+  it('without Retry-After, waits until the oldest send leaves the window', async () => {
+    const clock = fakeClock();
+    const limiter = createRateLimiter({ limit: 4, windowMs: 1000 }, clock);
+    await limiter.acquire();
+    clock.advance(200);
+    limiter.throttled(undefined);
+    const before = clock.now();
+    await limiter.acquire();
+    expect(clock.now() - before).toBe(850);
+  });
+
+  it('serves high-priority requests first', async () => {
+    const clock = fakeClock();
+    const limiter = createRateLimiter({ limit: 1, windowMs: 100 }, clock);
+    await limiter.acquire();
+    const order: string[] = [];
+    await Promise.all([
+      limiter.acquire(undefined, 'normal').then(() => void order.push('resync-1')),
+      limiter.acquire(undefined, 'normal').then(() => void order.push('resync-2')),
+      limiter.acquire(undefined, 'high').then(() => void order.push('change')),
+    ]);
+    expect(order).toEqual(['change', 'resync-1', 'resync-2']);
+  });
+
+  it('an aborted waiter leaves the queue with AbortedError, and costs no slot', async () => {
+    const clock = fakeClock();
+    let wake: (() => void) | undefined;
+    const limiter = createRateLimiter(
       { limit: 1, windowMs: 100 },
       {
         now: clock.now,
-        sleep: (ms, signal) =>
-          new Promise<void>((resolve, reject) => {
-            waits.push(ms);
-            if (signal) signal.addEventListener('abort', () => reject(signal.reason));
-            else resolve();
+        sleep: (ms) =>
+          new Promise<void>((resolve) => {
+            wake = () => {
+              clock.advance(ms);
+              resolve();
+            };
           }),
       },
     );
-    await bucket.take();
+    await limiter.acquire();
     const controller = new AbortController();
-    const aborted = bucket.take(controller.signal);
+    const aborted = limiter.acquire(controller.signal);
     controller.abort();
     await expect(aborted).rejects.toBeInstanceOf(AbortedError);
-    await bucket.take(); // waits 100 (one token of debt), not 200
-    expect(waits).toEqual([100, 100]);
+    expect(limiter.snapshot().waiting).toBe(0);
+    await expect(limiter.acquire(AbortSignal.abort())).rejects.toBeInstanceOf(AbortedError);
+    wake?.();
   });
 
-  it('rejects at once when the signal has already fired', async () => {
+  it('is shared per account and process', () => {
     const clock = fakeClock();
-    const bucket = createTokenBucket({ limit: 1, windowMs: 100 }, clock);
-    await expect(bucket.take(AbortSignal.abort())).rejects.toBeInstanceOf(AbortedError);
-    await bucket.take();
-    expect(clock.sleeps).toEqual([]);
+    const a = sharedRateLimiter('https://api|k1', { limit: 5, windowMs: 1000 }, clock);
+    expect(sharedRateLimiter('https://api|k1', { limit: 5, windowMs: 1000 }, clock)).toBe(a);
+    expect(sharedRateLimiter('https://api|k2', { limit: 5, windowMs: 1000 }, clock)).not.toBe(a);
   });
 
   it.each([
     [0, 1000],
     [-1, 1000],
     [5, 0],
+    [1.5, 10],
     [Number.NaN, 10],
   ])('refuses limit %d per %d ms', (limit, windowMs) => {
-    expect(() => createTokenBucket({ limit, windowMs }, fakeClock())).toThrow(ConfigError);
+    expect(() => createRateLimiter({ limit, windowMs }, fakeClock())).toThrow(ConfigError);
   });
 });

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { CliContext } from '../../../src/cli/context.js';
 import {
+  clientBudget,
   durationFlag,
   manifestDirArg,
   parseCommandArgs,
   rateLimitFlag,
   wholeNumber,
 } from '../../../src/cli/flags.js';
-import { UsageError } from '../../../src/errors.js';
+import { ConfigError, UsageError } from '../../../src/errors.js';
 
 const OPTIONS = {
   'max-deletes': { type: 'string' },
@@ -81,5 +82,35 @@ describe('shared flag parsers', () => {
     expect(manifestDirArg(ctx({ EDGESYNC_DIR: 'e' }), 'd')).toBe('d');
     expect(manifestDirArg(ctx({ EDGESYNC_DIR: 'e' }), undefined)).toBe('e');
     expect(manifestDirArg(ctx({ EDGESYNC_DIR: '' }), undefined)).toBe('.');
+  });
+});
+
+describe('the client budget', () => {
+  it("is the hosted service's 120 per rolling 60 s by default, none against the embedded server", () => {
+    expect(clientBudget(undefined, {}, false)).toEqual({ limit: 120, windowMs: 60_000 });
+    expect(clientBudget(undefined, {}, true)).toBeUndefined();
+  });
+
+  it('the flag wins over EDGESYNC_RATE_LIMIT; none turns it off', () => {
+    expect(
+      clientBudget({ limit: 5, windowMs: 1000 }, { EDGESYNC_RATE_LIMIT: '10/1s' }, false),
+    ).toEqual({
+      limit: 5,
+      windowMs: 1000,
+    });
+    expect(clientBudget(undefined, { EDGESYNC_RATE_LIMIT: '10/1s' }, false)).toEqual({
+      limit: 10,
+      windowMs: 1000,
+    });
+    expect(clientBudget('none', {}, false)).toBeUndefined();
+    expect(clientBudget(undefined, { EDGESYNC_RATE_LIMIT: 'none' }, false)).toBeUndefined();
+    expect(clientBudget(undefined, { EDGESYNC_RATE_LIMIT: '40/6s' }, true)).toEqual({
+      limit: 40,
+      windowMs: 6000,
+    });
+    expect(rateLimitFlag('none')).toBe('none');
+    expect(() => clientBudget(undefined, { EDGESYNC_RATE_LIMIT: 'fast' }, false)).toThrow(
+      ConfigError,
+    );
   });
 });

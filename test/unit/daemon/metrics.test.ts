@@ -43,7 +43,7 @@ describe('daemon metrics', () => {
         'edgesync_api_requests_total{method="PATCH",route="/edges/https/:id",status="429"}',
       ),
     ).toBe(2);
-    expect(sample(text, 'edgesync_api_rate_limited_total')).toBe(2);
+    expect(sample(text, 'edgesync_api_throttled_total')).toBe(2);
   });
 
   it('records reconciles: counts and durations by result, gauges from the report', async () => {

@@ -1,0 +1,24 @@
+/**
+ * The API client of a command: one per account and process shares one rate limiter
+ * (`sharedRateLimiter`, keyed by base URL and a digest of the key), so every worker, listing and
+ * verification of the process draws from the account's one budget.
+ */
+import { createHash } from 'node:crypto';
+import { type ApiClient, type ApiClientOptions, createApiClient, realSleep } from '../api/index.js';
+import { sharedRateLimiter } from '../api/rate-limit.js';
+import type { RateLimitSpec } from '../spec/rate-limit.js';
+
+export function createAccountClient(
+  options: Omit<ApiClientOptions, 'rateLimit' | 'rateLimiter'> & {
+    readonly budget: RateLimitSpec | undefined;
+  },
+): ApiClient {
+  const { budget, ...rest } = options;
+  if (budget === undefined) return createApiClient(rest);
+  const account = createHash('sha256').update(options.apiKey).digest('hex').slice(0, 16);
+  const limiter = sharedRateLimiter(`${options.baseUrl}|${account}`, budget, {
+    now: Date.now,
+    sleep: realSleep,
+  });
+  return createApiClient({ ...rest, rateLimiter: limiter });
+}
