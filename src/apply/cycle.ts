@@ -15,7 +15,10 @@ export interface CycleOptions extends Omit<ExecuteOptions, 'guards'> {
   readonly live: LiveSnapshot;
   readonly guards?: Omit<GuardOptions, 'live'> | undefined;
   /** Observes again and re-plans with the same manifests and options. */
-  readonly replan: () => Promise<{ readonly plan: Plan; readonly live: LiveSnapshot }>;
+  /** Plans again after the writes (given what was done), e.g. on `verifyTouched`'s view. */
+  readonly replan: (
+    result: ExecuteResult,
+  ) => Promise<{ readonly plan: Plan; readonly live: LiveSnapshot }>;
 }
 
 export interface Residual {
@@ -66,7 +69,7 @@ export async function applyAndVerify(plan: Plan, options: CycleOptions): Promise
     };
   }
   try {
-    const again = await options.replan();
+    const again = await options.replan(result);
     const residual = residualOf(again.plan, again.live);
     return {
       result,

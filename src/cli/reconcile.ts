@@ -6,9 +6,9 @@
  * manifests and the first write (`assertCurrent`).
  */
 import type { ApiClient, LiveSnapshot } from '../api/index.js';
-import { observe } from '../api/index.js';
 import { applyAndVerify } from '../apply/cycle.js';
 import { checkGuards, desiredCount } from '../apply/guards.js';
+import { verifyTouched } from '../apply/verify.js';
 import type { ManagedCounts, ReconcileFn, ReconcileReport } from '../daemon/index.js';
 import { ACCOUNT_STATE_MESSAGE, accountStateOf, EdgesyncError, GuardError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -116,8 +116,10 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       logger: options.logger,
       guards,
       beforeWrite: options.leadership ? () => options.leadership?.fence() : undefined,
-      replan: async (): Promise<{ plan: Plan; live: LiveSnapshot }> => {
-        const again = await observe(client, { signal });
+      // Verify what was touched (GET by ID), not the whole account: the periodic resync is
+      // the full observation that finds drift elsewhere.
+      replan: async (result): Promise<{ plan: Plan; live: LiveSnapshot }> => {
+        const again = await verifyTouched(client, plan, live, result, { signal });
         return { live: again, plan: buildPlan(desired, again, planOptions) };
       },
     });

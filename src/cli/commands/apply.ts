@@ -11,11 +11,12 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { type ApiClient, observe } from '../../api/index.js';
+import type { ApiClient } from '../../api/index.js';
 import { applyAndVerify } from '../../apply/cycle.js';
-import { DEFAULT_CONCURRENCY } from '../../apply/executor.js';
+import { DEFAULT_CONCURRENCY, type ExecuteResult } from '../../apply/executor.js';
 import { checkGuards, desiredCount } from '../../apply/guards.js';
 import { progressLine, summarize } from '../../apply/progress.js';
+import { verifyTouched } from '../../apply/verify.js';
 import { errorMessage, ManifestError, StalePlanError, UsageError } from '../../errors.js';
 import { createLogger, type Logger, parseLogLevel, silentLogger } from '../../log.js';
 import { formatDiagnostic } from '../../manifest/diagnostics.js';
@@ -162,9 +163,10 @@ async function applyWith(
     maxDeletes: options.maxDeletes,
     allowEmpty: options.allowEmpty,
   };
-  // The post-apply check: observe again, and plan the same desired set the same way.
-  const replan = async () => {
-    const again = await observe(client, { signal: ctx.signal });
+  // The post-apply check: read back what was touched (GET by ID), and plan the same desired
+  // set the same way on that view.
+  const replan = async (result: ExecuteResult) => {
+    const again = await verifyTouched(client, plan, live, result, { signal: ctx.signal });
     return { live: again, plan: buildPlan(set, again, planOptions) };
   };
 
