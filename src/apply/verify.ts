@@ -43,12 +43,6 @@ export function touchedRoots(plan: Plan, result: Pick<ExecuteResult, 'created'>)
   return touched;
 }
 
-/** How many GETs `verifyTouched` makes for this plan and result. */
-export function verifyCost(plan: Plan, result: Pick<ExecuteResult, 'created'>): number {
-  const t = touchedRoots(plan, result);
-  return t.tls.size + t.https.size + t.bots.size;
-}
-
 async function fetchAll<T extends { id: string }>(
   ids: ReadonlySet<string>,
   get: (id: string) => Promise<T>,
