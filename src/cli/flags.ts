@@ -66,6 +66,16 @@ export function wholeNumber(
   return n;
 }
 
+/** A share in (0, 1] (`--resync-budget 0.25`). */
+export function shareFlag(flag: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!/^\d*\.?\d+$/.test(text.trim()) || !(n > 0 && n <= 1)) {
+    throw new UsageError(`--${flag} must be a number in (0, 1], got "${text}"`);
+  }
+  return n;
+}
+
 /** A duration flag (`--interval 60s`), see ./duration.ts; at least `min` milliseconds. */
 export function durationFlag(
   flag: string,

@@ -73,6 +73,8 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     // partial, and applying it would delete what it lacks.
     await assertCurrent();
     const { plan, snapshot: live, desired } = prepared;
+    // What this cycle's full observation cost: the daemon sizes the resync interval with it.
+    const listCalls = live.calls.tls + live.calls.https + live.calls.botUsers;
     const guards = {
       maxDeletes: options.maxDeletes,
       allowEmpty: options.allowEmpty,
@@ -84,6 +86,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       // A standby observes: it plans as the leader would, and writes nothing.
       return {
         result: 'standby',
+        listCalls,
         summary: plan.summary,
         writes: 0,
         managed,
@@ -98,6 +101,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       const outOfSync = verdict.conflicts.length;
       return {
         result: outOfSync === 0 ? 'converged' : 'drift',
+        listCalls,
         summary: plan.summary,
         writes: 0,
         managed,
@@ -128,6 +132,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     const outOfSync =
       residual === undefined ? undefined : residual.changes.length + residual.blocked.length;
     const base = {
+      listCalls,
       summary: plan.summary,
       writes: result.writes,
       managed,

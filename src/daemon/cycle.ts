@@ -12,7 +12,7 @@ import {
   resolveManifestDir,
   sameResolution,
 } from '../manifest/resolve.js';
-import type { CycleOutcome } from './loop.js';
+import { type CycleOutcome, PreemptedError } from './loop.js';
 import type { CycleRecord } from './status.js';
 import {
   EMPTY_SUMMARY,
@@ -112,7 +112,10 @@ export async function runCycle(
           }
         : { result: 'error', summary: EMPTY_SUMMARY, writes: 0, error: errorMessage(err) };
   }
-  if (superseded && !SUCCESS_RESULTS.has(report.result)) {
+  if (signal.reason instanceof PreemptedError && !SUCCESS_RESULTS.has(report.result)) {
+    // A resync cut short by a change: the change's cycle runs next and reads everything.
+    report = { result: 'superseded', summary: report.summary, writes: report.writes };
+  } else if (superseded && !SUCCESS_RESULTS.has(report.result)) {
     // Whatever the old revision's cycle ran into (files vanishing under the loader, the swap
     // check refusing to write) belongs to a revision that is gone: not an error.
     report = { result: 'superseded', summary: report.summary, writes: report.writes };

@@ -30,6 +30,7 @@ import path from 'node:path';
 import { ConfigError, errorMessage } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import { findAnchor, type ResolvedDir, resolveManifestDir } from '../manifest/resolve.js';
+import type { RateLimitSpec } from '../spec/rate-limit.js';
 import { runCycle } from './cycle.js';
 import { createDaemonHttpHandler } from './http.js';
 import { type HttpListener, listenHttp } from './http-server.js';
@@ -87,6 +88,11 @@ export interface DaemonOptions {
    * any more). `edgesync run` passes a full garbage collection (memory.ts).
    */
   readonly afterCycle?: () => void;
+  /**
+   * Periodic resyncs use at most `share` of the API `budget`: the interval stretches to the list
+   * calls of the last full observation (never below `intervalMs`).
+   */
+  readonly resyncBudget?: { readonly share: number; readonly budget: RateLimitSpec } | undefined;
   /** With leader election: the role and holder for `/status` (metrics are the caller's). */
   readonly leadership?: () => LeadershipStatus;
 }
@@ -166,6 +172,15 @@ export function createDaemon(options: DaemonOptions): Daemon {
     },
   });
 
+  let lastListCalls: number | undefined;
+  /** The resync interval: `intervalMs`, stretched to fit the resync share of the budget. */
+  const resyncIntervalMs = (): number => {
+    const rb = options.resyncBudget;
+    if (rb === undefined || lastListCalls === undefined) return intervalMs;
+    const fit = Math.ceil((lastListCalls * rb.budget.windowMs) / (rb.share * rb.budget.limit));
+    return Math.min(MAX_DELAY_MS, Math.max(intervalMs, fit));
+  };
+
   const loop = createReconcileLoop({
     cycle: async (reason, signal) => {
       try {
@@ -185,7 +200,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
         afterCycle();
       }
     },
-    intervalMs,
+    intervalMs: resyncIntervalMs,
     debounceMs,
     debounceMaxMs,
     backoff,
@@ -215,6 +230,10 @@ export function createDaemon(options: DaemonOptions): Daemon {
     const failuresBefore = loop.snapshot().failures;
     const failuresAfter = success ? 0 : superseded ? failuresBefore : failuresBefore + 1;
     state = reduceStatus(state, rec);
+    if (report.listCalls !== undefined) {
+      lastListCalls = report.listCalls;
+      metrics.observeResyncInterval(resyncIntervalMs());
+    }
     metrics.observeReconcile({
       result: report.result,
       durationMs,
@@ -262,7 +281,13 @@ export function createDaemon(options: DaemonOptions): Daemon {
   }
 
   function status(): DaemonStatus {
-    return renderStatus(state, absDir, loop.snapshot(), options.leadership?.() ?? null);
+    return renderStatus(
+      state,
+      absDir,
+      loop.snapshot(),
+      options.leadership?.() ?? null,
+      resyncIntervalMs(),
+    );
   }
 
   async function doStart(): Promise<void> {

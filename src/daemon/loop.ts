@@ -34,7 +34,8 @@ export function backoffDelay(failures: number, backoff: BackoffOptions): number 
 export interface LoopOptions {
   /** Runs one cycle. Must not throw (a throw counts as a failure). */
   readonly cycle: (reason: TriggerReason, signal: AbortSignal) => Promise<CycleOutcome>;
-  readonly intervalMs: number;
+  /** The periodic resync, read each time one is scheduled (it may stretch with the budget). */
+  readonly intervalMs: number | (() => number);
   readonly debounceMs: number;
   readonly debounceMaxMs: number;
   readonly backoff: BackoffOptions;
@@ -70,6 +71,18 @@ export interface ReconcileLoop {
   snapshot(): LoopSnapshot;
 }
 
+/** Triggers that carry a change someone made: they preempt a periodic resync in flight. */
+const URGENT: ReadonlySet<TriggerReason> = new Set(['file', 'link', 'webhook', 'leader']);
+
+/** The abort reason of a resync cut short by a change (the cycle ends `superseded`). */
+export class PreemptedError extends AbortedError {
+  readonly by: TriggerReason;
+  constructor(by: TriggerReason) {
+    super(`resync preempted by a ${by} trigger`);
+    this.by = by;
+  }
+}
+
 export function createReconcileLoop(options: LoopOptions): ReconcileLoop {
   const { timers, now } = options;
   let started = false;
@@ -96,8 +109,19 @@ export function createReconcileLoop(options: LoopOptions): ReconcileLoop {
     next = { at: now() + delayMs, reason, handle };
   }
 
+  function resyncInterval(): number {
+    return typeof options.intervalMs === 'function' ? options.intervalMs() : options.intervalMs;
+  }
+
   function request(reason: TriggerReason): void {
     if (stopped || !started) return;
+    if (inFlight && inFlight.reason === 'resync' && URGENT.has(reason)) {
+      // A change never waits behind a resync: the resync (its listing, or the writes it has not
+      // started) is cut short as superseded, and the change's cycle reads everything anew.
+      queued = reason;
+      inFlight.controller.abort(new PreemptedError(reason));
+      return;
+    }
     if (inFlight) {
       // Coalesce: the first queued reason stands for all of them (each cycle reads everything).
       queued ??= reason;
@@ -123,7 +147,7 @@ export function createReconcileLoop(options: LoopOptions): ReconcileLoop {
       if (stopped) return;
       if (outcome === 'success') failures = 0;
       else if (outcome === 'failure') failures += 1;
-      if (failures === 0) scheduleNext(options.intervalMs, 'resync');
+      if (failures === 0) scheduleNext(resyncInterval(), 'resync');
       else scheduleNext(backoffDelay(failures, options.backoff), 'retry');
       if (queued !== undefined) {
         const again = queued;

@@ -40,6 +40,8 @@ export interface DaemonMetrics {
   render(): Promise<string>;
   observeApiResponse(observation: ApiResponseObservation): void;
   observeReconcile(observation: ReconcileObservation): void;
+  /** The periodic resync's effective interval (stretched to the API budget). */
+  observeResyncInterval(ms: number): void;
   /** Leader election: this replica's role now, and how many times it changed so far. */
   observeLeadership(leader: boolean, transitions: number): void;
 }
@@ -134,6 +136,11 @@ export function createDaemonMetrics(options: DaemonMetricsOptions = {}): DaemonM
     registers,
   });
   let transitionsSeen = 0;
+  const resyncInterval = new Gauge({
+    name: 'edgesync_resync_interval_seconds',
+    help: 'The periodic resync interval now: --interval, stretched to fit --resync-budget.',
+    registers,
+  });
 
   // Every result exists from the start, so rate() and absent-alerts work before the first error.
   for (const result of RECONCILE_RESULTS) reconcileTotal.inc({ result }, 0);
@@ -161,6 +168,10 @@ export function createDaemonMetrics(options: DaemonMetricsOptions = {}): DaemonM
       if (o.outOfSync !== undefined) outOfSync.set(o.outOfSync);
       if (o.manifestErrors !== undefined) manifestErrors.set(o.manifestErrors);
       failures.set(o.consecutiveFailures);
+    },
+
+    observeResyncInterval(ms) {
+      resyncInterval.set(ms / 1000);
     },
 
     observeLeadership(isLeader, transitions) {

@@ -143,6 +143,7 @@ export function renderStatus(
   dir: string,
   snap: LoopSnapshot,
   leadership: LeadershipStatus | null = null,
+  resyncIntervalMs = 0,
 ): DaemonStatus {
   const { last, lastError } = state;
   return {
@@ -171,6 +172,7 @@ export function renderStatus(
     next_resync_at: iso(snap.nextAt),
     backoff_ms: snap.backoffMs,
     consecutive_failures: snap.failures,
+    resync_interval_ms: resyncIntervalMs,
     leader_election: leadership,
   };
 }

@@ -101,6 +101,8 @@ export interface ReconcileReport {
   readonly error?: string | undefined;
   /** The plan's warnings (e.g. namesake bot users), when the cycle made a plan. */
   readonly warnings?: readonly string[] | undefined;
+  /** List calls the cycle's full observation took (what a periodic resync costs). */
+  readonly listCalls?: number | undefined;
 }
 
 export interface ReconcileInput {
@@ -175,6 +177,11 @@ export interface DaemonStatus {
   /** Delay applied after the current run of failures (0 when healthy). */
   readonly backoff_ms: number;
   readonly consecutive_failures: number;
+  /**
+   * The periodic resync's interval now: `--interval`, stretched so that resyncs use at most
+   * `--resync-budget` of the API budget (list calls of the last full observation).
+   */
+  readonly resync_interval_ms: number;
   /** With `--leader-elect`: this replica's role, the holder last seen, transitions; else null. */
   readonly leader_election: LeadershipStatus | null;
 }

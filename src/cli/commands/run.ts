@@ -31,6 +31,7 @@ import {
   parseCommandArgs,
   rateLimitFlag,
   secretDirs,
+  shareFlag,
   wholeNumber,
 } from '../flags.js';
 import { checkMaxDeletes, checkOwner } from '../pipeline.js';
@@ -55,6 +56,8 @@ options:
   --rate-limit N/Ws     client-side budget per rolling window, or none (default: 120/60s,
                         the hosted service's; none against the embedded server; also
                         EDGESYNC_RATE_LIMIT)
+  --resync-budget F     share of the API budget periodic resyncs may use (default 0.25): the
+                        resync interval stretches with the account's size (shown in /status)
   --max-deletes N       refuse a cycle deleting more edges than N (default 10)
   --allow-empty         let an empty manifest set delete the edges it owns
   --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
@@ -99,6 +102,7 @@ const OPTIONS = {
   'lease-duration': { type: 'string' },
   'renew-deadline': { type: 'string' },
   'retry-period': { type: 'string' },
+  'resync-budget': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -165,6 +169,7 @@ export async function run(ctx: CliContext): Promise<number> {
   const concurrency = wholeNumber('concurrency', values.concurrency, DEFAULT_CONCURRENCY, 1);
   const embeddedPort = wholeNumber('embedded-port', values['embedded-port'], 8787, 0);
   const rateLimit = rateLimitFlag(values['rate-limit']);
+  const resyncShare = shareFlag('resync-budget', values['resync-budget'], 0.25);
   const leaseTimings = {
     leaseDurationMs: durationFlag(
       'lease-duration',
@@ -224,13 +229,14 @@ export async function run(ctx: CliContext): Promise<number> {
     );
   }
   const metrics = createDaemonMetrics();
+  const budget = clientBudget(rateLimit, ctx.env, embedded !== undefined);
   const client = createAccountClient({
     baseUrl: api.baseUrl,
     apiKey: api.apiKey,
     logger: root.child({ module: 'api' }),
     onResponse: (info) => metrics.observeApiResponse(info),
     // The embedded in-process server has no budget; any other API has one by default.
-    budget: clientBudget(rateLimit, ctx.env, embedded !== undefined),
+    budget,
   });
   // Leader election first: a refused Lease API stops here, before any cycle.
   let fatal: Error | undefined;
@@ -284,6 +290,7 @@ export async function run(ctx: CliContext): Promise<number> {
           }),
         }),
     intervalMs,
+    ...(budget === undefined ? {} : { resyncBudget: { share: resyncShare, budget } }),
     debounceMs,
     graceMs,
     listen,

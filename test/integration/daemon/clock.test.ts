@@ -89,3 +89,33 @@ it('reports the backoff sequence in /status and resets it on success', async () 
     'retry',
   ]);
 });
+
+it('stretches the resync interval so resyncs use at most their share of the API budget', async () => {
+  tmp = await makeTempDir('daemon-clock');
+  const dir = path.join(tmp, 'm');
+  await fs.mkdir(dir);
+  const clock = new ManualClock();
+  // 10,000 edges: 50 + 50 edge list pages and one of bot users.
+  const { calls, reconcile } = recorder(() => ({ ...CONVERGED, listCalls: 101 }));
+  daemon = createDaemon({
+    dir,
+    reconcile,
+    listen: false,
+    watch: false,
+    intervalMs: 60_000,
+    resyncBudget: { share: 0.25, budget: { limit: 120, windowMs: 60_000 } },
+    timers: clock,
+    now: clock.now,
+    metrics: createDaemonMetrics({ defaultMetrics: false }),
+  });
+  await daemon.start();
+  await waitFor('the first cycle', async () => {
+    await clock.advance(0);
+    return calls.length === 1 && daemon?.status().in_flight === false;
+  });
+  // 101 calls in a quarter of 120 per minute: one resync every 202 s, not every 60 s.
+  const s = daemon.status();
+  expect(s.resync_interval_ms).toBe(202_000);
+  expect(s.next_resync_at).toBe(new Date(clock.now() + 202_000).toISOString());
+  expect(await daemon.metrics.render()).toMatch(/^edgesync_resync_interval_seconds 202$/m);
+});

@@ -4,6 +4,7 @@ import {
   type CycleOutcome,
   createReconcileLoop,
   type LoopOptions,
+  PreemptedError,
 } from '../../../src/daemon/loop.js';
 import type { TriggerReason } from '../../../src/daemon/types.js';
 import { AbortedError } from '../../../src/errors.js';
@@ -287,5 +288,56 @@ describe('reconcile loop', () => {
     await flush();
     await expect(loop.stop(10_000)).resolves.toBe(true);
     expect(clock.pending()).toBe(0);
+  });
+});
+
+describe('a change never waits behind a resync', () => {
+  it('a file, link, webhook or leader trigger preempts a resync in flight', async () => {
+    for (const reason of ['file', 'link', 'webhook', 'leader'] as const) {
+      const { clock, calls, loop, last } = setup();
+      loop.start();
+      last().finish('success');
+      await flush();
+      await clock.advance(60_000);
+      expect(last().reason).toBe('resync');
+      const resync = last();
+      loop.trigger(reason);
+      expect(resync.signal.aborted).toBe(true);
+      expect(resync.signal.reason).toBeInstanceOf(PreemptedError);
+      resync.finish('superseded');
+      await flush();
+      expect(calls.map((c) => c.reason)).toEqual(['startup', 'resync', reason]);
+      loop.stop(0);
+    }
+  });
+
+  it('does not preempt a change cycle, and a resync never preempts anything', async () => {
+    const { clock, calls, loop, last } = setup();
+    loop.start();
+    last().finish('success');
+    await flush();
+    loop.trigger('webhook');
+    const change = last();
+    loop.trigger('file');
+    expect(change.signal.aborted).toBe(false);
+    change.finish('success');
+    await flush();
+    expect(calls.map((c) => c.reason)).toEqual(['startup', 'webhook', 'file']);
+    last().finish('success');
+    await flush();
+    await clock.advance(60_000);
+    expect(last().reason).toBe('resync');
+    loop.stop(0);
+  });
+
+  it('reads the resync interval each time it schedules one', async () => {
+    let interval = 60_000;
+    const { clock, loop, last } = setup({ intervalMs: () => interval });
+    loop.start();
+    interval = 200_000;
+    last().finish('success');
+    await flush();
+    expect(loop.snapshot().nextAt).toBe(clock.now() + 200_000);
+    loop.stop(0);
   });
 });
