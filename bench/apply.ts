@@ -14,7 +14,7 @@ function apiKey(): string {
 const source = { file: 'bench.yaml', line: 1, column: 1 };
 
 /** The desired set as `loadManifests` would return it (the loader has its own benchmark). */
-function desired(edges: number, routesPerEdge: number): DesiredSet {
+export function desired(edges: number, routesPerEdge: number): DesiredSet {
   const httpsEdges: HttpsEdgeManifest[] = [];
   for (let i = 0; i < edges; i++) {
     const name = `edge-${String(i).padStart(5, '0')}`;

@@ -12,6 +12,8 @@ export interface ChildServerOptions {
   readonly apiKeys: readonly string[];
   /** Persist under this directory (`--data`); in memory when absent. */
   readonly dataDir?: string;
+  /** More `edgesync server` flags, e.g. `['--rate-limit', '120/2s']`. */
+  readonly extraArgs?: readonly string[];
 }
 
 export async function startChildServer(
@@ -19,6 +21,7 @@ export async function startChildServer(
 ): Promise<{ child: ChildProcess; url: string }> {
   const args = [BIN, 'server', '--port', '0'];
   if (options.dataDir !== undefined) args.push('--data', options.dataDir);
+  args.push(...(options.extraArgs ?? []));
   const child = spawn(process.execPath, args, {
     env: {
       ...process.env,

@@ -16,6 +16,7 @@ const suites: Record<string, () => Promise<BenchSuite>> = {
   apply: async () => (await import('./apply.js')).suite,
   plan: async () => (await import('./plan.js')).suite,
   daemon: async () => (await import('./daemon.js')).suite,
+  budget: async () => (await import('./budget.js')).suite,
 };
 
 async function runAll(): Promise<void> {

@@ -55,10 +55,11 @@ export interface RateLimiter {
 
 /**
  * Kept free at the end of each window: the service counts arrivals, the limiter counts sends,
- * and two requests' trips differ. 1% of the window, at least 250 ms but at most 5% of it.
+ * and two requests' trips differ. 1% of the window (600 ms of the hosted 60 s), at least 50 ms
+ * but at most 5% of it.
  */
 function marginMs(windowMs: number): number {
-  return Math.min(Math.max(windowMs * 0.01, 250), windowMs * 0.05);
+  return Math.min(Math.max(windowMs * 0.01, 50), windowMs * 0.05);
 }
 
 interface Waiter {

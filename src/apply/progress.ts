@@ -9,8 +9,51 @@ import type { Blocked } from '../plan/model.js';
 import type { CycleOutcome } from './cycle.js';
 import type { ProgressEvent } from './executor.js';
 
-/** A single, updating `[done/total] address` line (terminals only). */
-export function progressLine(out: Writable): {
+/** Requests per window: the client's budget, when it has one. */
+export interface Budget {
+  readonly limit: number;
+  readonly windowMs: number;
+}
+
+/** `1h02m`, `3m20s`, `45s`. */
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  if (h > 0) return `${h}h${String(m).padStart(2, '0')}m`;
+  if (m > 0) return `${m}m${String(sec).padStart(2, '0')}s`;
+  return `${sec}s`;
+}
+
+/**
+ * The time the remaining operations need at the budget's pace (each is one request; the
+ * verification reads add one per touched resource, not counted). Undefined without a budget.
+ */
+export function etaMs(remaining: number, budget: Budget | undefined): number | undefined {
+  if (budget === undefined) return undefined;
+  return (remaining * budget.windowMs) / budget.limit;
+}
+
+/** Calls `emit` at each tenth of the operations done, with the ETA the budget gives. */
+export function progressSteps(
+  budget: Budget | undefined,
+  emit: (done: number, total: number, eta: number | undefined) => void,
+): (e: ProgressEvent) => void {
+  let lastTenth = 0;
+  return (e) => {
+    const tenth = Math.floor((10 * e.done) / Math.max(1, e.total));
+    if (tenth <= lastTenth || e.total < 20) return;
+    lastTenth = tenth;
+    emit(e.done, e.total, etaMs(e.total - e.done, budget));
+  };
+}
+
+/** A single, updating `[done/total] address` line (terminals only), with the ETA of a budget. */
+export function progressLine(
+  out: Writable,
+  budget?: Budget,
+): {
   update: (e: ProgressEvent) => void;
   end: () => void;
 } {
@@ -18,7 +61,9 @@ export function progressLine(out: Writable): {
   return {
     update(e) {
       const mark = e.outcome === 'failed' ? ' (failed)' : '';
-      out.write(`\r\x1b[2K[${e.done}/${e.total}] ${escapeControl(e.address)}${mark}`);
+      const eta = etaMs(e.total - e.done, budget);
+      const tail = eta === undefined || e.done === e.total ? '' : ` · ETA ${formatDuration(eta)}`;
+      out.write(`\r\x1b[2K[${e.done}/${e.total}]${tail} ${escapeControl(e.address)}${mark}`);
       shown = true;
     },
     end() {

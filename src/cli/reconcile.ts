@@ -8,6 +8,7 @@
 import type { ApiClient, LiveSnapshot } from '../api/index.js';
 import { applyAndVerify } from '../apply/cycle.js';
 import { checkGuards, desiredCount } from '../apply/guards.js';
+import { progressSteps } from '../apply/progress.js';
 import { verifyTouched } from '../apply/verify.js';
 import type { ManagedCounts, ReconcileFn, ReconcileReport } from '../daemon/index.js';
 import { ACCOUNT_STATE_MESSAGE, accountStateOf, EdgesyncError, GuardError } from '../errors.js';
@@ -24,6 +25,8 @@ export interface ReconcilerOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly secretDirs: readonly string[];
   readonly logger: Logger;
+  /** The client's API budget, for the ETA of long applies. */
+  readonly budget?: { readonly limit: number; readonly windowMs: number } | undefined;
   /** Leader election: standbys plan but never write; the applier fences every write. */
   readonly leadership?: { isLeader(): boolean; fence(): void } | undefined;
 }
@@ -120,6 +123,13 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       logger: options.logger,
       guards,
       beforeWrite: options.leadership ? () => options.leadership?.fence() : undefined,
+      // A long apply (a cold start under the API budget) says how far it is, in the log.
+      onProgress: progressSteps(options.budget, (done, total, eta) =>
+        options.logger.info(
+          { done, total, ...(eta === undefined ? {} : { eta_s: Math.ceil(eta / 1000) }) },
+          'apply progress',
+        ),
+      ),
       // Verify what was touched (GET by ID), not the whole account: the periodic resync is
       // the full observation that finds drift elsewhere.
       replan: async (result): Promise<{ plan: Plan; live: LiveSnapshot }> => {

@@ -15,7 +15,13 @@ import type { ApiClient } from '../../api/index.js';
 import { applyAndVerify } from '../../apply/cycle.js';
 import { DEFAULT_CONCURRENCY, type ExecuteResult } from '../../apply/executor.js';
 import { checkGuards, desiredCount } from '../../apply/guards.js';
-import { progressLine, summarize } from '../../apply/progress.js';
+import {
+  type Budget,
+  formatDuration,
+  progressLine,
+  progressSteps,
+  summarize,
+} from '../../apply/progress.js';
 import { verifyTouched } from '../../apply/verify.js';
 import { errorMessage, ManifestError, StalePlanError, UsageError } from '../../errors.js';
 import { createLogger, type Logger, parseLogLevel, silentLogger } from '../../log.js';
@@ -100,14 +106,10 @@ export async function run(ctx: CliContext): Promise<number> {
         level: parseLogLevel(ctx.env.EDGESYNC_LOG_LEVEL, 'EDGESYNC_LOG_LEVEL'),
         destination: ctx.stderr,
       });
-  const client = createAccountClient({
-    baseUrl: api.baseUrl,
-    apiKey: api.apiKey,
-    logger,
-    budget: clientBudget(options.rateLimit, ctx.env, false),
-  });
+  const budget = clientBudget(options.rateLimit, ctx.env, false);
+  const client = createAccountClient({ baseUrl: api.baseUrl, apiKey: api.apiKey, logger, budget });
   try {
-    return await applyWith(ctx, options, client, logger, tty, api.apiKey);
+    return await applyWith(ctx, options, client, logger, tty, api.apiKey, budget);
   } finally {
     await client.close();
   }
@@ -120,6 +122,7 @@ async function applyWith(
   logger: Logger,
   tty: boolean,
   fingerprintKey: string,
+  budget: Budget | undefined,
 ): Promise<number> {
   const target = path.resolve(ctx.cwd, options.target);
   const savedPlan = await readPlanFile(target);
@@ -204,7 +207,17 @@ async function applyWith(
     return ExitCode.error;
   }
 
-  const line = tty ? progressLine(ctx.stderr) : undefined;
+  // Progress: an updating line on a terminal; otherwise a line per tenth done. Both carry an
+  // ETA computed from the client's budget when it has one (a long cold apply under 120/60s).
+  const line = tty ? progressLine(ctx.stderr, budget) : undefined;
+  const steps =
+    line === undefined
+      ? progressSteps(budget, (done, total, eta) =>
+          ctx.stderr.write(
+            `progress: ${done}/${total} operations${eta === undefined ? '' : `, ETA ${formatDuration(eta)} at the API budget`}\n`,
+          ),
+        )
+      : undefined;
   const outcome = await applyAndVerify(plan, {
     client,
     live,
@@ -213,7 +226,7 @@ async function applyWith(
     logger,
     guards: guardOptions,
     replan,
-    ...(line === undefined ? {} : { onProgress: line.update }),
+    onProgress: line?.update ?? steps,
   }).finally(() => line?.end());
   ctx.stderr.write(summarize(outcome));
   return outcome.converged ? ExitCode.ok : ExitCode.error;

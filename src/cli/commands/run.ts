@@ -279,6 +279,7 @@ export async function run(ctx: CliContext): Promise<number> {
       // The executor adds its own `module` binding.
       logger: root,
       leadership: election?.elector,
+      budget,
     }),
     ...(election === undefined
       ? {}

@@ -2,7 +2,13 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { CycleOutcome } from '../../../src/apply/cycle.js';
 import type { ExecuteResult } from '../../../src/apply/executor.js';
-import { progressLine, summarize } from '../../../src/apply/progress.js';
+import {
+  etaMs,
+  formatDuration,
+  progressLine,
+  progressSteps,
+  summarize,
+} from '../../../src/apply/progress.js';
 import { change } from './fake.js';
 
 const result: ExecuteResult = {
@@ -86,5 +92,40 @@ describe('progressLine', () => {
     line.update({ ...event, done: 2, address: 'https_edge.b', outcome: 'failed' });
     line.end();
     expect(text).toBe('\r\x1b[2K[1/2] https_edge.a\r\x1b[2K[2/2] https_edge.b (failed)\r\x1b[2K');
+  });
+});
+
+describe('ETA from the API budget', () => {
+  it('formats durations', () => {
+    expect([formatDuration(0), formatDuration(45_000), formatDuration(200_000)]).toEqual([
+      '0s',
+      '45s',
+      '3m20s',
+    ]);
+    expect(formatDuration(2 * 3600_000 + 61_000)).toBe('2h01m');
+  });
+
+  it('is the remaining requests at the budget pace, and nothing without a budget', () => {
+    expect(etaMs(3_000, { limit: 120, windowMs: 60_000 })).toBe(1_500_000);
+    expect(etaMs(3_000, undefined)).toBeUndefined();
+  });
+
+  it('reports each tenth once, with the ETA', () => {
+    const seen: Array<[number, number, number | undefined]> = [];
+    const step = progressSteps({ limit: 120, windowMs: 60_000 }, (d, t, e) => seen.push([d, t, e]));
+    for (let done = 1; done <= 100; done++) {
+      step({
+        done,
+        total: 100,
+        address: 'a',
+        method: 'POST',
+        path: '/x',
+        outcome: 'ok',
+        status: 201,
+        durationMs: 1,
+      });
+    }
+    expect(seen.map(([d]) => d)).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90, 100]);
+    expect(seen[0]?.[2]).toBe(45_000);
   });
 });
