@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type ApiClient, type ApiClientOptions, createApiClient, realSleep } from '../api/index.js';
+import { currentPriority } from '../api/priority.js';
 import { sharedRateLimiter } from '../api/rate-limit.js';
 import type { RateLimitSpec } from '../spec/rate-limit.js';
 
@@ -13,7 +14,9 @@ export function createAccountClient(
     readonly budget: RateLimitSpec | undefined;
   },
 ): ApiClient {
-  const { budget, ...rest } = options;
+  const { budget, ...withoutBudget } = options;
+  // Calls inside `withPriority('high', ...)` (a daemon cycle for a manifest change) go first.
+  const rest = { priority: currentPriority, ...withoutBudget };
   if (budget === undefined) return createApiClient(rest);
   const account = createHash('sha256').update(options.apiKey).digest('hex').slice(0, 16);
   const limiter = sharedRateLimiter(`${options.baseUrl}|${account}`, budget, {

@@ -4,15 +4,40 @@
  * `ReconcileReport` the daemon records. No second code path: a cycle is exactly an unattended
  * apply, with the daemon's extra guard that the git-sync link did not move between reading the
  * manifests and the first write (`assertCurrent`).
+ *
+ * Incremental cycles (issue 12): the step keeps the account as of its last converged cycle. A
+ * file event then costs what it changes: the manifests are read (no API call) and planned
+ * against that snapshot; only the edges and bot users that plan has operations for are read
+ * again by ID, and the plan is made again from their current state before anything is
+ * written; the post-apply check reads the touched ones back by ID. At 10,000 managed edges one
+ * changed module costs 3 calls (GET, PUT, GET). Every other trigger (start-up, the periodic
+ * resync, a git-sync revision, a retry, a webhook, a manual request) lists the whole account:
+ * the source of truth for drift and for anything the cached snapshot missed. A file event
+ * whose plan touches more roots than `INCREMENTAL_MAX_READS` (or than a listing would cost)
+ * runs a full cycle instead, and so does any event after a cycle that did not converge.
  */
 import type { ApiClient, LiveSnapshot } from '../api/index.js';
+import { withPriority } from '../api/priority.js';
 import { applyAndVerify } from '../apply/cycle.js';
 import { checkGuards, desiredCount } from '../apply/guards.js';
 import { progressSteps } from '../apply/progress.js';
-import { verifyTouched } from '../apply/verify.js';
-import type { ManagedCounts, ReconcileFn, ReconcileReport } from '../daemon/index.js';
-import { ACCOUNT_STATE_MESSAGE, accountStateOf, EdgesyncError, GuardError } from '../errors.js';
+import { touchedRoots, verifyTouched } from '../apply/verify.js';
+import type {
+  ManagedCounts,
+  ReconcileFn,
+  ReconcileInput,
+  ReconcileReport,
+} from '../daemon/index.js';
+import {
+  ACCOUNT_STATE_MESSAGE,
+  accountStateOf,
+  EdgesyncError,
+  GuardError,
+  ManifestError,
+} from '../errors.js';
 import type { Logger } from '../log.js';
+import { loadManifests } from '../manifest/loader.js';
+import type { DesiredSet } from '../manifest/schema.js';
 import { buildPlan, operationCount, type Plan } from '../plan/index.js';
 import { preparePlan } from './pipeline.js';
 
@@ -27,6 +52,8 @@ export interface ReconcilerOptions {
   readonly logger: Logger;
   /** The client's API budget, for the ETA of long applies. */
   readonly budget?: { readonly limit: number; readonly windowMs: number } | undefined;
+  /** Incremental cycles for file events (default true); false lists the account every cycle. */
+  readonly incremental?: boolean | undefined;
   /** Leader election: standbys plan but never write; the applier fences every write. */
   readonly leadership?: { isLeader(): boolean; fence(): void } | undefined;
 }
@@ -48,7 +75,18 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     allowEmpty: options.allowEmpty,
     maxDeletes: options.maxDeletes,
   };
-  return async ({ dir, signal, assertCurrent }): Promise<ReconcileReport> => {
+  /** The account as of the last converged cycle (undefined: the next cycle lists it). */
+  let cached: LiveSnapshot | undefined;
+
+  interface Prepared {
+    readonly plan: Plan;
+    readonly live: LiveSnapshot;
+    readonly desired: DesiredSet;
+    readonly mode: 'full' | 'incremental';
+  }
+
+  /** The whole pipeline: load and list concurrently, plan. */
+  async function prepareFull({ dir, signal, assertCurrent }: ReconcileInput): Promise<Prepared> {
     let prepared: Awaited<ReturnType<typeof preparePlan>>;
     try {
       prepared = await preparePlan({
@@ -66,6 +104,86 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       // are the swap, not broken manifests. Report the swap (a superseded cycle: no failure, no
       // bogus diagnostics) when the link moved; the real error otherwise.
       await assertCurrent();
+      throw err;
+    }
+    return {
+      plan: prepared.plan,
+      live: prepared.snapshot,
+      desired: prepared.desired,
+      mode: 'full',
+    };
+  }
+
+  /**
+   * A file event against the cached snapshot: read the manifests, plan against the cache, read
+   * the roots that plan has operations for by ID, and plan again from their current state.
+   * Undefined when a full cycle is the better deal.
+   */
+  async function prepareIncremental(
+    { dir, signal, assertCurrent }: ReconcileInput,
+    known: LiveSnapshot,
+  ): Promise<Prepared | undefined> {
+    let loaded: Awaited<ReturnType<typeof loadManifests>>;
+    try {
+      loaded = await loadManifests(dir, {
+        owner: options.owner,
+        env: options.env,
+        secretDirs: options.secretDirs,
+      });
+    } catch (err) {
+      await assertCurrent();
+      throw err;
+    }
+    if (!loaded.ok) {
+      await assertCurrent();
+      throw new ManifestError(loaded.diagnostics);
+    }
+    const desired = loaded.set;
+    const guess = buildPlan(desired, known, planOptions);
+    // Creates have no ID yet: nothing live to read for them.
+    const touched = touchedRoots(guess, { created: {} });
+    const reads = touched.tls.size + touched.https.size + touched.bots.size;
+    if (reads > Math.min(INCREMENTAL_MAX_READS, listCost(known))) return undefined;
+    if (reads === 0) return { plan: guess, live: known, desired, mode: 'incremental' };
+    // Read with an empty plan's verification: the same GET-by-ID overlay, before writing.
+    const live = await verifyTouched(
+      client,
+      guess,
+      known,
+      { created: {} },
+      {
+        signal,
+        concurrency: options.concurrency,
+      },
+    );
+    return {
+      plan: buildPlan(desired, live, planOptions),
+      live: { ...live, calls: { tls: 0, https: 0, botUsers: 0 } },
+      desired,
+      mode: 'incremental',
+    };
+  }
+
+  return async (input): Promise<ReconcileReport> =>
+    // A manifest change (or an operator's request) goes ahead of background work (a resync's
+    // listing) in the limiter.
+    withPriority(CHANGE_REASONS.has(input.reason) ? 'high' : 'normal', () => reconcileOnce(input));
+
+  async function reconcileOnce(input: ReconcileInput): Promise<ReconcileReport> {
+    const { signal, assertCurrent } = input;
+    // A cycle that ends before writing (preempted by a change, invalid manifests, a failed
+    // listing) leaves the kept snapshot as good as it was.
+    const known = cached;
+    let prepared: Prepared | undefined;
+    try {
+      if (options.incremental !== false && input.reason === 'file' && known !== undefined) {
+        prepared = await prepareIncremental(input, known);
+        if (prepared === undefined) {
+          options.logger.debug('the change touches many resources: full cycle');
+        }
+      }
+      prepared ??= await prepareFull(input);
+    } catch (err) {
       const state = accountStateOf(err);
       if (state !== undefined) {
         throw new EdgesyncError('ES_ACCOUNT_STATE', ACCOUNT_STATE_MESSAGE[state], { cause: err });
@@ -75,9 +193,11 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     // git-sync may have swapped the link while we read: a set read from the old worktree may be
     // partial, and applying it would delete what it lacks.
     await assertCurrent();
-    const { plan, snapshot: live, desired } = prepared;
-    // What this cycle's full observation cost: the daemon sizes the resync interval with it.
-    const listCalls = live.calls.tls + live.calls.https + live.calls.botUsers;
+    const { plan, live, desired, mode } = prepared;
+    // What this cycle's full observation cost: the daemon sizes the resync interval with it
+    // (an incremental cycle listed nothing, and says nothing about it).
+    const listCalls =
+      mode === 'full' ? live.calls.tls + live.calls.https + live.calls.botUsers : undefined;
     const guards = {
       maxDeletes: options.maxDeletes,
       allowEmpty: options.allowEmpty,
@@ -88,8 +208,9 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     if (options.leadership !== undefined && !options.leadership.isLeader()) {
       // A standby observes: it plans as the leader would, and writes nothing.
       return {
-        result: 'standby',
+        mode,
         listCalls,
+        result: 'standby',
         summary: plan.summary,
         writes: 0,
         managed,
@@ -102,9 +223,11 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     }
     if (operationCount(plan) === 0) {
       const outOfSync = verdict.conflicts.length;
+      cached = outOfSync === 0 ? live : undefined;
       return {
-        result: outOfSync === 0 ? 'converged' : 'drift',
+        mode,
         listCalls,
+        result: outOfSync === 0 ? 'converged' : 'drift',
         summary: plan.summary,
         writes: 0,
         managed,
@@ -115,6 +238,9 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
           : { error: `${outOfSync} resource(s) blocked by hostports held by foreign edges` }),
       };
     }
+    // From the first write until the check says converged, the kept snapshot is not the account.
+    cached = undefined;
+    let verified: LiveSnapshot | undefined;
     const outcome = await applyAndVerify(plan, {
       client,
       live,
@@ -133,7 +259,11 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       // Verify what was touched (GET by ID), not the whole account: the periodic resync is
       // the full observation that finds drift elsewhere.
       replan: async (result): Promise<{ plan: Plan; live: LiveSnapshot }> => {
-        const again = await verifyTouched(client, plan, live, result, { signal });
+        const again = await verifyTouched(client, plan, live, result, {
+          signal,
+          concurrency: options.concurrency,
+        });
+        verified = again;
         return { live: again, plan: buildPlan(desired, again, planOptions) };
       },
     });
@@ -141,7 +271,9 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     const residual = outcome.residual;
     const outOfSync =
       residual === undefined ? undefined : residual.changes.length + residual.blocked.length;
+    if (outcome.converged && verified !== undefined) cached = verified;
     const base = {
+      mode,
       listCalls,
       summary: plan.summary,
       writes: result.writes,
@@ -167,5 +299,17 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       return { ...base, result: 'drift', error: `${outOfSync ?? 0} difference(s) remain` };
     }
     return { ...base, result: 'changed' };
-  };
+  }
+}
+
+/** Triggers that carry a change (of the manifests, or an operator's request): high priority. */
+const CHANGE_REASONS: ReadonlySet<string> = new Set(['file', 'link', 'webhook', 'manual']);
+
+/** The most roots a file event reads by ID before a full listing is the better deal. */
+export const INCREMENTAL_MAX_READS = 20;
+
+/** List calls a full observation of the account in `live` takes (a full last page ends a list). */
+export function listCost(live: LiveSnapshot): number {
+  const pages = (n: number) => Math.floor(n / 100) + 1;
+  return pages(live.tlsEdges.length) + pages(live.httpsEdges.length) + pages(live.botUsers.length);
 }

@@ -101,7 +101,9 @@ export interface ReconcileReport {
   readonly error?: string | undefined;
   /** The plan's warnings (e.g. namesake bot users), when the cycle made a plan. */
   readonly warnings?: readonly string[] | undefined;
-  /** List calls the cycle's full observation took (what a periodic resync costs). */
+  /** `full`: the account was listed; `incremental`: only what the change touched was read. */
+  readonly mode?: 'full' | 'incremental' | undefined;
+  /** List calls the cycle's full observation took (what a periodic resync costs; none when incremental). */
   readonly listCalls?: number | undefined;
 }
 

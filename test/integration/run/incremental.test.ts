@@ -1,0 +1,140 @@
+/**
+ * Incremental daemon cycles (`createReconciler` in-process, local server over HTTP): after a
+ * converged cycle, a file event reads only the edges its plan touches, by ID; everything else
+ * (and anything after a cycle that did not converge) lists the whole account.
+ */
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type ApiClient, createApiClient } from '../../../src/api/index.js';
+import { createReconciler, INCREMENTAL_MAX_READS } from '../../../src/cli/reconcile.js';
+import type { ReconcileInput, TriggerReason } from '../../../src/daemon/types.js';
+import { silentLogger } from '../../../src/log.js';
+import type { RunningServer } from '../../../src/server/index.js';
+import { seededRandom, startTestServer } from '../../helpers/server.js';
+import { httpsEdge, tempDir, tlsEdge, writeYaml } from './helpers.js';
+
+let server: RunningServer & { apiKey: string };
+let client: ApiClient;
+let dir: string;
+let cleanup: () => Promise<void>;
+
+beforeEach(async () => {
+  server = await startTestServer({ random: seededRandom(11) });
+  client = createApiClient({ baseUrl: server.url, apiKey: server.apiKey, retry: false });
+  ({ dir, cleanup } = await tempDir());
+});
+afterEach(async () => {
+  await client.close();
+  await server.close();
+  await cleanup();
+});
+
+const calls = () => Object.values(server.requests).reduce((a, b) => a + b, 0);
+
+function reconciler() {
+  return createReconciler({
+    client,
+    owner: 'default',
+    allowEmpty: false,
+    maxDeletes: 50,
+    concurrency: 4,
+    env: {},
+    secretDirs: [],
+    logger: silentLogger(),
+  });
+}
+
+function input(reason: TriggerReason): ReconcileInput {
+  return {
+    dir,
+    revision: undefined,
+    reason,
+    signal: new AbortController().signal,
+    assertCurrent: async () => undefined,
+  };
+}
+
+/** 250 TLS edges in 5 files, and one HTTPS edge with a route in its own file. */
+async function writeAccount(edit: (i: number) => Record<string, unknown> = () => ({})) {
+  for (let f = 0; f < 5; f++) {
+    const docs = Array.from({ length: 50 }, (_, k) => {
+      const i = f * 50 + k;
+      return tlsEdge(`e${i}`, edit(i));
+    });
+    await writeYaml(path.join(dir, `tls-${f}.yaml`), docs);
+  }
+}
+
+describe('incremental cycles', () => {
+  it('one changed module costs 3 calls: GET the edge, write the module, GET to verify', async () => {
+    await writeAccount();
+    await writeYaml(path.join(dir, 'shop.yaml'), [httpsEdge('shop')]);
+    const step = reconciler();
+    expect((await step(input('startup'))).result).toBe('changed');
+    expect((await step(input('resync'))).result).toBe('converged');
+
+    // The route's compression module goes: one module DELETE.
+    await writeYaml(path.join(dir, 'shop.yaml'), [
+      httpsEdge('shop', {
+        routes: [
+          {
+            match_type: 'path_prefix',
+            match: '/',
+            backend: { backend_id: 'bkdhr_web' },
+          },
+        ],
+      }),
+    ]);
+    const before = calls();
+    const report = await step(input('file'));
+    expect(report).toMatchObject({ result: 'changed', mode: 'incremental' });
+    expect(report.listCalls).toBeUndefined();
+    expect(report.writes).toBe(1);
+    expect(calls() - before).toBe(3);
+    expect(server.requests.GET).toBeGreaterThan(0);
+
+    // The next resync lists everything, and finds the account converged.
+    const resync = await step(input('resync'));
+    expect(resync).toMatchObject({ result: 'converged', mode: 'full' });
+    expect(resync.listCalls).toBe(3 + 1 + 1);
+  });
+
+  it('a new file creates without reading anything first; a removed one deletes by ID', async () => {
+    await writeAccount();
+    const step = reconciler();
+    await step(input('startup'));
+    await writeYaml(path.join(dir, 'new.yaml'), [tlsEdge('fresh')]);
+    let before = calls();
+    expect(await step(input('file'))).toMatchObject({ result: 'changed', mode: 'incremental' });
+    // POST, then GET to verify.
+    expect(calls() - before).toBe(2);
+
+    const { rm } = await import('node:fs/promises');
+    await rm(path.join(dir, 'new.yaml'));
+    before = calls();
+    expect(await step(input('file'))).toMatchObject({ result: 'changed', mode: 'incremental' });
+    // GET (current state), DELETE, GET (404: gone).
+    expect(calls() - before).toBe(3);
+    expect((await step(input('resync'))).result).toBe('converged');
+  });
+
+  it('a change touching many edges, or following drift, is a full cycle', async () => {
+    await writeAccount();
+    const step = reconciler();
+    await step(input('startup'));
+    await writeAccount((i) => (i <= INCREMENTAL_MAX_READS ? { description: 'edited' } : {}));
+    const report = await step(input('file'));
+    expect(report).toMatchObject({ result: 'changed', mode: 'full' });
+
+    // Drift made behind the controller's back is only seen by a listing: a file event right
+    // after a converged cycle does not see it (no read for an untouched edge)...
+    const victim = (await client.listTlsEdges()).items[0];
+    if (victim === undefined) throw new Error('no edge');
+    await client.updateTlsEdge(victim.id, { description: 'changed by hand' });
+    await writeYaml(path.join(dir, 'new.yaml'), [tlsEdge('fresh')]);
+    expect(await step(input('file'))).toMatchObject({ result: 'changed', mode: 'incremental' });
+    // ...and the periodic resync does, and repairs it.
+    expect(await step(input('resync'))).toMatchObject({ result: 'changed', mode: 'full' });
+    expect((await client.getTlsEdge(victim.id)).description).not.toBe('changed by hand');
+  });
+});
