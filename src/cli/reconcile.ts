@@ -21,7 +21,7 @@ import { withPriority } from '../api/priority.js';
 import { applyAndVerify } from '../apply/cycle.js';
 import { checkGuards, desiredCount } from '../apply/guards.js';
 import { progressSteps } from '../apply/progress.js';
-import { touchedRoots, verifyTouched } from '../apply/verify.js';
+import { observeAfterApply, touchedRoots, verifyTouched } from '../apply/verify.js';
 import type {
   ManagedCounts,
   ReconcileFn,
@@ -259,7 +259,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       // Verify what was touched (GET by ID), not the whole account: the periodic resync is
       // the full observation that finds drift elsewhere.
       replan: async (result): Promise<{ plan: Plan; live: LiveSnapshot }> => {
-        const again = await verifyTouched(client, plan, live, result, {
+        const again = await observeAfterApply(client, plan, live, result, {
           signal,
           concurrency: options.concurrency,
         });

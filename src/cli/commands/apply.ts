@@ -22,7 +22,7 @@ import {
   progressSteps,
   summarize,
 } from '../../apply/progress.js';
-import { verifyTouched } from '../../apply/verify.js';
+import { observeAfterApply } from '../../apply/verify.js';
 import { errorMessage, ManifestError, StalePlanError, UsageError } from '../../errors.js';
 import { createLogger, type Logger, parseLogLevel, silentLogger } from '../../log.js';
 import { formatDiagnostic } from '../../manifest/diagnostics.js';
@@ -169,7 +169,10 @@ async function applyWith(
   // The post-apply check: read back what was touched (GET by ID), and plan the same desired
   // set the same way on that view.
   const replan = async (result: ExecuteResult) => {
-    const again = await verifyTouched(client, plan, live, result, { signal: ctx.signal });
+    const again = await observeAfterApply(client, plan, live, result, {
+      signal: ctx.signal,
+      concurrency: options.concurrency,
+    });
     return { live: again, plan: buildPlan(set, again, planOptions) };
   };
 

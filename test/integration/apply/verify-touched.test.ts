@@ -122,3 +122,25 @@ it('sees created, changed and deleted resources, and leaves the others as they w
   expect(view.tlsEdges.length).toBe(live.tlsEdges.length);
   await client.close();
 });
+
+it('a cold apply of many edges lists once more instead: fewer calls than one GET each', async () => {
+  const { dir, cleanup } = await tempDir();
+  const fresh = await startTestServer();
+  try {
+    const edges = path.join(dir, 'cold');
+    await writeManifests(
+      edges,
+      Array.from({ length: 120 }, (_, i) => edge(`c${i}`)),
+    );
+    const r = await runCli(['apply', edges, '--yes'], { env: apiEnv(fresh.url, fresh.apiKey) });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('converged');
+    // The empty account's lists (3), then 120 POSTs, then the lists of 120 TLS edges (2 + 1 + 1)
+    // instead of 120 GETs by ID.
+    expect(fresh.requests.GET).toBe(3 + 4);
+    expect(fresh.requests.POST).toBe(120);
+  } finally {
+    await fresh.close();
+    await cleanup();
+  }
+});
