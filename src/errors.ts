@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'ES_STORE'
   | 'ES_REQUEST'
   | 'ES_ACCOUNT_STATE'
+  | 'ES_SUSPENDED'
   | 'ES_INTERNAL';
 
 export class EdgesyncError extends Error {

@@ -54,6 +54,12 @@ export interface ReconcilerOptions {
   readonly budget?: { readonly limit: number; readonly windowMs: number } | undefined;
   /** Incremental cycles for file events (default true); false lists the account every cycle. */
   readonly incremental?: boolean | undefined;
+  /**
+   * `observe`: plan every cycle and report each difference as drift, never write (`--mode
+   * observe`, or a suspended daemon). Read at each cycle and before each write, so a suspension
+   * stops writes at once.
+   */
+  readonly mode?: (() => 'enforce' | 'observe') | undefined;
   /** Leader election: standbys plan but never write; the applier fences every write. */
   readonly leadership?: { isLeader(): boolean; fence(): void } | undefined;
 }
@@ -205,6 +211,24 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     };
     const verdict = checkGuards(plan, { ...guards, live });
     const managed = managedCounts(plan);
+    const resources = resourcesOf(plan);
+    const observing = options.mode?.() === 'observe';
+    if (observing) {
+      // Observe mode (or suspended): every difference is drift; nothing is written.
+      const outOfSync = resources.changes.length + resources.blocked.length;
+      return {
+        mode,
+        listCalls,
+        result: outOfSync === 0 ? 'converged' : 'drift',
+        summary: plan.summary,
+        writes: 0,
+        managed,
+        outOfSync,
+        warnings: plan.warnings,
+        resources,
+        observed: true,
+      };
+    }
     if (options.leadership !== undefined && !options.leadership.isLeader()) {
       // A standby observes: it plans as the leader would, and writes nothing.
       return {
@@ -216,6 +240,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
         managed,
         outOfSync: plan.changes.filter((c) => c.action !== 'noop').length + plan.blocked.length,
         warnings: plan.warnings,
+        resources,
       };
     }
     if (verdict.refusals.length > 0) {
@@ -233,6 +258,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
         managed,
         outOfSync,
         warnings: plan.warnings,
+        resources,
         ...(outOfSync === 0
           ? {}
           : { error: `${outOfSync} resource(s) blocked by hostports held by foreign edges` }),
@@ -248,7 +274,12 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       signal,
       logger: options.logger,
       guards,
-      beforeWrite: options.leadership ? () => options.leadership?.fence() : undefined,
+      beforeWrite: () => {
+        options.leadership?.fence();
+        if (options.mode?.() === 'observe') {
+          throw new EdgesyncError('ES_SUSPENDED', 'suspended: writes stopped');
+        }
+      },
       // A long apply (a cold start under the API budget) says how far it is, in the log.
       onProgress: progressSteps(options.budget, (done, total, eta) =>
         options.logger.info(
@@ -279,9 +310,13 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       writes: result.writes,
       managed,
       warnings: plan.warnings,
+      resources,
       ...(outOfSync === undefined ? {} : { outOfSync }),
     };
     if (result.fenced !== undefined) {
+      if (options.mode?.() === 'observe') {
+        return { ...base, result: 'drift', error: result.fenced, observed: true };
+      }
       return { ...base, result: 'lost_leadership', error: result.fenced };
     }
     if (result.accountState !== undefined) {
@@ -300,6 +335,30 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     }
     return { ...base, result: 'changed' };
   }
+}
+
+/** The plan's differences by resource, for per-resource status and events (no values). */
+function resourcesOf(plan: Plan): NonNullable<ReconcileReport['resources']> {
+  return {
+    changes: plan.changes
+      .filter((c) => c.action !== 'noop')
+      .map((c) => ({
+        address: c.address,
+        kind: c.kind,
+        action: c.action,
+        reason: c.reason,
+        ...(c.id === undefined ? {} : { id: c.id }),
+        fields: c.fields.map((f) => f.path),
+      })),
+    blocked: plan.blocked.map((b) => ({ address: b.address, kind: b.kind, reason: b.reason })),
+    noop: plan.changes
+      .filter((c) => c.action === 'noop')
+      .map((c) => ({
+        address: c.address,
+        kind: c.kind,
+        ...(c.id === undefined ? {} : { id: c.id }),
+      })),
+  };
 }
 
 /** Triggers that carry a change (of the manifests, or an operator's request): high priority. */

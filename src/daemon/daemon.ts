@@ -32,6 +32,7 @@ import { type Logger, silentLogger } from '../log.js';
 import { findAnchor, type ResolvedDir, resolveManifestDir } from '../manifest/resolve.js';
 import type { RateLimitSpec } from '../spec/rate-limit.js';
 import { runCycle } from './cycle.js';
+import { type Conditions, cycleEvents, EventLog, NO_CONDITIONS } from './events.js';
 import { createDaemonHttpHandler } from './http.js';
 import { type HttpListener, listenHttp } from './http-server.js';
 import { DEFAULT_LISTEN, type ListenAddress } from './listen.js';
@@ -92,6 +93,16 @@ export interface DaemonOptions {
    * Periodic resyncs use at most `share` of the API `budget`: the interval stretches to the list
    * calls of the last full observation (never below `intervalMs`).
    */
+  /** Start suspended (`--suspended`): cycles observe, nothing is written until resumed. */
+  readonly suspended?: boolean;
+  /** `observe` (`--mode observe`): never write; every difference is drift. Default enforce. */
+  readonly mode?: 'enforce' | 'observe';
+  /** Where events go (`GET /events`, notifications); default a fresh log of 200. */
+  readonly events?: EventLog;
+  /** Spread of each resync interval, either way (default 0.1: ±10%). */
+  readonly resyncJitter?: number;
+  /** In [0, 1): the jitter's draw (tests seed it). Default Math.random. */
+  readonly random?: () => number;
   readonly resyncBudget?: { readonly share: number; readonly budget: RateLimitSpec } | undefined;
   /** With leader election: the role and holder for `/status` (metrics are the caller's). */
   readonly leadership?: () => LeadershipStatus;
@@ -99,6 +110,12 @@ export interface DaemonOptions {
 
 export interface Daemon {
   start(): Promise<void>;
+  /** Stops every write at once (the cycle in flight sends no further write); observation goes on. */
+  suspend(): void;
+  resume(): void;
+  /** `observe` when `--mode observe` or suspended: what the reconcile step must do. */
+  mode(): 'enforce' | 'observe';
+  readonly events: EventLog;
   trigger(reason?: TriggerReason): void;
   stop(): Promise<void>;
   status(): DaemonStatus;
@@ -113,6 +130,7 @@ export const DAEMON_DEFAULTS = {
   debounceMs: 250,
   backoff: { baseMs: 1000, maxMs: 300_000 },
   graceMs: 10_000,
+  resyncJitter: 0.1,
 } as const;
 
 /** setTimeout's ceiling: longer delays fire at once in Node, so they are refused up front. */
@@ -173,6 +191,19 @@ export function createDaemon(options: DaemonOptions): Daemon {
   });
 
   let lastListCalls: number | undefined;
+  let suspended = options.suspended ?? false;
+  const events = options.events ?? new EventLog();
+  let conditions: Conditions = NO_CONDITIONS;
+  const mode = (): 'enforce' | 'observe' =>
+    suspended || options.mode === 'observe' ? 'observe' : 'enforce';
+  const daemonEvent = (type: 'suspended' | 'resumed', message: string) =>
+    events.push({
+      time: new Date(now()).toISOString(),
+      type,
+      resource: null,
+      message,
+      revision: state.resolved?.revision ?? null,
+    });
   /** The resync interval: `intervalMs`, stretched to fit the resync share of the budget. */
   const resyncIntervalMs = (): number => {
     const rb = options.resyncBudget;
@@ -201,6 +232,8 @@ export function createDaemon(options: DaemonOptions): Daemon {
       }
     },
     intervalMs: resyncIntervalMs,
+    jitter: options.resyncJitter ?? DAEMON_DEFAULTS.resyncJitter,
+    ...(options.random === undefined ? {} : { random: options.random }),
     debounceMs,
     debounceMaxMs,
     backoff,
@@ -230,6 +263,10 @@ export function createDaemon(options: DaemonOptions): Daemon {
     const failuresBefore = loop.snapshot().failures;
     const failuresAfter = success ? 0 : superseded ? failuresBefore : failuresBefore + 1;
     state = reduceStatus(state, rec);
+    const folded = cycleEvents(conditions, report, rec.at, resolved?.revision);
+    conditions = folded.conditions;
+    for (const e of folded.events) events.push(e);
+    metrics.observeResources(status().resources);
     if (report.listCalls !== undefined) {
       lastListCalls = report.listCalls;
       metrics.observeResyncInterval(resyncIntervalMs());
@@ -267,6 +304,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
       status,
       ready: () => state.everReady,
       metrics,
+      events: () => events.list(),
+      suspend: () => daemon.suspend(),
+      resume: () => daemon.resume(),
       requestReconcile: () => {
         if (!accepting) return false;
         loop.trigger('webhook');
@@ -287,10 +327,12 @@ export function createDaemon(options: DaemonOptions): Daemon {
       loop.snapshot(),
       options.leadership?.() ?? null,
       resyncIntervalMs(),
+      { suspended, mode: mode() },
     );
   }
 
   async function doStart(): Promise<void> {
+    metrics.observeSuspended(suspended);
     if (listen !== false) await bind(listen);
     if (stopping) return;
     if (watchEnabled) {
@@ -355,6 +397,26 @@ export function createDaemon(options: DaemonOptions): Daemon {
       })();
       return started;
     },
+
+    suspend() {
+      if (suspended) return;
+      suspended = true;
+      metrics.observeSuspended(true);
+      logger.warn({}, 'suspended: no writes until resumed');
+      daemonEvent('suspended', 'writes stopped (POST /-/suspend or --suspended); observing');
+    },
+
+    resume() {
+      if (!suspended) return;
+      suspended = false;
+      metrics.observeSuspended(false);
+      logger.info({}, 'resumed');
+      daemonEvent('resumed', 'writes allowed again');
+      if (accepting) loop.trigger('manual');
+    },
+
+    mode,
+    events,
 
     trigger(reason = 'manual') {
       if (accepting) loop.trigger(reason);

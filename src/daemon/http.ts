@@ -19,6 +19,11 @@ export interface DaemonHttpDeps {
   readonly metrics: { readonly contentType: string; render(): Promise<string> };
   /** Requests a cycle; returns false when the daemon no longer accepts triggers. */
   readonly requestReconcile: () => boolean;
+  /** The last events (`GET /events`). */
+  readonly events?: () => readonly unknown[];
+  /** `POST /-/suspend` and `POST /-/resume`: the daemon's whole write switch. */
+  readonly suspend?: () => void;
+  readonly resume?: () => void;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -73,6 +78,29 @@ export function createDaemonHttpHandler(deps: DaemonHttpDeps): Handler {
           {},
           req.method === 'HEAD',
         ),
+    },
+    '/events': {
+      GET: (req, res) =>
+        send(
+          res,
+          200,
+          `${JSON.stringify({ events: deps.events?.() ?? [] })}\n`,
+          'application/json; charset=utf-8',
+          {},
+          req.method === 'HEAD',
+        ),
+    },
+    '/-/suspend': {
+      POST: (_req, res) => {
+        deps.suspend?.();
+        send(res, 200, '{"suspended":true}\n', 'application/json; charset=utf-8');
+      },
+    },
+    '/-/resume': {
+      POST: (_req, res) => {
+        deps.resume?.();
+        send(res, 200, '{"suspended":false}\n', 'application/json; charset=utf-8');
+      },
     },
     '/-/reconcile': {
       POST: (_req, res) => {

@@ -36,6 +36,13 @@ export interface LoopOptions {
   readonly cycle: (reason: TriggerReason, signal: AbortSignal) => Promise<CycleOutcome>;
   /** The periodic resync, read each time one is scheduled (it may stretch with the budget). */
   readonly intervalMs: number | (() => number);
+  /**
+   * Each resync interval is spread by up to this share either way (0.1: ±10%), so replicas and
+   * restarts do not march in step. Default 0.
+   */
+  readonly jitter?: number;
+  /** In [0, 1): the jitter's draw. Default Math.random. */
+  readonly random?: () => number;
   readonly debounceMs: number;
   readonly debounceMaxMs: number;
   readonly backoff: BackoffOptions;
@@ -109,6 +116,13 @@ export function createReconcileLoop(options: LoopOptions): ReconcileLoop {
     next = { at: now() + delayMs, reason, handle };
   }
 
+  function jittered(ms: number): number {
+    const spread = options.jitter ?? 0;
+    if (spread <= 0) return ms;
+    const u = (options.random ?? Math.random)();
+    return Math.max(1, Math.round(ms * (1 + spread * (2 * u - 1))));
+  }
+
   function resyncInterval(): number {
     return typeof options.intervalMs === 'function' ? options.intervalMs() : options.intervalMs;
   }
@@ -147,7 +161,7 @@ export function createReconcileLoop(options: LoopOptions): ReconcileLoop {
       if (stopped) return;
       if (outcome === 'success') failures = 0;
       else if (outcome === 'failure') failures += 1;
-      if (failures === 0) scheduleNext(resyncInterval(), 'resync');
+      if (failures === 0) scheduleNext(jittered(resyncInterval()), 'resync');
       else scheduleNext(backoffDelay(failures, options.backoff), 'retry');
       if (queued !== undefined) {
         const again = queued;

@@ -40,6 +40,10 @@ export interface DaemonMetrics {
   render(): Promise<string>;
   observeApiResponse(observation: ApiResponseObservation): void;
   observeReconcile(observation: ReconcileObservation): void;
+  /** 1 while the daemon is suspended. */
+  observeSuspended(suspended: boolean): void;
+  /** Managed resources by kind and state (from `/status.resources`). */
+  observeResources(resources: readonly { kind: string; state: string }[]): void;
   /** The periodic resync's effective interval (stretched to the API budget). */
   observeResyncInterval(ms: number): void;
   /** Leader election: this replica's role now, and how many times it changed so far. */
@@ -136,6 +140,17 @@ export function createDaemonMetrics(options: DaemonMetricsOptions = {}): DaemonM
     registers,
   });
   let transitionsSeen = 0;
+  const suspendedGauge = new Gauge({
+    name: 'edgesync_suspended',
+    help: '1 while the daemon is suspended (POST /-/suspend, --suspended): no writes.',
+    registers,
+  });
+  const resourcesGauge = new Gauge({
+    name: 'edgesync_resources',
+    help: 'Managed resources at the last cycle that planned, by kind and state.',
+    labelNames: ['kind', 'state'] as const,
+    registers,
+  });
   const resyncInterval = new Gauge({
     name: 'edgesync_resync_interval_seconds',
     help: 'The periodic resync interval now: --interval, stretched to fit --resync-budget.',
@@ -168,6 +183,22 @@ export function createDaemonMetrics(options: DaemonMetricsOptions = {}): DaemonM
       if (o.outOfSync !== undefined) outOfSync.set(o.outOfSync);
       if (o.manifestErrors !== undefined) manifestErrors.set(o.manifestErrors);
       failures.set(o.consecutiveFailures);
+    },
+
+    observeSuspended(suspended) {
+      suspendedGauge.set(suspended ? 1 : 0);
+    },
+
+    observeResources(list) {
+      resourcesGauge.reset();
+      const counts = new Map<string, { kind: string; state: string; n: number }>();
+      for (const r of list) {
+        const key = `${r.kind}|${r.state}`;
+        const c = counts.get(key) ?? { kind: r.kind, state: r.state, n: 0 };
+        c.n += 1;
+        counts.set(key, c);
+      }
+      for (const c of counts.values()) resourcesGauge.set({ kind: c.kind, state: c.state }, c.n);
     },
 
     observeResyncInterval(ms) {

@@ -9,6 +9,7 @@ import {
   type DaemonStatus,
   type LeadershipStatus,
   type ReconcileReport,
+  type ResourceStatus,
   type StatusDiagnostic,
   SUCCESS_RESULTS,
   type TriggerReason,
@@ -40,9 +41,11 @@ export interface StatusState {
   readonly lastError: { readonly message: string; readonly at: number } | undefined;
   readonly diagnostics: Readonly<Record<string, StatusDiagnostic[]>>;
   readonly warnings: readonly string[];
+  readonly resources: readonly ResourceStatus[];
 }
 
 export const INITIAL_STATUS: StatusState = {
+  resources: [],
   everReady: false,
   resolved: undefined,
   last: undefined,
@@ -113,7 +116,19 @@ export function reduceStatus(state: StatusState, rec: CycleRecord): StatusState 
   // git-sync was replacing) leaves them as they were.
   if (rec.resolved && !rec.superseded) diagnostics = groupDiagnostics(report, rec.resolved.realDir);
   if (report.warnings !== undefined) warnings = report.warnings;
+  let resources = state.resources;
+  if (report.resources !== undefined && report.result !== 'superseded') {
+    resources = resourceStates(report);
+  } else if (report.result === 'invalid' || report.result === 'error') {
+    // The last known state of each resource, marked: this cycle could not tell.
+    resources = state.resources.map((r) =>
+      r.state === 'in_sync'
+        ? r
+        : { ...r, state: 'error' as const, reason: report.error ?? r.reason },
+    );
+  }
   return {
+    resources,
     everReady,
     resolved: rec.resolved ?? state.resolved,
     last: {
@@ -133,6 +148,46 @@ export function reduceStatus(state: StatusState, rec: CycleRecord): StatusState 
   };
 }
 
+/** Each resource's state from a cycle's plan. */
+function resourceStates(report: ReconcileReport): ResourceStatus[] {
+  const r = report.resources;
+  if (r === undefined) return [];
+  const kindOf = (address: string) => address.slice(0, address.indexOf('.'));
+  const applied = report.result === 'changed' || (report.writes > 0 && report.observed !== true);
+  const out: ResourceStatus[] = [];
+  for (const n of r.noop) {
+    out.push({
+      kind: n.kind,
+      address: n.address,
+      id: n.id ?? null,
+      state: 'in_sync',
+      reason: null,
+      fields: [],
+    });
+  }
+  for (const c of r.changes) {
+    out.push({
+      kind: c.kind,
+      address: c.address,
+      id: c.id ?? null,
+      state: applied && report.result === 'changed' ? 'in_sync' : 'out_of_sync',
+      reason: applied && report.result === 'changed' ? null : `${c.action}: ${c.reason}`,
+      fields: applied && report.result === 'changed' ? [] : c.fields,
+    });
+  }
+  for (const b of r.blocked) {
+    out.push({
+      kind: kindOf(b.address),
+      address: b.address,
+      id: null,
+      state: b.kind === 'conflict' ? 'conflict' : 'blocked',
+      reason: b.reason,
+      fields: [],
+    });
+  }
+  return out.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+}
+
 function iso(ms: number | undefined): string | null {
   return ms === undefined ? null : new Date(ms).toISOString();
 }
@@ -144,6 +199,10 @@ export function renderStatus(
   snap: LoopSnapshot,
   leadership: LeadershipStatus | null = null,
   resyncIntervalMs = 0,
+  extra: { readonly suspended: boolean; readonly mode: 'enforce' | 'observe' } = {
+    suspended: false,
+    mode: 'enforce',
+  },
 ): DaemonStatus {
   const { last, lastError } = state;
   return {
@@ -173,6 +232,13 @@ export function renderStatus(
     backoff_ms: snap.backoffMs,
     consecutive_failures: snap.failures,
     resync_interval_ms: resyncIntervalMs,
+    suspended: extra.suspended,
+    mode: extra.mode,
+    resources: extra.suspended
+      ? state.resources.map((r) =>
+          r.state === 'out_of_sync' ? { ...r, state: 'suspended' as const } : r,
+        )
+      : state.resources,
     leader_election: leadership,
   };
 }

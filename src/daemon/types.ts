@@ -105,6 +105,32 @@ export interface ReconcileReport {
   readonly mode?: 'full' | 'incremental' | undefined;
   /** List calls the cycle's full observation took (what a periodic resync costs; none when incremental). */
   readonly listCalls?: number | undefined;
+  /** True when the cycle only observed (`--mode observe`, or suspended). */
+  readonly observed?: boolean | undefined;
+  /** The cycle's plan by resource (addresses, reasons, field paths: never values). */
+  readonly resources?: PlanResources | undefined;
+}
+
+/** A cycle's plan by resource, as `/status` and the events use it. */
+export interface PlanResources {
+  readonly changes: readonly {
+    readonly address: string;
+    readonly kind: string;
+    readonly action: string;
+    readonly reason: string;
+    readonly id?: string;
+    readonly fields: readonly string[];
+  }[];
+  readonly blocked: readonly {
+    readonly address: string;
+    readonly kind: 'conflict' | 'guard';
+    readonly reason: string;
+  }[];
+  readonly noop: readonly {
+    readonly address: string;
+    readonly kind: string;
+    readonly id?: string;
+  }[];
 }
 
 export interface ReconcileInput {
@@ -184,8 +210,26 @@ export interface DaemonStatus {
    * `--resync-budget` of the API budget (list calls of the last full observation).
    */
   readonly resync_interval_ms: number;
+  /** Writes stopped by `POST /-/suspend` (or `--suspended`); cycles observe. */
+  readonly suspended: boolean;
+  /** `enforce`, or `observe` (`--mode observe`, or suspended): observe never writes. */
+  readonly mode: 'enforce' | 'observe';
+  /** Every managed resource at the last cycle that planned. */
+  readonly resources: readonly ResourceStatus[];
   /** With `--leader-elect`: this replica's role, the holder last seen, transitions; else null. */
   readonly leader_election: LeadershipStatus | null;
+}
+
+/** One managed resource in `/status`. */
+export interface ResourceStatus {
+  readonly kind: string;
+  readonly address: string;
+  readonly id: string | null;
+  readonly state: 'in_sync' | 'out_of_sync' | 'conflict' | 'blocked' | 'suspended' | 'error';
+  /** Why it is not in sync: the plan's reason, the holder for a conflict, the guard for a block. */
+  readonly reason: string | null;
+  /** Paths of the fields that differ (values are never shown). */
+  readonly fields: readonly string[];
 }
 
 /** Leader election as `/status` shows it. */

@@ -16,6 +16,7 @@ import {
   fullGarbageCollector,
   parseListenAddress,
 } from '../../daemon/index.js';
+import { createNotifier } from '../../daemon/notify.js';
 import { UsageError } from '../../errors.js';
 import { LEASE_DEFAULTS, leaseTimingsProblem, startLeaderElection } from '../../lease/setup.js';
 import { createLogger, type Logger, parseLogLevel } from '../../log.js';
@@ -56,6 +57,12 @@ options:
   --rate-limit N/Ws     client-side budget per rolling window, or none (default: 120/60s,
                         the hosted service's; none against the embedded server; also
                         EDGESYNC_RATE_LIMIT)
+  --mode MODE           enforce (default) or observe: plan every cycle, report each
+                        difference as drift, never write (also EDGESYNC_MODE)
+  --suspended           start suspended: observe until POST /-/resume
+  --notify URL          POST every event (drift, changed, blocked, invalid, error, recovered,
+                        suspended, resumed) to URL; repeatable (also EDGESYNC_NOTIFY, comma-separated)
+  --notify-format F     json (default) or slack (incoming-webhook body)
   --resync-budget F     share of the API budget periodic resyncs may use (default 0.25): the
                         resync interval stretches with the account's size (shown in /status)
   --max-deletes N       refuse a cycle deleting more edges than N (default 10)
@@ -103,6 +110,10 @@ const OPTIONS = {
   'renew-deadline': { type: 'string' },
   'retry-period': { type: 'string' },
   'resync-budget': { type: 'string' },
+  mode: { type: 'string' },
+  suspended: { type: 'boolean', default: false },
+  notify: { type: 'string', multiple: true },
+  'notify-format': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -170,6 +181,30 @@ export async function run(ctx: CliContext): Promise<number> {
   const embeddedPort = wholeNumber('embedded-port', values['embedded-port'], 8787, 0);
   const rateLimit = rateLimitFlag(values['rate-limit']);
   const resyncShare = shareFlag('resync-budget', values['resync-budget'], 0.25);
+  const mode = values.mode ?? ctx.env.EDGESYNC_MODE ?? 'enforce';
+  if (mode !== 'enforce' && mode !== 'observe') {
+    throw new UsageError(`--mode must be enforce or observe, got "${mode}"`);
+  }
+  const notifyFormat = values['notify-format'] ?? 'json';
+  if (notifyFormat !== 'json' && notifyFormat !== 'slack') {
+    throw new UsageError(`--notify-format must be json or slack, got "${notifyFormat}"`);
+  }
+  const notifyUrls = [
+    ...(values.notify ?? []),
+    ...(ctx.env.EDGESYNC_NOTIFY ?? '')
+      .split(',')
+      .map((u) => u.trim())
+      .filter((u) => u !== ''),
+  ];
+  for (const u of notifyUrls) {
+    let ok = false;
+    try {
+      ok = ['http:', 'https:'].includes(new URL(u).protocol);
+    } catch {
+      ok = false;
+    }
+    if (!ok) throw new UsageError('--notify must be an http(s) URL');
+  }
   const leaseTimings = {
     leaseDurationMs: durationFlag(
       'lease-duration',
@@ -279,6 +314,8 @@ export async function run(ctx: CliContext): Promise<number> {
       // The executor adds its own `module` binding.
       logger: root,
       leadership: election?.elector,
+      mode: () =>
+        daemonRef?.mode() ?? (mode === 'observe' || values.suspended ? 'observe' : 'enforce'),
       budget,
     }),
     ...(election === undefined
@@ -291,6 +328,8 @@ export async function run(ctx: CliContext): Promise<number> {
           }),
         }),
     intervalMs,
+    mode,
+    suspended: values.suspended,
     ...(budget === undefined ? {} : { resyncBudget: { share: resyncShare, budget } }),
     debounceMs,
     graceMs,
@@ -302,6 +341,15 @@ export async function run(ctx: CliContext): Promise<number> {
     ...(collectGarbage === undefined ? {} : { afterCycle: collectGarbage }),
   });
   daemonRef = daemon;
+  const notifier =
+    notifyUrls.length === 0
+      ? undefined
+      : createNotifier({
+          urls: notifyUrls,
+          format: notifyFormat,
+          logger: root.child({ module: 'notify' }),
+        });
+  if (notifier !== undefined) daemon.events.subscribe((e) => notifier.send(e));
   try {
     await daemon.start();
     const address = daemon.address;

@@ -32,6 +32,7 @@ it('reports the backoff sequence in /status and resets it on success', async () 
     listen: false,
     watch: false,
     intervalMs: 60_000,
+    resyncJitter: 0,
     backoff: { baseMs: 1000, maxMs: 4000 },
     timers: clock,
     now: clock.now,
@@ -103,6 +104,7 @@ it('stretches the resync interval so resyncs use at most their share of the API 
     listen: false,
     watch: false,
     intervalMs: 60_000,
+    resyncJitter: 0,
     resyncBudget: { share: 0.25, budget: { limit: 120, windowMs: 60_000 } },
     timers: clock,
     now: clock.now,
@@ -118,4 +120,36 @@ it('stretches the resync interval so resyncs use at most their share of the API 
   expect(s.resync_interval_ms).toBe(202_000);
   expect(s.next_resync_at).toBe(new Date(clock.now() + 202_000).toISOString());
   expect(await daemon.metrics.render()).toMatch(/^edgesync_resync_interval_seconds 202$/m);
+});
+
+it('spreads each resync interval by up to 10% either way (seeded)', async () => {
+  tmp = await makeTempDir('daemon-clock');
+  const dir = path.join(tmp, 'm');
+  await fs.mkdir(dir);
+  const clock = new ManualClock();
+  const draws = [0.75, 0, 0.999];
+  const { calls, reconcile } = recorder(() => CONVERGED);
+  daemon = createDaemon({
+    dir,
+    reconcile,
+    listen: false,
+    watch: false,
+    intervalMs: 60_000,
+    random: () => draws.shift() ?? 0.5,
+    timers: clock,
+    now: clock.now,
+    metrics: createDaemonMetrics({ defaultMetrics: false }),
+  });
+  await daemon.start();
+  const gaps: number[] = [];
+  for (let n = 1; n <= 3; n++) {
+    await waitFor(`cycle ${n}`, async () => {
+      await clock.advance(0);
+      return calls.length === n && daemon?.status().in_flight === false;
+    });
+    const next = Date.parse(daemon.status().next_resync_at ?? '');
+    gaps.push(next - clock.now());
+    await clock.advance(next - clock.now());
+  }
+  expect(gaps).toEqual([63_000, 54_000, 65_988]);
 });

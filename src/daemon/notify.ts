@@ -1,0 +1,118 @@
+/**
+ * Notifications: every daemon event POSTed as JSON to each `--notify URL`, or as a
+ * Slack-compatible incoming-webhook body (`--notify-format slack`). Events already mark a
+ * condition's start and end (./events.ts), so a receiver hears about a drift once when it starts
+ * and once when it clears. Delivery runs beside the reconcile loop, never in it: `send` only
+ * queues; each receiver has its own queue, retries with backoff, and a dead receiver is logged,
+ * never fatal. Payloads carry event fields only (addresses, reasons, field paths): no secret or
+ * key ever.
+ */
+import { errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { DaemonEvent } from './events.js';
+
+export type NotifyFormat = 'json' | 'slack';
+
+export interface NotifierOptions {
+  readonly urls: readonly string[];
+  readonly format: NotifyFormat;
+  readonly logger?: Logger | undefined;
+  /** Attempts per event and receiver (default 5), and the first backoff (default 1 s, doubling). */
+  readonly attempts?: number;
+  readonly backoffMs?: number;
+  readonly timeoutMs?: number;
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+export interface Notifier {
+  send(event: DaemonEvent): void;
+  /** Resolves when every queue is empty (tests, shutdown). */
+  idle(): Promise<void>;
+}
+
+/** The body for one event. */
+export function notificationBody(event: DaemonEvent, format: NotifyFormat): unknown {
+  if (format === 'json') return { source: 'edgesync', ...event };
+  const where = event.resource === null ? '' : ` ${event.resource}`;
+  const rev = event.revision === null ? '' : ` (revision ${event.revision.slice(0, 12)})`;
+  return { text: `edgesync ${event.type}${where}: ${event.message}${rev}` };
+}
+
+/** The URL without credentials or query, for log lines. */
+function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+export function createNotifier(options: NotifierOptions): Notifier {
+  const attempts = options.attempts ?? 5;
+  const backoff = options.backoffMs ?? 1000;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const queues = new Map<string, { items: DaemonEvent[]; running: Promise<void> | undefined }>();
+
+  async function deliver(url: string, event: DaemonEvent): Promise<void> {
+    const body = JSON.stringify(notificationBody(event, options.format));
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      try {
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'user-agent': 'edgesync' },
+          body,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        await res.arrayBuffer().catch(() => undefined);
+        if (res.ok) return;
+        if (res.status < 500 && res.status !== 429) {
+          options.logger?.warn(
+            { url: safeUrl(url), status: res.status, event: event.type },
+            'notification refused; not retried',
+          );
+          return;
+        }
+      } catch (err) {
+        if (attempt === attempts) {
+          options.logger?.warn(
+            { url: safeUrl(url), err: errorMessage(err), event: event.type },
+            'notification not delivered',
+          );
+          return;
+        }
+      }
+      if (attempt < attempts) await sleep(backoff * 2 ** (attempt - 1));
+    }
+    options.logger?.warn({ url: safeUrl(url), event: event.type }, 'notification not delivered');
+  }
+
+  function drain(url: string): void {
+    const q = queues.get(url);
+    if (q === undefined || q.running !== undefined) return;
+    q.running = (async () => {
+      for (let e = q.items.shift(); e !== undefined; e = q.items.shift()) await deliver(url, e);
+    })().finally(() => {
+      q.running = undefined;
+      if (q.items.length > 0) drain(url);
+    });
+  }
+
+  for (const url of options.urls) queues.set(url, { items: [], running: undefined });
+  return {
+    send(event) {
+      for (const [url, q] of queues) {
+        q.items.push(event);
+        drain(url);
+      }
+    },
+    async idle() {
+      for (;;) {
+        const running = [...queues.values()].map((q) => q.running).filter((r) => r !== undefined);
+        if (running.length === 0) return;
+        await Promise.all(running);
+      }
+    },
+  };
+}
