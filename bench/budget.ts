@@ -7,7 +7,12 @@
  * - two `edgesync apply` processes sharing one account's budget (two owners, 250 edges x 3
  *   routes each), each with its own client-side budget of the full 120/2s: both finish, and the
  *   share of requests wasted on 429s;
- * - the API calls one changed module costs with 10,000 managed edges (no limit: a count).
+ * - the API calls one changed module costs with 10,000 managed edges (no limit: a count);
+ * - the daemon's side of an edit at 10,000 managed TLS edges (100 files of 100): a file event
+ *   after a converged cycle through the reconcile step in-process (`createReconciler`, the
+ *   incremental path): API calls per edit and the step's latency (the daemon adds its 250 ms
+ *   debounce and the watcher), without a limit and under the client's limit right after a full
+ *   resync (which leaves 19 of the window's 120 slots). 11 edits, each then undone.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -20,6 +25,9 @@ import { stringify } from 'yaml';
 import { type ApiClient, createApiClient, observe } from '../src/api/index.js';
 import { applyAndVerify } from '../src/apply/cycle.js';
 import { verifyTouched } from '../src/apply/verify.js';
+import { createReconciler } from '../src/cli/reconcile.js';
+import type { ReconcileInput } from '../src/daemon/types.js';
+import { silentLogger } from '../src/log.js';
 import type { DesiredSet, HttpsEdgeManifest } from '../src/manifest/schema.js';
 import { buildPlan } from '../src/plan/index.js';
 import { type RunningServer, startServer } from '../src/server/index.js';
@@ -103,7 +111,7 @@ export const suite: BenchSuite = {
   name: 'budget',
   description: `edgesync under the server's rolling-window limit, time-scaled: ${LIMIT.limit} per ${LIMIT.windowMs / 1000} s`,
   async run() {
-    const keys = [key(), key(), key()];
+    const keys = [key(), key(), key(), key()];
     // In-process: the load comes from at most 60 requests a second, or from child processes.
     const server = await startServer({
       host: '127.0.0.1',
@@ -177,8 +185,94 @@ export const suite: BenchSuite = {
       process.stdout.write(
         `\nOne changed module among 10,000 managed edges: ${editCounts.requests} API calls (the full observation's list pages, 1 write, 1 GET by ID to verify).\n`,
       );
+
+      // 4. The daemon's edits at 10,000 managed edges: the incremental path.
+      await daemonEdits(url, keys[3] as string);
     } finally {
       await server.close();
     }
   },
 };
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] as number;
+}
+
+/** Step 4: calls and latency of one edit through the daemon's reconcile step (incremental). */
+async function daemonEdits(url: string, apiKey: string): Promise<void> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'edgesync-budget-daemon-'));
+  const FILES = 100;
+  const PER_FILE = 100;
+  const edge = (i: number, description: string) => ({
+    kind: 'TLSEdge',
+    name: `t${String(i).padStart(5, '0')}`,
+    description,
+    hostports: [`t${i}.example.com:443`],
+  });
+  const writeFileOf = (f: number, edited: number | undefined, round: number) =>
+    writeFile(
+      path.join(dir, `f${String(f).padStart(3, '0')}.yaml`),
+      Array.from({ length: PER_FILE }, (_, k) => {
+        const i = f * PER_FILE + k;
+        return stringify(edge(i, i === edited ? `edit ${round}` : 'v1'));
+      }).join('---\n'),
+    );
+  const input = (reason: ReconcileInput['reason']): ReconcileInput => ({
+    dir,
+    revision: undefined,
+    reason,
+    signal: new AbortController().signal,
+    assertCurrent: async () => undefined,
+  });
+  try {
+    for (let f = 0; f < FILES; f++) await writeFileOf(f, undefined, 0);
+    const rows: string[] = [];
+    for (const limited of [false, true]) {
+      const counts: Counted = { requests: 0, throttled: 0 };
+      const client = countingClient(url, apiKey, counts, limited);
+      const step = createReconciler({
+        client,
+        owner: 'default',
+        allowEmpty: false,
+        maxDeletes: 10,
+        concurrency: 16,
+        env: {},
+        secretDirs: [],
+        logger: silentLogger(),
+      });
+      // Unlimited: the start-up cycle creates the 10,000 edges. Limited: a full resync lists
+      // them (101 calls of the window's 120).
+      const first = await step(input(limited ? 'resync' : 'startup'));
+      if (first.result !== 'changed' && first.result !== 'converged') {
+        throw new Error(`first cycle: ${first.result} ${first.error ?? ''}`);
+      }
+      const calls: number[] = [];
+      const latencies: number[] = [];
+      for (let round = 1; round <= 11; round++) {
+        const f = (round * 37) % FILES;
+        await writeFileOf(f, f * PER_FILE + round, round);
+        const before = counts.requests;
+        const t0 = performance.now();
+        const report = await step(input('file'));
+        latencies.push(performance.now() - t0);
+        if (report.result !== 'changed' || report.mode !== 'incremental') {
+          throw new Error(`edit ${round}: ${report.result} (${report.mode}) ${report.error ?? ''}`);
+        }
+        calls.push(counts.requests - before);
+        // Undone (another incremental cycle): the next edit starts from the seeded state.
+        await writeFileOf(f, undefined, 0);
+        await step(input('file'));
+      }
+      await client.close();
+      rows.push(
+        `| ${limited ? `client ${LIMIT.limit}/${LIMIT.windowMs / 1000}s, right after a full resync` : 'none'} | ${median(calls)} (max ${Math.max(...calls)}) | ${median(latencies).toFixed(0)} ms (max ${Math.max(...latencies).toFixed(0)}) | ${counts.throttled} |`,
+      );
+    }
+    process.stdout.write(
+      `\nOne edited edge among 10,000 managed TLS edges, through the daemon's reconcile step (a file event after a converged cycle; 11 edits, each undone):\n\n| limit | API calls per edit (median) | reconcile step latency (median) | 429s |\n|---|---:|---:|---:|\n${rows.join('\n')}\n`,
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
