@@ -122,5 +122,6 @@ export async function runCycle(
   }
   record(report, resolved, superseded);
   if (report.result === 'superseded') return 'superseded';
-  return SUCCESS_RESULTS.has(report.result) ? 'success' : 'failure';
+  if (!SUCCESS_RESULTS.has(report.result)) return 'failure';
+  return report.mode === 'incremental' ? 'partial' : 'success';
 }

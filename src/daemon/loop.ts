@@ -21,8 +21,11 @@ import type { BackoffOptions, Timers, TriggerReason } from './types.js';
 /**
  * How a cycle ended, for scheduling. `superseded`: the directory changed under the cycle (a
  * git-sync swap); it is neither a success nor a failure, and the queued cycle reads the new one.
+ * `partial`: a success that read only part of the account (an incremental cycle for a file
+ * event): it resets the failures but is no resync, so the resync stays due when it was (a
+ * stream of edits never postpones the full observation), and a resync it preempted runs next.
  */
-export type CycleOutcome = 'success' | 'failure' | 'superseded';
+export type CycleOutcome = 'success' | 'partial' | 'failure' | 'superseded';
 
 /** The delay after `failures` consecutive failures: base, 2·base, 4·base, ... capped at max. */
 export function backoffDelay(failures: number, backoff: BackoffOptions): number {
@@ -100,6 +103,8 @@ export function createReconcileLoop(options: LoopOptions): ReconcileLoop {
     | undefined;
   let queued: TriggerReason | undefined;
   let next: { at: number; reason: 'resync' | 'retry'; handle: unknown } | undefined;
+  /** When the periodic resync is due (kept across partial cycles; now() once one is preempted). */
+  let resyncDueAt: number | undefined;
   let debounce: { firstAt: number; reason: 'file' | 'link'; handle: unknown } | undefined;
 
   function clearNext(): void {
@@ -133,6 +138,8 @@ export function createReconcileLoop(options: LoopOptions): ReconcileLoop {
       // A change never waits behind a resync: the resync (its listing, or the writes it has not
       // started) is cut short as superseded, and the change's cycle reads everything anew.
       queued = reason;
+      // The resync is only put off: it is due again as soon as the change's cycle ends.
+      resyncDueAt = now();
       inFlight.controller.abort(new PreemptedError(reason));
       return;
     }
@@ -159,10 +166,16 @@ export function createReconcileLoop(options: LoopOptions): ReconcileLoop {
       }
       inFlight = undefined;
       if (stopped) return;
-      if (outcome === 'success') failures = 0;
+      if (outcome === 'success' || outcome === 'partial') failures = 0;
       else if (outcome === 'failure') failures += 1;
-      if (failures === 0) scheduleNext(jittered(resyncInterval()), 'resync');
-      else scheduleNext(backoffDelay(failures, options.backoff), 'retry');
+      if (failures > 0) {
+        scheduleNext(backoffDelay(failures, options.backoff), 'retry');
+      } else if (outcome === 'success' || resyncDueAt === undefined) {
+        resyncDueAt = now() + jittered(resyncInterval());
+        scheduleNext(resyncDueAt - now(), 'resync');
+      } else {
+        scheduleNext(Math.max(0, resyncDueAt - now()), 'resync');
+      }
       if (queued !== undefined) {
         const again = queued;
         queued = undefined;

@@ -340,4 +340,55 @@ describe('a change never waits behind a resync', () => {
     expect(loop.snapshot().nextAt).toBe(clock.now() + 200_000);
     loop.stop(0);
   });
+
+  it('a partial (incremental) success keeps the resync due when it was', async () => {
+    const { clock, calls, loop, last } = setup();
+    loop.start();
+    last().finish('success');
+    await flush();
+    // Edits every 20 s: each one's cycle is partial, and the resync still comes at 60 s.
+    for (const at of [20_000, 40_000]) {
+      await clock.advance(at - clock.now());
+      loop.trigger('file');
+      last().finish('partial');
+      await flush();
+      expect(loop.snapshot()).toMatchObject({ nextAt: 60_000, nextReason: 'resync' });
+    }
+    await clock.advance(60_000 - clock.now());
+    expect(calls.map((c) => [c.reason, c.at])).toEqual([
+      ['startup', 0],
+      ['file', 20_000],
+      ['file', 40_000],
+      ['resync', 60_000],
+    ]);
+    // A full success (the resync) sets the next one an interval later.
+    last().finish('success');
+    await flush();
+    expect(loop.snapshot().nextAt).toBe(120_000);
+    loop.stop(0);
+  });
+
+  it('a resync preempted by a file event runs right after the partial cycle of the change', async () => {
+    const { clock, calls, loop, last } = setup();
+    loop.start();
+    last().finish('success');
+    await flush();
+    await clock.advance(60_000);
+    const resync = last();
+    await clock.advance(5_000);
+    loop.trigger('file');
+    resync.finish('superseded');
+    await flush();
+    expect(last().reason).toBe('file');
+    last().finish('partial');
+    await flush();
+    await clock.advance(0);
+    expect(calls.map((c) => [c.reason, c.at])).toEqual([
+      ['startup', 0],
+      ['resync', 60_000],
+      ['file', 65_000],
+      ['resync', 65_000],
+    ]);
+    loop.stop(0);
+  });
 });
