@@ -12,4 +12,5 @@ export const commands: Record<string, () => Promise<CommandModule>> = {
   schema: () => import('./commands/schema.js'),
   apply: () => import('./commands/apply.js'),
   import: () => import('./commands/import.js'),
+  release: () => import('./commands/release.js'),
 };

@@ -1,0 +1,102 @@
+/**
+ * `edgesync release`: stop managing edges without deleting them. The pure half: which live edges
+ * a list of `KIND/NAME` targets names for an owner, and the metadata each keeps once the
+ * `edgesync/` keys are gone (the user's labels, key-sorted, or the empty string). After one PATCH
+ * per edge the edge is unowned, so a plan without its manifest deletes nothing (foreign edges are
+ * never touched). Routes and modules need nothing: they belong to their edge.
+ */
+import type { LiveSnapshot } from '../api/observe.js';
+import { parseStoredMetadata, storedRouteMetadata } from '../manifest/metadata.js';
+
+export type ReleaseKind = 'tls_edge' | 'https_edge';
+
+export interface ReleaseTarget {
+  readonly kind: ReleaseKind;
+  readonly name: string;
+}
+
+export interface Release {
+  readonly address: string;
+  readonly kind: ReleaseKind;
+  readonly id: string;
+  /** The metadata after the release: the labels alone. */
+  readonly metadata: string;
+}
+
+const KINDS: Readonly<Record<string, ReleaseKind>> = {
+  tlsedge: 'tls_edge',
+  tls_edge: 'tls_edge',
+  httpsedge: 'https_edge',
+  https_edge: 'https_edge',
+};
+
+/** The kinds a target may name, as the usage text shows them. */
+export const RELEASE_KIND_NAMES = ['TLSEdge', 'HTTPSEdge', 'tls_edge', 'https_edge'] as const;
+
+/** `TLSEdge/api`, `https_edge/web` (kind case-insensitive); a string saying what is wrong otherwise. */
+export function parseReleaseTarget(text: string): ReleaseTarget | string {
+  const slash = text.indexOf('/');
+  if (slash <= 0 || slash === text.length - 1) {
+    return `"${text}" is not KIND/NAME (e.g. HTTPSEdge/storefront)`;
+  }
+  const kindText = text.slice(0, slash);
+  const name = text.slice(slash + 1);
+  if (kindText.toLowerCase() === 'botuser' || kindText.toLowerCase() === 'bot_user') {
+    return `"${text}": bot users carry no metadata and are never deleted implicitly: there is nothing to release (remove the manifest)`;
+  }
+  const kind = KINDS[kindText.toLowerCase()];
+  if (kind === undefined) {
+    return `"${text}": unknown kind "${kindText}" (one of ${RELEASE_KIND_NAMES.join(', ')})`;
+  }
+  return { kind, name };
+}
+
+export interface ReleasePlan {
+  readonly releases: Release[];
+  /** Targets that name no edge this owner manages, each with the reason. */
+  readonly problems: string[];
+}
+
+/**
+ * The releases for `targets` in `live`. Every owned edge of that kind and name is released
+ * (duplicates left by a crash too). A name held only by another owner, or by no one, is a problem.
+ */
+export function planRelease(
+  targets: readonly ReleaseTarget[],
+  live: Pick<LiveSnapshot, 'tlsEdges' | 'httpsEdges'>,
+  owner: string,
+): ReleasePlan {
+  const releases: Release[] = [];
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const target of targets) {
+    const address = `${target.kind}.${target.name}`;
+    if (seen.has(address)) continue;
+    seen.add(address);
+    const edges = target.kind === 'tls_edge' ? live.tlsEdges : live.httpsEdges;
+    const others = new Set<string>();
+    let found = 0;
+    for (const edge of edges) {
+      const meta = parseStoredMetadata(edge.metadata);
+      if (meta === undefined || meta.name !== target.name || meta.owner === undefined) continue;
+      if (meta.owner !== owner) {
+        others.add(meta.owner);
+        continue;
+      }
+      found += 1;
+      releases.push({
+        address,
+        kind: target.kind,
+        id: edge.id,
+        metadata: storedRouteMetadata(meta.labels),
+      });
+    }
+    if (found > 0) continue;
+    problems.push(
+      others.size > 0
+        ? `${address}: managed by owner ${[...others].map((o) => `"${o}"`).join(', ')}, not "${owner}" (pass --owner)`
+        : `${address}: no edge of this kind and name is managed by owner "${owner}"`,
+    );
+  }
+  return { releases, problems };
+}

@@ -1,0 +1,116 @@
+/**
+ * `edgesync release KIND/NAME... [--dry-run]`: stop managing edges without deleting them. Lists
+ * the account, finds each named edge this owner manages, and PATCHes its metadata once to the
+ * user's labels alone (the `edgesync/` keys removed), so a later plan without its manifest
+ * deletes nothing. All or nothing before the first write: an unknown target, or one another owner
+ * manages, means no PATCH at all.
+ *
+ * Exit codes: 0 released (or, with --dry-run, would release); 1 a target names no edge this owner
+ * manages, or a PATCH failed; 64 usage errors.
+ */
+import { observe } from '../../api/index.js';
+import { parseReleaseTarget, planRelease, type ReleaseTarget } from '../../apply/release.js';
+import { errorMessage, UsageError } from '../../errors.js';
+import { escapeControl } from '../../escape.js';
+import { DEFAULT_OWNER } from '../../manifest/metadata.js';
+import { createAccountClient } from '../client.js';
+import type { CliContext } from '../context.js';
+import { ExitCode } from '../exit.js';
+import { clientBudget, parseCommandArgs, rateLimitFlag } from '../flags.js';
+import { checkOwner, requireApiConfig } from '../pipeline.js';
+
+export const summary = 'stop managing edges without deleting them (removes the edgesync/ keys)';
+
+const USAGE = `usage: edgesync release KIND/NAME... [options]
+
+Stops managing the named edges without deleting them: removes the edgesync/ keys (owner, name,
+protect) from each edge's live metadata, one PATCH per edge, and keeps every other label. A
+later plan without their manifests deletes nothing. KIND is TLSEdge or HTTPSEdge (or tls_edge,
+https_edge); NAME is the manifest name. Nothing is written unless every target is an edge this
+owner manages.
+
+options:
+  --owner ID         owner id that manages the edges (default "${DEFAULT_OWNER}")
+  --dry-run          show what would be released; write nothing
+  --rate-limit N/Ws  client-side budget, or none (default 120/60s; EDGESYNC_RATE_LIMIT)
+  --api-url URL      Edge API base URL (or EDGESYNC_API_URL)
+  --api-key KEY      Edge API key (or EDGESYNC_API_KEY)
+  -h, --help         show this help
+
+exit codes: 0 released, 1 unknown target or failed PATCH (see the messages), 64 usage error
+`;
+
+const OPTIONS = {
+  owner: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  'rate-limit': { type: 'string' },
+  'api-url': { type: 'string' },
+  'api-key': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export async function run(ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
+  if (values.help) {
+    ctx.stderr.write(USAGE);
+    return ExitCode.ok;
+  }
+  if (positionals.length === 0) throw new UsageError(`name at least one KIND/NAME\n${USAGE}`);
+  const targets: ReleaseTarget[] = [];
+  for (const text of positionals) {
+    const target = parseReleaseTarget(text);
+    if (typeof target === 'string') throw new UsageError(escapeControl(target));
+    targets.push(target);
+  }
+  const owner = checkOwner(values.owner);
+  const dryRun = values['dry-run'] === true;
+  const api = requireApiConfig({ apiUrl: values['api-url'], apiKey: values['api-key'] }, ctx.env);
+
+  const client = createAccountClient({
+    baseUrl: api.baseUrl,
+    apiKey: api.apiKey,
+    budget: clientBudget(rateLimitFlag(values['rate-limit']), ctx.env, false),
+  });
+  try {
+    const live = await observe(client, { signal: ctx.signal });
+    const { releases, problems } = planRelease(targets, live, owner);
+    if (problems.length > 0) {
+      for (const p of problems) ctx.stderr.write(`error: ${escapeControl(p)}\n`);
+      ctx.stderr.write('Nothing released.\n');
+      return ExitCode.error;
+    }
+    let failed = 0;
+    for (const r of releases) {
+      const shown = escapeControl(`${r.address} (${r.id})`);
+      if (dryRun) {
+        ctx.stderr.write(`would release ${shown}\n`);
+        continue;
+      }
+      try {
+        const body = { metadata: r.metadata };
+        if (r.kind === 'tls_edge') await client.updateTlsEdge(r.id, body, { signal: ctx.signal });
+        else await client.updateHttpsEdge(r.id, body, { signal: ctx.signal });
+        ctx.stderr.write(`released ${shown}\n`);
+      } catch (err) {
+        failed += 1;
+        ctx.stderr.write(`error: ${shown}: ${escapeControl(errorMessage(err))}\n`);
+      }
+    }
+    const n = releases.length;
+    const edges = `${n} edge${n === 1 ? '' : 's'}`;
+    if (dryRun) {
+      ctx.stderr.write(`Dry run: would release ${edges}; nothing was written.\n`);
+      return ExitCode.ok;
+    }
+    if (failed > 0) {
+      ctx.stderr.write(`${failed} of ${edges} not released (see the errors above).\n`);
+      return ExitCode.error;
+    }
+    ctx.stderr.write(
+      `Released ${edges}: edgesync no longer manages ${n === 1 ? 'it' : 'them'}. Remove ${n === 1 ? 'its manifest' : 'their manifests'} now: a manifest left in place would plan ${n === 1 ? 'a new edge' : 'new edges'} on the released hostports (a conflict).\n`,
+    );
+    return ExitCode.ok;
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import type { HttpsEdge, TlsEdge } from '../../../src/api/index.js';
+import { parseReleaseTarget, planRelease } from '../../../src/apply/release.js';
+
+const tls = (id: string, metadata: string | null) => ({ id, metadata }) as unknown as TlsEdge;
+const https = (id: string, metadata: string) => ({ id, metadata }) as unknown as HttpsEdge;
+const meta = (o: Record<string, string>) => JSON.stringify(o);
+
+describe('release targets', () => {
+  it.each([
+    ['TLSEdge/api', { kind: 'tls_edge', name: 'api' }],
+    ['httpsedge/web', { kind: 'https_edge', name: 'web' }],
+    ['https_edge/web.v2', { kind: 'https_edge', name: 'web.v2' }],
+  ])('%s parses', (text, expected) => {
+    expect(parseReleaseTarget(text)).toEqual(expected);
+  });
+
+  it.each([
+    ['api', 'is not KIND/NAME'],
+    ['TLSEdge/', 'is not KIND/NAME'],
+    ['/api', 'is not KIND/NAME'],
+    ['Edge/api', 'unknown kind "Edge" (one of TLSEdge, HTTPSEdge, tls_edge, https_edge)'],
+    ['BotUser/ci', 'bot users carry no metadata'],
+  ])('%s is refused', (text, message) => {
+    expect(parseReleaseTarget(text)).toContain(message);
+  });
+});
+
+describe('planRelease', () => {
+  const live = {
+    tlsEdges: [
+      tls('edgtls_1', meta({ 'edgesync/name': 'api', 'edgesync/owner': 'default', team: 'a' })),
+      // A duplicate left by a crash: released too.
+      tls('edgtls_2', meta({ 'edgesync/name': 'api', 'edgesync/owner': 'default' })),
+      tls('edgtls_3', meta({ 'edgesync/name': 'theirs', 'edgesync/owner': 'team-b' })),
+      tls('edgtls_4', null),
+    ],
+    httpsEdges: [
+      https(
+        'edghts_1',
+        meta({
+          'edgesync/name': 'web',
+          'edgesync/owner': 'default',
+          'edgesync/protect': 'true',
+          z: '1',
+          a: '2',
+        }),
+      ),
+      https('edghts_2', 'not json'),
+    ],
+  };
+
+  it('keeps the labels, key-sorted, and drops every edgesync/ key', () => {
+    const plan = planRelease(
+      [
+        { kind: 'tls_edge', name: 'api' },
+        { kind: 'https_edge', name: 'web' },
+        { kind: 'https_edge', name: 'web' },
+      ],
+      live,
+      'default',
+    );
+    expect(plan.problems).toEqual([]);
+    expect(plan.releases).toEqual([
+      { address: 'tls_edge.api', kind: 'tls_edge', id: 'edgtls_1', metadata: '{"team":"a"}' },
+      { address: 'tls_edge.api', kind: 'tls_edge', id: 'edgtls_2', metadata: '' },
+      {
+        address: 'https_edge.web',
+        kind: 'https_edge',
+        id: 'edghts_1',
+        metadata: '{"a":"2","z":"1"}',
+      },
+    ]);
+  });
+
+  it('a name this owner does not manage is a problem, saying who does', () => {
+    const plan = planRelease(
+      [
+        { kind: 'tls_edge', name: 'theirs' },
+        { kind: 'tls_edge', name: 'nobody' },
+        { kind: 'https_edge', name: 'api' },
+      ],
+      live,
+      'default',
+    );
+    expect(plan.releases).toEqual([]);
+    expect(plan.problems).toEqual([
+      'tls_edge.theirs: managed by owner "team-b", not "default" (pass --owner)',
+      'tls_edge.nobody: no edge of this kind and name is managed by owner "default"',
+      'https_edge.api: no edge of this kind and name is managed by owner "default"',
+    ]);
+  });
+});
