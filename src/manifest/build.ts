@@ -11,6 +11,7 @@ import { sortDiagnostics } from './diagnostics.js';
 import { type FastDocument, parseYamlFast } from './fastyaml.js';
 import { describeIssue, errorMap, valueAt } from './issues.js';
 import { DEFAULT_OWNER } from './metadata.js';
+import { aboutPruned, originalPath, type PartialDocument, partialDocument } from './partial.js';
 import { type FieldPath, formatPath } from './paths.js';
 import { type RefReader, resolveRefs } from './refs.js';
 import {
@@ -76,6 +77,8 @@ interface ShapedDoc {
   readonly sensitive: FieldPath[];
   /** The values read from env or file, to keep out of diagnostics (see `maskSecrets`). */
   readonly secrets: readonly string[];
+  /** Set when the document had shape errors: only its valid parts, for the semantic phase. */
+  readonly partial?: PartialDocument;
 }
 
 /** Shorter values are not masked: they would mangle messages and are no secret anyway. */
@@ -114,6 +117,7 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
     bot_users: 0,
   };
   const shaped: ShapedDoc[] = [];
+  const partials: ShapedDoc[] = [];
 
   const ordered = [...files].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   for (const source of ordered) {
@@ -137,27 +141,35 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
       if (d.value.kind === 'HTTPSEdge') counts.routes += d.value.routes.length;
       shaped.push(d);
     }
+    partials.push(...result.partials);
   }
 
-  const position = (d: ShapedDoc, path: FieldPath, anchor?: Anchor) => d.doc.locate(path, anchor);
-  const semanticDocs: SemanticDoc[] = shaped.map((d, id) => ({ id, value: d.value }));
-  const secrets = shaped.flatMap((d) => d.secrets);
+  // Documents with shape errors take part as far as they parsed: both phases in one run.
+  const checked = [...shaped, ...partials];
+  const written = (d: ShapedDoc, path: FieldPath) =>
+    d.partial === undefined ? path : originalPath(d.partial, path);
+  const position = (d: ShapedDoc, path: FieldPath, anchor?: Anchor) =>
+    d.doc.locate(written(d, path), anchor);
+  const semanticDocs: SemanticDoc[] = checked.map((d, id) => ({ id, value: d.value }));
+  const secrets = checked.flatMap((d) => d.secrets);
   const issues = checkSemantics(semanticDocs, {
     owner,
     where: (id, path) => {
-      const d = shaped[id] as ShapedDoc;
+      const d = checked[id] as ShapedDoc;
       const { line, column } = position(d, path);
       return `${d.file}:${line}:${column}`;
     },
   });
   for (const issue of issues) {
-    const d = shaped[issue.doc] as ShapedDoc;
+    const d = checked[issue.doc] as ShapedDoc;
+    const path = written(d, issue.path);
+    if (d.partial !== undefined && aboutPruned(d.partial, path)) continue;
     const { line, column } = position(d, issue.path, issue.anchor);
     diagnostics.push({
       file: d.file,
       line,
       column,
-      path: formatPath(issue.anchor === 'key' ? issue.path.slice(0, -1) : issue.path),
+      path: formatPath(issue.anchor === 'key' ? path.slice(0, -1) : path),
       message: secrets.length === 0 ? issue.message : maskSecrets(issue.message, secrets),
       severity: 'error',
     });
@@ -178,6 +190,8 @@ interface FileResult {
   /** Kind of every non-empty document (undefined when it has none we know). */
   readonly kinds: (Kind | undefined)[];
   readonly shaped: ShapedDoc[];
+  /** Documents with shape errors, as far as they parsed (see ./partial.ts). */
+  readonly partials: ShapedDoc[];
 }
 
 /**
@@ -208,6 +222,7 @@ function processFile(
         diagnostics: [],
         kinds: results.map((r) => r.kind),
         shaped: results.flatMap((r) => (r.shaped === undefined ? [] : [r.shaped])),
+        partials: [],
       };
     }
   }
@@ -216,13 +231,15 @@ function processFile(
   const diagnostics = problems.map((p) => fileProblem(file, p.message, p.line, p.column));
   const kinds: (Kind | undefined)[] = [];
   const shaped: ShapedDoc[] = [];
+  const partials: ShapedDoc[] = [];
   for (const doc of documents) {
     const result = shapeDocument(file, doc, reader);
     diagnostics.push(...result.diagnostics);
     kinds.push(result.kind);
     if (result.shaped !== undefined) shaped.push(result.shaped);
+    if (result.partial !== undefined) partials.push(result.partial);
   }
-  return { diagnostics, kinds, shaped };
+  return { diagnostics, kinds, shaped, partials };
 }
 
 /**
@@ -278,10 +295,12 @@ interface ShapeResult {
   readonly kind: Kind | undefined;
   readonly diagnostics: Diagnostic[];
   readonly shaped?: ShapedDoc;
+  readonly partial?: ShapedDoc;
 }
 
 function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): ShapeResult {
   const diagnostics: Diagnostic[] = [];
+  const bad: FieldPath[] = [];
   let secrets: string[] = [];
   const report = (
     path: FieldPath,
@@ -289,6 +308,8 @@ function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): Sh
     at: FieldPath = path,
     anchor?: Anchor,
   ): void => {
+    // An unknown field is reported on its parent; what is left out is the field itself.
+    bad.push(anchor === 'key' ? at : path);
     const { line, column } = doc.locate(at, anchor);
     const shown = secrets.length === 0 ? message : maskSecrets(message, secrets);
     diagnostics.push({
@@ -337,7 +358,15 @@ function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): Sh
       }
     }
   }
-  if (diagnostics.length > 0 || !parsed.success) return { kind, diagnostics };
+  if (diagnostics.length > 0 || !parsed.success) {
+    const partial = partialDocument(schema, resolved.value, [...bad, ...resolved.failed]);
+    if (partial === undefined) return { kind, diagnostics };
+    return {
+      kind,
+      diagnostics,
+      partial: { file, doc, value: partial.value, sensitive: [], secrets, partial },
+    };
+  }
   return {
     kind,
     diagnostics,
