@@ -20,14 +20,25 @@ async function readText(file: string): Promise<string | undefined> {
 
 /** The git directory of the repository containing `dir`, if there is one. */
 async function findGitDir(dir: string): Promise<string | undefined> {
+  return (await findGit(dir))?.gitDir;
+}
+
+/** The work tree containing `dir` (where its `.git` is), if there is one. */
+export async function findRepositoryRoot(dir: string): Promise<string | undefined> {
+  return (await findGit(dir))?.root;
+}
+
+async function findGit(dir: string): Promise<{ root: string; gitDir: string } | undefined> {
   for (let at = dir; ; ) {
     const candidate = path.join(at, '.git');
     try {
       const info = await fs.stat(candidate);
-      if (info.isDirectory()) return candidate;
+      if (info.isDirectory()) return { root: at, gitDir: candidate };
       if (info.isFile()) {
         const pointer = /^gitdir:\s*(.+)$/m.exec((await readText(candidate)) ?? '')?.[1];
-        return pointer === undefined ? undefined : path.resolve(at, pointer.trim());
+        return pointer === undefined
+          ? undefined
+          : { root: at, gitDir: path.resolve(at, pointer.trim()) };
       }
     } catch {
       // not here: look in the parent

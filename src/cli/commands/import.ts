@@ -5,14 +5,16 @@
  * `{ env: NAME }` references, never as values; the variables to set are listed on stderr.
  * Existing files are never overwritten without `--force`: nothing is written if any exists.
  */
-import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { existsSync, realpathSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { observe } from '../../api/index.js';
 import { importLive } from '../../apply/import.js';
 import { ConfigError, EdgesyncError, errorMessage, UsageError } from '../../errors.js';
 import { escapeControl } from '../../escape.js';
+import { findRepositoryRoot } from '../../manifest/git.js';
+import { manifestJsonSchemaText } from '../../manifest/jsonschema.js';
 import { DEFAULT_OWNER } from '../../manifest/metadata.js';
 import { makeDirectory } from '../../mkdir.js';
 import { createAccountClient } from '../client.js';
@@ -22,6 +24,9 @@ import { clientBudget, parseCommandArgs, rateLimitFlag } from '../flags.js';
 import { checkOwner, requireApiConfig } from '../pipeline.js';
 
 export const summary = 'write manifests for the live edges and bot users';
+
+/** The schema copy `import` writes beside the manifests when the package's is out of reach. */
+const SCHEMA_FILE = 'edgesync.schema.json';
 
 const USAGE = `usage: edgesync import [options]
 
@@ -33,7 +38,9 @@ options:
   --all              also edges edgesync does not manage, with id: so that applying adopts them
   --owner ID         owner id whose edges to import (default "${DEFAULT_OWNER}")
   --force            overwrite existing files
-  --schema-url URL   the $schema of the yaml-language-server line (default: this package's schema)
+  --schema-url URL   the $schema of the yaml-language-server line (default: this package's
+                     schema, relative to DIR when both are in one repository; otherwise a
+                     copy written to DIR as ${SCHEMA_FILE})
   --api-url URL      Edge API base URL (or EDGESYNC_API_URL)
   --api-key KEY      Edge API key (or EDGESYNC_API_KEY)
   --rate-limit N/Ws  client-side budget, or none (default 120/60s; EDGESYNC_RATE_LIMIT)
@@ -81,13 +88,21 @@ export async function run(ctx: CliContext): Promise<number> {
   } finally {
     await client.close();
   }
+  const schema = schemaUrl === undefined ? await defaultSchema(out) : undefined;
   const result = importLive(live, {
     owner,
     all: values.all === true,
-    schemaUrl: schemaUrl ?? defaultSchemaUrl(out),
+    schemaUrl: schemaUrl ?? schema?.url ?? `./${SCHEMA_FILE}`,
   });
+  const files: { file: string; text: string; adopts?: string | undefined }[] = [...result.files];
+  if (schema?.copy === true) {
+    const text = manifestJsonSchemaText();
+    const existing = await readFile(path.join(out, SCHEMA_FILE), 'utf8').catch(() => undefined);
+    // The same schema already there is no conflict: a second import into the directory is one.
+    if (existing !== text) files.push({ file: SCHEMA_FILE, text });
+  }
 
-  for (const f of result.files) {
+  for (const f of files) {
     // importLive only makes names of [a-z0-9._-]; this keeps that promise checked at the door.
     if (path.dirname(path.join(out, f.file)) !== out) {
       throw new EdgesyncError(
@@ -96,7 +111,7 @@ export async function run(ctx: CliContext): Promise<number> {
       );
     }
   }
-  const existing = result.files.filter((f) => existsSync(path.join(out, f.file)));
+  const existing = files.filter((f) => existsSync(path.join(out, f.file)));
   if (existing.length > 0 && values.force !== true) {
     ctx.stderr.write(
       `Not imported: ${existing.length} file(s) already exist in ${out} (pass --force to overwrite):\n${existing.map((f) => `  ${escapeControl(f.file)}`).join('\n')}\n`,
@@ -108,7 +123,7 @@ export async function run(ctx: CliContext): Promise<number> {
   } catch (err) {
     throw new ConfigError(`cannot create ${out}: ${errorMessage(err)}`, { cause: err });
   }
-  for (const f of result.files) {
+  for (const f of files) {
     const file = path.join(out, f.file);
     try {
       await writeFile(file, f.text, { flag: values.force === true ? 'w' : 'wx' });
@@ -132,13 +147,40 @@ export async function run(ctx: CliContext): Promise<number> {
   return ExitCode.ok;
 }
 
-/** This package's committed JSON Schema, relative to the output directory (editors resolve it). */
-function defaultSchemaUrl(out: string): string {
+/**
+ * The `$schema` of the imported files. It must still resolve once the directory is committed
+ * and checked out elsewhere, and the package publishes no schema URL, so: this package's
+ * committed schema as a path relative to the output directory when both live in one repository
+ * (an edgesync clone, or edgesync installed under the repository's node_modules), or outside
+ * any repository; otherwise (a global install, npx) a copy of the schema written into the
+ * output directory, which travels with the manifests.
+ */
+async function defaultSchema(out: string): Promise<{ url: string; copy: boolean }> {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
     if (existsSync(path.join(dir, 'package.json')) && existsSync(path.join(dir, 'schema'))) break;
     dir = path.dirname(dir);
   }
-  const schema = path.join(dir, 'schema', 'edgesync.schema.json');
-  return path.relative(out, schema).split(path.sep).join('/');
+  const schema = realOrSelf(path.join(dir, 'schema', SCHEMA_FILE));
+  const target = realOrSelf(out);
+  const repo = await findRepositoryRoot(nearestExisting(target));
+  const rel = path.relative(repo ?? target, schema);
+  const inside = rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
+  if (repo !== undefined && !inside) return { url: `./${SCHEMA_FILE}`, copy: true };
+  return { url: path.relative(target, schema).split(path.sep).join('/'), copy: false };
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+/** `--out` may not exist yet: its repository is that of its nearest existing ancestor. */
+function nearestExisting(p: string): string {
+  let current = p;
+  while (!existsSync(current) && path.dirname(current) !== current) current = path.dirname(current);
+  return current;
 }
