@@ -32,6 +32,11 @@ export interface CreateLoggerOptions {
   readonly destination?: DestinationStream;
   /** Human-readable output (pino-pretty) instead of JSON, for terminals. */
   readonly pretty?: boolean;
+  /**
+   * Applied to every serialised line before it is written: the daemon masks the values read
+   * from env or file with it (`src/manifest/secrets.ts`), which path-based redaction cannot see.
+   */
+  readonly mask?: (line: string) => string;
 }
 
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
@@ -41,13 +46,17 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
+  const mask = options.mask;
+  if (mask !== undefined) base.hooks = { streamWrite: mask };
   if (options.destination) return pino(base, options.destination);
   if (options.pretty) {
     return pino({
       ...base,
       // pino-pretty prints the strings it parses back as they are: escape control characters
       // once more in the JSON it is handed, so they reach the terminal as visible escapes.
-      hooks: { streamWrite: escapeForPretty },
+      hooks: {
+        streamWrite: mask === undefined ? escapeForPretty : (line) => escapeForPretty(mask(line)),
+      },
       transport: { target: 'pino-pretty', options: { colorize: true, destination: 1 } },
     });
   }

@@ -3,7 +3,6 @@
  * Text only, built from the executor's events and results, which carry addresses, methods, IDs
  * and statuses, never a body: nothing here can print a secret.
  */
-import type { Writable } from 'node:stream';
 import { escapeControl } from '../escape.js';
 import type { Blocked } from '../plan/model.js';
 import type { CycleOutcome } from './cycle.js';
@@ -51,7 +50,7 @@ export function progressSteps(
 
 /** A single, updating `[done/total] address` line (terminals only), with the ETA of a budget. */
 export function progressLine(
-  out: Writable,
+  out: { write(text: string): unknown },
   budget?: Budget,
 ): {
   update: (e: ProgressEvent) => void;

@@ -140,3 +140,28 @@ export function manifestDirArg(ctx: CliContext, positional: string | undefined):
 export function secretDirs(ctx: CliContext, values: readonly string[] | undefined): string[] {
   return (values ?? []).map((d) => path.resolve(ctx.cwd, d));
 }
+
+/** The environment variable `--exclude` adds to (comma-separated globs). */
+const EXCLUDE_ENV = 'EDGESYNC_EXCLUDE';
+
+/**
+ * `--exclude GLOB` (repeatable) plus $EDGESYNC_EXCLUDE (comma-separated): globs relative to the
+ * manifest directory. Both apply: the variable is a deployment's standing setting, the flag an
+ * addition for one run. An absolute glob, or one climbing out with `..`, can never match.
+ */
+export function excludeGlobs(ctx: CliContext, values: readonly string[] | undefined): string[] {
+  const fromEnv = (ctx.env[EXCLUDE_ENV] ?? '')
+    .split(',')
+    .map((g) => g.trim())
+    .filter((g) => g !== '');
+  const globs = [...(values ?? []), ...fromEnv];
+  for (const glob of globs) {
+    if (glob.trim() === '') throw new UsageError('--exclude needs a glob, e.g. "k8s/**"');
+    if (path.isAbsolute(glob) || glob.split('/').includes('..')) {
+      throw new UsageError(
+        `--exclude ${glob}: globs are relative to the manifest directory (e.g. "k8s/**")`,
+      );
+    }
+  }
+  return globs;
+}

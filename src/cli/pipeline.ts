@@ -34,6 +34,8 @@ export interface PreparePlanOptions {
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
   /** Extra directories `{ file }` references may read (mounted secrets). */
   readonly secretDirs?: readonly string[] | undefined;
+  /** Globs (relative to `dir`) of files and directories not to read (`--exclude`). */
+  readonly exclude?: readonly string[] | undefined;
   readonly signal?: AbortSignal | undefined;
   /**
    * Compute the fingerprints (default: when `fingerprintKey` is given). `plan` skips them for text and Markdown output
@@ -121,6 +123,7 @@ export async function preparePlan(options: PreparePlanOptions): Promise<Prepared
       owner,
       ...(options.env === undefined ? {} : { env: options.env }),
       ...(options.secretDirs === undefined ? {} : { secretDirs: options.secretDirs }),
+      ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
     }).then((result) => {
       if (!result.ok) throw new ManifestError(result.diagnostics);
       return result;

@@ -38,6 +38,7 @@ import {
 import type { Logger } from '../log.js';
 import { loadManifests } from '../manifest/loader.js';
 import type { DesiredSet } from '../manifest/schema.js';
+import { maskJson, maskValues, sensitiveValues, type ValueMask } from '../manifest/secrets.js';
 import { buildPlan, operationCount, type Plan } from '../plan/index.js';
 import { preparePlan } from './pipeline.js';
 
@@ -49,6 +50,8 @@ export interface ReconcilerOptions {
   readonly concurrency: number;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly secretDirs: readonly string[];
+  /** `--exclude` globs, relative to the manifest directory. */
+  readonly exclude?: readonly string[] | undefined;
   readonly logger: Logger;
   /** The client's API budget, for the ETA of long applies. */
   readonly budget?: { readonly limit: number; readonly windowMs: number } | undefined;
@@ -60,6 +63,11 @@ export interface ReconcilerOptions {
    * stops writes at once.
    */
   readonly mode?: (() => 'enforce' | 'observe') | undefined;
+  /**
+   * Set to each cycle's sensitive values (read from env or file), for the log lines the cycle
+   * writes (`createLogger({ mask })`). The report's own strings are masked here either way.
+   */
+  readonly mask?: ValueMask | undefined;
   /** Leader election: standbys plan but never write; the applier fences every write. */
   readonly leadership?: { isLeader(): boolean; fence(): void } | undefined;
 }
@@ -101,6 +109,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
         ...planOptions,
         env: options.env,
         secretDirs: options.secretDirs,
+        exclude: options.exclude,
         signal,
         // Fingerprints guard saved plans (`plan --out`); a cycle applies its own plan at once.
         fingerprint: false,
@@ -135,6 +144,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
         owner: options.owner,
         env: options.env,
         secretDirs: options.secretDirs,
+        ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
       });
     } catch (err) {
       await assertCurrent();
@@ -204,6 +214,9 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     // (an incremental cycle listed nothing, and says nothing about it).
     const listCalls =
       mode === 'full' ? live.calls.tls + live.calls.https + live.calls.botUsers : undefined;
+    const secrets = sensitiveValues(desired);
+    options.mask?.set(secrets);
+    const mask = (text: string) => maskValues(text, secrets);
     const guards = {
       maxDeletes: options.maxDeletes,
       allowEmpty: options.allowEmpty,
@@ -211,7 +224,12 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     };
     const verdict = checkGuards(plan, { ...guards, live });
     const managed = managedCounts(plan);
-    const resources = resourcesOf(plan);
+    // Per-resource status and events name resources: a name read from env is masked there too.
+    const raw = resourcesOf(plan);
+    const resources =
+      secrets.length === 0
+        ? raw
+        : (JSON.parse(maskJson(JSON.stringify(raw), secrets)) as typeof raw);
     const observing = options.mode?.() === 'observe';
     if (observing) {
       // Observe mode (or suspended): every difference is drift; nothing is written.
@@ -239,12 +257,12 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
         writes: 0,
         managed,
         outOfSync: plan.changes.filter((c) => c.action !== 'noop').length + plan.blocked.length,
-        warnings: plan.warnings,
+        warnings: plan.warnings.map(mask),
         resources,
       };
     }
     if (verdict.refusals.length > 0) {
-      throw new GuardError(`refusing to apply: ${verdict.refusals.join('; ')}`);
+      throw new GuardError(mask(`refusing to apply: ${verdict.refusals.join('; ')}`));
     }
     if (operationCount(plan) === 0) {
       const outOfSync = verdict.conflicts.length;
@@ -257,7 +275,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
         writes: 0,
         managed,
         outOfSync,
-        warnings: plan.warnings,
+        warnings: plan.warnings.map(mask),
         resources,
         ...(outOfSync === 0
           ? {}
@@ -309,7 +327,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       summary: plan.summary,
       writes: result.writes,
       managed,
-      warnings: plan.warnings,
+      warnings: plan.warnings.map(mask),
       resources,
       ...(outOfSync === undefined ? {} : { outOfSync }),
     };
@@ -328,7 +346,11 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
         ...result.errors.map((e) => e.message),
         ...(outcome.verifyError === undefined ? [] : [`not verified: ${outcome.verifyError}`]),
       ];
-      return { ...base, result: 'error', error: reasons.join('; ') || 'apply did not complete' };
+      return {
+        ...base,
+        result: 'error',
+        error: mask(reasons.join('; ')) || 'apply did not complete',
+      };
     }
     if (!outcome.converged) {
       return { ...base, result: 'drift', error: `${outOfSync ?? 0} difference(s) remain` };

@@ -29,6 +29,7 @@
 import path from 'node:path';
 import { ConfigError, errorMessage } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
+import { excludeMatcher } from '../manifest/loader.js';
 import { findAnchor, type ResolvedDir, resolveManifestDir } from '../manifest/resolve.js';
 import type { RateLimitSpec } from '../spec/rate-limit.js';
 import { runCycle } from './cycle.js';
@@ -76,6 +77,8 @@ export interface DaemonOptions {
   readonly listen?: ListenAddress | false;
   /** File-system triggers. Default true. */
   readonly watch?: boolean;
+  /** `--exclude` globs (relative to `dir`): changes there wake no cycle. */
+  readonly exclude?: readonly string[];
   /** Pass a child logger, e.g. `root.child({ module: 'daemon' })`. */
   readonly logger?: Logger;
   /** Pass one when the API client must feed it too; default: a fresh registry. */
@@ -184,6 +187,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
 
   const watcher = createManifestWatcher({
     logger,
+    excluded: excludeMatcher(options.exclude),
     onChange: (kind, file) => {
       logger.debug({ kind, file }, 'manifest change seen');
       loop.notifyChange(kind);

@@ -41,6 +41,8 @@ export interface ManifestWatcherOptions {
   readonly logger: Logger;
   /** How long to wait for a watcher's initial scan before going on without it. */
   readonly readyTimeoutMs?: number;
+  /** `--exclude`: paths relative to the manifest directory (`/`-separated) not to watch. */
+  readonly excluded?: (rel: string) => boolean;
 }
 
 const MANIFEST_FILE = /\.ya?ml$/i;
@@ -120,6 +122,7 @@ export function createManifestWatcher(options: ManifestWatcherOptions): Manifest
       ignored: (p: string) => {
         if (p === root) return false;
         const parts = path.relative(root, p).split(path.sep);
+        if (options.excluded?.(parts.join('/')) === true) return true;
         const last = parts.length - 1;
         return parts.some(
           (part, i) => part.startsWith('.') && !(i === last && part === CONFIGMAP_DATA),

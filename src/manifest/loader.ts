@@ -11,6 +11,7 @@ import type { Stats } from 'node:fs';
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+import picomatch from 'picomatch';
 import { compareCodeUnits } from '../compare.js';
 import { type Diagnostic, errorMessage, ManifestDirError, ManifestError } from '../errors.js';
 import { runPool } from '../pool.js';
@@ -43,6 +44,11 @@ export interface LoadOptions {
   readonly maxAliasCount?: number;
   /** The file-system calls of the listing and reading (tests inject failures). */
   readonly fs?: LoaderFs;
+  /**
+   * Globs relative to the manifest directory (`k8s/**`, or `*.ci.yaml` files anywhere) whose
+   * files and directories are not read at all: a repository's other YAML can live beside the edges.
+   */
+  readonly exclude?: readonly string[];
 }
 
 interface LoadInfo {
@@ -73,7 +79,13 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   const secretDirs = (options.secretDirs ?? [])
     .map((d) => safeRealpath(path.resolve(d)))
     .filter((d): d is string => d !== undefined);
-  const listing = await listManifestFiles(resolvedDir, absolute, fs, secretDirs);
+  const listing = await listManifestFiles(
+    resolvedDir,
+    absolute,
+    fs,
+    secretDirs,
+    excludeMatcher(options.exclude),
+  );
   const sources: SourceFile[] = [];
   const readProblems: Diagnostic[] = [...listing.problems];
   await runPool(listing.files, 16, async (rel) => {
@@ -207,6 +219,7 @@ async function listManifestFiles(
   shownDir: string,
   fs: LoaderFs,
   secretDirs: readonly string[],
+  excluded: (rel: string) => boolean,
 ): Promise<Listing> {
   const files: string[] = [];
   const realPaths = new Map<string, string>();
@@ -234,6 +247,8 @@ async function listManifestFiles(
     for (const name of names) {
       if (name.startsWith('.')) continue;
       const childRel = rel === '' ? name : `${rel}/${name}`;
+      // Before any stat: an excluded tree is not ours, even its broken links and FIFOs.
+      if (excluded(childRel)) continue;
       const childAbs = path.join(realDir, name);
       let info: Stats;
       let real = childAbs;
@@ -285,6 +300,17 @@ async function listManifestFiles(
   await visit(root, '');
   files.sort(compareCodeUnits);
   return { files, realPaths, problems };
+}
+
+/**
+ * The `exclude` globs as one predicate over `/`-separated relative paths. picomatch rather than
+ * Node's `path.matchesGlob`: that one is experimental in Node 20 and prints an
+ * ExperimentalWarning on stderr at first use. `k8s/**` also matches `k8s` itself, so an
+ * excluded directory is not even listed.
+ */
+export function excludeMatcher(globs: readonly string[] | undefined): (rel: string) => boolean {
+  if (globs === undefined || globs.length === 0) return () => false;
+  return picomatch([...globs], { dot: true });
 }
 
 /** `.yaml` and `.yml`, in any case: `STOREFRONT.YAML` is a manifest, not silently ignored. */

@@ -22,10 +22,22 @@ import {
   progressSteps,
   summarize,
 } from '../../apply/progress.js';
+import {
+  type ApplyResultJson,
+  appliedResult,
+  notAppliedResult,
+  renderApplyResult,
+} from '../../apply/report.js';
 import { observeAfterApply } from '../../apply/verify.js';
 import { errorMessage, ManifestError, StalePlanError, UsageError } from '../../errors.js';
 import { createLogger, type Logger, parseLogLevel, silentLogger } from '../../log.js';
 import { formatDiagnostic } from '../../manifest/diagnostics.js';
+import {
+  createValueMask,
+  maskJson,
+  sensitiveValues,
+  type ValueMask,
+} from '../../manifest/secrets.js';
 import {
   buildPlan,
   DEFAULT_MAX_DELETES,
@@ -40,6 +52,7 @@ import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
 import {
   clientBudget,
+  excludeGlobs,
   manifestDirArg,
   parseCommandArgs,
   type RateLimitChoice,
@@ -70,6 +83,10 @@ options:
                         the plan file by "plan --out", else $EDGESYNC_DIR, else the current
                         directory)
   --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
+  --exclude GLOB        skip files and directories matching GLOB, relative to DIR (repeatable;
+                        also $EDGESYNC_EXCLUDE, comma-separated), e.g. "k8s/**"
+  --output text|json    json: print the result (operations done, failed, skipped, writes,
+                        errors, converged) as versioned JSON on stdout (default text)
   --api-url URL         Edge API base URL (or EDGESYNC_API_URL)
   --api-key KEY         Edge API key (or EDGESYNC_API_KEY)
   -h, --help            show this help
@@ -87,6 +104,8 @@ interface Options {
   readonly allowEmpty: boolean;
   readonly dir: string | undefined;
   readonly secretDirs: string[];
+  readonly exclude: string[];
+  readonly json: boolean;
   readonly apiUrl: string | undefined;
   readonly apiKey: string | undefined;
 }
@@ -99,17 +118,19 @@ export async function run(ctx: CliContext): Promise<number> {
   }
   const api = requireApiConfig({ apiUrl: options.apiUrl, apiKey: options.apiKey }, ctx.env);
   const tty = ctx.stderr.isTTY === true;
+  // Values read from env or file, known once the manifests are read: masked in every line.
+  const mask = createValueMask();
   // On a terminal the progress line speaks; elsewhere one JSON log line per operation.
   const logger: Logger = tty
     ? silentLogger()
     : createLogger({
         level: parseLogLevel(ctx.env.EDGESYNC_LOG_LEVEL, 'EDGESYNC_LOG_LEVEL'),
-        destination: ctx.stderr,
+        destination: { write: (line: string) => ctx.stderr.write(mask.apply(line)) },
       });
   const budget = clientBudget(options.rateLimit, ctx.env, false);
   const client = createAccountClient({ baseUrl: api.baseUrl, apiKey: api.apiKey, logger, budget });
   try {
-    return await applyWith(ctx, options, client, logger, tty, api.apiKey, budget);
+    return await applyWith(ctx, options, client, logger, tty, api.apiKey, budget, mask);
   } finally {
     await client.close();
   }
@@ -123,7 +144,14 @@ async function applyWith(
   tty: boolean,
   fingerprintKey: string,
   budget: Budget | undefined,
+  mask: ValueMask,
 ): Promise<number> {
+  let secrets: readonly string[] = [];
+  const report = (result: ApplyResultJson) => {
+    if (options.json) ctx.stdout.write(maskJson(renderApplyResult(result), secrets));
+  };
+  // Every people's line after the manifests are read goes through the mask too.
+  const say = (text: string) => ctx.stderr.write(mask.apply(text));
   const target = path.resolve(ctx.cwd, options.target);
   const savedPlan = await readPlanFile(target);
   const dir =
@@ -149,6 +177,7 @@ async function applyWith(
       maxDeletes: options.maxDeletes,
       env: ctx.env,
       secretDirs: secretDirs(ctx, options.secretDirs),
+      exclude: options.exclude,
       signal: ctx.signal,
     });
   } catch (err) {
@@ -157,9 +186,12 @@ async function applyWith(
     ctx.stderr.write(
       `${err.diagnostics.length} manifest error(s): nothing was applied (no write happens while any manifest is invalid)\n`,
     );
+    report(notAppliedResult('invalid', { diagnostics: err.diagnostics }));
     return ExitCode.error;
   }
   const { plan, snapshot: live, desired: set } = prepared;
+  secrets = sensitiveValues(set);
+  mask.set(secrets);
   if (savedPlan !== undefined) checkFresh(savedPlan, plan, dir);
   const planOptions = {
     owner: plan.owner,
@@ -177,8 +209,8 @@ async function applyWith(
   };
 
   const color = tty && ctx.env.NO_COLOR === undefined;
-  ctx.stderr.write(renderText(plan, { color }));
-  ctx.stderr.write('\n');
+  say(renderText(plan, { color }));
+  say('\n');
 
   const guardOptions = {
     maxDeletes: options.maxDeletes,
@@ -187,8 +219,15 @@ async function applyWith(
   };
   const verdict = checkGuards(plan, { ...guardOptions, live });
   if (verdict.refusals.length > 0) {
-    ctx.stderr.write(
+    say(
       `Refusing to apply (a safety guard blocked part of the plan; nothing was written):\n${verdict.refusals.map((r) => `  - ${r}`).join('\n')}\n`,
+    );
+    report(
+      notAppliedResult('refused', {
+        operations: operationCount(plan),
+        refusals: verdict.refusals,
+        conflicts: verdict.conflicts,
+      }),
     );
     return ExitCode.error;
   }
@@ -198,25 +237,28 @@ async function applyWith(
       ctx.stderr.write(
         'Nothing to apply, but the live state cannot match the manifests (see the blocked resources above).\n',
       );
+      report(notAppliedResult('blocked', { conflicts: verdict.conflicts }));
       return ExitCode.error;
     }
     ctx.stderr.write('converged: nothing to apply.\n');
+    report(notAppliedResult('converged'));
     return ExitCode.ok;
   }
 
   const confirmed = await confirm(ctx, options.yes, operations);
   if (confirmed !== true) {
     ctx.stderr.write(`${confirmed}\n`);
+    report(notAppliedResult('not_confirmed', { operations, reason: confirmed }));
     return ExitCode.error;
   }
 
   // Progress: an updating line on a terminal; otherwise a line per tenth done. Both carry an
   // ETA computed from the client's budget when it has one (a long cold apply under 120/60s).
-  const line = tty ? progressLine(ctx.stderr, budget) : undefined;
+  const line = tty ? progressLine({ write: say }, budget) : undefined;
   const steps =
     line === undefined
       ? progressSteps(budget, (done, total, eta) =>
-          ctx.stderr.write(
+          say(
             `progress: ${done}/${total} operations${eta === undefined ? '' : `, ETA ${formatDuration(eta)} at the API budget`}\n`,
           ),
         )
@@ -231,7 +273,8 @@ async function applyWith(
     replan,
     onProgress: line?.update ?? steps,
   }).finally(() => line?.end());
-  ctx.stderr.write(summarize(outcome));
+  say(summarize(outcome));
+  report(appliedResult(outcome));
   return outcome.converged ? ExitCode.ok : ExitCode.error;
 }
 
@@ -326,6 +369,8 @@ function parseOptions(ctx: CliContext): Options | 'help' {
     allowEmpty: values['allow-empty'] === true,
     dir: values.dir,
     secretDirs: values['secret-dir'] ?? [],
+    exclude: excludeGlobs(ctx, values.exclude),
+    json: outputJson(values.output),
     apiUrl: values['api-url'],
     apiKey: values['api-key'],
   };
@@ -340,7 +385,16 @@ const OPTIONS = {
   'allow-empty': { type: 'boolean' },
   dir: { type: 'string' },
   'secret-dir': { type: 'string', multiple: true },
+  exclude: { type: 'string', multiple: true },
+  output: { type: 'string', short: 'o' },
   'api-url': { type: 'string' },
   'api-key': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
+
+/** `--output text|json` (json: the result on stdout, see src/apply/report.ts). */
+function outputJson(text: string | undefined): boolean {
+  if (text === undefined || text === 'text') return false;
+  if (text === 'json') return true;
+  throw new UsageError(`--output must be "text" or "json", got "${text}"`);
+}

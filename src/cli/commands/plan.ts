@@ -14,6 +14,7 @@ import path from 'node:path';
 import { classifyBlocked } from '../../apply/guards.js';
 import { ConfigError, errorMessage, ManifestError, UsageError } from '../../errors.js';
 import { formatDiagnostic } from '../../manifest/diagnostics.js';
+import { maskJson, maskValues, sensitiveValues } from '../../manifest/secrets.js';
 import { renderJson } from '../../plan/render/json.js';
 import { renderMarkdown } from '../../plan/render/markdown.js';
 import { renderText } from '../../plan/render/text.js';
@@ -22,6 +23,7 @@ import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
 import {
   clientBudget,
+  excludeGlobs,
   manifestDirArg,
   parseCommandArgs,
   rateLimitFlag,
@@ -45,6 +47,8 @@ options:
   --max-deletes N       refuse to delete more than N edges in one plan (default 10)
   --allow-empty         let an empty manifest set delete the edges it owns
   --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
+  --exclude GLOB        skip files and directories matching GLOB, relative to DIR (repeatable;
+                        also $EDGESYNC_EXCLUDE, comma-separated), e.g. "k8s/**"
   --no-color            no colours in text output (also: NO_COLOR set, or stdout not a terminal)
   --api-url URL         Edge API base URL (or EDGESYNC_API_URL)
   --api-key KEY         Edge API key (or EDGESYNC_API_KEY)
@@ -65,6 +69,7 @@ const OPTIONS = {
   'max-deletes': { type: 'string' },
   'allow-empty': { type: 'boolean', default: false },
   'secret-dir': { type: 'string', multiple: true },
+  exclude: { type: 'string', multiple: true },
   'no-color': { type: 'boolean', default: false },
   'api-url': { type: 'string' },
   'api-key': { type: 'string' },
@@ -103,6 +108,7 @@ export async function run(ctx: CliContext): Promise<number> {
       maxDeletes,
       env: ctx.env,
       secretDirs: secretDirs(ctx, values['secret-dir']),
+      exclude: excludeGlobs(ctx, values.exclude),
       signal: ctx.signal,
       fingerprint: values.out !== undefined || output === 'json',
       fingerprintKey: api.apiKey,
@@ -116,12 +122,17 @@ export async function run(ctx: CliContext): Promise<number> {
     await client.close();
   }
   const { plan } = prepared;
+  // Values read from env or file stay out of every output, whichever field holds them (a name
+  // in an address, a hostport in a conflict reason): the renderers mask only sensitive fields.
+  const secrets = sensitiveValues(prepared.desired);
+  const mask = (text: string) => maskValues(text, secrets);
+  const maskJsonPlan = (text: string) => maskJson(text, secrets, ['fingerprint']);
 
   if (values.out !== undefined) {
     const file = path.resolve(ctx.cwd, values.out);
     const manifestDir = path.relative(path.dirname(file), dir).split(path.sep).join('/') || '.';
     try {
-      await writeFile(file, renderJson({ ...plan, manifest_dir: manifestDir }));
+      await writeFile(file, maskJsonPlan(renderJson({ ...plan, manifest_dir: manifestDir })));
     } catch (err) {
       throw new ConfigError(`cannot write the plan to ${file}: ${errorMessage(err)}`, {
         cause: err,
@@ -132,20 +143,22 @@ export async function run(ctx: CliContext): Promise<number> {
     );
   }
   if (output === 'json') {
-    ctx.stdout.write(renderJson(plan));
+    ctx.stdout.write(maskJsonPlan(renderJson(plan)));
   } else if (output === 'markdown') {
-    ctx.stdout.write(renderMarkdown(plan));
+    ctx.stdout.write(mask(renderMarkdown(plan)));
   } else {
     const color =
       !values['no-color'] && ctx.env.NO_COLOR === undefined && ctx.stdout.isTTY === true;
-    ctx.stdout.write(renderText(plan, { color }));
+    ctx.stdout.write(mask(renderText(plan, { color })));
   }
   // A protected edge whose manifest is gone is kept on purpose, for good: it is no change, and
   // must not make --detailed-exitcode report changes forever.
   const { fatal, conflicts, kept } = classifyBlocked(plan, prepared.snapshot);
   if (kept.length > 0) {
     ctx.stderr.write(
-      `${kept.length} protected edge${kept.length === 1 ? '' : 's'} kept (manifest gone; protect: true keeps ${kept.length === 1 ? 'it' : 'them'}): ${kept.map((b) => b.address).join(', ')}\n`,
+      mask(
+        `${kept.length} protected edge${kept.length === 1 ? '' : 's'} kept (manifest gone; protect: true keeps ${kept.length === 1 ? 'it' : 'them'}): ${kept.map((b) => b.address).join(', ')}\n`,
+      ),
     );
   }
   const changes =

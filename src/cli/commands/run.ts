@@ -20,6 +20,7 @@ import { createNotifier } from '../../daemon/notify.js';
 import { UsageError } from '../../errors.js';
 import { LEASE_DEFAULTS, leaseTimingsProblem, startLeaderElection } from '../../lease/setup.js';
 import { createLogger, type Logger, parseLogLevel } from '../../log.js';
+import { createValueMask } from '../../manifest/secrets.js';
 import { makeDirectory } from '../../mkdir.js';
 import { generateApiKey, type RunningServer, startServer } from '../../server/index.js';
 import { createAccountClient } from '../client.js';
@@ -28,6 +29,7 @@ import { ExitCode } from '../exit.js';
 import {
   clientBudget,
   durationFlag,
+  excludeGlobs,
   manifestDirArg,
   parseCommandArgs,
   rateLimitFlag,
@@ -68,6 +70,8 @@ options:
   --max-deletes N       refuse a cycle deleting more edges than N (default 10)
   --allow-empty         let an empty manifest set delete the edges it owns
   --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
+  --exclude GLOB        skip files and directories matching GLOB, relative to DIR (repeatable;
+                        also $EDGESYNC_EXCLUDE, comma-separated), e.g. "k8s/**"
   --state-dir DIR       embedded server state (default .edgesync)
   --embedded-port N     port of the embedded server (default 8787; 0: any free port)
   --log-level LEVEL     pino level (default info)
@@ -98,6 +102,7 @@ const OPTIONS = {
   'max-deletes': { type: 'string' },
   'allow-empty': { type: 'boolean', default: false },
   'secret-dir': { type: 'string', multiple: true },
+  exclude: { type: 'string', multiple: true },
   'state-dir': { type: 'string' },
   'embedded-port': { type: 'string' },
   'log-level': { type: 'string' },
@@ -174,6 +179,7 @@ export async function run(ctx: CliContext): Promise<number> {
   const listen =
     values.listen === undefined ? DEFAULT_LISTEN : parseListenAddress(values.listen, '--listen');
   const owner = checkOwner(values.owner);
+  const exclude = excludeGlobs(ctx, values.exclude);
   const maxDeletes = checkMaxDeletes(
     wholeNumber('max-deletes', values['max-deletes'], undefined, 0),
   );
@@ -230,7 +236,10 @@ export async function run(ctx: CliContext): Promise<number> {
   const stateDir = path.resolve(ctx.cwd, values['state-dir'] ?? '.edgesync');
 
   const pretty = ctx.stdout.isTTY === true && ctx.env.EDGESYNC_LOG_FORMAT !== 'json';
+  // Each cycle sets it to the values read from env or file: masked in every log line.
+  const mask = createValueMask();
   const root = createLogger({
+    mask: mask.apply,
     level:
       values['log-level'] !== undefined
         ? parseLogLevel(values['log-level'], '--log-level')
@@ -311,6 +320,8 @@ export async function run(ctx: CliContext): Promise<number> {
       concurrency,
       env: ctx.env,
       secretDirs: secretDirs(ctx, values['secret-dir']),
+      exclude,
+      mask,
       // The executor adds its own `module` binding.
       logger: root,
       leadership: election?.elector,
@@ -327,6 +338,7 @@ export async function run(ctx: CliContext): Promise<number> {
             lease: election.lease,
           }),
         }),
+    exclude,
     intervalMs,
     mode,
     suspended: values.suspended,

@@ -14,7 +14,7 @@ import {
 import { loadManifests } from '../../manifest/loader.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
-import { manifestDirArg, parseCommandArgs, secretDirs } from '../flags.js';
+import { excludeGlobs, manifestDirArg, parseCommandArgs, secretDirs } from '../flags.js';
 
 export const summary = 'check the manifests (shape and semantics) without talking to the API';
 
@@ -27,6 +27,8 @@ options:
   --output text|json   text diagnostics on stderr (default), or a versioned JSON report on stdout
   --owner ID           owner id stored in edge metadata (default "default"; counts towards its 4096-byte limit)
   --secret-dir DIR     a directory outside DIR that { file: ... } references may read (repeatable)
+  --exclude GLOB       skip files and directories matching GLOB, relative to DIR (repeatable;
+                       also $EDGESYNC_EXCLUDE, comma-separated), e.g. "k8s/**", "**/*.ci.yaml"
   -h, --help           show this help
 `;
 
@@ -34,6 +36,7 @@ const OPTIONS = {
   output: { type: 'string', short: 'o' },
   owner: { type: 'string' },
   'secret-dir': { type: 'string', multiple: true },
+  exclude: { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -53,6 +56,7 @@ export async function run(ctx: CliContext): Promise<number> {
   const result = await loadManifests(dir, {
     env: ctx.env,
     secretDirs: secretDirs(ctx, values['secret-dir']),
+    exclude: excludeGlobs(ctx, values.exclude),
     ...(values.owner === undefined ? {} : { owner: values.owner }),
   });
 

@@ -138,3 +138,29 @@ describe('file-system triggers (real chokidar)', () => {
     await waitFor('a cycle for a file in the new directory', () => rec.calls.length > before);
   });
 });
+
+describe('--exclude in the watcher', () => {
+  it('a change under an excluded path wakes no cycle', async () => {
+    await fs.mkdir(path.join(dir, 'k8s'), { recursive: true });
+    await fs.writeFile(path.join(dir, 'k8s', 'deploy.yaml'), 'kind: Deployment\n');
+    daemon = createDaemon({
+      dir,
+      reconcile: rec.reconcile,
+      listen: false,
+      debounceMs: 30,
+      exclude: ['k8s/**'],
+      metrics: createDaemonMetrics({ defaultMetrics: false }),
+      logger: pino({ level: 'debug' }, log.destination),
+    });
+    await daemon.start();
+    await waitFor('the startup cycle', () => rec.calls.length === 1);
+    await waitFor('idle', idle);
+    // The excluded change first, then a watched one: once the watched one is seen, the other
+    // (written before it) would have been seen too.
+    await fs.writeFile(path.join(dir, 'k8s', 'deploy.yaml'), 'kind: Deployment\nx: 1\n');
+    await fs.writeFile(path.join(dir, 'k8s', 'new.yaml'), 'kind: Service\n');
+    await fs.writeFile(path.join(dir, 'a.yaml'), 'kind: TLSEdge\nname: a5\n');
+    await waitFor('the watched change', () => seenFiles().some((f) => f.endsWith('a.yaml')));
+    expect(seenFiles().filter((f) => f.includes(`${path.sep}k8s`))).toEqual([]);
+  });
+});

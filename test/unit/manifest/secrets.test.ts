@@ -1,0 +1,78 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../../src/log.js';
+import {
+  createValueMask,
+  maskJson,
+  maskValues,
+  sensitiveValues,
+} from '../../../src/manifest/secrets.js';
+import { buildFrom } from './helpers.js';
+
+describe('values read from env or file', () => {
+  const built = buildFrom(
+    {
+      'a.yaml': [
+        'kind: HTTPSEdge',
+        'name: { env: EDGE_NAME }',
+        'hostports: [{ file: hp.txt }]',
+        'routes:',
+        '  - match_type: path_prefix',
+        '    match: /',
+        '    request_headers: { add: { X-Key: { env: KEY } } }',
+        '',
+      ].join('\n'),
+      'b.yaml': 'kind: BotUser\nname: ci\n',
+    },
+    {
+      env: { EDGE_NAME: 'hidden-shop', KEY: 'k3y-value' },
+      refFiles: { 'hp.txt': 'hidden.example.com:443\n' },
+    },
+  );
+
+  it('are collected from every field, the name included', () => {
+    expect(built.ok).toBe(true);
+    if (!built.ok) return;
+    expect(sensitiveValues(built.set).sort()).toEqual([
+      'hidden-shop',
+      'hidden.example.com:443',
+      'k3y-value',
+    ]);
+  });
+
+  it('are masked in text, in any case and JSON-escaped, longest first', () => {
+    const values = ['hidden-shop', 'hidden', 'a"quoted"b', 'abc'];
+    expect(maskValues('https_edge.hidden-shop, HIDDEN, abc', values)).toBe(
+      'https_edge.(sensitive), (sensitive), abc',
+    );
+    expect(maskValues(JSON.stringify({ v: 'a"quoted"b' }), values)).toBe('{"v":"(sensitive)"}');
+    expect(maskValues('nothing', [])).toBe('nothing');
+  });
+
+  it('are masked in JSON string by string, the kept subtrees aside', () => {
+    const text = JSON.stringify({ address: 'tls_edge.beef', fingerprint: { live: 'xxbeefxx' } });
+    expect(JSON.parse(maskJson(text, ['beef'], ['fingerprint']))).toEqual({
+      address: 'tls_edge.(sensitive)',
+      fingerprint: { live: 'xxbeefxx' },
+    });
+  });
+
+  it('are masked in log lines once the mask knows them', () => {
+    let out = '';
+    const destination = new Writable({
+      write(chunk, _enc, cb) {
+        out += String(chunk);
+        cb();
+      },
+    });
+    const mask = createValueMask();
+    const logger = createLogger({ destination, mask: mask.apply });
+    mask.set(['hidden-shop']);
+    logger.info({ address: 'https_edge.hidden-shop' }, 'created hidden-shop');
+    expect(out).not.toContain('hidden-shop');
+    expect(JSON.parse(out)).toMatchObject({
+      address: 'https_edge.(sensitive)',
+      msg: 'created (sensitive)',
+    });
+  });
+});
