@@ -203,7 +203,7 @@ describe('a name read from env', () => {
 });
 
 describe('a daemon cycle', () => {
-  it('masks a name read from env in its log lines, and reads no excluded file', async () => {
+  it('masks a name read from env in its log lines and its report (per-resource status), and reads no excluded file', async () => {
     const server = await startTestServer();
     const tmp = await tempDir('edgesync-cycle-');
     const client = apiClient(server.url, server.apiKey);
@@ -245,6 +245,9 @@ describe('a daemon cycle', () => {
       expect(report.result, report.error).toBe('changed');
       expect(lines).toContain('tls_edge.(sensitive)');
       expect(lines).not.toContain('cycle-secret-name');
+      // The per-resource status and events are made from the report: masked there too.
+      expect(JSON.stringify(report.resources)).toContain('tls_edge.(sensitive)');
+      expect(JSON.stringify(report)).not.toContain('cycle-secret-name');
     } finally {
       await client.close();
       await server.close();
