@@ -36,7 +36,7 @@ import {
   ManifestError,
 } from '../errors.js';
 import type { Logger } from '../log.js';
-import { loadManifests } from '../manifest/loader.js';
+import { loadManifests, manifestsChangedSince } from '../manifest/loader.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { maskJson, maskValues, sensitiveValues, type ValueMask } from '../manifest/secrets.js';
 import { buildPlan, operationCount, type Plan } from '../plan/index.js';
@@ -97,6 +97,8 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     readonly live: LiveSnapshot;
     readonly desired: DesiredSet;
     readonly mode: 'full' | 'incremental';
+    /** What each manifest file looked like when read (`manifestsChangedSince`). */
+    readonly stamps: ReadonlyMap<string, string>;
   }
 
   /** The whole pipeline: load and list concurrently, plan. */
@@ -126,6 +128,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       live: prepared.snapshot,
       desired: prepared.desired,
       mode: 'full',
+      stamps: prepared.manifests.stamps,
     };
   }
 
@@ -160,7 +163,9 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     const touched = touchedRoots(guess, { created: {} });
     const reads = touched.tls.size + touched.https.size + touched.bots.size;
     if (reads > Math.min(INCREMENTAL_MAX_READS, listCost(known))) return undefined;
-    if (reads === 0) return { plan: guess, live: known, desired, mode: 'incremental' };
+    if (reads === 0) {
+      return { plan: guess, live: known, desired, mode: 'incremental', stamps: loaded.stamps };
+    }
     // Read with an empty plan's verification: the same GET-by-ID overlay, before writing.
     const live = await verifyTouched(
       client,
@@ -177,6 +182,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       live: { ...live, calls: { tls: 0, https: 0, botUsers: 0 } },
       desired,
       mode: 'incremental',
+      stamps: loaded.stamps,
     };
   }
 
@@ -281,6 +287,16 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
           ? {}
           : { error: `${outOfSync} resource(s) blocked by hostports held by foreign edges` }),
       };
+    }
+    // A file saved while it was read (a truncated file reads as no edges) is not acted on: the
+    // save's own event reconciles the finished file next.
+    const changedFile = await manifestsChangedSince(prepared);
+    if (changedFile !== undefined) {
+      options.logger.info(
+        { file: changedFile },
+        'a manifest changed while it was read: not applied',
+      );
+      return { mode, listCalls, result: 'superseded', summary: plan.summary, writes: 0 };
     }
     // From the first write until the check says converged, the kept snapshot is not the account.
     cached = undefined;

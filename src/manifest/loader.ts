@@ -61,6 +61,11 @@ interface LoadInfo {
   /** Manifest files read, relative to the directory, in load order. */
   readonly files: string[];
   readonly counts: ResourceCounts;
+  /**
+   * What each file looked like when it was read (size and modification time, stat'ed before the
+   * read), for `manifestsChangedSince`: a file saved while it was read must not be acted on.
+   */
+  readonly stamps: ReadonlyMap<string, string>;
 }
 
 export type LoadResult =
@@ -88,11 +93,14 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   );
   const sources: SourceFile[] = [];
   const readProblems: Diagnostic[] = [...listing.problems];
+  const stamps = new Map<string, string>();
   await runPool(listing.files, 16, async (rel) => {
     const file = listing.realPaths.get(rel) ?? path.join(resolvedDir, ...rel.split('/'));
     const result = await readManifest(fs, file, maxFileBytes);
-    if ('bytes' in result) sources.push({ file: rel, bytes: result.bytes });
-    else readProblems.push(problem(rel, result.error));
+    if ('bytes' in result) {
+      sources.push({ file: rel, bytes: result.bytes });
+      stamps.set(file, result.stamp);
+    } else readProblems.push(problem(rel, result.error));
   });
 
   const reader = createRefReader(resolvedDir, {
@@ -112,11 +120,35 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     revision,
     files: listing.files,
     counts: { ...built.counts, files: listing.files.length },
+    stamps,
   };
   if (built.ok && readProblems.length === 0)
     return { ...info, ok: true, set: built.set, diagnostics: [] };
   const diagnostics = sortDiagnostics([...readProblems, ...built.diagnostics]);
   return { ...info, ok: false, diagnostics };
+}
+
+function stampOf(info: { size: number; mtimeMs: number }): string {
+  return `${info.size}:${info.mtimeMs}`;
+}
+
+/**
+ * A file of the load that changed since it was read (saved meanwhile, removed), or undefined.
+ * The daemon checks it before its first write: a set read while an editor was saving it (a
+ * truncated file reads as no edges) is not acted on; the save's own event reconciles next.
+ */
+export async function manifestsChangedSince(
+  loaded: Pick<LoadInfo, 'stamps'>,
+  fs: Pick<LoaderFs, 'stat'> = nodeFs,
+): Promise<string | undefined> {
+  for (const [file, stamp] of loaded.stamps) {
+    try {
+      if (stampOf(await fs.stat(file)) !== stamp) return file;
+    } catch {
+      return file;
+    }
+  }
+  return undefined;
 }
 
 /** Like `loadManifests`, but throws ManifestError carrying every diagnostic when invalid. */
@@ -323,7 +355,7 @@ async function readManifest(
   fs: LoaderFs,
   file: string,
   maxFileBytes: number,
-): Promise<{ bytes: Uint8Array } | { error: string }> {
+): Promise<{ bytes: Uint8Array; stamp: string } | { error: string }> {
   try {
     // Checked before reading, so a huge file is never pulled into memory; a file that became a
     // FIFO since the listing is refused rather than blocking the read.
@@ -332,7 +364,7 @@ async function readManifest(
     if (info.size > maxFileBytes) {
       return { error: `file is ${info.size} bytes, over the ${maxFileBytes}-byte limit` };
     }
-    return { bytes: await fs.readFile(file) };
+    return { bytes: await fs.readFile(file), stamp: stampOf(info) };
   } catch (err) {
     return { error: `cannot read file: ${errorMessage(err)}` };
   }

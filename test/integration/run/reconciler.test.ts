@@ -149,6 +149,28 @@ describe('createReconciler', () => {
     expect(writesAt(server)).toBe(0);
   });
 
+  it('a manifest saved while it was read is not acted on (superseded, nothing written)', async () => {
+    await writeYaml(path.join(dir, 'edges.yaml'), [tlsEdge('db'), tlsEdge('cache')]);
+    await reconciler()(input());
+    const before = writesAt(server);
+    // The editor's save is half done when the cycle reads: the file holds only its first edge,
+    // and the rest lands right after the read.
+    await writeYaml(path.join(dir, 'edges.yaml'), [tlsEdge('db')]);
+    let saved = false;
+    const report = await reconciler()(
+      input({
+        assertCurrent: async () => {
+          if (saved) return;
+          saved = true;
+          await writeYaml(path.join(dir, 'edges.yaml'), [tlsEdge('db'), tlsEdge('cache')]);
+        },
+      }),
+    );
+    expect(report).toMatchObject({ result: 'superseded', writes: 0 });
+    expect(writesAt(server)).toBe(before);
+    expect((await reconciler()(input())).result).toBe('converged');
+  });
+
   it('a missing directory is an error, never an empty set', async () => {
     await rm(dir, { recursive: true });
     await expect(reconciler()(input())).rejects.toThrow(/desired state unknown/);
