@@ -44,8 +44,17 @@ export interface RateLimiterSnapshot {
 }
 
 export interface RateLimiter {
-  /** Resolves when the caller may send one request (its send is then counted). */
-  acquire(signal?: AbortSignal, priority?: Priority): Promise<void>;
+  /**
+   * Resolves when the caller may send one request (its send is then counted), with the time the
+   * send was counted at: give it to `answered` when the answer arrives.
+   */
+  acquire(signal?: AbortSignal, priority?: Priority): Promise<number>;
+  /**
+   * The request counted at `sentAt` was answered (or failed) now: its slot is timed from now.
+   * The service counted it somewhere between our send and our receipt, so a window timed from
+   * the receipt can never be shorter than the service's, whatever the latency.
+   */
+  answered(sentAt: number): void;
   /** A 429 was answered: pause every request, then send at a lower pace. */
   throttled(retryAfterMs?: number): void;
   /** When the next request could go, at the current pace (0: now). For ETAs. */
@@ -64,7 +73,7 @@ function marginMs(windowMs: number): number {
 
 interface Waiter {
   readonly priority: Priority;
-  readonly resolve: () => void;
+  readonly resolve: (sentAt: number) => void;
   readonly reject: (err: unknown) => void;
   readonly signal: AbortSignal | undefined;
 }
@@ -136,9 +145,10 @@ export function createRateLimiter(
           waiter.reject(waiter.signal.reason);
           continue;
         }
-        sent.push(clock.now());
+        const at = clock.now();
+        sent.push(at);
         if (sent.length > limit) sent.shift();
-        waiter.resolve();
+        waiter.resolve(at);
       }
     } finally {
       pumping = false;
@@ -148,7 +158,7 @@ export function createRateLimiter(
   return {
     async acquire(signal, priority = 'normal') {
       throwIfAborted(signal);
-      await new Promise<void>((resolve, reject) => {
+      return await new Promise<number>((resolve, reject) => {
         const waiter: Waiter = { priority, resolve, reject, signal };
         queue.push(waiter);
         signal?.addEventListener(
@@ -168,6 +178,20 @@ export function createRateLimiter(
         if (signal?.aborted) await abortableSleep(clock.sleep, 0, signal);
         throw err;
       });
+    },
+    answered(sentAt) {
+      const t = clock.now();
+      if (t <= sentAt) return;
+      // The latest entry with that time (an older one may already have been answered).
+      let i = sent.lastIndexOf(sentAt);
+      if (i < 0) return;
+      sent[i] = t;
+      // Keep the times sorted: move the entry right past earlier ones.
+      while (i + 1 < sent.length && (sent[i + 1] as number) < t) {
+        sent[i] = sent[i + 1] as number;
+        sent[i + 1] = t;
+        i++;
+      }
     },
     throttled(retryAfterMs) {
       const t = clock.now();

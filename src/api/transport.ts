@@ -193,8 +193,14 @@ export function createTransport(options: ApiClientOptions): Transport {
     let throttles = 0;
     for (let attempt = 1; ; attempt++) {
       throwIfAborted(call.signal);
-      await limiter?.acquire(call.signal, options.priority?.() ?? 'normal');
-      const result = await attemptOnce(call, attempt);
+      const sentAt = await limiter?.acquire(call.signal, options.priority?.() ?? 'normal');
+      let result: AttemptResult;
+      try {
+        result = await attemptOnce(call, attempt);
+      } finally {
+        // The slot is timed from the answer: the service counted the request before it.
+        if (sentAt !== undefined) limiter?.answered(sentAt);
+      }
       if (result.ok) return result;
       const { failure } = result;
       if (failure.kind === 'status' && failure.status === 429) {

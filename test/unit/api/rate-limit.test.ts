@@ -47,6 +47,24 @@ describe('rolling-window limiter', () => {
     expect((times[3] as number) - (times[0] as number)).toBe(1050);
   });
 
+  it('times a slot from its answer: a slow answer holds the slot a window past its arrival', async () => {
+    const clock = fakeClock();
+    const limiter = createRateLimiter({ limit: 2, windowMs: 1000 }, clock);
+    const t0 = clock.now();
+    const first = await limiter.acquire();
+    const second = await limiter.acquire();
+    // The second answer is instant; the first takes 400 ms.
+    limiter.answered(second);
+    clock.advance(400);
+    limiter.answered(first);
+    // The second's slot frees first: a window (and the 50 ms margin) after its answer at t0.
+    await limiter.acquire();
+    expect(clock.now() - t0).toBe(1050);
+    // The next one waits for the first's slot, timed from its answer (t0 + 400), not its send.
+    await limiter.acquire();
+    expect(clock.now() - t0).toBe(400 + 1050);
+  });
+
   it('never lets more than `limit` requests into any window, whatever the arrival pattern', async () => {
     await fc.assert(
       fc.asyncProperty(
