@@ -6,15 +6,17 @@
  * manifests and the first write (`assertCurrent`).
  *
  * Incremental cycles (issue 12): the step keeps the account as of its last converged cycle. A
- * file event then costs what it changes: the manifests are read (no API call) and planned
+ * file event, or a git-sync revision (`link`: in Kubernetes every change arrives so), then
+ * costs what it changes: the manifests are read (no API call) and planned
  * against that snapshot; only the edges and bot users that plan has operations for are read
  * again by ID, and the plan is made again from their current state before anything is
  * written; the post-apply check reads the touched ones back by ID. At 10,000 managed edges one
  * changed module costs 3 calls (GET, PUT, GET). Every other trigger (start-up, the periodic
- * resync, a git-sync revision, a retry, a webhook, a manual request) lists the whole account:
- * the source of truth for drift and for anything the cached snapshot missed. A file event
- * whose plan touches more roots than `INCREMENTAL_MAX_READS` (or than a listing would cost)
- * runs a full cycle instead, and so does any event after a cycle that did not converge.
+ * resync, a retry, a webhook, a manual request, leadership) lists the whole account: the
+ * source of truth for drift and for anything the cached snapshot missed. A change whose plan
+ * touches more roots than `INCREMENTAL_MAX_READS` (or than a listing would cost; a revision
+ * that changed many files) runs a full cycle instead, and so does any event after a cycle
+ * that did not converge.
  */
 import type { ApiClient, LiveSnapshot } from '../api/index.js';
 import { withPriority } from '../api/priority.js';
@@ -198,7 +200,11 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     const known = cached;
     let prepared: Prepared | undefined;
     try {
-      if (options.incremental !== false && input.reason === 'file' && known !== undefined) {
+      if (
+        options.incremental !== false &&
+        INCREMENTAL_REASONS.has(input.reason) &&
+        known !== undefined
+      ) {
         prepared = await prepareIncremental(input, known);
         if (prepared === undefined) {
           options.logger.debug('the change touches many resources: full cycle');
@@ -401,6 +407,9 @@ function resourcesOf(plan: Plan): NonNullable<ReconcileReport['resources']> {
 
 /** Triggers that carry a change (of the manifests, or an operator's request): high priority. */
 const CHANGE_REASONS: ReadonlySet<string> = new Set(['file', 'link', 'webhook', 'manual']);
+
+/** Triggers that say only the manifests changed: a file saved, a git-sync revision. */
+const INCREMENTAL_REASONS: ReadonlySet<string> = new Set(['file', 'link']);
 
 /** The most roots a file event reads by ID before a full listing is the better deal. */
 export const INCREMENTAL_MAX_READS = 20;

@@ -137,4 +137,15 @@ describe('incremental cycles', () => {
     expect(await step(input('resync'))).toMatchObject({ result: 'changed', mode: 'full' });
     expect((await client.getTlsEdge(victim.id)).description).not.toBe('changed by hand');
   });
+
+  it('a git-sync revision (link) is incremental too; a webhook lists', async () => {
+    await writeAccount();
+    const step = reconciler();
+    await step(input('startup'));
+    await writeYaml(path.join(dir, 'new.yaml'), [tlsEdge('fresh')]);
+    const before = calls();
+    expect(await step(input('link'))).toMatchObject({ result: 'changed', mode: 'incremental' });
+    expect(calls() - before).toBe(2);
+    expect(await step(input('webhook'))).toMatchObject({ result: 'converged', mode: 'full' });
+  });
 });
