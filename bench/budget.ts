@@ -24,7 +24,7 @@ import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { type ApiClient, createApiClient, observe } from '../src/api/index.js';
 import { applyAndVerify } from '../src/apply/cycle.js';
-import { verifyTouched } from '../src/apply/verify.js';
+import { observeAfterApply } from '../src/apply/verify.js';
 import { createReconciler } from '../src/cli/reconcile.js';
 import type { ReconcileInput } from '../src/daemon/types.js';
 import { silentLogger } from '../src/log.js';
@@ -67,7 +67,8 @@ async function applyWith(client: ApiClient, set: DesiredSet, concurrency: number
     live,
     concurrency,
     replan: async (result) => {
-      const again = await verifyTouched(client, plan, live, result);
+      // As `edgesync apply` does: the touched roots by ID, or a listing when that is cheaper.
+      const again = await observeAfterApply(client, plan, live, result, { concurrency });
       return { live: again, plan: buildPlan(set, again) };
     },
   });
