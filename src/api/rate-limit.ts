@@ -159,19 +159,26 @@ export function createRateLimiter(
     async acquire(signal, priority = 'normal') {
       throwIfAborted(signal);
       return await new Promise<number>((resolve, reject) => {
-        const waiter: Waiter = { priority, resolve, reject, signal };
-        queue.push(waiter);
-        signal?.addEventListener(
-          'abort',
-          () => {
-            const i = queue.indexOf(waiter);
-            if (i >= 0) {
-              queue.splice(i, 1);
-              reject(signal.reason);
-            }
+        const onAbort = () => {
+          const i = queue.indexOf(waiter);
+          if (i >= 0) {
+            queue.splice(i, 1);
+            reject(signal?.reason);
+          }
+        };
+        // The listener goes when the slot is granted: a cycle's signal sees thousands of
+        // requests, and must not keep a listener (and its waiter) for each.
+        const waiter: Waiter = {
+          priority,
+          resolve: (sentAt) => {
+            signal?.removeEventListener('abort', onAbort);
+            resolve(sentAt);
           },
-          { once: true },
-        );
+          reject,
+          signal,
+        };
+        queue.push(waiter);
+        signal?.addEventListener('abort', onAbort, { once: true });
         void pump();
       }).catch(async (err: unknown) => {
         // Normalise an abort to the client's AbortedError.

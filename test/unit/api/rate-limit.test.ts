@@ -65,6 +65,25 @@ describe('rolling-window limiter', () => {
     expect(clock.now() - t0).toBe(400 + 1050);
   });
 
+  it('keeps no abort listener on the signal once the slot is granted', async () => {
+    const clock = fakeClock();
+    const limiter = createRateLimiter({ limit: 100, windowMs: 1000 }, clock);
+    const controller = new AbortController();
+    let listeners = 0;
+    const add = controller.signal.addEventListener.bind(controller.signal);
+    const remove = controller.signal.removeEventListener.bind(controller.signal);
+    controller.signal.addEventListener = ((...args: Parameters<typeof add>) => {
+      listeners++;
+      add(...args);
+    }) as typeof add;
+    controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+      listeners--;
+      remove(...args);
+    }) as typeof remove;
+    for (let i = 0; i < 20; i++) await limiter.acquire(controller.signal);
+    expect(listeners).toBe(0);
+  });
+
   it('never lets more than `limit` requests into any window, whatever the arrival pattern', async () => {
     await fc.assert(
       fc.asyncProperty(
