@@ -109,6 +109,8 @@ export function classifyBlocked(
   const changed = new Set(plan.changes.map((c) => c.address));
   for (const b of plan.blocked) {
     if (b.kind === 'conflict') conflicts.push(b);
+    // `suspend: true`: left as it is on purpose, like a kept protected edge.
+    else if (b.kind === 'suspended') kept.push(b);
     // Protected and no manifest for it any more (no change at that address): kept on purpose.
     else if (protectedAddresses.has(b.address) && !changed.has(b.address)) kept.push(b);
     else fatal.push(b);

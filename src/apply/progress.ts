@@ -89,7 +89,12 @@ export function summarize(outcome: CycleOutcome): string {
   ];
   for (const e of r.errors) lines.push(`  error: ${escapeControl(e.message)}`);
   for (const m of r.messages) lines.push(`  note: ${escapeControl(m)}`);
-  lines.push(...blockedLines('Kept (protected, manifest removed):', outcome.kept));
+  lines.push(
+    ...blockedLines(
+      'Kept as they are (protected with the manifest removed, or suspend: true):',
+      outcome.kept,
+    ),
+  );
   lines.push(
     ...blockedLines('Not attempted (held by an edge edgesync does not own):', outcome.conflicts),
   );

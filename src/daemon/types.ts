@@ -123,7 +123,7 @@ export interface PlanResources {
   }[];
   readonly blocked: readonly {
     readonly address: string;
-    readonly kind: 'conflict' | 'guard';
+    readonly kind: 'conflict' | 'guard' | 'suspended';
     readonly reason: string;
   }[];
   readonly noop: readonly {

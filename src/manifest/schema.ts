@@ -75,6 +75,11 @@ const edgeCommon = {
   description: describedText().optional(),
   metadata: labels(),
   protect: z.boolean().default(false),
+  /** `true`: leave the live resource exactly as it is (no create, update or delete). */
+  suspend: z.boolean().optional().meta({
+    description:
+      'true: edgesync leaves this resource exactly as it is live (no create, update or delete) until it is false again.',
+  }),
 };
 
 export const TlsEdgeSchema = z
@@ -146,6 +151,11 @@ export const BotUserSchema = z
     active: z.boolean().default(true),
     /** `absent` deletes the bot user; bot users are never pruned implicitly. */
     ensure: refable(z.enum(['present', 'absent'])).default('present'),
+    /** `true`: leave the live resource exactly as it is (no create, update or delete). */
+    suspend: z.boolean().optional().meta({
+      description:
+        'true: edgesync leaves this resource exactly as it is live (no create, update or delete) until it is false again.',
+    }),
   })
   .meta({
     description:

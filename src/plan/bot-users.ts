@@ -21,7 +21,21 @@ export function planBotUsers(
     else list.push(b);
   }
   for (const list of byName.values()) list.sort(compareByAge);
-  for (const d of desired) planBotUser(ctx, d, byName.get(d.name) ?? []);
+  for (const d of desired) {
+    if (d.suspend === true) {
+      const found = byName.get(d.name) ?? [];
+      ctx.blocked.push({
+        address: `bot_user.${d.name}`,
+        kind: 'suspended',
+        reason:
+          found.length === 0
+            ? 'suspend: true: not created while suspended'
+            : `${found.map((b) => b.id).join(', ')}: suspend: true: left exactly as it is live`,
+      });
+      continue;
+    }
+    planBotUser(ctx, d, byName.get(d.name) ?? []);
+  }
 }
 
 function planBotUser(ctx: PlanContext, d: BotUserManifest, found: readonly BotUser[]): void {

@@ -101,7 +101,8 @@ export const blockedSchema = z.object({
   address: z.string(),
   reason: z.string(),
   /** `conflict`: a foreign edge holds a hostport; `guard`: a safety rule refused a write. */
-  kind: z.enum(['conflict', 'guard']),
+  /** `suspended`: the manifest says `suspend: true`, so it is left as it is live. */
+  kind: z.enum(['conflict', 'guard', 'suspended']),
 });
 export type Blocked = z.infer<typeof blockedSchema>;
 

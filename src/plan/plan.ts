@@ -51,7 +51,21 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
 
   const emptySet = desired.tlsEdges.length + desired.httpsEdges.length === 0;
   const deletions = guardDeletions(ctx, ownership.orphans, emptySet);
-  const active = resolveHostports(ctx, ownership.matches, deletions, ownership.hostportHolders);
+  // `suspend: true`: matched (so never an orphan to delete), then left exactly as it is live;
+  // its hostports stay held by it.
+  const matches = ownership.matches.filter((m) => {
+    if (m.desired.manifest.suspend !== true) return true;
+    ctx.blocked.push({
+      address: m.desired.address,
+      kind: 'suspended',
+      reason:
+        m.live === undefined
+          ? 'suspend: true: not created while suspended'
+          : `${m.live.record.id}: suspend: true: left exactly as it is live`,
+    });
+    return false;
+  });
+  const active = resolveHostports(ctx, matches, deletions, ownership.hostportHolders);
   const claims = new Map<string, string>();
   for (const m of active) {
     const own = new Set(canonicalHostports(m.live?.record.hostports));
@@ -89,7 +103,10 @@ export function operationCount(plan: Plan): number {
   return plan.changes.reduce((n, c) => n + c.operations.length, 0);
 }
 
-/** True when applying the plan would write something (or something is blocked). */
+/** True when applying the plan would write something (or something is blocked; suspended is not). */
 export function planHasChanges(plan: Plan): boolean {
-  return plan.blocked.length > 0 || plan.changes.some((c) => c.action !== 'noop');
+  return (
+    plan.blocked.some((b) => b.kind !== 'suspended') ||
+    plan.changes.some((c) => c.action !== 'noop')
+  );
 }

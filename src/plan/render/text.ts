@@ -52,9 +52,18 @@ export function renderText(plan: Plan, options: TextOptions = {}): string {
       lines.push('');
     }
   }
-  if (masked.blocked.length > 0) {
+  const suspended = masked.blocked.filter((b) => b.kind === 'suspended');
+  const blocked = masked.blocked.filter((b) => b.kind !== 'suspended');
+  if (suspended.length > 0) {
+    lines.push(`${paint('yellow', 'Suspended')} (suspend: true, left as they are live):`, '');
+    for (const b of suspended) {
+      lines.push(`  ${paint('yellow', '=')} ${escapeControl(`${b.address}: ${b.reason}`)}`);
+    }
+    lines.push('');
+  }
+  if (blocked.length > 0) {
     lines.push(`${paint('red', 'Blocked')} (not attempted):`, '');
-    for (const b of masked.blocked) {
+    for (const b of blocked) {
       lines.push(`  ${paint('red', '!')} ${escapeControl(`${b.address}: ${b.kind}: ${b.reason}`)}`);
     }
     lines.push('');

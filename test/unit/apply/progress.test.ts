@@ -50,7 +50,7 @@ describe('summarize', () => {
     expect(summarize(outcome)).toMatchInlineSnapshot(`
       "Apply: 3 operations: 2 done (2 writes), 1 failed, 0 skipped.
         error: https_edge.a vanished; it will be recreated on the next run
-      Kept (protected, manifest removed):
+      Kept as they are (protected with the manifest removed, or suspend: true):
         https_edge.p: protected
       Not converged: 1 difference remains (the next run retries them):
         create https_edge.a: not found live

@@ -792,3 +792,53 @@ describe('bot users', () => {
     ).toEqual([]);
   });
 });
+
+describe('suspend: true', () => {
+  it('leaves a live edge exactly as it is, never deletes it, and is no change for --detailed-exitcode', () => {
+    const desired = desiredSet({
+      tls: [tlsManifest({ name: 'db', hostports: ['db.example.com:443'] })],
+      bots: [botManifest({ name: 'ci' })],
+    });
+    const live = liveFromDesired(desired);
+    const edited = desiredSet({
+      tls: [
+        tlsManifest({
+          name: 'db',
+          suspend: true,
+          description: 'changed while suspended',
+          hostports: ['db.example.com:443'],
+        }),
+      ],
+      bots: [botManifest({ name: 'ci', suspend: true, active: false })],
+    });
+    const plan = buildPlan(edited, live);
+    expect(ops(plan)).toEqual([]);
+    expect(plan.blocked.map((b) => [b.address, b.kind])).toEqual([
+      ['bot_user.ci', 'suspended'],
+      ['tls_edge.db', 'suspended'],
+    ]);
+    expect(planHasChanges(plan)).toBe(false);
+  });
+
+  it('does not create a suspended edge, and its live hostports stay its own', () => {
+    const desired = desiredSet({
+      tls: [tlsManifest({ name: 'db', hostports: ['db.example.com:443'] })],
+    });
+    const live = liveFromDesired(desired);
+    const plan = buildPlan(
+      desiredSet({
+        tls: [
+          tlsManifest({ name: 'db', suspend: true, hostports: [] }),
+          tlsManifest({ name: 'other', hostports: ['db.example.com:443'] }),
+          tlsManifest({ name: 'new', suspend: true, hostports: ['new.example.com:443'] }),
+        ],
+      }),
+      live,
+    );
+    expect(ops(plan)).toEqual([]);
+    expect(plan.blocked.find((b) => b.address === 'tls_edge.other')?.kind).toBe('conflict');
+    expect(plan.blocked.find((b) => b.address === 'tls_edge.new')?.reason).toContain(
+      'not created while suspended',
+    );
+  });
+});
