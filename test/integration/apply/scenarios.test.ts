@@ -92,7 +92,7 @@ describe('guards', () => {
   it('never deletes a protected edge; the rest of the plan is applied', async () => {
     expect((await apply([edge('keep', [], { protect: true }), edge('other', [])])).code).toBe(0);
     const run = await apply([edge('other', [], { description: 'changed' })]);
-    expect(run.stderr).toMatch(/Kept \(protected/);
+    expect(run.stderr).toMatch(/Kept as they are \(protected with the manifest removed/);
     expect(run.stderr).toContain('converged');
     expect(run.code).toBe(0);
     expect(await ownedNames()).toEqual(['keep', 'other']);
