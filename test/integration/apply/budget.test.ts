@@ -24,7 +24,7 @@ const edge = (name: string) => ({
   hostports: [`${name}.example.com:443`],
 });
 
-it('an apply needing three windows of budget converges with (almost) no 429', async () => {
+it('an apply needing three windows of budget converges with no 429', async () => {
   const { dir, cleanup } = await tempDir();
   try {
     const edges = path.join(dir, 'edges');
@@ -40,10 +40,9 @@ it('an apply needing three windows of budget converges with (almost) no 429', as
     const r = await runCli(['apply', edges, '--yes', '--concurrency', '4'], { env });
     expect(r.stderr).toContain('converged: the live state matches the manifests.');
     expect(r.code).toBe(0);
-    // Normally none; on a loaded machine a request's trip can outlast the limiter's margin, and
-    // a rare 429 then costs a pause, never a failure.
-    const requests = Object.values(server.statuses).reduce((a, b) => a + b, 0);
-    expect(server.statuses[429] ?? 0).toBeLessThanOrEqual(Math.ceil(requests * 0.05));
+    // None by construction: each slot is timed from its answer, and the server counted the
+    // request before it answered, so no window of the server's holds more than the limit.
+    expect(server.statuses[429] ?? 0).toBe(0);
     expect(server.statuses[201]).toBe(40);
   } finally {
     await cleanup();
