@@ -126,6 +126,7 @@ export const suite: BenchSuite = {
           `  phases (last run): manifests+observe ${last.phases.prepare.toFixed(0)} ms, of which plan ${last.phases.plan.toFixed(0)} ms; render ${last.phases.render.toFixed(0)} ms`,
           `whole "edgesync plan" process, median of ${RUNS}: ${median(cliMs).toFixed(0)} ms`,
           `peak RSS of the plan process: ${median(results.map((r) => r.maxRssMb)).toFixed(0)} MiB; resources: ${last.resources}`,
+          `CPU (user + system) of the plan process up to the rendered plan, median of ${RUNS}: ${median(results.map((r) => r.cpuMs)).toFixed(0)} ms`,
           '',
         ].join('\n'),
       );
