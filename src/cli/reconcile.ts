@@ -179,8 +179,14 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
         concurrency: options.concurrency,
       },
     );
+    // Usually nobody touched those roots since: the plan made on the kept snapshot stands, and
+    // a second plan of the whole set (a third of the cycle's CPU at 10,000 edges) is saved.
+    const unchanged =
+      sameRecords(known.tlsEdges, live.tlsEdges) &&
+      sameRecords(known.httpsEdges, live.httpsEdges) &&
+      sameRecords(known.botUsers, live.botUsers);
     return {
-      plan: buildPlan(desired, live, planOptions),
+      plan: unchanged ? guess : buildPlan(desired, live, planOptions),
       live: { ...live, calls: { tls: 0, https: 0, botUsers: 0 } },
       desired,
       mode: 'incremental',
@@ -407,6 +413,18 @@ function resourcesOf(plan: Plan): NonNullable<ReconcileReport['resources']> {
 
 /** Triggers that carry a change (of the manifests, or an operator's request): high priority. */
 const CHANGE_REASONS: ReadonlySet<string> = new Set(['file', 'link', 'webhook', 'manual']);
+
+/**
+ * The same records in the same order: untouched ones are the same objects, read ones compared
+ * as JSON (zod outputs keys in schema order, so equal records serialise alike).
+ */
+function sameRecords<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] !== b[i] && JSON.stringify(a[i]) !== JSON.stringify(b[i])) return false;
+  }
+  return true;
+}
 
 /** Triggers that say only the manifests changed: a file saved, a git-sync revision. */
 const INCREMENTAL_REASONS: ReadonlySet<string> = new Set(['file', 'link']);

@@ -148,4 +148,28 @@ describe('incremental cycles', () => {
     expect(calls() - before).toBe(2);
     expect(await step(input('webhook'))).toMatchObject({ result: 'converged', mode: 'full' });
   });
+
+  it('plans again from what it read: an edge deleted by hand since the snapshot is created', async () => {
+    await writeAccount();
+    const step = reconciler();
+    await step(input('startup'));
+    const victim = (await client.listTlsEdges()).items.find((e) =>
+      e.hostports[0]?.startsWith('e3.'),
+    );
+    if (victim === undefined) throw new Error('no edge e3');
+    await client.deleteTlsEdge(victim.id);
+    await writeAccount((i) => (i === 3 ? { description: 'edited' } : {}));
+    const report = await step(input('file'));
+    // The plan on the kept snapshot said PATCH; the GET found it gone: the plan made again
+    // from that view creates it.
+    expect(report).toMatchObject({
+      result: 'changed',
+      mode: 'incremental',
+      summary: { create: 1 },
+    });
+    const again = (await client.listTlsEdges()).items.filter((e) =>
+      e.hostports[0]?.startsWith('e3.'),
+    );
+    expect(again.map((e) => e.description)).toEqual(['edited']);
+  });
 });
