@@ -55,7 +55,8 @@ export interface RunningServer {
 export function generateApiKey(): string {
   let n = 0n;
   for (const byte of randomBytes(24)) n = (n << 8n) | BigInt(byte);
-  return `esk_${encodeBase62(n).slice(-32)}`;
+  // Always 32 characters: a number below 62^31 (about 0.6% of draws) has a leading zero.
+  return `esk_${encodeBase62(n).padStart(32, '0').slice(-32)}`;
 }
 
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {

@@ -12,6 +12,7 @@ import { run } from '../../../src/cli/commands/server.js';
 import type { CliContext } from '../../../src/cli/context.js';
 import { main } from '../../../src/cli/main.js';
 import { UsageError } from '../../../src/errors.js';
+import { generateApiKey } from '../../../src/server/index.js';
 import { clientFor } from './client.js';
 
 function context(argv: string[], env: Record<string, string> = {}) {
@@ -166,5 +167,11 @@ describe('edgesync server', () => {
     ]) {
       expect(stderr()).toContain(flag);
     }
+  });
+});
+
+describe('generated API keys', () => {
+  it('are always esk_ and 32 base62 characters', () => {
+    for (let i = 0; i < 2000; i++) expect(generateApiKey()).toMatch(/^esk_[0-9A-Za-z]{32}$/);
   });
 });
