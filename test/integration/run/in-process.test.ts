@@ -4,26 +4,12 @@
  * shutdown on the abort signal with exit code 0.
  */
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { main } from '../../../src/cli/main.js';
 import type { RunningServer } from '../../../src/server/index.js';
+import { Capture } from '../../helpers/capture.js';
 import { startTestServer, writesAt } from '../../helpers/server.js';
 import { tempDir, tlsEdge, waitFor, writeYaml } from './helpers.js';
-
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-  lines(): Record<string, unknown>[] {
-    return this.text
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  }
-}
 
 let server: RunningServer & { apiKey: string };
 let dir: string;

@@ -6,22 +6,9 @@ import type { ApiClient, LiveSnapshot } from '../../../src/api/index.js';
 import { ApiError } from '../../../src/errors.js';
 import type { Operation, Plan, ResourceChange } from '../../../src/plan/model.js';
 import type { PlannedTarget, Ref } from '../../../src/plan/target.js';
+import { ROUTE_MODULES } from '../../../src/spec/api.js';
 
-const ROUTE_MODULES = new Set([
-  'backend',
-  'ip_restriction',
-  'circuit_breaker',
-  'compression',
-  'request_headers',
-  'response_headers',
-  'webhook_verification',
-  'oauth',
-  'saml',
-  'oidc',
-  'websocket_tcp_converter',
-  'user_agent_filter',
-  'traffic_policy',
-]);
+const ROUTE_MODULE_NAMES: ReadonlySet<string> = new Set(ROUTE_MODULES);
 
 /**
  * Test shorthand: the typed target a path stands for (`{address}` is a reference to a resource
@@ -44,7 +31,7 @@ export function targetOf(path: string): PlannedTarget {
   if (b === 'https' && d === 'routes') {
     if (e === undefined) return { kind: 'routes', edge_id: ref(c) };
     if (f === undefined) return { kind: 'route', edge_id: ref(c), id: ref(e) };
-    if (!ROUTE_MODULES.has(f)) throw new Error(`no target for ${path}`);
+    if (!ROUTE_MODULE_NAMES.has(f)) throw new Error(`no target for ${path}`);
     return { kind: 'route_module', edge_id: ref(c), id: ref(e), module: f };
   }
   return { kind: 'edge_module', edge_kind: b, id: ref(c), module: d };
