@@ -248,36 +248,31 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       secrets.length === 0
         ? raw
         : (JSON.parse(maskJson(JSON.stringify(raw), secrets)) as typeof raw);
-    const observing = options.mode?.() === 'observe';
-    if (observing) {
+    /** The report of a cycle that wrote nothing. */
+    const noWrites = (
+      result: ReconcileReport['result'],
+      outOfSync: number,
+      extra: Partial<ReconcileReport> = {},
+    ): ReconcileReport => ({
+      mode,
+      listCalls,
+      result,
+      summary: plan.summary,
+      writes: 0,
+      managed,
+      outOfSync,
+      warnings: plan.warnings.map(mask),
+      resources,
+      ...extra,
+    });
+    const differences = resources.changes.length + resources.blocked.length;
+    if (options.mode?.() === 'observe') {
       // Observe mode (or suspended): every difference is drift; nothing is written.
-      const outOfSync = resources.changes.length + resources.blocked.length;
-      return {
-        mode,
-        listCalls,
-        result: outOfSync === 0 ? 'converged' : 'drift',
-        summary: plan.summary,
-        writes: 0,
-        managed,
-        outOfSync,
-        warnings: plan.warnings,
-        resources,
-        observed: true,
-      };
+      return noWrites(differences === 0 ? 'converged' : 'drift', differences, { observed: true });
     }
     if (options.leadership !== undefined && !options.leadership.isLeader()) {
       // A standby observes: it plans as the leader would, and writes nothing.
-      return {
-        mode,
-        listCalls,
-        result: 'standby',
-        summary: plan.summary,
-        writes: 0,
-        managed,
-        outOfSync: plan.changes.filter((c) => c.action !== 'noop').length + plan.blocked.length,
-        warnings: plan.warnings.map(mask),
-        resources,
-      };
+      return noWrites('standby', differences);
     }
     if (verdict.refusals.length > 0) {
       throw new GuardError(mask(`refusing to apply: ${verdict.refusals.join('; ')}`));
@@ -285,20 +280,13 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     if (operationCount(plan) === 0) {
       const outOfSync = verdict.conflicts.length;
       cached = outOfSync === 0 ? live : undefined;
-      return {
-        mode,
-        listCalls,
-        result: outOfSync === 0 ? 'converged' : 'drift',
-        summary: plan.summary,
-        writes: 0,
-        managed,
+      return noWrites(
+        outOfSync === 0 ? 'converged' : 'drift',
         outOfSync,
-        warnings: plan.warnings.map(mask),
-        resources,
-        ...(outOfSync === 0
+        outOfSync === 0
           ? {}
-          : { error: `${outOfSync} resource(s) blocked by hostports held by foreign edges` }),
-      };
+          : { error: `${outOfSync} resource(s) blocked by hostports held by foreign edges` },
+      );
     }
     // A file saved while it was read (a truncated file reads as no edges) is not acted on: the
     // save's own event reconciles the finished file next.
