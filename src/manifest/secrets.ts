@@ -53,15 +53,30 @@ export function sensitiveValues(set: DesiredSet): string[] {
  */
 export function maskValues(text: string, values: readonly string[]): string {
   if (values.length === 0) return text;
-  const forms = [...new Set(values.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]))]
-    .filter((s) => s.length >= MIN_MASKED_LENGTH)
-    .sort((a, b) => b.length - a.length);
-  if (forms.length === 0) return text;
-  const pattern = new RegExp(
-    forms.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'),
-    'gi',
-  );
-  return text.replace(pattern, MASKED);
+  const pattern = patternOf(values);
+  return pattern === undefined ? text : text.replace(pattern, MASKED);
+}
+
+/**
+ * The masking pattern of a value list, built once per list: every log line of a cycle is
+ * masked with the same list, and building the pattern of 10,000 values per line took minutes.
+ */
+const patterns = new WeakMap<readonly string[], RegExp | null>();
+
+function patternOf(values: readonly string[]): RegExp | undefined {
+  let pattern = patterns.get(values);
+  if (pattern === undefined) {
+    const forms = [...new Set(values.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]))]
+      .filter((s) => s.length >= MIN_MASKED_LENGTH)
+      .sort((a, b) => b.length - a.length);
+    pattern =
+      forms.length === 0
+        ? null
+        : new RegExp(forms.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gi');
+    patterns.set(values, pattern);
+  }
+  // A global pattern keeps its position between uses: String.replace resets it.
+  return pattern ?? undefined;
 }
 
 /** A mask whose values are known only later (a logger made before the manifests are read). */

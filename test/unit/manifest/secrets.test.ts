@@ -49,6 +49,18 @@ describe('values read from env or file', () => {
     expect(maskValues('nothing', [])).toBe('nothing');
   });
 
+  it('one list masks many texts alike (its pattern is built once), another list its own', () => {
+    const values = Array.from({ length: 10_000 }, (_, i) => `secret-${i}-value`);
+    for (let line = 0; line < 1000; line++) {
+      expect(maskValues(`line ${line}: secret-${line}-value, SECRET-${line}-VALUE`, values)).toBe(
+        `line ${line}: (sensitive), (sensitive)`,
+      );
+    }
+    expect(maskValues('secret-1-value other-value', ['other-value'])).toBe(
+      'secret-1-value (sensitive)',
+    );
+  });
+
   it('are masked in JSON string by string, the kept subtrees aside', () => {
     const text = JSON.stringify({ address: 'tls_edge.beef', fingerprint: { live: 'xxbeefxx' } });
     expect(JSON.parse(maskJson(text, ['beef'], ['fingerprint']))).toEqual({
