@@ -145,6 +145,8 @@ export function createElector(options: ElectorOptions): Elector {
   let renewedAt: number | undefined;
   let transitions = 0;
   let timer: unknown;
+  /** Fires when the renew deadline passes, so role, metrics and logs follow the fence at once. */
+  let deadlineTimer: unknown;
   let stopped = false;
   let running: Promise<void> | undefined;
 
@@ -172,6 +174,7 @@ export function createElector(options: ElectorOptions): Elector {
   const setLeader = (at: number | undefined) => {
     const was = renewedAt !== undefined;
     renewedAt = at;
+    armDeadline();
     if (was !== (at !== undefined)) {
       transitions += 1;
       log?.info(
@@ -180,6 +183,28 @@ export function createElector(options: ElectorOptions): Elector {
       );
     }
   };
+
+  // The fence reads the clock itself; without this, a renewal hanging past the deadline would
+  // leave /status, `edgesync_leader` and the log saying "leader" until the request gave up.
+  function armDeadline(): void {
+    if (deadlineTimer !== undefined) timers.clearTimeout(deadlineTimer);
+    deadlineTimer = undefined;
+    if (renewedAt === undefined || stopped) return;
+    const left = renewedAt + options.renewDeadlineMs - now();
+    deadlineTimer = timers.setTimeout(
+      () => {
+        deadlineTimer = undefined;
+        if (renewedAt === undefined) return;
+        // A timer may fire a little early by the monotonic clock: wait for the deadline itself.
+        if (isLeader()) armDeadline();
+        else {
+          setLeader(undefined);
+          notify();
+        }
+      },
+      Math.max(0, left),
+    );
+  }
 
   const observe = (record: LeaseRecord | undefined, at: number) => {
     if (record === undefined) {
@@ -276,6 +301,8 @@ export function createElector(options: ElectorOptions): Elector {
     async stop() {
       stopped = true;
       if (timer !== undefined) timers.clearTimeout(timer);
+      if (deadlineTimer !== undefined) timers.clearTimeout(deadlineTimer);
+      deadlineTimer = undefined;
       await running?.catch(() => undefined);
       if (!isLeader() || observed === undefined) {
         setLeader(undefined);
