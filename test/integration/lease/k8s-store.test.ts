@@ -2,7 +2,7 @@
  * The Kubernetes Lease store through the real client library (@kubernetes/client-node) against
  * the wire-level fake of the Lease endpoints (test/helpers/lease-server.ts), via kubeconfigs.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -87,7 +87,35 @@ describe('Kubernetes Lease store', () => {
     await expect(a.get()).rejects.toThrow(/no answer in 300 ms/);
   });
 
+  it('401 (a token the API server does not know) is a LeaseAccessError too', async () => {
+    const err = await (await store('stranger')).get().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LeaseAccessError);
+    expect((err as LeaseAccessError).status).toBe(401);
+  });
+
+  it('cutting off one client leaves the others answered', async () => {
+    const a = await store('a', 300);
+    const b = await store('b', 300);
+    const created = await b.create(spec('b'));
+    fake.knobs.cutOff.add('a');
+    await expect(a.get()).rejects.toThrow(/no answer in 300 ms/);
+    expect((await b.replace(spec('b'), created.version)).holder).toBe('b');
+  });
+
+  it('latency within the timeout is only slow; beyond it, an ordinary failure', async () => {
+    const a = await store('a', 400);
+    fake.knobs.latencyMs = 100;
+    expect(await a.get()).toBeUndefined();
+    fake.knobs.latencyMs = 1000;
+    const err = await a.get().catch((e: unknown) => e);
+    expect(err).not.toBeInstanceOf(LeaseAccessError);
+    expect((err as Error).message).toMatch(/no answer in 400 ms/);
+  });
+
   it('the namespace defaults to the in-cluster one, else default', async () => {
     expect(defaultLeaseNamespace(path.join(dir, 'none'))).toBe('default');
+    const file = path.join(dir, 'namespace');
+    await writeFile(file, 'edge-system\n');
+    expect(defaultLeaseNamespace(file)).toBe('edge-system');
   });
 });
