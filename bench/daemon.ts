@@ -12,6 +12,12 @@
  *     resyncs (`--interval 1s`). The child's VmRSS is sampled every 50 ms from /proc; reported:
  *     the RSS after each resync, the maximum during the resyncs, VmHWM (peak, seeding included)
  *     and the growth from the first resync to the last. Target: under 300 MB, no growth.
+ * (c) Save-to-write latency at 10,000 managed edges (issue 12): the same corpus, seeded by a
+ *     daemon without a limit, then one description edited per save (1 warm-up + 10 saves); then
+ *     a daemon with the hosted budget (`--rate-limit 120/60s`) whose start-up cycle lists the
+ *     account (101 calls of the window's 120), edited at once (1 warm-up + 5 saves: the 3 calls
+ *     of each incremental cycle fit in the 19 slots left). Targets: median under 500 ms without
+ *     a limit, under 2 s under the limit.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -330,6 +336,85 @@ async function memory(tmp: string): Promise<void> {
   }
 }
 
+// ---- (c) save -> write latency at 10,000 managed edges -------------------------------------------
+
+async function latencyAtScale(tmp: string): Promise<void> {
+  const dir = path.join(tmp, 'scale');
+  await generate(dir);
+  const server = await startServerChild(tmp);
+  const proxy = await recordingProxy(server.match);
+  let daemon: (Child & { match: string }) | undefined;
+  // File f holds TLS edges 20f..20f+19 (see corpus.ts); each save edits the first one's description.
+  const edit = async (round: number): Promise<number> => {
+    const f = (round * 7) % 250;
+    const file = path.join(dir, `team-${f % 10}`, `edges-${f}.yaml`);
+    const text = readFileSync(file, 'utf8').replace(
+      /^description: TCP service (\d+).*$/m,
+      `description: TCP service $1 (save ${round})`,
+    );
+    const savedAt = Date.now();
+    await writeFile(file, text);
+    const patch = await waitFor(
+      'the PATCH',
+      () => proxy.seen.find((r) => r.method === 'PATCH' && r.at >= savedAt),
+      120_000,
+    );
+    const base = daemon?.match as string;
+    await waitFor(
+      'the cycle to settle',
+      async () => {
+        const st = await status(base);
+        return cycleStart(st) >= savedAt - 1 && st.last_reconcile?.result === 'changed'
+          ? true
+          : undefined;
+      },
+      120_000,
+    );
+    return patch.at - savedAt;
+  };
+  const measure = async (label: string, args: readonly string[], saves: number, from: number) => {
+    const d = await startDaemonChild(dir, proxy.url, ['--interval', '1h', ...args], tmp);
+    daemon = d;
+    const first = await waitFor(
+      'the first cycle',
+      async () => {
+        const st = await status(d.match);
+        return st.last_reconcile !== null ? st : undefined;
+      },
+      300_000,
+    );
+    const calls = proxy.seen.length;
+    const samples: number[] = [];
+    for (let round = 0; round <= saves; round++) {
+      const ms = await edit(from + round);
+      if (round > 0) samples.push(ms); // round 0 warms up
+    }
+    const perEdit = (proxy.seen.length - calls) / (saves + 1);
+    process.stdout.write(
+      `${label} (first cycle ${first.last_reconcile?.result}, ${first.last_reconcile?.writes} writes): save -> PATCH median ${quantile(samples, 0.5)} ms, max ${Math.max(...samples)} ms over ${samples.length} saves; ${perEdit.toFixed(1)} API calls per save\n`,
+    );
+    kill(d.child);
+    await waitFor(
+      'the daemon to exit',
+      () => (d.child.exitCode !== null || d.child.signalCode !== null ? true : undefined),
+      10_000,
+    );
+  };
+  try {
+    await measure('10,000 edges, no limit', ['--concurrency', '16'], 10, 0);
+    await measure(
+      '10,000 edges, --rate-limit 120/60s, right after its start-up listing',
+      ['--rate-limit', '120/60s'],
+      5,
+      100,
+    );
+  } finally {
+    kill(daemon?.child);
+    kill(server.child);
+    await proxy.close();
+  }
+}
+
 export const suite: BenchSuite = {
   name: 'daemon',
   description:
@@ -338,8 +423,9 @@ export const suite: BenchSuite = {
     const tmp = await mkdtemp(path.join(os.tmpdir(), 'edgesync-bench-daemon-'));
     try {
       const only = process.env.EDGESYNC_BENCH_DAEMON;
-      if (only !== 'memory') await latency(tmp);
-      if (only !== 'latency') await memory(tmp);
+      if (only === undefined || only === 'latency') await latency(tmp);
+      if (only === undefined || only === 'memory') await memory(tmp);
+      if (only === undefined || only === 'scale') await latencyAtScale(tmp);
     } finally {
       await rm(tmp, { recursive: true, force: true });
     }
