@@ -5,29 +5,30 @@
  * and assembly of the model (`source`, `sensitive`). Pure: file listing and reading live in
  * `./loader.ts`; environment and referenced files come through the injected `RefReader`.
  */
-import type { z } from 'zod';
 import type { Diagnostic } from '../errors.js';
 import { sortDiagnostics } from './diagnostics.js';
-import { type FastDocument, parseYamlFast } from './fastyaml.js';
-import { describeIssue, errorMap, valueAt } from './issues.js';
 import { DEFAULT_OWNER } from './metadata.js';
-import { aboutPruned, originalPath, type PartialDocument, partialDocument } from './partial.js';
+import { aboutPruned, originalPath } from './partial.js';
 import { type FieldPath, formatPath } from './paths.js';
-import { type RefReader, resolveRefs } from './refs.js';
-import {
-  type BotUserManifest,
-  type DesiredSet,
-  type HttpsEdgeManifest,
-  KINDS,
-  type Kind,
-  type RouteManifest,
-  SCHEMA_BY_KIND,
-  type Source,
-  type TlsEdgeManifest,
+import type { RefReader } from './refs.js';
+import type {
+  BotUserManifest,
+  DesiredSet,
+  HttpsEdgeManifest,
+  RouteManifest,
+  Source,
+  TlsEdgeManifest,
 } from './schema.js';
 import { checkSemantics, type DocumentValue, type SemanticDoc } from './semantics.js';
-import { didYouMean } from './suggest.js';
-import { type Anchor, type ParsedDocument, parseYaml } from './yaml.js';
+import {
+  decode,
+  type FileResult,
+  fileProblem,
+  maskSecrets,
+  processFile,
+  type ShapedDoc,
+} from './shape.js';
+import type { Anchor } from './yaml.js';
 
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_ALIAS_COUNT = 100;
@@ -49,6 +50,45 @@ export interface BuildOptions {
    * model for the same input (tested); `full` exists for that test and for debugging.
    */
   readonly parser?: 'auto' | 'full';
+  /**
+   * Kept between builds by a long-running caller (the daemon): the shape phase of a file whose
+   * text is unchanged is not run again, and its resources are the same objects as last time
+   * (the planner's memo keys on them). See `FileCache`.
+   */
+  readonly cache?: FileCache;
+}
+
+/**
+ * Each file's shape-phase result by path, with the text it came from. Only files whose result
+ * depends on nothing but their text are kept: no `{ env }` / `{ file }` reference, no
+ * diagnostic. One cache serves one set of build options (owner, parser, alias bound).
+ */
+export class FileCache {
+  readonly #files = new Map<string, { readonly text: string; readonly result: FileResult }>();
+
+  get size(): number {
+    return this.#files.size;
+  }
+
+  /** The kept result of `file` if it was built from exactly `text`. */
+  lookup(file: string, text: string): FileResult | undefined {
+    const hit = this.#files.get(file);
+    return hit !== undefined && hit.text === text ? hit.result : undefined;
+  }
+
+  store(file: string, text: string, result: FileResult): void {
+    const standalone =
+      result.diagnostics.length === 0 &&
+      result.partials.length === 0 &&
+      result.shaped.every((d) => d.sensitive.length === 0 && d.secrets.length === 0);
+    if (standalone) this.#files.set(file, { text, result });
+    else this.#files.delete(file);
+  }
+
+  /** Forgets every file not in `files` (removed since). */
+  retain(files: ReadonlySet<string>): void {
+    for (const file of this.#files.keys()) if (!files.has(file)) this.#files.delete(file);
+  }
 }
 
 export interface ResourceCounts {
@@ -68,40 +108,6 @@ export type BuildResult =
       readonly counts: ResourceCounts;
     }
   | { readonly ok: false; readonly diagnostics: Diagnostic[]; readonly counts: ResourceCounts };
-
-/** A document that passed the shape phase. */
-interface ShapedDoc {
-  readonly file: string;
-  readonly doc: ParsedDocument;
-  readonly value: DocumentValue;
-  readonly sensitive: FieldPath[];
-  /** The values read from env or file, to keep out of diagnostics (see `maskSecrets`). */
-  readonly secrets: readonly string[];
-  /** Set when the document had shape errors: only its valid parts, for the semantic phase. */
-  readonly partial?: PartialDocument;
-}
-
-/** Shorter values are not masked: they would mangle messages and are no secret anyway. */
-const MIN_MASKED_LENGTH = 4;
-
-/**
- * Values read from env or file are sensitive, yet a rule may quote a field's value in its
- * message (`unknown webhook provider "..."`, a duplicate hostport, ...). Every occurrence, in any
- * case (some fields are lower-cased before the rules run) and JSON-escaped, becomes
- * `(sensitive)`.
- */
-function maskSecrets(message: string, secrets: readonly string[]): string {
-  let out = message;
-  const forms = secrets
-    .flatMap((s) => [s, JSON.stringify(s).slice(1, -1)])
-    .filter((s) => s.length >= MIN_MASKED_LENGTH)
-    .sort((a, b) => b.length - a.length);
-  for (const form of forms) {
-    const pattern = new RegExp(form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi');
-    out = out.replace(pattern, '(sensitive)');
-  }
-  return out;
-}
 
 export function buildDesiredSet(files: readonly SourceFile[], options: BuildOptions): BuildResult {
   const owner = options.owner ?? DEFAULT_OWNER;
@@ -126,10 +132,14 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
       diagnostics.push(fileProblem(source.file, text.error));
       continue;
     }
-    const result = processFile(source.file, text, options.reader, {
-      maxAliasCount,
-      fast: options.parser !== 'full',
-    });
+    let result = options.cache?.lookup(source.file, text);
+    if (result === undefined) {
+      result = processFile(source.file, text, options.reader, {
+        maxAliasCount,
+        fast: options.parser !== 'full',
+      });
+      options.cache?.store(source.file, text, result);
+    }
     diagnostics.push(...result.diagnostics);
     counts.documents += result.kinds.length;
     for (const kind of result.kinds) {
@@ -143,6 +153,7 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
     }
     partials.push(...result.partials);
   }
+  options.cache?.retain(new Set(files.map((f) => f.file)));
 
   // Documents with shape errors take part as far as they parsed: both phases in one run.
   const checked = [...shaped, ...partials];
@@ -179,209 +190,6 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
     return { ok: false, diagnostics: sortDiagnostics(diagnostics), counts };
   }
   return { ok: true, set: assemble(shaped), diagnostics: [], counts };
-}
-
-function fileProblem(file: string, message: string, line = 1, column = 1): Diagnostic {
-  return { file, line, column, path: '', message, severity: 'error' };
-}
-
-interface FileResult {
-  readonly diagnostics: Diagnostic[];
-  /** Kind of every non-empty document (undefined when it has none we know). */
-  readonly kinds: (Kind | undefined)[];
-  readonly shaped: ShapedDoc[];
-  /** Documents with shape errors, as far as they parsed (see ./partial.ts). */
-  readonly partials: ShapedDoc[];
-}
-
-/**
- * One file's documents through the shape phase. The fast parser is tried first; if it declines,
- * or any document has a problem, the file is (re)read with the full parser so that diagnostics
- * and their positions always come from `yaml`.
- */
-function processFile(
-  file: string,
-  text: string,
-  reader: RefReader,
-  options: { maxAliasCount: number; fast: boolean },
-): FileResult {
-  const { maxAliasCount } = options;
-  let full: ReturnType<typeof parseYaml> | undefined;
-  const fullParse = () => {
-    full ??= parseYaml(text, { maxAliasCount });
-    return full;
-  };
-
-  const fast = options.fast ? parseYamlFast(text) : undefined;
-  if (fast !== undefined) {
-    const results = fast.map((d, ordinal) =>
-      shapeDocument(file, fastDocument(d, ordinal, fullParse), reader),
-    );
-    if (results.every((r) => r.diagnostics.length === 0 && r.shaped !== undefined)) {
-      return {
-        diagnostics: [],
-        kinds: results.map((r) => r.kind),
-        shaped: results.flatMap((r) => (r.shaped === undefined ? [] : [r.shaped])),
-        partials: [],
-      };
-    }
-  }
-
-  const { documents, problems } = fullParse();
-  const diagnostics = problems.map((p) => fileProblem(file, p.message, p.line, p.column));
-  const kinds: (Kind | undefined)[] = [];
-  const shaped: ShapedDoc[] = [];
-  const partials: ShapedDoc[] = [];
-  for (const doc of documents) {
-    const result = shapeDocument(file, doc, reader);
-    diagnostics.push(...result.diagnostics);
-    kinds.push(result.kind);
-    if (result.shaped !== undefined) shaped.push(result.shaped);
-    if (result.partial !== undefined) partials.push(result.partial);
-  }
-  return { diagnostics, kinds, shaped, partials };
-}
-
-/**
- * A fast-parsed document: positions of mappings and lists are known; anything finer (keys,
- * scalars) is located by parsing the file fully, on demand (only when reporting a problem).
- */
-function fastDocument(
-  d: FastDocument,
-  ordinal: number,
-  fullParse: () => ReturnType<typeof parseYaml>,
-): ParsedDocument {
-  const full = (): ParsedDocument | undefined => fullParse().documents[ordinal];
-  return {
-    index: ordinal,
-    value: d.value,
-    start: d.start,
-    locate: (path, anchor = 'value') => {
-      // js-yaml's start positions agree with yaml's for a document and for a list item (all the
-      // model needs: resources and routes); a mapping value's starts before its leading space.
-      if (
-        anchor === 'value' &&
-        (path.length === 0 || (path.length === 2 && path[0] === 'routes'))
-      ) {
-        const node = valueAt(d.value, path);
-        const known = typeof node === 'object' && node !== null ? d.positionOf(node) : undefined;
-        if (known !== undefined) return known;
-      }
-      return full()?.locate(path, anchor) ?? d.start;
-    },
-    scalarSource: (path) => full()?.scalarSource(path),
-  };
-}
-
-// ---- decoding ---------------------------------------------------------------------------------
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-function decode(bytes: Uint8Array, maxFileBytes: number): string | { error: string } {
-  if (bytes.length > maxFileBytes) {
-    return { error: `file is ${bytes.length} bytes, over the ${maxFileBytes}-byte limit` };
-  }
-  if (bytes.includes(0)) return { error: 'binary file (contains NUL bytes): not a YAML manifest' };
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return { error: 'file is not valid UTF-8' };
-  }
-}
-
-// ---- shape phase ------------------------------------------------------------------------------
-
-interface ShapeResult {
-  readonly kind: Kind | undefined;
-  readonly diagnostics: Diagnostic[];
-  readonly shaped?: ShapedDoc;
-  readonly partial?: ShapedDoc;
-}
-
-function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): ShapeResult {
-  const diagnostics: Diagnostic[] = [];
-  const bad: FieldPath[] = [];
-  let secrets: string[] = [];
-  const report = (
-    path: FieldPath,
-    message: string,
-    at: FieldPath = path,
-    anchor?: Anchor,
-  ): void => {
-    // An unknown field is reported on its parent; what is left out is the field itself.
-    bad.push(anchor === 'key' ? at : path);
-    const { line, column } = doc.locate(at, anchor);
-    const shown = secrets.length === 0 ? message : maskSecrets(message, secrets);
-    diagnostics.push({
-      file,
-      line,
-      column,
-      path: formatPath(path),
-      message: shown,
-      severity: 'error',
-    });
-  };
-
-  const raw = doc.value;
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    report([], `a manifest document must be a mapping with a "kind" (one of ${KINDS.join(', ')})`);
-    return { kind: undefined, diagnostics };
-  }
-  const kindValue: unknown = (raw as Record<string, unknown>).kind;
-  if (kindValue === undefined) {
-    report([], `missing "kind" (one of ${KINDS.join(', ')})`);
-    return { kind: undefined, diagnostics };
-  }
-  if (typeof kindValue !== 'string' || !(KINDS as readonly string[]).includes(kindValue)) {
-    const shown = typeof kindValue === 'string' ? `"${kindValue}"` : String(kindValue);
-    const hint = typeof kindValue === 'string' ? didYouMean(kindValue, KINDS) : '';
-    report(['kind'], `unknown kind ${shown}${hint || `; expected one of ${KINDS.join(', ')}`}`);
-    return { kind: undefined, diagnostics };
-  }
-  const kind = kindValue as Kind;
-  const schema: z.ZodType = SCHEMA_BY_KIND[kind];
-
-  const resolved = resolveRefs(schema, raw, file, reader);
-  secrets = resolved.sensitive
-    .map((p) => valueAt(resolved.value, p))
-    .filter((v): v is string => typeof v === 'string');
-  for (const issue of resolved.issues)
-    report(issue.path, issue.message, issue.at ?? issue.path, issue.anchor);
-
-  const parsed = schema.safeParse(resolved.value, { error: errorMap });
-  if (!parsed.success) {
-    const failed = resolved.failed;
-    for (const issue of parsed.error.issues) {
-      for (const d of describeIssue(kind, schema, issue, resolved.value, doc)) {
-        if (failed.some((f) => startsWith(d.path, f))) continue;
-        report(d.path, d.message, d.at, d.anchor);
-      }
-    }
-  }
-  if (diagnostics.length > 0 || !parsed.success) {
-    const partial = partialDocument(schema, resolved.value, [...bad, ...resolved.failed]);
-    if (partial === undefined) return { kind, diagnostics };
-    return {
-      kind,
-      diagnostics,
-      partial: { file, doc, value: partial.value, sensitive: [], secrets, partial },
-    };
-  }
-  return {
-    kind,
-    diagnostics,
-    shaped: {
-      file,
-      doc,
-      value: parsed.data as DocumentValue,
-      sensitive: resolved.sensitive,
-      secrets,
-    },
-  };
-}
-
-function startsWith(path: FieldPath, prefix: FieldPath): boolean {
-  return prefix.length <= path.length && prefix.every((s, i) => s === path[i]);
 }
 
 function routeSecrets(route: DocumentRoute): FieldPath[] {

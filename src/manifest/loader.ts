@@ -1,18 +1,14 @@
 /**
  * The manifest directory on disk -> DesiredSet or diagnostics (`loadManifests`). Owns the file
- * system side: resolving a (git-sync) symlinked directory once per load, the recursive,
- * deterministic listing (`*.yaml` / `*.yml`, names starting with `.` skipped, so `..data` and
- * `.git` are), the size cap checked before reading, and `{ file }` references confined to the
- * manifest tree (plus explicitly allowed secret directories). A missing or unreadable directory
- * throws ManifestDirError: the desired state is unknown, never empty.
+ * system side: resolving a (git-sync) symlinked directory once per load, the listing
+ * (./listing.ts), the size cap checked before reading, the stamps that tell a file saved while
+ * it was read, and `{ file }` references confined to the manifest tree (plus explicitly allowed
+ * secret directories). A missing or unreadable directory throws ManifestDirError: the desired
+ * state is unknown, never empty.
  */
 
-import type { Stats } from 'node:fs';
 import { readFileSync, realpathSync, statSync } from 'node:fs';
-import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import picomatch from 'picomatch';
-import { compareCodeUnits } from '../compare.js';
 import { type Diagnostic, errorMessage, ManifestDirError, ManifestError } from '../errors.js';
 import { runPool } from '../pool.js';
 import {
@@ -20,13 +16,24 @@ import {
   buildDesiredSet,
   DEFAULT_MAX_ALIAS_COUNT,
   DEFAULT_MAX_FILE_BYTES,
+  type FileCache,
   type ResourceCounts,
   type SourceFile,
 } from './build.js';
 import { sortDiagnostics } from './diagnostics.js';
+import {
+  excludeMatcher,
+  inside,
+  type LoaderFs,
+  listManifestFiles,
+  nodeFs,
+  problem,
+} from './listing.js';
 import type { ReadResult, RefReader } from './refs.js';
 import { resolveManifestDir } from './resolve.js';
 import type { DesiredSet } from './schema.js';
+
+export { excludeMatcher, type LoaderFs } from './listing.js';
 
 export interface LoadOptions {
   /** Owner id stored in edge metadata (counts towards the 4096-byte limit). Default `default`. */
@@ -49,6 +56,8 @@ export interface LoadOptions {
    * files and directories are not read at all: a repository's other YAML can live beside the edges.
    */
   readonly exclude?: readonly string[];
+  /** Kept between loads by the daemon: unchanged files are not parsed again (`FileCache`). */
+  readonly cache?: FileCache;
 }
 
 interface LoadInfo {
@@ -71,8 +80,6 @@ interface LoadInfo {
 export type LoadResult =
   | (LoadInfo & { readonly ok: true; readonly set: DesiredSet; readonly diagnostics: [] })
   | (LoadInfo & { readonly ok: false; readonly diagnostics: Diagnostic[] });
-
-const MANIFEST_EXTENSIONS = ['.yaml', '.yml'];
 
 /** Loads and validates every manifest under `dir`. Throws ManifestDirError only for the directory. */
 export async function loadManifests(dir: string, options: LoadOptions = {}): Promise<LoadResult> {
@@ -112,6 +119,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     reader,
     maxFileBytes,
     maxAliasCount: options.maxAliasCount ?? DEFAULT_MAX_ALIAS_COUNT,
+    ...(options.cache === undefined ? {} : { cache: options.cache }),
     ...(options.owner === undefined ? {} : { owner: options.owner }),
   });
   const info = {
@@ -166,10 +174,6 @@ export async function loadDesiredSet(
   };
 }
 
-function problem(file: string, message: string): Diagnostic {
-  return { file, line: 1, column: 1, path: '', message, severity: 'error' };
-}
-
 const LOADER_WORDING: Readonly<Record<string, string>> = {
   'does not exist': 'does not exist',
   'permission denied': 'is not readable',
@@ -189,166 +193,6 @@ async function resolveDir(dir: string): Promise<{ resolvedDir: string; revision:
       detail: err.detail,
     });
   }
-}
-
-interface Listing {
-  readonly files: string[];
-  /** Where each file of `files` was found, links resolved: what is read is what was checked. */
-  readonly realPaths: ReadonlyMap<string, string>;
-  readonly problems: Diagnostic[];
-}
-
-/**
- * The file-system calls the listing and reading make, injectable so that tests can produce the
- * errors a root-run test cannot (EACCES, EIO). Default: `node:fs/promises`.
- */
-export interface LoaderFs {
-  readonly lstat: typeof lstat;
-  readonly stat: typeof stat;
-  readonly readdir: (dir: string) => Promise<string[]>;
-  readonly realpath: typeof realpath;
-  readonly readFile: (file: string) => Promise<Uint8Array>;
-}
-
-const nodeFs: LoaderFs = {
-  lstat,
-  stat,
-  readdir: (dir) => readdir(dir),
-  realpath,
-  readFile: (file) => readFile(file),
-};
-
-/** What an entry is, in the words a diagnostic uses. */
-function specialKind(info: Stats): string | null {
-  if (info.isFIFO()) return 'a named pipe (FIFO)';
-  if (info.isSocket()) return 'a socket';
-  if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device';
-  return null;
-}
-
-function linkProblem(err: unknown): string {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT' || code === 'ENOTDIR')
-    return 'broken symbolic link: its target does not exist';
-  if (code === 'ELOOP') return 'symbolic link loop: the link cannot be resolved';
-  return `cannot resolve symbolic link: ${errorMessage(err)}`;
-}
-
-/**
- * Every manifest file under `root`, as `/`-separated paths relative to it, sorted by code unit.
- *
- * Desired state unknown is never "empty": every entry that cannot be listed, stat'ed, resolved
- * or read is a diagnostic, whatever its name (a dangling link named `team-a` may have been the
- * directory holding a team's edges). Symlinks are followed (Kubernetes ConfigMap volumes are made
- * of them) only when their target resolves inside `root`; one that escapes is a diagnostic and
- * nothing behind it is read. FIFOs, sockets and devices are diagnostics too: Git cannot store
- * them, so one in the tree is a sign that something is wrong, and reading a FIFO would block.
- * A directory reached twice through links is read once. A link into an allowed secret directory
- * is skipped (it is there for `{ file }`).
- */
-async function listManifestFiles(
-  root: string,
-  shownDir: string,
-  fs: LoaderFs,
-  secretDirs: readonly string[],
-  excluded: (rel: string) => boolean,
-): Promise<Listing> {
-  const files: string[] = [];
-  const realPaths = new Map<string, string>();
-  const problems: Diagnostic[] = [];
-  const visited = new Set<string>();
-
-  const visit = async (realDir: string, rel: string): Promise<void> => {
-    if (visited.has(realDir)) return;
-    visited.add(realDir);
-    let names: string[];
-    try {
-      names = await fs.readdir(realDir);
-    } catch (err) {
-      if (rel === '') {
-        throw new ManifestDirError(
-          shownDir,
-          `manifest directory ${shownDir} cannot be listed: desired state unknown`,
-          { cause: err },
-        );
-      }
-      problems.push(problem(rel, `cannot list directory: ${errorMessage(err)}`));
-      return;
-    }
-    names.sort(compareCodeUnits);
-    for (const name of names) {
-      if (name.startsWith('.')) continue;
-      const childRel = rel === '' ? name : `${rel}/${name}`;
-      // Before any stat: an excluded tree is not ours, even its broken links and FIFOs.
-      if (excluded(childRel)) continue;
-      const childAbs = path.join(realDir, name);
-      let info: Stats;
-      let real = childAbs;
-      try {
-        info = await fs.lstat(childAbs);
-      } catch (err) {
-        problems.push(problem(childRel, `cannot stat: ${errorMessage(err)}`));
-        continue;
-      }
-      if (info.isSymbolicLink()) {
-        try {
-          real = await fs.realpath(childAbs);
-        } catch (err) {
-          problems.push(problem(childRel, linkProblem(err)));
-          continue;
-        }
-        if (!inside(root, real)) {
-          // A link to a mounted secret is what `--secret-dir` allows: `{ file }` may read it, the
-          // listing never does.
-          if (secretDirs.some((dir) => inside(dir, real))) continue;
-          problems.push(
-            problem(childRel, 'symbolic link points outside the manifest directory: not read'),
-          );
-          continue;
-        }
-        try {
-          info = await fs.stat(real);
-        } catch (err) {
-          problems.push(problem(childRel, `cannot stat the link's target: ${errorMessage(err)}`));
-          continue;
-        }
-      }
-      if (info.isDirectory()) {
-        await visit(real, childRel);
-        continue;
-      }
-      const special = specialKind(info);
-      if (special !== null) {
-        problems.push(problem(childRel, `${special} in the manifest directory: cannot be read`));
-        continue;
-      }
-      if (info.isFile() && isManifestName(name)) {
-        files.push(childRel);
-        realPaths.set(childRel, real);
-      }
-    }
-  };
-
-  await visit(root, '');
-  files.sort(compareCodeUnits);
-  return { files, realPaths, problems };
-}
-
-/**
- * The `exclude` globs as one predicate over `/`-separated relative paths. picomatch rather than
- * Node's `path.matchesGlob`: that one is experimental in Node 20 and prints an
- * ExperimentalWarning on stderr at first use. `k8s/**` also matches `k8s` itself, so an
- * excluded directory is not even listed.
- */
-export function excludeMatcher(globs: readonly string[] | undefined): (rel: string) => boolean {
-  if (globs === undefined || globs.length === 0) return () => false;
-  return picomatch([...globs], { dot: true });
-}
-
-/** `.yaml` and `.yml`, in any case: `STOREFRONT.YAML` is a manifest, not silently ignored. */
-function isManifestName(name: string): boolean {
-  const lower = name.toLowerCase();
-  return MANIFEST_EXTENSIONS.some((ext) => lower.endsWith(ext));
 }
 
 async function readManifest(
@@ -414,11 +258,6 @@ function safeRealpath(p: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function inside(dir: string, file: string): boolean {
-  const rel = path.relative(dir, file);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
 
 function readRefFile(

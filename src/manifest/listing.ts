@@ -1,0 +1,184 @@
+/**
+ * The manifest tree's listing: which files `loadManifests` reads. Recursive and deterministic
+ * (`*.yaml` / `*.yml` in any case, names starting with `.` skipped, so `..data` and `.git` are;
+ * sorted by code unit), symlinks followed only inside the tree, `--exclude` globs applied before
+ * any stat, and every entry that cannot be listed, stat'ed or resolved a diagnostic: desired
+ * state unknown is never "empty". The file-system calls are injectable (`LoaderFs`).
+ */
+import type { Stats } from 'node:fs';
+import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import picomatch from 'picomatch';
+import { compareCodeUnits } from '../compare.js';
+import { type Diagnostic, errorMessage, ManifestDirError } from '../errors.js';
+
+const MANIFEST_EXTENSIONS = ['.yaml', '.yml'];
+
+export function problem(file: string, message: string): Diagnostic {
+  return { file, line: 1, column: 1, path: '', message, severity: 'error' };
+}
+
+export interface Listing {
+  readonly files: string[];
+  /** Where each file of `files` was found, links resolved: what is read is what was checked. */
+  readonly realPaths: ReadonlyMap<string, string>;
+  readonly problems: Diagnostic[];
+}
+
+/**
+ * The file-system calls the listing and reading make, injectable so that tests can produce the
+ * errors a root-run test cannot (EACCES, EIO). Default: `node:fs/promises`.
+ */
+export interface LoaderFs {
+  readonly lstat: typeof lstat;
+  readonly stat: typeof stat;
+  readonly readdir: (dir: string) => Promise<string[]>;
+  readonly realpath: typeof realpath;
+  readonly readFile: (file: string) => Promise<Uint8Array>;
+}
+
+export const nodeFs: LoaderFs = {
+  lstat,
+  stat,
+  readdir: (dir) => readdir(dir),
+  realpath,
+  readFile: (file) => readFile(file),
+};
+
+/** What an entry is, in the words a diagnostic uses. */
+function specialKind(info: Stats): string | null {
+  if (info.isFIFO()) return 'a named pipe (FIFO)';
+  if (info.isSocket()) return 'a socket';
+  if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device';
+  return null;
+}
+
+function linkProblem(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT' || code === 'ENOTDIR')
+    return 'broken symbolic link: its target does not exist';
+  if (code === 'ELOOP') return 'symbolic link loop: the link cannot be resolved';
+  return `cannot resolve symbolic link: ${errorMessage(err)}`;
+}
+
+/**
+ * Every manifest file under `root`, as `/`-separated paths relative to it, sorted by code unit.
+ *
+ * Desired state unknown is never "empty": every entry that cannot be listed, stat'ed, resolved
+ * or read is a diagnostic, whatever its name (a dangling link named `team-a` may have been the
+ * directory holding a team's edges). Symlinks are followed (Kubernetes ConfigMap volumes are made
+ * of them) only when their target resolves inside `root`; one that escapes is a diagnostic and
+ * nothing behind it is read. FIFOs, sockets and devices are diagnostics too: Git cannot store
+ * them, so one in the tree is a sign that something is wrong, and reading a FIFO would block.
+ * A directory reached twice through links is read once. A link into an allowed secret directory
+ * is skipped (it is there for `{ file }`).
+ */
+export async function listManifestFiles(
+  root: string,
+  shownDir: string,
+  fs: LoaderFs,
+  secretDirs: readonly string[],
+  excluded: (rel: string) => boolean,
+): Promise<Listing> {
+  const files: string[] = [];
+  const realPaths = new Map<string, string>();
+  const problems: Diagnostic[] = [];
+  const visited = new Set<string>();
+
+  const visit = async (realDir: string, rel: string): Promise<void> => {
+    if (visited.has(realDir)) return;
+    visited.add(realDir);
+    let names: string[];
+    try {
+      names = await fs.readdir(realDir);
+    } catch (err) {
+      if (rel === '') {
+        throw new ManifestDirError(
+          shownDir,
+          `manifest directory ${shownDir} cannot be listed: desired state unknown`,
+          { cause: err },
+        );
+      }
+      problems.push(problem(rel, `cannot list directory: ${errorMessage(err)}`));
+      return;
+    }
+    names.sort(compareCodeUnits);
+    for (const name of names) {
+      if (name.startsWith('.')) continue;
+      const childRel = rel === '' ? name : `${rel}/${name}`;
+      // Before any stat: an excluded tree is not ours, even its broken links and FIFOs.
+      if (excluded(childRel)) continue;
+      const childAbs = path.join(realDir, name);
+      let info: Stats;
+      let real = childAbs;
+      try {
+        info = await fs.lstat(childAbs);
+      } catch (err) {
+        problems.push(problem(childRel, `cannot stat: ${errorMessage(err)}`));
+        continue;
+      }
+      if (info.isSymbolicLink()) {
+        try {
+          real = await fs.realpath(childAbs);
+        } catch (err) {
+          problems.push(problem(childRel, linkProblem(err)));
+          continue;
+        }
+        if (!inside(root, real)) {
+          // A link to a mounted secret is what `--secret-dir` allows: `{ file }` may read it, the
+          // listing never does.
+          if (secretDirs.some((dir) => inside(dir, real))) continue;
+          problems.push(
+            problem(childRel, 'symbolic link points outside the manifest directory: not read'),
+          );
+          continue;
+        }
+        try {
+          info = await fs.stat(real);
+        } catch (err) {
+          problems.push(problem(childRel, `cannot stat the link's target: ${errorMessage(err)}`));
+          continue;
+        }
+      }
+      if (info.isDirectory()) {
+        await visit(real, childRel);
+        continue;
+      }
+      const special = specialKind(info);
+      if (special !== null) {
+        problems.push(problem(childRel, `${special} in the manifest directory: cannot be read`));
+        continue;
+      }
+      if (info.isFile() && isManifestName(name)) {
+        files.push(childRel);
+        realPaths.set(childRel, real);
+      }
+    }
+  };
+
+  await visit(root, '');
+  files.sort(compareCodeUnits);
+  return { files, realPaths, problems };
+}
+
+/**
+ * The `exclude` globs as one predicate over `/`-separated relative paths. picomatch rather than
+ * Node's `path.matchesGlob`: that one is experimental in Node 20 and prints an
+ * ExperimentalWarning on stderr at first use. `k8s/**` also matches `k8s` itself, so an
+ * excluded directory is not even listed.
+ */
+export function excludeMatcher(globs: readonly string[] | undefined): (rel: string) => boolean {
+  if (globs === undefined || globs.length === 0) return () => false;
+  return picomatch([...globs], { dot: true });
+}
+
+/** `.yaml` and `.yml`, in any case: `STOREFRONT.YAML` is a manifest, not silently ignored. */
+function isManifestName(name: string): boolean {
+  const lower = name.toLowerCase();
+  return MANIFEST_EXTENSIONS.some((ext) => lower.endsWith(ext));
+}
+
+export function inside(dir: string, file: string): boolean {
+  const rel = path.relative(dir, file);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+}
