@@ -15,7 +15,7 @@
  *   planner left that resource out, the rest is applied, and the post-apply check reports it.
  */
 import type { LiveSnapshot } from '../api/index.js';
-import { parseStoredMetadata } from '../manifest/metadata.js';
+import { recordMetadata } from '../manifest/metadata.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import type { Blocked, Operation, Plan, ResourceChange } from '../plan/model.js';
 import { DEFAULT_MAX_DELETES } from '../plan/plan.js';
@@ -93,12 +93,16 @@ export function classifyBlocked(
   live: LiveSnapshot | undefined,
 ): { fatal: Blocked[]; conflicts: Blocked[]; kept: Blocked[] } {
   const protectedAddresses = new Set<string>();
-  const edges = [
-    ...(live?.tlsEdges ?? []).map((e) => ({ kind: 'tls_edge', e })),
-    ...(live?.httpsEdges ?? []).map((e) => ({ kind: 'https_edge', e })),
-  ];
+  // Nothing blocked (the usual plan): no live edge needs reading.
+  const edges =
+    plan.blocked.length === 0
+      ? []
+      : [
+          ...(live?.tlsEdges ?? []).map((e) => ({ kind: 'tls_edge', e })),
+          ...(live?.httpsEdges ?? []).map((e) => ({ kind: 'https_edge', e })),
+        ];
   for (const { kind, e } of edges) {
-    const meta = parseStoredMetadata(e.metadata);
+    const meta = recordMetadata(e);
     if (meta?.owner !== plan.owner || !meta.protect || meta.name === undefined) continue;
     protectedAddresses.add(`${kind}.${meta.name}`);
     protectedAddresses.add(`${kind}.${meta.name}#${e.id}`);
@@ -123,10 +127,19 @@ function ownershipRefusals(
   ops: readonly { change: ResourceChange; op: Operation }[],
   live: LiveSnapshot | undefined,
 ): string[] {
+  // Only the edges the operations target are read (a converged plan has none).
+  const targeted = new Set<string>();
+  for (const { op } of ops) {
+    const id = targetEdge(op.target);
+    if (typeof id === 'string') targeted.add(id);
+  }
   const edges = new Map<string, LiveEdge>();
-  for (const e of [...(live?.tlsEdges ?? []), ...(live?.httpsEdges ?? [])]) {
-    const meta = parseStoredMetadata(e.metadata);
-    edges.set(e.id, { owner: meta?.owner, protect: meta?.protect ?? false });
+  if (targeted.size > 0) {
+    for (const e of [...(live?.tlsEdges ?? []), ...(live?.httpsEdges ?? [])]) {
+      if (!targeted.has(e.id)) continue;
+      const meta = recordMetadata(e);
+      edges.set(e.id, { owner: meta?.owner, protect: meta?.protect ?? false });
+    }
   }
   const roots = new Map<string, ResourceChange>();
   for (const c of plan.changes) if (c.address === c.root) roots.set(c.address, c);

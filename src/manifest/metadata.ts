@@ -77,3 +77,16 @@ export function parseStoredMetadata(
   }
   return { labels, owner, name, protect };
 }
+
+/** Each live record's parsed metadata: records are never changed, and the daemon keeps them. */
+const parsedOfRecord = new WeakMap<object, ParsedMetadata | undefined>();
+
+/** `parseStoredMetadata(record.metadata)`, computed once per record object. */
+export function recordMetadata(record: {
+  readonly metadata?: string | null | undefined;
+}): ParsedMetadata | undefined {
+  if (parsedOfRecord.has(record)) return parsedOfRecord.get(record);
+  const meta = parseStoredMetadata(record.metadata);
+  parsedOfRecord.set(record, meta);
+  return meta;
+}

@@ -11,7 +11,7 @@
  */
 
 import type { HttpsEdge, TlsEdge } from '../api/schemas.js';
-import { type ParsedMetadata, parseStoredMetadata } from '../manifest/metadata.js';
+import { type ParsedMetadata, recordMetadata } from '../manifest/metadata.js';
 import type { DesiredSet, HttpsEdgeManifest, TlsEdgeManifest } from '../manifest/schema.js';
 import type { Blocked } from './model.js';
 import { compareByAge } from './oldest.js';
@@ -74,7 +74,7 @@ export function classifyLive(
 ): LiveEdge[] {
   const out: LiveEdge[] = [];
   const add = (kind: EdgeKind, record: TlsEdge | HttpsEdge) => {
-    const meta = parseStoredMetadata(record.metadata);
+    const meta = recordMetadata(record);
     out.push({ kind, record, meta, owned: meta?.owner === owner });
   };
   for (const e of live.tlsEdges) add('tls_edge', e);
