@@ -17,6 +17,7 @@ import { API_KEY_ENV, API_URL_ENV, resolveApiConfig } from '../api/config.js';
 import { type LiveSnapshot, type ObserveClient, observe } from '../api/observe.js';
 import { compareCodeUnits } from '../compare.js';
 import { ConfigError, EdgesyncError, ManifestError, UsageError } from '../errors.js';
+import type { FileCache } from '../manifest/build.js';
 import { type LoadResult, loadManifests } from '../manifest/loader.js';
 import { DEFAULT_OWNER } from '../manifest/metadata.js';
 import type { DesiredSet } from '../manifest/schema.js';
@@ -36,6 +37,8 @@ export interface PreparePlanOptions {
   readonly secretDirs?: readonly string[] | undefined;
   /** Globs (relative to `dir`) of files and directories not to read (`--exclude`). */
   readonly exclude?: readonly string[] | undefined;
+  /** The daemon's parsed files, kept between cycles (`FileCache`). */
+  readonly cache?: FileCache | undefined;
   readonly signal?: AbortSignal | undefined;
   /**
    * Compute the fingerprints (default: when `fingerprintKey` is given). `plan` skips them for text and Markdown output
@@ -124,6 +127,7 @@ export async function preparePlan(options: PreparePlanOptions): Promise<Prepared
       ...(options.env === undefined ? {} : { env: options.env }),
       ...(options.secretDirs === undefined ? {} : { secretDirs: options.secretDirs }),
       ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
+      ...(options.cache === undefined ? {} : { cache: options.cache }),
     }).then((result) => {
       if (!result.ok) throw new ManifestError(result.diagnostics);
       return result;

@@ -23,26 +23,19 @@ import { withPriority } from '../api/priority.js';
 import { applyAndVerify } from '../apply/cycle.js';
 import { checkGuards, desiredCount } from '../apply/guards.js';
 import { progressSteps } from '../apply/progress.js';
-import { observeAfterApply, touchedRoots, verifyTouched } from '../apply/verify.js';
-import type {
-  ManagedCounts,
-  ReconcileFn,
-  ReconcileInput,
-  ReconcileReport,
-} from '../daemon/index.js';
-import {
-  ACCOUNT_STATE_MESSAGE,
-  accountStateOf,
-  EdgesyncError,
-  GuardError,
-  ManifestError,
-} from '../errors.js';
+import { observeAfterApply } from '../apply/verify.js';
+import type { ReconcileFn, ReconcileInput, ReconcileReport } from '../daemon/index.js';
+import { ACCOUNT_STATE_MESSAGE, accountStateOf, EdgesyncError, GuardError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { loadManifests, manifestsChangedSince } from '../manifest/loader.js';
-import type { DesiredSet } from '../manifest/schema.js';
-import { maskJson, maskValues, sensitiveValues, type ValueMask } from '../manifest/secrets.js';
+import { FileCache } from '../manifest/build.js';
+import { manifestsChangedSince } from '../manifest/loader.js';
+import { maskValues, type ValueMask } from '../manifest/secrets.js';
 import { buildPlan, operationCount, type Plan } from '../plan/index.js';
+import { managedCounts, resourcesOf, stableValues } from './cycle-report.js';
+import { INCREMENTAL_REASONS, type Prepared, prepareIncremental } from './incremental.js';
 import { preparePlan } from './pipeline.js';
+
+export { INCREMENTAL_MAX_READS } from './incremental.js';
 
 export interface ReconcilerOptions {
   readonly client: ApiClient;
@@ -74,16 +67,6 @@ export interface ReconcilerOptions {
   readonly leadership?: { isLeader(): boolean; fence(): void } | undefined;
 }
 
-/** Resources this controller manages once the plan is done: everything it keeps or creates. */
-function managedCounts(plan: Plan): ManagedCounts {
-  const counts = { tls_edge: 0, https_edge: 0, bot_user: 0 };
-  for (const change of plan.changes) {
-    if (change.action === 'delete' || change.kind === 'route') continue;
-    counts[change.kind] += 1;
-  }
-  return counts;
-}
-
 export function createReconciler(options: ReconcilerOptions): ReconcileFn {
   const { client } = options;
   const planOptions = {
@@ -93,15 +76,24 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
   };
   /** The account as of the last converged cycle (undefined: the next cycle lists it). */
   let cached: LiveSnapshot | undefined;
-
-  interface Prepared {
-    readonly plan: Plan;
-    readonly live: LiveSnapshot;
-    readonly desired: DesiredSet;
-    readonly mode: 'full' | 'incremental';
-    /** What each manifest file looked like when read (`manifestsChangedSince`). */
-    readonly stamps: ReadonlyMap<string, string>;
-  }
+  /**
+   * The manifest files as parsed last time: an unchanged file is not parsed again and yields the
+   * same objects, which (with the kept snapshot's records) lets the planner skip the edges it
+   * already found up to date. A cycle costs what changed, not what is managed.
+   */
+  const files = new FileCache();
+  /** The last cycle's sensitive values: the same array while they do not change. */
+  let secrets: readonly string[] = [];
+  const incremental = {
+    client,
+    plan: planOptions,
+    owner: options.owner,
+    env: options.env,
+    secretDirs: options.secretDirs,
+    exclude: options.exclude,
+    concurrency: options.concurrency,
+    cache: files,
+  };
 
   /** The whole pipeline: load and list concurrently, plan. */
   async function prepareFull({ dir, signal, assertCurrent }: ReconcileInput): Promise<Prepared> {
@@ -114,6 +106,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
         env: options.env,
         secretDirs: options.secretDirs,
         exclude: options.exclude,
+        cache: files,
         signal,
         // Fingerprints guard saved plans (`plan --out`); a cycle applies its own plan at once.
         fingerprint: false,
@@ -134,66 +127,6 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     };
   }
 
-  /**
-   * A file event against the cached snapshot: read the manifests, plan against the cache, read
-   * the roots that plan has operations for by ID, and plan again from their current state.
-   * Undefined when a full cycle is the better deal.
-   */
-  async function prepareIncremental(
-    { dir, signal, assertCurrent }: ReconcileInput,
-    known: LiveSnapshot,
-  ): Promise<Prepared | undefined> {
-    let loaded: Awaited<ReturnType<typeof loadManifests>>;
-    try {
-      loaded = await loadManifests(dir, {
-        owner: options.owner,
-        env: options.env,
-        secretDirs: options.secretDirs,
-        ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
-      });
-    } catch (err) {
-      await assertCurrent();
-      throw err;
-    }
-    if (!loaded.ok) {
-      await assertCurrent();
-      throw new ManifestError(loaded.diagnostics);
-    }
-    const desired = loaded.set;
-    const guess = buildPlan(desired, known, planOptions);
-    // Creates have no ID yet: nothing live to read for them.
-    const touched = touchedRoots(guess, { created: {} });
-    const reads = touched.tls.size + touched.https.size + touched.bots.size;
-    if (reads > Math.min(INCREMENTAL_MAX_READS, listCost(known))) return undefined;
-    if (reads === 0) {
-      return { plan: guess, live: known, desired, mode: 'incremental', stamps: loaded.stamps };
-    }
-    // Read with an empty plan's verification: the same GET-by-ID overlay, before writing.
-    const live = await verifyTouched(
-      client,
-      guess,
-      known,
-      { created: {} },
-      {
-        signal,
-        concurrency: options.concurrency,
-      },
-    );
-    // Usually nobody touched those roots since: the plan made on the kept snapshot stands, and
-    // a second plan of the whole set (a third of the cycle's CPU at 10,000 edges) is saved.
-    const unchanged =
-      sameRecords(known.tlsEdges, live.tlsEdges) &&
-      sameRecords(known.httpsEdges, live.httpsEdges) &&
-      sameRecords(known.botUsers, live.botUsers);
-    return {
-      plan: unchanged ? guess : buildPlan(desired, live, planOptions),
-      live: { ...live, calls: { tls: 0, https: 0, botUsers: 0 } },
-      desired,
-      mode: 'incremental',
-      stamps: loaded.stamps,
-    };
-  }
-
   return async (input): Promise<ReconcileReport> =>
     // A manifest change (or an operator's request) goes ahead of background work (a resync's
     // listing) in the limiter.
@@ -211,7 +144,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
         INCREMENTAL_REASONS.has(input.reason) &&
         known !== undefined
       ) {
-        prepared = await prepareIncremental(input, known);
+        prepared = await prepareIncremental(input, known, incremental);
         if (prepared === undefined) {
           options.logger.debug('the change touches many resources: full cycle');
         }
@@ -232,9 +165,10 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     // (an incremental cycle listed nothing, and says nothing about it).
     const listCalls =
       mode === 'full' ? live.calls.tls + live.calls.https + live.calls.botUsers : undefined;
-    const secrets = sensitiveValues(desired);
-    options.mask?.set(secrets);
-    const mask = (text: string) => maskValues(text, secrets);
+    secrets = stableValues(desired, secrets);
+    const values = secrets;
+    options.mask?.set(values);
+    const mask = (text: string) => maskValues(text, values);
     const guards = {
       maxDeletes: options.maxDeletes,
       allowEmpty: options.allowEmpty,
@@ -243,11 +177,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     const verdict = checkGuards(plan, { ...guards, live });
     const managed = managedCounts(plan);
     // Per-resource status and events name resources: a name read from env is masked there too.
-    const raw = resourcesOf(plan);
-    const resources =
-      secrets.length === 0
-        ? raw
-        : (JSON.parse(maskJson(JSON.stringify(raw), secrets)) as typeof raw);
+    const resources = resourcesOf(plan, values);
     /** The report of a cycle that wrote nothing. */
     const noWrites = (
       result: ReconcileReport['result'],
@@ -375,53 +305,5 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
   }
 }
 
-/** The plan's differences by resource, for per-resource status and events (no values). */
-function resourcesOf(plan: Plan): NonNullable<ReconcileReport['resources']> {
-  return {
-    changes: plan.changes
-      .filter((c) => c.action !== 'noop')
-      .map((c) => ({
-        address: c.address,
-        kind: c.kind,
-        action: c.action,
-        reason: c.reason,
-        ...(c.id === undefined ? {} : { id: c.id }),
-        fields: c.fields.map((f) => f.path),
-      })),
-    blocked: plan.blocked.map((b) => ({ address: b.address, kind: b.kind, reason: b.reason })),
-    noop: plan.changes
-      .filter((c) => c.action === 'noop')
-      .map((c) => ({
-        address: c.address,
-        kind: c.kind,
-        ...(c.id === undefined ? {} : { id: c.id }),
-      })),
-  };
-}
-
 /** Triggers that carry a change (of the manifests, or an operator's request): high priority. */
 const CHANGE_REASONS: ReadonlySet<string> = new Set(['file', 'link', 'webhook', 'manual']);
-
-/**
- * The same records in the same order: untouched ones are the same objects, read ones compared
- * as JSON (zod outputs keys in schema order, so equal records serialise alike).
- */
-function sameRecords<T>(a: readonly T[], b: readonly T[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    if (a[i] !== b[i] && JSON.stringify(a[i]) !== JSON.stringify(b[i])) return false;
-  }
-  return true;
-}
-
-/** Triggers that say only the manifests changed: a file saved, a git-sync revision. */
-const INCREMENTAL_REASONS: ReadonlySet<string> = new Set(['file', 'link']);
-
-/** The most roots a file event reads by ID before a full listing is the better deal. */
-export const INCREMENTAL_MAX_READS = 20;
-
-/** List calls a full observation of the account in `live` takes (a full last page ends a list). */
-export function listCost(live: LiveSnapshot): number {
-  const pages = (n: number) => Math.floor(n / 100) + 1;
-  return pages(live.tlsEdges.length) + pages(live.httpsEdges.length) + pages(live.botUsers.length);
-}

@@ -1,0 +1,88 @@
+/**
+ * What a daemon cycle reports besides its result, computed from the plan: the managed counts,
+ * the plan by resource (for per-resource status and events) and the sensitive values that mask
+ * them. At 10,000 managed edges a cycle after one file save changes one entry of these: each
+ * entry is kept per plan change (the planner hands back the same change objects for edges it
+ * found up to date before), masked once per list of values, so the report costs what changed.
+ */
+import type { ManagedCounts, PlanResources } from '../daemon/index.js';
+import type { DesiredSet } from '../manifest/schema.js';
+import { maskTree, sensitiveValues } from '../manifest/secrets.js';
+import type { Blocked, Plan, ResourceChange } from '../plan/index.js';
+
+/** Resources this controller manages once the plan is done: everything it keeps or creates. */
+export function managedCounts(plan: Plan): ManagedCounts {
+  const counts = { tls_edge: 0, https_edge: 0, bot_user: 0 };
+  for (const change of plan.changes) {
+    if (change.action === 'delete' || change.kind === 'route') continue;
+    counts[change.kind] += 1;
+  }
+  return counts;
+}
+
+type ChangeEntry = PlanResources['changes'][number];
+type NoopEntry = PlanResources['noop'][number];
+type BlockedEntry = PlanResources['blocked'][number];
+
+/** Each change's entry, masked with the value list it was last asked for. */
+const entries = new WeakMap<
+  object,
+  { readonly values: readonly string[]; readonly entry: ChangeEntry | NoopEntry | BlockedEntry }
+>();
+
+function entryOf<E extends ChangeEntry | NoopEntry | BlockedEntry>(
+  key: ResourceChange | Blocked,
+  values: readonly string[],
+  make: () => E,
+): E {
+  const known = entries.get(key);
+  if (known !== undefined && known.values === values) return known.entry as E;
+  // A name read from env is a value too: masked in every entry.
+  const entry = maskTree(make(), values);
+  entries.set(key, { values, entry });
+  return entry;
+}
+
+/** The plan's differences by resource, for per-resource status and events (no values). */
+export function resourcesOf(plan: Plan, values: readonly string[]): PlanResources {
+  const changes: ChangeEntry[] = [];
+  const noop: NoopEntry[] = [];
+  for (const c of plan.changes) {
+    if (c.action === 'noop') {
+      noop.push(
+        entryOf(c, values, () => ({
+          address: c.address,
+          kind: c.kind,
+          ...(c.id === undefined ? {} : { id: c.id }),
+        })),
+      );
+    } else {
+      changes.push(
+        entryOf(c, values, () => ({
+          address: c.address,
+          kind: c.kind,
+          action: c.action,
+          reason: c.reason,
+          ...(c.id === undefined ? {} : { id: c.id }),
+          fields: c.fields.map((f) => f.path),
+        })),
+      );
+    }
+  }
+  const blocked = plan.blocked.map((b) =>
+    entryOf(b, values, () => ({ address: b.address, kind: b.kind, reason: b.reason })),
+  );
+  return { changes, blocked, noop };
+}
+
+/**
+ * The set's sensitive values, as the same array as `previous` when they did not change: the
+ * maskers (of log lines and of report entries) are built once per array.
+ */
+export function stableValues(set: DesiredSet, previous: readonly string[]): readonly string[] {
+  const fresh = sensitiveValues(set);
+  if (fresh.length === previous.length && fresh.every((v, i) => v === previous[i])) {
+    return previous;
+  }
+  return fresh;
+}
