@@ -1,0 +1,152 @@
+/**
+ * What every resource's handlers share: the call and reply shapes, the lookups by path ID (each
+ * 404 with its resource's error code), the checks that span resources (hostports, body IDs,
+ * rule violations), module bookkeeping, pagination and module replies. One place, so a TLS edge
+ * and an HTTPS edge cannot drift apart in how they answer the same situation.
+ */
+import { ERROR_CODE, type RuleViolation } from '../spec/api.js';
+import { invalidValue, RequestError } from './errors.js';
+import type { IdGenerator } from './ids.js';
+import type { BotUserRec, HttpsEdgeRec, RouteRec, TlsEdgeRec } from './model.js';
+import type { Renderer } from './render.js';
+import type { RouteModules } from './schemas.js';
+import type { AccountState, Collection, Store } from './store.js';
+
+/** What a handler answers: a status and a JSON body (absent for 204). */
+export interface Reply {
+  readonly status: number;
+  readonly body?: string;
+  /** Resolves when the change is durable; the reply must not be sent before. */
+  readonly durable?: Promise<void>;
+}
+
+export interface Call {
+  readonly accountId: string;
+  readonly account: AccountState;
+  /** Path IDs, already checked for their prefix. */
+  readonly ids: readonly string[];
+  readonly module?: string;
+  readonly page?: { beforeId: string | undefined; limit: number };
+  readonly body?: unknown;
+}
+
+export interface HandlerDeps {
+  readonly store: Store;
+  readonly render: Renderer;
+  readonly ids: IdGenerator;
+  readonly now: () => number;
+}
+
+export type AnyModules = Record<string, unknown>;
+
+export const json = (status: number, body: string, durable?: Promise<void>): Reply =>
+  durable === undefined ? { status, body } : { status, body, durable };
+export const noContent = (durable?: Promise<void>): Reply =>
+  durable === undefined ? { status: 204 } : { status: 204, durable };
+
+function id(call: Call, i: number): string {
+  return call.ids[i] as string;
+}
+
+function notFound(what: string, id: string, code: (typeof ERROR_CODE)[keyof typeof ERROR_CODE]) {
+  return new RequestError(404, code, `${what} ${id} not found`);
+}
+
+export function tlsEdge(call: Call): TlsEdgeRec {
+  const edge = call.account.tls.get(id(call, 0));
+  if (edge === undefined) throw notFound('TLS edge', id(call, 0), ERROR_CODE.edgeNotFound);
+  return edge;
+}
+export function httpsEdge(call: Call): HttpsEdgeRec {
+  const edge = call.account.https.get(id(call, 0));
+  if (edge === undefined) throw notFound('HTTPS edge', id(call, 0), ERROR_CODE.edgeNotFound);
+  return edge;
+}
+export function route(call: Call): { edge: HttpsEdgeRec; route: RouteRec } {
+  const edge = httpsEdge(call);
+  const rid = id(call, 1);
+  const found = edge.routes.find((r) => r.id === rid);
+  if (found === undefined) throw notFound('route', rid, ERROR_CODE.routeNotFound);
+  return { edge, route: found };
+}
+export function botUser(call: Call): BotUserRec {
+  const bot = call.account.bots.get(id(call, 0));
+  if (bot === undefined) throw notFound('bot user', id(call, 0), ERROR_CODE.notFound);
+  return bot;
+}
+
+export function checkHostports(
+  account: AccountState,
+  hostports: readonly string[],
+  selfId?: string,
+) {
+  const taken = account.hostportOwner(hostports, selfId);
+  if (taken !== undefined) {
+    throw new RequestError(
+      400,
+      ERROR_CODE.hostportInUse,
+      `hostport ${taken} is already used by another edge of this account`,
+    );
+  }
+}
+
+export function checkBodyId(value: string | undefined, expected: string, field: string) {
+  if (value !== undefined && value !== expected) {
+    throw invalidValue(`${field} in the body (${value}) does not match the path (${expected})`);
+  }
+}
+
+export function refuse(violation: RuleViolation | undefined): void {
+  if (violation !== undefined) throw new RequestError(400, violation.code, violation.message);
+}
+
+/** Modules of a create body (null and absent both mean unset). */
+export function modulesFrom<K extends string>(
+  names: readonly K[],
+  body: Partial<Record<K, unknown>>,
+) {
+  const out: Record<string, unknown> = {};
+  for (const name of names) out[name] = body[name] ?? null;
+  return out;
+}
+
+/** Modules after a PATCH: present ones replace, absent ones stay. */
+export function patchModules(
+  names: readonly string[],
+  current: object,
+  body: Record<string, unknown>,
+) {
+  const out: AnyModules = { ...current };
+  for (const name of names) if (body[name] != null) out[name] = body[name];
+  return out;
+}
+
+export function list<T extends { readonly id: string }>(
+  render: Renderer,
+  call: Call,
+  collection: Collection<T>,
+  key: string,
+  path: string,
+  one: (rec: T) => string,
+): Reply {
+  const page = call.page ?? { beforeId: undefined, limit: 100 };
+  const { items, more } = collection.page(page.beforeId, page.limit);
+  const last = items[items.length - 1];
+  const uri = `${render.base}${path}`;
+  const next =
+    more && last !== undefined
+      ? JSON.stringify(`${uri}?before_id=${last.id}&limit=${page.limit}`)
+      : 'null';
+  return json(
+    200,
+    `{"${key}":[${items.map(one).join(',')}],"uri":${JSON.stringify(uri)},"next_page_uri":${next}}`,
+  );
+}
+
+export function moduleReply(render: Renderer, call: Call, modules: object, ownerId: string): Reply {
+  const name = call.module as keyof RouteModules;
+  if ((modules as AnyModules)[name] == null) {
+    throw new RequestError(404, ERROR_CODE.notFound, `module ${name} is not set on ${ownerId}`);
+  }
+  return json(200, render.module(name, modules as AnyModules, ownerId));
+}
