@@ -92,10 +92,6 @@ export interface DaemonOptions {
    * any more). `edgesync run` passes a full garbage collection (memory.ts).
    */
   readonly afterCycle?: () => void;
-  /**
-   * Periodic resyncs use at most `share` of the API `budget`: the interval stretches to the list
-   * calls of the last full observation (never below `intervalMs`).
-   */
   /** Start suspended (`--suspended`): cycles observe, nothing is written until resumed. */
   readonly suspended?: boolean;
   /** `observe` (`--mode observe`): never write; every difference is drift. Default enforce. */
@@ -106,6 +102,10 @@ export interface DaemonOptions {
   readonly resyncJitter?: number;
   /** In [0, 1): the jitter's draw (tests seed it). Default Math.random. */
   readonly random?: () => number;
+  /**
+   * Periodic resyncs use at most `share` of the API `budget`: the interval stretches to the list
+   * calls of the last full observation (never below `intervalMs`).
+   */
   readonly resyncBudget?: { readonly share: number; readonly budget: RateLimitSpec } | undefined;
   /** With leader election: the role and holder for `/status` (metrics are the caller's). */
   readonly leadership?: () => LeadershipStatus;
