@@ -2,6 +2,7 @@
  * The long-running controller around an injected reconcile step: triggers (file watcher,
  * periodic resync, webhook), git-sync link resolution, backoff, status, metrics and the HTTP
  * server. The reconcile step itself (load, observe, plan, apply) is passed in; see types.ts.
+ * The options, their defaults and limits: options.ts.
  *
  * Contract:
  *
@@ -26,19 +27,18 @@
  * aborts the cycle in flight through its signal (it finishes its current API call), waits for it
  * up to `graceMs`, closes the HTTP server, resolves. Aborting `options.signal` calls `stop()`.
  */
-import path from 'node:path';
-import { ConfigError, errorMessage } from '../errors.js';
-import { type Logger, silentLogger } from '../log.js';
+import { errorMessage } from '../errors.js';
+import { silentLogger } from '../log.js';
 import { excludeMatcher } from '../manifest/loader.js';
 import { findAnchor, type ResolvedDir, resolveManifestDir } from '../manifest/resolve.js';
-import type { RateLimitSpec } from '../spec/rate-limit.js';
 import { runCycle } from './cycle.js';
 import { type Conditions, cycleEvents, EventLog, NO_CONDITIONS } from './events.js';
 import { createDaemonHttpHandler } from './http.js';
 import { type HttpListener, listenHttp } from './http-server.js';
-import { DEFAULT_LISTEN, type ListenAddress } from './listen.js';
+import type { ListenAddress } from './listen.js';
 import { createReconcileLoop } from './loop.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
+import { DAEMON_DEFAULTS, type DaemonOptions, MAX_DELAY_MS, resolveSettings } from './options.js';
 import {
   type CycleRecord,
   errorCount,
@@ -47,69 +47,10 @@ import {
   renderStatus,
   type StatusState,
 } from './status.js';
-import {
-  type BackoffOptions,
-  type DaemonStatus,
-  type LeadershipStatus,
-  type ReconcileFn,
-  realTimers,
-  SUCCESS_RESULTS,
-  type Timers,
-  type TriggerReason,
-} from './types.js';
+import { type DaemonStatus, realTimers, SUCCESS_RESULTS, type TriggerReason } from './types.js';
 import { createManifestWatcher } from './watch.js';
 
-export interface DaemonOptions {
-  /** The manifest directory; may be (or go through) a git-sync symlink. Relative: to the process cwd. */
-  readonly dir: string;
-  readonly reconcile: ReconcileFn;
-  /** Periodic resync. Default 60 s. */
-  readonly intervalMs?: number;
-  /** Quiet time after the last file event before a cycle. Default 250 ms. */
-  readonly debounceMs?: number;
-  /** Longest a stream of file events can postpone a cycle. Default 10 × debounceMs. */
-  readonly debounceMaxMs?: number;
-  /** Failure backoff. Default base 1 s, cap 5 min. */
-  readonly backoff?: Partial<BackoffOptions>;
-  /** How long stop() waits for the cycle in flight. Default 10 s. */
-  readonly graceMs?: number;
-  /** HTTP address (port 0: any free port). Default 127.0.0.1:9090. `false`: no HTTP server. */
-  readonly listen?: ListenAddress | false;
-  /** File-system triggers. Default true. */
-  readonly watch?: boolean;
-  /** `--exclude` globs (relative to `dir`): changes there wake no cycle. */
-  readonly exclude?: readonly string[];
-  /** Pass a child logger, e.g. `root.child({ module: 'daemon' })`. */
-  readonly logger?: Logger;
-  /** Pass one when the API client must feed it too; default: a fresh registry. */
-  readonly metrics?: DaemonMetrics;
-  /** Aborting it stops the daemon (the command passes its SIGINT/SIGTERM signal). */
-  readonly signal?: AbortSignal;
-  readonly now?: () => number;
-  readonly timers?: Timers;
-  /**
-   * Called after every cycle, once its report is recorded (nothing of the cycle is referenced
-   * any more). `edgesync run` passes a full garbage collection (memory.ts).
-   */
-  readonly afterCycle?: () => void;
-  /** Start suspended (`--suspended`): cycles observe, nothing is written until resumed. */
-  readonly suspended?: boolean;
-  /** `observe` (`--mode observe`): never write; every difference is drift. Default enforce. */
-  readonly mode?: 'enforce' | 'observe';
-  /** Where events go (`GET /events`, notifications); default a fresh log of 200. */
-  readonly events?: EventLog;
-  /** Spread of each resync interval, either way (default 0.1: ±10%). */
-  readonly resyncJitter?: number;
-  /** In [0, 1): the jitter's draw (tests seed it). Default Math.random. */
-  readonly random?: () => number;
-  /**
-   * Periodic resyncs use at most `share` of the API `budget`: the interval stretches to the list
-   * calls of the last full observation (never below `intervalMs`).
-   */
-  readonly resyncBudget?: { readonly share: number; readonly budget: RateLimitSpec } | undefined;
-  /** With leader election: the role and holder for `/status` (metrics are the caller's). */
-  readonly leadership?: () => LeadershipStatus;
-}
+export { DAEMON_DEFAULTS, type DaemonOptions } from './options.js';
 
 export interface Daemon {
   start(): Promise<void>;
@@ -128,41 +69,9 @@ export interface Daemon {
   readonly metrics: DaemonMetrics;
 }
 
-export const DAEMON_DEFAULTS = {
-  intervalMs: 60_000,
-  debounceMs: 250,
-  backoff: { baseMs: 1000, maxMs: 300_000 },
-  graceMs: 10_000,
-  resyncJitter: 0.1,
-} as const;
-
-/** setTimeout's ceiling: longer delays fire at once in Node, so they are refused up front. */
-const MAX_DELAY_MS = 2_147_483_647;
-
-function checkMs(name: string, value: number, min: number): number {
-  if (!Number.isFinite(value) || value < min || value > MAX_DELAY_MS) {
-    throw new ConfigError(`${name} must be between ${min} and ${MAX_DELAY_MS} ms, got ${value}`);
-  }
-  return value;
-}
-
 export function createDaemon(options: DaemonOptions): Daemon {
-  const absDir = path.resolve(options.dir);
-  const intervalMs = checkMs('interval', options.intervalMs ?? DAEMON_DEFAULTS.intervalMs, 1);
-  const debounceMs = checkMs('debounce', options.debounceMs ?? DAEMON_DEFAULTS.debounceMs, 0);
-  const debounceMaxMs = checkMs('debounce max', options.debounceMaxMs ?? debounceMs * 10, 0);
-  const backoff: BackoffOptions = {
-    baseMs: checkMs('backoff base', options.backoff?.baseMs ?? DAEMON_DEFAULTS.backoff.baseMs, 1),
-    maxMs: checkMs('backoff cap', options.backoff?.maxMs ?? DAEMON_DEFAULTS.backoff.maxMs, 1),
-  };
-  if (backoff.maxMs < backoff.baseMs) {
-    throw new ConfigError(
-      `backoff cap (${backoff.maxMs} ms) is below its base (${backoff.baseMs} ms)`,
-    );
-  }
-  const graceMs = checkMs('grace', options.graceMs ?? DAEMON_DEFAULTS.graceMs, 0);
-  const listen = options.listen ?? DEFAULT_LISTEN;
-  const watchEnabled = options.watch ?? true;
+  const { absDir, intervalMs, debounceMs, debounceMaxMs, backoff, graceMs, listen, watchEnabled } =
+    resolveSettings(options);
   const logger = options.logger ?? silentLogger();
   const metrics = options.metrics ?? createDaemonMetrics();
   const now = options.now ?? Date.now;
