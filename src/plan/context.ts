@@ -1,6 +1,6 @@
 /**
  * What the parts of the planner share while one plan is built: the options, the lists the plan
- * is assembled from, and the canonical hostports of each desired edge (computed once).
+ * is assembled from, and the canonical hostports of each desired edge.
  */
 import { DEFAULT_OWNER } from '../manifest/metadata.js';
 import type { Blocked, ResourceChange } from './model.js';
@@ -25,7 +25,6 @@ export class PlanContext {
   readonly changes: ResourceChange[] = [];
   readonly blocked: Blocked[] = [];
   readonly warnings: string[] = [];
-  readonly #wanted = new Map<DesiredEdge, string[]>();
 
   constructor(options: PlanOptions) {
     this.owner = options.owner ?? DEFAULT_OWNER;
@@ -33,13 +32,8 @@ export class PlanContext {
     this.maxDeletes = options.maxDeletes ?? DEFAULT_MAX_DELETES;
   }
 
-  /** The desired edge's hostports, canonical (computed once per edge). */
-  wanted(d: DesiredEdge): string[] {
-    let list = this.#wanted.get(d);
-    if (list === undefined) {
-      list = canonicalHostports(d.manifest.hostports);
-      this.#wanted.set(d, list);
-    }
-    return list;
+  /** The desired edge's hostports, canonical (kept per manifest list: `canonicalHostports`). */
+  wanted(d: DesiredEdge): readonly string[] {
+    return canonicalHostports(d.manifest.hostports);
   }
 }

@@ -154,11 +154,23 @@ export function canonicalModule(
   return out;
 }
 
-/** Rule 6: hostports as a case-insensitive set, sorted. */
-export function canonicalHostports(hostports: readonly string[] | null | undefined): string[] {
-  const set = new Set((hostports ?? []).map((h) => h.toLowerCase()));
-  return [...set].sort(compareCodeUnits);
+/**
+ * Rule 6: hostports as a case-insensitive set, sorted. Kept per list: manifests and live records
+ * are never changed, and the daemon plans the same ones cycle after cycle.
+ */
+export function canonicalHostports(
+  hostports: readonly string[] | null | undefined,
+): readonly string[] {
+  if (hostports === null || hostports === undefined) return [];
+  let canonical = canonicalLists.get(hostports);
+  if (canonical === undefined) {
+    canonical = [...new Set(hostports.map((h) => h.toLowerCase()))].sort(compareCodeUnits);
+    canonicalLists.set(hostports, canonical);
+  }
+  return canonical;
 }
+
+const canonicalLists = new WeakMap<readonly string[], readonly string[]>();
 
 export function sameHostports(
   a: readonly string[] | null | undefined,
