@@ -218,9 +218,26 @@ function uniqueSorted(paths: readonly FieldPath[]): string[] {
  * Adds `source` and `sensitive` to the shaped values (fresh objects from zod, owned here, so
  * they are completed in place rather than copied) and sorts each kind by name.
  */
+/**
+ * The model each shaped document became: a document kept by a `FileCache` is assembled once, and
+ * later builds hand back the same object (completing it again would make it a new one to the
+ * planner's memo in all but identity, and costs a tenth of a 10,000-edge build).
+ */
+const assembled = new WeakMap<
+  ShapedDoc,
+  { readonly kind: 'tls' | 'https' | 'bot'; readonly resource: object }
+>();
+
 function assemble(shaped: readonly ShapedDoc[]): DesiredSet {
   const set: DesiredSet = { tlsEdges: [], httpsEdges: [], botUsers: [] };
   for (const d of shaped) {
+    const known = assembled.get(d);
+    if (known !== undefined) {
+      if (known.kind === 'tls') set.tlsEdges.push(known.resource as TlsEdgeManifest);
+      else if (known.kind === 'https') set.httpsEdges.push(known.resource as HttpsEdgeManifest);
+      else set.botUsers.push(known.resource as BotUserManifest);
+      continue;
+    }
     const source: Source = { file: d.file, line: d.doc.start.line, column: d.doc.start.column };
     const value = d.value;
     if (value.kind === 'TLSEdge') {
@@ -229,12 +246,14 @@ function assemble(shaped: readonly ShapedDoc[]): DesiredSet {
         sensitive: uniqueSorted(d.sensitive),
       });
       set.tlsEdges.push(edge);
+      assembled.set(d, { kind: 'tls', resource: edge });
     } else if (value.kind === 'BotUser') {
       const bot: BotUserManifest = Object.assign(value, {
         source,
         sensitive: uniqueSorted(d.sensitive),
       });
       set.botUsers.push(bot);
+      assembled.set(d, { kind: 'bot', resource: bot });
     } else {
       const routes: RouteManifest[] = value.routes.map((route, r) => {
         const own = d.sensitive
@@ -253,6 +272,7 @@ function assemble(shaped: readonly ShapedDoc[]): DesiredSet {
         sensitive: uniqueSorted(d.sensitive.filter((p) => p[0] !== 'routes')),
       });
       set.httpsEdges.push(edge);
+      assembled.set(d, { kind: 'https', resource: edge });
     }
   }
   const byName = (a: { name: string }, b: { name: string }) =>

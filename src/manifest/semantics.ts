@@ -102,73 +102,94 @@ export function checkSemantics(
       }
     });
 
-    checkLabels(doc, [], value.metadata, add);
-    const bytes = metadataMayExceed(value.metadata, options.owner, value.name)
-      ? utf8Bytes(
-          storedMetadata(value.metadata, {
-            owner: options.owner,
-            name: value.name,
-            protect: value.protect,
-          }),
-        )
-      : 0;
-    if (bytes > LIMITS.metadataBytes) {
-      add(
-        doc,
-        Object.keys(value.metadata).length > 0 ? ['metadata'] : ['name'],
-        `stored metadata would be ${bytes} bytes (labels plus edgesync's own keys); the limit is ${LIMITS.metadataBytes}`,
-      );
-    }
-
-    if (value.kind === 'TLSEdge') {
-      const tls = value.tls_termination;
-      if (tls?.terminate_at === 'upstream' && tls.min_version !== undefined) {
-        add(
-          doc,
-          ['tls_termination', 'min_version'],
-          'min_version must not be set when terminate_at is "upstream" (TLS is not terminated here)',
-        );
-      }
-      const mtls = checkMutualTlsTermination(tls?.terminate_at, value.mutual_tls !== undefined);
-      if (mtls !== undefined) add(doc, ['mutual_tls'], mtls.message, 'key');
-      continue;
-    }
-
-    // At most one route of an HTTPS edge may carry an auth module: the second and later ones
-    // are the errors, each pointing at its own module.
-    const authRoutes = value.routes.flatMap((route, r) => {
-      const m = AUTH_MODULES.find((a) => route[a] !== undefined);
-      return m === undefined ? [] : [{ r, m }];
-    });
-    const tooMany = checkAuthRoutes(authRoutes.length);
-    if (tooMany !== undefined) {
-      const first = authRoutes[0] as { r: number; m: string };
-      for (const { r, m } of authRoutes.slice(1)) {
-        add(
-          doc,
-          ['routes', r, m],
-          `${tooMany.message}; the first is at ${options.where(doc, ['routes', first.r, first.m])}`,
-          'key',
-        );
-      }
-    }
-
-    const matches = new Map<string, number>();
-    value.routes.forEach((route, r) => {
-      const at = (...rest: FieldPath): FieldPath => ['routes', r, ...rest];
-      const seen = matches.get(route.match);
-      if (seen === undefined) matches.set(route.match, r);
-      else {
-        add(
-          doc,
-          at('match'),
-          `duplicate route match "${route.match}" on this edge (first at ${options.where(doc, ['routes', seen, 'match'])})`,
-        );
-      }
-      checkRoute(doc, route, at, add);
-    });
+    // Rules within one edge: a document found clean for this owner is not checked again.
+    if (clean.get(value) === options.owner) continue;
+    const before = issues.length;
+    checkEdge(doc, value, options, add);
+    if (issues.length === before) clean.set(value, options.owner);
   }
   return issues;
+}
+
+/**
+ * Documents whose own rules found nothing, by the owner they were checked for: the daemon's
+ * `FileCache` hands back the same document objects, and a 10,000-edge set is not re-checked
+ * after one file changed. The rules across documents (names, IDs, hostports) always run.
+ */
+const clean = new WeakMap<object, string>();
+
+/** The rules within one edge: labels, the metadata limit, TLS termination, routes. */
+function checkEdge(
+  doc: number,
+  value: Exclude<DocumentValue, { kind: 'BotUser' }>,
+  options: SemanticOptions,
+  add: Add,
+): void {
+  checkLabels(doc, [], value.metadata, add);
+  const bytes = metadataMayExceed(value.metadata, options.owner, value.name)
+    ? utf8Bytes(
+        storedMetadata(value.metadata, {
+          owner: options.owner,
+          name: value.name,
+          protect: value.protect,
+        }),
+      )
+    : 0;
+  if (bytes > LIMITS.metadataBytes) {
+    add(
+      doc,
+      Object.keys(value.metadata).length > 0 ? ['metadata'] : ['name'],
+      `stored metadata would be ${bytes} bytes (labels plus edgesync's own keys); the limit is ${LIMITS.metadataBytes}`,
+    );
+  }
+
+  if (value.kind === 'TLSEdge') {
+    const tls = value.tls_termination;
+    if (tls?.terminate_at === 'upstream' && tls.min_version !== undefined) {
+      add(
+        doc,
+        ['tls_termination', 'min_version'],
+        'min_version must not be set when terminate_at is "upstream" (TLS is not terminated here)',
+      );
+    }
+    const mtls = checkMutualTlsTermination(tls?.terminate_at, value.mutual_tls !== undefined);
+    if (mtls !== undefined) add(doc, ['mutual_tls'], mtls.message, 'key');
+    return;
+  }
+
+  // At most one route of an HTTPS edge may carry an auth module: the second and later ones
+  // are the errors, each pointing at its own module.
+  const authRoutes = value.routes.flatMap((route, r) => {
+    const m = AUTH_MODULES.find((a) => route[a] !== undefined);
+    return m === undefined ? [] : [{ r, m }];
+  });
+  const tooMany = checkAuthRoutes(authRoutes.length);
+  if (tooMany !== undefined) {
+    const first = authRoutes[0] as { r: number; m: string };
+    for (const { r, m } of authRoutes.slice(1)) {
+      add(
+        doc,
+        ['routes', r, m],
+        `${tooMany.message}; the first is at ${options.where(doc, ['routes', first.r, first.m])}`,
+        'key',
+      );
+    }
+  }
+
+  const matches = new Map<string, number>();
+  value.routes.forEach((route, r) => {
+    const at = (...rest: FieldPath): FieldPath => ['routes', r, ...rest];
+    const seen = matches.get(route.match);
+    if (seen === undefined) matches.set(route.match, r);
+    else {
+      add(
+        doc,
+        at('match'),
+        `duplicate route match "${route.match}" on this edge (first at ${options.where(doc, ['routes', seen, 'match'])})`,
+      );
+    }
+    checkRoute(doc, route, at, add);
+  });
 }
 
 /**
