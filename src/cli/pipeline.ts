@@ -22,7 +22,7 @@ import { type LoadResult, loadManifests } from '../manifest/loader.js';
 import { DEFAULT_OWNER } from '../manifest/metadata.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import type { Plan } from '../plan/model.js';
-import { buildPlan, DEFAULT_MAX_DELETES } from '../plan/plan.js';
+import { buildPlan, DEFAULT_MAX_DELETES, type PlanMemo } from '../plan/plan.js';
 
 export interface PreparePlanOptions {
   /** The manifest directory (absolute, or relative to the process cwd). */
@@ -39,6 +39,8 @@ export interface PreparePlanOptions {
   readonly exclude?: readonly string[] | undefined;
   /** The daemon's parsed files, kept between cycles (`FileCache`). */
   readonly cache?: FileCache | undefined;
+  /** The daemon's planner memo (`PlanMemo`). */
+  readonly memo?: PlanMemo | undefined;
   readonly signal?: AbortSignal | undefined;
   /**
    * Compute the fingerprints (default: when `fingerprintKey` is given). `plan` skips them for text and Markdown output
@@ -157,6 +159,7 @@ export async function preparePlan(options: PreparePlanOptions): Promise<Prepared
       owner,
       allowEmpty: options.allowEmpty,
       maxDeletes,
+      memo: options.memo,
     });
     const plan: Plan = fingerprint === undefined ? built : { ...built, fingerprint };
     return { plan, desired, snapshot, fingerprint, manifests };

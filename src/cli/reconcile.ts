@@ -30,7 +30,7 @@ import type { Logger } from '../log.js';
 import { FileCache } from '../manifest/build.js';
 import { manifestsChangedSince } from '../manifest/loader.js';
 import { maskValues, type ValueMask } from '../manifest/secrets.js';
-import { buildPlan, operationCount, type Plan } from '../plan/index.js';
+import { buildPlan, operationCount, type Plan, PlanMemo } from '../plan/index.js';
 import { managedCounts, resourcesOf, stableValues } from './cycle-report.js';
 import { INCREMENTAL_REASONS, type Prepared, prepareIncremental } from './incremental.js';
 import { preparePlan } from './pipeline.js';
@@ -69,11 +69,17 @@ export interface ReconcilerOptions {
 
 export function createReconciler(options: ReconcilerOptions): ReconcileFn {
   const { client } = options;
-  const planOptions = {
+  /**
+   * The verdicts of up-to-date edges, kept between cycles (`PlanMemo`). A full listing makes every
+   * record new, so a full cycle starts a new memo: the old verdicts go before the listing comes.
+   */
+  let memo = new PlanMemo();
+  const planOptions = () => ({
     owner: options.owner,
     allowEmpty: options.allowEmpty,
     maxDeletes: options.maxDeletes,
-  };
+    memo,
+  });
   /** The account as of the last converged cycle (undefined: the next cycle lists it). */
   let cached: LiveSnapshot | undefined;
   /**
@@ -84,25 +90,26 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
   const files = new FileCache();
   /** The last cycle's sensitive values: the same array while they do not change. */
   let secrets: readonly string[] = [];
-  const incremental = {
+  const incremental = () => ({
     client,
-    plan: planOptions,
+    plan: planOptions(),
     owner: options.owner,
     env: options.env,
     secretDirs: options.secretDirs,
     exclude: options.exclude,
     concurrency: options.concurrency,
     cache: files,
-  };
+  });
 
   /** The whole pipeline: load and list concurrently, plan. */
   async function prepareFull({ dir, signal, assertCurrent }: ReconcileInput): Promise<Prepared> {
     let prepared: Awaited<ReturnType<typeof preparePlan>>;
+    memo = new PlanMemo();
     try {
       prepared = await preparePlan({
         dir,
         client,
-        ...planOptions,
+        ...planOptions(),
         env: options.env,
         secretDirs: options.secretDirs,
         exclude: options.exclude,
@@ -144,7 +151,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
         INCREMENTAL_REASONS.has(input.reason) &&
         known !== undefined
       ) {
-        prepared = await prepareIncremental(input, known, incremental);
+        prepared = await prepareIncremental(input, known, incremental());
         if (prepared === undefined) {
           options.logger.debug('the change touches many resources: full cycle');
         }
@@ -259,7 +266,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
           concurrency: options.concurrency,
         });
         verified = again;
-        return { live: again, plan: buildPlan(desired, again, planOptions) };
+        return { live: again, plan: buildPlan(desired, again, planOptions()) };
       },
     });
     const { result } = outcome;

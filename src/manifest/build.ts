@@ -27,6 +27,7 @@ import {
   maskSecrets,
   processFile,
   type ShapedDoc,
+  slimResult,
 } from './shape.js';
 import type { Anchor } from './yaml.js';
 
@@ -76,12 +77,14 @@ export class FileCache {
     return hit !== undefined && hit.text === text ? hit.result : undefined;
   }
 
-  store(file: string, text: string, result: FileResult): void {
+  /** Keeps `result` (slimmed: `slimResult`) when it depends on nothing but `text`. */
+  store(file: string, text: string, result: FileResult, maxAliasCount: number): void {
     const standalone =
       result.diagnostics.length === 0 &&
       result.partials.length === 0 &&
       result.shaped.every((d) => d.sensitive.length === 0 && d.secrets.length === 0);
-    if (standalone) this.#files.set(file, { text, result });
+    if (standalone)
+      this.#files.set(file, { text, result: slimResult(result, text, maxAliasCount) });
     else this.#files.delete(file);
   }
 
@@ -138,7 +141,7 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
         maxAliasCount,
         fast: options.parser !== 'full',
       });
-      options.cache?.store(source.file, text, result);
+      options.cache?.store(source.file, text, result, maxAliasCount);
     }
     diagnostics.push(...result.diagnostics);
     counts.documents += result.kinds.length;

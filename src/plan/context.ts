@@ -16,12 +16,68 @@ export interface PlanOptions {
   readonly allowEmpty?: boolean | undefined;
   /** More edge deletions than this in one plan blocks all of them. Default 10. */
   readonly maxDeletes?: number | undefined;
+  /**
+   * Verdicts of earlier plans to reuse (`PlanMemo`): the daemon keeps one between cycles. A plan
+   * without one diffs every resource.
+   */
+  readonly memo?: PlanMemo | undefined;
+}
+
+/**
+ * Up-to-date edges of earlier plans, by manifest: a manifest object and a live record that are
+ * both the same objects as last time give the same verdict (the daemon keeps both between
+ * cycles: `FileCache` and its snapshot), so a 10,000-edge plan after one file changed diffs one
+ * edge. Only verdicts without an operation are kept: those never read the plan's hostport
+ * claims, so they depend on nothing but the key. Weak: a manifest gone is forgotten. The daemon
+ * starts a new memo with each full listing (every record is new then: nothing would be reused,
+ * and the old verdicts would only double the cycle's memory).
+ */
+export class PlanMemo {
+  readonly #settled = new WeakMap<
+    object,
+    {
+      readonly record: object;
+      readonly owner: string;
+      readonly adopt: boolean;
+      readonly changes: readonly ResourceChange[];
+    }
+  >();
+
+  /** The kept changes of `manifest` planned against `record`, or undefined. */
+  lookup(
+    manifest: object,
+    record: object,
+    owner: string,
+    adopt: boolean,
+  ): readonly ResourceChange[] | undefined {
+    const known = this.#settled.get(manifest);
+    return known !== undefined &&
+      known.record === record &&
+      known.owner === owner &&
+      known.adopt === adopt
+      ? known.changes
+      : undefined;
+  }
+
+  /** Keeps `changes` when none of them has an operation. */
+  keep(
+    manifest: object,
+    record: object,
+    owner: string,
+    adopt: boolean,
+    changes: readonly ResourceChange[],
+  ): void {
+    if (changes.every((c) => c.operations.length === 0)) {
+      this.#settled.set(manifest, { record, owner, adopt, changes });
+    }
+  }
 }
 
 export class PlanContext {
   readonly owner: string;
   readonly allowEmpty: boolean;
   readonly maxDeletes: number;
+  readonly memo: PlanMemo | undefined;
   readonly changes: ResourceChange[] = [];
   readonly blocked: Blocked[] = [];
   readonly warnings: string[] = [];
@@ -30,6 +86,7 @@ export class PlanContext {
     this.owner = options.owner ?? DEFAULT_OWNER;
     this.allowEmpty = options.allowEmpty ?? false;
     this.maxDeletes = options.maxDeletes ?? DEFAULT_MAX_DELETES;
+    this.memo = options.memo;
   }
 
   /** The desired edge's hostports, canonical (kept per manifest list: `canonicalHostports`). */

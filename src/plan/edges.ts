@@ -9,7 +9,7 @@ import type { EdgeManifest } from '../manifest/schema.js';
 import { HTTPS_EDGE_MODULES, TLS_EDGE_MODULES } from '../spec/api.js';
 import type { PlanContext } from './context.js';
 import { Sensitivity } from './diff.js';
-import type { Action, FieldChange, Operation, Phase, ResourceChange } from './model.js';
+import type { Action, FieldChange, Operation, Phase } from './model.js';
 import { canonicalHostports, liveModules, sameHostports } from './normalize.js';
 import {
   createEdge,
@@ -118,23 +118,6 @@ function edgeScalars<W extends EdgeWrite[EdgeKind]>(
   return scalars as ScalarDiff<W>[];
 }
 
-/**
- * Up-to-date edges of earlier plans, by manifest: a manifest object and a live record that are
- * both the same objects as last time give the same verdict (the daemon keeps both between
- * cycles: `FileCache` and its snapshot), so a 10,000-edge plan after one file changed diffs one
- * edge. Only verdicts without an operation are kept: those never read the plan's hostport
- * claims, so they depend on nothing but the key. Weak: a manifest or record gone is forgotten.
- */
-const settled = new WeakMap<
-  EdgeManifest,
-  {
-    readonly record: object;
-    readonly owner: string;
-    readonly adopt: boolean;
-    readonly changes: readonly ResourceChange[];
-  }
->();
-
 export function planUpdate(
   ctx: PlanContext,
   m: EdgeMatch,
@@ -143,22 +126,14 @@ export function planUpdate(
 ): void {
   const manifest = m.desired.manifest;
   const record = (m.live as LiveEdge).record;
-  const known = settled.get(manifest);
-  if (
-    known !== undefined &&
-    known.record === record &&
-    known.owner === ctx.owner &&
-    known.adopt === m.adopt
-  ) {
-    for (const c of known.changes) ctx.changes.push(c);
+  const known = ctx.memo?.lookup(manifest, record, ctx.owner, m.adopt);
+  if (known !== undefined) {
+    for (const c of known) ctx.changes.push(c);
     return;
   }
   const from = ctx.changes.length;
   diffUpdate(ctx, m, claims, holders);
-  const changes = ctx.changes.slice(from);
-  if (changes.every((c) => c.operations.length === 0)) {
-    settled.set(manifest, { record, owner: ctx.owner, adopt: m.adopt, changes });
-  }
+  ctx.memo?.keep(manifest, record, ctx.owner, m.adopt, ctx.changes.slice(from));
 }
 
 function diffUpdate(

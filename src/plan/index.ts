@@ -7,5 +7,6 @@ export {
   buildPlan,
   DEFAULT_MAX_DELETES,
   operationCount,
+  PlanMemo,
 } from './plan.js';
 export { renderText } from './render/text.js';

@@ -33,7 +33,7 @@ import { canonicalHostports } from './normalize.js';
 import { classifyLive, desiredEdges, resolveOwnership } from './ownership.js';
 import { releaseAuthFirst } from './routes.js';
 
-export { DEFAULT_MAX_DELETES, type PlanOptions } from './context.js';
+export { DEFAULT_MAX_DELETES, PlanMemo, type PlanOptions } from './context.js';
 
 /** What the planner needs of the live account (an `observe()` snapshot fits). */
 export interface LiveState {

@@ -38,6 +38,22 @@ export function pickModules<R extends object, N extends keyof R & string>(
   return out;
 }
 
+/**
+ * One shared, frozen object per module and status: a plan of 25,000 resources holds about
+ * 70,000 of these, and the daemon keeps the plans of up-to-date edges between cycles.
+ */
+const moduleChanges = new Map<string, ModuleChange>();
+
+function moduleChange(module: string, status: ModuleChange['status']): ModuleChange {
+  const key = `${status}:${module}`;
+  let change = moduleChanges.get(key);
+  if (change === undefined) {
+    change = Object.freeze({ module, status });
+    moduleChanges.set(key, change);
+  }
+  return change;
+}
+
 /** Diffs scalars and modules of one resource (edge or route) against its live record. */
 export function diffResource<W extends object>(
   scalars: readonly ScalarDiff<W>[],
@@ -64,7 +80,7 @@ export function diffResource<W extends object>(
     const want = desired[name];
     const d = diffModule(name, want as Readonly<Record<string, unknown>> | undefined, live[name]);
     if (d === undefined) continue;
-    modules.push({ module: name, status: d.status });
+    modules.push(moduleChange(name, d.status));
     if (d.status === 'unchanged') continue;
     fieldChanges([name], d.before, d.after, sensitivity, fields);
     if (d.status === 'set') {

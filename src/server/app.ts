@@ -1,25 +1,26 @@
 /**
  * The HTTP layer of the local Edge API server, as a factory (`createServer(deps)` returns the
  * request listener; listening lives in `startServer` and the `server` command). It owns the
- * request pipeline: operation ID, authentication (constant-time), version header, routing
- * (404/405), path ID prefixes (227), query parameters (231), rate limit (429), body limit (413),
- * the latency/fault/reset knobs, content type (210) and JSON (213), then the handler; and it
- * turns every failure into api-notes' error body. Nothing a client sends can produce a 500 or a
- * stack trace: unexpected exceptions are logged and answered with a bare 500 body.
+ * request pipeline: operation ID, authentication (constant-time; ./wire.ts), version header,
+ * routing (404/405), path ID prefixes (227), query parameters (231), rate limit (429), body
+ * limit (413), the latency/fault/reset knobs, content type (210) and JSON (213), then the
+ * handler; and it turns every failure into api-notes' error body. Nothing a client sends can
+ * produce a 500 or a stack trace: unexpected exceptions are logged and answered with a bare 500
+ * body.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../log.js';
 import { API_VERSION, ERROR_CODE, ID_PREFIX, LIMITS } from '../spec/api.js';
-import { type ApiErrorCode, RequestError, StoreError } from './errors.js';
+import { RequestError, StoreError } from './errors.js';
 import { type Call, createHandlers, type Reply } from './handlers.js';
 import { createIdGenerator, type IdGenerator } from './ids.js';
 import { RateLimiter, type ServerKnobs } from './knobs.js';
 import { Renderer } from './render.js';
 import { BODY_METHODS, type Method, parseQuery, resolve, splitPath } from './routes.js';
 import type { Store } from './store.js';
+import { createAuthenticator, createOperationIds, errorBody, isJsonContentType } from './wire.js';
 
 export interface ServerDeps {
   readonly store: Store;
@@ -45,36 +46,6 @@ export interface EdgeServer {
   readonly renderer: Renderer;
 }
 
-/** The account an API key maps to: a digest, so the log never holds keys. */
-export function accountIdForKey(key: string): string {
-  return createHash('sha256').update(`edgesync-account:${key}`).digest('hex').slice(0, 32);
-}
-
-function isJsonContentType(value: string | undefined): boolean {
-  if (value === undefined) return false;
-  const media = value.split(';', 1)[0]?.trim().toLowerCase();
-  return media === 'application/json';
-}
-
-export function errorBody(
-  status: number,
-  code: ApiErrorCode | undefined,
-  msg: string,
-  operationId: string,
-): string {
-  const body: Record<string, unknown> = {};
-  if (code !== undefined) body.error_code = code;
-  body.status_code = status;
-  body.msg = msg;
-  body.details = { operation_id: operationId };
-  return JSON.stringify(body);
-}
-
-interface KeyEntry {
-  readonly digest: Buffer;
-  readonly accountId: string;
-}
-
 export function createServer(deps: ServerDeps): EdgeServer {
   const now = deps.now ?? Date.now;
   const random = deps.random ?? Math.random;
@@ -84,39 +55,8 @@ export function createServer(deps: ServerDeps): EdgeServer {
   const handlers = createHandlers({ store: deps.store, render: renderer, ids, now });
   const limiter = new RateLimiter();
   const log = deps.logger;
-  const keys: KeyEntry[] = deps.apiKeys.map((key) => ({
-    digest: createHash('sha256').update(key).digest(),
-    accountId: accountIdForKey(key),
-  }));
-  let opCounter = 0;
-  const opBase = ids.next(ID_PREFIX.operation).slice(0, -8);
-
-  /** Operation IDs: a per-process time-ordered stem plus a counter (cheap, unique, sortable). */
-  function operationId(): string {
-    opCounter = (opCounter + 1) % 62 ** 6;
-    let n = opCounter;
-    let tail = '';
-    for (let i = 0; i < 8; i++) {
-      tail = ALPHABET[n % 62] + tail;
-      n = Math.floor(n / 62);
-    }
-    return opBase + tail;
-  }
-
-  /** Constant-time: every configured key is compared, whatever matches. */
-  function authenticate(header: string | undefined): string | undefined {
-    if (header === undefined) return undefined;
-    const m = /^Bearer +(\S+) *$/i.exec(header);
-    if (m === null) return undefined;
-    const digest = createHash('sha256')
-      .update(m[1] as string)
-      .digest();
-    let found: string | undefined;
-    for (const k of keys) {
-      if (timingSafeEqual(digest, k.digest) && found === undefined) found = k.accountId;
-    }
-    return found;
-  }
+  const authenticate = createAuthenticator(deps.apiKeys);
+  const operationId = createOperationIds(ids.next(ID_PREFIX.operation).slice(0, -8));
 
   function send(
     res: ServerResponse,
@@ -413,5 +353,3 @@ export function createServer(deps: ServerDeps): EdgeServer {
 
   return { handle, clientError, renderer };
 }
-
-const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

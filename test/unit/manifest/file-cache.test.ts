@@ -79,4 +79,39 @@ describe('FileCache', () => {
     expect(result.ok).toBe(false);
     expect(result.diagnostics.map((d) => d.message).join('\n')).toMatch(/duplicate|already/i);
   });
+
+  it('reports a problem on a kept document at the same place as a build without the cache', () => {
+    const cache = new FileCache();
+    const kept = `# comment\n${tls('other')}---\n${tls('b', 'description: kept\n')}`;
+    build({ 'b.yaml': kept }, cache);
+    // a.yaml sorts first: the duplicate is reported on the kept document in b.yaml.
+    const files = { 'a.yaml': tls('b').replace('b.example', 'a.example'), 'b.yaml': kept };
+    const warm = build(files, cache);
+    const cold = build(files, undefined);
+    expect(warm.ok).toBe(false);
+    expect(warm.diagnostics).toEqual(cold.diagnostics);
+    expect(warm.diagnostics[0]).toMatchObject({ file: 'b.yaml', line: 7 });
+  });
+
+  it('gives routes the positions of a build without the cache', () => {
+    const cache = new FileCache();
+    const https = [
+      'kind: HTTPSEdge',
+      'name: web',
+      'hostports: [web.example.com:443]',
+      'routes:',
+      '  - match_type: path_prefix',
+      '    match: /',
+      '    backend: { backend_id: bkdhr_1 }',
+      '  - match_type: path_prefix',
+      '    match: /api',
+      '    backend: { backend_id: bkdhr_2 }',
+      '',
+    ].join('\n');
+    build({ 'a.yaml': https }, cache);
+    const warm = set(build({ 'a.yaml': https }, cache));
+    expect(warm.httpsEdges[0]?.routes.map((r) => r.source)).toEqual(
+      set(build({ 'a.yaml': https }, undefined)).httpsEdges[0]?.routes.map((r) => r.source),
+    );
+  });
 });

@@ -1,13 +1,14 @@
 /**
- * The planner keeps the verdicts of up-to-date edges by manifest and live record (issue 12: a
- * daemon cycle after one file save diffs one edge, not 10,000). A kept verdict must be exactly
+ * The planner keeps the verdicts of up-to-date edges by manifest and live record in a
+ * `PlanMemo` (issue 12: a daemon cycle after one file save diffs one edge, not 10,000). A kept
+ * verdict must be exactly
  * what planning afresh gives: after any sequence of edits to manifests and live records, the plan
  * made with a warm memo equals the plan made from deep copies (new objects: nothing kept).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { DesiredSet } from '../../../src/manifest/schema.js';
-import { buildPlan, type LiveState } from '../../../src/plan/plan.js';
+import { buildPlan, type LiveState, PlanMemo } from '../../../src/plan/plan.js';
 import {
   desiredSet,
   httpsManifest,
@@ -127,7 +128,7 @@ describe('planner memo', () => {
         (rounds, owner) => {
           let desired = base();
           let live = liveFromDesired(desired);
-          const options = { owner: 'default', maxDeletes: 100 };
+          const options = { owner: 'default', maxDeletes: 100, memo: new PlanMemo() };
           buildPlan(desired, live, options); // warms the memo
           for (const edits of rounds) {
             for (const e of edits) [desired, live] = applyEdit(desired, live, e);
@@ -135,6 +136,7 @@ describe('planner memo', () => {
             const cold = buildPlan(structuredClone(desired), structuredClone(live), {
               ...options,
               owner,
+              memo: undefined,
             });
             expect(warm).toEqual(cold);
           }
@@ -147,15 +149,18 @@ describe('planner memo', () => {
   it('keeps a verdict only while both the manifest and the live record are the same objects', () => {
     const desired = base();
     const live = liveFromDesired(desired);
-    const first = buildPlan(desired, live);
-    const again = buildPlan(desired, live);
+    const memo = new PlanMemo();
+    const first = buildPlan(desired, live, { memo });
+    const again = buildPlan(desired, live, { memo });
     // The same change objects: the edge was not diffed again.
     expect(again.changes[0]).toBe(first.changes[0]);
     const drifted = {
       ...live,
       tlsEdges: live.tlsEdges.map((r, i) => (i === 0 ? { ...r, description: 'by hand' } : r)),
     };
-    const third = buildPlan(desired, drifted);
+    const third = buildPlan(desired, drifted, { memo });
+    // Without a memo nothing is kept: every plan diffs afresh.
+    expect(buildPlan(desired, live).changes[0]).not.toBe(buildPlan(desired, live).changes[0]);
     const edge = third.changes.find((c) => c.address === 'tls_edge.tcp-0');
     expect(edge?.action).toBe('update');
     expect(edge?.operations).toHaveLength(1);
