@@ -13,8 +13,14 @@
  * - **A 429 pauses everyone, then the pace adapts.** `throttled(retryAfterMs)` stops every
  *   request until `Retry-After` (or, without one, until the oldest send of the window leaves it),
  *   and halves the limit (multiplicative decrease; never below 1). Every full window without a
- *   429 gives back a tenth of the configured limit (additive increase), so a budget shared with
- *   another client settles near its share instead of oscillating.
+ *   429 gives some back (additive increase), so a budget shared with another client settles
+ *   near its share. How much depends on where the pace stands against the pace it had at the
+ *   last 429 (the ceiling): a tenth of the configured limit per window well below it, a
+ *   fortieth within 15% of it (where the next 429 is likely: a shared budget wastes fewer
+ *   calls), and past it a step that doubles each quiet window from a fortieth back to a tenth
+ *   (the other client may have finished: the whole budget is regained in a few windows). Below
+ *   the configured limit requests also go at an even pace (one per window / pace), not in a
+ *   burst at the end of a pause, where every client of the account would meet the limit again.
  * - **Priority.** Waiting requests are served in order, those marked `high` first: a manifest
  *   change's few calls go ahead of a resync's listing instead of waiting behind it.
  * Time comes from the injected `now`/`sleep`: tests drive it without waiting.
@@ -92,7 +98,13 @@ export function createRateLimiter(
   /** Send times, oldest first (at most `limit` kept). */
   const sent: number[] = [];
   let current = limit;
+  /** The pace when the last 429 came (the configured limit before any). */
+  let ceiling = limit;
+  /** Quiet windows spent at or past the ceiling since the last 429. */
+  let probing = 0;
   let pausedUntil = 0;
+  /** When the last request was let go. */
+  let lastGrant = Number.NEGATIVE_INFINITY;
   let lastThrottle = Number.NEGATIVE_INFINITY;
   let recoveredAt = clock.now();
   let throttledCount = 0;
@@ -103,14 +115,25 @@ export function createRateLimiter(
     while (sent.length > 0 && (sent[0] as number) <= t - span) sent.shift();
   };
 
-  /** Additive increase: a tenth of the limit back per quiet window after the last 429. */
+  const tenth = Math.max(1, Math.ceil(limit / 10));
+  const fortieth = Math.max(1, Math.ceil(limit / 40));
+  /** Additive increase per quiet window after the last 429 (see the header). */
   const recover = (t: number) => {
     if (current >= limit) return;
     // Quiet windows count from the end of the last pause (or the last step up).
     const since = t - Math.max(lastThrottle, pausedUntil, recoveredAt);
     const steps = Math.floor(since / windowMs);
     if (steps <= 0) return;
-    current = Math.min(limit, current + steps * Math.max(1, Math.ceil(limit / 10)));
+    for (let i = 0; i < steps && current < limit; i++) {
+      let step = tenth;
+      if (current >= ceiling) {
+        probing += 1;
+        step = Math.min(tenth, fortieth * 2 ** (probing - 1));
+      } else if (current >= ceiling * 0.85) {
+        step = fortieth;
+      }
+      current = Math.min(limit, current + step);
+    }
     recoveredAt = t - (since % windowMs);
   };
 
@@ -118,7 +141,10 @@ export function createRateLimiter(
   const waitAt = (t: number): number => {
     prune(t);
     recover(t);
-    const pause = Math.max(0, pausedUntil - t);
+    // Once throttled, at an even pace: after a pause, every client of the account would
+    // otherwise send its whole window at the same moment and meet the limit together.
+    const paced = current < limit ? Math.max(0, Math.ceil(lastGrant + windowMs / current - t)) : 0;
+    const pause = Math.max(0, pausedUntil - t, paced);
     if (sent.length < current) return pause;
     const oldestThatMustLeave = sent[sent.length - current] as number;
     return Math.max(pause, Math.ceil(oldestThatMustLeave + span - t));
@@ -146,6 +172,7 @@ export function createRateLimiter(
           continue;
         }
         const at = clock.now();
+        lastGrant = at;
         sent.push(at);
         if (sent.length > limit) sent.shift();
         waiter.resolve(at);
@@ -205,6 +232,8 @@ export function createRateLimiter(
       throttledCount += 1;
       // One pause for a burst of 429s: requests already in flight answer 429 together.
       if (t >= pausedUntil) {
+        ceiling = current;
+        probing = 0;
         current = Math.max(1, Math.floor(current / 2));
         const estimate = sent.length > 0 ? (sent[0] as number) + span - t : windowMs / 10;
         pausedUntil = t + Math.max(0, retryAfterMs ?? estimate);

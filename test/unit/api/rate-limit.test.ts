@@ -131,6 +131,47 @@ describe('rolling-window limiter', () => {
     expect(limiter.snapshot().currentLimit).toBe(10);
   });
 
+  it('recovers slowly near the pace of the last 429, then faster past it', async () => {
+    const clock = fakeClock();
+    const limiter = createRateLimiter({ limit: 120, windowMs: 1000 }, clock);
+    const paceAfter = async (windows: number): Promise<number> => {
+      clock.advance(windows * 1000);
+      await limiter.acquire();
+      return limiter.snapshot().currentLimit;
+    };
+    await limiter.acquire();
+    limiter.throttled(0); // at 120: the ceiling is 120, the pace 60
+    // A tenth (12) per window up to 85% of the ceiling (102), then a fortieth (3).
+    expect(await paceAfter(1)).toBe(72);
+    expect(await paceAfter(3)).toBe(108);
+    expect(await paceAfter(1)).toBe(111);
+    limiter.throttled(0); // at 111: the ceiling is 111, the pace 55
+    expect(await paceAfter(4)).toBe(103);
+    expect(await paceAfter(3)).toBe(112);
+    // Past the ceiling: 3, 6, 12, 12... (the other client may be gone).
+    expect(await paceAfter(1)).toBe(115);
+    expect(await paceAfter(1)).toBe(120);
+  });
+
+  it('once throttled, sends at an even pace instead of a burst at the end of the pause', async () => {
+    const clock = fakeClock();
+    const limiter = createRateLimiter({ limit: 120, windowMs: 1200 }, clock);
+    await limiter.acquire();
+    limiter.throttled(0); // the pace is 60 per 1.2 s: one every 20 ms
+    const start = clock.now();
+    const at: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await limiter.acquire();
+      at.push(clock.now() - start);
+    }
+    expect(at).toEqual([20, 40, 60, 80, 100]);
+    // Unthrottled, the window's sends may go at once.
+    const fresh = createRateLimiter({ limit: 120, windowMs: 1200 }, clock);
+    const before = clock.now();
+    for (let i = 0; i < 5; i++) await fresh.acquire();
+    expect(clock.now()).toBe(before);
+  });
+
   it('without Retry-After, waits until the oldest send leaves the window', async () => {
     const clock = fakeClock();
     const limiter = createRateLimiter({ limit: 4, windowMs: 1000 }, clock);
