@@ -96,8 +96,10 @@ class Masker {
    * text takes the alternation.
    */
   readonly #byPrefix = new Map<number, string[]>();
-  /** For text beyond ASCII (rare): the alternation, built once with the masker. */
-  readonly #pattern: RegExp | undefined;
+  /** Every form, longest first, for the alternation. */
+  readonly #forms: readonly string[];
+  /** For text beyond ASCII (rare): the alternation, built at its first use. */
+  #pattern: RegExp | undefined;
 
   constructor(values: readonly string[]) {
     const forms = [...new Set(values.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]))]
@@ -111,15 +113,18 @@ class Masker {
       if (list === undefined) this.#byPrefix.set(key, [lower]);
       else if (!list.includes(lower)) list.push(lower);
     }
-    this.#pattern =
-      forms.length === 0
-        ? undefined
-        : new RegExp(forms.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gi');
+    this.#forms = forms;
   }
 
   apply(text: string): string {
-    if (this.#pattern === undefined || text.length < MIN_MASKED_LENGTH) return text;
-    if (!isAscii(text)) return text.replace(this.#pattern, MASKED);
+    if (this.#forms.length === 0 || text.length < MIN_MASKED_LENGTH) return text;
+    if (!isAscii(text)) {
+      this.#pattern ??= new RegExp(
+        this.#forms.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'),
+        'gi',
+      );
+      return text.replace(this.#pattern, MASKED);
+    }
     const lower = text.toLowerCase();
     let out = '';
     let copied = 0;
