@@ -121,79 +121,98 @@ export const suite: BenchSuite = {
       rateLimit: LIMIT,
     });
     const url = server.url;
+    // EDGESYNC_BENCH_BUDGET=cold|shared|edits runs one scenario (the table header comes with each).
+    const only = process.env.EDGESYNC_BENCH_BUDGET;
+    const header = `| scenario | requests | 429s | wall | physical minimum | ratio |\n|---|---|---|---|---|---|\n`;
     try {
-      // 1. Cold apply under the limit.
-      const counts: Counted = { requests: 0, throttled: 0 };
-      const client = countingClient(url, keys[0] as string, counts);
-      const t0 = performance.now();
-      await applyWith(client, desired(1_000, 3), 4);
-      const wallS = (performance.now() - t0) / 1000;
-      await client.close();
-      const minimumS = counts.requests / RATE_PER_S;
-      process.stdout.write(
-        `| scenario | requests | 429s | wall | physical minimum | ratio |\n|---|---|---|---|---|---|\n` +
-          `| cold apply, 1,000 HTTPS edges x 3 routes, 4 workers | ${counts.requests} | ${counts.throttled} (${pct(counts.throttled, counts.requests)}) | ${wallS.toFixed(1)} s | ${minimumS.toFixed(1)} s | ${(wallS / minimumS).toFixed(3)} |\n`,
-      );
-
-      // 2. Two processes, one account, one budget.
-      const dir = await mkdtemp(path.join(os.tmpdir(), 'edgesync-budget-'));
-      try {
-        const a = path.join(dir, 'a');
-        const b = path.join(dir, 'b');
-        await writeManifestTree(a, 'a', 250, 3);
-        await writeManifestTree(b, 'b', 250, 3);
-        const env = {
-          ...process.env,
-          EDGESYNC_API_URL: url,
-          EDGESYNC_API_KEY: keys[1] as string,
-          EDGESYNC_RATE_LIMIT: `${LIMIT.limit}/${LIMIT.windowMs / 1000}s`,
-          EDGESYNC_LOG_LEVEL: 'warn',
-        };
-        const before = serverCounts(server);
-        const t1 = performance.now();
-        const apply = (d: string, owner: string) =>
-          run(process.execPath, [BIN, 'apply', d, '--yes', '--owner', owner], {
-            env,
-            maxBuffer: 64 * 1024 * 1024,
-          }).then(() => (performance.now() - t1) / 1000);
-        const [ta, tb] = await Promise.all([apply(a, 'proc-a'), apply(b, 'proc-b')]);
-        const after = serverCounts(server);
-        const counted = {
-          requests: after.requests - before.requests,
-          throttled: after.throttled - before.throttled,
-        };
-        process.stdout.write(
-          `| two processes, one account: 250 edges x 3 routes each | ${counted.requests} | ${counted.throttled} (${pct(counted.throttled, counted.requests)}) | ${Math.max(ta, tb).toFixed(1)} s (${ta.toFixed(1)} s, ${tb.toFixed(1)} s) | ${(counted.requests / RATE_PER_S).toFixed(1)} s | ${(Math.max(ta, tb) / (counted.requests / RATE_PER_S)).toFixed(3)} |\n`,
-        );
-      } finally {
-        await rm(dir, { recursive: true, force: true });
+      if (only === undefined || only === 'cold') await coldApply(url, keys[0] as string, header);
+      if (only === undefined || only === 'shared') {
+        await sharedBudget(server, url, keys[1] as string, only === undefined ? '' : header);
       }
-
-      // 3. One changed module among 10,000 managed edges: the calls it costs (no limit here).
-      server.knobs.rateLimit = undefined;
-      const big = desired(10_000, 0);
-      const seedCounts: Counted = { requests: 0, throttled: 0 };
-      const seedClient = countingClient(url, keys[2] as string, seedCounts, false);
-      await applyWith(seedClient, big, 16);
-      const edges = big.httpsEdges.slice();
-      const target = edges[4_242] as HttpsEdgeManifest;
-      edges[4_242] = { ...target, tls_termination: { enabled: true, min_version: '1.3' } };
-      const editCounts: Counted = { requests: 0, throttled: 0 };
-      const editClient = countingClient(url, keys[2] as string, editCounts, false);
-      await applyWith(editClient, { ...big, httpsEdges: edges }, 16);
-      await seedClient.close();
-      await editClient.close();
-      process.stdout.write(
-        `\nOne changed module among 10,000 managed edges: ${editCounts.requests} API calls (the full observation's list pages, 1 write, 1 GET by ID to verify).\n`,
-      );
-
-      // 4. The daemon's edits at 10,000 managed edges: the incremental path.
-      await daemonEdits(url, keys[3] as string);
+      if (only === undefined || only === 'edits') await edits(server, url, keys);
     } finally {
       await server.close();
     }
   },
 };
+
+async function coldApply(url: string, apiKey: string, header: string): Promise<void> {
+  // 1. Cold apply under the limit.
+  const counts: Counted = { requests: 0, throttled: 0 };
+  const client = countingClient(url, apiKey, counts);
+  const t0 = performance.now();
+  await applyWith(client, desired(1_000, 3), 4);
+  const wallS = (performance.now() - t0) / 1000;
+  await client.close();
+  const minimumS = counts.requests / RATE_PER_S;
+  process.stdout.write(
+    `${header}| cold apply, 1,000 HTTPS edges x 3 routes, 4 workers | ${counts.requests} | ${counts.throttled} (${pct(counts.throttled, counts.requests)}) | ${wallS.toFixed(1)} s | ${minimumS.toFixed(1)} s | ${(wallS / minimumS).toFixed(3)} |\n`,
+  );
+}
+
+async function sharedBudget(
+  server: RunningServer,
+  url: string,
+  apiKey: string,
+  header: string,
+): Promise<void> {
+  // 2. Two processes, one account, one budget.
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'edgesync-budget-'));
+  try {
+    const a = path.join(dir, 'a');
+    const b = path.join(dir, 'b');
+    await writeManifestTree(a, 'a', 250, 3);
+    await writeManifestTree(b, 'b', 250, 3);
+    const env = {
+      ...process.env,
+      EDGESYNC_API_URL: url,
+      EDGESYNC_API_KEY: apiKey,
+      EDGESYNC_RATE_LIMIT: `${LIMIT.limit}/${LIMIT.windowMs / 1000}s`,
+      EDGESYNC_LOG_LEVEL: 'warn',
+    };
+    const before = serverCounts(server);
+    const t1 = performance.now();
+    const apply = (d: string, owner: string) =>
+      run(process.execPath, [BIN, 'apply', d, '--yes', '--owner', owner], {
+        env,
+        maxBuffer: 64 * 1024 * 1024,
+      }).then(() => (performance.now() - t1) / 1000);
+    const [ta, tb] = await Promise.all([apply(a, 'proc-a'), apply(b, 'proc-b')]);
+    const after = serverCounts(server);
+    const counted = {
+      requests: after.requests - before.requests,
+      throttled: after.throttled - before.throttled,
+    };
+    process.stdout.write(
+      `${header}| two processes, one account: 250 edges x 3 routes each | ${counted.requests} | ${counted.throttled} (${pct(counted.throttled, counted.requests)}) | ${Math.max(ta, tb).toFixed(1)} s (${ta.toFixed(1)} s, ${tb.toFixed(1)} s) | ${(counted.requests / RATE_PER_S).toFixed(1)} s | ${(Math.max(ta, tb) / (counted.requests / RATE_PER_S)).toFixed(3)} |\n`,
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function edits(server: RunningServer, url: string, keys: readonly string[]): Promise<void> {
+  // 3. One changed module among 10,000 managed edges: the calls it costs (no limit here).
+  server.knobs.rateLimit = undefined;
+  const big = desired(10_000, 0);
+  const seedCounts: Counted = { requests: 0, throttled: 0 };
+  const seedClient = countingClient(url, keys[2] as string, seedCounts, false);
+  await applyWith(seedClient, big, 16);
+  const edges = big.httpsEdges.slice();
+  const target = edges[4_242] as HttpsEdgeManifest;
+  edges[4_242] = { ...target, tls_termination: { enabled: true, min_version: '1.3' } };
+  const editCounts: Counted = { requests: 0, throttled: 0 };
+  const editClient = countingClient(url, keys[2] as string, editCounts, false);
+  await applyWith(editClient, { ...big, httpsEdges: edges }, 16);
+  await seedClient.close();
+  await editClient.close();
+  process.stdout.write(
+    `\nOne changed module among 10,000 managed edges: ${editCounts.requests} API calls (the full observation's list pages, 1 write, 1 GET by ID to verify).\n`,
+  );
+
+  // 4. The daemon's edits at 10,000 managed edges: the incremental path.
+  await daemonEdits(url, keys[3] as string);
+}
 
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
