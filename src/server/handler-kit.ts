@@ -121,6 +121,46 @@ export function patchModules(
   return out;
 }
 
+/** What a create body of either edge kind gives every new edge: ID, time, scalars, modules. */
+export function newEdgeFields<K extends string>(
+  id: string,
+  createdAt: string,
+  body: {
+    readonly description?: string | undefined;
+    readonly metadata?: string | undefined;
+    readonly hostports?: string[] | undefined;
+  } & Partial<Record<K, unknown>>,
+  modules: readonly K[],
+) {
+  return {
+    id,
+    created_at: createdAt,
+    description: body.description ?? '',
+    metadata: body.metadata ?? '',
+    hostports: body.hostports ?? [],
+    modules: modulesFrom(modules, body),
+  };
+}
+
+/** An edge's scalars and modules after an update body of either edge kind. */
+export function updatedEdgeFields<E extends TlsEdgeRec | HttpsEdgeRec>(
+  edge: E,
+  body: {
+    readonly description?: string | undefined;
+    readonly metadata?: string | undefined;
+    readonly hostports?: string[] | undefined;
+  } & Record<string, unknown>,
+  modules: readonly string[],
+): E {
+  return {
+    ...edge,
+    description: body.description ?? edge.description,
+    metadata: body.metadata ?? edge.metadata,
+    hostports: body.hostports ?? edge.hostports,
+    modules: patchModules(modules, edge.modules, body) as E['modules'],
+  };
+}
+
 export function list<T extends { readonly id: string }>(
   render: Renderer,
   call: Call,

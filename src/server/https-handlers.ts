@@ -14,10 +14,10 @@ import {
   json,
   list,
   moduleReply,
-  modulesFrom,
+  newEdgeFields,
   noContent,
-  patchModules,
   type Reply,
+  updatedEdgeFields,
 } from './handler-kit.js';
 import { type HttpsEdgeRec, rfc3339Seconds } from './model.js';
 import {
@@ -38,15 +38,16 @@ export function httpsEdgeHandlers({ store, render, ids, now }: HandlerDeps) {
   return {
     createHttpsEdge(call: Call): Reply {
       const b = parseBody(httpsEdgeCreateSchema, call.body);
-      const hostports = b.hostports ?? [];
-      checkHostports(call.account, hostports);
+      checkHostports(call.account, b.hostports ?? []);
+      const fields = newEdgeFields(
+        ids.next(ID_PREFIX.httpsEdge),
+        rfc3339Seconds(now()),
+        b,
+        HTTPS_EDGE_MODULES,
+      );
       const rec: HttpsEdgeRec = {
-        id: ids.next(ID_PREFIX.httpsEdge),
-        created_at: rfc3339Seconds(now()),
-        description: b.description ?? '',
-        metadata: b.metadata ?? '',
-        hostports,
-        modules: modulesFrom(HTTPS_EDGE_MODULES, b) as HttpsEdgeModules,
+        ...fields,
+        modules: fields.modules as HttpsEdgeModules,
         routes: [],
       };
       const durable = store.commit({ t: 'put', k: 'https', a: call.accountId, r: rec });
@@ -62,13 +63,7 @@ export function httpsEdgeHandlers({ store, render, ids, now }: HandlerDeps) {
       const b = parseBody(httpsEdgeUpdateSchema, call.body);
       checkBodyId(b.id, edge.id, 'id');
       if (b.hostports !== undefined) checkHostports(call.account, b.hostports, edge.id);
-      const rec: HttpsEdgeRec = {
-        ...edge,
-        description: b.description ?? edge.description,
-        metadata: b.metadata ?? edge.metadata,
-        hostports: b.hostports ?? edge.hostports,
-        modules: patchModules(HTTPS_EDGE_MODULES, edge.modules, b) as HttpsEdgeModules,
-      };
+      const rec = updatedEdgeFields(edge, b, HTTPS_EDGE_MODULES);
       const durable = store.commit({ t: 'put', k: 'https', a: call.accountId, r: rec });
       return json(200, render.httpsEdge(current(call.account, rec.id)), durable);
     },

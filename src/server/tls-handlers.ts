@@ -13,12 +13,12 @@ import {
   json,
   list,
   moduleReply,
-  modulesFrom,
+  newEdgeFields,
   noContent,
-  patchModules,
   type Reply,
   refuse,
   tlsEdge,
+  updatedEdgeFields,
 } from './handler-kit.js';
 import { rfc3339Seconds, type TlsEdgeRec } from './model.js';
 import {
@@ -40,16 +40,14 @@ export function tlsEdgeHandlers({ store, render, ids, now }: HandlerDeps) {
   return {
     createTlsEdge(call: Call): Reply {
       const b = parseBody(tlsEdgeCreateSchema, call.body);
-      const hostports = b.hostports ?? [];
-      checkHostports(call.account, hostports);
-      const rec: TlsEdgeRec = {
-        id: ids.next(ID_PREFIX.tlsEdge),
-        created_at: rfc3339Seconds(now()),
-        description: b.description ?? '',
-        metadata: b.metadata ?? '',
-        hostports,
-        modules: modulesFrom(TLS_EDGE_MODULES, b) as TlsEdgeModules,
-      };
+      checkHostports(call.account, b.hostports ?? []);
+      const fields = newEdgeFields(
+        ids.next(ID_PREFIX.tlsEdge),
+        rfc3339Seconds(now()),
+        b,
+        TLS_EDGE_MODULES,
+      );
+      const rec: TlsEdgeRec = { ...fields, modules: fields.modules as TlsEdgeModules };
       checkTlsEdgeModules(rec.modules);
       const durable = store.commit({ t: 'put', k: 'tls', a: call.accountId, r: rec });
       return json(201, render.tlsEdge(rec), durable);
@@ -62,13 +60,7 @@ export function tlsEdgeHandlers({ store, render, ids, now }: HandlerDeps) {
       const b = parseBody(tlsEdgeUpdateSchema, call.body);
       checkBodyId(b.id, edge.id, 'id');
       if (b.hostports !== undefined) checkHostports(call.account, b.hostports, edge.id);
-      const rec: TlsEdgeRec = {
-        ...edge,
-        description: b.description ?? edge.description,
-        metadata: b.metadata ?? edge.metadata,
-        hostports: b.hostports ?? edge.hostports,
-        modules: patchModules(TLS_EDGE_MODULES, edge.modules, b) as TlsEdgeModules,
-      };
+      const rec = updatedEdgeFields(edge, b, TLS_EDGE_MODULES);
       checkTlsEdgeModules(rec.modules);
       const durable = store.commit({ t: 'put', k: 'tls', a: call.accountId, r: rec });
       return json(200, render.tlsEdge(rec), durable);
