@@ -49,11 +49,14 @@ routes:
 `;
 }
 
-/** Writes the corpus as manifest files under `dir`. */
-export async function generate(dir: string): Promise<void> {
+/** Writes the corpus (or one of another size, same shapes) as manifest files under `dir`. */
+export async function generate(
+  dir: string,
+  size: { readonly tls: number; readonly https: number } = { tls: TLS_EDGES, https: HTTPS_EDGES },
+): Promise<void> {
   const docs: string[] = [];
-  for (let n = 0; n < TLS_EDGES; n++) docs.push(tlsEdge(n));
-  for (let n = 0; n < HTTPS_EDGES; n++) docs.push(httpsEdge(n));
+  for (let n = 0; n < size.tls; n++) docs.push(tlsEdge(n));
+  for (let n = 0; n < size.https; n++) docs.push(httpsEdge(n));
   for (let f = 0; f * EDGES_PER_FILE < docs.length; f++) {
     const sub = path.join(dir, `team-${f % 10}`);
     await mkdir(sub, { recursive: true });

@@ -77,14 +77,24 @@ function median(values: number[]): number {
 
 const run = promisify(execFile);
 
+/**
+ * `EDGESYNC_BENCH_PLAN_EDGES=50000` plans a corpus of that many edges instead (half TLS, half
+ * HTTPS with 3 routes each): issue 12's second size.
+ */
+const EDGES = Number(process.env.EDGESYNC_BENCH_PLAN_EDGES ?? TLS_EDGES + HTTPS_EDGES);
+const SIZE = { tls: Math.floor(EDGES / 2), https: EDGES - Math.floor(EDGES / 2) };
+
 export const suite: BenchSuite = {
   name: 'plan',
-  description: `plan with ${TLS_EDGES + HTTPS_EDGES} converged edges (${HTTPS_EDGES} HTTPS with 3 routes each)`,
+  description: `plan with ${SIZE.tls + SIZE.https} converged edges (${SIZE.https} HTTPS with 3 routes each)`,
   async run() {
+    if (!Number.isSafeInteger(EDGES) || EDGES <= 0) {
+      throw new Error('EDGESYNC_BENCH_PLAN_EDGES must be a positive whole number');
+    }
     const dir = await mkdtemp(path.join(os.tmpdir(), 'edgesync-bench-plan-'));
     const { child, url } = await startChildServer({ apiKeys: [API_KEY] });
     try {
-      await generate(dir);
+      await generate(dir, SIZE);
       const t0 = performance.now();
       const { set } = await loadDesiredSet(dir, { env: {} });
       const client = createApiClient({ baseUrl: url, apiKey: API_KEY });
