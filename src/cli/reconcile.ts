@@ -11,7 +11,7 @@
  * against that snapshot; only the edges and bot users that plan has operations for are read
  * again by ID, and the plan is made again from their current state before anything is
  * written; the post-apply check reads the touched ones back by ID. At 10,000 managed edges one
- * changed module costs 3 calls (GET, PUT, GET). Every other trigger (start-up, the periodic
+ * changed module costs 3 calls (GET, PATCH, GET). Every other trigger (start-up, the periodic
  * resync, a retry, a webhook, a manual request, leadership) lists the whole account: the
  * source of truth for drift and for anything the cached snapshot missed. A change whose plan
  * touches more roots than `INCREMENTAL_MAX_READS` (or than a listing would cost; a revision
@@ -90,16 +90,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
   const files = new FileCache();
   /** The last cycle's sensitive values: the same array while they do not change. */
   let secrets: readonly string[] = [];
-  const incremental = () => ({
-    client,
-    plan: planOptions(),
-    owner: options.owner,
-    env: options.env,
-    secretDirs: options.secretDirs,
-    exclude: options.exclude,
-    concurrency: options.concurrency,
-    cache: files,
-  });
+  const incremental = () => ({ ...options, plan: planOptions(), cache: files });
 
   /** The whole pipeline: load and list concurrently, plan. */
   async function prepareFull({ dir, signal, assertCurrent }: ReconcileInput): Promise<Prepared> {
