@@ -91,11 +91,13 @@ function maskerOf(values: readonly string[]): Masker {
 
 class Masker {
   /**
-   * Lower-cased ASCII forms by their first four characters (7 bits each, one number), longest
-   * first. A form with a character beyond ASCII can only match text that has one too, and such
-   * text takes the alternation.
+   * Lower-cased ASCII forms by their first four characters (7 bits each, one number), then by
+   * length, longest first. Values often share their first characters (`secret-1`, `secret-2`,
+   * ...): a bucket is a set per length, so a position costs a lookup per distinct length, not a
+   * comparison per value. A form with a character beyond ASCII can only match text that has one
+   * too, and such text takes the alternation.
    */
-  readonly #byPrefix = new Map<number, string[]>();
+  readonly #byPrefix = new Map<number, { lengths: number[]; forms: Set<string> }>();
   /** Every form, longest first, for the alternation. */
   readonly #forms: readonly string[];
   /** For text beyond ASCII (rare): the alternation, built at its first use. */
@@ -109,9 +111,14 @@ class Masker {
       const lower = form.toLowerCase();
       if (!isAscii(lower)) continue;
       const key = prefixKey(lower, 0);
-      const list = this.#byPrefix.get(key);
-      if (list === undefined) this.#byPrefix.set(key, [lower]);
-      else if (!list.includes(lower)) list.push(lower);
+      let bucket = this.#byPrefix.get(key);
+      if (bucket === undefined) {
+        bucket = { lengths: [], forms: new Set() };
+        this.#byPrefix.set(key, bucket);
+      }
+      bucket.forms.add(lower);
+      // Forms come longest first: a new length is the shortest so far.
+      if (!bucket.lengths.includes(lower.length)) bucket.lengths.push(lower.length);
     }
     this.#forms = forms;
   }
@@ -130,14 +137,17 @@ class Masker {
     let copied = 0;
     const last = text.length - MIN_MASKED_LENGTH;
     for (let i = 0; i <= last; ) {
-      const candidates = this.#byPrefix.get(prefixKey(lower, i));
-      const hit = candidates?.find((c) => lower.startsWith(c, i));
-      if (hit === undefined) {
+      const bucket = this.#byPrefix.get(prefixKey(lower, i));
+      const length =
+        bucket?.lengths.find(
+          (n) => i + n <= lower.length && bucket.forms.has(lower.slice(i, i + n)),
+        ) ?? 0;
+      if (length === 0) {
         i += 1;
         continue;
       }
       out += text.slice(copied, i) + MASKED;
-      i += hit.length;
+      i += length;
       copied = i;
     }
     return copied === 0 ? text : out + text.slice(copied);
