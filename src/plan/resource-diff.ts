@@ -42,17 +42,24 @@ export function pickModules<R extends object, N extends keyof R & string>(
  * One shared, frozen object per module and status: a plan of 25,000 resources holds about
  * 70,000 of these, and the daemon keeps the plans of up-to-date edges between cycles.
  */
-const moduleChanges = new Map<string, ModuleChange>();
+const moduleChanges: Record<ModuleChange['status'], Map<string, ModuleChange>> = {
+  set: new Map(),
+  unchanged: new Map(),
+  removed: new Map(),
+};
 
 function moduleChange(module: string, status: ModuleChange['status']): ModuleChange {
-  const key = `${status}:${module}`;
-  let change = moduleChanges.get(key);
+  const byModule = moduleChanges[status];
+  let change = byModule.get(module);
   if (change === undefined) {
     change = Object.freeze({ module, status });
-    moduleChanges.set(key, change);
+    byModule.set(module, change);
   }
   return change;
 }
+
+/** Shared by every diff without such changes (a converged plan has 25,000 of them). */
+const NONE: readonly string[] = Object.freeze([]);
 
 /** Diffs scalars and modules of one resource (edge or route) against its live record. */
 export function diffResource<W extends object>(
@@ -64,12 +71,15 @@ export function diffResource<W extends object>(
 ): ResourceDiff<W> {
   const fields: FieldChange[] = [];
   const modules: ModuleChange[] = [];
-  const patch: Partial<W> = {};
-  const setModules: string[] = [];
-  const removedModules: string[] = [];
-  const changedScalars: string[] = [];
+  // Allocated on the first change: most resources of a plan have none.
+  let patch: Partial<W> | undefined;
+  let setModules: string[] | undefined;
+  let removedModules: string[] | undefined;
+  let changedScalars: string[] | undefined;
   for (const s of scalars) {
+    changedScalars ??= [];
     changedScalars.push(s.name);
+    patch ??= {};
     patch[s.name] = s.after as W[typeof s.name];
     const change: FieldChange = { path: s.name, sensitive: sensitivity.isSensitive(s.name) };
     if (s.before !== undefined) change.before = s.before;
@@ -84,13 +94,23 @@ export function diffResource<W extends object>(
     if (d.status === 'unchanged') continue;
     fieldChanges([name], d.before, d.after, sensitivity, fields);
     if (d.status === 'set') {
+      patch ??= {};
       patch[name] = want;
+      setModules ??= [];
       setModules.push(name);
     } else {
+      removedModules ??= [];
       removedModules.push(name);
     }
   }
-  return { fields, modules, patch, setModules, removedModules, changedScalars };
+  return {
+    fields,
+    modules,
+    patch: patch ?? {},
+    setModules: setModules ?? (NONE as string[]),
+    removedModules: removedModules ?? (NONE as string[]),
+    changedScalars: changedScalars ?? (NONE as string[]),
+  };
 }
 
 export function describeDiff(diff: ResourceDiff<object>): string {

@@ -54,18 +54,24 @@ export function moduleDefault(
   return MODULE_DEFAULTS[module]?.[field];
 }
 
-/** A module's value with every documented default filled in where the value leaves it unset. */
+/**
+ * A module's value with every documented default filled in where the value leaves it unset: the
+ * value itself when nothing is missing (never changed, so never copied for nothing).
+ */
 export function withDefaults(
   module: string,
   value: Readonly<Record<string, unknown>>,
-): Record<string, unknown> {
+): Readonly<Record<string, unknown>> {
   const table = MODULE_DEFAULTS[module];
-  if (table === undefined) return { ...value };
-  const out: Record<string, unknown> = { ...value };
-  for (const field of Object.keys(table)) {
-    if (out[field] !== undefined && out[field] !== null) continue;
-    const d = moduleDefault(module, field, out);
-    if (d !== undefined) out[field] = d;
+  if (table === undefined) return value;
+  let out: Record<string, unknown> | undefined;
+  for (const field in table) {
+    const current = (out ?? value)[field];
+    if (current !== undefined && current !== null) continue;
+    const d = moduleDefault(module, field, out ?? value);
+    if (d === undefined) continue;
+    out ??= { ...value };
+    out[field] = d;
   }
-  return out;
+  return out ?? value;
 }
