@@ -77,14 +77,13 @@ export class FileCache {
     return hit !== undefined && hit.text === text ? hit.result : undefined;
   }
 
-  /** Keeps `result` (slimmed: `slimResult`) when it depends on nothing but `text`. */
-  store(file: string, text: string, result: FileResult, maxAliasCount: number): void {
+  /** Keeps `result` (already slimmed: `slimResult`) when it depends on nothing but `text`. */
+  store(file: string, text: string, result: FileResult): void {
     const standalone =
       result.diagnostics.length === 0 &&
       result.partials.length === 0 &&
       result.shaped.every((d) => d.sensitive.length === 0 && d.secrets.length === 0);
-    if (standalone)
-      this.#files.set(file, { text, result: slimResult(result, text, maxAliasCount) });
+    if (standalone) this.#files.set(file, { text, result });
     else this.#files.delete(file);
   }
 
@@ -141,7 +140,10 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
         maxAliasCount,
         fast: options.parser !== 'full',
       });
-      options.cache?.store(source.file, text, result, maxAliasCount);
+      // The parser's tree and position tables go now, not after the whole set is assembled:
+      // kept that long, 10,000 edges' worth of them reached the old generation as garbage.
+      if (result.diagnostics.length === 0) result = slimResult(result, text, maxAliasCount);
+      options.cache?.store(source.file, text, result);
     }
     diagnostics.push(...result.diagnostics);
     counts.documents += result.kinds.length;
