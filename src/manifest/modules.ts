@@ -199,13 +199,45 @@ export const TlsTerminationAtEdgeSchema = z
     description: 'TLS termination (HTTPS edges): always at the edge; terminate_at is not accepted.',
   });
 
+/**
+ * Whether `value` is what JSON can carry: strings, finite numbers, booleans, null, lists and
+ * mappings of those (what YAML adds is `.inf` and `.nan`). Iterative: input depth is the
+ * attacker's.
+ */
+export function isJsonTree(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v === 'string' || typeof v === 'boolean') continue;
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return false;
+    } else if (Array.isArray(v)) {
+      for (const item of v) stack.push(item);
+    } else if (typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+      for (const key in v) stack.push((v as Record<string, unknown>)[key]);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * A mapping of JSON values. Not `z.record(z.string(), z.json())`: `z.json()` is recursive, and a
+ * recursive schema cannot be compiled (`z.compile`), which makes every manifest slower to check.
+ */
+const jsonMapping = () =>
+  z
+    .record(z.string(), z.unknown().meta({ description: 'Any JSON value.' }))
+    .refine(isJsonTree, { error: 'must hold JSON values only (no .inf or .nan)' });
+
 /** `value` may be written as a YAML mapping; the model always holds the string the API takes. */
 export const TrafficPolicySchema = z
   .strictObject({
     enabled: enabled(),
     value: refable(
       z
-        .union([z.string(), z.record(z.string(), z.json())], {
+        .union([z.string(), jsonMapping()], {
           error: 'must be a string or a mapping',
         })
         .transform((v) => (typeof v === 'string' ? v : JSON.stringify(v))),
