@@ -12,10 +12,13 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** `['routes', 0, 'request_headers', 'add', 'X-Key']` -> `routes[0].request_headers.add["X-Key"]`. */
 export function formatPath(path: FieldPath): string {
   let out = '';
-  for (const segment of path) {
-    if (typeof segment === 'number') out += `[${segment}]`;
-    else if (IDENTIFIER.test(segment)) out += out === '' ? segment : `.${segment}`;
-    else out += `[${JSON.stringify(segment)}]`;
-  }
+  for (const segment of path) out = appendSegment(out, segment);
   return out;
+}
+
+/** A formatted path one segment longer: `formatPath([...path, segment])` from `formatPath(path)`. */
+export function appendSegment(formatted: string, segment: Segment): string {
+  if (typeof segment === 'number') return `${formatted}[${segment}]`;
+  if (IDENTIFIER.test(segment)) return formatted === '' ? segment : `${formatted}.${segment}`;
+  return `${formatted}[${JSON.stringify(segment)}]`;
 }

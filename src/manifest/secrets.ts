@@ -6,7 +6,7 @@
  * and apply output, the apply result, status errors, log lines) passes through `maskValues` with
  * the set's sensitive values as well. Pure.
  */
-import { formatPath, type Segment } from './paths.js';
+import { appendSegment } from './paths.js';
 import type { DesiredSet } from './schema.js';
 
 /** What a masked value is shown as (the plan's own mask). */
@@ -42,21 +42,32 @@ function valuesOf(resource: object, sensitive: readonly string[]): readonly stri
   if (known !== undefined) return known;
   const out: string[] = [];
   const wanted = new Set(sensitive);
-  const walk = (value: unknown, path: Segment[], inside: boolean): void => {
-    const here = inside || (path.length > 0 && wanted.has(formatPath(path)));
+  // Whether a sensitive path lies below `path`: else nothing under it needs a look.
+  const above = (path: string): boolean =>
+    sensitive.some(
+      (s) =>
+        s.length > path.length &&
+        s.startsWith(path) &&
+        (s[path.length] === '.' || s[path.length] === '['),
+    );
+  const walk = (value: unknown, path: string, inside: boolean): void => {
+    const here = inside || (path !== '' && wanted.has(path));
     if (typeof value === 'string') {
       if (here && value.length >= MIN_MASKED_LENGTH) out.push(value);
-    } else if (Array.isArray(value)) {
-      for (const [i, v] of value.entries()) walk(v, [...path, i], here);
-    } else if (typeof value === 'object' && value !== null) {
-      for (const [key, v] of Object.entries(value)) {
-        if (path.length === 0 && (key === 'source' || key === 'sensitive' || key === 'routes'))
-          continue;
-        walk(v, [...path, key], here);
-      }
+      return;
+    }
+    if (typeof value !== 'object' || value === null) return;
+    if (!here && path !== '' && !above(path)) return;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) walk(value[i], appendSegment(path, i), here);
+      return;
+    }
+    for (const key in value) {
+      if (path === '' && (key === 'source' || key === 'sensitive' || key === 'routes')) continue;
+      walk((value as Record<string, unknown>)[key], appendSegment(path, key), here);
     }
   };
-  walk(resource, [], false);
+  walk(resource, '', false);
   resourceValues.set(resource, out);
   return out;
 }

@@ -60,6 +60,7 @@ function moduleChange(module: string, status: ModuleChange['status']): ModuleCha
 
 /** Shared by every diff without such changes (a converged plan has 25,000 of them). */
 const NONE: readonly string[] = Object.freeze([]);
+const NO_PATCH: Readonly<Record<string, never>> = Object.freeze({});
 
 /** Diffs scalars and modules of one resource (edge or route) against its live record. */
 export function diffResource<W extends object>(
@@ -106,7 +107,7 @@ export function diffResource<W extends object>(
   return {
     fields,
     modules,
-    patch: patch ?? {},
+    patch: patch ?? (NO_PATCH as Partial<W>),
     setModules: setModules ?? (NONE as string[]),
     removedModules: removedModules ?? (NONE as string[]),
     changedScalars: changedScalars ?? (NONE as string[]),

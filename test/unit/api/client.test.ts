@@ -540,8 +540,8 @@ describe('response validation', () => {
     ['a wrong type', { ...tlsEdge('edgtls_1'), hostports: 'a:1' }, /hostports: /],
     [
       'a bad Ref inside a module',
-      tlsEdge('edgtls_1', { backend: { enabled: true, backend: { id: 'b' } as never } }),
-      /backend\.backend\.uri/,
+      tlsEdge('edgtls_1', { backend: { enabled: true, backend: { uri: 'u' } as never } }),
+      /backend\.backend\.id/,
     ],
   ])('names the path and the field on %s', async (_n, body, field) => {
     const { pool, client, sleeps } = setup();

@@ -7,7 +7,6 @@ const CREATED = '2025-01-01T00:00:00Z';
 export function tlsEdge(id: string, extra: Partial<TlsEdge> = {}): TlsEdge {
   return {
     id,
-    uri: `${ORIGIN}/edges/tls/${id}`,
     created_at: CREATED,
     description: '',
     metadata: '',
@@ -25,7 +24,6 @@ export function route(edgeId: string, id: string, extra: Partial<HttpsRoute> = {
   return {
     id,
     edge_id: edgeId,
-    uri: `${ORIGIN}/edges/https/${edgeId}/routes/${id}`,
     created_at: CREATED,
     match_type: 'path_prefix',
     match: '/',
@@ -51,7 +49,6 @@ export function route(edgeId: string, id: string, extra: Partial<HttpsRoute> = {
 export function httpsEdge(id: string, extra: Partial<HttpsEdge> = {}): HttpsEdge {
   return {
     id,
-    uri: `${ORIGIN}/edges/https/${id}`,
     created_at: CREATED,
     description: '',
     metadata: '',
@@ -64,5 +61,5 @@ export function httpsEdge(id: string, extra: Partial<HttpsEdge> = {}): HttpsEdge
 }
 
 export function botUser(id: string, name = id): BotUser {
-  return { id, uri: `${ORIGIN}/bot_users/${id}`, name, active: true, created_at: CREATED };
+  return { id, name, active: true, created_at: CREATED };
 }

@@ -8,7 +8,6 @@ import { owned } from './fake.js';
 function https(id: string, metadata: string | null, extra: Partial<HttpsEdge> = {}): HttpsEdge {
   return {
     id,
-    uri: `http://x/edges/https/${id}`,
     created_at: '2024-01-01T00:00:00Z',
     description: null,
     metadata,
@@ -23,12 +22,11 @@ function https(id: string, metadata: string | null, extra: Partial<HttpsEdge> = 
 function tls(id: string, metadata: string | null): TlsEdge {
   return {
     id,
-    uri: `http://x/edges/tls/${id}`,
     created_at: '2024-01-01T00:00:00Z',
     description: 'tcp',
     metadata,
     hostports: [],
-    backend: { enabled: false, backend: { id: 'bkdtg_1', uri: 'u' } },
+    backend: { enabled: false, backend: { id: 'bkdtg_1' } },
     ip_restriction: null,
     mutual_tls: null,
     tls_termination: { enabled: true, terminate_at: 'upstream', min_version: null },
@@ -51,7 +49,7 @@ const options = { owner: 'default', schemaUrl: 'schema.json' };
 describe('importLive', () => {
   it('writes owned edges in manifest form: IDs for Refs, defaults and zero values left out', () => {
     const route = liveRoute('edghts_1', 'edghtsrt_1', {
-      backend: { enabled: true, backend: { id: 'bkdhr_1', uri: 'u' } },
+      backend: { enabled: true, backend: { id: 'bkdhr_1' } },
       oauth: {
         enabled: true,
         provider: {
@@ -177,7 +175,6 @@ describe('importLive', () => {
   it('writes bot users, skipping names a manifest cannot carry', () => {
     const bot = (id: string, name: string, active: boolean) => ({
       id,
-      uri: 'u',
       created_at: '2024-01-01T00:00:00Z',
       name,
       active,
