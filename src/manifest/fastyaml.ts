@@ -17,6 +17,12 @@ export interface FastDocument {
   readonly start: Position;
   /** Start position of any mapping or list object in `value` (by identity). */
   readonly positionOf: (node: object) => Position | undefined;
+  /**
+   * True when no mapping in `value` could be a `{ env }` / `{ file }` reference (its keys are
+   * not all `env` or `file`) and none has a `__proto__` key: resolving references would return
+   * `value` as it is, so the walk is skipped.
+   */
+  readonly referenceFree?: boolean;
 }
 
 /** Collections deeper than this (root 0, `routes` 1, a route 2) need no position on the fast path. */

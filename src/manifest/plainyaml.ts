@@ -122,6 +122,11 @@ function mayBeImplicit(c: number): boolean {
   );
 }
 
+/** Keys of a `{ env }` / `{ file }` reference. */
+function isRefKey(key: string): boolean {
+  return key === 'env' || key === 'file';
+}
+
 function resolvePlain(text: string, types: readonly ImplicitType[]): unknown {
   if (text.length > 0 && !mayBeImplicit(text.charCodeAt(0))) return text;
   for (const type of types) if (type.resolve(text)) return type.construct(text);
@@ -138,6 +143,8 @@ class Reader {
   #line = 0;
   #lineStart = 0;
   readonly positions = new Map<object, Position>();
+  /** Set when a mapping whose keys are all `env` or `file` was read in this document. */
+  #referenceLike = false;
 
   constructor(text: string, types: readonly ImplicitType[]) {
     this.#s = text;
@@ -162,11 +169,13 @@ class Reader {
       first = false;
       if (this.#atEnd() || this.#atSeparator()) continue; // an empty document
       const indent = this.#pos - this.#lineStart;
+      this.#referenceLike = false;
       const value = this.#blockNode(indent, 0, true);
       if (typeof value !== 'object' || value === null || Array.isArray(value)) throw DECLINE;
       const start = positions.get(value);
       if (start === undefined) throw DECLINE;
-      out.push({ value, start, positionOf });
+      // `__proto__` keys are declined, so only references matter.
+      out.push({ value, start, positionOf, referenceFree: !this.#referenceLike });
       this.#skipBlankLines();
       if (!this.#atEnd() && !this.#atSeparator()) throw DECLINE;
     }
@@ -315,23 +324,27 @@ class Reader {
     const map: Record<string, unknown> = {};
     this.#remember(map, depth, line, indent);
     let key: string | undefined = firstKey;
+    let refKeys = true;
     for (;;) {
       const name = key;
       if (name === '__proto__' || name === '<<' || Object.hasOwn(map, name)) throw DECLINE;
+      refKeys &&= isRefKey(name);
       map[name] = this.#valueAfter(indent, depth + 1, true);
       this.#skipBlankLines();
-      if (this.#atEnd() || this.#atSeparator()) return map;
+      if (this.#atEnd() || this.#atSeparator()) break;
       const next = this.#indent();
-      if (next < indent) return map;
+      if (next < indent) break;
       if (next > indent) throw DECLINE;
       if (this.#char() === DASH && isSpaceOrEnd(this.#char(1))) {
         // A sequence at a key's indent belongs to that key, handled above; here it is an error
         // unless the parent is done (a sequence's compact mapping ending at its next item).
-        return map;
+        break;
       }
       key = this.#tryKey();
       if (key === undefined) throw DECLINE;
     }
+    if (refKeys) this.#referenceLike = true;
+    return map;
   }
 
   #blockSequence(indent: number, depth: number): unknown[] {
@@ -525,6 +538,7 @@ class Reader {
       const next = this.#char();
       const value = next === COMMA || next === CLOSE_MAP ? null : this.#flowNode(depth + 1);
       if (key === '__proto__' || key === '<<' || Object.hasOwn(map, key)) throw DECLINE;
+      if (isRefKey(key)) this.#referenceLike = true;
       map[key] = value;
       this.#skipFlowSpaces();
       const after = this.#char();

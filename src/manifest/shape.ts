@@ -11,7 +11,7 @@ import { type FastDocument, parseYamlFast } from './fastyaml.js';
 import { describeIssue, errorMap, valueAt } from './issues.js';
 import { type PartialDocument, partialDocument } from './partial.js';
 import { type FieldPath, formatPath } from './paths.js';
-import { type RefReader, resolveRefs } from './refs.js';
+import { type RefReader, type ResolveResult, resolveRefs } from './refs.js';
 import { KINDS, type Kind, SCHEMA_BY_KIND } from './schema.js';
 import type { DocumentValue } from './semantics.js';
 import { didYouMean } from './suggest.js';
@@ -151,6 +151,7 @@ function fastDocument(
       return full()?.locate(path, anchor) ?? d.start;
     },
     scalarSource: (path) => full()?.scalarSource(path),
+    ...(d.referenceFree === true ? { referenceFree: true } : {}),
   };
 }
 
@@ -222,7 +223,10 @@ function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): Sh
   const kind = kindValue as Kind;
   const schema: z.ZodType = SCHEMA_BY_KIND[kind];
 
-  const resolved = resolveRefs(schema, raw, file, reader);
+  const resolved: ResolveResult =
+    doc.referenceFree === true
+      ? { value: raw, sensitive: [], failed: [], issues: [] }
+      : resolveRefs(schema, raw, file, reader);
   secrets = resolved.sensitive
     .map((p) => valueAt(resolved.value, p))
     .filter((v): v is string => typeof v === 'string');

@@ -41,6 +41,8 @@ export interface ParsedDocument {
   locate(path: FieldPath, anchor?: Anchor): Position;
   /** Original text of the plain scalar at `path` (e.g. `1.3` for a number), if there is one. */
   scalarSource(path: FieldPath): string | undefined;
+  /** No reference and no `__proto__` key anywhere in `value` (see `FastDocument`). */
+  readonly referenceFree?: boolean;
 }
 
 export interface ParseOptions {

@@ -177,13 +177,27 @@ export function canonicalModule(
 export function canonicalHostports(
   hostports: readonly string[] | null | undefined,
 ): readonly string[] {
-  if (hostports === null || hostports === undefined) return [];
+  if (hostports === null || hostports === undefined) return NO_HOSTPORTS;
+  // Most lists already are: lower-case and in order (one hostport, or what edgesync wrote).
+  if (isCanonical(hostports)) return hostports;
   let canonical = canonicalLists.get(hostports);
   if (canonical === undefined) {
     canonical = [...new Set(hostports.map((h) => h.toLowerCase()))].sort(compareCodeUnits);
     canonicalLists.set(hostports, canonical);
   }
   return canonical;
+}
+
+const NO_HOSTPORTS: readonly string[] = Object.freeze([]);
+
+/** Lower-case, sorted and without repeats: its own canonical form. */
+function isCanonical(hostports: readonly string[]): boolean {
+  for (let i = 0; i < hostports.length; i++) {
+    const h = hostports[i] as string;
+    if (h !== h.toLowerCase()) return false;
+    if (i > 0 && compareCodeUnits(hostports[i - 1] as string, h) >= 0) return false;
+  }
+  return true;
 }
 
 const canonicalLists = new WeakMap<readonly string[], readonly string[]>();
