@@ -6,7 +6,15 @@
  * (items marked unconfirmed there are decided here).
  */
 
-import { RE2JS } from 're2js';
+import { createRequire } from 'node:module';
+import type { RE2JS as RE2 } from 're2js';
+
+/** re2js is loaded on first use (user-agent patterns are rare): a plan needs no RE2 otherwise. */
+let re2: typeof RE2 | undefined;
+function re2js(): typeof RE2 {
+  re2 ??= (createRequire(import.meta.url)('re2js') as { RE2JS: typeof RE2 }).RE2JS;
+  return re2;
+}
 
 export const API_VERSION = '2';
 
@@ -387,7 +395,7 @@ export function utf8Bytes(value: string): number {
 export function checkUserAgentPattern(pattern: string): RuleViolation | undefined {
   if (pattern.length === 0) return { code: ERROR_CODE.invalidValue, message: 'must not be empty' };
   try {
-    RE2JS.compile(pattern);
+    re2js().compile(pattern);
     return undefined;
   } catch (err) {
     const why =
