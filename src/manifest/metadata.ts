@@ -21,10 +21,23 @@ export interface Ownership {
   readonly protect: boolean;
 }
 
-function sortedJson(entries: Record<string, string>): string {
-  const sorted: Record<string, string> = {};
-  for (const key of Object.keys(entries).sort()) sorted[key] = entries[key] as string;
-  return JSON.stringify(sorted);
+/** Keys JSON.stringify writes first whatever the order (array indexes): then the slow path. */
+const INDEX_LIKE = /^(0|[1-9][0-9]*)$/;
+
+/** `JSON.stringify` of `entries` with its keys sorted, written directly (one per edge per plan). */
+function sortedJson(entries: Readonly<Record<string, string>>): string {
+  const keys = Object.keys(entries).sort();
+  if (keys.some((k) => INDEX_LIKE.test(k))) {
+    const sorted: Record<string, string> = {};
+    for (const key of keys) sorted[key] = entries[key] as string;
+    return JSON.stringify(sorted);
+  }
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    out += `${i === 0 ? '' : ','}${JSON.stringify(key)}:${JSON.stringify(entries[key])}`;
+  }
+  return `${out}}`;
 }
 
 /** The `metadata` string edgesync writes on an edge it owns. */

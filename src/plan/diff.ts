@@ -4,7 +4,6 @@
  * both sides are compared in canonical form (./normalize.ts), so only real differences count.
  */
 import { formatPath, type Segment } from '../manifest/paths.js';
-import { withDefaults } from '../spec/defaults.js';
 import type { FieldChange, ModuleChange } from './model.js';
 import { canonicalModule, type Plain, type PlainObject, plainEqual } from './normalize.js';
 
@@ -30,10 +29,7 @@ export function diffModule(
 ): ModuleDiff | undefined {
   if (desired === undefined && live === undefined) return undefined;
   // An unset field means the service's default (rule 3): filled in before comparing.
-  const after = canonicalModule(
-    module,
-    desired === undefined ? undefined : withDefaults(module, desired),
-  );
+  const after = canonicalModule(module, desired, true);
   const before = canonicalModule(module, live);
   if (after === undefined) return { module, status: 'removed', before, after };
   if (before === undefined) return { module, status: 'set', before, after };
@@ -47,15 +43,18 @@ export function diffModule(
  * names are shown lower-cased: masking more is safe, masking less is not.
  */
 export class Sensitivity {
-  readonly #paths: readonly string[];
+  readonly #given: readonly string[];
+  /** Lower-cased on first use: most resources of a plan never ask. */
+  #paths: readonly string[] | undefined;
 
   constructor(paths: readonly string[]) {
-    this.#paths = paths.map((p) => p.toLowerCase());
+    this.#given = paths;
   }
 
   isSensitive(path: string): boolean {
     const p = path.toLowerCase();
     if (/(^|\.)client_secret$/.test(p) || p === 'webhook_verification.secret') return true;
+    this.#paths ??= this.#given.map((s) => s.toLowerCase());
     return this.#paths.some((s) => s === p || isBelow(s, p) || isBelow(p, s));
   }
 }

@@ -27,6 +27,7 @@
 
 import type { HttpsEdge, HttpsRoute, TlsEdge } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
+import { forEachMissingDefault } from '../spec/defaults.js';
 
 /** A JSON-like value as the normalizer sees it. */
 export type Plain = null | boolean | number | string | Plain[] | { [key: string]: Plain };
@@ -151,22 +152,28 @@ function canonicalValue(value: unknown, key: string, lowerCase: boolean): Plain 
   return undefined;
 }
 
-/** The canonical form of one module value (either side). */
+/**
+ * The canonical form of one module value (either side). With `defaults` (the manifest's side),
+ * the documented defaults it leaves unset are filled in first (rule 3), without copying it.
+ */
 export function canonicalModule(
   module: string,
   value: Readonly<Record<string, unknown>> | undefined,
+  defaults = false,
 ): PlainObject | undefined {
   if (value === undefined) return undefined;
   const headers = HEADER_MODULES.has(module);
   const out: PlainObject = {};
-  for (const key in value) {
-    let v = value[key];
+  const add = (key: string, raw: unknown) => {
+    let v = raw;
     if (module === 'webhook_verification' && key === 'provider' && typeof v === 'string') {
       v = v.toLowerCase();
     }
     const c = canonicalValue(v, key, headers && (key === 'add' || key === 'remove'));
     if (c !== undefined) out[key] = c;
-  }
+  };
+  for (const key in value) add(key, value[key]);
+  if (defaults) forEachMissingDefault(module, value, add);
   return out;
 }
 

@@ -60,23 +60,21 @@ export function moduleDefault(
 }
 
 /**
- * A module's value with every documented default filled in where the value leaves it unset: the
- * value itself when nothing is missing (never changed, so never copied for nothing).
+ * Calls `fill` with each documented default `value` leaves unset (undefined or null), in the
+ * table's order. The defaults depend only on `value` (`min_version` on `terminate_at`, whose own
+ * default is `edge`), so callers can fill them into a copy of their own.
  */
-export function withDefaults(
+export function forEachMissingDefault(
   module: string,
   value: Readonly<Record<string, unknown>>,
-): Readonly<Record<string, unknown>> {
+  fill: (field: string, value: DefaultValue) => void,
+): void {
   const fields = DEFAULTED_FIELDS.get(module);
-  if (fields === undefined) return value;
-  let out: Record<string, unknown> | undefined;
+  if (fields === undefined) return;
   for (const field of fields) {
-    const current = (out ?? value)[field];
+    const current = value[field];
     if (current !== undefined && current !== null) continue;
-    const d = moduleDefault(module, field, out ?? value);
-    if (d === undefined) continue;
-    out ??= { ...value };
-    out[field] = d;
+    const d = moduleDefault(module, field, value);
+    if (d !== undefined) fill(field, d);
   }
-  return out ?? value;
 }

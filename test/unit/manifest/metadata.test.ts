@@ -1,4 +1,5 @@
 /** The stored metadata string (design section 3) and "did you mean". */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   parseStoredMetadata,
@@ -28,6 +29,23 @@ describe('stored metadata', () => {
       name: own.name,
       protect: own.protect,
     });
+  });
+
+  it('is JSON.stringify of the key-sorted labels, index-like keys included', () => {
+    const key = fc.oneof(
+      fc.stringMatching(/^[A-Za-z0-9]([A-Za-z0-9._/-]{0,6}[A-Za-z0-9])?$/),
+      fc.constantFrom('0', '1', '10', '2', '01', 'a"b', 'é'),
+    );
+    fc.assert(
+      fc.property(fc.dictionary(key, fc.string(), { maxKeys: 6 }), (labels) => {
+        const sorted: Record<string, string> = {};
+        for (const k of Object.keys(labels).sort()) sorted[k] = labels[k] as string;
+        expect(storedRouteMetadata(labels)).toBe(
+          Object.keys(labels).length === 0 ? '' : JSON.stringify(sorted),
+        );
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('route metadata: labels only, empty string when none', () => {

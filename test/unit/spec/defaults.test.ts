@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MODULE_DEFAULTS, moduleDefault, withDefaults } from '../../../src/spec/defaults.js';
+import { canonicalModule } from '../../../src/plan/normalize.js';
+import { MODULE_DEFAULTS, moduleDefault } from '../../../src/spec/defaults.js';
 
 describe('MODULE_DEFAULTS', () => {
   it('the README manifest reference lists exactly the table', () => {
@@ -26,10 +27,12 @@ describe('MODULE_DEFAULTS', () => {
     expect(
       moduleDefault('tls_termination', 'min_version', { terminate_at: 'upstream' }),
     ).toBeUndefined();
-    expect(withDefaults('tls_termination', { terminate_at: 'upstream' })).toEqual({
+    expect(canonicalModule('tls_termination', { terminate_at: 'upstream' }, true)).toEqual({
       terminate_at: 'upstream',
     });
-    expect(withDefaults('saml', { idp_metadata: '<x/>', cookie_prefix: 'a.' })).toMatchObject({
+    expect(
+      canonicalModule('saml', { idp_metadata: '<x/>', cookie_prefix: 'a.' }, true),
+    ).toMatchObject({
       cookie_prefix: 'a.',
       allow_idp_initiated: true,
     });
