@@ -80,14 +80,16 @@ export function uniqueList<T extends z.ZodType<string>>(
   options: { ignoreCase?: boolean } = {},
 ) {
   return z.array(item).superRefine((list, ctx) => {
+    if (list.length < 2) return; // most lists: nothing can repeat
     const seen = new Set<string>();
-    list.forEach((entry, i) => {
+    for (let i = 0; i < list.length; i++) {
+      const entry = list[i] as string;
       const key = options.ignoreCase ? entry.toLowerCase() : entry;
       if (seen.has(key)) {
         ctx.addIssue({ code: 'custom', path: [i], message: `duplicate entry "${entry}"` });
       }
       seen.add(key);
-    });
+    }
   });
 }
 
