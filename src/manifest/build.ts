@@ -34,11 +34,14 @@ import type { Anchor } from './yaml.js';
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_ALIAS_COUNT = 100;
 
-export interface SourceFile {
-  /** Path relative to the manifest directory, `/`-separated. */
-  readonly file: string;
-  readonly bytes: Uint8Array;
-}
+/** A manifest file: path relative to the manifest directory (`/`-separated), and its content. */
+export type SourceFile =
+  | { readonly file: string; readonly bytes: Uint8Array }
+  /**
+   * Already decoded (`decode`): the loader decodes each file as it reads it, so the bytes of
+   * 1,000 files are not all held (and promoted, and kept until a full collection) at once.
+   */
+  | { readonly file: string; readonly text: string | { readonly error: string } };
 
 export interface BuildOptions {
   /** Owner id stored in edge metadata (counts towards its byte limit). Default `default`. */
@@ -129,7 +132,7 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
 
   const ordered = [...files].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   for (const source of ordered) {
-    const text = decode(source.bytes, maxFileBytes);
+    const text = 'text' in source ? source.text : decode(source.bytes, maxFileBytes);
     if (typeof text !== 'string') {
       diagnostics.push(fileProblem(source.file, text.error));
       continue;

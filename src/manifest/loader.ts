@@ -32,6 +32,7 @@ import {
 import type { ReadResult, RefReader } from './refs.js';
 import { resolveManifestDir } from './resolve.js';
 import type { DesiredSet } from './schema.js';
+import { decode } from './shape.js';
 
 export { excludeMatcher, type LoaderFs } from './listing.js';
 
@@ -105,7 +106,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     const file = listing.realPaths.get(rel) ?? path.join(resolvedDir, ...rel.split('/'));
     const result = await readManifest(fs, file, maxFileBytes);
     if ('bytes' in result) {
-      sources.push({ file: rel, bytes: result.bytes });
+      sources.push({ file: rel, text: decode(result.bytes, maxFileBytes) });
       stamps.set(file, result.stamp);
     } else readProblems.push(problem(rel, result.error));
   });
