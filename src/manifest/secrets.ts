@@ -6,7 +6,7 @@
  * and apply output, the apply result, status errors, log lines) passes through `maskValues` with
  * the set's sensitive values as well. Pure.
  */
-import { appendSegment } from './paths.js';
+import { appendSegment, formatPath, type Segment } from './paths.js';
 import type { DesiredSet } from './schema.js';
 
 /** What a masked value is shown as (the plan's own mask). */
@@ -41,15 +41,85 @@ function valuesOf(resource: object, sensitive: readonly string[]): readonly stri
   const known = resourceValues.get(resource);
   if (known !== undefined) return known;
   const out: string[] = [];
+  // Straight down each sensitive path (no walk over the rest of the resource).
+  for (const formatted of sensitive) {
+    const path = parsePath(formatted);
+    if (path === undefined || path.length === 0) return walkedValuesOf(resource, sensitive);
+    // Never the loader's own fields, nor an edge's routes (each route has its own paths).
+    if (path[0] === 'source' || path[0] === 'sensitive' || path[0] === 'routes') continue;
+    let value: unknown = resource;
+    for (const segment of path) {
+      // A number names a list item and a string an object's key, as `formatPath` wrote them.
+      const fits =
+        typeof segment === 'number'
+          ? Array.isArray(value)
+          : typeof value === 'object' && value !== null && !Array.isArray(value);
+      value =
+        fits && Object.hasOwn(value as object, segment)
+          ? (value as Record<string | number, unknown>)[segment]
+          : undefined;
+    }
+    collectStrings(value, out);
+  }
+  resourceValues.set(resource, out);
+  return out;
+}
+
+/** Every string at or below `value` (long enough to mask). */
+function collectStrings(value: unknown, out: string[]): void {
+  if (typeof value === 'string') {
+    if (value.length >= MIN_MASKED_LENGTH) out.push(value);
+  } else if (Array.isArray(value)) {
+    for (const item of value) collectStrings(item, out);
+  } else if (typeof value === 'object' && value !== null) {
+    for (const key in value) collectStrings((value as Record<string, unknown>)[key], out);
+  }
+}
+
+/**
+ * `formatPath`'s inverse: `oauth.provider.google.client_secret`, `add["X-Key"]`, `a[0]` to
+ * segments; undefined for anything it would not write.
+ */
+export function parsePath(formatted: string): Segment[] | undefined {
+  const out: Segment[] = [];
+  let i = 0;
+  while (i < formatted.length) {
+    if (formatted[i] === '[') {
+      const close = formatted.indexOf(']', i);
+      if (formatted[i + 1] === '"') {
+        // A JSON string: its end is the first `"]` whose quote is not escaped.
+        let end = i + 2;
+        for (; end < formatted.length; end++) {
+          if (formatted[end] === '\\') end += 1;
+          else if (formatted[end] === '"') break;
+        }
+        if (formatted[end + 1] !== ']') return undefined;
+        out.push(JSON.parse(formatted.slice(i + 1, end + 1)) as string);
+        i = end + 2;
+      } else {
+        const digits = formatted.slice(i + 1, close);
+        if (close === -1 || !/^(0|[1-9][0-9]*)$/.test(digits)) return undefined;
+        out.push(Number(digits));
+        i = close + 1;
+      }
+    } else {
+      if (out.length > 0) {
+        if (formatted[i] !== '.') return undefined;
+        i += 1;
+      }
+      const match = /^[A-Za-z_][A-Za-z0-9_]*/.exec(formatted.slice(i));
+      if (match === null) return undefined;
+      out.push(match[0]);
+      i += match[0].length;
+    }
+  }
+  return formatPath(out) === formatted ? out : undefined;
+}
+
+/** The reference: a walk over the whole resource, matching formatted paths. */
+function walkedValuesOf(resource: object, sensitive: readonly string[]): readonly string[] {
+  const out: string[] = [];
   const wanted = new Set(sensitive);
-  // Whether a sensitive path lies below `path`: else nothing under it needs a look.
-  const above = (path: string): boolean =>
-    sensitive.some(
-      (s) =>
-        s.length > path.length &&
-        s.startsWith(path) &&
-        (s[path.length] === '.' || s[path.length] === '['),
-    );
   const walk = (value: unknown, path: string, inside: boolean): void => {
     const here = inside || (path !== '' && wanted.has(path));
     if (typeof value === 'string') {
@@ -57,7 +127,6 @@ function valuesOf(resource: object, sensitive: readonly string[]): readonly stri
       return;
     }
     if (typeof value !== 'object' || value === null) return;
-    if (!here && path !== '' && !above(path)) return;
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) walk(value[i], appendSegment(path, i), here);
       return;
