@@ -105,6 +105,17 @@ function isIndicatorStart(c: number): boolean {
   );
 }
 
+/**
+ * Whether a plain scalar (or key) may start with `c` followed by `next`: not an indicator, and
+ * `?`, `-` or `:` only when followed by something that is not a space (nor, in a flow
+ * collection, a flow indicator).
+ */
+function mayStartPlain(c: number, next: number, inFlow: boolean): boolean {
+  if (isIndicatorStart(c) || isSpaceOrEnd(c)) return false;
+  if (c !== 0x3f /* ? */ && c !== DASH && c !== COLON) return true;
+  return !isSpaceOrEnd(next) && !(inFlow && isFlowIndicator(next));
+}
+
 /** Characters a core-schema null, bool, int or float can start with. */
 function mayBeImplicit(c: number): boolean {
   return (
@@ -397,12 +408,7 @@ class Reader {
         return undefined;
       }
     } else {
-      if (isIndicatorStart(c) || isSpaceOrEnd(c)) return undefined;
-      if (
-        (c === 0x3f /* ? */ || c === DASH || c === COLON) &&
-        isSpaceOrEnd(s.charCodeAt(start + 1))
-      )
-        return undefined;
+      if (!mayStartPlain(c, s.charCodeAt(start + 1), false)) return undefined;
       let p = start;
       let end = start;
       for (;;) {
@@ -428,15 +434,7 @@ class Reader {
     const s = this.#s;
     const start = this.#pos;
     const c = s.charCodeAt(start);
-    if (isIndicatorStart(c) || isSpaceOrEnd(c)) throw DECLINE;
-    if ((c === 0x3f || c === DASH || c === COLON) && isSpaceOrEnd(s.charCodeAt(start + 1)))
-      throw DECLINE;
-    if (
-      (c === 0x3f || c === DASH || c === COLON) &&
-      inFlow &&
-      isFlowIndicator(s.charCodeAt(start + 1))
-    )
-      throw DECLINE;
+    if (!mayStartPlain(c, s.charCodeAt(start + 1), inFlow)) throw DECLINE;
     let p = start;
     let end = start;
     for (;;) {
@@ -511,6 +509,18 @@ class Reader {
     if (isEnd(c) || c === HASH) throw DECLINE;
   }
 
+  /** After a flow entry: a comma (then the next entry, or `close` after a trailing comma) or `close`. */
+  #afterFlowEntry(close: number): void {
+    this.#skipFlowSpaces();
+    const c = this.#char();
+    if (c === COMMA) {
+      this.#pos += 1;
+      this.#skipFlowSpaces();
+    } else if (c !== close) {
+      throw DECLINE;
+    }
+  }
+
   #flowCollection(depth: number): object {
     const line = this.#line;
     const column = this.#indent();
@@ -522,14 +532,7 @@ class Reader {
       this.#skipFlowSpaces();
       while (this.#char() !== CLOSE_SEQ) {
         list.push(this.#flowNode(depth + 1));
-        this.#skipFlowSpaces();
-        const c = this.#char();
-        if (c === COMMA) {
-          this.#pos += 1;
-          this.#skipFlowSpaces();
-        } else if (c !== CLOSE_SEQ) {
-          throw DECLINE;
-        }
+        this.#afterFlowEntry(CLOSE_SEQ);
       }
       this.#pos += 1;
       return list;
@@ -550,14 +553,7 @@ class Reader {
       if (key === '__proto__' || key === '<<' || Object.hasOwn(map, key)) throw DECLINE;
       if (isRefKey(key)) this.#referenceLike = true;
       map[key] = value;
-      this.#skipFlowSpaces();
-      const after = this.#char();
-      if (after === COMMA) {
-        this.#pos += 1;
-        this.#skipFlowSpaces();
-      } else if (after !== CLOSE_MAP) {
-        throw DECLINE;
-      }
+      this.#afterFlowEntry(CLOSE_MAP);
     }
     this.#pos += 1;
     return map;
