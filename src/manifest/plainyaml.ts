@@ -306,12 +306,15 @@ class Reader {
     return value;
   }
 
-  /** A value on the line of its key or dash: a flow collection or a single-line scalar. */
-  #inlineValue(depth: number): unknown {
+  /**
+   * A flow collection or a single-line scalar: a value on the line of its key or dash, or an
+   * entry of a flow collection (`inFlow`).
+   */
+  #inlineValue(depth: number, inFlow = false): unknown {
     const c = this.#char();
     if (c === OPEN_MAP || c === OPEN_SEQ) return this.#flowCollection(depth);
     if (c === SINGLE || c === DOUBLE) return this.#quoted(c);
-    return this.#plain(false);
+    return this.#plain(inFlow);
   }
 
   /**
@@ -531,7 +534,7 @@ class Reader {
       this.#remember(list, depth, line, column);
       this.#skipFlowSpaces();
       while (this.#char() !== CLOSE_SEQ) {
-        list.push(this.#flowNode(depth + 1));
+        list.push(this.#inlineValue(depth + 1, true));
         this.#afterFlowEntry(CLOSE_SEQ);
       }
       this.#pos += 1;
@@ -549,7 +552,8 @@ class Reader {
       this.#pos += 1;
       this.#skipFlowSpaces();
       const next = this.#char();
-      const value = next === COMMA || next === CLOSE_MAP ? null : this.#flowNode(depth + 1);
+      const value =
+        next === COMMA || next === CLOSE_MAP ? null : this.#inlineValue(depth + 1, true);
       if (key === '__proto__' || key === '<<' || Object.hasOwn(map, key)) throw DECLINE;
       if (isRefKey(key)) this.#referenceLike = true;
       map[key] = value;
@@ -557,13 +561,6 @@ class Reader {
     }
     this.#pos += 1;
     return map;
-  }
-
-  #flowNode(depth: number): unknown {
-    const c = this.#char();
-    if (c === OPEN_MAP || c === OPEN_SEQ) return this.#flowCollection(depth);
-    if (c === SINGLE || c === DOUBLE) return this.#quoted(c);
-    return this.#plain(true);
   }
 }
 
