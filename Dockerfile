@@ -7,8 +7,9 @@
 #     -e EDGESYNC_API_URL=https://api.example.com -e EDGESYNC_API_KEY \
 #     -p 9090:9090 edgesync
 #
-# Two stages: the build stage compiles TypeScript with the dev dependencies; the runtime stage
-# holds only the production dependencies and the compiled output, and runs as a non-root user.
+# Two stages: the build stage compiles TypeScript and bundles the CLI with the dev dependencies;
+# the runtime stage holds only the production dependencies and the bundle, and runs as a non-root
+# user.
 
 # The current Active LTS line of Node.js (26 since 2026-10-28); the code itself supports >= 20.19.
 ARG NODE_IMAGE=node:26-alpine
@@ -33,7 +34,8 @@ COPY package.json package-lock.json ./
 # Production dependencies only; --ignore-scripts also skips `prepare` (no compiler here).
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY --from=build /app/bin ./bin
-COPY --from=build /app/dist/src ./dist/src
+# The bundled CLI (scripts/bundle.mjs) is all bin/edgesync.js loads of dist/.
+COPY --from=build /app/dist/bundle ./dist/bundle
 COPY --from=build /app/schema ./schema
 # The working directory is where the embedded local API keeps `.edgesync/` state when no API URL
 # is configured; it is the only place the process writes, so it can be a volume.

@@ -32,7 +32,8 @@ const API_KEY = 'esk_benchplanBENCHplan0123456789abcd';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BIN = path.resolve(here, '../../bin/edgesync.js');
-const CHILD = path.join(here, 'plan-child.js');
+// Bundled like the CLI (scripts/bundle.mjs): the plan measured is the code `edgesync plan` runs.
+const CHILD = path.resolve(here, '../bench-bundle/plan-child.js');
 
 /** Executes a plan's operations: roots in parallel (bounded), each root's operations in order. */
 async function seed(url: string, plan: Plan): Promise<number> {

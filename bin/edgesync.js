@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The executable: runs the compiled CLI from dist/ (built by `npm ci` through `prepare`).
-import { main } from '../dist/src/cli/main.js';
+// The executable: runs the bundled CLI from dist/bundle/ (built by `npm ci` through `prepare`:
+// tsc, then scripts/bundle.mjs).
+import { main } from '../dist/bundle/main.js';
 
 const controller = new AbortController();
 let signals = 0;
