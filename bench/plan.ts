@@ -9,11 +9,11 @@
  * (`./plan-child.ts`), so its time and peak RSS are the plan's alone.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { createApiClient } from '../src/api/client.js';
 import { observe } from '../src/api/observe.js';
@@ -24,6 +24,7 @@ import { startChildServer } from './child-server.js';
 import { generate, HTTPS_EDGES, TLS_EDGES } from './corpus.js';
 import type { ChildResult } from './plan-child.js';
 import type { BenchSuite } from './run.js';
+import type { Rusage } from './rusage.js';
 
 const RUNS = 5;
 const SEED_CONCURRENCY = 32;
@@ -34,6 +35,13 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const BIN = path.resolve(here, '../../bin/edgesync.js');
 // Bundled like the CLI (scripts/bundle.mjs): the plan measured is the code `edgesync plan` runs.
 const CHILD = path.resolve(here, '../bench-bundle/plan-child.js');
+/** Reports the CPU time and peak RSS of the real command at its exit (`node --import`). */
+const RUSAGE = pathToFileURL(path.join(here, 'rusage.js')).href;
+/** Issue 12 item 6: targets for a whole `edgesync plan` of 10,000 and of 50,000 converged edges. */
+const TARGETS: Readonly<Record<number, { readonly cpuMs: number; readonly rssMb: number }>> = {
+  10000: { cpuMs: 1_500, rssMb: 200 },
+  50000: { cpuMs: 8_000, rssMb: 800 },
+};
 
 /** Executes a plan's operations: roots in parallel (bounded), each root's operations in order. */
 async function seed(url: string, plan: Plan): Promise<number> {
@@ -69,6 +77,15 @@ async function seed(url: string, plan: Plan): Promise<number> {
   };
   await Promise.all(Array.from({ length: SEED_CONCURRENCY }, worker));
   return requests;
+}
+
+/** RSS is read in MiB (2^20 bytes); the target is in MB (10^6 bytes). */
+const MIB_PER_MB = 2 ** 20 / 1e6;
+
+function verdict(what: string, value: number, unit: string, target: number | undefined): string {
+  const shown = `${what} ${value.toFixed(0)} ${unit}`;
+  if (target === undefined) return shown;
+  return `${shown} (target < ${target} ${unit}) ${value < target ? 'OK' : 'OVER TARGET'}`;
 }
 
 function median(values: number[]): number {
@@ -108,6 +125,8 @@ export const suite: BenchSuite = {
 
       const results: ChildResult[] = [];
       const cliMs: number[] = [];
+      const cliUsage: Rusage[] = [];
+      const usageFile = path.join(dir, '..', `${path.basename(dir)}.rusage.json`);
       for (let i = 0; i < RUNS; i++) {
         const { stdout } = await run(process.execPath, [CHILD, dir, url, API_KEY], {
           maxBuffer: 1 << 20,
@@ -115,17 +134,20 @@ export const suite: BenchSuite = {
         results.push(JSON.parse(stdout) as ChildResult);
         // The whole command as a user runs it: process start to exit.
         const start = performance.now();
-        await run(process.execPath, [BIN, 'plan', dir, '--detailed-exitcode'], {
+        await run(process.execPath, ['--import', RUSAGE, BIN, 'plan', dir, '--detailed-exitcode'], {
           env: {
             ...process.env,
             EDGESYNC_API_URL: url,
             EDGESYNC_API_KEY: API_KEY,
             EDGESYNC_RATE_LIMIT: 'none',
+            EDGESYNC_BENCH_RUSAGE: usageFile,
           },
           maxBuffer: 64 << 20,
         });
         cliMs.push(performance.now() - start);
+        cliUsage.push(JSON.parse(await readFile(usageFile, 'utf8')) as Rusage);
       }
+      await rm(usageFile, { force: true });
       const last = results[results.length - 1] as ChildResult;
       if (results.some((r) => r.pendingChanges !== 0))
         throw new Error('the account is not converged: plan shows changes');
@@ -135,9 +157,8 @@ export const suite: BenchSuite = {
           `API calls: ${last.calls.tlsList} TLS edge list + ${last.calls.httpsList} HTTPS edge list + ${last.calls.botList} bot user list (${last.calls.other} other)`,
           `plan (load + observe + plan + render), median of ${RUNS}: ${wall.toFixed(0)} ms (target < ${TARGET_MS} ms) ${wall < TARGET_MS ? 'OK' : 'OVER TARGET'}`,
           `  phases (last run): manifests+observe ${last.phases.prepare.toFixed(0)} ms, of which plan ${last.phases.plan.toFixed(0)} ms; render ${last.phases.render.toFixed(0)} ms`,
-          `whole "edgesync plan" process, median of ${RUNS}: ${median(cliMs).toFixed(0)} ms`,
-          `peak RSS of the plan process: ${median(results.map((r) => r.maxRssMb)).toFixed(0)} MiB; resources: ${last.resources}`,
-          `CPU (user + system) of the plan process up to the rendered plan, median of ${RUNS}: ${median(results.map((r) => r.cpuMs)).toFixed(0)} ms`,
+          `pipeline alone (load + observe + plan + render, in a fresh process), median of ${RUNS}: CPU ${median(results.map((r) => r.cpuMs)).toFixed(0)} ms, peak RSS ${median(results.map((r) => r.maxRssMb)).toFixed(0)} MiB; resources: ${last.resources}`,
+          `whole "edgesync plan" process (start to exit), median of ${RUNS}: wall ${median(cliMs).toFixed(0)} ms, ${verdict('CPU (user + system)', median(cliUsage.map((u) => u.cpuMs)), 'ms', TARGETS[EDGES]?.cpuMs)}, ${verdict('peak RSS', median(cliUsage.map((u) => u.maxRssMb)) * MIB_PER_MB, 'MB', TARGETS[EDGES]?.rssMb)}`,
           '',
         ].join('\n'),
       );
