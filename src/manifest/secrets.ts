@@ -6,7 +6,7 @@
  * and apply output, the apply result, status errors, log lines) passes through `maskValues` with
  * the set's sensitive values as well. Pure.
  */
-import { appendSegment, formatPath, type Segment } from './paths.js';
+import { appendSegment, parsePath, type Segment } from './paths.js';
 import type { DesiredSet } from './schema.js';
 
 /** What a masked value is shown as (the plan's own mask). */
@@ -18,9 +18,11 @@ export const MIN_MASKED_LENGTH = 4;
 /** The string values at the `sensitive` paths of every resource and route of the set. */
 export function sensitiveValues(set: DesiredSet): string[] {
   const out = new Set<string>();
+  // The same few paths recur on thousands of resources: each is parsed once per call.
+  const parsed = new Map<string, readonly Segment[] | undefined>();
   const collect = (resource: object, sensitive: readonly string[]) => {
     if (sensitive.length === 0) return;
-    for (const value of valuesOf(resource, sensitive)) out.add(value);
+    for (const value of valuesOf(resource, sensitive, parsed)) out.add(value);
   };
   for (const e of set.tlsEdges) collect(e, e.sensitive);
   for (const e of set.httpsEdges) {
@@ -37,13 +39,21 @@ export function sensitiveValues(set: DesiredSet): string[] {
  */
 const resourceValues = new WeakMap<object, readonly string[]>();
 
-function valuesOf(resource: object, sensitive: readonly string[]): readonly string[] {
+function valuesOf(
+  resource: object,
+  sensitive: readonly string[],
+  parsed: Map<string, readonly Segment[] | undefined>,
+): readonly string[] {
   const known = resourceValues.get(resource);
   if (known !== undefined) return known;
   const out: string[] = [];
   // Straight down each sensitive path (no walk over the rest of the resource).
   for (const formatted of sensitive) {
-    const path = parsePath(formatted);
+    let path = parsed.get(formatted);
+    if (path === undefined && !parsed.has(formatted)) {
+      path = parsePath(formatted);
+      parsed.set(formatted, path);
+    }
     if (path === undefined || path.length === 0) return walkedValuesOf(resource, sensitive);
     // Never the loader's own fields, nor an edge's routes (each route has its own paths).
     if (path[0] === 'source' || path[0] === 'sensitive' || path[0] === 'routes') continue;
@@ -74,46 +84,6 @@ function collectStrings(value: unknown, out: string[]): void {
   } else if (typeof value === 'object' && value !== null) {
     for (const key in value) collectStrings((value as Record<string, unknown>)[key], out);
   }
-}
-
-/**
- * `formatPath`'s inverse: `oauth.provider.google.client_secret`, `add["X-Key"]`, `a[0]` to
- * segments; undefined for anything it would not write.
- */
-export function parsePath(formatted: string): Segment[] | undefined {
-  const out: Segment[] = [];
-  let i = 0;
-  while (i < formatted.length) {
-    if (formatted[i] === '[') {
-      const close = formatted.indexOf(']', i);
-      if (formatted[i + 1] === '"') {
-        // A JSON string: its end is the first `"]` whose quote is not escaped.
-        let end = i + 2;
-        for (; end < formatted.length; end++) {
-          if (formatted[end] === '\\') end += 1;
-          else if (formatted[end] === '"') break;
-        }
-        if (formatted[end + 1] !== ']') return undefined;
-        out.push(JSON.parse(formatted.slice(i + 1, end + 1)) as string);
-        i = end + 2;
-      } else {
-        const digits = formatted.slice(i + 1, close);
-        if (close === -1 || !/^(0|[1-9][0-9]*)$/.test(digits)) return undefined;
-        out.push(Number(digits));
-        i = close + 1;
-      }
-    } else {
-      if (out.length > 0) {
-        if (formatted[i] !== '.') return undefined;
-        i += 1;
-      }
-      const match = /^[A-Za-z_][A-Za-z0-9_]*/.exec(formatted.slice(i));
-      if (match === null) return undefined;
-      out.push(match[0]);
-      i += match[0].length;
-    }
-  }
-  return formatPath(out) === formatted ? out : undefined;
 }
 
 /** The reference: a walk over the whole resource, matching formatted paths. */

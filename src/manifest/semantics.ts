@@ -61,13 +61,18 @@ export function checkSemantics(
   };
 
   // Names unique per kind; adopted IDs unique per kind; hostports unique across all edges.
-  const names = new Map<string, number>();
+  // Per kind, keyed by the name itself: no key string to build per document.
+  const names: Record<DocumentValue['kind'], Map<string, number>> = {
+    TLSEdge: new Map(),
+    HTTPSEdge: new Map(),
+    BotUser: new Map(),
+  };
   const ids = new Map<string, number>();
   const hostports = new Map<string, { doc: number; index: number; edge: string; kind: string }>();
   for (const { id: doc, value } of docs) {
-    const nameKey = `${value.kind}\u0000${value.name}`;
-    const first = names.get(nameKey);
-    if (first === undefined) names.set(nameKey, doc);
+    const namesOfKind = names[value.kind];
+    const first = namesOfKind.get(value.name);
+    if (first === undefined) namesOfKind.set(value.name, doc);
     else {
       add(
         doc,
@@ -201,7 +206,13 @@ function metadataMayExceed(
   owner: string,
   name: string,
 ): boolean {
-  let units = owner.length + name.length + 80;
+  // edgesync's own keys and quotes: 80 units is more than they take.
+  return labelsMayExceed(labels, owner.length + name.length + 80);
+}
+
+/** The same bound for labels alone (a route's metadata), plus `extraUnits` written with them. */
+function labelsMayExceed(labels: Readonly<Record<string, string>>, extraUnits: number): boolean {
+  let units = extraUnits + 2;
   for (const key in labels) units += key.length + (labels[key]?.length ?? 0) + 6;
   return units * 6 > LIMITS.metadataBytes;
 }
@@ -233,7 +244,9 @@ function checkRoute(
   add: Add,
 ): void {
   checkLabels(doc, at(), route.metadata, add);
-  const stored = utf8Bytes(storedRouteMetadata(route.metadata));
+  const stored = labelsMayExceed(route.metadata, 0)
+    ? utf8Bytes(storedRouteMetadata(route.metadata))
+    : 0;
   if (stored > LIMITS.metadataBytes) {
     add(
       doc,

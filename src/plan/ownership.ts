@@ -113,23 +113,16 @@ export function resolveOwnership(
   desired: readonly DesiredEdge[],
   liveEdges: readonly LiveEdge[],
 ): Ownership {
-  const byId = new Map(liveEdges.map((e) => [e.record.id, e]));
+  const byId = new Map<string, LiveEdge>();
+  for (const e of liveEdges) byId.set(e.record.id, e);
   const claimed = new Set<string>();
   const blocked: Blocked[] = [];
   const matches: EdgeMatch[] = [];
-  /** kind:name of manifests whose `id:` failed: their namesakes are left alone. */
-  const reservedNames = new Set<string>();
+  /** Names (per kind) of manifests whose `id:` failed: their namesakes are left alone. */
+  const reservedNames = byKind<true>();
 
-  // Owned edges by kind + name, oldest first.
-  const byName = new Map<string, LiveEdge[]>();
-  for (const e of liveEdges) {
-    if (!e.owned || e.meta?.name === undefined) continue;
-    const key = `${e.kind}:${e.meta.name}`;
-    const list = byName.get(key);
-    if (list === undefined) byName.set(key, [e]);
-    else list.push(e);
-  }
-  for (const list of byName.values()) list.sort(byAge);
+  // Owned edges by kind and name, oldest first.
+  const byName = ownedByName(liveEdges);
 
   // `id:` first, so a name match never takes an edge that a manifest adopts explicitly.
   const pending: DesiredEdge[] = [];
@@ -142,7 +135,7 @@ export function resolveOwnership(
     const problem = adoptionProblem(d, byId.get(id), claimed);
     if (problem !== undefined) {
       blocked.push({ address: d.address, kind: problem.kind, reason: problem.reason });
-      reservedNames.add(`${d.kind}:${d.manifest.name}`);
+      reservedNames[d.kind].set(d.manifest.name, true);
       continue;
     }
     const live = byId.get(id) as LiveEdge;
@@ -150,26 +143,23 @@ export function resolveOwnership(
     matches.push({ desired: d, live, adopt: !live.owned });
   }
   for (const d of pending) {
-    const candidates = (byName.get(`${d.kind}:${d.manifest.name}`) ?? []).filter(
-      (e) => !claimed.has(e.record.id),
-    );
-    const live = candidates[0];
+    // The oldest owned namesake not taken by an `id:` above.
+    const live = byName[d.kind].get(d.manifest.name)?.find((e) => !claimed.has(e.record.id));
     if (live !== undefined) claimed.add(live.record.id);
     matches.push({ desired: d, live, adopt: false });
   }
 
-  const keptByName = new Map<string, string>();
+  const keptByName = byKind<string>();
   for (const m of matches) {
     if (m.live !== undefined)
-      keptByName.set(`${m.desired.kind}:${m.desired.manifest.name}`, m.live.record.id);
+      keptByName[m.desired.kind].set(m.desired.manifest.name, m.live.record.id);
   }
   const orphans: Orphan[] = [];
   for (const e of liveEdges) {
     if (!e.owned || claimed.has(e.record.id)) continue;
     const name = e.meta?.name;
-    const key = `${e.kind}:${name}`;
-    if (name !== undefined && reservedNames.has(key)) continue;
-    const kept = name === undefined ? undefined : keptByName.get(key);
+    if (name !== undefined && reservedNames[e.kind].has(name)) continue;
+    const kept = name === undefined ? undefined : keptByName[e.kind].get(name);
     if (name === undefined) {
       orphans.push({
         live: e,
@@ -192,6 +182,26 @@ export function resolveOwnership(
     for (const h of e.record.hostports) hostportHolders.set(h.toLowerCase(), e);
   }
   return { matches, orphans, blocked, hostportHolders };
+}
+
+function byKind<V>(): Record<EdgeKind, Map<string, V>> {
+  return { tls_edge: new Map(), https_edge: new Map() };
+}
+
+/** Owned live edges by kind and `edgesync/name`, oldest first. */
+function ownedByName(liveEdges: readonly LiveEdge[]): Record<EdgeKind, Map<string, LiveEdge[]>> {
+  const byName = byKind<LiveEdge[]>();
+  for (const e of liveEdges) {
+    const name = e.meta?.name;
+    if (!e.owned || name === undefined) continue;
+    const list = byName[e.kind].get(name);
+    if (list === undefined) byName[e.kind].set(name, [e]);
+    else list.push(e);
+  }
+  for (const names of Object.values(byName)) {
+    for (const list of names.values()) if (list.length > 1) list.sort(byAge);
+  }
+  return byName;
 }
 
 function adoptionProblem(

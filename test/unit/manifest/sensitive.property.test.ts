@@ -5,9 +5,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type FieldPath, formatPath } from '../../../src/manifest/paths.js';
+import { type FieldPath, formatPath, parsePath } from '../../../src/manifest/paths.js';
 import type { DesiredSet } from '../../../src/manifest/schema.js';
-import { MIN_MASKED_LENGTH, parsePath, sensitiveValues } from '../../../src/manifest/secrets.js';
+import { MIN_MASKED_LENGTH, sensitiveValues } from '../../../src/manifest/secrets.js';
 
 const segment = fc.oneof(
   fc.constantFrom(
