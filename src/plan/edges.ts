@@ -31,6 +31,7 @@ import {
   describeDiff,
   diffResource,
   hasChanges,
+  noOperations,
   pickModules,
   type ScalarDiff,
 } from './resource-diff.js';
@@ -212,7 +213,7 @@ function diffUpdate(
     source: manifest.source,
     fields: diff.fields,
     modules: diff.modules,
-    operations,
+    operations: noOperations(operations),
   });
   if (d.kind === 'https_edge') planRoutes(ctx, d.address, d.manifest.routes, record as HttpsEdge);
 }

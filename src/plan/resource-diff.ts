@@ -58,8 +58,16 @@ function moduleChange(module: string, status: ModuleChange['status']): ModuleCha
   return change;
 }
 
-/** Shared by every diff without such changes (a converged plan has 25,000 of them). */
-const NONE: readonly string[] = Object.freeze([]);
+/**
+ * Shared by every diff without such changes (a converged plan has 25,000 of them), and by every
+ * change without operations: frozen, so that a push into one fails loudly.
+ */
+const NONE = Object.freeze<unknown[]>([]) as unknown[];
+
+/** `operations` when there are none (see `NONE`). */
+export function noOperations<T>(operations: T[]): T[] {
+  return operations.length === 0 ? (NONE as T[]) : operations;
+}
 const NO_PATCH: Readonly<Record<string, never>> = Object.freeze({});
 
 /** Diffs scalars and modules of one resource (edge or route) against its live record. */
@@ -70,9 +78,9 @@ export function diffResource<W extends object>(
   live: LiveModules,
   sensitivity: Sensitivity,
 ): ResourceDiff<W> {
-  const fields: FieldChange[] = [];
   const modules: ModuleChange[] = [];
   // Allocated on the first change: most resources of a plan have none.
+  let fields: FieldChange[] | undefined;
   let patch: Partial<W> | undefined;
   let setModules: string[] | undefined;
   let removedModules: string[] | undefined;
@@ -85,6 +93,7 @@ export function diffResource<W extends object>(
     const change: FieldChange = { path: s.name, sensitive: sensitivity.isSensitive(s.name) };
     if (s.before !== undefined) change.before = s.before;
     if (s.after !== undefined) change.after = s.after;
+    fields ??= [];
     fields.push(change);
   }
   for (const name of moduleNames) {
@@ -93,6 +102,7 @@ export function diffResource<W extends object>(
     if (d === undefined) continue;
     modules.push(moduleChange(name, d.status));
     if (d.status === 'unchanged') continue;
+    fields ??= [];
     fieldChanges([name], d.before, d.after, sensitivity, fields);
     if (d.status === 'set') {
       patch ??= {};
@@ -105,7 +115,7 @@ export function diffResource<W extends object>(
     }
   }
   return {
-    fields,
+    fields: fields ?? (NONE as FieldChange[]),
     modules,
     patch: patch ?? (NO_PATCH as Partial<W>),
     setModules: setModules ?? (NONE as string[]),

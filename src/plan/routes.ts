@@ -11,7 +11,7 @@ import type { RouteManifest } from '../manifest/schema.js';
 import { AUTH_MODULES, ROUTE_MODULES } from '../spec/api.js';
 import type { PlanContext } from './context.js';
 import { Sensitivity } from './diff.js';
-import type { Operation, ResourceChange } from './model.js';
+import type { Operation } from './model.js';
 import { liveModules } from './normalize.js';
 import { createRoute, deleteRoute, deleteRouteModule, updateRoute } from './operations.js';
 import {
@@ -19,6 +19,7 @@ import {
   describeDiff,
   diffResource,
   hasChanges,
+  noOperations,
   pickModules,
   type ScalarDiff,
 } from './resource-diff.js';
@@ -169,7 +170,7 @@ function planRouteUpdate(
     source: r.source,
     fields: diff.fields,
     modules: diff.modules,
-    operations,
+    operations: noOperations(operations),
   });
 }
 
@@ -181,17 +182,23 @@ function planRouteUpdate(
  * old auth, then the new auth) is left as it is.
  */
 export function releaseAuthFirst(ctx: PlanContext, live: readonly HttpsEdge[]): void {
+  const setsAuth = (o: Operation) =>
+    o.method !== 'DELETE' &&
+    typeof o.body === 'object' &&
+    o.body !== null &&
+    AUTH_MODULES.some((m) => (o.body as Readonly<Record<string, unknown>>)[m] != null);
+  // Edges with a route that gains an auth module: the only ones with anything to reorder.
+  const gaining = new Set<string>();
+  for (const c of ctx.changes) {
+    if (c.kind === 'route' && c.operations.some(setsAuth)) gaining.add(c.root);
+  }
+  if (gaining.size === 0) return;
   const authRoutes = new Set<string>();
   for (const e of live) {
     for (const r of e.routes) {
       if (AUTH_MODULES.some((m) => r[m] != null)) authRoutes.add(r.id);
     }
   }
-  const setsAuth = (o: Operation) =>
-    o.method !== 'DELETE' &&
-    typeof o.body === 'object' &&
-    o.body !== null &&
-    AUTH_MODULES.some((m) => (o.body as Readonly<Record<string, unknown>>)[m] != null);
   const isAuth = (module: string | undefined) => AUTH_MODULES.some((m) => m === module);
   const removesAuth = (o: Operation) =>
     o.method === 'DELETE' &&
@@ -199,21 +206,12 @@ export function releaseAuthFirst(ctx: PlanContext, live: readonly HttpsEdge[]): 
       (o.target.kind === 'route' &&
         typeof o.target.id === 'string' &&
         authRoutes.has(o.target.id)));
-  const byEdge = new Map<string, ResourceChange[]>();
   for (const c of ctx.changes) {
-    if (c.kind !== 'route') continue;
-    const list = byEdge.get(c.root) ?? [];
-    list.push(c);
-    byEdge.set(c.root, list);
-  }
-  for (const routes of byEdge.values()) {
-    const gaining = routes.filter((c) => c.operations.some(setsAuth));
-    if (gaining.length === 0) continue;
-    for (const c of routes) {
-      if (gaining.includes(c)) continue;
-      c.operations = c.operations.map((o) =>
-        removesAuth(o) ? { ...o, phase: 'release' as const } : o,
-      );
-    }
+    if (c.kind !== 'route' || !gaining.has(c.root) || c.operations.length === 0) continue;
+    // The gaining routes keep their own order; the others' auth removals go first.
+    if (c.operations.some(setsAuth)) continue;
+    c.operations = c.operations.map((o) =>
+      removesAuth(o) ? { ...o, phase: 'release' as const } : o,
+    );
   }
 }
