@@ -59,6 +59,33 @@ function moduleChange(module: string, status: ModuleChange['status']): ModuleCha
 }
 
 /**
+ * Module lists, interned: the lists of a plan's 25,000 resources are a handful of distinct ones
+ * (which modules are set, and whether each changed), so each is one shared, frozen array, found
+ * by walking from the empty list one module change at a time (no key to build). Past
+ * `MAX_INTERNED_LISTS` lists (unusual manifests), new lists are no longer kept.
+ */
+class ModuleList {
+  static #interned = 0;
+  readonly #next = new Map<ModuleChange, ModuleList>();
+  constructor(readonly list: readonly ModuleChange[]) {}
+
+  /** This list with `change` appended. */
+  append(change: ModuleChange): ModuleList {
+    const known = this.#next.get(change);
+    if (known !== undefined) return known;
+    const longer = new ModuleList(Object.freeze([...this.list, change]));
+    if (ModuleList.#interned < MAX_INTERNED_LISTS) {
+      ModuleList.#interned += 1;
+      this.#next.set(change, longer);
+    }
+    return longer;
+  }
+}
+
+const MAX_INTERNED_LISTS = 4096;
+const NO_MODULES = new ModuleList(Object.freeze([]));
+
+/**
  * Shared by every diff without such changes (a converged plan has 25,000 of them), and by every
  * change without operations: frozen, so that a push into one fails loudly.
  */
@@ -78,7 +105,7 @@ export function diffResource<W extends object>(
   live: LiveModules,
   sensitivity: Sensitivity,
 ): ResourceDiff<W> {
-  const modules: ModuleChange[] = [];
+  let modules = NO_MODULES;
   // Allocated on the first change: most resources of a plan have none.
   let fields: FieldChange[] | undefined;
   let patch: Partial<W> | undefined;
@@ -100,7 +127,7 @@ export function diffResource<W extends object>(
     const want = desired[name];
     const d = diffModule(name, want as Readonly<Record<string, unknown>> | undefined, live[name]);
     if (d === undefined) continue;
-    modules.push(moduleChange(name, d.status));
+    modules = modules.append(moduleChange(name, d.status));
     if (d.status === 'unchanged') continue;
     fields ??= [];
     fieldChanges([name], d.before, d.after, sensitivity, fields);
@@ -116,7 +143,7 @@ export function diffResource<W extends object>(
   }
   return {
     fields: fields ?? (NONE as FieldChange[]),
-    modules,
+    modules: modules.list as ModuleChange[],
     patch: patch ?? (NO_PATCH as Partial<W>),
     setModules: setModules ?? (NONE as string[]),
     removedModules: removedModules ?? (NONE as string[]),
