@@ -4,7 +4,7 @@
  * replaced by `(sensitive)`. Pure; the input plan is not modified.
  */
 import { parsePath, type Segment } from '../manifest/paths.js';
-import { MASK, type Operation, type Plan } from './model.js';
+import { type FieldChange, MASK, type Operation, type Plan } from './model.js';
 
 function cloneJson<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
@@ -36,13 +36,15 @@ export function maskOperation(op: Operation): Operation {
   return { ...op, body };
 }
 
+const isSensitive = (f: FieldChange): boolean => f.sensitive;
+const hasSensitivePaths = (op: Operation): boolean => op.sensitive_paths.length > 0;
+
 export function maskPlan(plan: Plan): Plan {
   return {
     ...plan,
     changes: plan.changes.map((change) =>
       // Nothing to hide (every unchanged resource of a converged plan): the change itself.
-      change.fields.every((f) => !f.sensitive) &&
-      change.operations.every((op) => op.sensitive_paths.length === 0)
+      !change.fields.some(isSensitive) && !change.operations.some(hasSensitivePaths)
         ? change
         : {
             ...change,
