@@ -130,7 +130,7 @@ function checkEdge(
   options: SemanticOptions,
   add: Add,
 ): void {
-  checkLabels(doc, [], value.metadata, add);
+  checkLabels(doc, NO_PATH, value.metadata, add);
   const bytes = metadataMayExceed(value.metadata, options.owner, value.name)
     ? utf8Bytes(
         storedMetadata(value.metadata, {
@@ -164,10 +164,11 @@ function checkEdge(
 
   // At most one route of an HTTPS edge may carry an auth module: the second and later ones
   // are the errors, each pointing at its own module.
-  const authRoutes = value.routes.flatMap((route, r) => {
-    const m = AUTH_MODULES.find((a) => route[a] !== undefined);
-    return m === undefined ? [] : [{ r, m }];
-  });
+  const authRoutes: { r: number; m: string }[] = [];
+  for (let r = 0; r < value.routes.length; r++) {
+    const m = firstAuthModule(value.routes[r] as z.output<typeof RouteSchema>);
+    if (m !== undefined) authRoutes.push({ r, m });
+  }
   const tooMany = checkAuthRoutes(authRoutes.length);
   if (tooMany !== undefined) {
     const first = authRoutes[0] as { r: number; m: string };
@@ -221,15 +222,15 @@ type Add = (doc: number, path: FieldPath, message: string, anchor?: Anchor) => v
 
 function checkLabels(
   doc: number,
-  base: FieldPath,
+  base: () => FieldPath,
   labels: Readonly<Record<string, string>>,
   add: Add,
 ): void {
-  for (const key of Object.keys(labels)) {
+  for (const key in labels) {
     if (key.startsWith(RESERVED_LABEL_PREFIX)) {
       add(
         doc,
-        [...base, 'metadata', key],
+        [...base(), 'metadata', key],
         `label prefix "${RESERVED_LABEL_PREFIX}" is reserved for edgesync's own keys`,
         'key',
       );
@@ -237,13 +238,23 @@ function checkLabels(
   }
 }
 
+const NO_PATH = (): FieldPath => [];
+
+/** The first auth module a route sets, if any (the rules allow one). */
+function firstAuthModule(route: z.output<typeof RouteSchema>): string | undefined {
+  for (const m of AUTH_MODULES) if (route[m] !== undefined) return m;
+  return undefined;
+}
+
+const HEADER_MODULES = ['request_headers', 'response_headers'] as const;
+
 function checkRoute(
   doc: number,
   route: z.output<typeof RouteSchema>,
   at: (...rest: FieldPath) => FieldPath,
   add: Add,
 ): void {
-  checkLabels(doc, at(), route.metadata, add);
+  checkLabels(doc, at, route.metadata, add);
   const stored = labelsMayExceed(route.metadata, 0)
     ? utf8Bytes(storedRouteMetadata(route.metadata))
     : 0;
@@ -255,14 +266,17 @@ function checkRoute(
     );
   }
 
-  const auth = AUTH_MODULES.filter((m) => route[m] !== undefined);
-  for (const extra of auth.slice(1)) {
-    add(
-      doc,
-      at(extra),
-      `at most one of oauth, oidc and saml may be set on a route; this route also sets ${auth[0]}`,
-      'key',
-    );
+  const firstAuth = firstAuthModule(route);
+  if (firstAuth !== undefined) {
+    for (const extra of AUTH_MODULES) {
+      if (extra === firstAuth || route[extra] === undefined) continue;
+      add(
+        doc,
+        at(extra),
+        `at most one of oauth, oidc and saml may be set on a route; this route also sets ${firstAuth}`,
+        'key',
+      );
+    }
   }
 
   if (route.oauth !== undefined) checkOAuth(doc, route.oauth, at, add);
@@ -295,11 +309,13 @@ function checkRoute(
     }
   }
 
-  for (const headers of ['request_headers', 'response_headers'] as const) {
+  for (const headers of HEADER_MODULES) {
     const add_ = route[headers]?.add;
     if (add_ === undefined) continue;
+    const names = Object.keys(add_);
+    if (names.length < 2) continue; // nothing can repeat
     const seen = new Set<string>();
-    for (const name of Object.keys(add_)) {
+    for (const name of names) {
       const key = name.toLowerCase();
       if (seen.has(key)) {
         add(
