@@ -28,6 +28,7 @@ import type { Rusage } from './rusage.js';
 
 const RUNS = 5;
 const SEED_CONCURRENCY = 32;
+/** Issue 4's wall-time target: for the 10,000-edge corpus only (not printed at other sizes). */
 const TARGET_MS = 3_000;
 const API_KEY = 'esk_benchplanBENCHplan0123456789abcd';
 
@@ -155,7 +156,7 @@ export const suite: BenchSuite = {
       process.stdout.write(
         [
           `API calls: ${last.calls.tlsList} TLS edge list + ${last.calls.httpsList} HTTPS edge list + ${last.calls.botList} bot user list (${last.calls.other} other)`,
-          `plan (load + observe + plan + render), median of ${RUNS}: ${wall.toFixed(0)} ms (target < ${TARGET_MS} ms) ${wall < TARGET_MS ? 'OK' : 'OVER TARGET'}`,
+          `plan (load + observe + plan + render), median of ${RUNS}: ${verdict('', wall, 'ms', EDGES === TLS_EDGES + HTTPS_EDGES ? TARGET_MS : undefined).trim()}`,
           `  phases (last run): manifests+observe ${last.phases.prepare.toFixed(0)} ms, of which plan ${last.phases.plan.toFixed(0)} ms; render ${last.phases.render.toFixed(0)} ms`,
           `pipeline alone (load + observe + plan + render, in a fresh process), median of ${RUNS}: CPU ${median(results.map((r) => r.cpuMs)).toFixed(0)} ms, peak RSS ${median(results.map((r) => r.maxRssMb)).toFixed(0)} MiB; resources: ${last.resources}`,
           `whole "edgesync plan" process (start to exit), median of ${RUNS}: wall ${median(cliMs).toFixed(0)} ms, ${verdict('CPU (user + system)', median(cliUsage.map((u) => u.cpuMs)), 'ms', TARGETS[EDGES]?.cpuMs)}, ${verdict('peak RSS', median(cliUsage.map((u) => u.maxRssMb)) * MIB_PER_MB, 'MB', TARGETS[EDGES]?.rssMb)}`,
