@@ -7,7 +7,6 @@ import { performance } from 'node:perf_hooks';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { checkElectorTimings, createElector, type Elector, LeaseAccessError } from './elector.js';
-import { createKubernetesLeaseStore, defaultLeaseNamespace } from './k8s.js';
 
 export const LEASE_DEFAULTS = {
   leaseDurationMs: 15_000,
@@ -57,6 +56,9 @@ export function leaseTimingsProblem(o: {
  */
 export async function startLeaderElection(o: LeaderElectionOptions): Promise<LeaderElection> {
   const identity = leaseIdentity(o.env);
+  // Loaded only for `--leader-elect`: the Kubernetes client is some 900 modules, and a daemon
+  // without leader election would hold their source and code (about 40 MB resident) for nothing.
+  const { createKubernetesLeaseStore, defaultLeaseNamespace } = await import('./k8s.js');
   const store = createKubernetesLeaseStore({
     name: o.name ?? `edgesync-${o.owner}`,
     namespace: o.namespace ?? defaultLeaseNamespace(),
