@@ -22,7 +22,7 @@ import { LEASE_DEFAULTS, leaseTimingsProblem, startLeaderElection } from '../../
 import { createLogger, type Logger, parseLogLevel } from '../../log.js';
 import { createValueMask } from '../../manifest/secrets.js';
 import { makeDirectory } from '../../mkdir.js';
-import { generateApiKey, type RunningServer, startServer } from '../../server/index.js';
+import type { RunningServer } from '../../server/index.js';
 import { createAccountClient } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
@@ -123,7 +123,7 @@ const OPTIONS = {
 } as const;
 
 /** The embedded server's key lives in the state directory (0600), stable across restarts. */
-async function embeddedKey(stateDir: string): Promise<string> {
+async function embeddedKey(stateDir: string, generateApiKey: () => string): Promise<string> {
   const file = path.join(stateDir, 'api-key');
   try {
     const key = (await readFile(file, 'utf8')).trim();
@@ -142,8 +142,10 @@ async function startEmbedded(
   port: number,
   logger: Logger,
 ): Promise<{ server: RunningServer; apiKey: string }> {
+  // Loaded only for the embedded server: a daemon against a real API does not hold its code.
+  const { generateApiKey, startServer } = await import('../../server/index.js');
   await makeDirectory(path.join(stateDir, 'server'));
-  const apiKey = await embeddedKey(stateDir);
+  const apiKey = await embeddedKey(stateDir, generateApiKey);
   const options = {
     apiKeys: [apiKey],
     host: '127.0.0.1',
