@@ -57,7 +57,7 @@ export function leaseTimingsProblem(o: {
 export async function startLeaderElection(o: LeaderElectionOptions): Promise<LeaderElection> {
   const identity = leaseIdentity(o.env);
   // Loaded only for `--leader-elect`: the Kubernetes client is some 900 modules, and a daemon
-  // without leader election would hold their source and code (about 40 MB resident) for nothing.
+  // without leader election would hold their source and code (45-50 MiB resident) for nothing.
   const { createKubernetesLeaseStore, defaultLeaseNamespace } = await import('./k8s.js');
   const store = createKubernetesLeaseStore({
     name: o.name ?? `edgesync-${o.owner}`,
