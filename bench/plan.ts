@@ -89,6 +89,13 @@ function verdict(what: string, value: number, unit: string, target: number | und
   return `${shown} (target < ${target} ${unit}) ${value < target ? 'OK' : 'OVER TARGET'}`;
 }
 
+/** Medians of the main thread's CPU and of the rest (V8's compiler and collector, libuv). */
+function threads(usage: readonly Rusage[]): string {
+  const main = usage.map((u) => u.mainThreadCpuMs);
+  if (main.some((m) => m === undefined)) return 'per thread not available (no /proc)';
+  return `main thread ${median(main as number[]).toFixed(0)} ms, helper threads ${median(usage.map((u) => u.cpuMs - (u.mainThreadCpuMs as number))).toFixed(0)} ms`;
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] as number;
@@ -127,15 +134,12 @@ export const suite: BenchSuite = {
       const results: ChildResult[] = [];
       const cliMs: number[] = [];
       const cliUsage: Rusage[] = [];
+      const validateUsage: Rusage[] = [];
       const usageFile = path.join(dir, '..', `${path.basename(dir)}.rusage.json`);
-      for (let i = 0; i < RUNS; i++) {
-        const { stdout } = await run(process.execPath, [CHILD, dir, url, API_KEY], {
-          maxBuffer: 1 << 20,
-        });
-        results.push(JSON.parse(stdout) as ChildResult);
-        // The whole command as a user runs it: process start to exit.
+      /** The real command as a user runs it, process start to exit: its wall time and usage. */
+      const command = async (args: readonly string[]): Promise<{ ms: number; usage: Rusage }> => {
         const start = performance.now();
-        await run(process.execPath, ['--import', RUSAGE, BIN, 'plan', dir, '--detailed-exitcode'], {
+        await run(process.execPath, ['--import', RUSAGE, BIN, ...args], {
           env: {
             ...process.env,
             EDGESYNC_API_URL: url,
@@ -145,8 +149,19 @@ export const suite: BenchSuite = {
           },
           maxBuffer: 64 << 20,
         });
-        cliMs.push(performance.now() - start);
-        cliUsage.push(JSON.parse(await readFile(usageFile, 'utf8')) as Rusage);
+        const ms = performance.now() - start;
+        return { ms, usage: JSON.parse(await readFile(usageFile, 'utf8')) as Rusage };
+      };
+      for (let i = 0; i < RUNS; i++) {
+        const { stdout } = await run(process.execPath, [CHILD, dir, url, API_KEY], {
+          maxBuffer: 1 << 20,
+        });
+        results.push(JSON.parse(stdout) as ChildResult);
+        const plan = await command(['plan', dir, '--detailed-exitcode']);
+        cliMs.push(plan.ms);
+        cliUsage.push(plan.usage);
+        // The manifests alone (no listing, no plan): the floor under the plan's CPU.
+        validateUsage.push((await command(['validate', dir])).usage);
       }
       await rm(usageFile, { force: true });
       const last = results[results.length - 1] as ChildResult;
@@ -160,6 +175,8 @@ export const suite: BenchSuite = {
           `  phases (last run): manifests+observe ${last.phases.prepare.toFixed(0)} ms, of which plan ${last.phases.plan.toFixed(0)} ms; render ${last.phases.render.toFixed(0)} ms`,
           `pipeline alone (load + observe + plan + render, in a fresh process), median of ${RUNS}: CPU ${median(results.map((r) => r.cpuMs)).toFixed(0)} ms, peak RSS ${median(results.map((r) => r.maxRssMb)).toFixed(0)} MiB; resources: ${last.resources}`,
           `whole "edgesync plan" process (start to exit), median of ${RUNS}: wall ${median(cliMs).toFixed(0)} ms, ${verdict('CPU (user + system)', median(cliUsage.map((u) => u.cpuMs)), 'ms', TARGETS[EDGES]?.cpuMs)}, ${verdict('peak RSS', median(cliUsage.map((u) => u.maxRssMb)) * MIB_PER_MB, 'MB', TARGETS[EDGES]?.rssMb)}`,
+          `  CPU by thread: ${threads(cliUsage)}`,
+          `whole "edgesync validate" process (the manifests alone: no listing, no plan), median of ${RUNS}: CPU ${median(validateUsage.map((u) => u.cpuMs)).toFixed(0)} ms; ${threads(validateUsage)}`,
           '',
         ].join('\n'),
       );
