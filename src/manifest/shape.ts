@@ -274,9 +274,14 @@ function startsWith(path: FieldPath, prefix: FieldPath): boolean {
  * starts (what assembly needs); anything else is located by parsing the text again, on demand
  * (only a diagnostic about a kept document needs it: a name another file now repeats, say).
  * The parsed value and the parser's position tables, three quarters of a kept file's memory
- * (28 of 37 MB at 10,000 edges), are let go.
+ * (28 of 37 MB at 10,000 edges), are let go. `source` gives the text back when asked: the text
+ * itself, or (in the daemon) the file read again, if it is still the text the result came from.
  */
-export function slimResult(result: FileResult, text: string, maxAliasCount: number): FileResult {
+export function slimResult(
+  result: FileResult,
+  source: () => string | undefined,
+  maxAliasCount: number,
+): FileResult {
   return {
     ...result,
     shaped: result.shaped.map((d) => {
@@ -284,14 +289,14 @@ export function slimResult(result: FileResult, text: string, maxAliasCount: numb
         d.value.kind === 'HTTPSEdge'
           ? d.value.routes.map((_, r) => d.doc.locate(['routes', r]))
           : [];
-      return { ...d, doc: keptDocument(text, maxAliasCount, d.doc.index, d.doc.start, routes) };
+      return { ...d, doc: keptDocument(source, maxAliasCount, d.doc.index, d.doc.start, routes) };
     }),
   };
 }
 
-/** In a function of its own, so that the closures hold the text and positions only. */
+/** In a function of its own, so that the closures hold the text source and positions only. */
 function keptDocument(
-  text: string,
+  source: () => string | undefined,
   maxAliasCount: number,
   index: number,
   start: Position,
@@ -300,7 +305,10 @@ function keptDocument(
   let parsed: ParsedDocument | undefined;
   // The document that starts where this one did (a start identifies a document in its file).
   const again = (): ParsedDocument | undefined => {
-    parsed ??= parseYaml(text, { maxAliasCount }).documents.find(
+    if (parsed !== undefined) return parsed;
+    const text = source();
+    if (text === undefined) return undefined;
+    parsed = parseYaml(text, { maxAliasCount }).documents.find(
       (d) => d.start.line === start.line && d.start.column === start.column,
     );
     return parsed;

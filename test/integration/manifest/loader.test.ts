@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManifestDirError, ManifestError } from '../../../src/errors.js';
+import { FileCache } from '../../../src/manifest/build.js';
 import { formatDiagnostic } from '../../../src/manifest/diagnostics.js';
 import { loadDesiredSet, loadManifests } from '../../../src/manifest/loader.js';
 import { ROUTE_MODULES } from '../../../src/spec/api.js';
@@ -164,6 +165,36 @@ describe('loadManifests', () => {
     expect(result.diagnostics.map(formatDiagnostic)).toEqual([
       'a.yaml:7:21: description: environment variable constructor is not set',
     ]);
+  });
+
+  it('with a FileCache, locates a problem on a kept document by reading its file again, through the current link', async () => {
+    // As git-sync: the manifest directory is a link swapped to a new worktree each revision.
+    const kept = `# comment\n${bot('kept')}---\n${bot('dup')}`;
+    await put('rev1/b.yaml', kept);
+    await symlink('rev1', path.join(root, 'link'));
+    // The loader must install its reader: with none, kept documents would hold their texts.
+    let readers = 0;
+    const cache = new (class extends FileCache {
+      override readFrom(read: (file: string) => string | undefined): void {
+        readers += 1;
+        super.readFrom(read);
+      }
+    })();
+    expect((await loadManifests(path.join(root, 'link'), { cache })).ok).toBe(true);
+    expect(readers).toBe(1);
+    expect(cache.size).toBe(1);
+    // The next revision adds a file that repeats a name of the kept (unchanged) b.yaml; the old
+    // worktree is gone.
+    await put('rev2/b.yaml', kept);
+    await put('rev2/a.yaml', bot('dup'));
+    await rm(path.join(root, 'link'));
+    await symlink('rev2', path.join(root, 'link'));
+    await rm(path.join(root, 'rev1'), { recursive: true });
+    const warm = await loadManifests(path.join(root, 'link'), { cache });
+    const cold = await loadManifests(path.join(root, 'link'));
+    expect(warm.ok).toBe(false);
+    expect(warm.diagnostics).toEqual(cold.diagnostics);
+    expect(warm.diagnostics[0]).toMatchObject({ file: 'b.yaml', line: 6, column: 7 });
   });
 
   it('loadDesiredSet throws ManifestError with every diagnostic', async () => {

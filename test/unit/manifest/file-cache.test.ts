@@ -93,6 +93,47 @@ describe('FileCache', () => {
     expect(warm.diagnostics[0]).toMatchObject({ file: 'b.yaml', line: 7 });
   });
 
+  describe("with a reader (the loader's: kept documents do not hold their text)", () => {
+    const kept = `# comment\n${tls('other')}---\n${tls('b', 'description: kept\n')}`;
+    const files = { 'a.yaml': tls('b').replace('b.example', 'a.example'), 'b.yaml': kept };
+
+    function readerOver(disk: Record<string, string>) {
+      const reads: string[] = [];
+      const read = (file: string) => {
+        reads.push(file);
+        return disk[file];
+      };
+      return { read, reads };
+    }
+
+    it('reads a kept file again only for a diagnostic, at the same place as a cold build', () => {
+      const cache = new FileCache();
+      const disk = readerOver(files);
+      cache.readFrom(disk.read);
+      build({ 'b.yaml': kept }, cache);
+      set(build({ 'b.yaml': kept }, cache));
+      expect(disk.reads).toEqual([]);
+      expect(cache.size).toBe(1);
+      const warm = build(files, cache);
+      expect(warm.diagnostics).toEqual(build(files, undefined).diagnostics);
+      expect(warm.diagnostics[0]).toMatchObject({ file: 'b.yaml', line: 7 });
+      expect(disk.reads).toContain('b.yaml');
+    });
+
+    it('points at the document start when the file changed or vanished since', () => {
+      for (const now of [kept.replace('# comment\n', '# comment\n# more\n'), undefined]) {
+        const cache = new FileCache();
+        const disk = { 'a.yaml': files['a.yaml'] };
+        cache.readFrom(readerOver(now === undefined ? disk : { ...disk, 'b.yaml': now }).read);
+        build({ 'b.yaml': kept }, cache);
+        const warm = build(files, cache);
+        expect(warm.ok).toBe(false);
+        // The duplicated name is on line 7; the kept document starts on line 6 (after `---`).
+        expect(warm.diagnostics[0]).toMatchObject({ file: 'b.yaml', line: 6, column: 1 });
+      }
+    });
+  });
+
   it('gives routes the positions of a build without the cache', () => {
     const cache = new FileCache();
     const https = [
