@@ -68,7 +68,7 @@ export interface BuildOptions {
  * whose result depends on nothing but their text are kept: no `{ env }` / `{ file }` reference,
  * no diagnostic. One cache serves one set of build options (owner, parser, alias bound).
  *
- * The texts themselves are not kept (at 10,000 edges they were 8 MB of the daemon's live heap)
+ * The texts themselves are not kept (at 10,000 edges they were 7 MB of the daemon's live heap)
  * once the loader says how to read a file again (`readFrom`): a diagnostic about a kept document
  * reads its file again and uses it if its digest still matches, else points at the document's
  * start. Without a reader (a caller with no files on disk) kept documents hold their text.
