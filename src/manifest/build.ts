@@ -170,9 +170,8 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
       diagnostics.push(fileProblem(source.file, text.error));
       continue;
     }
-    const cache = options.cache;
-    const digest = cache === undefined ? undefined : textDigest(text);
-    let result = digest === undefined ? undefined : cache?.lookup(source.file, digest);
+    const cached = options.cache && { cache: options.cache, digest: textDigest(text) };
+    let result = cached?.cache.lookup(source.file, cached.digest);
     if (result === undefined) {
       result = processFile(source.file, text, options.reader, {
         maxAliasCount,
@@ -181,13 +180,10 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
       // The parser's tree and position tables go now, not after the whole set is assembled:
       // kept that long, 10,000 edges' worth of them reached the old generation as garbage.
       if (result.diagnostics.length === 0) {
-        const again =
-          cache === undefined || digest === undefined
-            ? () => text
-            : cache.source(source.file, digest, text);
+        const again = cached ? cached.cache.source(source.file, cached.digest, text) : () => text;
         result = slimResult(result, again, maxAliasCount);
       }
-      if (digest !== undefined) cache?.store(source.file, digest, result);
+      cached?.cache.store(source.file, cached.digest, result);
     }
     diagnostics.push(...result.diagnostics);
     counts.documents += result.kinds.length;

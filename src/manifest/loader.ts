@@ -103,7 +103,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   const readProblems: Diagnostic[] = [...listing.problems];
   const stamps = new Map<string, string>();
   await runPool(listing.files, 16, async (rel) => {
-    const file = listing.realPaths.get(rel) ?? path.join(resolvedDir, ...rel.split('/'));
+    const file = manifestPath(resolvedDir, listing.realPaths, rel);
     const result = await readManifest(fs, file, maxFileBytes);
     if ('bytes' in result) {
       sources.push({ file: rel, text: decode(result.bytes, maxFileBytes) });
@@ -200,6 +200,15 @@ async function resolveDir(dir: string): Promise<{ resolvedDir: string; revision:
   }
 }
 
+/** Where a listed manifest file is read from: its real path if it was reached through a link. */
+function manifestPath(
+  resolvedDir: string,
+  realPaths: ReadonlyMap<string, string>,
+  rel: string,
+): string {
+  return realPaths.get(rel) ?? path.join(resolvedDir, ...rel.split('/'));
+}
+
 /**
  * Reads a manifest file again, by its path in the directory, or undefined. A function of its own:
  * a closure made inside `loadManifests` would share its context, and with it every file's text.
@@ -210,9 +219,8 @@ function manifestReader(
   maxFileBytes: number,
 ): (rel: string) => string | undefined {
   return (rel) => {
-    const file = realPaths.get(rel) ?? path.join(resolvedDir, ...rel.split('/'));
     try {
-      const text = decode(readFileSync(file), maxFileBytes);
+      const text = decode(readFileSync(manifestPath(resolvedDir, realPaths, rel)), maxFileBytes);
       return typeof text === 'string' ? text : undefined;
     } catch {
       return undefined;
