@@ -1,5 +1,5 @@
 /**
- * Documents are checked by the compiled manifest schemas (`CHECK_BY_KIND`, `z.compile`); zod's
+ * Documents are checked by the compiled manifest schemas (`compiledCheck`, `z.compile`); zod's
  * runtime parser (`SCHEMA_BY_KIND`) stays the reference: same success, same value, same issues,
  * for valid and invalid documents alike.
  */
@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isJsonTree } from '../../../src/manifest/modules.js';
 import { SCHEMA_BY_KIND } from '../../../src/manifest/schema.js';
-import { CHECK_BY_KIND } from '../../../src/manifest/shape.js';
+import { compiledCheck } from '../../../src/manifest/shape.js';
 
 const anyValue = fc.oneof(
   fc.constantFrom(
@@ -97,7 +97,7 @@ describe('compiled manifest schemas', () => {
     fc.assert(
       fc.property(fc.oneof(tls, https, bot), (doc) => {
         const kind = doc.kind as keyof typeof SCHEMA_BY_KIND;
-        const compiled = CHECK_BY_KIND[kind].safeParse(doc);
+        const compiled = compiledCheck(kind).safeParse(doc);
         const runtime = SCHEMA_BY_KIND[kind].safeParse(doc);
         expect(compiled.success).toBe(runtime.success);
         if (runtime.success) expect(compiled.data).toStrictEqual(runtime.data);
