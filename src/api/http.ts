@@ -5,7 +5,7 @@
  *
  * The default is Node's own `http`/`https` with keep-alive agents: undici cost a 10,000-edge
  * `edgesync plan` 0.1-0.15 s more CPU (its import, and its llhttp parser, WebAssembly that V8
- * compiles on helper threads). See ARCHITECTURE.md, "API client".
+ * compiles on helper threads). See ARCHITECTURE.md, "Edge API client".
  */
 import {
   type ClientRequest,
