@@ -1,22 +1,24 @@
 /**
- * The Edge API client (undici). Owns everything about talking to the API: headers, URLs,
- * pagination, response validation at the edge (zod), typed errors, retries and the client-side
- * rate limit. It makes no decision about what a failure means for reconciliation: a 404 on a
- * DELETE is thrown like any other (`isNotFound`), and a create whose outcome is unknown is thrown
- * flagged (`isOutcomeUnknown`) for the applier to look before it creates again.
+ * The Edge API client (over Node's `http`/`https`). Owns everything about talking to the API:
+ * headers, URLs, pagination, response validation at the edge (zod), typed errors, retries and
+ * the client-side rate limit. It makes no decision about what a failure means for
+ * reconciliation: a 404 on a DELETE is thrown like any other (`isNotFound`), and a create whose
+ * outcome is unknown is thrown flagged (`isOutcomeUnknown`) for the applier to look before it
+ * creates again.
  *
- * Rooms: ./transport.ts (one exchange: headers, retries, rate limit, errors), ./pagination.ts
- * (lists), ./endpoints.ts (the table of endpoints the typed methods are generated from). This
- * file holds the client's typed surface and puts the three together.
+ * Rooms: ./transport.ts (one call: headers, timeout, retries, rate limit, errors), ./http.ts
+ * (the HTTP exchange it goes through), ./pagination.ts (lists), ./endpoints.ts (the table of
+ * endpoints the typed methods are generated from). This file holds the client's typed surface
+ * and puts them together.
  *
- * Transport and time are injected (dispatcher, sleep, now, random): tests assert exact backoff
+ * Transport and time are injected (http, sleep, now, random): tests assert exact backoff
  * sequences without sleeping, and integration tests run against the local server over HTTP.
  */
-import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { EdgesyncError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { ENDPOINTS, endpointMethod, segment } from './endpoints.js';
+import type { HttpExchange } from './http.js';
 import { listAll } from './pagination.js';
 import type { Priority, RateLimiter, RateLimitOptions } from './rate-limit.js';
 import type { RetryOptions, Sleep } from './retry.js';
@@ -61,8 +63,11 @@ export interface ApiClientOptions {
   /** Absolute base URL without trailing slash (see `resolveApiConfig`). */
   readonly baseUrl: string;
   readonly apiKey: string;
-  /** Default: an undici `Agent` with keep-alive, owned (and closed) by the client. */
-  readonly dispatcher?: Dispatcher | undefined;
+  /**
+   * The HTTP exchange (./http.ts); an injected one is not closed by the client. Default:
+   * Node's `http`/`https` with keep-alive agents, owned (and closed) by the client.
+   */
+  readonly http?: HttpExchange | undefined;
   /** Per HTTP exchange (headers and body), not per call with its retries. Default 30 s. */
   readonly timeoutMs?: number | undefined;
   /** Fields given override `DEFAULT_RETRY`; `false` sends every request once. */
@@ -158,7 +163,10 @@ export interface ApiClient {
   updateBotUser(id: string, body: BotUserUpdate, options?: RequestOptions): Promise<BotUser>;
   deleteBotUser(id: string, options?: RequestOptions): Promise<void>;
 
-  /** Closes the keep-alive connections of a dispatcher the client created (not an injected one). */
+  /**
+   * Destroys the connections of the exchange the client created, idle or in use (an injected
+   * exchange is left alone): a process or test can exit at once.
+   */
   close(): Promise<void>;
 }
 

@@ -2,10 +2,9 @@
  * The client's transport: one HTTP exchange with the Edge API (headers, timeout, the client-side
  * rate limit, retries with backoff, typed errors with the key redacted) and the validation of
  * the answer against its zod schema. Endpoints (./endpoints.ts) and pagination
- * (./pagination.ts) are built on `send`; nothing else in src/api talks HTTP.
+ * (./pagination.ts) are built on `send`; the bytes go through an `HttpExchange` (./http.ts).
  */
 import { STATUS_CODES } from 'node:http';
-import { Agent, request } from 'undici';
 import type { z } from 'zod';
 import {
   ApiError,
@@ -18,6 +17,7 @@ import {
 import { API_VERSION } from '../spec/api.js';
 import type { ApiClientOptions, HttpMethod, ResponseInfo } from './client.js';
 import { normalizeBaseUrl } from './config.js';
+import { createNodeExchange } from './http.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import {
   type AttemptFailure,
@@ -75,9 +75,11 @@ export interface Transport {
 export function createTransport(options: ApiClientOptions): Transport {
   const baseUrl = normalizeBaseUrl(options.baseUrl);
   const { apiKey } = options;
-  const ownsDispatcher = options.dispatcher === undefined;
-  const dispatcher =
-    options.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000 });
+  // An injected exchange belongs to the caller (not closed here); the default one is ours.
+  const { exchange: http, close: closeHttp } =
+    options.http === undefined
+      ? createNodeExchange()
+      : { exchange: options.http, close: async () => {} };
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const retry: Required<RetryOptions> =
     options.retry === false
@@ -127,15 +129,14 @@ export function createTransport(options: ApiClientOptions): Transport {
     call.signal?.addEventListener('abort', onAbort, { once: true });
     const started = now();
     try {
-      const res = await request(baseUrl + path, {
-        dispatcher,
+      const res = await http({
         method,
+        url: baseUrl + path,
         headers: call.body === undefined ? headers : bodyHeaders,
         body: call.body === undefined ? null : JSON.stringify(call.body),
         signal: controller.signal,
       });
-      const text = await res.body.text();
-      const status = res.statusCode;
+      const { status, text } = res;
       report({ method, route: call.route, status, durationMs: now() - started, attempt });
       if (status >= 200 && status < 300) return { ok: true, status, text };
       const retryAfterMs = parseRetryAfter(res.headers['retry-after'], now());
@@ -276,9 +277,7 @@ export function createTransport(options: ApiClientOptions): Transport {
     baseUrl,
     send,
     sendNoContent,
-    close: async () => {
-      if (ownsDispatcher) await dispatcher.close();
-    },
+    close: closeHttp,
   };
 }
 

@@ -379,9 +379,10 @@ export async function run(ctx: CliContext): Promise<number> {
     await daemon.stop();
     // No more writes: release the Lease so a standby takes over within one retry period.
     await election?.elector.stop();
-    // stop() waited up to the grace period for the cycle in flight. undici's close() waits for
-    // requests still in flight, so a call hanging past the grace period would hold the exit for
-    // as long as its timeout: close without waiting for it (the process exits after `run`).
+    // stop() waited up to the grace period for the cycle in flight. The client's close()
+    // destroys its sockets, a call still hanging past the grace period included, so it returns
+    // at once; the bound stays so that no exchange's close can hold the exit (the process exits
+    // after `run`).
     await settledWithin(client.close(), CLIENT_CLOSE_WAIT_MS);
     await embedded?.close();
     root.flush();

@@ -17,6 +17,7 @@ import {
 } from '../../../src/errors.js';
 import { createLogger } from '../../../src/log.js';
 import { botUser, httpsEdge, ORIGIN, route, tlsEdge } from './records.js';
+import { undiciExchange } from './undici-exchange.js';
 
 const KEY = 'sk_test_DO_NOT_LEAK_42';
 const JSON_HEADERS = { headers: { 'content-type': 'application/json' } };
@@ -27,7 +28,10 @@ afterEach(async () => {
   agents = [];
 });
 
-/** A client over undici's MockAgent (the transport, not our API), with time injected. */
+/**
+ * A client over undici's MockAgent (the transport, not our API; through ./undici-exchange.ts),
+ * with time injected.
+ */
 function setup(options: Partial<ApiClientOptions> = {}) {
   const agent = new MockAgent();
   agent.disableNetConnect();
@@ -39,7 +43,7 @@ function setup(options: Partial<ApiClientOptions> = {}) {
   const client = createApiClient({
     baseUrl: ORIGIN,
     apiKey: KEY,
-    dispatcher: agent,
+    http: undiciExchange(agent),
     retry: { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 1000, maxRetryAfterMs: 60_000 },
     sleep: async (ms) => {
       sleeps.push(ms);
