@@ -76,8 +76,10 @@ export function createNodeExchange(options: NodeExchangeOptions = {}): NodeExcha
 
   const exchange: HttpExchange = async (request) => {
     if (closed) throw new Error('the HTTP client is closed');
-    const secure = new URL(request.url).protocol === 'https:';
-    const send = (url: string, init: RequestOptions) =>
+    // Parsed once: given a URL object, Node does not parse the string again.
+    const url = new URL(request.url);
+    const secure = url.protocol === 'https:';
+    const send = (init: RequestOptions) =>
       secure
         ? httpsRequest(url, { ...init, agent: https })
         : httpRequest(url, { ...init, agent: http });
@@ -94,7 +96,7 @@ export function createNodeExchange(options: NodeExchangeOptions = {}): NodeExcha
   };
 }
 
-type Send = (url: string, init: RequestOptions) => ClientRequest;
+type Send = (init: RequestOptions) => ClientRequest;
 
 function exchangeOnce(
   request: HttpRequest,
@@ -113,7 +115,7 @@ function exchangeOnce(
       body === undefined
         ? request.headers
         : { ...request.headers, 'content-length': String(body.byteLength) };
-    const req = send(request.url, { method: request.method, headers });
+    const req = send({ method: request.method, headers });
     let res: IncomingMessage | undefined;
     let connectTimer: NodeJS.Timeout | undefined;
     let settled = false;
@@ -166,9 +168,10 @@ function exchangeOnce(
         });
       });
       // Closed with neither 'end' nor 'error': a truncated body is never taken for a whole one.
-      response.on('close', () =>
-        fail(new Error('the connection closed before the response was complete')),
-      );
+      // 'close' follows every answer: the error (and its stack) is made only when it is one.
+      response.on('close', () => {
+        if (!settled) fail(new Error('the connection closed before the response was complete'));
+      });
     });
     req.end(body);
   });
