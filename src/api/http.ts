@@ -150,8 +150,12 @@ function exchangeOnce(
     });
     req.on('response', (response) => {
       res = response;
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      // Decoded as it arrives (a character split between chunks is kept whole): collecting the
+      // raw Buffers, memory outside V8's heap until a collection frees them, raised a
+      // 10,000-edge plan's peak RSS by 14 MiB (21 MB of list answers).
+      const chunks: string[] = [];
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => chunks.push(chunk));
       // A socket that dies mid-body destroys the response with ECONNRESET ('aborted').
       response.on('error', fail);
       response.on('end', () => {
@@ -164,7 +168,7 @@ function exchangeOnce(
         resolve({
           status: response.statusCode ?? 0,
           headers: response.headers,
-          text: decodeUtf8(Buffer.concat(chunks)),
+          text: withoutBom(chunks.join('')),
         });
       });
       // Closed with neither 'end' nor 'error': a truncated body is never taken for a whole one.
@@ -187,8 +191,7 @@ function whenConnected(socket: Socket, secure: boolean, connected: () => void): 
   else connected();
 }
 
-/** UTF-8 without a leading byte order mark, as undici's `body.text()` decoded it. */
-function decodeUtf8(bytes: Buffer): string {
-  const bom = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
-  return bytes.toString('utf8', bom ? 3 : 0);
+/** The text without a leading byte order mark, as undici's `body.text()` decoded it. */
+function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
