@@ -24,6 +24,7 @@ import {
   ID_PREFIX,
   LIMITS,
   MATCH_TYPES,
+  OAUTH_PROVIDERS,
   TERMINATE_AT,
   TLS_VERSIONS,
   utf8Bytes,
@@ -320,18 +321,7 @@ function webhookVerification(v: unknown): Checked<Value> {
 const OAUTH_KEYS = keys(
   'enabled provider options_passthrough cookie_prefix inactivity_timeout maximum_duration auth_check_interval',
 );
-/** The identity providers in the schema's order. */
-const PROVIDERS = [
-  'github',
-  'facebook',
-  'microsoft',
-  'google',
-  'linkedin',
-  'gitlab',
-  'twitch',
-  'amazon',
-] as const;
-const PROVIDER_KEYS: ReadonlySet<string> = new Set(PROVIDERS);
+const PROVIDER_KEYS: ReadonlySet<string> = new Set(OAUTH_PROVIDERS);
 const PROVIDER_FIELD_KEYS = keys('client_id client_secret scopes email_addresses email_domains');
 const GITHUB_FIELD_KEYS = keys(
   'client_id client_secret scopes email_addresses email_domains teams organizations',
@@ -344,7 +334,8 @@ function oauth(v: unknown): Checked<Value> {
   const given = m.provider;
   if (!isPlain(given) || !onlyKeys(given, PROVIDER_KEYS)) return undefined;
   const provider = made();
-  for (const name of PROVIDERS) {
+  // OAUTH_PROVIDERS lists the schema's provider keys in its order (the property test compares).
+  for (const name of OAUTH_PROVIDERS) {
     const settings = given[name];
     if (settings === undefined) continue;
     const checked = providerSettings(settings, name === 'github');

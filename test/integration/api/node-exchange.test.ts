@@ -16,11 +16,7 @@ import {
 } from 'node:http';
 import { createServer as createTcpServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type ApiClientOptions,
-  createApiClient,
-  type ResponseInfo,
-} from '../../../src/api/client.js';
+import type { ApiClientOptions } from '../../../src/api/client.js';
 import { createNodeExchange, type HttpRequest, type NodeExchange } from '../../../src/api/http.js';
 import {
   AbortedError,
@@ -29,6 +25,8 @@ import {
   NetworkError,
   TimeoutError,
 } from '../../../src/errors.js';
+
+import { fixtureClient } from './fixture-client.js';
 
 const KEY = 'sk_exchange_SECRET_31';
 const BOT = { id: 'bot_1', name: 'ci', active: true, created_at: '2025-01-01T00:00:00Z' };
@@ -85,19 +83,9 @@ function exchange(options: Parameters<typeof createNodeExchange>[0] = {}): NodeE
 }
 
 function client(baseUrl: string, extra: Partial<ApiClientOptions> = {}) {
-  const responses: ResponseInfo[] = [];
-  const sleeps: number[] = [];
-  const c = createApiClient({
-    baseUrl,
-    apiKey: KEY,
-    retry: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 10 },
-    sleep: async (ms) => void sleeps.push(ms),
-    random: () => 1,
-    onResponse: (r) => responses.push(r),
-    ...extra,
-  });
-  cleanups.push(() => c.close());
-  return { c, responses, sleeps };
+  const made = fixtureClient(baseUrl, KEY, extra);
+  cleanups.push(() => made.c.close());
+  return made;
 }
 
 function get(url: string, signal = new AbortController().signal): HttpRequest {

@@ -5,8 +5,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApiClient, type ResponseInfo } from '../../../src/api/client.js';
+import type { createApiClient } from '../../../src/api/client.js';
 import { ApiError, isOutcomeUnknown, NetworkError, TimeoutError } from '../../../src/errors.js';
+
+import { fixtureClient } from './fixture-client.js';
 
 const KEY = 'sk_fixture_SECRET_77';
 const servers: Server[] = [];
@@ -37,19 +39,9 @@ async function closedPort(): Promise<string> {
 }
 
 function client(baseUrl: string, extra: Partial<Parameters<typeof createApiClient>[0]> = {}) {
-  const sleeps: number[] = [];
-  const responses: ResponseInfo[] = [];
-  const c = createApiClient({
-    baseUrl,
-    apiKey: KEY,
-    retry: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 10 },
-    sleep: async (ms) => void sleeps.push(ms),
-    random: () => 1,
-    onResponse: (r) => responses.push(r),
-    ...extra,
-  });
-  clients.push(c);
-  return { c, sleeps, responses };
+  const made = fixtureClient(baseUrl, KEY, extra);
+  clients.push(made.c);
+  return made;
 }
 
 describe('transport oddities', () => {
