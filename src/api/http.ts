@@ -161,7 +161,7 @@ function exchangeOnce(
       response.on('end', () => {
         if (settled) return;
         if (!response.complete) {
-          fail(new Error('the connection closed before the response was complete'));
+          fail(truncated());
           return;
         }
         settle();
@@ -174,11 +174,15 @@ function exchangeOnce(
       // Closed with neither 'end' nor 'error': a truncated body is never taken for a whole one.
       // 'close' follows every answer: the error (and its stack) is made only when it is one.
       response.on('close', () => {
-        if (!settled) fail(new Error('the connection closed before the response was complete'));
+        if (!settled) fail(truncated());
       });
     });
     req.end(body);
   });
+}
+
+function truncated(): Error {
+  return new Error('the connection closed before the response was complete');
 }
 
 /**

@@ -206,22 +206,28 @@ function backend(v: unknown): Checked<Value> {
 const IP_RESTRICTION_KEYS = keys('enabled ip_policy_ids');
 
 function ipRestriction(v: unknown): Checked<Value> {
-  const out = moduleStart(v, IP_RESTRICTION_KEYS);
-  if (out === undefined) return undefined;
-  const ids = uniqueStrings((v as Value).ip_policy_ids, (s) => IP_POLICY_ID.test(s), false);
-  if (ids === undefined || ids.length === 0) return undefined;
-  out.ip_policy_ids = ids;
-  return out;
+  return idListModule(v, IP_RESTRICTION_KEYS, 'ip_policy_ids', IP_POLICY_ID, 1);
 }
 
 const MUTUAL_TLS_KEYS = keys('enabled certificate_authority_ids');
 
 function mutualTls(v: unknown): Checked<Value> {
-  const out = moduleStart(v, MUTUAL_TLS_KEYS);
+  return idListModule(v, MUTUAL_TLS_KEYS, 'certificate_authority_ids', CA_ID, 0);
+}
+
+/** A module of `enabled` and one list of distinct IDs (at least `minLength` of them). */
+function idListModule(
+  v: unknown,
+  allowed: ReadonlySet<string>,
+  key: string,
+  id: RegExp,
+  minLength: number,
+): Checked<Value> {
+  const out = moduleStart(v, allowed);
   if (out === undefined) return undefined;
-  const ids = uniqueStrings((v as Value).certificate_authority_ids, (s) => CA_ID.test(s), false);
-  if (ids === undefined) return undefined;
-  out.certificate_authority_ids = ids;
+  const ids = uniqueStrings((v as Value)[key], (s) => id.test(s), false);
+  if (ids === undefined || ids.length < minLength) return undefined;
+  out[key] = ids;
   return out;
 }
 
