@@ -25,7 +25,10 @@ const RANGES = [
 const UNSAFE = new RegExp(`[${RANGES}\\u000a]`, 'g');
 const UNSAFE_BUT_NEWLINE = new RegExp(`[${RANGES}]`, 'g');
 
-/** Whether `text` holds a character that `escapeControl` would escape. */
+/** Whether `text` holds a character that `escapeControl` would escape.
+ *
+ * @internal
+ */
 export function hasControl(text: string): boolean {
   return new RegExp(`[${RANGES}\\u000a]`).test(text);
 }

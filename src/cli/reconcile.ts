@@ -35,6 +35,7 @@ import { managedCounts, resourcesOf, stableValues } from './cycle-report.js';
 import { INCREMENTAL_REASONS, type Prepared, prepareIncremental } from './incremental.js';
 import { preparePlan } from './pipeline.js';
 
+/** @internal tests size their edits from it */
 export { INCREMENTAL_MAX_READS } from './incremental.js';
 
 export interface ReconcilerOptions {

@@ -164,7 +164,10 @@ export async function manifestsChangedSince(
   return undefined;
 }
 
-/** Like `loadManifests`, but throws ManifestError carrying every diagnostic when invalid. */
+/** Like `loadManifests`, but throws ManifestError carrying every diagnostic when invalid.
+ *
+ * @internal used by tests and benchmarks
+ */
 export async function loadDesiredSet(
   dir: string,
   options: LoadOptions = {},

@@ -103,7 +103,10 @@ export function operationCount(plan: Plan): number {
   return plan.changes.reduce((n, c) => n + c.operations.length, 0);
 }
 
-/** True when applying the plan would write something (or something is blocked; suspended is not). */
+/** True when applying the plan would write something (or something is blocked; suspended is not).
+ *
+ * @internal
+ */
 export function planHasChanges(plan: Plan): boolean {
   return (
     plan.blocked.some((b) => b.kind !== 'suspended') ||

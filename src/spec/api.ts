@@ -281,6 +281,7 @@ export function checkHostport(value: string): RuleViolation | undefined {
   return undefined;
 }
 
+/** @internal */
 export function isValidHostport(value: string): boolean {
   return checkHostport(value) === undefined;
 }
@@ -404,6 +405,7 @@ export function checkUserAgentPattern(pattern: string): RuleViolation | undefine
   }
 }
 
+/** @internal */
 export function isValidUserAgentPattern(pattern: string): boolean {
   return checkUserAgentPattern(pattern) === undefined;
 }
