@@ -13,4 +13,5 @@ export const commands: Record<string, () => Promise<CommandModule>> = {
   apply: () => import('./commands/apply.js'),
   import: () => import('./commands/import.js'),
   release: () => import('./commands/release.js'),
+  migrate: () => import('./commands/migrate.js'),
 };

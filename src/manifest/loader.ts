@@ -141,6 +141,24 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   return { ...info, ok: false, diagnostics };
 }
 
+/**
+ * A file of a load, read again as the load read it (a regular file, size-capped, decoded): for a
+ * command that needs the documents as written (`migrate` keeps `{ env }` / `{ file }` as
+ * references) after the load validated them.
+ */
+export async function readLoadedFile(
+  resolvedDir: string,
+  rel: string,
+  maxFileBytes = DEFAULT_MAX_FILE_BYTES,
+): Promise<string | { error: string }> {
+  const result = await readManifest(
+    nodeFs,
+    path.join(resolvedDir, ...rel.split('/')),
+    maxFileBytes,
+  );
+  return 'bytes' in result ? decode(result.bytes, maxFileBytes) : result;
+}
+
 function stampOf(info: { size: number; mtimeMs: number }): string {
   return `${info.size}:${info.mtimeMs}`;
 }

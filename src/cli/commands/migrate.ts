@@ -1,0 +1,187 @@
+/**
+ * `edgesync migrate DIR --out OUTDIR --backend ID=URL...`: writes the CloudEndpoint manifests
+ * that replace the edges of DIR (one per hostport, with a traffic policy each) and copies the bot
+ * users, file for file. DIR is only read. The set is validated first, as `validate` does; then
+ * every gap is reported at its source field, and nothing is written while an error stands (or a
+ * warning, without --allow-lossy).
+ */
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { ConfigError, UsageError } from '../../errors.js';
+import { formatDiagnostic } from '../../manifest/diagnostics.js';
+import { loadManifests, readLoadedFile } from '../../manifest/loader.js';
+import type { FieldPath } from '../../manifest/paths.js';
+import type { DesiredSet } from '../../manifest/schema.js';
+import { parseYaml } from '../../manifest/yaml.js';
+import { migrateSet, type SourceDocument, type SourceFileDocs } from '../../migrate/migrate.js';
+import { documentSource } from '../../migrate/source.js';
+import type { CliContext } from '../context.js';
+import { ExitCode } from '../exit.js';
+import { excludeGlobs, manifestDirArg, parseCommandArgs, secretDirs } from '../flags.js';
+
+export const summary = 'translate edge manifests into cloud endpoints with a traffic policy';
+
+const USAGE = `usage: edgesync migrate [DIR] --out OUTDIR --backend ID=URL... [options]
+
+Writes a CloudEndpoint manifest for every hostport of every edge under DIR (default:
+$EDGESYNC_DIR, else the current directory) into OUTDIR, file for file, and copies the bot users.
+DIR is never modified. { env } and { file } references stay references in the output.
+
+options:
+  --out OUTDIR          where to write the migrated manifests (outside DIR)
+  --backend ID=URL      the internal URL that replaces backend ID (repeatable), e.g.
+                        --backend bkdtg_2kt3...=https://web.internal
+  --backends FILE       a YAML or JSON mapping of backend ID to internal URL
+  --allow-lossy         write despite warnings (harmless losses), acknowledging each in the output;
+                        errors (translations that would let through traffic the edge refused)
+                        always stop the migration
+  --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
+  --exclude GLOB        skip files and directories matching GLOB, relative to DIR (repeatable)
+  -h, --help            show this help
+`;
+
+const OPTIONS = {
+  out: { type: 'string' },
+  backend: { type: 'string', multiple: true },
+  backends: { type: 'string' },
+  'allow-lossy': { type: 'boolean' },
+  'secret-dir': { type: 'string', multiple: true },
+  exclude: { type: 'string', multiple: true },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export async function run(ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
+  if (values.help) {
+    ctx.stdout.write(USAGE);
+    return ExitCode.ok;
+  }
+  if (positionals.length > 1) throw new UsageError(`expected at most one DIR\n${USAGE}`);
+  if (values.out === undefined) throw new UsageError(`--out OUTDIR is required\n${USAGE}`);
+  const dir = path.resolve(ctx.cwd, manifestDirArg(ctx, positionals[0]));
+  const out = path.resolve(ctx.cwd, values.out);
+  if (out === dir || out.startsWith(`${dir}${path.sep}`)) {
+    throw new UsageError(
+      `--out ${values.out} is inside ${dir}: the migrated manifests would be read with the edges`,
+    );
+  }
+  const backends = await backendMap(ctx, values.backend ?? [], values.backends);
+
+  const loaded = await loadManifests(dir, {
+    env: ctx.env,
+    secretDirs: secretDirs(ctx, values['secret-dir']),
+    exclude: excludeGlobs(ctx, values.exclude),
+  });
+  if (!loaded.ok) {
+    for (const d of loaded.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
+    ctx.stderr.write(
+      'the manifests are invalid: nothing migrated (edgesync validate shows the same)\n',
+    );
+    return ExitCode.error;
+  }
+  const files = await sourceDocuments(loaded.resolvedDir, loaded.files, loaded.set);
+  const migration = migrateSet(files, { backends, allowLossy: values['allow-lossy'] === true });
+  for (const d of migration.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
+  if (migration.files.size === 0 && migration.diagnostics.length > 0) {
+    const errors = migration.diagnostics.filter((d) => d.severity === 'error').length;
+    ctx.stderr.write(
+      errors > 0
+        ? `${errors} error(s): nothing written\n`
+        : `${migration.diagnostics.length} lossy translation(s): nothing written; review them, then run again with --allow-lossy to accept them\n`,
+    );
+    return ExitCode.error;
+  }
+  for (const [rel, text] of migration.files)
+    await writeAtomically(path.join(out, ...rel.split('/')), text);
+  const { edges, endpoints, copied } = migration.counts;
+  ctx.stderr.write(
+    `${endpoints} cloud endpoint(s) from ${edges} edge(s), ${copied} other document(s) copied, in ${migration.files.size} file(s) under ${out}\n`,
+  );
+  return ExitCode.ok;
+}
+
+async function backendMap(
+  ctx: CliContext,
+  pairs: readonly string[],
+  file: string | undefined,
+): Promise<Map<string, string>> {
+  const entries: [string, string][] = [];
+  if (file !== undefined) {
+    const text = await readLoadedFile(
+      path.dirname(path.resolve(ctx.cwd, file)),
+      path.basename(file),
+    );
+    if (typeof text !== 'string') throw new UsageError(`--backends ${file}: ${text.error}`);
+    const value: unknown = parse(text);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw new UsageError(`--backends ${file}: expected a mapping of backend ID to internal URL`);
+    }
+    for (const [id, url] of Object.entries(value)) entries.push([id, String(url)]);
+  }
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new UsageError(`--backend ${pair}: expected ID=URL`);
+    entries.push([pair.slice(0, at), pair.slice(at + 1)]);
+  }
+  for (const [id, url] of entries) checkInternalUrl(id, url);
+  return new Map(entries);
+}
+
+function checkInternalUrl(id: string, url: string): void {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    throw new UsageError(`backend ${id}: "${url}" is not a URL`);
+  }
+  if (!host.endsWith('.internal')) {
+    throw new UsageError(
+      `backend ${id}: ${url} is not an internal URL (its host must end in .internal)`,
+    );
+  }
+}
+
+/** Every listed file's documents, as written, matched to the validated resources by position. */
+async function sourceDocuments(
+  resolvedDir: string,
+  files: readonly string[],
+  set: DesiredSet,
+): Promise<SourceFileDocs[]> {
+  const tls = new Map(set.tlsEdges.map((edge) => [key(edge.source), edge]));
+  const https = new Map(set.httpsEdges.map((edge) => [key(edge.source), edge]));
+  const out: SourceFileDocs[] = [];
+  for (const file of [...files].sort()) {
+    const text = await readLoadedFile(resolvedDir, file);
+    if (typeof text !== 'string') throw new ConfigError(`${file}: ${text.error}`);
+    const documents = parseYaml(text, { maxAliasCount: 100 }).documents.map(
+      (doc): SourceDocument => {
+        const at = key({ file, ...doc.start });
+        const source = documentSource(file, doc.value, (p: FieldPath) => doc.locate(p));
+        const tlsEdge = tls.get(at);
+        if (tlsEdge) return { kind: 'edge', input: { kind: 'TLSEdge', edge: tlsEdge, source } };
+        const httpsEdge = https.get(at);
+        if (httpsEdge)
+          return { kind: 'edge', input: { kind: 'HTTPSEdge', edge: httpsEdge, source } };
+        const kind = (doc.value as { kind?: unknown }).kind;
+        if (kind === 'TLSEdge' || kind === 'HTTPSEdge') {
+          throw new ConfigError(`${file} changed while it was migrated: run the migration again`);
+        }
+        return { kind: 'copy', raw: doc.value };
+      },
+    );
+    out.push({ file, documents });
+  }
+  return out;
+}
+
+function key(at: { file: string; line: number; column: number }): string {
+  return `${at.file}:${at.line}:${at.column}`;
+}
+
+async function writeAtomically(file: string, text: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const temporary = `${file}.${process.pid}.tmp`;
+  await writeFile(temporary, text);
+  await rename(temporary, file);
+}

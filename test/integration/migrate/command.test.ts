@@ -1,0 +1,168 @@
+/**
+ * `edgesync migrate`, run in-process through `main` on the real file system: file for file
+ * output, the source directory untouched, references kept, nothing written on an error or an
+ * unacknowledged loss, and the same bytes from a second run.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { runCli } from '../apply/helpers.js';
+
+const WEB = 'bkdhr_2OOHLE6ESrthOmxYlInonfwYtzS';
+const SECRET = 'hunter2-very-secret-value';
+
+let root: string;
+let dir: string;
+let out: string;
+
+beforeEach(async () => {
+  root = await mkdtemp(path.join(os.tmpdir(), 'edgesync-migrate-'));
+  dir = path.join(root, 'edges');
+  out = path.join(root, 'migrated');
+  await mkdir(path.join(dir, 'team'), { recursive: true });
+  await writeFile(
+    path.join(dir, 'shop.yaml'),
+    `kind: HTTPSEdge
+name: shop
+description: Shop
+metadata: { team: web }
+hostports: [shop.example.com:443]
+routes:
+  - match_type: path_prefix
+    match: /
+    backend: { backend_id: ${WEB} }
+    request_headers: { add: { X-Key: { env: UPSTREAM_KEY } } }
+    oauth:
+      provider:
+        google: { client_id: id.apps, client_secret: { env: UPSTREAM_KEY }, email_domains: [example.com] }
+---
+kind: BotUser
+name: deployer
+`,
+  );
+  await writeFile(path.join(dir, 'team', 'bots.yaml'), 'kind: BotUser\nname: ci\nactive: false\n');
+});
+
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+async function tree(base: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  for (const entry of await readdir(base, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const full = path.join(entry.parentPath, entry.name);
+    files[path.relative(base, full)] = await readFile(full, 'utf8');
+  }
+  return files;
+}
+
+const digest = async (base: string) =>
+  createHash('sha256')
+    .update(JSON.stringify(await tree(base)))
+    .digest('hex');
+
+function migrate(...extra: string[]) {
+  return runCli(
+    ['migrate', dir, '--out', out, '--backend', `${WEB}=https://web.internal`, ...extra],
+    {
+      env: { UPSTREAM_KEY: SECRET },
+    },
+  );
+}
+
+describe('edgesync migrate', () => {
+  it('writes endpoints and bot users file for file, keeps references, leaves DIR alone, and is repeatable', async () => {
+    const before = await digest(dir);
+    const first = await migrate();
+    expect(first.stderr).toContain(
+      '1 cloud endpoint(s) from 1 edge(s), 2 other document(s) copied',
+    );
+    expect(first.code).toBe(0);
+    expect(await digest(dir)).toBe(before);
+    const files = await tree(out);
+    expect(Object.keys(files).sort()).toEqual(['shop.yaml', path.join('team', 'bots.yaml')].sort());
+    expect(JSON.stringify(files)).not.toContain(SECRET);
+    const docs = parseAllDocuments(files['shop.yaml']!).map((d) => d.toJS());
+    expect(docs.map((d) => d.kind)).toEqual(['CloudEndpoint', 'BotUser']);
+    expect(docs[0]).toMatchObject({
+      name: 'shop',
+      url: 'https://shop.example.com',
+      description: 'Shop',
+      metadata: { team: 'web' },
+    });
+    const actions = docs[0].traffic_policy.on_http_request.flatMap(
+      (r: { actions: unknown[] }) => r.actions,
+    );
+    expect(actions).toContainEqual({
+      type: 'add-headers',
+      config: { headers: { 'x-key': { env: 'UPSTREAM_KEY' } } },
+    });
+    expect(actions).toContainEqual(
+      expect.objectContaining({
+        type: 'oauth',
+        config: expect.objectContaining({ client_secret: { env: 'UPSTREAM_KEY' } }),
+      }),
+    );
+    expect(files[path.join('team', 'bots.yaml')]).toContain('name: ci\nactive: false\n');
+
+    const again = await migrate();
+    expect(again.code).toBe(0);
+    expect(await tree(out)).toEqual(files);
+  });
+
+  it('an error stops everything: nothing written, the source field located', async () => {
+    await writeFile(
+      path.join(dir, 'team', 'db.yaml'),
+      'kind: TLSEdge\nname: db\nhostports: [192.0.2.10:5432]\n',
+    );
+    const r = await migrate();
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('team/db.yaml:3:');
+    expect(r.stderr).toContain('hostports[0]');
+    expect(r.stderr).toContain('nothing written');
+    await expect(readdir(out)).rejects.toThrow();
+  });
+
+  it('a backend without a mapping is an error naming it', async () => {
+    const r = await runCli(['migrate', dir, '--out', out], { env: { UPSTREAM_KEY: SECRET } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`no internal URL for backend ${WEB}`);
+  });
+
+  it('a warning stops the migration until --allow-lossy, which writes the acknowledgement beside the endpoint', async () => {
+    const text = (await readFile(path.join(dir, 'shop.yaml'), 'utf8')).replace(
+      '    match: /\n',
+      '    match: /\n    description: everything\n',
+    );
+    await writeFile(path.join(dir, 'shop.yaml'), text);
+    const refused = await migrate();
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('shop.yaml:9:18: warning: routes[0].description');
+    expect(refused.stderr).toContain('--allow-lossy');
+    await expect(readdir(out)).rejects.toThrow();
+
+    const accepted = await migrate('--allow-lossy');
+    expect(accepted.code).toBe(0);
+    const written = await readFile(path.join(out, 'shop.yaml'), 'utf8');
+    expect(written).toContain('# Lossy translation, acknowledged with --allow-lossy:');
+    expect(written).toContain('shop.yaml:9:18: warning: routes[0].description');
+  });
+
+  it.each([
+    [['--out', 'inside'], 'is inside'],
+    [['--out', 'x', '--backend', 'nope'], 'expected ID=URL'],
+    [['--out', 'x', '--backend', `${WEB}=https://web.example.com`], 'is not an internal URL'],
+    [[], '--out OUTDIR is required'],
+  ])('usage errors: %j', async (args, message) => {
+    const r = await runCli(
+      ['migrate', dir, ...args.map((a) => (a === 'inside' ? path.join(dir, 'out') : a))],
+      { cwd: root },
+    );
+    expect(r.code).toBe(64);
+    expect(r.stderr).toContain(message);
+  });
+});
