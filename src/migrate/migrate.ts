@@ -92,7 +92,7 @@ function endpointDocument(
   if (acknowledged.length > 0) {
     doc.commentBefore = [
       ' Lossy translation, acknowledged with --allow-lossy:',
-      ...acknowledged.map((d) => ` - ${formatDiagnostic({ ...d, file })}`),
+      ...sortDiagnostics(acknowledged).map((d) => ` - ${formatDiagnostic({ ...d, file })}`),
     ].join('\n');
   }
   return doc;
