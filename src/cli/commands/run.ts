@@ -4,20 +4,23 @@
  * client. With no API configured it starts the local Edge API server in-process, persisted
  * under the state directory, so `npm start` works on a fresh clone with nothing to set up.
  */
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { chmod, open, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveApiConfig } from '../../api/index.js';
 import { DEFAULT_CONCURRENCY } from '../../apply/executor.js';
+import { controlTokenProblem, isLoopbackHost } from '../../daemon/control.js';
 import {
   createDaemon,
   createDaemonMetrics,
   DAEMON_DEFAULTS,
   DEFAULT_LISTEN,
   fullGarbageCollector,
+  type ListenAddress,
   parseListenAddress,
 } from '../../daemon/index.js';
 import { createNotifier } from '../../daemon/notify.js';
-import { UsageError } from '../../errors.js';
+import { ConfigError, errorMessage, UsageError } from '../../errors.js';
 import { LEASE_DEFAULTS, leaseTimingsProblem, startLeaderElection } from '../../lease/setup.js';
 import { createLogger, type Logger, parseLogLevel } from '../../log.js';
 import { createValueMask } from '../../manifest/secrets.js';
@@ -53,6 +56,11 @@ options:
   --interval DUR        periodic resync (default 60s)
   --debounce DUR        quiet time after a file change (default 250ms)
   --listen HOST:PORT    health, readiness, metrics and status (default ${DEFAULT_LISTEN.host}:${DEFAULT_LISTEN.port})
+  --admin-listen HOST:PORT  a loopback-only listener (e.g. 127.0.0.1:9091) serving
+                        POST /-/suspend, /-/resume and /-/reconcile without a token
+  --control-token-file FILE  the bearer token those POSTs need on --listen (also
+                        EDGESYNC_CONTROL_TOKEN). Without a token or --admin-listen they are
+                        off when --listen is not a loopback address.
   --grace DUR           how long SIGTERM waits for the API call in flight (default 10s)
   --owner ID            owner id of the edges edgesync manages (default "default")
   --concurrency N       edges applied in parallel (default ${DEFAULT_CONCURRENCY})
@@ -95,6 +103,8 @@ const OPTIONS = {
   interval: { type: 'string' },
   debounce: { type: 'string' },
   listen: { type: 'string' },
+  'admin-listen': { type: 'string' },
+  'control-token-file': { type: 'string' },
   grace: { type: 'string' },
   owner: { type: 'string' },
   concurrency: { type: 'string' },
@@ -180,6 +190,8 @@ export async function run(ctx: CliContext): Promise<number> {
   const graceMs = durationFlag('grace', values.grace, DAEMON_DEFAULTS.graceMs);
   const listen =
     values.listen === undefined ? DEFAULT_LISTEN : parseListenAddress(values.listen, '--listen');
+  const adminListen = adminListenFlag(values['admin-listen']);
+  const controlToken = await controlTokenFrom(ctx, values['control-token-file']);
   const owner = checkOwner(values.owner);
   const exclude = excludeGlobs(ctx, values.exclude);
   const maxDeletes = checkMaxDeletes(
@@ -348,6 +360,8 @@ export async function run(ctx: CliContext): Promise<number> {
     debounceMs,
     graceMs,
     listen,
+    adminListen,
+    controlToken,
     logger: root.child({ module: 'daemon' }),
     metrics,
     signal: ctx.signal,
@@ -387,6 +401,60 @@ export async function run(ctx: CliContext): Promise<number> {
     await embedded?.close();
     root.flush();
   }
+}
+
+/** `--admin-listen`: loopback only, since it serves the control endpoints to anyone reaching it. */
+function adminListenFlag(text: string | undefined): ListenAddress | undefined {
+  if (text === undefined) return undefined;
+  const addr = parseListenAddress(text, '--admin-listen');
+  if (!isLoopbackHost(addr.host)) {
+    throw new UsageError(
+      `--admin-listen must be a loopback address (e.g. 127.0.0.1:9091), got "${text}": it serves the control endpoints without a token`,
+    );
+  }
+  return addr;
+}
+
+/** The environment variable holding the control token (a Kubernetes Secret's usual way in). */
+const CONTROL_TOKEN_ENV = 'EDGESYNC_CONTROL_TOKEN';
+
+/**
+ * The control token: `--control-token-file` (a mounted Secret), else EDGESYNC_CONTROL_TOKEN.
+ * Surrounding whitespace (a trailing newline) is not part of it. The value never appears in a
+ * message.
+ */
+async function controlTokenFrom(
+  ctx: CliContext,
+  file: string | undefined,
+): Promise<string | undefined> {
+  if (file === undefined) {
+    const fromEnv = ctx.env[CONTROL_TOKEN_ENV]?.trim();
+    if (fromEnv === undefined || fromEnv === '') return undefined;
+    const problem = controlTokenProblem(fromEnv);
+    if (problem !== undefined) throw new ConfigError(`${CONTROL_TOKEN_ENV}: ${problem}`);
+    return fromEnv;
+  }
+  const abs = path.resolve(ctx.cwd, file);
+  let text: string;
+  try {
+    // Non-blocking, and the opened descriptor checked: a FIFO put in its place never hangs start-up.
+    const handle = await open(abs, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      if (!(await handle.stat()).isFile()) throw new Error('not a regular file');
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    throw new ConfigError(`--control-token-file ${abs}: cannot read it: ${errorMessage(err)}`, {
+      cause: err,
+    });
+  }
+  const token = text.trim();
+  if (token === '') throw new ConfigError(`--control-token-file ${abs}: the file is empty`);
+  const problem = controlTokenProblem(token);
+  if (problem !== undefined) throw new ConfigError(`--control-token-file ${abs}: ${problem}`);
+  return token;
 }
 
 /** How long closing the API client may take once the daemon has stopped. */
