@@ -4,8 +4,7 @@
  * client. With no API configured it starts the local Edge API server in-process, persisted
  * under the state directory, so `npm start` works on a fresh clone with nothing to set up.
  */
-import { constants } from 'node:fs';
-import { chmod, open, readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveApiConfig } from '../../api/index.js';
 import { DEFAULT_CONCURRENCY } from '../../apply/executor.js';
@@ -40,8 +39,10 @@ import {
   shareFlag,
   wholeNumber,
 } from '../flags.js';
-import { checkMaxDeletes, checkOwner } from '../pipeline.js';
+import { type ChosenOwner, chosenOwner, ownerOrDefault, requireOwner } from '../owner.js';
+import { checkMaxDeletes } from '../pipeline.js';
 import { createReconciler } from '../reconcile.js';
+import { readSmallTextFile } from '../small-file.js';
 
 export const summary = 'run the controller: watch the manifests and keep the live account matching';
 
@@ -62,7 +63,9 @@ options:
                         EDGESYNC_CONTROL_TOKEN). Without a token or --admin-listen they are
                         off when --listen is not a loopback address.
   --grace DUR           how long SIGTERM waits for the API call in flight (default 10s)
-  --owner ID            owner id of the edges edgesync manages (default "default")
+  --owner ID            owner id of the edges edgesync manages (also EDGESYNC_OWNER, or
+                        DIR/.edgesync-owner, read at start); required against a configured
+                        API in enforce mode; "default" for the embedded server
   --concurrency N       edges applied in parallel (default ${DEFAULT_CONCURRENCY})
   --rate-limit N/Ws     client-side budget per rolling window, or none (default: 120/60s,
                         the hosted service's; none against the embedded server; also
@@ -192,7 +195,6 @@ export async function run(ctx: CliContext): Promise<number> {
     values.listen === undefined ? DEFAULT_LISTEN : parseListenAddress(values.listen, '--listen');
   const adminListen = adminListenFlag(values['admin-listen']);
   const controlToken = await controlTokenFrom(ctx, values['control-token-file']);
-  const owner = checkOwner(values.owner);
   const exclude = excludeGlobs(ctx, values.exclude);
   const maxDeletes = checkMaxDeletes(
     wholeNumber('max-deletes', values['max-deletes'], undefined, 0),
@@ -248,6 +250,15 @@ export async function run(ctx: CliContext): Promise<number> {
   const leaseProblem = values['leader-elect'] ? leaseTimingsProblem(leaseTimings) : undefined;
   if (leaseProblem !== undefined) throw new UsageError(leaseProblem);
   const stateDir = path.resolve(ctx.cwd, values['state-dir'] ?? '.edgesync');
+  const configuredApi = resolveApiConfig({
+    flags: { apiUrl: values['api-url'], apiKey: values['api-key'] },
+    env: ctx.env,
+  });
+  const owner = runOwner(
+    await chosenOwner(values.owner, ctx.env, dir),
+    configuredApi === undefined || mode === 'observe',
+    dir,
+  ).id;
 
   const pretty = ctx.stdout.isTTY === true && ctx.env.EDGESYNC_LOG_FORMAT !== 'json';
   // Each cycle sets it to the values read from env or file: masked in every log line.
@@ -264,10 +275,7 @@ export async function run(ctx: CliContext): Promise<number> {
   });
 
   let embedded: RunningServer | undefined;
-  let api = resolveApiConfig({
-    flags: { apiUrl: values['api-url'], apiKey: values['api-key'] },
-    env: ctx.env,
-  });
+  let api = configuredApi;
   if (api === undefined) {
     const started = await startEmbedded(stateDir, embeddedPort, root);
     embedded = started.server;
@@ -403,6 +411,14 @@ export async function run(ctx: CliContext): Promise<number> {
   }
 }
 
+/**
+ * The daemon's owner, read once at start. It may fall back to the default only where it cannot
+ * touch anyone else's edges: the embedded sandbox, or `--mode observe` (never writes).
+ */
+function runOwner(chosen: ChosenOwner | undefined, optional: boolean, dir: string): ChosenOwner {
+  return optional ? ownerOrDefault(chosen) : requireOwner(chosen, 'run', dir);
+}
+
 /** `--admin-listen`: loopback only, since it serves the control endpoints to anyone reaching it. */
 function adminListenFlag(text: string | undefined): ListenAddress | undefined {
   if (text === undefined) return undefined;
@@ -437,14 +453,7 @@ async function controlTokenFrom(
   const abs = path.resolve(ctx.cwd, file);
   let text: string;
   try {
-    // Non-blocking, and the opened descriptor checked: a FIFO put in its place never hangs start-up.
-    const handle = await open(abs, constants.O_RDONLY | constants.O_NONBLOCK);
-    try {
-      if (!(await handle.stat()).isFile()) throw new Error('not a regular file');
-      text = await handle.readFile('utf8');
-    } finally {
-      await handle.close();
-    }
+    text = await readSmallTextFile(abs);
   } catch (err) {
     throw new ConfigError(`--control-token-file ${abs}: cannot read it: ${errorMessage(err)}`, {
       cause: err,
