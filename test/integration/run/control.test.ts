@@ -101,3 +101,21 @@ it.each([
   expect(d.stderr.text).toMatch(message);
   expect(d.stderr.text).not.toContain('short');
 });
+
+it.each([
+  ['--mode observe against a configured API', ['--mode', 'observe'], {}],
+  [
+    'the embedded server (npm start)',
+    ['--embedded-port', '0'],
+    { EDGESYNC_API_URL: '', EDGESYNC_API_KEY: '' },
+  ],
+])(
+  'starts without an owner chosen: %s (the default, never writing elsewhere)',
+  async (_n, argv, env) => {
+    const d = start(argv, { EDGESYNC_OWNER: '', ...env });
+    const line = await d.started();
+    expect(line.msg).toBe('daemon started');
+    d.controller.abort();
+    expect(await d.exited).toBe(0);
+  },
+);
