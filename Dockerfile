@@ -4,7 +4,7 @@
 #
 #   docker build -t edgesync .
 #   docker run --rm -v "$PWD/edges:/manifests:ro" \
-#     -e EDGESYNC_API_URL=https://api.example.com -e EDGESYNC_API_KEY \
+#     -e EDGESYNC_API_URL=https://api.example.com -e EDGESYNC_API_KEY -e EDGESYNC_OWNER=team-web \
 #     -p 9090:9090 edgesync
 #
 # Two stages: the build stage compiles TypeScript and bundles the CLI with the dev dependencies;
@@ -52,4 +52,8 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
 ENTRYPOINT ["node", "--expose-gc", "/app/bin/edgesync.js", "run"]
 # Inside a container the daemon must listen beyond loopback for probes and Prometheus. When you
 # override these arguments, keep `--listen 0.0.0.0:9090` (the HEALTHCHECK expects port 9090).
-CMD ["/manifests", "--listen", "0.0.0.0:9090"]
+# On that address POST /-/suspend, /-/resume and /-/reconcile are off; the admin listener serves
+# them inside the container only (a sidecar's webhook, `docker exec ... wget`). To serve them on
+# 9090 instead, pass a token: -e EDGESYNC_CONTROL_TOKEN (clients send "Authorization: Bearer").
+# A real API also needs the owner id: -e EDGESYNC_OWNER=... (or .edgesync-owner in /manifests).
+CMD ["/manifests", "--listen", "0.0.0.0:9090", "--admin-listen", "127.0.0.1:9091"]

@@ -108,7 +108,12 @@ const startServerChild = (cwd: string) =>
 function startDaemonChild(dir: string, url: string, extra: readonly string[], cwd: string) {
   return spawnCli(
     ['run', dir, '--listen', '127.0.0.1:0', ...extra],
-    { EDGESYNC_API_URL: url, EDGESYNC_API_KEY: API_KEY, EDGESYNC_RATE_LIMIT: 'none' },
+    {
+      EDGESYNC_API_URL: url,
+      EDGESYNC_API_KEY: API_KEY,
+      EDGESYNC_RATE_LIMIT: 'none',
+      EDGESYNC_OWNER: 'default',
+    },
     /status on (http:\/\/[^\s/]+)\/status/,
     cwd,
   );

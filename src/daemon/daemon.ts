@@ -31,6 +31,7 @@ import { errorMessage } from '../errors.js';
 import { silentLogger } from '../log.js';
 import { excludeMatcher } from '../manifest/loader.js';
 import { findAnchor, type ResolvedDir, resolveManifestDir } from '../manifest/resolve.js';
+import { type ControlAccess, controlPolicy } from './control.js';
 import { runCycle } from './cycle.js';
 import { type Conditions, cycleEvents, EventLog, NO_CONDITIONS } from './events.js';
 import { createDaemonHttpHandler } from './http.js';
@@ -54,9 +55,12 @@ export { DAEMON_DEFAULTS, type DaemonOptions } from './options.js';
 
 export interface Daemon {
   start(): Promise<void>;
-  /** Stops every write at once (the cycle in flight sends no further write); observation goes on. */
-  suspend(): void;
-  resume(): void;
+  /**
+   * Stops every write at once (the cycle in flight sends no further write); observation goes on.
+   * Returns whether anything changed: a repeat is a no-op (no event, log line or notification).
+   */
+  suspend(): boolean;
+  resume(): boolean;
   /** `observe` when `--mode observe` or suspended: what the reconcile step must do. */
   mode(): 'enforce' | 'observe';
   readonly events: EventLog;
@@ -65,13 +69,25 @@ export interface Daemon {
   status(): DaemonStatus;
   readonly ready: boolean;
   readonly address: ListenAddress | undefined;
+  /** The `adminListen` listener's bound address once started. */
+  readonly adminAddress: ListenAddress | undefined;
   readonly closed: Promise<void>;
   readonly metrics: DaemonMetrics;
 }
 
 export function createDaemon(options: DaemonOptions): Daemon {
-  const { absDir, intervalMs, debounceMs, debounceMaxMs, backoff, graceMs, listen, watchEnabled } =
-    resolveSettings(options);
+  const {
+    absDir,
+    intervalMs,
+    debounceMs,
+    debounceMaxMs,
+    backoff,
+    graceMs,
+    listen,
+    adminListen,
+    watchEnabled,
+  } = resolveSettings(options);
+  const control = controlPolicy(listen, options.controlToken, adminListen);
   const logger = options.logger ?? silentLogger();
   const metrics = options.metrics ?? createDaemonMetrics();
   const now = options.now ?? Date.now;
@@ -88,6 +104,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
   let stopping: Promise<void> | undefined;
   let accepting = false;
   let http: HttpListener | undefined;
+  let admin: HttpListener | undefined;
   let state: StatusState = INITIAL_STATUS;
   let resolveClosed: () => void = () => undefined;
   const closed = new Promise<void>((resolve) => {
@@ -117,13 +134,15 @@ export function createDaemon(options: DaemonOptions): Daemon {
       message,
       revision: state.resolved?.revision ?? null,
     });
-  /** The resync interval: `intervalMs`, stretched to fit the resync share of the budget. */
-  const resyncIntervalMs = (): number => {
+  /** How often the last full observation's list calls fit the resync share of the budget. */
+  const budgetGapMs = (): number => {
     const rb = options.resyncBudget;
-    if (rb === undefined || lastListCalls === undefined) return intervalMs;
+    if (rb === undefined || lastListCalls === undefined) return 0;
     const fit = Math.ceil((lastListCalls * rb.budget.windowMs) / (rb.share * rb.budget.limit));
-    return Math.min(MAX_DELAY_MS, Math.max(intervalMs, fit));
+    return Math.min(MAX_DELAY_MS, fit);
   };
+  /** The resync interval: `intervalMs`, stretched to fit the resync share of the budget. */
+  const resyncIntervalMs = (): number => Math.max(intervalMs, budgetGapMs());
 
   const loop = createReconcileLoop({
     cycle: async (reason, signal) => {
@@ -145,6 +164,8 @@ export function createDaemon(options: DaemonOptions): Daemon {
       }
     },
     intervalMs: resyncIntervalMs,
+    // Requested cycles spend the same share as resyncs, without waiting for the interval.
+    triggerGapMs: budgetGapMs,
     jitter: options.resyncJitter ?? DAEMON_DEFAULTS.resyncJitter,
     ...(options.random === undefined ? {} : { random: options.random }),
     debounceMs,
@@ -212,8 +233,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
     else logger.warn(line, `reconcile ${report.result}`);
   }
 
-  async function bind(addr: ListenAddress): Promise<void> {
-    const handler = createDaemonHttpHandler({
+  function handler(access: ControlAccess) {
+    return createDaemonHttpHandler({
+      control: access,
       status,
       ready: () => state.everReady,
       metrics,
@@ -226,11 +248,18 @@ export function createDaemon(options: DaemonOptions): Daemon {
         return true;
       },
     });
-    http = await listenHttp(addr, handler, logger);
+  }
+
+  async function bind(): Promise<void> {
+    if (listen !== false) http = await listenHttp(listen, handler(control.main), logger);
+    if (adminListen !== undefined) {
+      admin = await listenHttp(adminListen, handler(control.admin), logger);
+    }
   }
 
   async function closeServer(): Promise<void> {
     await http?.close();
+    await admin?.close();
   }
 
   function status(): DaemonStatus {
@@ -246,7 +275,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
 
   async function doStart(): Promise<void> {
     metrics.observeSuspended(suspended);
-    if (listen !== false) await bind(listen);
+    // Said before binding, so the reason is in the log even when the bind then fails.
+    if (control.warning !== undefined) logger.warn({ control: 'off' }, control.warning);
+    await bind();
     if (stopping) return;
     if (watchEnabled) {
       let resolved: ResolvedDir | undefined;
@@ -264,6 +295,8 @@ export function createDaemon(options: DaemonOptions): Daemon {
       {
         dir: absDir,
         listen: http ? `${http.address.host}:${http.address.port}` : false,
+        admin_listen: admin ? `${admin.address.host}:${admin.address.port}` : false,
+        control: control.main.kind,
         interval_ms: intervalMs,
         debounce_ms: debounceMs,
         watch: watchEnabled,
@@ -312,20 +345,22 @@ export function createDaemon(options: DaemonOptions): Daemon {
     },
 
     suspend() {
-      if (suspended) return;
+      if (suspended) return false;
       suspended = true;
       metrics.observeSuspended(true);
       logger.warn({}, 'suspended: no writes until resumed');
       daemonEvent('suspended', 'writes stopped (POST /-/suspend or --suspended); observing');
+      return true;
     },
 
     resume() {
-      if (!suspended) return;
+      if (!suspended) return false;
       suspended = false;
       metrics.observeSuspended(false);
       logger.info({}, 'resumed');
       daemonEvent('resumed', 'writes allowed again');
       if (accepting) loop.trigger('manual');
+      return true;
     },
 
     mode,
@@ -347,6 +382,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
     },
     get address() {
       return http?.address;
+    },
+    get adminAddress() {
+      return admin?.address;
     },
     closed,
     metrics,

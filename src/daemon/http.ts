@@ -5,12 +5,17 @@
  *   GET  /readyz       200 after the first successful reconcile, else 503 (readiness)
  *   GET  /metrics      Prometheus text exposition
  *   GET  /status       JSON `DaemonStatus` (format_version 1)
+ *   GET  /events       JSON: the last events
  *   POST /-/reconcile  202: a cycle is requested (git-sync `--webhook-url`); 503 when stopping
+ *   POST /-/suspend    200: writes stopped; POST /-/resume: allowed again
  *
+ * The three POSTs change what the daemon does: each listener serves them according to its
+ * `control` access (./control.ts): 401 without the right bearer token, 403 where they are off.
  * Unknown paths answer 404, known paths with another method 405 with `Allow`. Request bodies are
  * never read (drained and discarded). Errors answer 500 with a one-line message, never a stack.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { authorize, type ControlAccess } from './control.js';
 import type { DaemonStatus } from './types.js';
 
 export interface DaemonHttpDeps {
@@ -21,12 +26,19 @@ export interface DaemonHttpDeps {
   readonly requestReconcile: () => boolean;
   /** The last events (`GET /events`). */
   readonly events?: () => readonly unknown[];
-  /** `POST /-/suspend` and `POST /-/resume`: the daemon's whole write switch. */
-  readonly suspend?: () => void;
-  readonly resume?: () => void;
+  /**
+   * `POST /-/suspend` and `POST /-/resume`: the daemon's whole write switch. They return whether
+   * the state changed (a repeated request changes nothing and says so).
+   */
+  readonly suspend?: () => boolean;
+  readonly resume?: () => boolean;
+  /** Who may use the POST endpoints on this listener. */
+  readonly control: ControlAccess;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 function send(
   res: ServerResponse,
@@ -92,14 +104,14 @@ export function createDaemonHttpHandler(deps: DaemonHttpDeps): Handler {
     },
     '/-/suspend': {
       POST: (_req, res) => {
-        deps.suspend?.();
-        send(res, 200, '{"suspended":true}\n', 'application/json; charset=utf-8');
+        const changed = deps.suspend?.() ?? false;
+        send(res, 200, `${JSON.stringify({ suspended: true, changed })}\n`, JSON_TYPE);
       },
     },
     '/-/resume': {
       POST: (_req, res) => {
-        deps.resume?.();
-        send(res, 200, '{"suspended":false}\n', 'application/json; charset=utf-8');
+        const changed = deps.resume?.() ?? false;
+        send(res, 200, `${JSON.stringify({ suspended: false, changed })}\n`, JSON_TYPE);
       },
     },
     '/-/reconcile': {
@@ -137,10 +149,21 @@ export function createDaemonHttpHandler(deps: DaemonHttpDeps): Handler {
         send(res, 405, 'method not allowed\n', undefined, { allow: allow.join(', ') });
         return;
       }
+      if (method === 'POST' && !permitted(deps.control, req, res)) return;
       handle(req, res);
     } catch {
       if (!res.headersSent) send(res, 500, 'internal error\n');
       else res.destroy();
     }
   };
+}
+
+/** Answers 401 or 403 (and returns false) unless the listener lets this request through. */
+function permitted(access: ControlAccess, req: IncomingMessage, res: ServerResponse): boolean {
+  const verdict = authorize(access, req.headers.authorization);
+  if (verdict.ok) return true;
+  const headers: Record<string, string> =
+    verdict.status === 401 ? { 'www-authenticate': 'Bearer realm="edgesync"' } : {};
+  send(res, verdict.status, `${JSON.stringify({ error: verdict.error })}\n`, JSON_TYPE, headers);
+  return false;
 }

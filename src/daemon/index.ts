@@ -2,7 +2,7 @@
  * The daemon's public surface, for `edgesync run` and the API client's metrics hook.
  */
 export { createDaemon, DAEMON_DEFAULTS } from './daemon.js';
-export { DEFAULT_LISTEN, parseListenAddress } from './listen.js';
+export { DEFAULT_LISTEN, type ListenAddress, parseListenAddress } from './listen.js';
 export { fullGarbageCollector } from './memory.js';
 export { createDaemonMetrics } from './metrics.js';
 export * from './types.js';

@@ -12,6 +12,9 @@
  * - Change triggers (file, link, webhook, manual) start a cycle at once even while backing off:
  *   a new desired state or an operator's request is the usual remedy for a failure. They do not
  *   reset the failure count; only a success does.
+ * - Triggered full cycles (webhook, manual) share the resync budget: one starts at most once per
+ *   `triggerGapMs` after the last full cycle began; an earlier one is deferred to that moment
+ *   (one deferral for all of them), so a flood of requests costs what one cycle per gap costs.
  * - File-system changes are debounced (trailing, `debounceMs` after the last event, but never
  *   later than `debounceMaxMs` after the first, so a constant stream cannot starve the loop).
  */
@@ -51,6 +54,11 @@ export interface LoopOptions {
   readonly backoff: BackoffOptions;
   readonly timers: Timers;
   readonly now: () => number;
+  /**
+   * The least time between the start of a full cycle and a triggered (webhook, manual) one, read
+   * at each trigger. Default 0: triggers only coalesce.
+   */
+  readonly triggerGapMs?: () => number;
   /** Called when `cycle` throws despite its contract. */
   readonly onCycleError?: (err: unknown) => void;
 }
@@ -84,6 +92,9 @@ export interface ReconcileLoop {
 /** Triggers that carry a change someone made: they preempt a periodic resync in flight. */
 const URGENT: ReadonlySet<TriggerReason> = new Set(['file', 'link', 'webhook', 'leader']);
 
+/** Triggers anyone may send (the HTTP endpoint, `resume`): paced by `triggerGapMs`. */
+const PACED: ReadonlySet<TriggerReason> = new Set(['webhook', 'manual']);
+
 /** The abort reason of a resync cut short by a change (the cycle ends `superseded`). */
 export class PreemptedError extends AbortedError {
   readonly by: TriggerReason;
@@ -106,6 +117,9 @@ export function createReconcileLoop(options: LoopOptions): ReconcileLoop {
   /** When the periodic resync is due (kept across partial cycles; now() once one is preempted). */
   let resyncDueAt: number | undefined;
   let debounce: { firstAt: number; reason: 'file' | 'link'; handle: unknown } | undefined;
+  /** When the last full cycle (any but a file event's, which may be incremental) began. */
+  let lastFullStartAt: number | undefined;
+  let deferred: { reason: TriggerReason; handle: unknown } | undefined;
 
   function clearNext(): void {
     if (next) timers.clearTimeout(next.handle);
@@ -132,8 +146,25 @@ export function createReconcileLoop(options: LoopOptions): ReconcileLoop {
     return typeof options.intervalMs === 'function' ? options.intervalMs() : options.intervalMs;
   }
 
+  /** True when a paced trigger came too early and was deferred. */
+  function pace(reason: TriggerReason): boolean {
+    if (!PACED.has(reason) || lastFullStartAt === undefined) return false;
+    const wait = lastFullStartAt + (options.triggerGapMs?.() ?? 0) - now();
+    if (wait <= 0) return false;
+    // Later requests ride on this one: each cycle reads everything.
+    deferred ??= {
+      reason,
+      handle: timers.setTimeout(() => {
+        deferred = undefined;
+        request(reason);
+      }, wait),
+    };
+    return true;
+  }
+
   function request(reason: TriggerReason): void {
     if (stopped || !started) return;
+    if (pace(reason)) return;
     if (inFlight && inFlight.reason === 'resync' && URGENT.has(reason)) {
       // A change never waits behind a resync: the resync (its listing, or the writes it has not
       // started) is cut short as superseded, and the change's cycle reads everything anew.
@@ -153,6 +184,7 @@ export function createReconcileLoop(options: LoopOptions): ReconcileLoop {
 
   function run(reason: TriggerReason): void {
     clearNext();
+    if (reason !== 'file') lastFullStartAt = now();
     const entry = { reason, controller: new AbortController(), done: Promise.resolve() };
     // Registered before the cycle starts, so even a cycle that fails synchronously finds it.
     inFlight = entry;
@@ -215,6 +247,8 @@ export function createReconcileLoop(options: LoopOptions): ReconcileLoop {
       clearNext();
       if (debounce) timers.clearTimeout(debounce.handle);
       debounce = undefined;
+      if (deferred) timers.clearTimeout(deferred.handle);
+      deferred = undefined;
       queued = undefined;
       const current = inFlight;
       if (!current) return true;

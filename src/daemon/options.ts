@@ -8,6 +8,7 @@ import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { RateLimitSpec } from '../spec/rate-limit.js';
+import { controlTokenProblem, isLoopbackHost } from './control.js';
 import type { EventLog } from './events.js';
 import { DEFAULT_LISTEN, type ListenAddress } from './listen.js';
 import type { DaemonMetrics } from './metrics.js';
@@ -29,6 +30,17 @@ export interface DaemonOptions {
   readonly graceMs?: number;
   /** HTTP address (port 0: any free port). Default 127.0.0.1:9090. `false`: no HTTP server. */
   readonly listen?: ListenAddress | false;
+  /**
+   * A loopback-only listener that serves the mutating endpoints without a token
+   * (`--admin-listen`), beside `listen`. Anything but a loopback address is a ConfigError.
+   */
+  readonly adminListen?: ListenAddress | undefined;
+  /**
+   * The bearer token `POST /-/suspend`, `/-/resume` and `/-/reconcile` require on `listen`
+   * (`--control-token-file`, EDGESYNC_CONTROL_TOKEN); at least MIN_TOKEN_LENGTH characters.
+   * Without one (and without `adminListen`) they are served only when `listen` is loopback.
+   */
+  readonly controlToken?: string | undefined;
   /** File-system triggers. Default true. */
   readonly watch?: boolean;
   /** `--exclude` globs (relative to `dir`): changes there wake no cycle. */
@@ -92,6 +104,7 @@ export interface DaemonSettings {
   readonly backoff: BackoffOptions;
   readonly graceMs: number;
   readonly listen: ListenAddress | false;
+  readonly adminListen: ListenAddress | undefined;
   readonly watchEnabled: boolean;
 }
 
@@ -112,5 +125,24 @@ export function resolveSettings(options: DaemonOptions): DaemonSettings {
   const graceMs = checkMs('grace', options.graceMs ?? DAEMON_DEFAULTS.graceMs, 0);
   const listen = options.listen ?? DEFAULT_LISTEN;
   const watchEnabled = options.watch ?? true;
-  return { absDir, intervalMs, debounceMs, debounceMaxMs, backoff, graceMs, listen, watchEnabled };
+  const adminListen = options.adminListen;
+  if (adminListen !== undefined && !isLoopbackHost(adminListen.host)) {
+    throw new ConfigError(
+      `the admin listener must be loopback-only (127.0.0.1 or [::1]), got ${adminListen.host}`,
+    );
+  }
+  const tokenProblem =
+    options.controlToken === undefined ? undefined : controlTokenProblem(options.controlToken);
+  if (tokenProblem !== undefined) throw new ConfigError(tokenProblem);
+  return {
+    absDir,
+    intervalMs,
+    debounceMs,
+    debounceMaxMs,
+    backoff,
+    graceMs,
+    listen,
+    adminListen,
+    watchEnabled,
+  };
 }

@@ -60,7 +60,8 @@ import {
   secretDirs,
   wholeNumber,
 } from '../flags.js';
-import { checkOwner, type PreparedPlan, preparePlan, requireApiConfig } from '../pipeline.js';
+import { chosenOwner, requireOwner } from '../owner.js';
+import { type PreparedPlan, preparePlan, requireApiConfig } from '../pipeline.js';
 
 export const summary = 'apply the changes: make the live account match the manifests';
 
@@ -73,7 +74,8 @@ manifests changed since.
 
 options:
   --yes                 apply without asking (required when not on a terminal)
-  --owner ID            owner id of the edges edgesync manages (default "default")
+  --owner ID            owner id of the edges edgesync manages; required, unless a saved
+                        plan, EDGESYNC_OWNER or DIR/.edgesync-owner names it (in that order)
   --concurrency N       edges applied in parallel (default ${DEFAULT_CONCURRENCY})
   --rate-limit N/Ws     client-side budget per rolling window, or none (default: 120/60s,
                         the hosted service's; also EDGESYNC_RATE_LIMIT)
@@ -163,6 +165,15 @@ async function applyWith(
           ? // Recorded by `plan --out`, relative to the plan file.
             path.resolve(path.dirname(target), savedPlan.manifest_dir)
           : path.resolve(ctx.cwd, manifestDirArg(ctx, undefined));
+  // A saved plan names the owner `plan --out` was given on purpose: applying it needs no repeat,
+  // and it outranks the standing settings (a different --owner makes the plan stale).
+  const owner = requireOwner(
+    options.owner === undefined && savedPlan !== undefined
+      ? { id: savedPlan.owner, from: 'the saved plan' }
+      : await chosenOwner(options.owner, ctx.env, dir),
+    'apply',
+    dir,
+  );
 
   // The same pipeline as `edgesync plan`: load + observe + plan + fingerprints.
   let prepared: PreparedPlan;
@@ -170,8 +181,7 @@ async function applyWith(
     prepared = await preparePlan({
       dir,
       client,
-      // A saved plan names its owner: applying it needs no repeated --owner.
-      owner: options.owner ?? savedPlan?.owner,
+      owner: owner.id,
       fingerprintKey,
       allowEmpty: options.allowEmpty,
       maxDeletes: options.maxDeletes,
@@ -362,7 +372,7 @@ function parseOptions(ctx: CliContext): Options | 'help' {
   return {
     target: manifestDirArg(ctx, positionals[0]),
     yes: values.yes === true,
-    owner: values.owner === undefined ? undefined : checkOwner(values.owner),
+    owner: values.owner,
     concurrency: wholeNumber('concurrency', values.concurrency, DEFAULT_CONCURRENCY, 1),
     rateLimit: rateLimitFlag(values['rate-limit']),
     maxDeletes: wholeNumber('max-deletes', values['max-deletes'], DEFAULT_MAX_DELETES, 0),

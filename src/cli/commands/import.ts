@@ -21,7 +21,8 @@ import { createAccountClient } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
 import { clientBudget, parseCommandArgs, rateLimitFlag } from '../flags.js';
-import { checkOwner, requireApiConfig } from '../pipeline.js';
+import { chosenOwner, ownerOrDefault } from '../owner.js';
+import { requireApiConfig } from '../pipeline.js';
 
 export const summary = 'write manifests for the live edges and bot users';
 
@@ -36,7 +37,8 @@ Secrets are written as { env: NAME } references; the variables to set are printe
 options:
   --out DIR          where to write the files (default: the current directory)
   --all              also edges edgesync does not manage, with id: so that applying adopts them
-  --owner ID         owner id whose edges to import (default "${DEFAULT_OWNER}")
+  --owner ID         owner id whose edges to import (else EDGESYNC_OWNER, else
+                     .edgesync-owner in the --out directory, else "${DEFAULT_OWNER}")
   --force            overwrite existing files
   --schema-url URL   the $schema of the yaml-language-server line (default: this package's
                      schema, relative to DIR when both are in one repository; otherwise a
@@ -68,7 +70,6 @@ export async function run(ctx: CliContext): Promise<number> {
   if (positionals.length > 0) {
     throw new UsageError(`import takes no arguments (use --out DIR)\n${USAGE}`);
   }
-  const owner = checkOwner(values.owner);
   const schemaUrl = values['schema-url'];
   // It ends up on the first line of every file: a line break would inject YAML.
   if (schemaUrl !== undefined && (schemaUrl === '' || /\p{Cc}/u.test(schemaUrl))) {
@@ -76,6 +77,7 @@ export async function run(ctx: CliContext): Promise<number> {
   }
   const api = requireApiConfig({ apiUrl: values['api-url'], apiKey: values['api-key'] }, ctx.env);
   const out = path.resolve(ctx.cwd, values.out ?? '.');
+  const owner = ownerOrDefault(await chosenOwner(values.owner, ctx.env, out)).id;
 
   const client = createAccountClient({
     baseUrl: api.baseUrl,

@@ -30,6 +30,7 @@ import {
   secretDirs,
   wholeNumber,
 } from '../flags.js';
+import { chosenOwner, howToChooseOwner, ownerOrDefault, requireOwner } from '../owner.js';
 import { preparePlan, requireApiConfig } from '../pipeline.js';
 
 export const summary = 'show what apply would change (dry run), as text, JSON or Markdown';
@@ -43,7 +44,8 @@ options:
   --output text|json|markdown  output format on stdout (default text)
   --out FILE            also save the plan (secrets masked) with fingerprints, for "apply FILE"
   --detailed-exitcode   exit 2 when there are changes (0 none, 1 error)
-  --owner ID            owner id of the edges edgesync manages (default "default")
+  --owner ID            owner id of the edges edgesync manages (else EDGESYNC_OWNER, else
+                        DIR/.edgesync-owner, else "default"; --out needs one chosen)
   --max-deletes N       refuse to delete more than N edges in one plan (default 10)
   --allow-empty         let an empty manifest set delete the edges it owns
   --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
@@ -92,6 +94,15 @@ export async function run(ctx: CliContext): Promise<number> {
   const dirArg = manifestDirArg(ctx, positionals[0]);
   const dir = path.resolve(ctx.cwd, dirArg);
   const api = requireApiConfig({ apiUrl: values['api-url'], apiKey: values['api-key'] }, ctx.env);
+  const chosen = await chosenOwner(values.owner, ctx.env, dir);
+  // A saved plan carries its owner to `apply`, so it needs one chosen on purpose.
+  const owner =
+    values.out === undefined ? ownerOrDefault(chosen) : requireOwner(chosen, 'plan --out', dir);
+  if (chosen === undefined) {
+    ctx.stderr.write(
+      `note: no owner chosen, so this plan is for the owner "${owner.id}"; apply refuses until one is: ${howToChooseOwner(dir)}\n`,
+    );
+  }
 
   const client = createAccountClient({
     baseUrl: api.baseUrl,
@@ -103,7 +114,7 @@ export async function run(ctx: CliContext): Promise<number> {
     prepared = await preparePlan({
       dir,
       client,
-      owner: values.owner,
+      owner: owner.id,
       allowEmpty: values['allow-empty'],
       maxDeletes,
       env: ctx.env,

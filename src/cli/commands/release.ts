@@ -8,16 +8,17 @@
  * Exit codes: 0 released (or, with --dry-run, would release); 1 a target names no edge this owner
  * manages, or a PATCH failed; 64 usage errors.
  */
+import path from 'node:path';
 import { observe } from '../../api/index.js';
 import { parseReleaseTarget, planRelease, type ReleaseTarget } from '../../apply/release.js';
 import { errorMessage, UsageError } from '../../errors.js';
 import { escapeControl } from '../../escape.js';
-import { DEFAULT_OWNER } from '../../manifest/metadata.js';
 import { createAccountClient } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
-import { clientBudget, parseCommandArgs, rateLimitFlag } from '../flags.js';
-import { checkOwner, requireApiConfig } from '../pipeline.js';
+import { clientBudget, manifestDirArg, parseCommandArgs, rateLimitFlag } from '../flags.js';
+import { chosenOwner, ownerOrDefault, requireOwner } from '../owner.js';
+import { requireApiConfig } from '../pipeline.js';
 
 export const summary = 'stop managing edges without deleting them (removes the edgesync/ keys)';
 
@@ -30,7 +31,9 @@ https_edge); NAME is the manifest name. Nothing is written unless every target i
 owner manages.
 
 options:
-  --owner ID         owner id that manages the edges (default "${DEFAULT_OWNER}")
+  --owner ID         owner id that manages the edges; required (unless --dry-run), or
+                     EDGESYNC_OWNER, or .edgesync-owner in $EDGESYNC_DIR (else the current
+                     directory)
   --dry-run          show what would be released; write nothing
   --rate-limit N/Ws  client-side budget, or none (default 120/60s; EDGESYNC_RATE_LIMIT)
   --api-url URL      Edge API base URL (or EDGESYNC_API_URL)
@@ -62,8 +65,11 @@ export async function run(ctx: CliContext): Promise<number> {
     if (typeof target === 'string') throw new UsageError(escapeControl(target));
     targets.push(target);
   }
-  const owner = checkOwner(values.owner);
   const dryRun = values['dry-run'] === true;
+  const ownerDir = path.resolve(ctx.cwd, manifestDirArg(ctx, undefined));
+  const chosen = await chosenOwner(values.owner, ctx.env, ownerDir);
+  // A dry run writes nothing: it may look as the default owner.
+  const owner = (dryRun ? ownerOrDefault(chosen) : requireOwner(chosen, 'release', ownerDir)).id;
   const api = requireApiConfig({ apiUrl: values['api-url'], apiKey: values['api-key'] }, ctx.env);
 
   const client = createAccountClient({

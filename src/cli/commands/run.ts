@@ -8,16 +8,18 @@ import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveApiConfig } from '../../api/index.js';
 import { DEFAULT_CONCURRENCY } from '../../apply/executor.js';
+import { controlTokenProblem, isLoopbackHost } from '../../daemon/control.js';
 import {
   createDaemon,
   createDaemonMetrics,
   DAEMON_DEFAULTS,
   DEFAULT_LISTEN,
   fullGarbageCollector,
+  type ListenAddress,
   parseListenAddress,
 } from '../../daemon/index.js';
 import { createNotifier } from '../../daemon/notify.js';
-import { UsageError } from '../../errors.js';
+import { ConfigError, errorMessage, UsageError } from '../../errors.js';
 import { LEASE_DEFAULTS, leaseTimingsProblem, startLeaderElection } from '../../lease/setup.js';
 import { createLogger, type Logger, parseLogLevel } from '../../log.js';
 import { createValueMask } from '../../manifest/secrets.js';
@@ -37,8 +39,10 @@ import {
   shareFlag,
   wholeNumber,
 } from '../flags.js';
-import { checkMaxDeletes, checkOwner } from '../pipeline.js';
+import { type ChosenOwner, chosenOwner, ownerOrDefault, requireOwner } from '../owner.js';
+import { checkMaxDeletes } from '../pipeline.js';
 import { createReconciler } from '../reconcile.js';
+import { readSmallTextFile } from '../small-file.js';
 
 export const summary = 'run the controller: watch the manifests and keep the live account matching';
 
@@ -53,8 +57,15 @@ options:
   --interval DUR        periodic resync (default 60s)
   --debounce DUR        quiet time after a file change (default 250ms)
   --listen HOST:PORT    health, readiness, metrics and status (default ${DEFAULT_LISTEN.host}:${DEFAULT_LISTEN.port})
+  --admin-listen HOST:PORT  a loopback-only listener (e.g. 127.0.0.1:9091) serving
+                        POST /-/suspend, /-/resume and /-/reconcile without a token
+  --control-token-file FILE  the bearer token those POSTs need on --listen (also
+                        EDGESYNC_CONTROL_TOKEN). Without a token or --admin-listen they are
+                        off when --listen is not a loopback address.
   --grace DUR           how long SIGTERM waits for the API call in flight (default 10s)
-  --owner ID            owner id of the edges edgesync manages (default "default")
+  --owner ID            owner id of the edges edgesync manages (also EDGESYNC_OWNER, or
+                        DIR/.edgesync-owner, read at start); required against a configured
+                        API in enforce mode; "default" for the embedded server
   --concurrency N       edges applied in parallel (default ${DEFAULT_CONCURRENCY})
   --rate-limit N/Ws     client-side budget per rolling window, or none (default: 120/60s,
                         the hosted service's; none against the embedded server; also
@@ -95,6 +106,8 @@ const OPTIONS = {
   interval: { type: 'string' },
   debounce: { type: 'string' },
   listen: { type: 'string' },
+  'admin-listen': { type: 'string' },
+  'control-token-file': { type: 'string' },
   grace: { type: 'string' },
   owner: { type: 'string' },
   concurrency: { type: 'string' },
@@ -180,7 +193,8 @@ export async function run(ctx: CliContext): Promise<number> {
   const graceMs = durationFlag('grace', values.grace, DAEMON_DEFAULTS.graceMs);
   const listen =
     values.listen === undefined ? DEFAULT_LISTEN : parseListenAddress(values.listen, '--listen');
-  const owner = checkOwner(values.owner);
+  const adminListen = adminListenFlag(values['admin-listen']);
+  const controlToken = await controlTokenFrom(ctx, values['control-token-file']);
   const exclude = excludeGlobs(ctx, values.exclude);
   const maxDeletes = checkMaxDeletes(
     wholeNumber('max-deletes', values['max-deletes'], undefined, 0),
@@ -236,6 +250,15 @@ export async function run(ctx: CliContext): Promise<number> {
   const leaseProblem = values['leader-elect'] ? leaseTimingsProblem(leaseTimings) : undefined;
   if (leaseProblem !== undefined) throw new UsageError(leaseProblem);
   const stateDir = path.resolve(ctx.cwd, values['state-dir'] ?? '.edgesync');
+  const configuredApi = resolveApiConfig({
+    flags: { apiUrl: values['api-url'], apiKey: values['api-key'] },
+    env: ctx.env,
+  });
+  const owner = runOwner(
+    await chosenOwner(values.owner, ctx.env, dir),
+    configuredApi === undefined || mode === 'observe',
+    dir,
+  ).id;
 
   const pretty = ctx.stdout.isTTY === true && ctx.env.EDGESYNC_LOG_FORMAT !== 'json';
   // Each cycle sets it to the values read from env or file: masked in every log line.
@@ -252,10 +275,7 @@ export async function run(ctx: CliContext): Promise<number> {
   });
 
   let embedded: RunningServer | undefined;
-  let api = resolveApiConfig({
-    flags: { apiUrl: values['api-url'], apiKey: values['api-key'] },
-    env: ctx.env,
-  });
+  let api = configuredApi;
   if (api === undefined) {
     const started = await startEmbedded(stateDir, embeddedPort, root);
     embedded = started.server;
@@ -348,6 +368,8 @@ export async function run(ctx: CliContext): Promise<number> {
     debounceMs,
     graceMs,
     listen,
+    adminListen,
+    controlToken,
     logger: root.child({ module: 'daemon' }),
     metrics,
     signal: ctx.signal,
@@ -387,6 +409,61 @@ export async function run(ctx: CliContext): Promise<number> {
     await embedded?.close();
     root.flush();
   }
+}
+
+/**
+ * The daemon's owner, read once at start. It may fall back to the default only where it cannot
+ * touch anyone else's edges: the embedded sandbox, or `--mode observe` (never writes).
+ */
+function runOwner(chosen: ChosenOwner | undefined, optional: boolean, dir: string): ChosenOwner {
+  return optional ? ownerOrDefault(chosen) : requireOwner(chosen, 'run', dir);
+}
+
+/** `--admin-listen`: loopback only, since it serves the control endpoints to anyone reaching it. */
+function adminListenFlag(text: string | undefined): ListenAddress | undefined {
+  if (text === undefined) return undefined;
+  const addr = parseListenAddress(text, '--admin-listen');
+  if (!isLoopbackHost(addr.host)) {
+    throw new UsageError(
+      `--admin-listen must be a loopback address (e.g. 127.0.0.1:9091), got "${text}": it serves the control endpoints without a token`,
+    );
+  }
+  return addr;
+}
+
+/** The environment variable holding the control token (a Kubernetes Secret's usual way in). */
+const CONTROL_TOKEN_ENV = 'EDGESYNC_CONTROL_TOKEN';
+
+/**
+ * The control token: `--control-token-file` (a mounted Secret), else EDGESYNC_CONTROL_TOKEN.
+ * Surrounding whitespace (a trailing newline) is not part of it. The value never appears in a
+ * message.
+ */
+async function controlTokenFrom(
+  ctx: CliContext,
+  file: string | undefined,
+): Promise<string | undefined> {
+  if (file === undefined) {
+    const fromEnv = ctx.env[CONTROL_TOKEN_ENV]?.trim();
+    if (fromEnv === undefined || fromEnv === '') return undefined;
+    const problem = controlTokenProblem(fromEnv);
+    if (problem !== undefined) throw new ConfigError(`${CONTROL_TOKEN_ENV}: ${problem}`);
+    return fromEnv;
+  }
+  const abs = path.resolve(ctx.cwd, file);
+  let text: string;
+  try {
+    text = await readSmallTextFile(abs);
+  } catch (err) {
+    throw new ConfigError(`--control-token-file ${abs}: cannot read it: ${errorMessage(err)}`, {
+      cause: err,
+    });
+  }
+  const token = text.trim();
+  if (token === '') throw new ConfigError(`--control-token-file ${abs}: the file is empty`);
+  const problem = controlTokenProblem(token);
+  if (problem !== undefined) throw new ConfigError(`--control-token-file ${abs}: ${problem}`);
+  return token;
 }
 
 /** How long closing the API client may take once the daemon has stopped. */

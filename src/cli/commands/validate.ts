@@ -15,6 +15,7 @@ import { loadManifests } from '../../manifest/loader.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
 import { excludeGlobs, manifestDirArg, parseCommandArgs, secretDirs } from '../flags.js';
+import { chosenOwner, ownerOrDefault } from '../owner.js';
 
 export const summary = 'check the manifests (shape and semantics) without talking to the API';
 
@@ -25,7 +26,8 @@ directory).
 
 options:
   --output text|json   text diagnostics on stderr (default), or a versioned JSON report on stdout
-  --owner ID           owner id stored in edge metadata (default "default"; counts towards its 4096-byte limit)
+  --owner ID           owner id stored in edge metadata (else EDGESYNC_OWNER, else
+                       DIR/.edgesync-owner, else "default"; counts towards its 4096-byte limit)
   --secret-dir DIR     a directory outside DIR that { file: ... } references may read (repeatable)
   --exclude GLOB       skip files and directories matching GLOB, relative to DIR (repeatable;
                        also $EDGESYNC_EXCLUDE, comma-separated), e.g. "k8s/**", "**/*.ci.yaml"
@@ -57,7 +59,7 @@ export async function run(ctx: CliContext): Promise<number> {
     env: ctx.env,
     secretDirs: secretDirs(ctx, values['secret-dir']),
     exclude: excludeGlobs(ctx, values.exclude),
-    ...(values.owner === undefined ? {} : { owner: values.owner }),
+    owner: ownerOrDefault(await chosenOwner(values.owner, ctx.env, dir)).id,
   });
 
   if (output === 'json') {

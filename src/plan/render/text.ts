@@ -51,6 +51,9 @@ export function renderText(plan: Plan, options: TextOptions = {}): string {
       }
       lines.push('');
     }
+  } else {
+    // The owner decides what a plan may touch: it is shown even when nothing changes.
+    lines.push(`edgesync plan for owner "${escapeControl(masked.owner)}":`, '');
   }
   const suspended = masked.blocked.filter((b) => b.kind === 'suspended');
   const blocked = masked.blocked.filter((b) => b.kind !== 'suspended');

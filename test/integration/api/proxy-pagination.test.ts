@@ -92,7 +92,7 @@ describe('pagination behind a reverse proxy with a path prefix', () => {
       const plan = await runCli(['plan', '--detailed-exitcode', dir], { env });
       expect([plan.code, plan.stdout]).toEqual([
         0,
-        'No changes. Live state matches the manifests.\n',
+        'edgesync plan for owner "default":\n\nNo changes. Live state matches the manifests.\n',
       ]);
     } finally {
       await tmp.cleanup();

@@ -35,6 +35,7 @@ it('an apply needing three windows of budget converges with no 429', async () =>
     const env = {
       EDGESYNC_API_URL: server.url,
       EDGESYNC_API_KEY: server.apiKey,
+      EDGESYNC_OWNER: 'default',
       EDGESYNC_RATE_LIMIT: '20/2s',
     };
     const r = await runCli(['apply', edges, '--yes', '--concurrency', '4'], { env });

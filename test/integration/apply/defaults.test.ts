@@ -116,7 +116,7 @@ describe('defaults are values', () => {
     const plan = await runCli(['plan', '--detailed-exitcode', out], { env });
     expect([plan.code, plan.stdout]).toEqual([
       0,
-      'No changes. Live state matches the manifests.\n',
+      'edgesync plan for owner "default":\n\nNo changes. Live state matches the manifests.\n',
     ]);
   });
 });

@@ -117,5 +117,11 @@ export function duplicates(live: LiveSnapshot, owner = 'default'): string[] {
 }
 
 export function apiEnv(url: string, apiKey: string): Record<string, string> {
-  return { EDGESYNC_API_URL: url, EDGESYNC_API_KEY: apiKey, EDGESYNC_RATE_LIMIT: 'none' };
+  // Writing commands need an owner chosen on purpose; these tests all write as the default one.
+  return {
+    EDGESYNC_API_URL: url,
+    EDGESYNC_API_KEY: apiKey,
+    EDGESYNC_RATE_LIMIT: 'none',
+    EDGESYNC_OWNER: 'default',
+  };
 }

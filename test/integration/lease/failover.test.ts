@@ -79,6 +79,7 @@ async function startReplicas(dirs: Record<string, string>, names = NAMES): Promi
       env: {
         EDGESYNC_API_URL: proxy.url,
         EDGESYNC_API_KEY: api.apiKey,
+        EDGESYNC_OWNER: 'default',
         KUBECONFIG: kubeconfig,
         POD_NAME: name,
         EDGESYNC_LOG_LEVEL: 'warn',
@@ -272,7 +273,12 @@ describe('leader election refused', () => {
     const err = await startDaemon({
       args: [edges, '--leader-elect', '--lease-namespace', 'edges'],
       cwd: tmp.dir,
-      env: { EDGESYNC_API_URL: api.url, EDGESYNC_API_KEY: api.apiKey, KUBECONFIG: kubeconfig },
+      env: {
+        EDGESYNC_API_URL: api.url,
+        EDGESYNC_API_KEY: api.apiKey,
+        EDGESYNC_OWNER: 'default',
+        KUBECONFIG: kubeconfig,
+      },
     }).catch((e: unknown) => e);
     expect(String(err)).toMatch(/exited early \(1\)/);
     expect(String(err)).toContain(

@@ -60,6 +60,19 @@ describe('config-examples/kubernetes', () => {
     }
   });
 
+  it("serves the control POSTs on a loopback admin listener, where git-sync's webhook points", async () => {
+    const docs = await documents();
+    const [deployment] = find(docs, 'Deployment').map((d) => d.value);
+    const containers: { name: string; args: string[] }[] =
+      deployment?.spec.template.spec.containers;
+    const edgesync = containers.find((c) => c.name === 'edgesync');
+    const gitSync = containers.find((c) => c.name === 'git-sync');
+    const admin = edgesync?.args[edgesync.args.indexOf('--admin-listen') + 1];
+    expect(admin).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(edgesync?.args).toContain('--owner');
+    expect(gitSync?.args).toContain(`--webhook-url=http://${admin}/-/reconcile`);
+  });
+
   it('two replicas elect a leader with a service account allowed get, create, update on leases', async () => {
     const docs = await documents();
     const [deployment] = find(docs, 'Deployment').map((d) => d.value);

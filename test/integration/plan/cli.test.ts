@@ -112,7 +112,14 @@ describe('edgesync plan', () => {
   it('--output json and --out write the masked, versioned plan with fingerprints', async () => {
     dir = await tempDir();
     await writeManifests(dir, MANIFESTS);
-    const { code, stdout, stderr } = await run(['--output', 'json', '--out', 'plan.json']);
+    const { code, stdout, stderr } = await run([
+      '--output',
+      'json',
+      '--out',
+      'plan.json',
+      '--owner',
+      'default',
+    ]);
     expect(code).toBe(0);
     expect(stderr).toContain('Saved the plan to plan.json');
     const saved = await readFile(path.join(dir, 'plan.json'), 'utf8');
@@ -215,7 +222,9 @@ describe('edgesync plan on a converged account', () => {
     await client.close();
     await executePlan(api, prepared.plan);
     const again = await run(['--detailed-exitcode']);
-    expect(again.stdout).toBe('No changes. Live state matches the manifests.\n');
+    expect(again.stdout).toBe(
+      'edgesync plan for owner "default":\n\nNo changes. Live state matches the manifests.\n',
+    );
     expect(again.code).toBe(0);
   });
 });

@@ -51,7 +51,11 @@ it('a saved file is an incremental cycle under the budget: 3 calls, no 429', asy
   const daemon = await startDaemon({
     args: [edges, '--interval', '1h', '--debounce', '50ms', '--rate-limit', '20/2s'],
     cwd: tmp.dir,
-    env: { EDGESYNC_API_URL: proxy.url, EDGESYNC_API_KEY: server.apiKey },
+    env: {
+      EDGESYNC_API_URL: proxy.url,
+      EDGESYNC_API_KEY: server.apiKey,
+      EDGESYNC_OWNER: 'default',
+    },
   });
   await waitForCycle(daemon, 0, settled, 20_000);
 

@@ -59,7 +59,11 @@ function spawnDaemon(interval: string): Promise<DaemonChild> {
   return startDaemon({
     args: [edges, '--interval', interval, '--debounce', '50ms'],
     cwd: tmp.dir,
-    env: { EDGESYNC_API_URL: proxy.url, EDGESYNC_API_KEY: server.apiKey },
+    env: {
+      EDGESYNC_API_URL: proxy.url,
+      EDGESYNC_API_KEY: server.apiKey,
+      EDGESYNC_OWNER: 'default',
+    },
   });
 }
 

@@ -93,7 +93,11 @@ async function swapScenario(missingEvery: number) {
   const daemon = await startDaemon({
     args: [link, '--interval', '1s', '--debounce', '50ms'],
     cwd: root,
-    env: { EDGESYNC_API_URL: proxy.url, EDGESYNC_API_KEY: server.apiKey },
+    env: {
+      EDGESYNC_API_URL: proxy.url,
+      EDGESYNC_API_KEY: server.apiKey,
+      EDGESYNC_OWNER: 'default',
+    },
   });
   await waitFor('the first revision applied', async () => {
     const s = await daemon.status();

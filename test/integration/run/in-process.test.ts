@@ -36,6 +36,7 @@ it('reconciles, serves /status, and stops with exit 0 when its signal aborts', a
     env: {
       EDGESYNC_API_URL: server.url,
       EDGESYNC_API_KEY: server.apiKey,
+      EDGESYNC_OWNER: 'default',
       EDGESYNC_RATE_LIMIT: 'none',
     },
     cwd: dir,

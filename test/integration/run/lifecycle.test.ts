@@ -47,7 +47,11 @@ afterEach(async () => {
   await tmp.cleanup();
 });
 
-const external = () => ({ EDGESYNC_API_URL: proxy.url, EDGESYNC_API_KEY: server.apiKey });
+const external = () => ({
+  EDGESYNC_API_URL: proxy.url,
+  EDGESYNC_API_KEY: server.apiKey,
+  EDGESYNC_OWNER: 'default',
+});
 
 async function convergedOnce(daemon: DaemonChild): Promise<void> {
   await waitForCycle(daemon, 0, (s) => s.last_reconcile?.result === 'converged', 15_000);

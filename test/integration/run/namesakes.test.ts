@@ -65,7 +65,7 @@ describe('namesake bot users', () => {
     const empty = await runCli(['plan', '--detailed-exitcode', dir], { env });
     expect([empty.code, empty.stdout]).toEqual([
       0,
-      'No changes. Live state matches the manifests.\n',
+      'edgesync plan for owner "default":\n\nNo changes. Live state matches the manifests.\n',
     ]);
   });
 
@@ -82,7 +82,11 @@ describe('namesake bot users', () => {
     const daemon = await startDaemon({
       args: [dir, '--interval', '1h'],
       cwd: tmp.dir,
-      env: { EDGESYNC_API_URL: server.url, EDGESYNC_API_KEY: server.apiKey },
+      env: {
+        EDGESYNC_API_URL: server.url,
+        EDGESYNC_API_KEY: server.apiKey,
+        EDGESYNC_OWNER: 'default',
+      },
     });
     const status = await waitFor('a converged cycle', async () => {
       const s = await daemon.status();

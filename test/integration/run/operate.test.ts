@@ -62,7 +62,12 @@ function start(extra: string[]) {
     ],
     stdout,
     stderr: new Capture(),
-    env: { EDGESYNC_API_URL: api.url, EDGESYNC_API_KEY: api.apiKey, EDGESYNC_RATE_LIMIT: 'none' },
+    env: {
+      EDGESYNC_API_URL: api.url,
+      EDGESYNC_API_KEY: api.apiKey,
+      EDGESYNC_OWNER: 'default',
+      EDGESYNC_RATE_LIMIT: 'none',
+    },
     cwd: dir,
     signal: controller.signal,
   });

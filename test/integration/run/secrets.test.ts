@@ -129,6 +129,7 @@ describe('edgesync run (child process) keeps keys and secrets out of its output'
     const env = {
       EDGESYNC_API_URL: server.url,
       EDGESYNC_API_KEY: server.apiKey,
+      EDGESYNC_OWNER: 'default',
       GOOGLE_CLIENT_SECRET: ENV_SECRET,
     };
     const daemon = await startDaemon({ args, cwd: tmp.dir, env });

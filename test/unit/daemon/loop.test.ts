@@ -392,3 +392,69 @@ describe('a change never waits behind a resync', () => {
     loop.stop(0);
   });
 });
+
+describe('requested cycles share the resync budget', () => {
+  it('a flood of webhook triggers runs at most one cycle per triggerGapMs', async () => {
+    const { clock, calls, loop } = setup({ triggerGapMs: () => 6000 }, () => 'success');
+    loop.start();
+    await flush();
+    // 200 requests, each after the previous cycle has ended: unpaced, each would run one.
+    for (let i = 0; i < 200; i++) {
+      loop.trigger(i % 2 === 0 ? 'webhook' : 'manual');
+      await clock.advance(50);
+    }
+    // 10 s have passed: the startup cycle at 0, one requested cycle at 6 s, the next due at 12 s.
+    expect(calls.map((c) => [c.reason, c.at])).toEqual([
+      ['startup', 0],
+      ['webhook', 6000],
+    ]);
+    await clock.advance(2000);
+    expect(calls.map((c) => c.at)).toEqual([0, 6000, 12_000]);
+    await clock.advance(60_000);
+    // Nothing more was asked: the deferral does not repeat itself; the resync comes as usual.
+    expect(calls.map((c) => c.reason)).toEqual(['startup', 'webhook', 'webhook', 'resync']);
+  });
+
+  it('counts from the last full cycle of any reason, but never paces file or link changes', async () => {
+    const { clock, calls, loop } = setup({ triggerGapMs: () => 6000 }, () => 'success');
+    loop.start();
+    await clock.advance(5000);
+    loop.notifyChange('link');
+    await clock.advance(300); // the link cycle starts at 5250
+    loop.trigger('webhook');
+    await clock.advance(1000);
+    expect(calls.map((c) => [c.reason, c.at])).toEqual([
+      ['startup', 0],
+      ['link', 5250],
+    ]);
+    await clock.advance(10_000);
+    expect(calls.map((c) => [c.reason, c.at])).toEqual([
+      ['startup', 0],
+      ['link', 5250],
+      ['webhook', 11_250],
+    ]);
+  });
+
+  it('without a gap a trigger still runs at once (no budget: coalescing only)', async () => {
+    const { clock, calls, loop } = setup({}, () => 'success');
+    loop.start();
+    await clock.advance(10);
+    loop.trigger('webhook');
+    await flush();
+    expect(calls.map((c) => [c.reason, c.at])).toEqual([
+      ['startup', 0],
+      ['webhook', 10],
+    ]);
+  });
+
+  it('stop clears a deferred trigger', async () => {
+    const { clock, calls, loop } = setup({ triggerGapMs: () => 6000 }, () => 'success');
+    loop.start();
+    await flush();
+    loop.trigger('webhook');
+    await loop.stop(0);
+    expect(clock.pending()).toBe(0);
+    await clock.advance(10_000);
+    expect(calls).toHaveLength(1);
+  });
+});

@@ -104,7 +104,7 @@ describe('text', () => {
 
   it('says so when there is nothing to do', () => {
     expect(renderText(buildPlan(desiredSet(), liveState()))).toBe(
-      'No changes. Live state matches the manifests.\n',
+      'edgesync plan for owner "default":\n\nNo changes. Live state matches the manifests.\n',
     );
   });
 
