@@ -1,15 +1,23 @@
 /**
- * `edgesync run` as a child process never writes the API key or a manifest secret to its output:
- * everything it prints on stdout and stderr, at the most verbose log level, through creates,
- * updates of the secrets themselves, a manifest error on a field read from a file, and API
- * failures with a wrong key, is captured and searched.
+ * The secret-marker test: edgesync, as child processes against the local server, never writes
+ * the API key or a secret to any output. Markers are put everywhere a secret can come from (a
+ * value read from env or a file, a name read from env, a credential header written inline in
+ * Git, a credential header set by hand on the live edge) and every output is captured and
+ * searched: `plan` as text, JSON and Markdown, a saved plan, `validate`, `apply --output json`
+ * and its people's lines, logs at the most verbose level, the daemon's `/status`, `/events` and
+ * `/metrics`, notification payloads, and the error paths (API failures with a wrong key, an API
+ * whose error message echoes the request body, a manifest error on a field read from a file).
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer } from '../../helpers/server.js';
 import {
   assertBuilt,
+  BIN,
   type DaemonChild,
   killChildren,
   startDaemon,
@@ -31,6 +39,12 @@ const FILE_SECRET = 'File-Secret-whsec-0d4e8b21c6aa';
 const FILE_SECRET_2 = 'File-Secret-rotated-93be17d04f';
 const OUTSIDE_SECRET = 'Outside-Secret-oidc-5c28e1f0b7';
 const BAD_FIELD_SECRET = 'Field-Secret-not-a-provider-61d';
+/** A name read from env: Markdown escapes its underscores. */
+const NAME_SECRET = 'name_secret_4e7d_marker';
+/** A credential header's value written inline in the manifest (in Git). */
+const INLINE_SECRET = 'Inline-Header-Secret-b81c2e9f';
+/** A credential header's value set by hand on the live edge (never in Git). */
+const LIVE_SECRET = 'Live-Header-Secret-6d03aa71';
 
 beforeAll(() => assertBuilt());
 
@@ -102,14 +116,124 @@ function staff() {
   };
 }
 
-const secrets = [ENV_SECRET, FILE_SECRET, FILE_SECRET_2, OUTSIDE_SECRET, BAD_FIELD_SECRET];
+const secrets = [
+  ENV_SECRET,
+  FILE_SECRET,
+  FILE_SECRET_2,
+  OUTSIDE_SECRET,
+  BAD_FIELD_SECRET,
+  NAME_SECRET,
+  INLINE_SECRET,
+  LIVE_SECRET,
+];
+
+/** Every secret, in any case and in the forms escaping would give it (Markdown, JSON). */
+function expectNoSecret(what: string, text: string, apiKey: string): void {
+  const all = text.toLowerCase();
+  for (const s of [...secrets, apiKey]) {
+    const forms = [
+      s,
+      s.replaceAll('_', '&#95;'),
+      s.replaceAll('_', '\\_'),
+      s.replaceAll('-', '\\-'),
+    ];
+    for (const form of forms) {
+      // Case-insensitive: some fields are lower-cased before a message could quote them.
+      expect(all.includes(form.toLowerCase()), `${what} contains ${form.slice(0, 8)}...`).toBe(
+        false,
+      );
+    }
+  }
+}
 
 function assertNoLeak(daemon: DaemonChild, apiKey: string): void {
-  // Case-insensitive: some fields are lower-cased before a message could quote them.
-  const all = (daemon.stdout() + daemon.stderr()).toLowerCase();
-  for (const s of [...secrets, apiKey]) {
-    expect(all.includes(s.toLowerCase()), `output contains ${s.slice(0, 8)}...`).toBe(false);
-  }
+  expectNoSecret('the daemon output', daemon.stdout() + daemon.stderr(), apiKey);
+}
+
+/** `edgesync ARGS` as a child process: its exit code and everything it printed. */
+function cli(
+  args: readonly string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: tmp.dir,
+    env: { PATH: process.env.PATH ?? '', EDGESYNC_RATE_LIMIT: 'none', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString('utf8');
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString('utf8');
+  });
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** The edge's route and its `request_headers` set by hand, as an operator would on the live side. */
+async function setLiveHeaders(add: Record<string, string>): Promise<void> {
+  const call = (method: string, p: string, body?: unknown) =>
+    fetch(`${server.url}${p}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${server.apiKey}`,
+        'svc-version': '2',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const list = (await (await call('GET', '/edges/https')).json()) as {
+    https_edges: { id: string; hostports: string[]; routes: { id: string; match: string }[] }[];
+  };
+  const edge = list.https_edges.find((e) => e.hostports.includes('shop.example.com:443'));
+  const route = edge?.routes.find((r) => r.match === '/account');
+  if (edge === undefined || route === undefined) throw new Error('no live shop route');
+  const res = await call('PUT', `/edges/https/${edge.id}/routes/${route.id}/request_headers`, {
+    add,
+  });
+  expect(res.status).toBe(200);
+}
+
+/** A local receiver of notifications: every body it was sent. */
+async function startReceiver(): Promise<{ url: string; bodies: string[]; close(): Promise<void> }> {
+  const bodies: string[] = [];
+  const receiver: HttpServer = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => {
+      body += c.toString('utf8');
+    });
+    req.on('end', () => {
+      bodies.push(body);
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+    bodies,
+    close: async () => {
+      receiver.closeAllConnections();
+      await new Promise<void>((r) => receiver.close(() => r()));
+    },
+  };
+}
+
+/** The shop edge with a credential header written inline on its `/account` route. */
+function shopWithHeader(name: unknown = 'shop') {
+  const edge = shop();
+  const [account, hooks] = edge.routes;
+  return {
+    ...edge,
+    name,
+    routes: [
+      {
+        ...account,
+        request_headers: { add: { Authorization: `Bearer ${INLINE_SECRET}`, 'X-Trace': 'on' } },
+      },
+      hooks,
+    ],
+  };
 }
 
 describe('edgesync run (child process) keeps keys and secrets out of its output', () => {
@@ -175,5 +299,138 @@ describe('edgesync run (child process) keeps keys and secrets out of its output'
     );
     assertNoLeak(rejected, wrongKey);
     expect(rejected.stdout() + rejected.stderr()).not.toContain(server.apiKey);
+  });
+
+  it('through the status, events, metrics and notifications, with secrets set by hand live and an API echoing bodies', async () => {
+    const receiver = await startReceiver();
+    try {
+      await writeYaml(path.join(edges, 'shop.yaml'), [shopWithHeader(), staff()]);
+      const env = {
+        EDGESYNC_API_URL: server.url,
+        EDGESYNC_API_KEY: server.apiKey,
+        GOOGLE_CLIENT_SECRET: ENV_SECRET,
+      };
+      const args = [
+        edges,
+        '--interval',
+        '1h',
+        '--debounce',
+        '50ms',
+        '--log-level',
+        'trace',
+        '--secret-dir',
+        secretDir,
+        '--notify',
+        receiver.url,
+      ];
+      const daemon = await startDaemon({ args, cwd: tmp.dir, env });
+      await waitForCycle(daemon, 0, (s) => s.last_reconcile?.result === 'changed');
+
+      // A credential header set by hand on the live edge: the next cycle puts the route back.
+      await setLiveHeaders({ Authorization: `Bearer ${INLINE_SECRET}`, 'X-Api-Key': LIVE_SECRET });
+      let t = Date.now();
+      await fetch(`${daemon.base}/-/reconcile`, { method: 'POST' });
+      await waitForCycle(daemon, t, (x) => x.last_reconcile?.result === 'changed');
+
+      // Again, and now the API refuses the write with a message that quotes the request body.
+      await setLiveHeaders({ Authorization: `Bearer ${INLINE_SECRET}`, 'X-Api-Key': LIVE_SECRET });
+      server.knobs.echoBody = true;
+      t = Date.now();
+      await fetch(`${daemon.base}/-/reconcile`, { method: 'POST' });
+      const s = await waitForCycle(daemon, t, (x) => x.last_reconcile?.result === 'error');
+      // The echo is shown, masked: not silent.
+      expect(s.last_error?.message).toContain('refusing the request body');
+      expect(s.last_error?.message).toContain('(sensitive)');
+      await waitFor('the error notified', () =>
+        receiver.bodies.find((b) => b.includes('refusing the request body')),
+      );
+      await waitFor('the error cycle logged', () =>
+        daemon.stdout().includes('"msg":"reconcile error"'),
+      );
+
+      const status = JSON.stringify(await daemon.status());
+      const events = await (await fetch(`${daemon.base}/events`)).text();
+      const metrics = await daemon.metrics();
+      expect(events).toContain('refusing the request body');
+      expectNoSecret('/status', status, server.apiKey);
+      expectNoSecret('/events', events, server.apiKey);
+      expectNoSecret('/metrics', metrics, server.apiKey);
+      expectNoSecret('the notifications', receiver.bodies.join('\n'), server.apiKey);
+      assertNoLeak(daemon, server.apiKey);
+    } finally {
+      server.knobs.echoBody = false;
+      await receiver.close();
+    }
+  });
+});
+
+describe('plan, validate and apply (child processes) keep secrets out of every output', () => {
+  it('plan text, JSON, Markdown and saved, apply JSON and logs, an API echoing bodies', async () => {
+    await writeYaml(path.join(edges, 'shop.yaml'), [shopWithHeader({ env: 'EDGE_NAME' }), staff()]);
+    const env = {
+      EDGESYNC_API_URL: server.url,
+      EDGESYNC_API_KEY: server.apiKey,
+      EDGESYNC_LOG_LEVEL: 'debug',
+      GOOGLE_CLIENT_SECRET: ENV_SECRET,
+      EDGE_NAME: NAME_SECRET,
+    };
+    const common = ['--secret-dir', secretDir];
+    const planFile = path.join(tmp.dir, 'saved-plan.json');
+    /** Every plan output of the current state; returns the text plan. */
+    const plans = async (): Promise<string> => {
+      let text = '';
+      for (const output of ['text', 'json', 'markdown']) {
+        const run = await cli(['plan', edges, ...common, '--output', output], env);
+        expect(run.code, run.stderr).toBe(0);
+        expectNoSecret(`plan --output ${output}`, run.stdout + run.stderr, server.apiKey);
+        if (output === 'text') text = run.stdout;
+      }
+      const saved = await cli(['plan', edges, ...common, '--out', planFile], env);
+      expect(saved.code, saved.stderr).toBe(0);
+      expectNoSecret(
+        'plan --out',
+        (await readFile(planFile, 'utf8')) + saved.stderr,
+        server.apiKey,
+      );
+      return text;
+    };
+    expect(await plans()).toContain('(sensitive)');
+
+    const applied = await cli(['apply', edges, ...common, '--yes', '--output', 'json'], env);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(applied.stderr).toContain('"msg":"operation"');
+    expectNoSecret('apply', applied.stdout + applied.stderr, server.apiKey);
+
+    // A credential header set by hand live: every plan format shows the change, not the value.
+    await setLiveHeaders({ Authorization: `Bearer ${INLINE_SECRET}`, 'X-Api-Key': LIVE_SECRET });
+    expect(await plans()).toContain('x-api-key');
+
+    // The API refuses the write, quoting the body it was sent.
+    server.knobs.echoBody = true;
+    try {
+      const refused = await cli(['apply', edges, ...common, '--yes', '--output', 'json'], env);
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toContain('refusing the request body');
+      expect(refused.stdout).toContain('(sensitive)');
+      expectNoSecret('apply (refused)', refused.stdout + refused.stderr, server.apiKey);
+    } finally {
+      server.knobs.echoBody = false;
+    }
+
+    // A value read from a file in a field that refuses it: validate does not quote it.
+    await writeFile(path.join(edges, 'secrets', 'provider'), BAD_FIELD_SECRET);
+    const bad = shopWithHeader({ env: 'EDGE_NAME' });
+    bad.routes[1] = {
+      ...(bad.routes[1] as object),
+      webhook_verification: { provider: { file: 'secrets/provider' }, secret: 'x-secret-x' },
+    } as (typeof bad.routes)[1];
+    await writeYaml(path.join(edges, 'shop.yaml'), [bad, staff()]);
+    for (const command of ['validate', 'plan', 'apply']) {
+      const extra = command === 'apply' ? ['--yes'] : [];
+      const run = await cli([command, edges, ...common, ...extra], env);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('unknown webhook provider "(sensitive)"');
+      expectNoSecret(command, run.stdout + run.stderr, server.apiKey);
+    }
   });
 });
