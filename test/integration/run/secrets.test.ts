@@ -365,69 +365,76 @@ describe('edgesync run (child process) keeps keys and secrets out of its output'
 });
 
 describe('plan, validate and apply (child processes) keep secrets out of every output', () => {
-  it('plan text, JSON, Markdown and saved, apply JSON and logs, an API echoing bodies', async () => {
-    await writeYaml(path.join(edges, 'shop.yaml'), [shopWithHeader({ env: 'EDGE_NAME' }), staff()]);
-    const env = {
-      EDGESYNC_API_URL: server.url,
-      EDGESYNC_API_KEY: server.apiKey,
-      EDGESYNC_LOG_LEVEL: 'debug',
-      GOOGLE_CLIENT_SECRET: ENV_SECRET,
-      EDGE_NAME: NAME_SECRET,
-    };
-    const common = ['--secret-dir', secretDir];
+  const common = () => ['--secret-dir', secretDir];
+  const cliEnv = () => ({
+    EDGESYNC_API_URL: server.url,
+    EDGESYNC_API_KEY: server.apiKey,
+    EDGESYNC_LOG_LEVEL: 'debug',
+    GOOGLE_CLIENT_SECRET: ENV_SECRET,
+    EDGE_NAME: NAME_SECRET,
+  });
+  /** Every plan output of the current state (text, JSON, Markdown, saved); the text plan. */
+  async function plans(): Promise<string> {
+    let text = '';
+    for (const output of ['text', 'json', 'markdown']) {
+      const run = await cli(['plan', edges, ...common(), '--output', output], cliEnv());
+      expect(run.code, run.stderr).toBe(0);
+      expectNoSecret(`plan --output ${output}`, run.stdout + run.stderr, server.apiKey);
+      if (output === 'text') text = run.stdout;
+    }
     const planFile = path.join(tmp.dir, 'saved-plan.json');
-    /** Every plan output of the current state; returns the text plan. */
-    const plans = async (): Promise<string> => {
-      let text = '';
-      for (const output of ['text', 'json', 'markdown']) {
-        const run = await cli(['plan', edges, ...common, '--output', output], env);
-        expect(run.code, run.stderr).toBe(0);
-        expectNoSecret(`plan --output ${output}`, run.stdout + run.stderr, server.apiKey);
-        if (output === 'text') text = run.stdout;
-      }
-      const saved = await cli(['plan', edges, ...common, '--out', planFile], env);
-      expect(saved.code, saved.stderr).toBe(0);
-      expectNoSecret(
-        'plan --out',
-        (await readFile(planFile, 'utf8')) + saved.stderr,
-        server.apiKey,
-      );
-      return text;
-    };
-    expect(await plans()).toContain('(sensitive)');
+    const saved = await cli(['plan', edges, ...common(), '--out', planFile], cliEnv());
+    expect(saved.code, saved.stderr).toBe(0);
+    expectNoSecret('plan --out', (await readFile(planFile, 'utf8')) + saved.stderr, server.apiKey);
+    return text;
+  }
+  async function apply(expected: number): Promise<{ stdout: string; stderr: string }> {
+    const run = await cli(['apply', edges, ...common(), '--yes', '--output', 'json'], cliEnv());
+    expect(run.code, run.stderr).toBe(expected);
+    expectNoSecret('apply', run.stdout + run.stderr, server.apiKey);
+    return run;
+  }
 
-    const applied = await cli(['apply', edges, ...common, '--yes', '--output', 'json'], env);
-    expect(applied.code, applied.stderr).toBe(0);
+  it('a name read from env, in every plan format (Markdown escapes it) and apply', async () => {
+    await writeYaml(path.join(edges, 'shop.yaml'), [{ ...shop(), name: { env: 'EDGE_NAME' } }]);
+    expect(await plans()).toContain('https_edge.(sensitive)');
+    const applied = await apply(0);
     expect(applied.stderr).toContain('"msg":"operation"');
-    expectNoSecret('apply', applied.stdout + applied.stderr, server.apiKey);
+  });
 
-    // A credential header set by hand live: every plan format shows the change, not the value.
-    await setLiveHeaders({ Authorization: `Bearer ${INLINE_SECRET}`, 'X-Api-Key': LIVE_SECRET });
-    expect(await plans()).toContain('x-api-key');
+  it('a credential header set by hand on the live edge, in every plan format', async () => {
+    await writeYaml(path.join(edges, 'shop.yaml'), [shop()]);
+    await apply(0);
+    await setLiveHeaders({ 'X-Trace': 'on', 'X-Api-Key': LIVE_SECRET, Cookie: LIVE_SECRET });
+    const text = await plans();
+    expect(text).toContain('x-api-key');
+    expect(text).toContain('(sensitive)');
+    await apply(0);
+  });
 
-    // The API refuses the write, quoting the body it was sent.
+  it('an API error that echoes the request body, with a credential header written inline', async () => {
+    await writeYaml(path.join(edges, 'shop.yaml'), [shop()]);
+    await apply(0);
+    // The header comes in Git: the route's update carries it, and the API quotes it back.
+    await writeYaml(path.join(edges, 'shop.yaml'), [shopWithHeader()]);
     server.knobs.echoBody = true;
     try {
-      const refused = await cli(['apply', edges, ...common, '--yes', '--output', 'json'], env);
-      expect(refused.code).toBe(1);
+      const refused = await apply(1);
       expect(refused.stdout).toContain('refusing the request body');
       expect(refused.stdout).toContain('(sensitive)');
-      expectNoSecret('apply (refused)', refused.stdout + refused.stderr, server.apiKey);
     } finally {
       server.knobs.echoBody = false;
     }
+    expect(await plans()).toContain('(sensitive)');
+    await apply(0);
+  });
 
-    // A value read from a file in a field that refuses it: validate does not quote it.
+  it('a value read from a file in a field that refuses it: validate, plan and apply', async () => {
     await writeFile(path.join(edges, 'secrets', 'provider'), BAD_FIELD_SECRET);
-    const bad = shopWithHeader({ env: 'EDGE_NAME' });
-    bad.routes[1] = {
-      ...(bad.routes[1] as object),
-      webhook_verification: { provider: { file: 'secrets/provider' }, secret: 'x-secret-x' },
-    } as (typeof bad.routes)[1];
-    await writeYaml(path.join(edges, 'shop.yaml'), [bad, staff()]);
+    await writeYaml(path.join(edges, 'shop.yaml'), [shop({ file: 'secrets/provider' })]);
     for (const command of ['validate', 'plan', 'apply']) {
       const extra = command === 'apply' ? ['--yes'] : [];
-      const run = await cli([command, edges, ...common, ...extra], env);
+      const run = await cli([command, edges, ...common(), ...extra], cliEnv());
       expect(run.code).toBe(1);
       expect(run.stderr).toContain('unknown webhook provider "(sensitive)"');
       expectNoSecret(command, run.stdout + run.stderr, server.apiKey);
