@@ -45,6 +45,8 @@ const NAME_SECRET = 'name_secret_4e7d_marker';
 const INLINE_SECRET = 'Inline-Header-Secret-b81c2e9f';
 /** A credential header's value set by hand on the live edge (never in Git). */
 const LIVE_SECRET = 'Live-Header-Secret-6d03aa71';
+/** The token in a notification receiver's path (as in an incoming-webhook URL). */
+const NOTIFY_SECRET = 'Notify-Token-Secret-2a9c51e3';
 
 beforeAll(() => assertBuilt());
 
@@ -125,6 +127,7 @@ const secrets = [
   NAME_SECRET,
   INLINE_SECRET,
   LIVE_SECRET,
+  NOTIFY_SECRET,
 ];
 
 /** Every secret, in any case and in the forms escaping would give it (Markdown, JSON). */
@@ -195,7 +198,7 @@ async function setLiveHeaders(add: Record<string, string>): Promise<void> {
   expect(res.status).toBe(200);
 }
 
-/** A local receiver of notifications: every body it was sent. */
+/** A local receiver of notifications that refuses them all: every body it was sent. */
 async function startReceiver(): Promise<{ url: string; bodies: string[]; close(): Promise<void> }> {
   const bodies: string[] = [];
   const receiver: HttpServer = createServer((req, res) => {
@@ -205,12 +208,13 @@ async function startReceiver(): Promise<{ url: string; bodies: string[]; close()
     });
     req.on('end', () => {
       bodies.push(body);
-      res.writeHead(204).end();
+      // Refused: the daemon logs the refusal, naming the receiver (never its token).
+      res.writeHead(400).end();
     });
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   return {
-    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook/${NOTIFY_SECRET}`,
     bodies,
     close: async () => {
       receiver.closeAllConnections();
@@ -346,6 +350,9 @@ describe('edgesync run (child process) keeps keys and secrets out of its output'
       );
       await waitFor('the error cycle logged', () =>
         daemon.stdout().includes('"msg":"reconcile error"'),
+      );
+      await waitFor('a refused notification logged', () =>
+        daemon.stdout().includes('notification refused'),
       );
 
       const status = JSON.stringify(await daemon.status());
