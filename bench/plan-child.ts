@@ -6,6 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { createApiClient } from '../src/api/client.js';
 import { preparePlan } from '../src/cli/pipeline.js';
+import { maskPlan, secretValues } from '../src/manifest/secrets.js';
 import { buildPlan } from '../src/plan/plan.js';
 import { renderText } from '../src/plan/render/text.js';
 
@@ -40,7 +41,7 @@ async function main(): Promise<void> {
   // As `edgesync plan` runs for text output (no fingerprints: those are for --out).
   const prepared = await preparePlan({ dir, client, env: {}, fingerprint: false });
   const prepare = performance.now() - start;
-  renderText(prepared.plan);
+  renderText(maskPlan(prepared.plan, secretValues(prepared.desired, prepared.snapshot)));
   const ms = performance.now() - start;
   const cpu = process.cpuUsage();
   const cpuMs = (cpu.user + cpu.system) / 1000;

@@ -88,6 +88,12 @@ export interface ApiClientOptions {
   readonly logger?: Logger | undefined;
   readonly onResponse?: ((info: ResponseInfo) => void) | undefined;
   readonly userAgent?: string | undefined;
+  /**
+   * Masks the known secret values in a text (`ValueMask.apply`): every message the server sends
+   * back (an error's `msg`, a non-JSON body) passes through it before it becomes an error, since
+   * a server may echo the request body, secrets included.
+   */
+  readonly mask?: ((text: string) => string) | undefined;
 }
 
 export interface RequestOptions {

@@ -102,9 +102,14 @@ export function createTransport(options: ApiClientOptions): Transport {
   };
   const bodyHeaders = { ...headers, 'content-type': 'application/json' };
 
-  /** The key must never reach a message, whatever a server or a library echoes. */
+  /**
+   * Neither the key nor a known secret value may reach a message, whatever a server or a library
+   * echoes (a server may quote the request body). Applied to the whole text, before any excerpt
+   * is cut from it: a secret cut in two would no longer be recognised.
+   */
+  const mask = options.mask ?? ((text: string) => text);
   const redact = (text: string): string =>
-    apiKey === '' ? text : text.split(apiKey).join('[redacted]');
+    mask(apiKey === '' ? text : text.split(apiKey).join('[redacted]'));
 
   function report(info: ResponseInfo): void {
     log?.debug(info, 'api response');
@@ -141,8 +146,9 @@ export function createTransport(options: ApiClientOptions): Transport {
       if (status >= 200 && status < 300) return { ok: true, status, text };
       const retryAfterMs = parseRetryAfter(res.headers['retry-after'], now());
       const parsed = parseErrorBody(text);
-      const operationId =
-        parsed.details?.operation_id ?? headerValue(res.headers['svc-operation-id']);
+      const sentId = parsed.details?.operation_id ?? headerValue(res.headers['svc-operation-id']);
+      // Server-provided text like the message: masked too.
+      const operationId = sentId === undefined ? undefined : redact(sentId);
       return {
         ok: false,
         failure: {
@@ -156,7 +162,8 @@ export function createTransport(options: ApiClientOptions): Transport {
             path,
             status,
             errorCode: parsed.error_code,
-            apiMessage: redact(parsed.msg ?? fallbackMessage(status, text)),
+            apiMessage:
+              parsed.msg === undefined ? fallbackMessage(status, redact(text)) : redact(parsed.msg),
             operationId,
             retryAfter: retryAfterMs === undefined ? undefined : retryAfterMs / 1000,
             outcomeUnknown,
@@ -261,7 +268,7 @@ export function createTransport(options: ApiClientOptions): Transport {
     try {
       data = JSON.parse(answer.text);
     } catch (err) {
-      throw fail(`body is not JSON: ${snippet(answer.text)}`, err);
+      throw fail(`body is not JSON: ${snippet(redact(answer.text))}`, err);
     }
     const parsed = schema.safeParse(data);
     if (!parsed.success) throw fail(describeIssues(parsed.error.issues), parsed.error);

@@ -1,31 +1,13 @@
 /**
- * Which live values `import` must not write in clear. Pure.
+ * Which live values `import` must warn about. Pure.
  *
- * Secrets by field (always written as `{ env: EDGESYNC_... }` references):
- * - OAuth and OIDC `client_secret`, webhook verification `secret`;
- * - the value of a request or response header added by the headers modules when the header's
- *   name looks like a credential: `Authorization`, `Proxy-Authorization`, `Cookie`,
- *   `Set-Cookie`, or any name containing `key`, `token`, `secret`, `password`, `signature` or
- *   `auth` (case-insensitive).
- *
+ * Secrets by field (`isSecretField` in src/manifest/secrets.ts: `client_secret`, the webhook
+ * `secret`, credential headers) are always written as `{ env: EDGESYNC_... }` references.
  * Values that merely look like a credential (a description, a traffic policy) are written as
  * they are, since they are not secrets by definition, but `import` warns about them: a private
  * key block, a bearer token, `password=...`-style assignments, well-known token prefixes, a
  * JSON Web Token, and long high-entropy strings.
  */
-
-const CREDENTIAL_HEADER_EXACT = new Set([
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'set-cookie',
-]);
-const CREDENTIAL_HEADER_PART = /key|token|secret|password|signature|auth/i;
-
-/** Whether an added header with this name carries a credential. */
-export function isCredentialHeader(name: string): boolean {
-  return CREDENTIAL_HEADER_EXACT.has(name.toLowerCase()) || CREDENTIAL_HEADER_PART.test(name);
-}
 
 const PATTERNS: readonly (readonly [RegExp, string])[] = [
   [/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/, 'a private key'],

@@ -16,10 +16,11 @@ import type { BotUser, HttpsEdge, HttpsRoute, LiveSnapshot, TlsEdge } from '../a
 import { compareCodeUnits } from '../compare.js';
 import { parseStoredMetadata } from '../manifest/metadata.js';
 import { NAME_PATTERN } from '../manifest/schema.js';
+import { isSecretField } from '../manifest/secrets.js';
 import { liveModuleToWrite, type Plain, type PlainObject } from '../plan/normalize.js';
 import { HTTPS_EDGE_MODULES, ROUTE_MODULES, TLS_EDGE_MODULES } from '../spec/api.js';
 import { moduleDefault } from '../spec/defaults.js';
-import { credentialLikeReason, isCredentialHeader } from './credentials.js';
+import { credentialLikeReason } from './credentials.js';
 
 export interface ImportOptions {
   readonly owner: string;
@@ -261,7 +262,7 @@ function manifestModule(
       out.provider = { [name]: withoutZeros(settings, name) ?? {} };
     }
   }
-  return replaceSecrets(module, out, '', secretEnv) as PlainObject;
+  return replaceSecrets(module, out, [], secretEnv) as PlainObject;
 }
 
 /** Drops what a manifest would not write: nulls, empty lists and maps, `false` flags. */
@@ -280,8 +281,6 @@ function withoutZeros(value: Plain, key: string): Plain | undefined {
   return value;
 }
 
-const HEADER_MODULES: ReadonlySet<string> = new Set(['request_headers', 'response_headers']);
-
 /** Writes are not secrets by field, but say so when a description or policy looks like one. */
 function warnIfCredential(warnings: string[], where: string, text: unknown): void {
   if (typeof text !== 'string') return;
@@ -293,22 +292,19 @@ function warnIfCredential(warnings: string[], where: string, text: unknown): voi
   }
 }
 
+/** The module's secret fields (`isSecretField`) as `{ env }` references. */
 function replaceSecrets(
   module: string,
   value: Plain,
-  path: string,
+  path: readonly string[],
   secretEnv: (path: string) => string,
 ): Plain {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
   const out: PlainObject = {};
   for (const [k, v] of Object.entries(value)) {
-    const p = path === '' ? k : `${path}.${k}`;
-    const secret =
-      typeof v === 'string' &&
-      (k === 'client_secret' ||
-        (module === 'webhook_verification' && k === 'secret') ||
-        (HEADER_MODULES.has(module) && path === 'add' && isCredentialHeader(k)));
-    out[k] = secret ? { env: secretEnv(p) } : replaceSecrets(module, v, p, secretEnv);
+    const p = [...path, k];
+    const secret = typeof v === 'string' && isSecretField([module, ...p]);
+    out[k] = secret ? { env: secretEnv(p.join('.')) } : replaceSecrets(module, v, p, secretEnv);
   }
   return out;
 }

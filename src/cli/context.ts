@@ -3,6 +3,7 @@
  * Commands never touch `process` directly, so they can be run in-process by tests.
  */
 import type { Readable, Writable } from 'node:stream';
+import type { ValueMask } from '../manifest/secrets.js';
 
 export interface CliContext {
   /** Arguments after the command name. */
@@ -20,6 +21,11 @@ export interface CliContext {
   readonly cwd: string;
   /** Fires on SIGINT/SIGTERM for long-running commands. */
   readonly signal: AbortSignal;
+  /**
+   * Set by `main`: a command sets the secret values it learns (from the manifests and the live
+   * account) here, and `main` masks the error line of a failed command with them.
+   */
+  readonly mask?: ValueMask | undefined;
 }
 
 /** A command: a plain async function returning its exit code. */

@@ -5,9 +5,10 @@
  * entry is kept per plan change (the planner hands back the same change objects for edges it
  * found up to date before), masked once per list of values, so the report costs what changed.
  */
+import type { LiveSnapshot } from '../api/index.js';
 import type { ManagedCounts, PlanResources } from '../daemon/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
-import { maskTree, sensitiveValues } from '../manifest/secrets.js';
+import { maskTree, secretValues } from '../manifest/secrets.js';
 import type { Blocked, Plan, ResourceChange } from '../plan/index.js';
 
 /** Resources this controller manages once the plan is done: everything it keeps or creates. */
@@ -76,11 +77,16 @@ export function resourcesOf(plan: Plan, values: readonly string[]): PlanResource
 }
 
 /**
- * The set's sensitive values, as the same array as `previous` when they did not change: the
- * maskers (of log lines and of report entries) are built once per array.
+ * The secret values of the set and of the live account (`secretValues`), as the same array as
+ * `previous` when they did not change: the maskers (of log lines and of report entries) are
+ * built once per array.
  */
-export function stableValues(set: DesiredSet, previous: readonly string[]): readonly string[] {
-  const fresh = sensitiveValues(set);
+export function stableValues(
+  set: DesiredSet,
+  live: LiveSnapshot,
+  previous: readonly string[],
+): readonly string[] {
+  const fresh = secretValues(set, live);
   if (fresh.length === previous.length && fresh.every((v, i) => v === previous[i])) {
     return previous;
   }

@@ -5,6 +5,7 @@
 
 import { errorMessage, isEdgesyncError } from '../errors.js';
 import { escapeControl, escapeControlKeepNewlines } from '../escape.js';
+import { createValueMask } from '../manifest/secrets.js';
 import { didYouMean } from '../manifest/suggest.js';
 import { VERSION } from '../version.js';
 import { commands } from './commands.js';
@@ -33,19 +34,20 @@ export async function main(ctx: CliContext): Promise<number> {
     );
     return ExitCode.usage;
   }
+  const mask = ctx.mask ?? createValueMask();
   try {
     const mod = await load();
-    return await mod.run({ ...ctx, argv: rest });
+    return await mod.run({ ...ctx, argv: rest, mask });
   } catch (err) {
     const code = exitCodeFor(err);
+    // Masked before it is escaped: an escaped secret would no longer be recognised.
+    const say = (text: string) => escapeControlKeepNewlines(mask.apply(text));
     if (isEdgesyncError(err)) {
-      ctx.stderr.write(`edgesync ${name}: ${escapeControlKeepNewlines(err.message)}\n`);
+      ctx.stderr.write(`edgesync ${name}: ${say(err.message)}\n`);
     } else {
       // An unexpected error is a bug: say so, but never dump internals beyond the message.
-      ctx.stderr.write(
-        `edgesync ${name}: internal error: ${escapeControlKeepNewlines(errorMessage(err))}\n`,
-      );
-      if (ctx.env.EDGESYNC_DEBUG) ctx.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
+      ctx.stderr.write(`edgesync ${name}: internal error: ${say(errorMessage(err))}\n`);
+      if (ctx.env.EDGESYNC_DEBUG) ctx.stderr.write(`${mask.apply((err as Error)?.stack ?? '')}\n`);
     }
     return code;
   }

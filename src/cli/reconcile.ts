@@ -164,7 +164,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     // (an incremental cycle listed nothing, and says nothing about it).
     const listCalls =
       mode === 'full' ? live.calls.tls + live.calls.https + live.calls.botUsers : undefined;
-    secrets = stableValues(desired, secrets);
+    secrets = stableValues(desired, live, secrets);
     const values = secrets;
     options.mask?.set(values);
     const mask = (text: string) => maskValues(text, values);

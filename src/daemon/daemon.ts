@@ -190,7 +190,8 @@ export function createDaemon(options: DaemonOptions): Daemon {
     }
   }
 
-  function record(rec: CycleRecord): void {
+  function record(unmasked: CycleRecord): void {
+    const rec = maskRecord(unmasked, options.mask);
     const { report, reason, resolved, superseded } = rec;
     const durationMs = Math.max(0, rec.at - rec.startedAt);
     const success = SUCCESS_RESULTS.has(report.result);
@@ -390,4 +391,21 @@ export function createDaemon(options: DaemonOptions): Daemon {
     metrics,
   };
   return daemon;
+}
+
+/** The record with its free-text messages masked (see `DaemonOptions.mask`). */
+function maskRecord(rec: CycleRecord, mask: ((text: string) => string) | undefined): CycleRecord {
+  if (mask === undefined) return rec;
+  const { report } = rec;
+  return {
+    ...rec,
+    report: {
+      ...report,
+      ...(report.error === undefined ? {} : { error: mask(report.error) }),
+      ...(report.warnings === undefined ? {} : { warnings: report.warnings.map(mask) }),
+      ...(report.diagnostics === undefined
+        ? {}
+        : { diagnostics: report.diagnostics.map((d) => ({ ...d, message: mask(d.message) })) }),
+    },
+  };
 }

@@ -38,11 +38,14 @@ export function notificationBody(event: DaemonEvent, format: NotifyFormat): unkn
   return { text: `edgesync ${event.type}${where}: ${event.message}${rev}` };
 }
 
-/** The URL without credentials or query, for log lines. */
+/**
+ * The URL as log lines show it: scheme and host only. Credentials, query and path stay out: an
+ * incoming-webhook URL carries its token in the path (`/services/T000/B000/XXXX`).
+ */
 function safeUrl(url: string): string {
   try {
     const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
+    return `${u.protocol}//${u.host}${u.pathname === '/' ? '/' : '/…'}`;
   } catch {
     return '(invalid URL)';
   }

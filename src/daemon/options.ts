@@ -75,6 +75,13 @@ export interface DaemonOptions {
   readonly resyncBudget?: { readonly share: number; readonly budget: RateLimitSpec } | undefined;
   /** With leader election: the role and holder for `/status` (metrics are the caller's). */
   readonly leadership?: () => LeadershipStatus;
+  /**
+   * Masks the known secret values in a text (`ValueMask.apply`). Every cycle's error and
+   * diagnostic messages pass through it before they reach the status, events, notifications,
+   * metrics or the log: an error thrown anywhere in a cycle (an API message echoing a request
+   * body) is covered, not only the reports the reconcile step masks itself.
+   */
+  readonly mask?: (text: string) => string;
 }
 
 export const DAEMON_DEFAULTS = {

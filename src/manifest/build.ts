@@ -20,12 +20,12 @@ import type {
   Source,
   TlsEdgeManifest,
 } from './schema.js';
+import { isCredentialHeader, maskValues } from './secrets.js';
 import { checkSemantics, type DocumentValue, type SemanticDoc } from './semantics.js';
 import {
   decode,
   type FileResult,
   fileProblem,
-  maskSecrets,
   processFile,
   type ShapedDoc,
   slimResult,
@@ -226,7 +226,7 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
       line,
       column,
       path: formatPath(issue.anchor === 'key' ? path.slice(0, -1) : path),
-      message: secrets.length === 0 ? issue.message : maskSecrets(issue.message, secrets),
+      message: secrets.length === 0 ? issue.message : maskValues(issue.message, secrets),
       severity: 'error',
     });
   }
@@ -249,6 +249,11 @@ function routeSecrets(route: DocumentRoute): FieldPath[] {
   if (route.oidc !== undefined) out.push(['oidc', 'client_secret']);
   if (route.webhook_verification?.secret !== undefined)
     out.push(['webhook_verification', 'secret']);
+  for (const module of ['request_headers', 'response_headers'] as const) {
+    for (const name of Object.keys(route[module]?.add ?? {})) {
+      if (isCredentialHeader(name)) out.push([module, 'add', name]);
+    }
+  }
   return out;
 }
 

@@ -1,16 +1,120 @@
 /**
- * Values that must never be printed: everything read through `{ env }` / `{ file }` and every
- * secret field, whatever field holds it (a `name` too). The plan masks sensitive fields by
- * path; a value can still travel further than its field, into an address (`tls_edge.<name>`), a
- * conflict reason (a hostport) or a log line. So every text sink of the CLI and the daemon (plan
- * and apply output, the apply result, status errors, log lines) passes through `maskValues` with
- * the set's sensitive values as well. Pure.
+ * The one masking module: what is secret, and how it is kept out of every output. Pure.
+ *
+ * What is secret:
+ * - fields that are secrets by definition (`isSecretField`): OAuth and OIDC `client_secret`, the
+ *   webhook verification `secret`, and the value of a header added by the request or response
+ *   headers module when its name is a credential's (`isCredentialHeader`), on the manifest side
+ *   and on the live side alike (a header set by hand on the live edge was never in Git);
+ * - every value read through `{ env }` / `{ file }`, whatever field holds it (a `name` too).
+ *
+ * How it is kept out: a value can travel further than its field, into an address
+ * (`tls_edge.<name>`), a conflict reason (a hostport), a log line, or a message the API server
+ * sends back (which may echo the request body). So masking works on values, before anything is
+ * rendered or escaped:
+ * - `maskPlan` masks the plan's sensitive fields by path, then every known value wherever it
+ *   appears; the renderers accept only its result (`MaskedPlan`), so Markdown or control-character
+ *   escaping can never turn a value into a form the masker does not recognise;
+ * - `maskValues` / `maskTree` mask text and JSON-like values (reports, status, events, log lines);
+ * - the API client masks every server-provided message with the same values when it turns it
+ *   into an error, before any excerpt is cut from it.
+ * The values are the manifest set's (`sensitiveValues`) and the live snapshot's secret fields
+ * (`liveSecretValues`).
  */
+import { type FieldChange, MASK, type Operation, type Plan } from '../plan/model.js';
 import { appendSegment, parsePath, type Segment } from './paths.js';
 import type { DesiredSet } from './schema.js';
 
 /** What a masked value is shown as (the plan's own mask). */
-export const MASKED = '(sensitive)';
+export const MASKED = MASK;
+
+const CREDENTIAL_HEADER_EXACT: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+]);
+const CREDENTIAL_HEADER_PART = /key|token|secret|password|signature|auth/i;
+const HEADER_MODULES: ReadonlySet<string> = new Set(['request_headers', 'response_headers']);
+
+/**
+ * Whether a header with this name carries a credential: `Authorization`, `Proxy-Authorization`,
+ * `Cookie`, `Set-Cookie`, or any name containing `key`, `token`, `secret`, `password`,
+ * `signature` or `auth` (case-insensitive).
+ */
+export function isCredentialHeader(name: string): boolean {
+  return CREDENTIAL_HEADER_EXACT.has(name.toLowerCase()) || CREDENTIAL_HEADER_PART.test(name);
+}
+
+/**
+ * Whether the field at `path` is a secret by definition, wherever the path starts (a route, a
+ * module, a request body): `...client_secret`, `...webhook_verification.secret`, and
+ * `...request_headers.add.<credential header>` (or `response_headers`).
+ */
+export function isSecretField(path: readonly Segment[]): boolean {
+  const n = path.length;
+  const last = path[n - 1];
+  if (typeof last !== 'string') return false;
+  if (last.toLowerCase() === 'client_secret') return true;
+  const parent = typeof path[n - 2] === 'string' ? (path[n - 2] as string).toLowerCase() : '';
+  if (parent === 'webhook_verification' && last.toLowerCase() === 'secret') return true;
+  const module = typeof path[n - 3] === 'string' ? (path[n - 3] as string).toLowerCase() : '';
+  return parent === 'add' && HEADER_MODULES.has(module) && isCredentialHeader(last);
+}
+
+/**
+ * The string values of the secret fields of every live route (see `isSecretField`): secrets set
+ * by hand on the live side are masked too.
+ */
+export function liveSecretValues(snapshot: {
+  readonly httpsEdges: readonly { readonly routes: readonly object[] }[];
+}): string[] {
+  const out = new Set<string>();
+  for (const edge of snapshot.httpsEdges) {
+    for (const route of edge.routes) for (const v of secretFieldValues(route)) out.add(v);
+  }
+  return [...out];
+}
+
+/**
+ * Everything an output must not show for this set and account: the set's sensitive values and
+ * the live secret fields' values, without repeats.
+ */
+export function secretValues(
+  set: DesiredSet,
+  snapshot: Parameters<typeof liveSecretValues>[0],
+): string[] {
+  return [...new Set([...sensitiveValues(set), ...liveSecretValues(snapshot)])];
+}
+
+function secretFieldValues(record: object): readonly string[] {
+  // Straight to the fields `isSecretField` names, no walk over the rest of the record: a plan
+  // reads 10,000 routes, and this costs about what a cache lookup per route would.
+  const out: string[] = [];
+  const take = (value: unknown): void => {
+    if (typeof value === 'string' && value.length >= MIN_MASKED_LENGTH) out.push(value);
+  };
+  const route = record as Readonly<Record<string, unknown>>;
+  const field = (owner: unknown, key: string): unknown =>
+    typeof owner === 'object' && owner !== null
+      ? (owner as Record<string, unknown>)[key]
+      : undefined;
+  const provider = field(route.oauth, 'provider');
+  if (typeof provider === 'object' && provider !== null) {
+    for (const name in provider)
+      take(field((provider as Record<string, unknown>)[name], 'client_secret'));
+  }
+  take(field(route.oidc, 'client_secret'));
+  take(field(route.webhook_verification, 'secret'));
+  for (const module of ['request_headers', 'response_headers']) {
+    const add = field(route[module], 'add');
+    if (typeof add !== 'object' || add === null) continue;
+    for (const name in add) {
+      if (isCredentialHeader(name)) take((add as Record<string, unknown>)[name]);
+    }
+  }
+  return out;
+}
 
 /** Shorter values are not masked: they would mangle messages and are no secret anyway. */
 export const MIN_MASKED_LENGTH = 4;
@@ -256,21 +360,105 @@ export function maskJson(
 
 /**
  * `maskValues` over every string and key of a JSON-like value, leaving the subtrees under `keep`
- * alone. A fresh copy; the input is not changed.
+ * alone. The input is not changed: a subtree with nothing to mask is handed back as it is (the
+ * same object), anything above a masked value is a fresh copy.
  */
 export function maskTree<T>(value: T, values: readonly string[], keep: readonly string[] = []): T {
   if (values.length === 0) return value;
+  const masker = maskerOf(values);
   const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return maskValues(v, values);
-    if (Array.isArray(v)) return v.map(walk);
-    if (typeof v === 'object' && v !== null) {
-      const out: Record<string, unknown> = {};
-      for (const [key, inner] of Object.entries(v)) {
-        out[maskValues(key, values)] = keep.includes(key) ? inner : walk(inner);
+    if (typeof v === 'string') return masker.apply(v);
+    if (typeof v !== 'object' || v === null) return v;
+    if (Array.isArray(v)) {
+      let out: unknown[] | undefined;
+      for (let i = 0; i < v.length; i++) {
+        const inner = walk(v[i]);
+        if (inner !== v[i]) out ??= v.slice();
+        if (out !== undefined) out[i] = inner;
       }
-      return out;
+      return out ?? v;
     }
-    return v;
+    let changed = false;
+    const entries = Object.entries(v).map(([key, inner]): [string, unknown] => {
+      const k = masker.apply(key);
+      const w = keep.includes(key) ? inner : walk(inner);
+      if (k !== key || w !== inner) changed = true;
+      return [k, w];
+    });
+    return changed ? Object.fromEntries(entries) : v;
   };
   return walk(value) as T;
+}
+
+// ---- plans --------------------------------------------------------------------------------------
+
+declare const masked: unique symbol;
+
+/**
+ * A plan that may be shown or written anywhere: made only by `maskPlan`. The renderers take this
+ * type, so a plan cannot reach an output unmasked.
+ */
+export type MaskedPlan = Plan & { readonly [masked]: true };
+
+function cloneJson<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}
+
+/** Replaces the value at `path` inside `root` (mutates the clone it is given). */
+function maskAt(root: unknown, segments: readonly Segment[]): unknown {
+  if (segments.length === 0) return MASK;
+  let node: unknown = root;
+  for (let i = 0; i < segments.length - 1; i += 1) {
+    if (typeof node !== 'object' || node === null) return root;
+    node = (node as Record<Segment, unknown>)[segments[i] as Segment];
+  }
+  const last = segments[segments.length - 1] as Segment;
+  if (typeof node === 'object' && node !== null && last in node) {
+    (node as Record<Segment, unknown>)[last] = MASK;
+  }
+  return root;
+}
+
+function maskOperation(op: Operation): Operation {
+  if (op.sensitive_paths.length === 0 || op.body === undefined) return op;
+  let body: unknown = cloneJson(op.body);
+  for (const path of op.sensitive_paths) {
+    const segments = parsePath(path);
+    // A path we cannot read masks the whole body: never risk showing a secret.
+    body = segments === undefined ? MASK : maskAt(body, segments);
+  }
+  return { ...op, body };
+}
+
+const isSensitive = (f: FieldChange): boolean => f.sensitive;
+const hasSensitivePaths = (op: Operation): boolean => op.sensitive_paths.length > 0;
+
+/**
+ * The copy of a plan that may be shown or written anywhere: every sensitive field value
+ * (`FieldChange.sensitive`) and every value at an operation's `sensitive_paths` becomes
+ * `(sensitive)`, then every occurrence of `values` in any string or key (an address built from a
+ * name read from env, a hostport in a conflict reason) does, except under `fingerprint` (hex
+ * digests a short value could match inside). The input plan is not modified.
+ */
+export function maskPlan(plan: Plan, values: readonly string[]): MaskedPlan {
+  const byPath: Plan = {
+    ...plan,
+    changes: plan.changes.map((change) =>
+      // Nothing to hide (every unchanged resource of a converged plan): the change itself.
+      !change.fields.some(isSensitive) && !change.operations.some(hasSensitivePaths)
+        ? change
+        : {
+            ...change,
+            fields: change.fields.map((f) => {
+              if (!f.sensitive) return f;
+              const out = { ...f };
+              if ('before' in f) out.before = MASK;
+              if ('after' in f) out.after = MASK;
+              return out;
+            }),
+            operations: change.operations.map(maskOperation),
+          },
+    ),
+  };
+  return maskTree(byPath, values, ['fingerprint']) as MaskedPlan;
 }

@@ -15,6 +15,7 @@ import { type PartialDocument, partialDocument } from './partial.js';
 import { type FieldPath, formatPath } from './paths.js';
 import { type RefReader, type ResolveResult, resolveRefs } from './refs.js';
 import { KINDS, type Kind, SCHEMA_BY_KIND } from './schema.js';
+import { maskValues } from './secrets.js';
 import type { DocumentValue } from './semantics.js';
 import { didYouMean } from './suggest.js';
 import { type Anchor, type ParsedDocument, type Position, parseYaml } from './yaml.js';
@@ -38,32 +39,10 @@ export interface ShapedDoc {
   readonly doc: ParsedDocument;
   readonly value: DocumentValue;
   readonly sensitive: FieldPath[];
-  /** The values read from env or file, to keep out of diagnostics (see `maskSecrets`). */
+  /** The values read from env or file, to keep out of diagnostics (see `maskValues` in ./secrets.ts). */
   readonly secrets: readonly string[];
   /** Set when the document had shape errors: only its valid parts, for the semantic phase. */
   readonly partial?: PartialDocument;
-}
-
-/** Shorter values are not masked: they would mangle messages and are no secret anyway. */
-const MIN_MASKED_LENGTH = 4;
-
-/**
- * Values read from env or file are sensitive, yet a rule may quote a field's value in its
- * message (`unknown webhook provider "..."`, a duplicate hostport, ...). Every occurrence, in any
- * case (some fields are lower-cased before the rules run) and JSON-escaped, becomes
- * `(sensitive)`.
- */
-export function maskSecrets(message: string, secrets: readonly string[]): string {
-  let out = message;
-  const forms = secrets
-    .flatMap((s) => [s, JSON.stringify(s).slice(1, -1)])
-    .filter((s) => s.length >= MIN_MASKED_LENGTH)
-    .sort((a, b) => b.length - a.length);
-  for (const form of forms) {
-    const pattern = new RegExp(form.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi');
-    out = out.replace(pattern, '(sensitive)');
-  }
-  return out;
 }
 
 export function fileProblem(file: string, message: string, line = 1, column = 1): Diagnostic {
@@ -197,7 +176,7 @@ function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): Sh
     // An unknown field is reported on its parent; what is left out is the field itself.
     bad.push(anchor === 'key' ? at : path);
     const { line, column } = doc.locate(at, anchor);
-    const shown = secrets.length === 0 ? message : maskSecrets(message, secrets);
+    const shown = secrets.length === 0 ? message : maskValues(message, secrets);
     diagnostics.push({
       file,
       line,

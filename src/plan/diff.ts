@@ -3,7 +3,8 @@
  * `unchanged`, `set` (added or changed: the manifest's whole value is written) or `removed`;
  * both sides are compared in canonical form (./normalize.ts), so only real differences count.
  */
-import { formatPath, type Segment } from '../manifest/paths.js';
+import { formatPath, parsePath, type Segment } from '../manifest/paths.js';
+import { isSecretField } from '../manifest/secrets.js';
 import type { FieldChange, ModuleChange } from './model.js';
 import { canonicalModule, type Plain, type PlainObject, plainEqual } from './normalize.js';
 
@@ -38,8 +39,9 @@ export function diffModule(
 
 /**
  * Sensitivity of field paths: a field is sensitive when a sensitive path equals it, lies below
- * it or above it, or when it is a secret by name (`client_secret`, a webhook `secret`), which
- * also covers live values the manifest no longer declares. Compared lower-cased, because header
+ * it or above it, or when it is a secret by definition (`isSecretField`: a `client_secret`, a
+ * webhook `secret`, a credential header's value), which also covers live values the manifest
+ * does not declare (a header set by hand on the live edge). Compared lower-cased, because header
  * names are shown lower-cased: masking more is safe, masking less is not.
  */
 export class Sensitivity {
@@ -53,11 +55,18 @@ export class Sensitivity {
 
   isSensitive(path: string): boolean {
     const p = path.toLowerCase();
-    if (/(^|\.)client_secret$/.test(p) || p === 'webhook_verification.secret') return true;
+    if (SECRET_HINT.test(p)) {
+      // A path that cannot be read back is taken as a secret: masking more is safe.
+      const segments = parsePath(p);
+      if (segments === undefined || isSecretField(segments)) return true;
+    }
     this.#paths ??= this.#given.map((s) => s.toLowerCase());
     return this.#paths.some((s) => s === p || isBelow(s, p) || isBelow(p, s));
   }
 }
+
+/** Only paths like these can name a secret field: the others are not parsed. */
+const SECRET_HINT = /secret|headers\.add/;
 
 /** True when `path` lies strictly below `parent` (`a.b` below `a`, `a[0]` below `a`). */
 function isBelow(path: string, parent: string): boolean {

@@ -266,6 +266,13 @@ export function createServer(deps: ServerDeps): EdgeServer {
       } catch {
         throw new RequestError(400, ERROR_CODE.notJson, 'the request body is not valid JSON');
       }
+      if (knobs.echoBody === true) {
+        throw new RequestError(
+          400,
+          ERROR_CODE.invalidValue,
+          `injected fault: refusing the request body ${raw.toString('utf8')}`,
+        );
+      }
     }
 
     const call: Call = {

@@ -27,6 +27,12 @@ export interface ServerKnobs {
    * included (403 `ERR_SVC_7302`). Bot users are not edges and stay writable.
    */
   edgeAccess?: 'read-only' | 'no-access' | undefined;
+  /**
+   * Refuses every request with a body (400 `ERR_SVC_215`, not performed) with a message that
+   * quotes the whole request body, as some services and proxies do: a client must not show
+   * what the server echoes without masking the secrets in it.
+   */
+  echoBody?: boolean | undefined;
 }
 
 /** Rolling-window rate limiter: remembers the admission times of the last `limit` requests. */

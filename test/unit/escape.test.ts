@@ -4,6 +4,7 @@ import { summarize } from '../../src/apply/progress.js';
 import { escapeControl, escapeControlKeepNewlines, hasControl } from '../../src/escape.js';
 import { escapeForPretty } from '../../src/log.js';
 import { formatDiagnostic } from '../../src/manifest/diagnostics.js';
+import { maskPlan } from '../../src/manifest/secrets.js';
 import type { Plan } from '../../src/plan/model.js';
 import { renderMarkdown } from '../../src/plan/render/markdown.js';
 import { renderText } from '../../src/plan/render/text.js';
@@ -85,9 +86,9 @@ describe('every text output', () => {
   } as unknown as Plan;
 
   it.each([
-    ['text', () => renderText(plan)],
-    ['coloured text', () => stripColour(renderText(plan, { color: true }))],
-    ['markdown', () => renderMarkdown(plan)],
+    ['text', () => renderText(maskPlan(plan, []))],
+    ['coloured text', () => stripColour(renderText(maskPlan(plan, []), { color: true }))],
+    ['markdown', () => renderMarkdown(maskPlan(plan, []))],
   ])('%s plan', (_name, render) => {
     const out = render();
     for (const line of out.split('\n')) expect(unsafe(line)).toBe(false);

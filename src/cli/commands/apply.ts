@@ -35,7 +35,8 @@ import { formatDiagnostic } from '../../manifest/diagnostics.js';
 import {
   createValueMask,
   maskJson,
-  sensitiveValues,
+  maskPlan,
+  secretValues,
   type ValueMask,
 } from '../../manifest/secrets.js';
 import {
@@ -120,8 +121,9 @@ export async function run(ctx: CliContext): Promise<number> {
   }
   const api = requireApiConfig({ apiUrl: options.apiUrl, apiKey: options.apiKey }, ctx.env);
   const tty = ctx.stderr.isTTY === true;
-  // Values read from env or file, known once the manifests are read: masked in every line.
-  const mask = createValueMask();
+  // The secret values, known once the manifests are read and the account listed: masked in
+  // every line, in the API's messages and in the error line.
+  const mask = ctx.mask ?? createValueMask();
   // On a terminal the progress line speaks; elsewhere one JSON log line per operation.
   const logger: Logger = tty
     ? silentLogger()
@@ -130,7 +132,13 @@ export async function run(ctx: CliContext): Promise<number> {
         destination: { write: (line: string) => ctx.stderr.write(mask.apply(line)) },
       });
   const budget = clientBudget(options.rateLimit, ctx.env, false);
-  const client = createAccountClient({ baseUrl: api.baseUrl, apiKey: api.apiKey, logger, budget });
+  const client = createAccountClient({
+    baseUrl: api.baseUrl,
+    apiKey: api.apiKey,
+    logger,
+    budget,
+    mask: mask.apply,
+  });
   try {
     return await applyWith(ctx, options, client, logger, tty, api.apiKey, budget, mask);
   } finally {
@@ -200,7 +208,7 @@ async function applyWith(
     return ExitCode.error;
   }
   const { plan, snapshot: live, desired: set } = prepared;
-  secrets = sensitiveValues(set);
+  secrets = secretValues(set, live);
   mask.set(secrets);
   if (savedPlan !== undefined) checkFresh(savedPlan, plan, dir);
   const planOptions = {
@@ -219,7 +227,7 @@ async function applyWith(
   };
 
   const color = tty && ctx.env.NO_COLOR === undefined;
-  say(renderText(plan, { color }));
+  say(renderText(maskPlan(plan, secrets), { color }));
   say('\n');
 
   const guardOptions = {

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { classifyBlocked } from '../../apply/guards.js';
 import { ConfigError, errorMessage, ManifestError, UsageError } from '../../errors.js';
 import { formatDiagnostic } from '../../manifest/diagnostics.js';
-import { maskJson, maskValues, sensitiveValues } from '../../manifest/secrets.js';
+import { createValueMask, maskPlan, maskValues, secretValues } from '../../manifest/secrets.js';
 import { renderJson } from '../../plan/render/json.js';
 import { renderMarkdown } from '../../plan/render/markdown.js';
 import { renderText } from '../../plan/render/text.js';
@@ -104,10 +104,13 @@ export async function run(ctx: CliContext): Promise<number> {
     );
   }
 
+  // The secret values, once known: in every output, the API's messages and the error line too.
+  const secretMask = ctx.mask ?? createValueMask();
   const client = createAccountClient({
     baseUrl: api.baseUrl,
     apiKey: api.apiKey,
     budget: clientBudget(rateLimitFlag(values['rate-limit']), ctx.env, false),
+    mask: secretMask.apply,
   });
   let prepared: Awaited<ReturnType<typeof preparePlan>>;
   try {
@@ -133,17 +136,18 @@ export async function run(ctx: CliContext): Promise<number> {
     await client.close();
   }
   const { plan } = prepared;
-  // Values read from env or file stay out of every output, whichever field holds them (a name
-  // in an address, a hostport in a conflict reason): the renderers mask only sensitive fields.
-  const secrets = sensitiveValues(prepared.desired);
+  // Values read from env or file and the secret fields' values (live ones too) stay out of
+  // every output, whichever field holds them (a name in an address, a hostport in a conflict
+  // reason): masked in the plan's values before any renderer escapes them.
+  const secrets = secretValues(prepared.desired, prepared.snapshot);
+  secretMask.set(secrets);
   const mask = (text: string) => maskValues(text, secrets);
-  const maskJsonPlan = (text: string) => maskJson(text, secrets, ['fingerprint']);
 
   if (values.out !== undefined) {
     const file = path.resolve(ctx.cwd, values.out);
     const manifestDir = path.relative(path.dirname(file), dir).split(path.sep).join('/') || '.';
     try {
-      await writeFile(file, maskJsonPlan(renderJson({ ...plan, manifest_dir: manifestDir })));
+      await writeFile(file, renderJson(maskPlan({ ...plan, manifest_dir: manifestDir }, secrets)));
     } catch (err) {
       throw new ConfigError(`cannot write the plan to ${file}: ${errorMessage(err)}`, {
         cause: err,
@@ -154,13 +158,13 @@ export async function run(ctx: CliContext): Promise<number> {
     );
   }
   if (output === 'json') {
-    ctx.stdout.write(maskJsonPlan(renderJson(plan)));
+    ctx.stdout.write(renderJson(maskPlan(plan, secrets)));
   } else if (output === 'markdown') {
-    ctx.stdout.write(mask(renderMarkdown(plan)));
+    ctx.stdout.write(renderMarkdown(maskPlan(plan, secrets)));
   } else {
     const color =
       !values['no-color'] && ctx.env.NO_COLOR === undefined && ctx.stdout.isTTY === true;
-    ctx.stdout.write(mask(renderText(plan, { color })));
+    ctx.stdout.write(renderText(maskPlan(plan, secrets), { color }));
   }
   // A protected edge whose manifest is gone is kept on purpose, for good: it is no change, and
   // must not make --detailed-exitcode report changes forever.

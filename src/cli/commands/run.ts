@@ -261,8 +261,9 @@ export async function run(ctx: CliContext): Promise<number> {
   ).id;
 
   const pretty = ctx.stdout.isTTY === true && ctx.env.EDGESYNC_LOG_FORMAT !== 'json';
-  // Each cycle sets it to the values read from env or file: masked in every log line.
-  const mask = createValueMask();
+  // Each cycle sets it to the secret values of the manifests and the account: masked in every
+  // log line, in the API's messages, and in the status, events and notifications.
+  const mask = ctx.mask ?? createValueMask();
   const root = createLogger({
     mask: mask.apply,
     level:
@@ -303,6 +304,7 @@ export async function run(ctx: CliContext): Promise<number> {
     onResponse: (info) => metrics.observeApiResponse(info),
     // The embedded in-process server has no budget; any other API has one by default.
     budget,
+    mask: mask.apply,
   });
   // Leader election first: a refused Lease API stops here, before any cycle.
   let fatal: Error | undefined;
@@ -334,6 +336,7 @@ export async function run(ctx: CliContext): Promise<number> {
   }
   const daemon = createDaemon({
     dir,
+    mask: mask.apply,
     reconcile: createReconciler({
       client,
       owner,

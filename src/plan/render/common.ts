@@ -1,7 +1,7 @@
 /**
  * What the three renderers share: symbols, verbs, value formatting and the summary line. Pure.
- * Renderers take the in-memory plan and mask it themselves, so no caller can print a secret by
- * forgetting to.
+ * Renderers take only a `MaskedPlan` (src/manifest/secrets.ts): every secret is masked, by
+ * field and by value, before any of them escapes text for its format.
  */
 import { escapeControl } from '../../escape.js';
 import { type Action, type FieldChange, MASK, type Plan, type ResourceChange } from '../model.js';

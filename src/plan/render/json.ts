@@ -2,9 +2,9 @@
  * The JSON renderer (`--output json`): the masked plan, versioned by its `format_version`, with
  * two-space indentation and a final newline. Pure.
  */
-import { maskPlan } from '../mask.js';
-import type { Plan } from '../model.js';
+import type { MaskedPlan } from '../../manifest/secrets.js';
 
-export function renderJson(plan: Plan): string {
-  return `${JSON.stringify(maskPlan(plan), null, 2)}\n`;
+/** Renders a plan masked by `maskPlan` (the only kind it accepts). */
+export function renderJson(masked: MaskedPlan): string {
+  return `${JSON.stringify(masked, null, 2)}\n`;
 }

@@ -6,8 +6,7 @@
  * backtick run in code blocks), so no manifest value can break the comment's layout. Pure.
  */
 import { escapeControl } from '../../escape.js';
-import { maskPlan } from '../mask.js';
-import type { Plan } from '../model.js';
+import type { MaskedPlan } from '../../manifest/secrets.js';
 import { fieldLines, NO_CHANGES, SYMBOL, summaryLine, VERB, visibleChanges } from './common.js';
 
 const ENTITIES: Readonly<Record<string, string>> = {
@@ -46,8 +45,8 @@ function fenced(lang: string, content: string): string {
   return `${fence}${lang}\n${content}\n${fence}`;
 }
 
-export function renderMarkdown(plan: Plan): string {
-  const masked = maskPlan(plan);
+/** Renders a plan masked by `maskPlan` (the only kind it accepts). */
+export function renderMarkdown(masked: MaskedPlan): string {
   const changes = visibleChanges(masked);
   const out: string[] = [`#### edgesync plan (owner ${code(masked.owner)})`, ''];
   for (const w of masked.warnings) out.push(`> **Warning:** ${escapeInline(w)}`, '');

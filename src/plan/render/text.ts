@@ -5,8 +5,8 @@
  * when asked for (the command turns it off for NO_COLOR and non-terminals). Pure.
  */
 import { escapeControl } from '../../escape.js';
-import { maskPlan } from '../mask.js';
-import type { Action, Plan } from '../model.js';
+import type { MaskedPlan } from '../../manifest/secrets.js';
+import type { Action } from '../model.js';
 import { fieldLines, headline, NO_CHANGES, SYMBOL, summaryLine, visibleChanges } from './common.js';
 
 export interface TextOptions {
@@ -29,10 +29,10 @@ const SYMBOL_COLOUR: Readonly<Record<'+' | '-' | '~', Colour>> = {
   '~': 'yellow',
 };
 
-export function renderText(plan: Plan, options: TextOptions = {}): string {
+/** Renders a plan masked by `maskPlan` (the only kind it accepts). */
+export function renderText(masked: MaskedPlan, options: TextOptions = {}): string {
   const paint = (colour: Colour | undefined, text: string): string =>
     options.color === true && colour !== undefined ? `\x1b[${CODES[colour]}m${text}\x1b[0m` : text;
-  const masked = maskPlan(plan);
   const changes = visibleChanges(masked);
   const lines: string[] = [];
 

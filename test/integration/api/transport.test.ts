@@ -62,6 +62,21 @@ describe('transport oddities', () => {
     expect(sleeps).toEqual([10, 10]);
   });
 
+  it('masks known secrets in what a server echoes, before an excerpt could cut one in two', async () => {
+    const secret = 'Echoed-Secret-0f9e8d7c6b5a';
+    // A proxy error page that quotes the request body, the secret across the excerpt's end.
+    const page = `${'x'.repeat(100)} ${secret} trailer`;
+    const url = await fixture((_req, res) => {
+      res.writeHead(400, { 'content-type': 'text/html' });
+      res.end(page);
+    });
+    const { c } = client(url, { mask: (text) => text.replaceAll(secret, '(sensitive)') });
+    const err = await c.getTlsEdge('edgtls_1').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).apiMessage).toContain('(sensitive)');
+    expect((err as ApiError).message).not.toContain(secret.slice(0, 6));
+  });
+
   it('times a silent server out: GET retried, POST flagged outcomeUnknown at once', async () => {
     let hits = 0;
     const url = await fixture(() => {

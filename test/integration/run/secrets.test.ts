@@ -1,15 +1,23 @@
 /**
- * `edgesync run` as a child process never writes the API key or a manifest secret to its output:
- * everything it prints on stdout and stderr, at the most verbose log level, through creates,
- * updates of the secrets themselves, a manifest error on a field read from a file, and API
- * failures with a wrong key, is captured and searched.
+ * The secret-marker test: edgesync, as child processes against the local server, never writes
+ * the API key or a secret to any output. Markers are put everywhere a secret can come from (a
+ * value read from env or a file, a name read from env, a credential header written inline in
+ * Git, a credential header set by hand on the live edge) and every output is captured and
+ * searched: `plan` as text, JSON and Markdown, a saved plan, `validate`, `apply --output json`
+ * and its people's lines, logs at the most verbose level, the daemon's `/status`, `/events` and
+ * `/metrics`, notification payloads, and the error paths (API failures with a wrong key, an API
+ * whose error message echoes the request body, a manifest error on a field read from a file).
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer } from '../../helpers/server.js';
 import {
   assertBuilt,
+  BIN,
   type DaemonChild,
   killChildren,
   startDaemon,
@@ -31,6 +39,14 @@ const FILE_SECRET = 'File-Secret-whsec-0d4e8b21c6aa';
 const FILE_SECRET_2 = 'File-Secret-rotated-93be17d04f';
 const OUTSIDE_SECRET = 'Outside-Secret-oidc-5c28e1f0b7';
 const BAD_FIELD_SECRET = 'Field-Secret-not-a-provider-61d';
+/** A name read from env: Markdown escapes its underscores. */
+const NAME_SECRET = 'name_secret_4e7d_marker';
+/** A credential header's value written inline in the manifest (in Git). */
+const INLINE_SECRET = 'Inline-Header-Secret-b81c2e9f';
+/** A credential header's value set by hand on the live edge (never in Git). */
+const LIVE_SECRET = 'Live-Header-Secret-6d03aa71';
+/** The token in a notification receiver's path (as in an incoming-webhook URL). */
+const NOTIFY_SECRET = 'Notify-Token-Secret-2a9c51e3';
 
 beforeAll(() => assertBuilt());
 
@@ -102,14 +118,126 @@ function staff() {
   };
 }
 
-const secrets = [ENV_SECRET, FILE_SECRET, FILE_SECRET_2, OUTSIDE_SECRET, BAD_FIELD_SECRET];
+const secrets = [
+  ENV_SECRET,
+  FILE_SECRET,
+  FILE_SECRET_2,
+  OUTSIDE_SECRET,
+  BAD_FIELD_SECRET,
+  NAME_SECRET,
+  INLINE_SECRET,
+  LIVE_SECRET,
+  NOTIFY_SECRET,
+];
+
+/** Every secret, in any case and in the forms escaping would give it (Markdown, JSON). */
+function expectNoSecret(what: string, text: string, apiKey: string): void {
+  const all = text.toLowerCase();
+  for (const s of [...secrets, apiKey]) {
+    const forms = [
+      s,
+      s.replaceAll('_', '&#95;'),
+      s.replaceAll('_', '\\_'),
+      s.replaceAll('-', '\\-'),
+    ];
+    for (const form of forms) {
+      // Case-insensitive: some fields are lower-cased before a message could quote them.
+      expect(all.includes(form.toLowerCase()), `${what} contains ${form.slice(0, 8)}...`).toBe(
+        false,
+      );
+    }
+  }
+}
 
 function assertNoLeak(daemon: DaemonChild, apiKey: string): void {
-  // Case-insensitive: some fields are lower-cased before a message could quote them.
-  const all = (daemon.stdout() + daemon.stderr()).toLowerCase();
-  for (const s of [...secrets, apiKey]) {
-    expect(all.includes(s.toLowerCase()), `output contains ${s.slice(0, 8)}...`).toBe(false);
-  }
+  expectNoSecret('the daemon output', daemon.stdout() + daemon.stderr(), apiKey);
+}
+
+/** `edgesync ARGS` as a child process: its exit code and everything it printed. */
+function cli(
+  args: readonly string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: tmp.dir,
+    env: { PATH: process.env.PATH ?? '', EDGESYNC_RATE_LIMIT: 'none', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString('utf8');
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString('utf8');
+  });
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** The edge's route and its `request_headers` set by hand, as an operator would on the live side. */
+async function setLiveHeaders(add: Record<string, string>): Promise<void> {
+  const call = (method: string, p: string, body?: unknown) =>
+    fetch(`${server.url}${p}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${server.apiKey}`,
+        'svc-version': '2',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const list = (await (await call('GET', '/edges/https')).json()) as {
+    https_edges: { id: string; hostports: string[]; routes: { id: string; match: string }[] }[];
+  };
+  const edge = list.https_edges.find((e) => e.hostports.includes('shop.example.com:443'));
+  const route = edge?.routes.find((r) => r.match === '/account');
+  if (edge === undefined || route === undefined) throw new Error('no live shop route');
+  const res = await call('PUT', `/edges/https/${edge.id}/routes/${route.id}/request_headers`, {
+    add,
+  });
+  expect(res.status).toBe(200);
+}
+
+/** A local receiver of notifications that refuses them all: every body it was sent. */
+async function startReceiver(): Promise<{ url: string; bodies: string[]; close(): Promise<void> }> {
+  const bodies: string[] = [];
+  const receiver: HttpServer = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => {
+      body += c.toString('utf8');
+    });
+    req.on('end', () => {
+      bodies.push(body);
+      // Refused: the daemon logs the refusal, naming the receiver (never its token).
+      res.writeHead(400).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook/${NOTIFY_SECRET}`,
+    bodies,
+    close: async () => {
+      receiver.closeAllConnections();
+      await new Promise<void>((r) => receiver.close(() => r()));
+    },
+  };
+}
+
+/** The shop edge with a credential header written inline on its `/account` route. */
+function shopWithHeader(name: unknown = 'shop') {
+  const edge = shop();
+  const [account, hooks] = edge.routes;
+  return {
+    ...edge,
+    name,
+    routes: [
+      {
+        ...account,
+        request_headers: { add: { Authorization: `Bearer ${INLINE_SECRET}`, 'X-Trace': 'on' } },
+      },
+      hooks,
+    ],
+  };
 }
 
 describe('edgesync run (child process) keeps keys and secrets out of its output', () => {
@@ -176,5 +304,148 @@ describe('edgesync run (child process) keeps keys and secrets out of its output'
     );
     assertNoLeak(rejected, wrongKey);
     expect(rejected.stdout() + rejected.stderr()).not.toContain(server.apiKey);
+  });
+
+  it('through the status, events, metrics and notifications, with secrets set by hand live and an API echoing bodies', async () => {
+    const receiver = await startReceiver();
+    try {
+      await writeYaml(path.join(edges, 'shop.yaml'), [shopWithHeader(), staff()]);
+      const env = {
+        EDGESYNC_API_URL: server.url,
+        EDGESYNC_API_KEY: server.apiKey,
+        GOOGLE_CLIENT_SECRET: ENV_SECRET,
+      };
+      const args = [
+        edges,
+        '--interval',
+        '1h',
+        '--debounce',
+        '50ms',
+        '--log-level',
+        'trace',
+        '--secret-dir',
+        secretDir,
+        '--notify',
+        receiver.url,
+      ];
+      const daemon = await startDaemon({ args, cwd: tmp.dir, env });
+      await waitForCycle(daemon, 0, (s) => s.last_reconcile?.result === 'changed');
+
+      // A credential header set by hand on the live edge: the next cycle puts the route back.
+      await setLiveHeaders({ Authorization: `Bearer ${INLINE_SECRET}`, 'X-Api-Key': LIVE_SECRET });
+      let t = Date.now();
+      await fetch(`${daemon.base}/-/reconcile`, { method: 'POST' });
+      await waitForCycle(daemon, t, (x) => x.last_reconcile?.result === 'changed');
+
+      // Again, and now the API refuses the write with a message that quotes the request body.
+      await setLiveHeaders({ Authorization: `Bearer ${INLINE_SECRET}`, 'X-Api-Key': LIVE_SECRET });
+      server.knobs.echoBody = true;
+      t = Date.now();
+      await fetch(`${daemon.base}/-/reconcile`, { method: 'POST' });
+      const s = await waitForCycle(daemon, t, (x) => x.last_reconcile?.result === 'error');
+      // The echo is shown, masked: not silent.
+      expect(s.last_error?.message).toContain('refusing the request body');
+      expect(s.last_error?.message).toContain('(sensitive)');
+      await waitFor('the error notified', () =>
+        receiver.bodies.find((b) => b.includes('refusing the request body')),
+      );
+      await waitFor('the error cycle logged', () =>
+        daemon.stdout().includes('"msg":"reconcile error"'),
+      );
+      await waitFor('a refused notification logged', () =>
+        daemon.stdout().includes('notification refused'),
+      );
+
+      const status = JSON.stringify(await daemon.status());
+      const events = await (await fetch(`${daemon.base}/events`)).text();
+      const metrics = await daemon.metrics();
+      expect(events).toContain('refusing the request body');
+      expectNoSecret('/status', status, server.apiKey);
+      expectNoSecret('/events', events, server.apiKey);
+      expectNoSecret('/metrics', metrics, server.apiKey);
+      expectNoSecret('the notifications', receiver.bodies.join('\n'), server.apiKey);
+      assertNoLeak(daemon, server.apiKey);
+    } finally {
+      server.knobs.echoBody = false;
+      await receiver.close();
+    }
+  });
+});
+
+describe('plan, validate and apply (child processes) keep secrets out of every output', () => {
+  const common = () => ['--secret-dir', secretDir];
+  const cliEnv = () => ({
+    EDGESYNC_API_URL: server.url,
+    EDGESYNC_API_KEY: server.apiKey,
+    EDGESYNC_LOG_LEVEL: 'debug',
+    GOOGLE_CLIENT_SECRET: ENV_SECRET,
+    EDGE_NAME: NAME_SECRET,
+  });
+  /** Every plan output of the current state (text, JSON, Markdown, saved); the text plan. */
+  async function plans(): Promise<string> {
+    let text = '';
+    for (const output of ['text', 'json', 'markdown']) {
+      const run = await cli(['plan', edges, ...common(), '--output', output], cliEnv());
+      expect(run.code, run.stderr).toBe(0);
+      expectNoSecret(`plan --output ${output}`, run.stdout + run.stderr, server.apiKey);
+      if (output === 'text') text = run.stdout;
+    }
+    const planFile = path.join(tmp.dir, 'saved-plan.json');
+    const saved = await cli(['plan', edges, ...common(), '--out', planFile], cliEnv());
+    expect(saved.code, saved.stderr).toBe(0);
+    expectNoSecret('plan --out', (await readFile(planFile, 'utf8')) + saved.stderr, server.apiKey);
+    return text;
+  }
+  async function apply(expected: number): Promise<{ stdout: string; stderr: string }> {
+    const run = await cli(['apply', edges, ...common(), '--yes', '--output', 'json'], cliEnv());
+    expect(run.code, run.stderr).toBe(expected);
+    expectNoSecret('apply', run.stdout + run.stderr, server.apiKey);
+    return run;
+  }
+
+  it('a name read from env, in every plan format (Markdown escapes it) and apply', async () => {
+    await writeYaml(path.join(edges, 'shop.yaml'), [{ ...shop(), name: { env: 'EDGE_NAME' } }]);
+    expect(await plans()).toContain('https_edge.(sensitive)');
+    const applied = await apply(0);
+    expect(applied.stderr).toContain('"msg":"operation"');
+  });
+
+  it('a credential header set by hand on the live edge, in every plan format', async () => {
+    await writeYaml(path.join(edges, 'shop.yaml'), [shop()]);
+    await apply(0);
+    await setLiveHeaders({ 'X-Trace': 'on', 'X-Api-Key': LIVE_SECRET, Cookie: LIVE_SECRET });
+    const text = await plans();
+    expect(text).toContain('x-api-key');
+    expect(text).toContain('(sensitive)');
+    await apply(0);
+  });
+
+  it('an API error that echoes the request body, with a credential header written inline', async () => {
+    await writeYaml(path.join(edges, 'shop.yaml'), [shop()]);
+    await apply(0);
+    // The header comes in Git: the route's update carries it, and the API quotes it back.
+    await writeYaml(path.join(edges, 'shop.yaml'), [shopWithHeader()]);
+    server.knobs.echoBody = true;
+    try {
+      const refused = await apply(1);
+      expect(refused.stdout).toContain('refusing the request body');
+      expect(refused.stdout).toContain('(sensitive)');
+    } finally {
+      server.knobs.echoBody = false;
+    }
+    expect(await plans()).toContain('(sensitive)');
+    await apply(0);
+  });
+
+  it('a value read from a file in a field that refuses it: validate, plan and apply', async () => {
+    await writeFile(path.join(edges, 'secrets', 'provider'), BAD_FIELD_SECRET);
+    await writeYaml(path.join(edges, 'shop.yaml'), [shop({ file: 'secrets/provider' })]);
+    for (const command of ['validate', 'plan', 'apply']) {
+      const extra = command === 'apply' ? ['--yes'] : [];
+      const run = await cli([command, edges, ...common(), ...extra], cliEnv());
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('unknown webhook provider "(sensitive)"');
+      expectNoSecret(command, run.stdout + run.stderr, server.apiKey);
+    }
   });
 });

@@ -1,6 +1,7 @@
 /** Which header names import treats as credentials, and which values it warns about. */
 import { describe, expect, it } from 'vitest';
-import { credentialLikeReason, isCredentialHeader } from '../../../src/apply/credentials.js';
+import { credentialLikeReason } from '../../../src/apply/credentials.js';
+import { isCredentialHeader } from '../../../src/manifest/secrets.js';
 
 describe('isCredentialHeader', () => {
   it.each([

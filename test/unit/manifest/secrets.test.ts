@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/log.js';
 import {
   createValueMask,
+  isSecretField,
+  liveSecretValues,
   maskJson,
   maskValues,
   sensitiveValues,
@@ -86,5 +88,35 @@ describe('values read from env or file', () => {
       address: 'https_edge.(sensitive)',
       msg: 'created (sensitive)',
     });
+  });
+});
+
+describe('secret fields by definition, on either side', () => {
+  it.each([
+    [['oauth', 'provider', 'google', 'client_secret'], true],
+    [['routes', 0, 'oidc', 'client_secret'], true],
+    [['webhook_verification', 'secret'], true],
+    [['request_headers', 'add', 'Authorization'], true],
+    [['response_headers', 'add', 'set-cookie'], true],
+    [['request_headers', 'add', 'X-Api-Key'], true],
+    [['request_headers', 'add', 'X-Trace'], false],
+    [['request_headers', 'remove'], false],
+    [['oauth', 'provider', 'google', 'client_id'], false],
+    [['description'], false],
+  ] as const)('%j: %s', (path, secret) => {
+    expect(isSecretField(path)).toBe(secret);
+  });
+
+  it('collects the live routes’ secret values (a header set by hand included)', () => {
+    const route = {
+      request_headers: { add: { authorization: 'Bearer live-token-1', 'x-trace': 'on-trace' } },
+      oidc: { client_id: 'cid-value', client_secret: 'oidc-live-secret' },
+      webhook_verification: { provider: 'stripe', secret: 'whsec-live' },
+    };
+    expect(liveSecretValues({ httpsEdges: [{ routes: [route] }] }).sort()).toEqual([
+      'Bearer live-token-1',
+      'oidc-live-secret',
+      'whsec-live',
+    ]);
   });
 });

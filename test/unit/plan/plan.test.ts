@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { storedMetadata } from '../../../src/manifest/metadata.js';
-import { maskPlan } from '../../../src/plan/mask.js';
+import { maskPlan } from '../../../src/manifest/secrets.js';
 import { MASK, type Plan, planSchema } from '../../../src/plan/model.js';
 import { buildPlan, planHasChanges } from '../../../src/plan/plan.js';
 import {
@@ -186,11 +186,11 @@ describe('create on an empty account', () => {
   });
 
   it('masks secrets in fields and bodies', () => {
-    const masked = JSON.stringify(maskPlan(plan));
+    const masked = JSON.stringify(maskPlan(plan, []));
     expect(masked).not.toContain('"sec"');
     expect(masked).not.toContain('whsec');
     expect(JSON.stringify(plan)).toContain('whsec');
-    const field = change(maskPlan(plan), 'https_edge.shop.route["/"]').fields.find(
+    const field = change(maskPlan(plan, []), 'https_edge.shop.route["/"]').fields.find(
       (f) => f.path === 'oauth.provider.google.client_secret',
     );
     expect(field).toMatchObject({ after: MASK, sensitive: true });

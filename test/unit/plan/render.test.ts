@@ -1,5 +1,6 @@
 /** Inline snapshots of the three renderers, on one small plan with every kind of entry. */
 import { describe, expect, it } from 'vitest';
+import { maskPlan } from '../../../src/manifest/secrets.js';
 import { buildPlan } from '../../../src/plan/plan.js';
 import { renderJson } from '../../../src/plan/render/json.js';
 import { escapeInline, renderMarkdown } from '../../../src/plan/render/markdown.js';
@@ -72,7 +73,7 @@ function samplePlan() {
 
 describe('text', () => {
   it('renders like terraform plan, secrets masked', () => {
-    expect(renderText(samplePlan())).toMatchInlineSnapshot(`
+    expect(renderText(maskPlan(samplePlan(), []))).toMatchInlineSnapshot(`
       "edgesync will perform the following actions (owner "default"):
 
         ~ https_edge.shop (edghts_shop) will be updated in place: changed hostports
@@ -103,23 +104,23 @@ describe('text', () => {
   });
 
   it('says so when there is nothing to do', () => {
-    expect(renderText(buildPlan(desiredSet(), liveState()))).toBe(
+    expect(renderText(maskPlan(buildPlan(desiredSet(), liveState()), []))).toBe(
       'edgesync plan for owner "default":\n\nNo changes. Live state matches the manifests.\n',
     );
   });
 
   it('colours symbols only when asked', () => {
-    const coloured = renderText(samplePlan(), { color: true });
+    const coloured = renderText(maskPlan(samplePlan(), []), { color: true });
     expect(coloured).toContain('\x1b[32m+\x1b[0m');
     expect(coloured).toContain('\x1b[31m-\x1b[0m');
     expect(coloured).toContain('\x1b[33m~\x1b[0m');
-    expect(renderText(samplePlan())).not.toContain('\x1b[');
+    expect(renderText(maskPlan(samplePlan(), []))).not.toContain('\x1b[');
   });
 });
 
 describe('json', () => {
   it('is the masked, versioned plan', () => {
-    const text = renderJson(samplePlan());
+    const text = renderJson(maskPlan(samplePlan(), []));
     expect(text).not.toContain('old-secret');
     expect(text).not.toContain('new-secret');
     const parsed = JSON.parse(text);
@@ -188,7 +189,7 @@ describe('json', () => {
 
 describe('markdown', () => {
   it('renders a summary table and one collapsible block per resource', () => {
-    expect(renderMarkdown(samplePlan())).toMatchInlineSnapshot(`
+    expect(renderMarkdown(maskPlan(samplePlan(), []))).toMatchInlineSnapshot(`
       "#### edgesync plan (owner <code>default</code>)
 
       **Plan: 1 to create, 2 to update, 1 to delete, 1 to adopt, 1 blocked.**
@@ -271,7 +272,7 @@ describe('markdown', () => {
       }),
       liveState(),
     );
-    const md = renderMarkdown(plan);
+    const md = renderMarkdown(maskPlan(plan, []));
     // The description holds a 4-backtick run: the fence is longer, so the block cannot end early.
     expect(md).toContain('`````diff\n');
     const outsideCode = md.replace(/`````diff\n[\s\S]*?\n`````/g, '');
@@ -281,7 +282,9 @@ describe('markdown', () => {
   });
 
   it('says so when there is nothing to do', () => {
-    expect(renderMarkdown(buildPlan(desiredSet(), liveState()))).toMatchInlineSnapshot(`
+    expect(
+      renderMarkdown(maskPlan(buildPlan(desiredSet(), liveState()), [])),
+    ).toMatchInlineSnapshot(`
       "#### edgesync plan (owner <code>default</code>)
 
       No changes. Live state matches the manifests.
