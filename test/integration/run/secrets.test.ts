@@ -160,7 +160,7 @@ function cli(
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: tmp.dir,
-    env: { PATH: process.env.PATH ?? '', EDGESYNC_RATE_LIMIT: 'none', ...env },
+    env: { PATH: process.env.PATH ?? '', EDGESYNC_RATE_LIMIT: 'none', EDGESYNC_OWNER: 'default', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -313,6 +313,7 @@ describe('edgesync run (child process) keeps keys and secrets out of its output'
       const env = {
         EDGESYNC_API_URL: server.url,
         EDGESYNC_API_KEY: server.apiKey,
+        EDGESYNC_OWNER: 'default',
         GOOGLE_CLIENT_SECRET: ENV_SECRET,
       };
       const args = [
