@@ -356,7 +356,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
             new RequestError(
               503,
               ERROR_CODE.unavailable,
-              'storage unavailable; the write may not have been persisted',
+              'storage unavailable (is the disk full?): the write was not performed',
             ),
           );
           return;

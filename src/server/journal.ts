@@ -495,7 +495,7 @@ function encodeLine(value: unknown): string {
   return `${crc32(json).toString(16).padStart(8, '0')} ${json}`;
 }
 
-function decodeLine(line: string): unknown {
+export function decodeLine(line: string): unknown {
   if (line.length < 10 || line[8] !== ' ') return undefined;
   const json = line.slice(9);
   if (crc32(json).toString(16).padStart(8, '0') !== line.slice(0, 8)) return undefined;

@@ -2,32 +2,33 @@
  * One process per data directory: two servers appending to one journal would interleave their
  * records (duplicate sequence numbers) and each would serve a state the other does not see.
  *
- * The lock is a numbered file, `lock.<n>`, holding `{pid, host, since, token}`; the holder is
- * the process named in the highest-numbered one. It is created complete and atomically
- * (written to a temporary file, then `link`ed to its name, which fails if the name exists), so
- * nobody ever reads a half-written lock. Taking over the lock of a dead process never removes
- * or rewrites it (which two starters could both do, each believing it won): the newcomer claims
- * the next number, and only one `link` to that name can succeed. Whoever claims a number then
- * looks again and backs off if a higher number exists (it scanned before someone else won).
- * Liveness is `process.kill(pid, 0)`; a lock naming our own pid that this process does not
- * hold is a previous incarnation (a container's restarted pid 1). Pids mean something within
- * one machine (pid namespace) only: the directory must not be shared across machines.
+ * The lock is a numbered symbolic link, `lock.<n>` -> `<pid>@<host>#<token>` (as Emacs locks
+ * files); the holder is the process named by the highest-numbered one. `symlink` creates it
+ * complete and atomically, failing if the name exists, so nobody reads a half-made lock, and
+ * it needs no data block: a server still starts on a full disk. Taking over the lock of a dead
+ * process never removes or rewrites it (two starters could both do that, each believing it
+ * won): the newcomer claims the next number, and only one `symlink` to that name succeeds.
+ * Whoever claims a number looks again and backs off if a higher one exists (it scanned before
+ * someone else won). Liveness is `process.kill(pid, 0)`; a lock naming our own pid that this
+ * process does not hold is a previous incarnation (a container's restarted pid 1). Pids mean
+ * something on one machine (pid namespace) only: the directory must not be shared across
+ * machines.
  */
-import { randomUUID } from 'node:crypto';
-import { link, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { lstat, readdir, readlink, symlink, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
 import { StoreError } from './errors.js';
 
 const LOCK_PATTERN = /^lock\.(\d+)$/;
+const HOLDER_PATTERN = /^(\d+)@([^#]*)#([0-9a-f]+)$/;
 /** Rounds of scan-and-claim before giving up (each lost round means another starter won). */
 const MAX_ROUNDS = 20;
 
 interface Holder {
   readonly pid: number;
   readonly host: string;
-  readonly since: string;
   readonly token: string;
 }
 
@@ -44,24 +45,19 @@ const heldHere = new Set<string>();
  * and the directory.
  */
 export async function lockDirectory(dir: string): Promise<DirLock> {
-  const me: Holder = {
-    pid: process.pid,
-    host: hostname(),
-    since: new Date().toISOString(),
-    token: randomUUID(),
-  };
-  const draft = join(dir, `lock.draft-${me.token}`);
-  await writeFile(draft, `${JSON.stringify(me)}\n`, { flag: 'wx', mode: 0o644 });
+  const token = randomBytes(6).toString('hex');
+  // Host names hold neither @ nor #; the replace only guards the format.
+  const me = `${process.pid}@${hostname().replace(/[@#]/g, '_')}#${token}`;
   try {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const top = await highest(dir);
-      if (top !== undefined && top.holder !== undefined && alive(top.holder)) {
-        throw new StoreError(busyMessage(dir, top.holder));
+      if (top?.holder !== undefined && alive(top.holder)) {
+        throw new StoreError(await busyMessage(dir, top.n, top.holder));
       }
       const n = (top?.n ?? 0) + 1;
       const name = join(dir, `lock.${n}`);
       try {
-        await link(draft, name);
+        await symlink(me, name);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue;
         throw err;
@@ -70,16 +66,14 @@ export async function lockDirectory(dir: string): Promise<DirLock> {
         await unlink(name).catch(() => undefined);
         continue;
       }
-      heldHere.add(me.token);
+      heldHere.add(token);
       await removeBelow(dir, n);
-      return { release: () => release(name, me.token) };
+      return { release: () => release(name, token) };
     }
     throw new StoreError(`cannot lock ${dir}: other processes keep claiming it; try again`);
   } catch (err) {
     if (err instanceof StoreError) throw err;
     throw new StoreError(`cannot lock ${dir}: ${errorMessage(err)}`, { cause: err });
-  } finally {
-    await unlink(draft).catch(() => undefined);
   }
 }
 
@@ -96,24 +90,20 @@ async function highest(dir: string): Promise<{ n: number; holder?: Holder } | un
 }
 
 async function readHolder(file: string): Promise<Holder | undefined> {
-  let text: string;
+  let target: string;
   try {
-    text = await readFile(file, 'utf8');
+    target = await readlink(file);
   } catch (err) {
-    // Removed meanwhile by its new holder's clean-up, or released: not a live holder.
+    // Removed meanwhile (released, or cleaned up by a new holder): not a live holder.
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    // EINVAL: not a symbolic link, so not one of our locks; unreadable, like a crash's leftover.
+    if ((err as NodeJS.ErrnoException).code === 'EINVAL') return undefined;
     throw err;
   }
-  try {
-    const value = JSON.parse(text) as Partial<Holder>;
-    const { pid, host, since, token } = value;
-    if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0) return undefined;
-    if (typeof token !== 'string') return undefined;
-    return { pid, host: String(host), since: String(since), token };
-  } catch {
-    // Locks are linked into place complete: an unreadable one is what a power loss leaves.
-    return undefined;
-  }
+  const m = HOLDER_PATTERN.exec(target);
+  const pid = Number(m?.[1]);
+  if (m === null || !Number.isSafeInteger(pid) || pid <= 0) return undefined;
+  return { pid, host: m[2] as string, token: m[3] as string };
 }
 
 function alive(holder: Holder): boolean {
@@ -127,9 +117,13 @@ function alive(holder: Holder): boolean {
   }
 }
 
-function busyMessage(dir: string, holder: Holder): string {
+async function busyMessage(dir: string, n: number, holder: Holder): Promise<string> {
+  const since = await lstat(join(dir, `lock.${n}`)).then(
+    (st) => `, since ${st.mtime.toISOString()}`,
+    () => '',
+  );
   return (
-    `${dir} is in use by process ${holder.pid} (on ${holder.host}, since ${holder.since}): ` +
+    `${dir} is in use by process ${holder.pid} (on ${holder.host}${since}): ` +
     'one process per data directory. Stop that process first, or use another directory'
   );
 }
