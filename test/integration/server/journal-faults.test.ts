@@ -39,8 +39,11 @@ class FaultyIo implements JournalIo {
 
   async write(...args: Parameters<JournalIo['write']>): Promise<{ bytesWritten: number }> {
     this.writes += 1;
-    if (this.gate !== undefined && !(await this.gate)) throw enospc();
     const [fh, buffer, offset, length, position] = args;
+    if (this.gate !== undefined) {
+      if (!(await this.gate)) throw enospc();
+      return nodeJournalIo.write(fh, buffer, offset, length, position);
+    }
     switch (this.mode) {
       case 'ok':
         return nodeJournalIo.write(fh, buffer, offset, length, position);
@@ -64,11 +67,15 @@ class FaultyIo implements JournalIo {
   }
 }
 
-async function start(io?: JournalIo): Promise<RunningServer & { call: Call }> {
+async function start(
+  io?: JournalIo,
+  compactBytes?: number,
+): Promise<RunningServer & { call: Call }> {
   const server = await startTestServer({
     dataDir: dir,
     apiKeys: [KEY],
     ...(io === undefined ? {} : { journalIo: io }),
+    ...(compactBytes === undefined ? {} : { compactBytes }),
   });
   servers.push(server);
   return Object.assign(server, { call: clientFor(server, KEY) });
@@ -237,4 +244,32 @@ it('a refusal caused by a write that is then lost is decided again without it', 
   expect(r.status, r.text).toBe(201);
   const live = (await server.call('GET', '/edges/tls')).json.tls_edges;
   expect(live.map((e: { id: string }) => e.id)).toEqual([r.json.id]);
+});
+
+it('a compaction while writes are queued snapshots only durable state: a queued write that is then lost stays lost', async () => {
+  const io = new FaultyIo();
+  const server = await start(io, 1024);
+  const names: string[] = [];
+  for (let i = 0; (await logBytes()).length < 900; i++) {
+    names.push(`bot-${i}`);
+    expect((await server.call('POST', '/bot_users', { name: `bot-${i}` })).status).toBe(201);
+  }
+  const gate = gated(io);
+  const writes = io.writes;
+  const crossing = server.call('POST', '/bot_users', { name: 'crossing' });
+  await vi.waitFor(() => expect(io.writes).toBe(writes + 1));
+  const posts = server.requests.POST ?? 0;
+  const late = server.call('POST', '/bot_users', { name: 'late' });
+  await vi.waitFor(() => expect(server.requests.POST).toBe(posts + 1));
+  // The crossing batch goes through (and triggers the compaction); the queued one then fails.
+  io.mode = 'fail-midway';
+  gate.open(true);
+  expect((await crossing).status).toBe(201);
+  expect((await late).status).toBe(503);
+  expect(await readdir(dir)).toContain('snapshot.json');
+  const again = await restart(server);
+  const listed = (await again.call('GET', '/bot_users?limit=100')).json.bot_users.map(
+    (b: { name: string }) => b.name,
+  );
+  expect(listed.sort()).toEqual([...names, 'crossing'].sort());
 });
