@@ -124,7 +124,7 @@ async function busyMessage(dir: string, n: number, holder: Holder): Promise<stri
   );
   return (
     `${dir} is in use by process ${holder.pid} (on ${holder.host}${since}): ` +
-    'one process per data directory. Stop that process first, or use another directory'
+    'one process per data directory. Stop that process first, or use another directory (`edgesync run --state-dir`, `edgesync server --data`)'
   );
 }
 
