@@ -223,7 +223,7 @@ export class FileJournal implements Journal {
   #flushing: Promise<void> | undefined;
   #closed = false;
   /** Counters for tests and logs. */
-  readonly stats = { batches: 0, records: 0, compactions: 0, failedBatches: 0 };
+  readonly stats = { batches: 0, records: 0, compactions: 0 };
 
   constructor(init: {
     dir: string;
@@ -346,7 +346,6 @@ export class FileJournal implements Journal {
     this.#queue = [];
     for (let i = lost.length - 1; i >= 0; i--) (lost[i] as Entry).undo();
     this.#seq = this.#durableSeq;
-    this.stats.failedBatches += 1;
     const error = new StoreError(`persisting failed: ${errorMessage(err)}`, { cause: err });
     this.#logger.error(
       { err, lost: lost.length },
