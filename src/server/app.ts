@@ -22,8 +22,12 @@ import { BODY_METHODS, type Method, parseQuery, resolve, splitPath } from './rou
 import type { Store } from './store.js';
 import { createAuthenticator, createOperationIds, errorBody, isJsonContentType } from './wire.js';
 
-/** Runs of a read whose view keeps being undone by failing writes, before it answers 503. */
-const MAX_ANSWER_ATTEMPTS = 3;
+/**
+ * Runs of a handler whose view keeps being undone by failing writes before it answers 503: each
+ * run after the first follows another lost batch, so only a stream of failing writes (a full
+ * disk under load) gets there; a bounded number of concurrent writers never does.
+ */
+const MAX_ANSWER_ATTEMPTS = 16;
 
 const lost = (settled: Promise<void>): Promise<boolean> =>
   settled.then(

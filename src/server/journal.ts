@@ -337,27 +337,30 @@ export class FileJournal implements Journal {
 
   /**
    * A batch could not be made durable: it and everything queued after it (applied in memory
-   * on top of it) are undone, newest first, and answered as failed; the file is cut back so
-   * that the next append (and the next start) begins at a record boundary. Nothing is
-   * sticky: the next append tries again, so the server recovers once space returns.
+   * on top of it) are undone at once, newest first; the file is cut back so that the next
+   * append (and the next start) begins at a record boundary; then they are answered as
+   * failed. Nothing is sticky: the next append tries again, so the server recovers once space
+   * returns.
    */
   async #lose(err: unknown, batch: Entry[]): Promise<void> {
     const lost = [...batch, ...this.#queue];
     this.#queue = [];
     for (let i = lost.length - 1; i >= 0; i--) (lost[i] as Entry).undo();
     this.#seq = this.#durableSeq;
-    const error = new StoreError(`persisting failed: ${errorMessage(err)}`, { cause: err });
     this.#logger.error(
       { err, lost: lost.length },
       'a journal append failed: its writes are undone and answered as failed',
     );
-    for (const e of lost) e.reject(error);
+    // Cut before answering: a client told "not performed" must not find its record replayed
+    // after a crash (complete lines of a half-written batch would pass their checksums).
     try {
       await this.#cutTail();
     } catch (cutErr) {
       // Retried before the next append; until it succeeds, appends fail.
       this.#logger.error({ err: cutErr }, 'cannot cut the log back after a failed append');
     }
+    const error = new StoreError(`persisting failed: ${errorMessage(err)}`, { cause: err });
+    for (const e of lost) e.reject(error);
   }
 
   /**
