@@ -14,13 +14,28 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../log.js';
 import { API_VERSION, ERROR_CODE, ID_PREFIX, LIMITS } from '../spec/api.js';
 import { RequestError, StoreError } from './errors.js';
-import { type Call, createHandlers, type Reply } from './handlers.js';
+import { type Call, createHandlers, type Handlers, type Reply } from './handlers.js';
 import { createIdGenerator, type IdGenerator } from './ids.js';
 import { RateLimiter, type ServerKnobs } from './knobs.js';
 import { Renderer } from './render.js';
 import { BODY_METHODS, type Method, parseQuery, resolve, splitPath } from './routes.js';
 import type { Store } from './store.js';
 import { createAuthenticator, createOperationIds, errorBody, isJsonContentType } from './wire.js';
+
+/**
+ * Runs of a handler whose view keeps being undone by failing writes before it answers 503: each
+ * run after the first follows another lost batch, so only a stream of failing writes (a full
+ * disk under load) gets there; a bounded number of concurrent writers never does.
+ */
+const MAX_ANSWER_ATTEMPTS = 16;
+
+const lost = (settled: Promise<void>): Promise<boolean> =>
+  settled.then(
+    () => false,
+    () => true,
+  );
+
+type HandlerName = keyof Handlers;
 
 export interface ServerDeps {
   readonly store: Store;
@@ -285,8 +300,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
     };
     let reply: Reply;
     try {
-      reply = handlers[handlerName](call);
-      if (reply.durable !== undefined) await reply.durable;
+      reply = await answer(handlerName, call);
     } catch (err) {
       if (reset && !(err instanceof RequestError)) throw err;
       if (reset) return destroy(req);
@@ -294,6 +308,34 @@ export function createServer(deps: ServerDeps): EdgeServer {
     }
     if (reset) return destroy(req);
     send(res, opId, reply.status, reply.body);
+  }
+
+  /**
+   * Runs the handler; its answer goes out only once every write it may reflect is durable. A
+   * write's own `durable` covers every write applied before it (batches are synced in order).
+   * A read or a refusal that saw a write still being persisted waits for it; if that write is
+   * lost (and undone), the handler runs again on the state without it.
+   */
+  async function answer(name: HandlerName, call: Call): Promise<Reply> {
+    for (let attempt = 1; ; attempt++) {
+      const seen = deps.store.settled();
+      let reply: Reply;
+      try {
+        reply = handlers[name](call);
+      } catch (err) {
+        if (seen === undefined || !(err instanceof RequestError)) throw err;
+        if ((await lost(seen)) && attempt < MAX_ANSWER_ATTEMPTS) continue;
+        throw err;
+      }
+      if (reply.durable !== undefined) {
+        await reply.durable;
+        return reply;
+      }
+      if (seen === undefined || !(await lost(seen))) return reply;
+      if (attempt >= MAX_ANSWER_ATTEMPTS) {
+        throw new StoreError('the writes this answer reflected could not be persisted');
+      }
+    }
   }
 
   function destroy(req: IncomingMessage) {
@@ -325,7 +367,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
             new RequestError(
               503,
               ERROR_CODE.unavailable,
-              'storage unavailable; the write may not have been persisted',
+              'storage unavailable (is the disk full?): the write was not performed',
             ),
           );
           return;

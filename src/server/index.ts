@@ -10,10 +10,11 @@ import { ConfigError, errorMessage } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import { createServer } from './app.js';
 import { createIdGenerator, encodeBase62 } from './ids.js';
-import { openJournal, type SalvageReport } from './journal.js';
+import { type JournalIo, openJournal, type SalvageReport } from './journal.js';
 import type { ServerKnobs } from './knobs.js';
 import { Store } from './store.js';
 
+export type { JournalIo } from './journal.js';
 export { parseLatency, parseRate, parseRateLimit, type ServerKnobs } from './knobs.js';
 export type { SalvageReport } from './recovery.js';
 
@@ -36,6 +37,8 @@ export interface StartServerOptions extends ServerKnobs {
   /** Start despite a damaged journal, keeping every intact record (`--salvage`). */
   salvage?: boolean;
   onSalvage?: (report: SalvageReport) => void;
+  /** The journal's file operations (tests inject short and failing writes). */
+  journalIo?: JournalIo;
 }
 
 export interface RunningServer {
@@ -82,6 +85,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           ...(options.compactBytes === undefined ? {} : { compactBytes: options.compactBytes }),
           ...(options.salvage === undefined ? {} : { salvage: options.salvage }),
           ...(options.onSalvage === undefined ? {} : { onSalvage: options.onSalvage }),
+          ...(options.journalIo === undefined ? {} : { io: options.journalIo }),
         });
   // IDs minted from now on must sort after every loaded one, even if the clock went back.
   for (const id of store.ids()) ids.observe(id);

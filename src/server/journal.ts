@@ -1,12 +1,18 @@
 /**
  * Persistence of the local server under `--data DIR`: an append-only log of mutations with
- * group commit, plus periodic snapshots.
+ * group commit, plus periodic snapshots. The directory is locked (./lock.ts): one process
+ * appends to it at a time.
  *
  * - Each record is one line, `<crc32 hex> <json>\n`, carrying a sequence number `s`.
  * - Group commit: records appended while a write+fdatasync is in flight wait and go out
- *   together in the next batch; `append()` resolves only after its own batch is synced. A
- *   write is acknowledged to the HTTP client only after that, so acknowledged writes survive
- *   `kill -9` (and power loss, as far as fdatasync is honoured).
+ *   together in the next batch; `append()` resolves only after every byte of its own batch is
+ *   written (short writes are continued) and synced. A write is acknowledged to the HTTP client
+ *   only after that, so acknowledged writes survive `kill -9` (and power loss, as far as
+ *   fdatasync is honoured).
+ * - A failed batch (a full disk, an I/O error, a write that makes no progress) is undone in
+ *   memory together with everything queued after it, answered as failed, and cut off the file
+ *   (truncated back to the last durable record), so neither the next append nor the next start
+ *   finds a torn record. Nothing stays failed: the next append simply tries again.
  * - Recovery: `snapshot.json` (if any) names the current log and the last sequence number it
  *   contains; the log's records with a greater `s` are replayed, in sequence. Only an
  *   incomplete final record may be dropped (`./recovery.ts` says exactly what counts as one):
@@ -20,7 +26,7 @@
  *   names a fresh, empty log; the old log is then removed. A crash at any point leaves either
  *   the old snapshot+log or the new pair, and stray files are removed on start.
  */
-import { closeSync, fsyncSync, openSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, openSync } from 'node:fs';
 import { type FileHandle, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -28,6 +34,7 @@ import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { makeDirectory } from '../mkdir.js';
 import { StoreError } from './errors.js';
+import { type DirLock, lockDirectory } from './lock.js';
 import type { Mutation } from './model.js';
 import { type SalvageReport, scanLog } from './recovery.js';
 import type { Journal, StateSnapshot, Store } from './store.js';
@@ -51,12 +58,33 @@ interface SnapshotFile {
 
 type Record_ = Mutation & { readonly s: number };
 
+/** The file operations of an append, injectable so that tests can make them fail or fall short. */
+export interface JournalIo {
+  /** Writes up to `length` bytes of `buffer` from `offset` at file `position`. */
+  write(
+    fh: FileHandle,
+    buffer: Buffer,
+    offset: number,
+    length: number,
+    position: number,
+  ): Promise<{ bytesWritten: number }>;
+  /** Makes the written data durable (fdatasync). */
+  sync(fh: FileHandle): Promise<void>;
+}
+
+export const nodeJournalIo: JournalIo = {
+  write: (fh, buffer, offset, length, position) => fh.write(buffer, offset, length, position),
+  sync: (fh) => fh.datasync(),
+};
+
 export interface OpenJournalOptions {
   readonly dir: string;
   readonly store: Store;
   readonly logger: Logger;
   /** Compact once the log is larger than this (and than the last snapshot). */
   readonly compactBytes?: number;
+  /** The appends' file operations (tests inject short and failing writes). */
+  readonly io?: JournalIo;
   /**
    * Start despite a damaged log: keep every record whose checksum holds, move the damaged file
    * to `<name>.corrupt` and write a clean log. Reported through `onSalvage`.
@@ -65,11 +93,17 @@ export interface OpenJournalOptions {
   readonly onSalvage?: (report: SalvageReport) => void;
 }
 
-/** Loads the persisted state of `dir` into `store`, and returns the journal for new writes. */
+/**
+ * Locks `dir`, loads its persisted state into `store`, and returns the journal for new writes.
+ */
 export async function openJournal(options: OpenJournalOptions): Promise<FileJournal> {
+  let lock: DirLock | undefined;
   try {
-    return await load(options);
+    await makeDirectory(options.dir);
+    lock = await lockDirectory(options.dir);
+    return await load(options, lock);
   } catch (err) {
+    await lock?.release().catch(() => undefined);
     if (err instanceof StoreError) throw err;
     throw new StoreError(`cannot open the data directory ${options.dir}: ${errorMessage(err)}`, {
       cause: err,
@@ -77,9 +111,8 @@ export async function openJournal(options: OpenJournalOptions): Promise<FileJour
   }
 }
 
-async function load(options: OpenJournalOptions): Promise<FileJournal> {
+async function load(options: OpenJournalOptions, lock: DirLock): Promise<FileJournal> {
   const { dir, store, logger } = options;
-  await makeDirectory(dir);
   let seq = 0;
   let gen = 0;
   let snapshotBytes = 0;
@@ -126,7 +159,8 @@ async function load(options: OpenJournalOptions): Promise<FileJournal> {
     seq = rec.s;
     replayed++;
   }
-  const fh = await open(logPath, 'a+');
+  // Not O_APPEND: each batch is written at the end of the durable records, by position.
+  const fh = await open(logPath, constants.O_RDWR | constants.O_CREAT, 0o644);
   if (scan.damage === undefined && offset < logText.length) {
     logger.warn(
       { file: logPath, droppedBytes: logText.length - offset },
@@ -142,6 +176,8 @@ async function load(options: OpenJournalOptions): Promise<FileJournal> {
     dir,
     store,
     logger,
+    io: options.io ?? nodeJournalIo,
+    lock,
     fh,
     gen,
     seq,
@@ -153,7 +189,11 @@ async function load(options: OpenJournalOptions): Promise<FileJournal> {
   return journal;
 }
 
-interface Waiter {
+interface Entry {
+  readonly m: Mutation;
+  readonly s: number;
+  readonly line: Buffer;
+  readonly undo: () => void;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -163,15 +203,24 @@ export class FileJournal implements Journal {
   readonly #store: Store;
   readonly #logger: Logger;
   readonly #compactBytes: number;
+  readonly #io: JournalIo;
+  readonly #lock: DirLock;
   #fh: FileHandle;
   #gen: number;
+  /** The last sequence number handed out, and the last one that is durable. */
   #seq: number;
+  #durableSeq: number;
+  /** Bytes of the log that hold durable records: where the next batch is written. */
   #logBytes: number;
+  /** A failed append may have left bytes after `#logBytes`; cut them before the next one. */
+  #dirtyTail = false;
   #snapshotBytes: number;
-  #pending: Buffer[] = [];
-  #waiters: Waiter[] = [];
+  /** After a failed compaction, the log size at which it is tried again. */
+  #compactRetryAt = 0;
+  #queue: Entry[] = [];
+  /** The promise of the newest entry: every earlier one settles before it. */
+  #newest: Promise<void> | undefined;
   #flushing: Promise<void> | undefined;
-  #failed: StoreError | undefined;
   #closed = false;
   /** Counters for tests and logs. */
   readonly stats = { batches: 0, records: 0, compactions: 0 };
@@ -180,6 +229,8 @@ export class FileJournal implements Journal {
     dir: string;
     store: Store;
     logger: Logger;
+    io: JournalIo;
+    lock: DirLock;
     fh: FileHandle;
     gen: number;
     seq: number;
@@ -190,54 +241,62 @@ export class FileJournal implements Journal {
     this.#dir = init.dir;
     this.#store = init.store;
     this.#logger = init.logger;
+    this.#io = init.io;
+    this.#lock = init.lock;
     this.#fh = init.fh;
     this.#gen = init.gen;
     this.#seq = init.seq;
+    this.#durableSeq = init.seq;
     this.#logBytes = init.logBytes;
     this.#snapshotBytes = init.snapshotBytes;
     this.#compactBytes = init.compactBytes;
   }
 
-  append(m: Mutation): Promise<void> {
-    if (this.#failed !== undefined) return Promise.reject(this.#failed);
-    if (this.#closed) return Promise.reject(new StoreError('the store is closed'));
+  append(m: Mutation, undo: () => void): Promise<void> {
+    if (this.#closed) {
+      undo();
+      return Promise.reject(new StoreError('the store is closed'));
+    }
     this.#seq += 1;
     // Routes are logged as their own records; an edge record never carries them.
     const rec =
       m.k === 'https' && m.t === 'put'
         ? { ...m, r: { ...m.r, routes: [] }, s: this.#seq }
         : { ...m, s: this.#seq };
-    this.#pending.push(Buffer.from(`${encodeLine(rec)}\n`));
-    const done = new Promise<void>((resolve, reject) => this.#waiters.push({ resolve, reject }));
+    const line = Buffer.from(`${encodeLine(rec)}\n`);
+    const done = new Promise<void>((resolve, reject) =>
+      this.#queue.push({ m, s: this.#seq, line, undo, resolve, reject }),
+    );
+    this.#newest = done;
     this.#flushing ??= this.#flushLoop();
     return done;
   }
 
+  settled(): Promise<void> | undefined {
+    return this.#seq === this.#durableSeq ? undefined : this.#newest;
+  }
+
   async #flushLoop(): Promise<void> {
     try {
-      while (this.#pending.length > 0) {
-        const batch = Buffer.concat(this.#pending);
-        const waiters = this.#waiters;
-        this.#pending = [];
-        this.#waiters = [];
+      while (this.#queue.length > 0) {
+        const batch = this.#queue;
+        this.#queue = [];
         try {
-          await this.#fh.write(batch);
-          await this.#fh.datasync();
+          await this.#persist(Buffer.concat(batch.map((e) => e.line)));
         } catch (err) {
-          this.#fail(err, waiters);
-          return;
+          await this.#lose(err, batch);
+          continue;
         }
-        this.#logBytes += batch.length;
+        this.#durableSeq = (batch[batch.length - 1] as Entry).s;
         this.stats.batches += 1;
-        this.stats.records += waiters.length;
-        for (const w of waiters) w.resolve();
-        if (this.#logBytes > this.#compactBytes && this.#logBytes > this.#snapshotBytes) {
-          try {
-            await this.#compact();
-          } catch (err) {
-            this.#fail(err, []);
-            return;
-          }
+        this.stats.records += batch.length;
+        for (const e of batch) e.resolve();
+        if (
+          this.#logBytes > this.#compactBytes &&
+          this.#logBytes > this.#snapshotBytes &&
+          this.#logBytes >= this.#compactRetryAt
+        ) {
+          await this.#compact();
         }
       }
     } finally {
@@ -245,41 +304,127 @@ export class FileJournal implements Journal {
     }
   }
 
-  #fail(err: unknown, waiters: Waiter[]): void {
-    this.#failed = new StoreError(`persisting failed: ${errorMessage(err)}`, { cause: err });
-    this.#logger.error({ err }, 'persistent store failed; refusing further writes');
-    for (const w of [...waiters, ...this.#waiters]) w.reject(this.#failed);
-    this.#waiters = [];
-    this.#pending = [];
+  /** Writes every byte at the end of the durable log and syncs; throws if any is missing. */
+  async #persist(bytes: Buffer): Promise<void> {
+    if (this.#dirtyTail) await this.#cutTail();
+    this.#dirtyTail = true;
+    let done = 0;
+    while (done < bytes.length) {
+      const { bytesWritten } = await this.#io.write(
+        this.#fh,
+        bytes,
+        done,
+        bytes.length - done,
+        this.#logBytes + done,
+      );
+      // A write that makes no progress would loop forever: treat it as the failure it is.
+      if (!(bytesWritten > 0)) {
+        throw new StoreError(`short write: ${done} of ${bytes.length} bytes written`);
+      }
+      done += bytesWritten;
+    }
+    await this.#io.sync(this.#fh);
+    this.#logBytes += bytes.length;
+    this.#dirtyTail = false;
   }
 
-  /** Runs inside the flush loop, so nothing is written to the log meanwhile. */
+  /** Cuts the log back to its last complete, durable record. */
+  async #cutTail(): Promise<void> {
+    await this.#fh.truncate(this.#logBytes);
+    await this.#io.sync(this.#fh);
+    this.#dirtyTail = false;
+  }
+
+  /**
+   * A batch could not be made durable: it and everything queued after it (applied in memory
+   * on top of it) are undone at once, newest first; the file is cut back so that the next
+   * append (and the next start) begins at a record boundary; then they are answered as
+   * failed. Nothing is sticky: the next append tries again, so the server recovers once space
+   * returns.
+   */
+  async #lose(err: unknown, batch: Entry[]): Promise<void> {
+    const lost = [...batch, ...this.#queue];
+    this.#queue = [];
+    for (let i = lost.length - 1; i >= 0; i--) (lost[i] as Entry).undo();
+    this.#seq = this.#durableSeq;
+    this.#logger.error(
+      { err, lost: lost.length },
+      'a journal append failed: its writes are undone and answered as failed',
+    );
+    // Cut before answering: a client told "not performed" must not find its record replayed
+    // after a crash (complete lines of a half-written batch would pass their checksums).
+    try {
+      await this.#cutTail();
+    } catch (cutErr) {
+      // Retried before the next append; until it succeeds, appends fail.
+      this.#logger.error({ err: cutErr }, 'cannot cut the log back after a failed append');
+    }
+    const error = new StoreError(`persisting failed: ${errorMessage(err)}`, { cause: err });
+    for (const e of lost) e.reject(error);
+  }
+
+  /**
+   * The durable state: mutations still queued are applied in memory but not yet written, so
+   * they are undone for the snapshot and applied again (synchronously: nobody sees the gap).
+   */
+  #durableState(): StateSnapshot {
+    const queued = this.#queue;
+    for (let i = queued.length - 1; i >= 0; i--) (queued[i] as Entry).undo();
+    try {
+      return this.#store.snapshot();
+    } finally {
+      for (const e of queued) this.#store.apply(e.m);
+    }
+  }
+
+  /**
+   * Runs inside the flush loop, so nothing is written to the log meanwhile. Never throws: a
+   * failed compaction (a full disk) leaves the current log in use and is retried later.
+   */
   async #compact(): Promise<void> {
     const started = Date.now();
-    // The in-memory state may already include records still pending in #pending: they carry
-    // sequence numbers <= seq, so they are written to the new log but skipped on replay.
     const snap: SnapshotFile = {
       format: FORMAT,
-      seq: this.#seq,
+      seq: this.#durableSeq,
       gen: this.#gen + 1,
-      state: this.#store.snapshot(),
+      state: this.#durableState(),
     };
     const newLog = join(this.#dir, `log-${snap.gen}.jsonl`);
-    const newFh = await open(newLog, 'w+');
-    await newFh.sync();
-    const text = `${encodeLine(snap)}\n`;
     const tmp = join(this.#dir, SNAPSHOT_TMP);
-    await writeSynced(tmp, text);
-    await rename(tmp, join(this.#dir, SNAPSHOT));
-    syncDir(this.#dir);
+    const text = `${encodeLine(snap)}\n`;
+    let newFh: FileHandle | undefined;
+    try {
+      newFh = await open(newLog, 'w+');
+      await newFh.sync();
+      await writeSynced(tmp, text);
+      await rename(tmp, join(this.#dir, SNAPSHOT));
+    } catch (err) {
+      await newFh?.close().catch(() => undefined);
+      await unlink(newLog).catch(() => undefined);
+      await unlink(tmp).catch(() => undefined);
+      this.#compactRetryAt = this.#logBytes + Math.ceil(this.#compactBytes / 4);
+      this.#logger.warn(
+        { err },
+        'compaction failed; the log stays in use, and compaction is retried later',
+      );
+      return;
+    }
+    // From here on the snapshot on disk names the new log: switch to it whatever happens.
+    try {
+      syncDir(this.#dir);
+    } catch (err) {
+      this.#logger.warn({ err }, 'cannot sync the data directory after compaction');
+    }
     const oldFh = this.#fh;
     const oldLog = join(this.#dir, `log-${this.#gen}.jsonl`);
     this.#fh = newFh;
     this.#gen = snap.gen;
     this.#logBytes = 0;
+    this.#dirtyTail = false;
+    this.#compactRetryAt = 0;
     this.#snapshotBytes = text.length;
     this.stats.compactions += 1;
-    await oldFh.close();
+    await oldFh.close().catch(() => undefined);
     await unlink(oldLog).catch(() => undefined);
     this.#logger.info(
       { gen: snap.gen, snapshotBytes: text.length, ms: Date.now() - started },
@@ -287,12 +432,14 @@ export class FileJournal implements Journal {
     );
   }
 
-  /** Waits for pending writes, then closes the log. */
+  /** Waits for pending writes, then closes the log and releases the directory. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     while (this.#flushing !== undefined) await this.#flushing;
+    if (this.#dirtyTail) await this.#cutTail().catch(() => undefined);
     await this.#fh.close();
+    await this.#lock.release();
   }
 }
 
@@ -350,7 +497,7 @@ function encodeLine(value: unknown): string {
   return `${crc32(json).toString(16).padStart(8, '0')} ${json}`;
 }
 
-function decodeLine(line: string): unknown {
+export function decodeLine(line: string): unknown {
   if (line.length < 10 || line[8] !== ' ') return undefined;
   const json = line.slice(9);
   if (crc32(json).toString(16).padStart(8, '0') !== line.slice(0, 8)) return undefined;

@@ -2,8 +2,11 @@
  * The server's state: per account, the TLS edges, HTTPS edges (with their routes), bot users and
  * the hostport index, all in memory. Every change goes through `commit(mutation)`, which applies
  * it synchronously (so the checks a handler made just before cannot be invalidated by another
- * request) and resolves once the change is durable (immediately without a journal). Loading a
- * persisted state replays the same mutations through `apply`.
+ * request) and resolves once the change is durable (immediately without a journal). A change
+ * the journal fails to make durable is undone (in reverse order, with every change applied
+ * after it), so the state never holds a write that was not acknowledged; `settled()` lets a
+ * reader wait until what it saw is durable. Loading a persisted state replays the same
+ * mutations through `apply`.
  */
 import type { BotUserRec, HttpsEdgeRec, Mutation, TlsEdgeRec } from './model.js';
 
@@ -98,6 +101,38 @@ export class AccountState {
     for (const hp of after) this.hostports.set(hp.toLowerCase(), id);
   }
 
+  /**
+   * Restores, when called, the record that `m` replaces (or removes the one it creates). Valid
+   * while every mutation applied after `m` has been undone first.
+   */
+  undoFor(m: Mutation): () => void {
+    switch (m.k) {
+      case 'tls':
+        return this.#restorer(this.tls, m.t === 'put' ? m.r.id : m.id, true);
+      case 'https':
+        return this.#restorer(this.https, m.t === 'put' ? m.r.id : m.id, true);
+      case 'route':
+        // A route lives inside its edge's record: restoring the edge restores its routes.
+        return this.#restorer(this.https, m.t === 'put' ? m.r.edge_id : m.e, true);
+      case 'bot':
+        return this.#restorer(this.bots, m.t === 'put' ? m.r.id : m.id, false);
+    }
+  }
+
+  #restorer<T extends { readonly id: string; readonly hostports?: readonly string[] }>(
+    collection: Collection<T>,
+    id: string,
+    indexed: boolean,
+  ): () => void {
+    const before = collection.get(id);
+    return () => {
+      const current = collection.get(id);
+      if (before === undefined) collection.delete(id);
+      else collection.put(before);
+      if (indexed) this.#indexHostports(current?.hostports, before?.hostports ?? [], id);
+    };
+  }
+
   apply(m: Mutation): void {
     switch (m.k) {
       case 'tls': {
@@ -148,7 +183,13 @@ export class AccountState {
 
 /** Makes a mutation durable; resolves once it is (the persistent journal, see journal.ts). */
 export interface Journal {
-  append(m: Mutation): Promise<void>;
+  /**
+   * `m` is already applied. If it cannot be made durable, the journal calls `undo` (and those of
+   * every mutation applied after it, newest first) before the promise rejects.
+   */
+  append(m: Mutation, undo: () => void): Promise<void>;
+  /** Resolves once every mutation applied so far is durable; undefined when they all are. */
+  settled(): Promise<void> | undefined;
   close(): Promise<void>;
 }
 
@@ -178,10 +219,23 @@ export class Store {
     this.#journal = journal;
   }
 
-  /** Applies `m` now; resolves when it is durable. */
+  /** Applies `m` now; resolves when it is durable, rejects (with `m` undone) when it cannot be. */
   commit(m: Mutation): Promise<void> {
+    if (this.#journal === undefined) {
+      this.apply(m);
+      return Promise.resolve();
+    }
+    const undo = this.account(m.a).undoFor(m);
     this.apply(m);
-    return this.#journal === undefined ? Promise.resolve() : this.#journal.append(m);
+    return this.#journal.append(m, undo);
+  }
+
+  /**
+   * Undefined when every applied mutation is durable; else a promise that resolves once they
+   * are, or rejects if one of them was lost (and undone).
+   */
+  settled(): Promise<void> | undefined {
+    return this.#journal?.settled();
   }
 
   apply(m: Mutation): void {

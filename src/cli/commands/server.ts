@@ -23,7 +23,8 @@ const USAGE = `usage: edgesync server [options]
 
   --host HOST            listen address (default 127.0.0.1)
   --port PORT            listen port, 0 for any free port (default 8787)
-  --data DIR             persist state under DIR (default: memory only)
+  --data DIR             persist state under DIR (default: memory only); one process per
+                         DIR: a second one refuses to start, naming the first one's pid
   --salvage              start even if the journal under --data is damaged: keep every record
                          whose checksum holds, move the damaged file aside (*.corrupt)
   --api-key KEY          accepted API key, one account per key; repeatable
