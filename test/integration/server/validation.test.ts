@@ -13,6 +13,8 @@ let call: Call;
 const fx = { tls: '', https: '', https2: '', route: '', plainRoute: '', oidcRoute: '', bot: '' };
 const TLS_HP = 'tls.example.com:443';
 const HTTPS_HP = 'https.example.com:443';
+/** 253 characters: four labels (63, 63, 63, 61) and three dots. */
+const LONG_HOST_253 = ['a', 'b', 'c'].map((c) => c.repeat(63)).join('.') + '.' + 'd'.repeat(61);
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -420,6 +422,30 @@ const CASES: Case[] = [
     body: { hostports: ['a.example.com:0'] },
     status: 400,
     code: 'ERR_SVC_7112',
+  },
+  {
+    rule: 'a port with a leading zero (another spelling of a taken hostport)',
+    method: 'POST',
+    path: https,
+    body: { hostports: [TLS_HP.replace(':443', ':0443')] },
+    status: 400,
+    code: 'ERR_SVC_7104',
+  },
+  {
+    rule: 'a port with two leading zeros',
+    method: 'PATCH',
+    path: tlsEdge,
+    body: { hostports: [HTTPS_HP.replace(':443', ':00443')] },
+    status: 400,
+    code: 'ERR_SVC_7104',
+  },
+  {
+    rule: 'a host name of 254 characters (DNS allows 253)',
+    method: 'POST',
+    path: tls,
+    body: { hostports: [`${LONG_HOST_253}x:443`] },
+    status: 400,
+    code: 'ERR_SVC_7104',
   },
   {
     rule: 'hostport port 65536',
