@@ -3,7 +3,8 @@
  * request listener; listening lives in `startServer` and the `server` command). It owns the
  * request pipeline: operation ID, authentication (constant-time; ./wire.ts), version header,
  * routing (404/405), path ID prefixes (227), query parameters (231), rate limit (429), body
- * limit (413), the latency/fault/reset knobs, content type (210) and JSON (213), then the
+ * limit (413), the latency/fault/reset knobs, content type (210) and JSON (213: strict UTF-8;
+ * no `__proto__` key, 215), then the
  * handler; and it turns every failure into api-notes' error body. Nothing a client sends can
  * produce a 500 or a stack trace: unexpected exceptions are logged and answered with a bare 500
  * body.
@@ -20,7 +21,13 @@ import { RateLimiter, type ServerKnobs } from './knobs.js';
 import { Renderer } from './render.js';
 import { BODY_METHODS, type Method, parseQuery, resolve, splitPath } from './routes.js';
 import type { Store } from './store.js';
-import { createAuthenticator, createOperationIds, errorBody, isJsonContentType } from './wire.js';
+import {
+  createAuthenticator,
+  createOperationIds,
+  errorBody,
+  isJsonContentType,
+  parseJsonBody,
+} from './wire.js';
 
 export interface ServerDeps {
   readonly store: Store;
@@ -261,11 +268,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
           'Content-Type must be application/json',
         );
       }
-      try {
-        body = JSON.parse(raw.toString('utf8'));
-      } catch {
-        throw new RequestError(400, ERROR_CODE.notJson, 'the request body is not valid JSON');
-      }
+      body = parseJsonBody(raw);
     }
 
     const call: Call = {
