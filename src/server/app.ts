@@ -17,7 +17,7 @@ import { API_VERSION, ERROR_CODE, ID_PREFIX, LIMITS } from '../spec/api.js';
 import { RequestError, StoreError } from './errors.js';
 import { type Call, createHandlers, type Reply } from './handlers.js';
 import { createIdGenerator, type IdGenerator } from './ids.js';
-import { RateLimiter, type ServerKnobs } from './knobs.js';
+import { HeldWrites, RateLimiter, type ServerKnobs } from './knobs.js';
 import { Renderer } from './render.js';
 import { BODY_METHODS, type Method, parseQuery, resolve, splitPath } from './routes.js';
 import type { Store } from './store.js';
@@ -61,6 +61,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
   const renderer = new Renderer(deps.baseUrl);
   const handlers = createHandlers({ store: deps.store, render: renderer, ids, now });
   const limiter = new RateLimiter();
+  const held = new HeldWrites();
   const log = deps.logger;
   const authenticate = createAuthenticator(deps.apiKeys);
   const operationId = createOperationIds(ids.next(ID_PREFIX.operation).slice(0, -8));
@@ -249,6 +250,10 @@ export function createServer(deps: ServerDeps): EdgeServer {
       const ms = min + random() * Math.max(0, max - min);
       if (ms > 0) await sleep(ms);
     }
+    // A held create goes ahead later whatever its client does meanwhile (timeout, retry).
+    const lateKnob = knobs.lateCreates;
+    const late = HeldWrites.takes(lateKnob, method, path);
+    if (late) await held.hold(lateKnob);
     if (knobs.faultRate !== undefined && knobs.faultRate > 0 && random() < knobs.faultRate) {
       throw new RequestError(
         503,
@@ -283,6 +288,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
     try {
       reply = handlers[handlerName](call);
       if (reply.durable !== undefined) await reply.durable;
+      if (method !== 'GET' && !late) held.release();
     } catch (err) {
       if (reset && !(err instanceof RequestError)) throw err;
       if (reset) return destroy(req);
