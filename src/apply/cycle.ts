@@ -148,21 +148,19 @@ async function cleanLateDuplicates(
 }
 
 /**
- * Bot users named like one this run created after a lost answer, when more than one remains
- * (none provably this process's to delete): reported, never deleted. Converged means no
- * duplicates, so the cycle does not say converged.
+ * Bot users named like one this run created after a lost answer, when more than one is left
+ * (none of the rest provably this process's: each lost attempt may have landed late): reported,
+ * never deleted. Converged means no duplicates, so the cycle does not say converged.
  */
 function unprovenDuplicates(result: ExecuteResult, live: LiveSnapshot): string[] {
   const out: string[] = [];
   for (const u of result.uncertainCreates ?? []) {
     if (u.kind !== 'bot_users') continue;
-    const name = live.botUsers.find((b) => b.id === u.id)?.name;
-    if (name === undefined) continue;
-    const namesakes = live.botUsers.filter((b) => b.name === name).map((b) => b.id);
+    const namesakes = live.botUsers.filter((b) => b.name === u.name).map((b) => b.id);
     if (namesakes.length < 2) continue;
     out.push(
-      `${u.address}: ${namesakes.length} bot users named ${JSON.stringify(name)} (${namesakes.join(', ')}) ` +
-        'after a create whose answer was lost; none can be proven to be the one edgesync created, ' +
+      `${u.address}: ${namesakes.length} bot users named ${JSON.stringify(u.name)} (${namesakes.join(', ')}) ` +
+        'after a create whose answer was lost; none can be proven to be one edgesync created, ' +
         'so none was deleted: delete the extra ones by hand',
     );
   }

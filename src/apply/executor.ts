@@ -106,6 +106,8 @@ export interface ExecuteResult {
 export interface UncertainCreate {
   /** The created resource's address in the plan (`https_edge.shop`, `bot_user.ci`). */
   readonly address: string;
+  /** The manifest name (edges, bot users) or the route's `match`. */
+  readonly name: string;
   readonly kind: Target['kind'];
   /** The ID this run recorded for it. */
   readonly id: string;
@@ -266,7 +268,8 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
     let unknown = false;
     const settled = (id: string | undefined, answered: boolean) => {
       if (unknown && id !== undefined) {
-        uncertain.push({ address: step.change.address, kind: target.kind, id, answered });
+        const { address, name } = step.change;
+        uncertain.push({ address, name, kind: target.kind, id, answered });
       }
     };
     for (let attempt = 1; ; attempt++) {

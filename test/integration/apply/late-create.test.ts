@@ -110,13 +110,27 @@ describe('a create that lands after its client gave up', () => {
 
     const answered = outcome.result.created['bot_user.ci'];
     expect(outcome.result.uncertainCreates).toEqual([
-      { address: 'bot_user.ci', kind: 'bot_users', id: answered, answered: true },
+      { address: 'bot_user.ci', name: 'ci', kind: 'bot_users', id: answered, answered: true },
     ]);
     expect(outcome.converged).toBe(true);
     const bots = (await snapshotOf(server.url, server.apiKey)).botUsers;
     // The late original stays: only the one whose 201 this process read is provably its own.
     expect(bots.map((b) => b.name)).toEqual(['ci']);
     expect(bots[0]?.id).not.toBe(answered);
+  });
+
+  it('duplicate bot users none of which is provably its own are reported, not deleted', async () => {
+    // Two attempts lost, both land late after the third: the two late ones are nobody's proof.
+    await start({ count: 2, holdMs: 10_000, pathPrefix: '/bot_users', untilNextWrite: true });
+    const outcome = await applyOnce([{ kind: 'BotUser', name: 'ci' }]);
+
+    const bots = (await snapshotOf(server.url, server.apiKey)).botUsers;
+    expect(bots.map((b) => b.name)).toEqual(['ci', 'ci']);
+    expect(bots.map((b) => b.id)).not.toContain(outcome.result.created['bot_user.ci']);
+    expect(outcome.converged).toBe(false);
+    const report = outcome.result.messages.find((m) => m.startsWith('bot_user.ci: 2 bot users'));
+    expect(report).toContain('none can be proven to be one edgesync created, so none was deleted');
+    for (const b of bots) expect(report).toContain(b.id);
   });
 
   it('an owned duplicate that lands after the check is deleted by the next cycle', async () => {
