@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { type ApiClient, createApiClient, observe } from '../../../src/api/index.js';
 import { createReconciler } from '../../../src/cli/reconcile.js';
+import type { ReconcileInput } from '../../../src/daemon/types.js';
 import { silentLogger } from '../../../src/log.js';
 import { parseStoredMetadata } from '../../../src/manifest/metadata.js';
 import type { RunningServer } from '../../../src/server/index.js';
@@ -49,7 +50,7 @@ it('a duplicate that lands after the check is deleted by the next cycle, a file 
     secretDirs: [],
     logger: silentLogger(),
   });
-  const input = (reason: string) => ({
+  const input = (reason: ReconcileInput['reason']): ReconcileInput => ({
     dir,
     revision: undefined,
     reason,
