@@ -54,7 +54,7 @@ export function isEmptyResidual(r: Residual): boolean {
 
 export async function applyAndVerify(plan: Plan, options: CycleOptions): Promise<CycleOutcome> {
   const { conflicts, kept } = classifyBlocked(plan, options.live);
-  const result = await executePlan(plan, {
+  let result = await executePlan(plan, {
     ...options,
     guards: { ...options.guards, live: options.live },
   });
@@ -69,11 +69,18 @@ export async function applyAndVerify(plan: Plan, options: CycleOptions): Promise
     };
   }
   try {
-    const again = await options.replan(result);
+    let again = await options.replan(result);
+    const cleaned = await cleanLateDuplicates(result, again, options);
+    if (cleaned !== undefined) {
+      result = cleaned;
+      again = await options.replan(result);
+    }
+    const unproven = unprovenDuplicates(result, again.live);
+    if (unproven.length > 0) result = { ...result, messages: [...result.messages, ...unproven] };
     const residual = residualOf(again.plan, again.live);
     return {
       result,
-      converged: isEmptyResidual(residual) && result.failed === 0,
+      converged: isEmptyResidual(residual) && result.failed === 0 && unproven.length === 0,
       residual,
       verifyError: undefined,
       kept,
@@ -89,4 +96,73 @@ export async function applyAndVerify(plan: Plan, options: CycleOptions): Promise
       conflicts,
     };
   }
+}
+
+/** The duplicates a late create left: deletes of `<address>#<id>` for an uncertain create. */
+function lateDuplicates(result: ExecuteResult, plan: Plan): ResourceChange[] {
+  const uncertain = result.uncertainCreates ?? [];
+  if (uncertain.length === 0) return [];
+  const prefixes = uncertain.map((u) => `${u.address}#`);
+  return plan.changes.filter(
+    (c) =>
+      c.action === 'delete' &&
+      c.address === c.root &&
+      prefixes.some((p) => c.address.startsWith(p)),
+  );
+}
+
+/**
+ * Same-cycle cleanup after a create whose outcome was unknown: when the check shows its lost
+ * attempt landed late as a duplicate (an owned edge with the same `edgesync/name`, or a bot
+ * user this process provably created), deletes it now, so the apply ends with one record per
+ * manifest. Only those deletes run (the rest of the residual is reported as usual), through
+ * the same guards. Returns the result with the cleanup counted in, or undefined when there was
+ * nothing to clean.
+ */
+async function cleanLateDuplicates(
+  result: ExecuteResult,
+  again: { readonly plan: Plan; readonly live: LiveSnapshot },
+  options: CycleOptions,
+): Promise<ExecuteResult | undefined> {
+  const changes = lateDuplicates(result, again.plan);
+  if (changes.length === 0) return undefined;
+  const cleanup = await executePlan(
+    { ...again.plan, changes, blocked: [] },
+    { ...options, guards: { ...options.guards, live: again.live } },
+  );
+  const notes = changes.map(
+    (c) =>
+      `${c.address}: a create whose answer was lost landed late as a duplicate; ` +
+      `${cleanup.failed === 0 ? 'deleted' : 'delete attempted'} (${c.reason})`,
+  );
+  return {
+    ...result,
+    total: result.total + cleanup.total,
+    done: result.done + cleanup.done,
+    failed: result.failed + cleanup.failed,
+    skipped: result.skipped + cleanup.skipped,
+    writes: result.writes + cleanup.writes,
+    errors: [...result.errors, ...cleanup.errors],
+    messages: [...result.messages, ...notes, ...cleanup.messages],
+  };
+}
+
+/**
+ * Bot users named like one this run created after a lost answer, when more than one is left
+ * (none of the rest provably this process's: each lost attempt may have landed late): reported,
+ * never deleted. Converged means no duplicates, so the cycle does not say converged.
+ */
+function unprovenDuplicates(result: ExecuteResult, live: LiveSnapshot): string[] {
+  const out: string[] = [];
+  for (const u of result.uncertainCreates ?? []) {
+    if (u.kind !== 'bot_users') continue;
+    const namesakes = live.botUsers.filter((b) => b.name === u.name).map((b) => b.id);
+    if (namesakes.length < 2) continue;
+    out.push(
+      `${u.address}: ${namesakes.length} bot users named ${JSON.stringify(u.name)} (${namesakes.join(', ')}) ` +
+        'after a create whose answer was lost; none can be proven to be one edgesync created, ' +
+        'so none was deleted: delete the extra ones by hand',
+    );
+  }
+  return out;
 }

@@ -92,10 +92,30 @@ export interface ExecuteResult {
   readonly fenced?: string | undefined;
   /** Set when the account refused edge writes as a whole (read-only edges, no edge access). */
   readonly accountState?: 'read-only' | 'no-access' | undefined;
+  /**
+   * Creates whose outcome was unknown at least once (present when there are any): the lost
+   * attempt may still land later, as a duplicate of the one this run recorded.
+   */
+  readonly uncertainCreates?: readonly UncertainCreate[] | undefined;
   /** Address -> ID of every resource this run created (or recovered). */
   readonly created: Readonly<Record<string, string>>;
   /** Human-readable notes (skipped deletes, vanished resources), for the summary. */
   readonly messages: readonly string[];
+}
+
+export interface UncertainCreate {
+  /** The created resource's address in the plan (`https_edge.shop`, `bot_user.ci`). */
+  readonly address: string;
+  /** The manifest name (edges, bot users) or the route's `match`. */
+  readonly name: string;
+  readonly kind: Target['kind'];
+  /** The ID this run recorded for it. */
+  readonly id: string;
+  /**
+   * True when `id` came from this run's own 201 answer: provably created by this process.
+   * False when a lookup found it (it may be someone else's namesake).
+   */
+  readonly answered: boolean;
 }
 
 export interface ExecuteOptions {
@@ -161,6 +181,7 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
   const vanished: string[] = [];
   const errors: OperationFailure[] = [];
   const messages: string[] = [];
+  const uncertain: UncertainCreate[] = [];
   const counts = { finished: 0, done: 0, failed: 0, skipped: 0, writes: 0 };
   let deletesSkipped = false;
 
@@ -243,21 +264,32 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
     target: Target,
     path: string,
   ): Promise<Sent & { found: boolean }> => {
+    /** Set once an attempt's outcome was unknown: that attempt may still land later. */
+    let unknown = false;
+    const settled = (id: string | undefined, answered: boolean) => {
+      if (unknown && id !== undefined) {
+        const { address, name } = step.change;
+        uncertain.push({ address, name, kind: target.kind, id, answered });
+      }
+    };
     for (let attempt = 1; ; attempt++) {
       if (!mayWrite()) throw new FencedError(fenced ?? 'fenced');
       try {
-        return {
-          ...(await sendOperation(options.client, 'POST', target, step.op.body)),
-          found: false,
-        };
+        const sent = await sendOperation(options.client, 'POST', target, step.op.body);
+        settled(sent.id, true);
+        return { ...sent, found: false };
       } catch (err) {
         if (!isOutcomeUnknown(err)) throw err;
+        unknown = true;
         const id = await findCreated(lookup, target, step.op.body);
         log.warn(
           { method: 'POST', path, address: step.change.address, attempt, found: id !== undefined },
           'create outcome unknown; looked it up',
         );
-        if (id !== undefined) return { id, found: true };
+        if (id !== undefined) {
+          settled(id, false);
+          return { id, found: true };
+        }
         if (attempt >= createAttempts || signal?.aborted) throw err;
         // The create provably did not land: wait a little (full jitter), then send it again.
         await sleep(Math.floor(random() * Math.min(5_000, 200 * 2 ** (attempt - 1))));
@@ -380,6 +412,7 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
     aborted: signal?.aborted ?? false,
     ...(accountState === undefined ? {} : { accountState }),
     ...(fenced === undefined ? {} : { fenced }),
+    ...(uncertain.length === 0 ? {} : { uncertainCreates: uncertain }),
     created: Object.fromEntries(bindings),
     messages,
   };

@@ -115,14 +115,20 @@ function listCalls(tls: number, https: number, bots: number): number {
  * The post-apply view at the lower cost: the touched roots by ID (`verifyTouched`) when there
  * are fewer of them than the list calls of a full observation after the apply, a full listing
  * otherwise (a cold apply of 1,000 edges: 12 list calls instead of 1,000 GETs).
+ *
+ * Always a full listing after a create whose outcome was unknown: its lost attempt may have
+ * landed late, as a record no ID read finds. Converged means no duplicates, so the check must
+ * see every namesake (the re-plan then deletes an owned duplicate edge like any other).
  */
 export async function observeAfterApply(
   client: VerifyClient & Pick<ApiClient, 'listTlsEdges' | 'listHttpsEdges' | 'listBotUsers'>,
   plan: Plan,
   live: LiveSnapshot,
-  result: Pick<ExecuteResult, 'created'>,
+  result: Pick<ExecuteResult, 'created' | 'uncertainCreates'>,
   options: { readonly signal?: AbortSignal | undefined; readonly concurrency?: number } = {},
 ): Promise<LiveSnapshot> {
+  if ((result.uncertainCreates?.length ?? 0) > 0)
+    return observe(client, { signal: options.signal });
   const touched = touchedRoots(plan, result);
   const reads = touched.tls.size + touched.https.size + touched.bots.size;
   const listing = listCalls(
@@ -132,4 +138,16 @@ export async function observeAfterApply(
   );
   if (reads <= listing) return verifyTouched(client, plan, live, result, options);
   return observe(client, { signal: options.signal });
+}
+
+/**
+ * The bot users this run provably created itself after a lost answer (its own 201 answers),
+ * for the re-plan's `ownBotUsers`: the only namesakes it may delete as duplicates.
+ */
+export function ownBotUsersOf(result: Pick<ExecuteResult, 'uncertainCreates'>): Set<string> {
+  const ids = new Set<string>();
+  for (const u of result.uncertainCreates ?? []) {
+    if (u.kind === 'bot_users' && u.answered) ids.add(u.id);
+  }
+  return ids;
 }

@@ -23,7 +23,7 @@ import { withPriority } from '../api/priority.js';
 import { applyAndVerify } from '../apply/cycle.js';
 import { checkGuards, desiredCount } from '../apply/guards.js';
 import { progressSteps } from '../apply/progress.js';
-import { observeAfterApply } from '../apply/verify.js';
+import { observeAfterApply, ownBotUsersOf } from '../apply/verify.js';
 import type { ReconcileFn, ReconcileInput, ReconcileReport } from '../daemon/index.js';
 import { ACCOUNT_STATE_MESSAGE, accountStateOf, EdgesyncError, GuardError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -258,14 +258,18 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
           concurrency: options.concurrency,
         });
         verified = again;
-        return { live: again, plan: buildPlan(desired, again, planOptions()) };
+        const ownBotUsers = ownBotUsersOf(result);
+        return { live: again, plan: buildPlan(desired, again, { ...planOptions(), ownBotUsers }) };
       },
     });
     const { result } = outcome;
     const residual = outcome.residual;
     const outOfSync =
       residual === undefined ? undefined : residual.changes.length + residual.blocked.length;
-    if (outcome.converged && verified !== undefined) cached = verified;
+    // After a create whose answer was lost, the lost attempt may still land: the next cycle
+    // lists everything again (a kept snapshot would hide the duplicate until the next resync).
+    const late = (outcome.result.uncertainCreates?.length ?? 0) > 0;
+    if (outcome.converged && verified !== undefined && !late) cached = verified;
     const base = {
       mode,
       listCalls,

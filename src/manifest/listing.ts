@@ -63,14 +63,21 @@ export const nodeFs: LoaderFs = {
 };
 
 /**
- * A file's bytes, opened without blocking: a file that became a FIFO since it was stat'ed is
- * refused (EINVAL-like), never waited on, which matters more now that the read holds the loop.
+ * A file's bytes, opened without blocking: a file that became a FIFO (or any non-regular file)
+ * since it was stat'ed is refused (`EFTYPE`), never waited on, which matters more now that the
+ * read holds the loop. The checks are made on the opened descriptor, so what is read is what was
+ * checked. With `maxBytes`, a larger file is refused (`EFBIG`) before it is read. Manifests and
+ * `{ file: }` secrets are both read through here.
  */
-function readRegularFile(file: string): Uint8Array {
+export function readRegularFile(file: string, maxBytes?: number): Uint8Array {
   const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
-    if (!fstatSync(fd).isFile()) {
+    const info = fstatSync(fd);
+    if (!info.isFile()) {
       throw Object.assign(new Error('not a regular file'), { code: 'EFTYPE' });
+    }
+    if (maxBytes !== undefined && info.size > maxBytes) {
+      throw Object.assign(new Error(`file is over the ${maxBytes}-byte limit`), { code: 'EFBIG' });
     }
     return readFileSync(fd);
   } finally {

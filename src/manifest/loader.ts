@@ -7,7 +7,7 @@
  * state is unknown, never empty.
  */
 
-import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { type Diagnostic, errorMessage, ManifestDirError, ManifestError } from '../errors.js';
 import { runPool } from '../pool.js';
@@ -28,6 +28,7 @@ import {
   listManifestFiles,
   nodeFs,
   problem,
+  readRegularFile,
 } from './listing.js';
 import type { ReadResult, RefReader } from './refs.js';
 import { resolveManifestDir } from './resolve.js';
@@ -241,7 +242,7 @@ function manifestReader(
 ): (rel: string) => string | undefined {
   return (rel) => {
     try {
-      const text = decode(readFileSync(manifestPath(resolvedDir, realPaths, rel)), maxFileBytes);
+      const text = decode(readRegularFile(manifestPath(resolvedDir, realPaths, rel)), maxFileBytes);
       return typeof text === 'string' ? text : undefined;
     } catch {
       return undefined;
@@ -330,17 +331,19 @@ function readRefFile(
     };
   }
   try {
-    const info = statSync(real);
-    if (!info.isFile()) return { ok: false, message: `${shown} is not a file` };
-    if (info.size > maxFileBytes) {
-      return { ok: false, message: `file ${shown} is over the ${maxFileBytes}-byte limit` };
-    }
-    const bytes = readFileSync(real);
+    // One open, checked by its descriptor: a path swapped for a FIFO after any earlier look is
+    // refused, never waited on (a blocked read would stall `validate` and the daemon alike).
+    const bytes = readRegularFile(real, maxFileBytes);
     if (bytes.includes(0))
       return { ok: false, message: `file ${shown} is binary (contains NUL bytes)` };
     return { ok: true, text: decoder.decode(bytes) };
   } catch (err) {
     if (err instanceof TypeError) return { ok: false, message: `file ${shown} is not valid UTF-8` };
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EFTYPE') return { ok: false, message: `${shown} is not a file` };
+    if (code === 'EFBIG') {
+      return { ok: false, message: `file ${shown} is over the ${maxFileBytes}-byte limit` };
+    }
     return { ok: false, message: `cannot read file ${shown}: ${errorMessage(err)}` };
   }
 }

@@ -2,6 +2,11 @@
  * Bot users, matched by name. They carry no metadata, so namesakes (a person's, or two racing
  * applies') cannot be told apart: the plan warns, gives every one of them the desired state,
  * and addresses all but the oldest by ID (`bot_user.ci#bot_2`).
+ *
+ * One exception: a namesake this process provably created itself (`ownBotUsers`: its own 201
+ * answer to a create whose earlier attempt was lost, and which then landed late) is deleted,
+ * and the other kept. The one kept is the one that cannot be proven edgesync's: deleting it
+ * could delete a person's.
  */
 import type { BotUser } from '../api/schemas.js';
 import type { BotUserManifest } from '../manifest/schema.js';
@@ -34,8 +39,46 @@ export function planBotUsers(
       });
       continue;
     }
-    planBotUser(ctx, d, byName.get(d.name) ?? []);
+    const found = byName.get(d.name) ?? [];
+    const own = d.ensure === 'absent' ? [] : provenDuplicates(ctx, found);
+    for (const b of own) planOwnDuplicate(ctx, d, b, found);
+    planBotUser(
+      ctx,
+      d,
+      found.filter((b) => !own.includes(b)),
+    );
   }
+}
+
+/** Namesakes this process provably created, all deletable while one other namesake stays. */
+function provenDuplicates(ctx: PlanContext, found: readonly BotUser[]): BotUser[] {
+  if (found.length < 2) return [];
+  const own = found.filter((b) => ctx.ownBotUsers.has(b.id));
+  // All of them ours: the oldest stays, like any survivor among look-alikes.
+  return own.length === found.length ? own.slice(1) : own;
+}
+
+function planOwnDuplicate(
+  ctx: PlanContext,
+  d: BotUserManifest,
+  b: BotUser,
+  found: readonly BotUser[],
+): void {
+  const address = `bot_user.${d.name}#${b.id}`;
+  const others = found.filter((o) => o !== b).map((o) => o.id);
+  ctx.changes.push({
+    kind: 'bot_user',
+    name: d.name,
+    source: d.source,
+    modules: [],
+    address,
+    root: address,
+    action: 'delete',
+    reason: `duplicate of ${others.join(', ')}: created by this process when an earlier create's answer was lost and that create landed late`,
+    id: b.id,
+    fields: [{ path: 'active', before: b.active, sensitive: false }],
+    operations: [deleteBotUser(b.id, `delete duplicate bot user ${d.name}`)],
+  });
 }
 
 function planBotUser(ctx: PlanContext, d: BotUserManifest, found: readonly BotUser[]): void {

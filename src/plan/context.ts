@@ -21,6 +21,12 @@ export interface PlanOptions {
    * without one diffs every resource.
    */
   readonly memo?: PlanMemo | undefined;
+  /**
+   * Bot users this process provably created (IDs from its own 201 answers to creates whose
+   * first attempt's outcome was unknown). Bot users carry no ownership mark, so these are the
+   * only namesakes the plan may delete as duplicates; any other namesake is only reported.
+   */
+  readonly ownBotUsers?: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -78,6 +84,7 @@ export class PlanContext {
   readonly allowEmpty: boolean;
   readonly maxDeletes: number;
   readonly memo: PlanMemo | undefined;
+  readonly ownBotUsers: ReadonlySet<string>;
   readonly changes: ResourceChange[] = [];
   readonly blocked: Blocked[] = [];
   readonly warnings: string[] = [];
@@ -87,6 +94,7 @@ export class PlanContext {
     this.allowEmpty = options.allowEmpty ?? false;
     this.maxDeletes = options.maxDeletes ?? DEFAULT_MAX_DELETES;
     this.memo = options.memo;
+    this.ownBotUsers = options.ownBotUsers ?? new Set();
   }
 
   /** The desired edge's hostports, canonical (kept per manifest list: `canonicalHostports`). */

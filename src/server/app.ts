@@ -3,7 +3,8 @@
  * request listener; listening lives in `startServer` and the `server` command). It owns the
  * request pipeline: operation ID, authentication (constant-time; ./wire.ts), version header,
  * routing (404/405), path ID prefixes (227), query parameters (231), rate limit (429), body
- * limit (413), the latency/fault/reset knobs, content type (210) and JSON (213), then the
+ * limit (413), the latency/fault/reset knobs, content type (210) and JSON (213: strict UTF-8;
+ * no `__proto__` key, 215), then the
  * handler; and it turns every failure into api-notes' error body. Nothing a client sends can
  * produce a 500 or a stack trace: unexpected exceptions are logged and answered with a bare 500
  * body.
@@ -16,11 +17,17 @@ import { API_VERSION, ERROR_CODE, ID_PREFIX, LIMITS } from '../spec/api.js';
 import { RequestError, StoreError } from './errors.js';
 import { type Call, createHandlers, type Handlers, type Reply } from './handlers.js';
 import { createIdGenerator, type IdGenerator } from './ids.js';
-import { RateLimiter, type ServerKnobs } from './knobs.js';
+import { HeldWrites, RateLimiter, type ServerKnobs } from './knobs.js';
 import { Renderer } from './render.js';
 import { BODY_METHODS, type Method, parseQuery, resolve, splitPath } from './routes.js';
 import type { Store } from './store.js';
-import { createAuthenticator, createOperationIds, errorBody, isJsonContentType } from './wire.js';
+import {
+  createAuthenticator,
+  createOperationIds,
+  errorBody,
+  isJsonContentType,
+  parseJsonBody,
+} from './wire.js';
 
 /**
  * Runs of a handler whose view keeps being undone by failing writes before it answers 503: each
@@ -69,6 +76,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
   const renderer = new Renderer(deps.baseUrl);
   const handlers = createHandlers({ store: deps.store, render: renderer, ids, now });
   const limiter = new RateLimiter();
+  const held = new HeldWrites();
   const log = deps.logger;
   const authenticate = createAuthenticator(deps.apiKeys);
   const operationId = createOperationIds(ids.next(ID_PREFIX.operation).slice(0, -8));
@@ -257,6 +265,10 @@ export function createServer(deps: ServerDeps): EdgeServer {
       const ms = min + random() * Math.max(0, max - min);
       if (ms > 0) await sleep(ms);
     }
+    // A held create goes ahead later whatever its client does meanwhile (timeout, retry).
+    const lateKnob = knobs.lateCreates;
+    const late = HeldWrites.takes(lateKnob, method, path);
+    if (late) await held.hold(lateKnob);
     if (knobs.faultRate !== undefined && knobs.faultRate > 0 && random() < knobs.faultRate) {
       throw new RequestError(
         503,
@@ -276,11 +288,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
           'Content-Type must be application/json',
         );
       }
-      try {
-        body = JSON.parse(raw.toString('utf8'));
-      } catch {
-        throw new RequestError(400, ERROR_CODE.notJson, 'the request body is not valid JSON');
-      }
+      body = parseJsonBody(raw);
       if (knobs.echoBody === true) {
         throw new RequestError(
           400,
@@ -301,6 +309,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
     let reply: Reply;
     try {
       reply = await answer(handlerName, call);
+      if (method !== 'GET' && !late) held.release();
     } catch (err) {
       if (reset && !(err instanceof RequestError)) throw err;
       if (reset) return destroy(req);

@@ -1,6 +1,6 @@
 /**
  * The test knobs of the local server: per-account rate limiting over a rolling window, injected
- * latency, injected 503s and connection resets. The knobs object is read on every request, so
+ * latency, injected 503s, connection resets and late creates. The knobs object is read on every request, so
  * tests can change it at runtime (`running.knobs.faultRate = 1`).
  */
 import type { RateLimitSpec } from '../spec/rate-limit.js';
@@ -33,6 +33,53 @@ export interface ServerKnobs {
    * what the server echoes without masking the secrets in it.
    */
   echoBody?: boolean | undefined;
+  /**
+   * Late creates: the next `count` POSTs (to paths starting with `pathPrefix`, when given) are
+   * held after they were read, then performed whether or not their client still waits: a create
+   * that commits after its client timed out, looked, found nothing and sent it again. Held for
+   * `holdMs`, or with `untilNextWrite` only until another write has been performed (so the late
+   * original lands right after the client's second attempt, deterministically). The server
+   * decrements `count` as it holds requests.
+   */
+  lateCreates?: LateCreates | undefined;
+}
+
+export interface LateCreates {
+  count: number;
+  readonly holdMs: number;
+  readonly pathPrefix?: string | undefined;
+  readonly untilNextWrite?: boolean | undefined;
+}
+
+/** The requests held by `lateCreates`, released by their timer or by the next write. */
+export class HeldWrites {
+  readonly #waiting = new Set<() => void>();
+
+  /** Whether `lateCreates` holds this request (and takes one from its count). */
+  static takes(late: LateCreates | undefined, method: string, path: string): late is LateCreates {
+    if (late === undefined || method !== 'POST' || late.count <= 0) return false;
+    if (late.pathPrefix !== undefined && !path.startsWith(late.pathPrefix)) return false;
+    late.count -= 1;
+    return true;
+  }
+
+  hold(late: LateCreates): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#waiting.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, late.holdMs);
+      timer.unref();
+      if (late.untilNextWrite === true) this.#waiting.add(done);
+    });
+  }
+
+  /** A write was performed: every request waiting for one goes ahead. */
+  release(): void {
+    for (const done of [...this.#waiting]) done();
+  }
 }
 
 /** Rolling-window rate limiter: remembers the admission times of the last `limit` requests. */

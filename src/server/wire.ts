@@ -1,9 +1,11 @@
 /**
  * The local server's small wire-level pieces: API keys to accounts (a digest, compared in
- * constant time), operation IDs, the error body of api-notes, the JSON content-type check.
+ * constant time), operation IDs, the error body of api-notes, the JSON content-type check, and
+ * the decoding of a request body.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { ApiErrorCode } from './errors.js';
+import { ERROR_CODE } from '../spec/api.js';
+import { type ApiErrorCode, RequestError } from './errors.js';
 
 /** The account an API key maps to: a digest, so the log never holds keys. */
 export function accountIdForKey(key: string): string {
@@ -71,4 +73,62 @@ export function errorBody(
   body.msg = msg;
   body.details = { operation_id: operationId };
   return JSON.stringify(body);
+}
+
+/**
+ * Strict: bytes that are not UTF-8 throw instead of turning into U+FFFD (a body's text must be
+ * what the client sent, or be refused); a byte-order mark is kept, so JSON.parse refuses it as
+ * it always did.
+ */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * A request body as JSON: 400 (213) when it is not UTF-8 or not JSON, 400 (215) when an object
+ * anywhere in it has a key named `__proto__`. JSON.parse makes such a key an own property, but
+ * every copy into a plain object (a schema's record of header names, say) would set the
+ * prototype instead and drop the entry: the request would be answered 201 without it.
+ */
+export function parseJsonBody(raw: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = UTF8.decode(raw);
+  } catch {
+    throw new RequestError(400, ERROR_CODE.notJson, 'the request body is not valid UTF-8');
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new RequestError(400, ERROR_CODE.notJson, 'the request body is not valid JSON');
+  }
+  const at = protoKeyPath(body);
+  if (at !== undefined) {
+    throw new RequestError(
+      400,
+      ERROR_CODE.invalidValue,
+      `${at === '' ? 'the body' : at}: a key named "__proto__" is not accepted`,
+    );
+  }
+  return body;
+}
+
+/** Where the first own `__proto__` key is (dotted path of its object), or undefined. */
+function protoKeyPath(root: unknown): string | undefined {
+  // An explicit stack: a deeply nested body must not overflow the call stack.
+  const stack: { value: unknown; path: string }[] = [{ value: root, path: '' }];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const { value, path } = next;
+    if (typeof value !== 'object' || value === null) continue;
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) {
+        stack.push({ value: value[i], path: `${path}[${i}]` });
+      }
+      continue;
+    }
+    if (Object.hasOwn(value, '__proto__')) return path;
+    for (const [key, child] of Object.entries(value)) {
+      stack.push({ value: child, path: path === '' ? key : `${path}.${key}` });
+    }
+  }
+  return undefined;
 }

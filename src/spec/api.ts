@@ -243,8 +243,10 @@ export interface RuleViolation {
 const DNS_LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
 /** `host:port`: a DNS name (optionally `*.` wildcard) or an IPv4 literal, then a port number. */
 export const HOSTPORT_PATTERN = new RegExp(
-  `^((?:\\*\\.)?${DNS_LABEL}(?:\\.${DNS_LABEL})*):(\\d{1,5})$`,
+  `^((?:\\*\\.)?${DNS_LABEL}(?:\\.${DNS_LABEL})*):(0|[1-9]\\d{0,4})$`,
 );
+/** A DNS name is at most 253 characters in its text form (RFC 1035's 255 octets on the wire). */
+const HOSTNAME_MAX = 253;
 const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 
 /** A host that is a domain name rather than an IP address literal (which may use any port). */
@@ -257,11 +259,12 @@ export function isDomainHost(host: string): boolean {
  * a domain name (7116: "the domain is unsupported because it does not use port 443").
  */
 export function checkHostport(value: string): RuleViolation | undefined {
-  const m = HOSTPORT_PATTERN.exec(value);
-  if (m === null || value.length > 260) {
+  // Bounded before the pattern runs: a name's 253 characters, `:`, a 5-digit port.
+  const m = value.length > HOSTNAME_MAX + 6 ? null : HOSTPORT_PATTERN.exec(value);
+  if (m === null || (m[1] as string).length > HOSTNAME_MAX) {
     return {
       code: ERROR_CODE.hostportForm,
-      message: `${JSON.stringify(value)} is not of the form hostname:portnumber`,
+      message: `${JSON.stringify(value)} is not of the form hostname:portnumber${formHint(value)}`,
     };
   }
   const host = m[1] as string;
@@ -279,6 +282,16 @@ export function checkHostport(value: string): RuleViolation | undefined {
     };
   }
   return undefined;
+}
+
+/** Why a hostport of an otherwise plausible shape is refused, for the message. */
+function formHint(value: string): string {
+  const colon = value.lastIndexOf(':');
+  if (colon > HOSTNAME_MAX) return ` (a host name has at most ${HOSTNAME_MAX} characters)`;
+  // `:0443` would be one more spelling of `:443`: uniqueness, compared by text, would let two
+  // edges serve one address.
+  if (/^0\d+$/.test(value.slice(colon + 1))) return ' (a port number has no leading zeros)';
+  return '';
 }
 
 /** @internal */

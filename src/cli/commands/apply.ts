@@ -28,7 +28,7 @@ import {
   notAppliedResult,
   renderApplyResult,
 } from '../../apply/report.js';
-import { observeAfterApply } from '../../apply/verify.js';
+import { observeAfterApply, ownBotUsersOf } from '../../apply/verify.js';
 import { errorMessage, ManifestError, StalePlanError, UsageError } from '../../errors.js';
 import { createLogger, type Logger, parseLogLevel, silentLogger } from '../../log.js';
 import { formatDiagnostic } from '../../manifest/diagnostics.js';
@@ -223,7 +223,9 @@ async function applyWith(
       signal: ctx.signal,
       concurrency: options.concurrency,
     });
-    return { live: again, plan: buildPlan(set, again, planOptions) };
+    // Bot users this run provably created after a lost answer may go as duplicates.
+    const ownBotUsers = ownBotUsersOf(result);
+    return { live: again, plan: buildPlan(set, again, { ...planOptions, ownBotUsers }) };
   };
 
   const color = tty && ctx.env.NO_COLOR === undefined;

@@ -13,6 +13,8 @@ let call: Call;
 const fx = { tls: '', https: '', https2: '', route: '', plainRoute: '', oidcRoute: '', bot: '' };
 const TLS_HP = 'tls.example.com:443';
 const HTTPS_HP = 'https.example.com:443';
+/** 253 characters: four labels (63, 63, 63, 61) and three dots. */
+const LONG_HOST_253 = ['a', 'b', 'c'].map((c) => c.repeat(63)).join('.') + '.' + 'd'.repeat(61);
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -54,7 +56,7 @@ interface Case {
   readonly method: string;
   readonly path: () => string;
   readonly body?: unknown;
-  readonly raw?: string;
+  readonly raw?: string | Uint8Array;
   readonly headers?: Record<string, string | undefined>;
   readonly status: number;
   readonly code: string;
@@ -174,6 +176,33 @@ const CASES: Case[] = [
     code: 'ERR_SVC_7018',
   },
   {
+    rule: 'a request header named __proto__ (would be dropped by any copy into an object)',
+    method: 'PUT',
+    path: () => `${route()}/request_headers`,
+    raw: '{"add":{"X-A":"a","__proto__":"b"}}',
+    status: 400,
+    code: 'ERR_SVC_215',
+    msg: 'add: a key named "__proto__" is not accepted',
+  },
+  {
+    rule: 'a response header named __proto__, spelled with an escape',
+    method: 'PUT',
+    path: () => `${route()}/response_headers`,
+    raw: '{"add":{"\\u005f_proto__":"b"}}',
+    status: 400,
+    code: 'ERR_SVC_215',
+    msg: '"__proto__"',
+  },
+  {
+    rule: 'a __proto__ key at the top of a create',
+    method: 'POST',
+    path: tls,
+    raw: '{"description":"d","__proto__":{"description":"e"}}',
+    status: 400,
+    code: 'ERR_SVC_215',
+    msg: 'the body: a key named "__proto__"',
+  },
+  {
     rule: 'request header value with a tab',
     method: 'PUT',
     path: () => `${route()}/request_headers`,
@@ -288,6 +317,24 @@ const CASES: Case[] = [
     code: 'ERR_SVC_213',
   },
   { rule: 'empty body', method: 'POST', path: tls, raw: '', status: 400, code: 'ERR_SVC_213' },
+  {
+    rule: 'a body that is not UTF-8 (never replaced with U+FFFD)',
+    method: 'POST',
+    path: tls,
+    raw: new Uint8Array([...Buffer.from('{"description":"a'), 0xff, ...Buffer.from('"}')]),
+    status: 400,
+    code: 'ERR_SVC_213',
+    msg: 'not valid UTF-8',
+  },
+  {
+    rule: 'a body with a truncated UTF-8 sequence',
+    method: 'PATCH',
+    path: tlsEdge,
+    raw: new Uint8Array([...Buffer.from('{"description":"caf'), 0xc3, ...Buffer.from('"}')]),
+    status: 400,
+    code: 'ERR_SVC_213',
+    msg: 'not valid UTF-8',
+  },
   {
     rule: 'body not an object',
     method: 'POST',
@@ -420,6 +467,30 @@ const CASES: Case[] = [
     body: { hostports: ['a.example.com:0'] },
     status: 400,
     code: 'ERR_SVC_7112',
+  },
+  {
+    rule: 'a port with a leading zero (another spelling of a taken hostport)',
+    method: 'POST',
+    path: https,
+    body: { hostports: [TLS_HP.replace(':443', ':0443')] },
+    status: 400,
+    code: 'ERR_SVC_7104',
+  },
+  {
+    rule: 'a port with two leading zeros',
+    method: 'PATCH',
+    path: tlsEdge,
+    body: { hostports: [HTTPS_HP.replace(':443', ':00443')] },
+    status: 400,
+    code: 'ERR_SVC_7104',
+  },
+  {
+    rule: 'a host name of 254 characters (DNS allows 253)',
+    method: 'POST',
+    path: tls,
+    body: { hostports: [`${LONG_HOST_253}x:443`] },
+    status: 400,
+    code: 'ERR_SVC_7104',
   },
   {
     rule: 'hostport port 65536',

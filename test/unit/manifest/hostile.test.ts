@@ -96,6 +96,16 @@ routes:
       'kind: TLSEdge\nname: x\ntraffic_policy:\n  value: { "__proto__": { polluted: true } }\n',
       'a.yaml:4:12: traffic_policy.value: unknown field "__proto__"',
     ],
+    [
+      'as a request header name',
+      'kind: HTTPSEdge\nname: x\nroutes:\n  - match_type: path_prefix\n    match: /\n    request_headers: { add: { X-A: a, __proto__: b } }\n',
+      'a.yaml:6:39: routes[0].request_headers.add: unknown field "__proto__"',
+    ],
+    [
+      'as a response header name',
+      'kind: HTTPSEdge\nname: x\nroutes:\n  - match_type: path_prefix\n    match: /\n    response_headers:\n      add:\n        "__proto__": b\n',
+      'a.yaml:8:9: routes[0].response_headers.add: unknown field "__proto__"',
+    ],
   ])('refuses __proto__ keys %s without polluting any prototype', (_where, text, expected) => {
     const result = buildFrom({ 'a.yaml': text });
     expect(errorLines(result)).toEqual([expected]);

@@ -12,6 +12,9 @@ interface Case {
   readonly options?: MemoryOptions;
 }
 
+/** 253 characters: four labels (63, 63, 63, 61) and three dots. */
+const HOST_253 = `${['a', 'b', 'c'].map((c) => c.repeat(63)).join('.')}.${'d'.repeat(61)}`;
+
 const route = (extra: string) => `kind: HTTPSEdge
 name: shop
 routes:
@@ -104,6 +107,26 @@ const cases: Case[] = [
     expected: [
       'a.yaml:3:13: hostports[0]: "a.example.com" is not of the form hostname:portnumber',
       'a.yaml:3:28: hostports[1]: port 70000 is out of range 1..65535',
+    ],
+  },
+  {
+    rule: 'a port has no leading zeros (one address, one spelling)',
+    files: {
+      'a.yaml':
+        'kind: TLSEdge\nname: x\nhostports: [a.example.com:443, a.example.com:0443, "a.example.com:00443"]\n',
+    },
+    expected: [
+      'a.yaml:3:32: hostports[1]: "a.example.com:0443" is not of the form hostname:portnumber (a port number has no leading zeros)',
+      'a.yaml:3:52: hostports[2]: "a.example.com:00443" is not of the form hostname:portnumber (a port number has no leading zeros)',
+    ],
+  },
+  {
+    rule: 'a host name has at most 253 characters',
+    files: {
+      'a.yaml': `kind: TLSEdge\nname: x\nhostports: [${HOST_253}:443, ${HOST_253}x:443]\n`,
+    },
+    expected: [
+      `a.yaml:3:${13 + HOST_253.length + 6}: hostports[1]: "${HOST_253}x:443" is not of the form hostname:portnumber (a host name has at most 253 characters)`,
     ],
   },
   // ---- rules of the hosted service (api-notes' last section) ---------------------------------

@@ -791,6 +791,38 @@ describe('bot users', () => {
         .warnings,
     ).toEqual([]);
   });
+
+  it('deletes a namesake it provably created itself (ownBotUsers), keeping the others', () => {
+    const live = liveState({
+      bots: [
+        liveBot({ id: 'bot_a', name: 'ci', created_at: '2024-01-01T00:00:00Z' }),
+        liveBot({ id: 'bot_b', name: 'ci', created_at: '2024-02-01T00:00:00Z' }),
+      ],
+    });
+    const desired = desiredSet({ bots: [botManifest({ name: 'ci' })] });
+    // The oldest is ours: it goes, although the oldest is the usual survivor.
+    const plan = buildPlan(desired, live, { ownBotUsers: new Set(['bot_a']) });
+    expect(plan.changes.map((c) => `${c.address} ${c.action}`)).toEqual([
+      'bot_user.ci noop',
+      'bot_user.ci#bot_a delete',
+    ]);
+    expect(change(plan, 'bot_user.ci').id).toBe('bot_b');
+    expect(change(plan, 'bot_user.ci#bot_a').operations.map((o) => o.path)).toEqual([
+      '/bot_users/bot_a',
+    ]);
+    expect(plan.warnings).toEqual([]);
+    // Both ours: the oldest stays. None ours, or no namesake: nothing is deleted.
+    const both = buildPlan(desired, live, { ownBotUsers: new Set(['bot_a', 'bot_b']) });
+    expect(both.changes.map((c) => `${c.address} ${c.action}`)).toEqual([
+      'bot_user.ci noop',
+      'bot_user.ci#bot_b delete',
+    ]);
+    expect(buildPlan(desired, live).changes.every((c) => c.action === 'noop')).toBe(true);
+    const alone = liveState({ bots: [liveBot({ id: 'bot_a', name: 'ci' })] });
+    expect(
+      buildPlan(desired, alone, { ownBotUsers: new Set(['bot_a']) }).changes.map((c) => c.action),
+    ).toEqual(['noop']);
+  });
 });
 
 describe('suspend: true', () => {

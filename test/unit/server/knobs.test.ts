@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { parseLatency, parseRate, parseRateLimit, RateLimiter } from '../../../src/server/knobs.js';
+import {
+  HeldWrites,
+  type LateCreates,
+  parseLatency,
+  parseRate,
+  parseRateLimit,
+  RateLimiter,
+} from '../../../src/server/knobs.js';
 
 describe('RateLimiter (rolling window, injected time)', () => {
   it('admits up to the limit, then answers the seconds until a slot frees', () => {
@@ -67,5 +74,31 @@ describe('flag parsers', () => {
     ['', undefined],
   ])('parseRate(%s)', (text, expected) => {
     expect(parseRate(text)).toBe(expected);
+  });
+});
+
+describe('HeldWrites (the lateCreates knob)', () => {
+  it('holds the next `count` POSTs under the prefix, and nothing else', () => {
+    const late: LateCreates = { count: 2, holdMs: 1_000, pathPrefix: '/bot_users' };
+    expect(HeldWrites.takes(late, 'GET', '/bot_users')).toBe(false);
+    expect(HeldWrites.takes(late, 'POST', '/edges/https')).toBe(false);
+    expect(HeldWrites.takes(late, 'POST', '/bot_users')).toBe(true);
+    expect(HeldWrites.takes(late, 'POST', '/bot_users')).toBe(true);
+    expect(HeldWrites.takes(late, 'POST', '/bot_users')).toBe(false);
+    expect(late.count).toBe(0);
+    expect(HeldWrites.takes(undefined, 'POST', '/bot_users')).toBe(false);
+  });
+
+  it('releases a request waiting for the next write when one is performed', async () => {
+    const held = new HeldWrites();
+    let released = false;
+    const waiting = held.hold({ count: 0, holdMs: 60_000, untilNextWrite: true }).then(() => {
+      released = true;
+    });
+    await Promise.resolve();
+    expect(released).toBe(false);
+    held.release();
+    await waiting;
+    expect(released).toBe(true);
   });
 });
