@@ -240,8 +240,17 @@ export function slimResult(
 const startKey = (p: Position): string => `${p.line}:${p.column}`;
 
 /**
+ * Files parsed again that are still held, oldest first. Diagnostics come in document order, a
+ * file's together (and a duplicate's other place close by), so a few suffice for each file to be
+ * parsed again once, while thousands of reported files never hold their trees all at once.
+ */
+const held: Reparse[] = [];
+const MAX_HELD = 8;
+
+/**
  * One file parsed again for its kept documents, once, and let go (`release`) when the build that
- * asked ends: a long-running daemon does not hold the trees of files it once reported on.
+ * asked ends, or earlier when newer ones push it out of `held`: a long-running daemon does not
+ * keep the trees of files it once reported on.
  */
 class Reparse {
   readonly #source: () => string | undefined;
@@ -261,12 +270,17 @@ class Reparse {
       if (text === undefined) return undefined;
       for (const d of parseYaml(text, { maxAliasCount: this.#maxAliasCount }).documents)
         this.#byStart.set(startKey(d.start), d);
+      held.push(this);
+      if (held.length > MAX_HELD) held[0]?.release();
     }
     return this.#byStart.get(startKey(start));
   }
 
   release(): void {
+    if (this.#byStart === undefined) return;
     this.#byStart = undefined;
+    const at = held.indexOf(this);
+    if (at >= 0) held.splice(at, 1);
   }
 }
 

@@ -72,6 +72,7 @@ export function parseYaml(text: string, options: ParseOptions): ParseResult {
   });
   const problems: YamlProblem[] = [];
   const documents: ParsedDocument[] = [];
+  const mayHaveAliases = text.includes('*');
   // parseAllDocuments returns an EmptyStream (an array with no documents) for empty input.
   const list: AnyDocument[] = Array.isArray(parsed) ? parsed : [];
   list.forEach((doc, index) => {
@@ -86,7 +87,8 @@ export function parseYaml(text: string, options: ParseOptions): ParseResult {
     const start = pos(contents?.range?.[0] ?? 0);
     // Checked on the syntax tree before toJS: an undefined alias would throw, and a recursive one
     // would build a cyclic value that overflows the stack of everything after the parser.
-    const aliasProblems = checkAliases(doc);
+    // (An alias is written with `*`: a text without one has none, and skips the walk.)
+    const aliasProblems = mayHaveAliases ? checkAliases(doc) : [];
     if (aliasProblems.length > 0) {
       for (const problem of aliasProblems)
         problems.push({ ...pos(problem.offset), message: problem.message });
