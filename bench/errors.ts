@@ -38,7 +38,9 @@ function validate(dir: string, usageFile: string): Promise<{ ms: number; errors:
       (err, _stdout, stderr) => {
         const ms = performance.now() - start;
         if (err === null || err.code !== 1) {
-          reject(new Error(`validate should fail with exit code 1: ${err?.message ?? 'it passed'}`));
+          reject(
+            new Error(`validate should fail with exit code 1: ${err?.message ?? 'it passed'}`),
+          );
           return;
         }
         const summary = /^(\d+) errors? in \d+ files?/m.exec(stderr);

@@ -181,8 +181,7 @@ function find(doc: AnyDocument, path: FieldPath): Found {
     let nextKey: Node | null = null;
     if (isMap(container)) {
       const pair = container.items.find(
-        (p) =>
-          isPair(p) && isScalar(p.key) && String(p.key.value) === String(segment),
+        (p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(segment),
       );
       if (pair !== undefined) {
         nextKey = isScalar(pair.key) ? pair.key : null;
