@@ -341,7 +341,7 @@ async function memory(tmp: string): Promise<void> {
         '',
         `max RSS during the ${RESYNCS} resyncs: ${resyncMax.toFixed(0)} MiB (target < ${RSS_TARGET_MB} MB) ${resyncMax * 1.048576 < RSS_TARGET_MB ? 'OK' : 'OVER TARGET'}`,
         `  of which resyncs 2-${RESYNCS} (after the one following the seeding cycle): ${laterMax.toFixed(0)} MiB ${laterMax * 1.048576 < RSS_TARGET_MB ? 'OK' : 'OVER TARGET'}`,
-        `VmHWM (peak over the whole life, seeding included): ${hwm.toFixed(0)} MiB`,
+        `VmHWM (peak over the whole life, seeding included): ${hwm.toFixed(0)} MiB (budget < ${RSS_TARGET_MB} MB) ${hwm * 1.048576 < RSS_TARGET_MB ? 'OK' : 'OVER BUDGET'}`,
         `RSS growth, first resync to last: ${growth >= 0 ? '+' : ''}${growth.toFixed(0)} MiB; median resync ${quantile(
           perCycle.map((c) => c.ms),
           0.5,

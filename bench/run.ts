@@ -17,6 +17,7 @@ const suites: Record<string, () => Promise<BenchSuite>> = {
   plan: async () => (await import('./plan.js')).suite,
   daemon: async () => (await import('./daemon.js')).suite,
   budget: async () => (await import('./budget.js')).suite,
+  errors: async () => (await import('./errors.js')).suite,
 };
 
 async function runAll(): Promise<void> {

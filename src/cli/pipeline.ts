@@ -12,6 +12,7 @@
  */
 
 import { createHmac, type Hmac } from 'node:crypto';
+import { configure } from 'safe-stable-stringify';
 import type { ApiConfig } from '../api/config.js';
 import { API_KEY_ENV, API_URL_ENV, resolveApiConfig } from '../api/config.js';
 import { type LiveSnapshot, type ObserveClient, observe } from '../api/observe.js';
@@ -188,13 +189,16 @@ function byId<T extends { readonly id: string }>(list: readonly T[]): T[] {
 }
 
 /**
- * Hashes a list item by item, so a 10,000-edge snapshot never becomes one giant string. Items
- * are zod outputs (keys in schema order) or loader outputs (deterministic), so plain
- * `JSON.stringify` is already canonical for them, and much faster than sorting every key.
+ * The canonical form hashed: JSON with every object's keys sorted, at every depth, so a
+ * fingerprint depends on the data and never on the order a parser, a schema or the API put its
+ * keys in.
  */
+const canonicalJson = configure({ deterministic: true });
+
+/** Hashes a list item by item, so a 10,000-edge snapshot never becomes one giant string. */
 function hashList(hash: Hmac, label: string, items: readonly unknown[]): void {
   hash.update(`${label}:${items.length}\n`);
-  for (const item of items) hash.update(`${JSON.stringify(item)}\n`);
+  for (const item of items) hash.update(`${canonicalJson(item)}\n`);
 }
 
 export function fingerprintLive(
@@ -218,7 +222,7 @@ export function fingerprintLive(
 
 export function fingerprintManifests(key: Buffer, owner: string, desired: DesiredSet): string {
   const hash = createHmac('sha256', key);
-  hash.update(`owner:${JSON.stringify(owner)}\n`);
+  hash.update(`owner:${canonicalJson(owner)}\n`);
   hashList(hash, 'tls_edges', desired.tlsEdges);
   hashList(hash, 'https_edges', desired.httpsEdges);
   hashList(hash, 'bot_users', desired.botUsers);

@@ -51,11 +51,6 @@ export interface BuildOptions {
   readonly maxFileBytes?: number;
   readonly maxAliasCount?: number;
   /**
-   * `auto` (default) tries the fast parser first; `full` uses only `yaml`. Both give the same
-   * model for the same input (tested); `full` exists for that test and for debugging.
-   */
-  readonly parser?: 'auto' | 'full';
-  /**
    * Kept between builds by a long-running caller (the daemon): the shape phase of a file whose
    * text is unchanged is not run again, and its resources are the same objects as last time
    * (the planner's memo keys on them). See `FileCache`.
@@ -66,7 +61,7 @@ export interface BuildOptions {
 /**
  * Each file's shape-phase result by path, with a digest of the text it came from. Only files
  * whose result depends on nothing but their text are kept: no `{ env }` / `{ file }` reference,
- * no diagnostic. One cache serves one set of build options (owner, parser, alias bound).
+ * no diagnostic. One cache serves one set of build options (owner, alias bound).
  *
  * The texts themselves are not kept (at 10,000 edges they were 7 MB of the daemon's live heap)
  * once the loader says how to read a file again (`readFrom`): a diagnostic about a kept document
@@ -173,10 +168,7 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
     const cached = options.cache && { cache: options.cache, digest: textDigest(text) };
     let result = cached?.cache.lookup(source.file, cached.digest);
     if (result === undefined) {
-      result = processFile(source.file, text, options.reader, {
-        maxAliasCount,
-        fast: options.parser !== 'full',
-      });
+      result = processFile(source.file, text, options.reader, { maxAliasCount });
       // The parser's tree and position tables go now, not after the whole set is assembled:
       // kept that long, 10,000 edges' worth of them reached the old generation as garbage.
       if (result.diagnostics.length === 0) {
@@ -230,6 +222,8 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
       severity: 'error',
     });
   }
+  // Diagnostics are located: what kept documents parsed again for them goes.
+  for (const d of checked) d.doc.release?.();
 
   if (diagnostics.length > 0) {
     return { ok: false, diagnostics: sortDiagnostics(diagnostics), counts };

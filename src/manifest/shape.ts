@@ -1,15 +1,13 @@
 /**
  * The shape phase of one manifest file (`processFile`): decoding (size cap, binary and UTF-8
- * checks), YAML parsing (the fast parser first, `yaml` for every diagnostic and its position),
- * `{env}`/`{file}` resolution and the schema check (./fastcheck.ts first, zod for whatever it
- * leaves and for every diagnostic), with "did you mean" for unknown fields. A file's result
+ * checks), YAML parsing (`yaml`, the one parser: values, positions and diagnostics all come from
+ * the same reading), `{env}`/`{file}` resolution and the schema check (zod), with "did you mean"
+ * for unknown fields. A file's result
  * depends only on its text and, through references, on the environment and referenced files:
  * `./build.ts` reuses the result of an unchanged file without references (see `FileCache`).
  */
 import { z } from 'zod';
 import type { Diagnostic } from '../errors.js';
-import { fastCheck } from './fastcheck.js';
-import { type FastDocument, parseYamlFast } from './fastyaml.js';
 import { describeIssue, errorMap, valueAt } from './issues.js';
 import { type PartialDocument, partialDocument } from './partial.js';
 import { type FieldPath, formatPath } from './paths.js';
@@ -22,10 +20,9 @@ import { type Anchor, type ParsedDocument, type Position, parseYaml } from './ya
 
 /**
  * The schemas compiled (`z.compile`: generated code, with zod's runtime parser as its fallback,
- * so results and issues are zod's own) for the documents the fast path (./fastcheck.ts) leaves
- * to zod: 70 ms less for 10,000 edges than the runtime parser. Compiled on first use: when the
- * fast path answers for every document, the code is never generated. Introspection
- * (references, issues, partial documents) keeps using `SCHEMA_BY_KIND`.
+ * so results and issues are zod's own): 70 ms less for 10,000 edges than the runtime parser.
+ * Compiled on first use of a kind. Introspection (references, issues, partial documents) keeps
+ * using `SCHEMA_BY_KIND`.
  */
 const compiled: Partial<Record<Kind, z.ZodType>> = {};
 export function compiledCheck(kind: Kind): z.ZodType {
@@ -58,40 +55,14 @@ export interface FileResult {
   readonly partials: ShapedDoc[];
 }
 
-/**
- * One file's documents through the shape phase. The fast parser is tried first; if it declines,
- * or any document has a problem, the file is (re)read with the full parser so that diagnostics
- * and their positions always come from `yaml`.
- */
+/** One file's documents through the shape phase: parsed once, by `yaml`, checked by zod. */
 export function processFile(
   file: string,
   text: string,
   reader: RefReader,
-  options: { maxAliasCount: number; fast: boolean },
+  options: { maxAliasCount: number },
 ): FileResult {
-  const { maxAliasCount } = options;
-  let full: ReturnType<typeof parseYaml> | undefined;
-  const fullParse = () => {
-    full ??= parseYaml(text, { maxAliasCount });
-    return full;
-  };
-
-  const fast = options.fast ? parseYamlFast(text) : undefined;
-  if (fast !== undefined) {
-    const results = fast.map((d, ordinal) =>
-      shapeDocument(file, fastDocument(d, ordinal, fullParse), reader),
-    );
-    if (results.every((r) => r.diagnostics.length === 0 && r.shaped !== undefined)) {
-      return {
-        diagnostics: [],
-        kinds: results.map((r) => r.kind),
-        shaped: results.flatMap((r) => (r.shaped === undefined ? [] : [r.shaped])),
-        partials: [],
-      };
-    }
-  }
-
-  const { documents, problems } = fullParse();
+  const { documents, problems } = parseYaml(text, { maxAliasCount: options.maxAliasCount });
   const diagnostics = problems.map((p) => fileProblem(file, p.message, p.line, p.column));
   const kinds: (Kind | undefined)[] = [];
   const shaped: ShapedDoc[] = [];
@@ -104,38 +75,6 @@ export function processFile(
     if (result.partial !== undefined) partials.push(result.partial);
   }
   return { diagnostics, kinds, shaped, partials };
-}
-
-/**
- * A fast-parsed document: positions of mappings and lists are known; anything finer (keys,
- * scalars) is located by parsing the file fully, on demand (only when reporting a problem).
- */
-function fastDocument(
-  d: FastDocument,
-  ordinal: number,
-  fullParse: () => ReturnType<typeof parseYaml>,
-): ParsedDocument {
-  const full = (): ParsedDocument | undefined => fullParse().documents[ordinal];
-  return {
-    index: ordinal,
-    value: d.value,
-    start: d.start,
-    locate: (path, anchor = 'value') => {
-      // js-yaml's start positions agree with yaml's for a document and for a list item (all the
-      // model needs: resources and routes); a mapping value's starts before its leading space.
-      if (
-        anchor === 'value' &&
-        (path.length === 0 || (path.length === 2 && path[0] === 'routes'))
-      ) {
-        const node = valueAt(d.value, path);
-        const known = typeof node === 'object' && node !== null ? d.positionOf(node) : undefined;
-        if (known !== undefined) return known;
-      }
-      return full()?.locate(path, anchor) ?? d.start;
-    },
-    scalarSource: (path) => full()?.scalarSource(path),
-    ...(d.referenceFree === true ? { referenceFree: true } : {}),
-  };
 }
 
 // ---- decoding ---------------------------------------------------------------------------------
@@ -206,22 +145,14 @@ function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): Sh
   const kind = kindValue as Kind;
   const schema: z.ZodType = SCHEMA_BY_KIND[kind];
 
-  const resolved: ResolveResult =
-    doc.referenceFree === true
-      ? { value: raw, sensitive: [], failed: [], issues: [] }
-      : resolveRefs(schema, raw, file, reader);
+  const resolved: ResolveResult = resolveRefs(schema, raw, file, reader);
   secrets = resolved.sensitive
     .map((p) => valueAt(resolved.value, p))
     .filter((v): v is string => typeof v === 'string');
   for (const issue of resolved.issues)
     report(issue.path, issue.message, issue.at ?? issue.path, issue.anchor);
 
-  // The fast path's answer is zod's own; without one, zod decides and explains.
-  const fast = fastCheck(kind, resolved.value);
-  const parsed =
-    fast !== undefined
-      ? ({ success: true, data: fast } as const)
-      : compiledCheck(kind).safeParse(resolved.value, { error: errorMap });
+  const parsed = compiledCheck(kind).safeParse(resolved.value, { error: errorMap });
   if (!parsed.success) {
     const failed = resolved.failed;
     for (const issue of parsed.error.issues) {
@@ -264,12 +195,15 @@ function startsWith(path: FieldPath, prefix: FieldPath): boolean {
  * The parsed value and the parser's position tables, three quarters of a kept file's memory
  * (28 of 37 MB at 10,000 edges), are let go. `source` gives the text back when asked: the text
  * itself, or (in the daemon) the file read again, if it is still the text the result came from.
+ * The documents of one file share one `Reparse`: however many diagnostics point into the file,
+ * it is read and parsed again at most once per build.
  */
 export function slimResult(
   result: FileResult,
   source: () => string | undefined,
   maxAliasCount: number,
 ): FileResult {
+  const reparse = new Reparse(source, maxAliasCount);
   return {
     ...result,
     shaped: result.shaped.map((d) => {
@@ -277,30 +211,65 @@ export function slimResult(
         d.value.kind === 'HTTPSEdge'
           ? d.value.routes.map((_, r) => d.doc.locate(['routes', r]))
           : [];
-      return { ...d, doc: keptDocument(source, maxAliasCount, d.doc.index, d.doc.start, routes) };
+      return { ...d, doc: keptDocument(reparse, d.doc.index, d.doc.start, routes) };
     }),
   };
 }
 
-/** In a function of its own, so that the closures hold the text source and positions only. */
+const startKey = (p: Position): string => `${p.line}:${p.column}`;
+
+/**
+ * Files parsed again that are still held, oldest first. Diagnostics come in document order, a
+ * file's together (and a duplicate's other place close by), so a few suffice for each file to be
+ * parsed again once, while thousands of reported files never hold their trees all at once.
+ */
+const held: Reparse[] = [];
+const MAX_HELD = 8;
+
+/**
+ * One file parsed again for its kept documents, once, and let go (`release`) when the build that
+ * asked ends, or earlier when newer ones push it out of `held`: a long-running daemon does not
+ * keep the trees of files it once reported on.
+ */
+class Reparse {
+  readonly #source: () => string | undefined;
+  readonly #maxAliasCount: number;
+  #byStart: Map<string, ParsedDocument> | undefined;
+
+  constructor(source: () => string | undefined, maxAliasCount: number) {
+    this.#source = source;
+    this.#maxAliasCount = maxAliasCount;
+  }
+
+  /** The document that starts at `start` (a start identifies a document in its file). */
+  document(start: Position): ParsedDocument | undefined {
+    if (this.#byStart === undefined) {
+      this.#byStart = new Map();
+      const text = this.#source();
+      if (text === undefined) return undefined;
+      for (const d of parseYaml(text, { maxAliasCount: this.#maxAliasCount }).documents)
+        this.#byStart.set(startKey(d.start), d);
+      held.push(this);
+      if (held.length > MAX_HELD) held[0]?.release();
+    }
+    return this.#byStart.get(startKey(start));
+  }
+
+  release(): void {
+    if (this.#byStart === undefined) return;
+    this.#byStart = undefined;
+    const at = held.indexOf(this);
+    if (at >= 0) held.splice(at, 1);
+  }
+}
+
+/** In a function of its own, so that the closures hold the shared re-parse and positions only. */
 function keptDocument(
-  source: () => string | undefined,
-  maxAliasCount: number,
+  reparse: Reparse,
   index: number,
   start: Position,
   routes: readonly Position[],
 ): ParsedDocument {
-  let parsed: ParsedDocument | undefined;
-  // The document that starts where this one did (a start identifies a document in its file).
-  const again = (): ParsedDocument | undefined => {
-    if (parsed !== undefined) return parsed;
-    const text = source();
-    if (text === undefined) return undefined;
-    parsed = parseYaml(text, { maxAliasCount }).documents.find(
-      (d) => d.start.line === start.line && d.start.column === start.column,
-    );
-    return parsed;
-  };
   return {
     index,
     value: undefined,
@@ -311,8 +280,9 @@ function keptDocument(
         const known = typeof path[1] === 'number' ? routes[path[1]] : undefined;
         if (known !== undefined) return known;
       }
-      return again()?.locate(path, anchor) ?? start;
+      return reparse.document(start)?.locate(path, anchor) ?? start;
     },
-    scalarSource: (path) => again()?.scalarSource(path),
+    scalarSource: (path) => reparse.document(start)?.scalarSource(path),
+    release: () => reparse.release(),
   };
 }

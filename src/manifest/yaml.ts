@@ -3,20 +3,20 @@
  * duplicate keys are errors, alias expansion is bounded, unresolved tags are errors, and a
  * field path can be mapped back to the line and column of its value (or key). Pure: no I/O.
  */
-import { createRequire } from 'node:module';
-import type * as Yaml from 'yaml';
-import type { Document, Node, YAMLError } from 'yaml';
+import {
+  type Document,
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  parseAllDocuments,
+  visit,
+  type YAMLError,
+} from 'yaml';
 import type { FieldPath } from './paths.js';
-
-/**
- * `yaml` is loaded on first use: the fast readers read valid manifests without it, and loading it
- * is a few percent of a plan's CPU. (Its CommonJS build, the same library, loads synchronously.)
- */
-let yamlLibrary: typeof Yaml | undefined;
-function yaml(): typeof Yaml {
-  yamlLibrary ??= createRequire(import.meta.url)('yaml') as typeof Yaml;
-  return yamlLibrary;
-}
 
 export interface Position {
   readonly line: number;
@@ -41,8 +41,8 @@ export interface ParsedDocument {
   locate(path: FieldPath, anchor?: Anchor): Position;
   /** Original text of the plain scalar at `path` (e.g. `1.3` for a number), if there is one. */
   scalarSource(path: FieldPath): string | undefined;
-  /** No reference and no `__proto__` key anywhere in `value` (see `FastDocument`). */
-  readonly referenceFree?: boolean;
+  /** Lets go of anything parsed again on demand to locate a path (kept documents only). */
+  release?(): void;
 }
 
 export interface ParseOptions {
@@ -58,12 +58,12 @@ export interface ParseResult {
 type AnyDocument = Document.Parsed;
 
 export function parseYaml(text: string, options: ParseOptions): ParseResult {
-  const lineCounter = new (yaml().LineCounter)();
+  const lineCounter = new LineCounter();
   const pos = (offset: number): Position => {
     const { line, col } = lineCounter.linePos(offset);
     return { line, column: col };
   };
-  const parsed = yaml().parseAllDocuments(text, {
+  const parsed = parseAllDocuments(text, {
     lineCounter,
     prettyErrors: false,
     uniqueKeys: true,
@@ -72,6 +72,7 @@ export function parseYaml(text: string, options: ParseOptions): ParseResult {
   });
   const problems: YamlProblem[] = [];
   const documents: ParsedDocument[] = [];
+  const mayHaveAliases = text.includes('*');
   // parseAllDocuments returns an EmptyStream (an array with no documents) for empty input.
   const list: AnyDocument[] = Array.isArray(parsed) ? parsed : [];
   list.forEach((doc, index) => {
@@ -86,7 +87,8 @@ export function parseYaml(text: string, options: ParseOptions): ParseResult {
     const start = pos(contents?.range?.[0] ?? 0);
     // Checked on the syntax tree before toJS: an undefined alias would throw, and a recursive one
     // would build a cyclic value that overflows the stack of everything after the parser.
-    const aliasProblems = checkAliases(doc);
+    // (An alias is written with `*`: a text without one has none, and skips the walk.)
+    const aliasProblems = mayHaveAliases ? checkAliases(doc) : [];
     if (aliasProblems.length > 0) {
       for (const problem of aliasProblems)
         problems.push({ ...pos(problem.offset), message: problem.message });
@@ -118,7 +120,7 @@ export function parseYaml(text: string, options: ParseOptions): ParseResult {
       },
       scalarSource: (path) => {
         const found = find(doc, path);
-        if (!found.complete || !yaml().isScalar(found.node)) return undefined;
+        if (!found.complete || !isScalar(found.node)) return undefined;
         return found.node.source === undefined ? undefined : String(found.node.source);
       },
     });
@@ -129,7 +131,7 @@ export function parseYaml(text: string, options: ParseOptions): ParseResult {
 /** Aliases that name no anchor before them, and aliases inside the node they refer to. */
 function checkAliases(doc: AnyDocument): { offset: number; message: string }[] {
   const found: { offset: number; message: string }[] = [];
-  yaml().visit(doc, {
+  visit(doc, {
     Alias(_key, node, ancestors) {
       const offset = node.range?.[0] ?? 0;
       const target = node.resolve(doc);
@@ -174,20 +176,19 @@ function find(doc: AnyDocument, path: FieldPath): Found {
   for (const segment of path) {
     // Descend through an alias to the anchored node; the final node itself is not dereferenced,
     // so an error points at the `*alias` the user wrote at that place.
-    const container: unknown = yaml().isAlias(node) ? node.resolve(doc) : node;
+    const container: unknown = isAlias(node) ? node.resolve(doc) : node;
     let next: Node | null | undefined;
     let nextKey: Node | null = null;
-    if (yaml().isMap(container)) {
+    if (isMap(container)) {
       const pair = container.items.find(
-        (p) =>
-          yaml().isPair(p) && yaml().isScalar(p.key) && String(p.key.value) === String(segment),
+        (p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(segment),
       );
       if (pair !== undefined) {
-        nextKey = yaml().isScalar(pair.key) ? pair.key : null;
+        nextKey = isScalar(pair.key) ? pair.key : null;
         // `key:` with no value has a null value node: point at the key instead.
         next = (pair.value as Node | null) ?? nextKey;
       }
-    } else if (yaml().isSeq(container) && typeof segment === 'number') {
+    } else if (isSeq(container) && typeof segment === 'number') {
       next = container.items[segment] as Node | undefined;
     }
     if (next === undefined || next === null) return { node, key, complete: false };

@@ -102,6 +102,22 @@ backend: { backend_id: bkdtg_1 }
 ip_restriction: { ip_policy_ids: [ipp_1, ipp_2] }
 `;
 
+describe('one YAML reader', () => {
+  it('an unrelated document with an anchor added to a file changes no value: nothing to do', async () => {
+    // Valid however `+0o17` and `0b1010` are read: nothing else in the file forces a reading.
+    const edge =
+      'kind: TLSEdge\nname: tp\nhostports: [tp.example.com:443]\ntraffic_policy: { value: { on_tcp_connect: [{ v: +0o17, w: 0b1010 }] } }\n';
+    const other = 'kind: TLSEdge\nname: other\ndescription: &d x\nmetadata: { note: *d }\n';
+    const dir = await manifests({ 'a.yaml': edge });
+    await executePlan(api, await plan(dir));
+    await writeManifests(dir, { 'a.yaml': `${edge}---\n${other}` });
+    const after = await plan(dir);
+    expect(pending(after)).toEqual(['create tls_edge.other']);
+    await executePlan(api, after);
+    expect(pending(await plan(dir))).toEqual([]);
+  });
+});
+
 describe('drift and ownership', () => {
   it('shows drift made directly through the API, and converges again', async () => {
     const dir = await manifests({ 'shop.yaml': SHOP });

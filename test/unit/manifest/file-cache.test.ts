@@ -120,6 +120,23 @@ describe('FileCache', () => {
       expect(disk.reads).toContain('b.yaml');
     });
 
+    it('locates many diagnostics in a file with one read and one parse of it per build', () => {
+      // Every name repeated in a backup copy: each document of both files has an error.
+      const many = Array.from({ length: 30 }, (_, i) => tls(`e${i}`)).join('---\n');
+      const copy = many.replaceAll('.example.com', '.backup.example.com');
+      const disk = readerOver({ 'a.yaml': many, 'backup/a.yaml': copy });
+      const cache = new FileCache();
+      cache.readFrom(disk.read);
+      const both = { 'a.yaml': many, 'backup/a.yaml': copy };
+      const first = build(both, cache);
+      expect(first.diagnostics).toHaveLength(30);
+      expect(first.diagnostics).toEqual(build(both, undefined).diagnostics);
+      expect(disk.reads.sort()).toEqual(['a.yaml', 'backup/a.yaml']);
+      // What was parsed again is let go when the build ends: the next build reads once more.
+      build(both, cache);
+      expect(disk.reads.length).toBe(4);
+    });
+
     it('points at the document start when the file changed or vanished since', () => {
       for (const now of [kept.replace('# comment\n', '# comment\n# more\n'), undefined]) {
         const cache = new FileCache();

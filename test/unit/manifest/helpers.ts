@@ -11,7 +11,6 @@ export interface MemoryOptions {
   readonly owner?: string;
   readonly maxFileBytes?: number;
   readonly maxAliasCount?: number;
-  readonly parser?: 'auto' | 'full';
 }
 
 export function memoryReader(options: MemoryOptions = {}): RefReader {
@@ -42,7 +41,6 @@ export function buildFrom(
       ...(options.owner === undefined ? {} : { owner: options.owner }),
       ...(options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes }),
       ...(options.maxAliasCount === undefined ? {} : { maxAliasCount: options.maxAliasCount }),
-      ...(options.parser === undefined ? {} : { parser: options.parser }),
     },
   );
 }

@@ -6,22 +6,16 @@ import { describe, expect, it } from 'vitest';
 import { buildFrom, errorLines } from './helpers.js';
 
 describe('shape and semantic errors together', () => {
-  it.each(['auto', 'full'] as const)(
-    'a duplicate hostport is reported beside a shape error in the same document (%s parser)',
-    (parser) => {
-      const result = buildFrom(
-        {
-          'a.yaml': 'kind: TLSEdge\nname: a\nhostports: [x.example.com:443]\n',
-          'b.yaml': 'kind: TLSEdge\nname: b\nhostports: [x.example.com:443]\ndescripton: typo\n',
-        },
-        { parser },
-      );
-      expect(errorLines(result)).toEqual([
-        'b.yaml:3:13: hostports[0]: hostport "x.example.com:443" is already served by TLSEdge "a" (a.yaml:3:13)',
-        'b.yaml:4:1: unknown field "descripton"; did you mean "description"?',
-      ]);
-    },
-  );
+  it('a duplicate hostport is reported beside a shape error in the same document', () => {
+    const result = buildFrom({
+      'a.yaml': 'kind: TLSEdge\nname: a\nhostports: [x.example.com:443]\n',
+      'b.yaml': 'kind: TLSEdge\nname: b\nhostports: [x.example.com:443]\ndescripton: typo\n',
+    });
+    expect(errorLines(result)).toEqual([
+      'b.yaml:3:13: hostports[0]: hostport "x.example.com:443" is already served by TLSEdge "a" (a.yaml:3:13)',
+      'b.yaml:4:1: unknown field "descripton"; did you mean "description"?',
+    ]);
+  });
 
   it('a broken route is left out; rules on the other routes still run, at their written index', () => {
     const result = buildFrom({

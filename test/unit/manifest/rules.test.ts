@@ -673,14 +673,6 @@ describe('validation rules', () => {
     expect(errorLines(result)).toEqual(expected);
   });
 
-  it.each(cases)(
-    '$rule (full parser only gives the same diagnostics)',
-    ({ files, expected, options }) => {
-      const result = buildFrom(files, { ...options, parser: 'full' });
-      expect(errorLines(result)).toEqual(expected);
-    },
-  );
-
   it('reports every error of every file at once, sorted by file, line and column', () => {
     const result = buildFrom({
       'b.yaml': 'kind: TLSEdge\nname: B\n',

@@ -9,10 +9,6 @@ import { buildFrom, type MemoryOptions } from './helpers.js';
 function load(files: Record<string, string>, options: MemoryOptions = {}): DesiredSet {
   const result = buildFrom(files, options);
   if (!result.ok) throw new Error(result.diagnostics.map((d) => d.message).join('\n'));
-  for (const parser of ['full'] as const) {
-    const other = buildFrom(files, { ...options, parser });
-    expect(other.ok && other.set).toEqual(result.set);
-  }
   return result.set;
 }
 

@@ -1,0 +1,95 @@
+/**
+ * Plan fingerprints hash a canonical form: the same data with its keys in another order (as
+ * another parser, schema version or API build might give them) has the same fingerprint, and
+ * any change of a value changes it.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  fingerprintHmacKey,
+  fingerprintLive,
+  fingerprintManifests,
+} from '../../../src/cli/pipeline.js';
+import type { DesiredSet } from '../../../src/manifest/schema.js';
+import {
+  desiredSet,
+  httpsManifest,
+  liveHttps,
+  liveState,
+  liveTls,
+  routeManifest,
+  tlsManifest,
+} from '../plan/builders.js';
+
+const key = fingerprintHmacKey('esk_fingerprintTEST0123456789abcdef');
+
+/** A deep copy with every object's keys in reverse order. */
+function reversed<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(reversed) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([k, v]) => [k, reversed(v)]),
+  ) as T;
+}
+
+const desired: DesiredSet = desiredSet({
+  tls: [
+    tlsManifest({
+      name: 'tcp',
+      hostports: ['tcp.example.com:443'],
+      metadata: { team: 'platform', tier: '1' },
+      backend: { backend_id: 'bkdtg_1' },
+      tls_termination: { terminate_at: 'edge', min_version: '1.3' },
+    }),
+  ],
+  https: [
+    httpsManifest({
+      name: 'web',
+      routes: [
+        routeManifest({
+          match: '/',
+          backend: { backend_id: 'bkdhr_1' },
+          circuit_breaker: {
+            tripped_duration: 10,
+            rolling_window: 10,
+            num_buckets: 10,
+            volume_threshold: 20,
+          },
+        }),
+      ],
+    }),
+  ],
+});
+
+const live = liveState({
+  tls: [liveTls({ id: 'tlse_1', name: 'tcp', hostports: ['tcp.example.com:443'] })],
+  https: [liveHttps({ id: 'edghts_1', name: 'web', routes: [{ id: 'edghtsrt_1', match: '/' }] })],
+});
+
+describe('plan fingerprints', () => {
+  it('of the manifests do not depend on key order', () => {
+    const again = reversed(desired);
+    expect(JSON.stringify(again)).not.toBe(JSON.stringify(desired));
+    expect(fingerprintManifests(key, 'default', again)).toBe(
+      fingerprintManifests(key, 'default', desired),
+    );
+  });
+
+  it('of the live state do not depend on key order', () => {
+    const again = reversed(live);
+    expect(JSON.stringify(again)).not.toBe(JSON.stringify(live));
+    expect(fingerprintLive(key, again)).toBe(fingerprintLive(key, live));
+  });
+
+  it('change with any value, the owner and the key', () => {
+    const base = fingerprintManifests(key, 'default', desired);
+    const edited = structuredClone(desired);
+    (edited.tlsEdges[0] as { description: string }).description = 'changed';
+    expect(fingerprintManifests(key, 'default', edited)).not.toBe(base);
+    expect(fingerprintManifests(key, 'other', desired)).not.toBe(base);
+    expect(fingerprintManifests(fingerprintHmacKey('esk_another'), 'default', desired)).not.toBe(
+      base,
+    );
+  });
+});
