@@ -160,7 +160,12 @@ function cli(
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: tmp.dir,
-    env: { PATH: process.env.PATH ?? '', EDGESYNC_RATE_LIMIT: 'none', EDGESYNC_OWNER: 'default', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      EDGESYNC_RATE_LIMIT: 'none',
+      EDGESYNC_OWNER: 'default',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
