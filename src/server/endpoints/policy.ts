@@ -202,7 +202,12 @@ function configViolations(schema: z.ZodType, config: Json, path: string): Violat
       const sub = issue.path
         .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
         .join('');
-      out.push({ code: CODE.badPolicy, path: `${path}${sub}`, message: issue.message });
+      const missing = issue.code === 'invalid_type' && /received undefined$/.test(issue.message);
+      out.push({
+        code: CODE.badPolicy,
+        path: `${path}${sub}`,
+        message: missing ? 'is required' : issue.message,
+      });
     }
   }
   walkStrings(config, path, (value, where) => {
