@@ -21,9 +21,12 @@ const action = (type: string, config?: unknown) => ({
   actions: [config === undefined ? { type } : { type, config }],
 });
 
-type Case = readonly [string, string, unknown, string | undefined, string?];
+/** `${expr}` in a config value (spelled out so it reads as the policy's syntax, not JS's). */
+const interp = (expr: string) => `$${'{'}${expr}}`;
 
-const OK: readonly Case[] = [
+type Case = [string, string, unknown, string | undefined, string?];
+
+const OK: Case[] = [
   ['minimal http', 'https', http(), undefined],
   [
     'legacy inbound/outbound',
@@ -72,7 +75,7 @@ const OK: readonly Case[] = [
     'https',
     http(
       action('add-headers', {
-        headers: { 'x-ip': '${conn.client_ip}', 'x-m': '${ {"a": 1}["a"] }' },
+        headers: { 'x-ip': interp('conn.client_ip'), 'x-m': interp(' {"a": 1}["a"] ') },
       }),
     ),
     undefined,
@@ -166,7 +169,7 @@ const OK: readonly Case[] = [
   ],
 ];
 
-const REFUSED: readonly Case[] = [
+const REFUSED: Case[] = [
   ['not YAML', 'https', 'on_http_request: [', CODE.badPolicy, '(document)'],
   ['not a mapping', 'https', '- 1', CODE.badPolicy, '(document)'],
   ['unknown phase', 'https', { on_request: [LAST] }, CODE.badPolicy, 'on_request'],
@@ -208,14 +211,14 @@ const REFUSED: readonly Case[] = [
   [
     'interpolation not CEL',
     'https',
-    http(action('add-headers', { headers: { 'x-a': '${conn.client_ip +}' } })),
+    http(action('add-headers', { headers: { 'x-a': interp('conn.client_ip +') } })),
     CODE.badPolicy,
     'on_http_request[0].actions[0].config.headers.x-a',
   ],
   [
     'unterminated interpolation',
     'https',
-    http(action('custom-response', { body: 'hi ${req.host' })),
+    http(action('custom-response', { body: `hi ${interp('req.host').slice(0, -1)}` })),
     CODE.badPolicy,
     'on_http_request[0].actions[0].config.body',
   ],
@@ -531,14 +534,14 @@ function check(scheme: string, doc: unknown, asJson = false): RequestError | und
 }
 
 describe('accepted policies', () => {
-  it.each(OK)('%s (%s)', (_name, scheme, doc) => {
+  it.each<Case>(OK)('%s (%s)', (_name, scheme, doc) => {
     expect(check(scheme, doc)?.message).toBeUndefined();
     expect(check(scheme, doc, true)?.message).toBeUndefined();
   });
 });
 
 describe('refused policies: code and the path inside the document', () => {
-  it.each(REFUSED)('%s (%s)', (_name, scheme, doc, code, path) => {
+  it.each<Case>(REFUSED)('%s (%s)', (_name, scheme, doc, code, path = '') => {
     const err = check(scheme, doc);
     expect(err?.errorCode).toBe(code);
     expect(err?.status).toBe(400);
@@ -558,10 +561,10 @@ describe('CEL through a real parser', () => {
   });
 
   it('finds interpolations by their matching brace, not the first one', () => {
-    expect(interpolations('a ${ {"k": "}"}["k"] } b ${x}')).toEqual({
+    expect(interpolations(`a ${interp(' {"k": "}"}["k"] ')} b ${interp('x')}`)).toEqual({
       exprs: [' {"k": "}"}["k"] ', 'x'],
     });
-    expect(interpolations('${ x')).toHaveProperty('error');
+    expect(interpolations(interp(' x').slice(0, -1))).toHaveProperty('error');
   });
 
   it('lists every violation, the first one giving the code', () => {
