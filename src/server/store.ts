@@ -1,6 +1,6 @@
 /**
- * The server's state: per account, the TLS edges, HTTPS edges (with their routes), bot users and
- * the hostport index, all in memory. Every change goes through `commit(mutation)`, which applies
+ * The server's state: per account, the TLS edges, HTTPS edges (with their routes), bot users,
+ * cloud (and seeded agent) endpoints and the hostport index, all in memory. Every change goes through `commit(mutation)`, which applies
  * it synchronously (so the checks a handler made just before cannot be invalidated by another
  * request) and resolves once the change is durable (immediately without a journal). Loading a
  * persisted state replays the same mutations through `apply`.
