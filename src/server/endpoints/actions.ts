@@ -14,7 +14,7 @@ import { isInternalHost, parseEndpointUrl } from './url.js';
 export const PHASES = ['on_tcp_connect', 'on_http_request', 'on_http_response'] as const;
 export type Phase = (typeof PHASES)[number];
 /** Legacy phase names and what they mean. */
-export const LEGACY_PHASES: Readonly<Record<string, Phase>> = {
+const LEGACY_PHASES: Readonly<Record<string, Phase>> = {
   inbound: 'on_http_request',
   outbound: 'on_http_response',
 };
@@ -250,7 +250,21 @@ const openidConnect = strictObj({ issuer_url: z.url(), ...sessionFields }).super
 
 const statusCode = z.number().int().min(100).max(599);
 
-export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
+/** Every phase key a document may use, legacy names included. */
+export const PHASE_NAMES: readonly string[] = [...PHASES, 'inbound', 'outbound'];
+
+/** The spec of a known action type (own keys only: `constructor` is no action). */
+export function actionSpec(type: string): ActionSpec | undefined {
+  return Object.hasOwn(ACTIONS, type) ? ACTIONS[type] : undefined;
+}
+
+/** The phase a (possibly legacy) phase key names, if any. */
+export function phaseOf(key: string): Phase | undefined {
+  if ((PHASES as readonly string[]).includes(key)) return key as Phase;
+  return Object.hasOwn(LEGACY_PHASES, key) ? LEGACY_PHASES[key] : undefined;
+}
+
+const ACTIONS: Readonly<Record<string, ActionSpec>> = {
   'forward-internal': {
     phases: ['on_tcp_connect', 'on_http_request'],
     terminating: (c) => c.on_error !== 'continue',
@@ -369,3 +383,5 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
       }),
   },
 };
+
+export const KNOWN_ACTIONS: readonly string[] = Object.keys(ACTIONS);

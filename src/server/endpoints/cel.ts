@@ -55,6 +55,23 @@ function matchingBrace(text: string, from: number): number {
 }
 
 const filterEnv = celEnv();
+/**
+ * Macros (`all`, `exists`, `map`, `filter`) nested in a filter multiply its cost per record by
+ * the size of each list; one level is enough to ask about a record, and bounds the work a
+ * single request can demand (a filter runs on every record of the account).
+ */
+const MAX_MACRO_NESTING = 1;
+
+/** The deepest nesting of comprehensions (macros) in a parsed expression tree. */
+function macroNesting(node: unknown): number {
+  if (typeof node !== 'object' || node === null) return 0;
+  let deepest = 0;
+  for (const value of Array.isArray(node) ? node : Object.values(node)) {
+    deepest = Math.max(deepest, macroNesting(value));
+  }
+  const kind = (node as { exprKind?: { case?: unknown } }).exprKind?.case;
+  return kind === 'comprehensionExpr' ? deepest + 1 : deepest;
+}
 
 /**
  * A list filter: a predicate over records in their read shape. A filter that does not parse is
@@ -64,10 +81,17 @@ const filterEnv = celEnv();
  */
 export function compileFilter(text: string): (obj: CelInput) => boolean {
   let run: ReturnType<typeof plan>;
+  let nesting: number;
   try {
-    run = plan(filterEnv, parse(text));
+    const parsed = parse(text);
+    // Inside the try: a tree the parser accepted may still be too deep to walk (RangeError).
+    nesting = macroNesting(parsed.expr);
+    run = plan(filterEnv, parsed);
   } catch (err) {
     throw invalidFilter(`filter is not a CEL expression: ${(err as Error).message}`);
+  }
+  if (nesting > MAX_MACRO_NESTING) {
+    throw invalidFilter('filter nests macros (all, exists, map, filter) inside each other');
   }
   return (obj) => {
     const result = run({ obj });

@@ -7,16 +7,17 @@
  * (`on_http_request[2].actions[0].config.headers`); the answer carries the first one's code and
  * lists them all.
  */
-import { parseDocument } from 'yaml';
+import { CORE_SCHEMA, type LoadOptions, load } from 'js-yaml';
 import type { z } from 'zod';
 import { RequestError } from '../errors.js';
 import {
-  ACTIONS,
   AUTH_ACTIONS,
-  LEGACY_PHASES,
-  PHASES,
+  actionSpec,
+  KNOWN_ACTIONS,
+  PHASE_NAMES,
   type Phase,
   type PolicyContext,
+  phaseOf,
 } from './actions.js';
 import { celSyntaxError, interpolations } from './cel.js';
 import { ENDPOINT_ERROR_CODE as CODE, type EndpointErrorCode } from './codes.js';
@@ -47,18 +48,9 @@ export function checkTrafficPolicy(text: string, ctx: PolicyContext): void {
 
 /** Every violation, in document order, then the endpoint-wide ones. */
 export function policyViolations(text: string, ctx: PolicyContext): Violation[] {
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
-  const error = doc.errors[0];
-  if (error !== undefined) {
-    return [
-      {
-        code: CODE.badPolicy,
-        path: '(document)',
-        message: `not a YAML or JSON document: ${error.message.split('\n')[0]}`,
-      },
-    ];
-  }
-  const root: unknown = doc.toJS({ maxAliasCount: 100 });
+  const read = readDocument(text);
+  if ('error' in read) return [{ code: CODE.badPolicy, path: '(document)', message: read.error }];
+  const root = read.value;
   if (!isMap(root)) {
     return [
       { code: CODE.badPolicy, path: '(document)', message: 'must be a mapping of phases to rules' },
@@ -67,12 +59,12 @@ export function policyViolations(text: string, ctx: PolicyContext): Violation[] 
   const out: Violation[] = [];
   const phases = new Map<Phase, string>();
   for (const [key, rules] of Object.entries(root)) {
-    const phase = (PHASES as readonly string[]).includes(key) ? (key as Phase) : LEGACY_PHASES[key];
+    const phase = phaseOf(key);
     if (phase === undefined) {
       out.push({
         code: CODE.badPolicy,
         path: key,
-        message: `unknown phase; expected one of ${[...PHASES, ...Object.keys(LEGACY_PHASES)].join(', ')}`,
+        message: `unknown phase; expected one of ${PHASE_NAMES.join(', ')}`,
       });
       continue;
     }
@@ -101,6 +93,41 @@ export function policyViolations(text: string, ctx: PolicyContext): Violation[] 
   }
   out.push(...endpointViolations(root, phases, ctx));
   return out;
+}
+
+/** Nesting bound of the document, and of nodes visited (aliases share nodes, expanded here). */
+const MAX_DEPTH = 64;
+const MAX_NODES = 100_000;
+/** `maxDepth` is js-yaml's (4.1.1 on); its type declarations predate it. */
+const LOAD_OPTIONS: LoadOptions & { readonly maxDepth: number } = {
+  schema: CORE_SCHEMA,
+  maxDepth: MAX_DEPTH,
+};
+
+/**
+ * The document as plain values, with js-yaml (JSON is YAML): it bounds nesting itself and fails
+ * fast on hostile input, where the `yaml` library spends seconds or exhausts memory on deeply
+ * nested compact collections. Duplicate keys and unknown tags are errors.
+ */
+function readDocument(text: string): { value: unknown } | { error: string } {
+  let value: unknown;
+  try {
+    value = load(text, LOAD_OPTIONS);
+  } catch (err) {
+    const first = (err as Error).message.split('\n')[0] ?? '';
+    return { error: `not a YAML or JSON document: ${first}` };
+  }
+  let budget = MAX_NODES;
+  const count = (v: unknown): boolean => {
+    if (--budget < 0) return false;
+    if (Array.isArray(v)) return v.every(count);
+    if (isMap(v)) return Object.values(v).every(count);
+    return true;
+  };
+  if (!count(value)) {
+    return { error: `the document expands to more than ${MAX_NODES} values (aliases included)` };
+  }
+  return { value };
 }
 
 function ruleViolations(
@@ -173,11 +200,11 @@ function actionViolations(
     return fail(`${path}.${unknown[0]}`, 'unknown field; an action has type and config');
   if (typeof action.type !== 'string')
     return fail(`${path}.type`, 'must be an action type (a string)');
-  const spec = ACTIONS[action.type];
+  const spec = actionSpec(action.type);
   if (spec === undefined) {
     return fail(
       `${path}.type`,
-      `unknown action type ${JSON.stringify(action.type)}; known: ${Object.keys(ACTIONS).join(', ')}`,
+      `unknown action type ${JSON.stringify(action.type)}; known: ${KNOWN_ACTIONS.join(', ')}`,
       CODE.unknownAction,
     );
   }
@@ -289,7 +316,7 @@ function unterminatedReason(last: unknown, entry: Phase): string | undefined {
   const actions = Array.isArray(last.actions) ? last.actions : [];
   const final: unknown = actions[actions.length - 1];
   if (!isMap(final) || typeof final.type !== 'string') return 'its last rule has no actions';
-  const spec = ACTIONS[final.type];
+  const spec = actionSpec(final.type);
   const config = isMap(final.config) ? final.config : {};
   if (spec === undefined || !spec.terminating(config)) {
     return `its last rule ends with ${final.type}, which does not end the phase (deny, custom-response, forward-internal without on_error: continue, close-connection do)`;

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { interpolations } from '../../../src/server/endpoints/cel.js';
+import { compileFilter, interpolations } from '../../../src/server/endpoints/cel.js';
 import { ENDPOINT_ERROR_CODE as CODE } from '../../../src/server/endpoints/codes.js';
 import { checkTrafficPolicy, policyViolations } from '../../../src/server/endpoints/policy.js';
 import { RequestError } from '../../../src/server/errors.js';
@@ -23,6 +23,15 @@ const action = (type: string, config?: unknown) => ({
 
 /** `${expr}` in a config value (spelled out so it reads as the policy's syntax, not JS's). */
 const interp = (expr: string) => `$${'{'}${expr}}`;
+
+/** Ten levels of ten aliases each: 10^10 values once expanded. */
+const ALIAS_BOMB = [
+  'a: &a [x, x, x, x, x, x, x, x, x, x]',
+  ...'bcdefghij'.split('').map((n, i) => {
+    const prev = 'abcdefghij'[i];
+    return `${n}: &${n} [${Array(10).fill(`*${prev}`).join(', ')}]`;
+  }),
+].join('\n');
 
 type Case = [string, string, unknown, string | undefined, string?];
 
@@ -172,6 +181,56 @@ const OK: Case[] = [
 const REFUSED: Case[] = [
   ['not YAML', 'https', 'on_http_request: [', CODE.badPolicy, '(document)'],
   ['not a mapping', 'https', '- 1', CODE.badPolicy, '(document)'],
+  [
+    'duplicate key',
+    'https',
+    'on_http_request: []\non_http_request: []',
+    CODE.badPolicy,
+    '(document): not a YAML or JSON document: duplicated mapping key',
+  ],
+  ['unknown tag', 'https', 'on_http_request: !!js/function x', CODE.badPolicy, '(document)'],
+  [
+    'deep flow nesting',
+    'https',
+    '['.repeat(500_000),
+    CODE.badPolicy,
+    '(document): not a YAML or JSON document: nesting exceeded',
+  ],
+  [
+    'deep compact nesting',
+    'https',
+    '- '.repeat(500_000),
+    CODE.badPolicy,
+    '(document): not a YAML or JSON document: nesting exceeded',
+  ],
+  [
+    'alias bomb',
+    'https',
+    ALIAS_BOMB,
+    CODE.badPolicy,
+    '(document): the document expands to more than',
+  ],
+  [
+    'constructor as a phase',
+    'https',
+    { constructor: [LAST] },
+    CODE.badPolicy,
+    'constructor: unknown phase',
+  ],
+  [
+    'constructor as an action type',
+    'https',
+    http(action('constructor')),
+    CODE.unknownAction,
+    'on_http_request[0].actions[0].type',
+  ],
+  [
+    '__proto__ as the last action',
+    'https',
+    'on_http_request: [{actions: [{type: __proto__}]}]',
+    CODE.unknownAction,
+    'on_http_request[0].actions[0].type',
+  ],
   ['unknown phase', 'https', { on_request: [LAST] }, CODE.badPolicy, 'on_request'],
   [
     'phase twice (legacy name)',
@@ -575,5 +634,27 @@ describe('CEL through a real parser', () => {
       CODE.actionPhase,
       CODE.notTerminated,
     ]);
+  });
+});
+
+describe('list filters', () => {
+  it.each([
+    ['obj.type == "cloud"', true],
+    ['obj.bindings.exists(b, b == "public")', true],
+    ['obj.bindings.exists(b, obj.bindings.all(c, c == b))', 'nests macros'],
+    [`${'('.repeat(20_000)}true${')'.repeat(20_000)}`, 'not a CEL expression'],
+    ['obj.type ==', 'not a CEL expression'],
+  ])('%s', (filter, expected) => {
+    const run = () => compileFilter(filter)({ type: 'cloud', bindings: ['public'] });
+    if (expected === true) {
+      expect(run()).toBe(true);
+      return;
+    }
+    expect(run).toThrow(expected as string);
+    try {
+      run();
+    } catch (err) {
+      expect((err as RequestError).errorCode).toBe(CODE.invalidCel);
+    }
   });
 });
