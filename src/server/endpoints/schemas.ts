@@ -28,7 +28,7 @@ export const endpointCreateSchema = obj({
   ...fields,
   type: z
     .string()
-    .refine((t) => t === 'cloud', { message: 'type: only cloud endpoints can be created' })
+    .refine((t) => t === 'cloud', { message: 'only cloud endpoints can be created' })
     .optional(),
 });
 

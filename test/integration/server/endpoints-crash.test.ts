@@ -111,3 +111,22 @@ it('acknowledged endpoint creates survive kill -9; the agent endpoint is seeded 
   await new Promise((resolve) => second.child.once('exit', resolve));
   expect(second.child.exitCode).toBe(0);
 });
+
+it('refuses to start with an agent endpoint URL the API would refuse', async () => {
+  assertFreshBuild();
+  const child = spawn(
+    process.execPath,
+    [BIN, 'server', '--port', '0', '--agent-endpoint', 'ftp://x.example.com'],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  children.push(child);
+  let err = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  expect(code).toBe(1);
+  expect(err).toContain('agent endpoint "ftp://x.example.com": url: scheme "ftp" is not one of');
+});
