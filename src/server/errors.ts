@@ -5,8 +5,9 @@
  */
 import { EdgesyncError } from '../errors.js';
 import { ERROR_CODE } from '../spec/api.js';
+import type { EndpointErrorCode } from './endpoints/codes.js';
 
-export type ApiErrorCode = (typeof ERROR_CODE)[keyof typeof ERROR_CODE];
+export type ApiErrorCode = (typeof ERROR_CODE)[keyof typeof ERROR_CODE] | EndpointErrorCode;
 
 export class RequestError extends EdgesyncError {
   readonly status: number;

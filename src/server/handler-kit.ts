@@ -26,7 +26,7 @@ export interface Call {
   /** Path IDs, already checked for their prefix. */
   readonly ids: readonly string[];
   readonly module?: string;
-  readonly page?: { beforeId: string | undefined; limit: number };
+  readonly page?: { beforeId: string | undefined; limit: number; filter?: string };
   readonly body?: unknown;
 }
 
@@ -168,14 +168,17 @@ export function list<T extends { readonly id: string }>(
   key: string,
   path: string,
   one: (rec: T) => string,
+  where?: { keep: (rec: T) => boolean; query: string },
 ): Reply {
   const page = call.page ?? { beforeId: undefined, limit: 100 };
-  const { items, more } = collection.page(page.beforeId, page.limit);
+  const { items, more } = collection.page(page.beforeId, page.limit, where?.keep);
   const last = items[items.length - 1];
   const uri = `${render.base}${path}`;
+  // A filtered list's next page carries the filter too.
+  const extra = where === undefined ? '' : `&${where.query}`;
   const next =
     more && last !== undefined
-      ? JSON.stringify(`${uri}?before_id=${last.id}&limit=${page.limit}`)
+      ? JSON.stringify(`${uri}?before_id=${last.id}&limit=${page.limit}${extra}`)
       : 'null';
   return json(
     200,

@@ -1,14 +1,16 @@
 /**
  * The operations of the Edge API on one account's state: create, get, list, update and delete
- * of TLS edges, HTTPS edges, routes and bot users, and the module sub-resources. Each handler
+ * of TLS edges, HTTPS edges, routes, bot users and cloud endpoints, and the module
+ * sub-resources. Each handler
  * validates, checks the combined state (hostports, route matches, one auth module), builds the
  * new immutable record and commits it; it renders the response before awaiting durability so
  * the answer shows exactly the state this request produced.
  *
- * One file per resource (tls-, https-, route-, bot-handlers.ts), what they share in
+ * One file per resource (tls-, https-, route-, bot-handlers.ts, endpoints/), what they share in
  * handler-kit.ts; this module joins them into the one table the route table points into.
  */
 import { botUserHandlers } from './bot-handlers.js';
+import { endpointHandlers } from './endpoints/handlers.js';
 import type { HandlerDeps } from './handler-kit.js';
 import { httpsEdgeHandlers } from './https-handlers.js';
 import { routeHandlers } from './route-handlers.js';
@@ -22,6 +24,7 @@ export function createHandlers(deps: HandlerDeps) {
     ...httpsEdgeHandlers(deps),
     ...routeHandlers(deps),
     ...botUserHandlers(deps),
+    ...endpointHandlers(deps),
   };
 }
 

@@ -9,11 +9,13 @@ import type { AddressInfo } from 'node:net';
 import { ConfigError, errorMessage } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import { createServer } from './app.js';
+import { type AgentEndpointSeed, seedAgentEndpoints } from './endpoints/seed.js';
 import { createIdGenerator, encodeBase62 } from './ids.js';
 import { type JournalIo, openJournal, type SalvageReport } from './journal.js';
 import type { ServerKnobs } from './knobs.js';
 import { Store } from './store.js';
 
+export type { AgentEndpointSeed } from './endpoints/seed.js';
 export type { JournalIo } from './journal.js';
 export { parseLatency, parseRate, parseRateLimit, type ServerKnobs } from './knobs.js';
 export type { SalvageReport } from './recovery.js';
@@ -39,6 +41,8 @@ export interface StartServerOptions extends ServerKnobs {
   onSalvage?: (report: SalvageReport) => void;
   /** The journal's file operations (tests inject short and failing writes). */
   journalIo?: JournalIo;
+  /** Read-only agent endpoints, seeded into every account at each start (never persisted). */
+  agentEndpoints?: readonly AgentEndpointSeed[];
 }
 
 export interface RunningServer {
@@ -89,6 +93,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         });
   // IDs minted from now on must sort after every loaded one, even if the clock went back.
   for (const id of store.ids()) ids.observe(id);
+  try {
+    seedAgentEndpoints(store, apiKeys, options.agentEndpoints ?? [], { ids, now: Date.now });
+  } catch (err) {
+    await journal?.close();
+    throw err;
+  }
 
   const http: Server = createHttpServer({ keepAliveTimeout: 30_000 });
   const host = options.host ?? '127.0.0.1';

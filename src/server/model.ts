@@ -4,6 +4,7 @@
  * also the vocabulary of the persistent log. Module values are the normalized write shapes
  * inferred from schemas.ts.
  */
+import type { Binding, EndpointType, Scheme } from './endpoints/codes.js';
 import type { HttpsEdgeModules, RouteModules, TlsEdgeModules } from './schemas.js';
 
 interface Common {
@@ -44,15 +45,37 @@ export interface BotUserRec extends Common {
   readonly active: boolean;
 }
 
+/**
+ * A cloud endpoint (or an agent endpoint, which the server seeds at start and never persists).
+ * `url` is normalised; `scheme`, `host` and `port` (the effective port) are derived from it.
+ */
+export interface EndpointRec extends Common {
+  readonly type: EndpointType;
+  readonly url: string;
+  readonly scheme: Scheme;
+  readonly host: string;
+  readonly port: number;
+  /** Exactly as last sent. */
+  readonly traffic_policy: string;
+  readonly bindings: readonly Binding[];
+  readonly pooling_enabled: boolean;
+  readonly description: string;
+  readonly metadata: string;
+  readonly updated_at: string;
+  /** The ID of the principal (the API key's owner) that created it. */
+  readonly principal_id: string;
+}
+
 /** A change to one account's state; `a` is the account ID. */
 export type Mutation =
   | { readonly t: 'put'; readonly k: 'tls'; readonly a: string; readonly r: TlsEdgeRec }
   | { readonly t: 'put'; readonly k: 'https'; readonly a: string; readonly r: HttpsEdgeRec }
   | { readonly t: 'put'; readonly k: 'route'; readonly a: string; readonly r: RouteRec }
   | { readonly t: 'put'; readonly k: 'bot'; readonly a: string; readonly r: BotUserRec }
+  | { readonly t: 'put'; readonly k: 'endpoint'; readonly a: string; readonly r: EndpointRec }
   | {
       readonly t: 'del';
-      readonly k: 'tls' | 'https' | 'bot';
+      readonly k: 'tls' | 'https' | 'bot' | 'endpoint';
       readonly a: string;
       readonly id: string;
     }

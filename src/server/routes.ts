@@ -11,6 +11,7 @@ import {
   ROUTE_MODULES,
   TLS_EDGE_MODULES,
 } from '../spec/api.js';
+import { ENDPOINT_ID_PREFIX } from './endpoints/codes.js';
 import { RequestError } from './errors.js';
 import type { Handlers } from './handlers.js';
 
@@ -24,10 +25,13 @@ export interface Resolved {
   readonly ids: ReadonlyArray<readonly [string, string]>;
   readonly module?: string;
   readonly list?: boolean;
+  /** The list also takes a CEL `filter` (cloud endpoints). */
+  readonly filter?: boolean;
 }
 
 export const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PATCH', 'PUT']);
 const PAGE_PARAMS = ['before_id', 'limit'] as const;
+const FILTER_PARAMS = [...PAGE_PARAMS, 'filter'] as const;
 
 const TLS_MODULES: ReadonlySet<string> = new Set(TLS_EDGE_MODULES);
 const HTTPS_MODULES: ReadonlySet<string> = new Set(HTTPS_EDGE_MODULES);
@@ -45,6 +49,21 @@ export function resolve(segments: readonly string[]): Resolved | undefined {
     return {
       table: { GET: 'getBotUser', PATCH: 'updateBotUser', DELETE: 'deleteBotUser' },
       ids: [[b, ID_PREFIX.botUser]],
+    };
+  }
+  if (a === 'endpoints') {
+    if (b === undefined) {
+      return {
+        table: { GET: 'listEndpoints', POST: 'createEndpoint' },
+        ids: [],
+        list: true,
+        filter: true,
+      };
+    }
+    if (c !== undefined) return undefined;
+    return {
+      table: { GET: 'getEndpoint', PATCH: 'updateEndpoint', DELETE: 'deleteEndpoint' },
+      ids: [[b, ENDPOINT_ID_PREFIX]],
     };
   }
   if (a !== 'edges') return undefined;
@@ -118,10 +137,14 @@ export function splitPath(path: string): string[] | undefined {
 export function parseQuery(
   query: string,
   resolved: Resolved,
-): { beforeId: string | undefined; limit: number } | undefined {
+): { beforeId: string | undefined; limit: number; filter?: string } | undefined {
   const params = new URLSearchParams(query);
   const keys = [...new Set(params.keys())];
-  const allowed: readonly string[] = resolved.list ? PAGE_PARAMS : [];
+  const allowed: readonly string[] = resolved.filter
+    ? FILTER_PARAMS
+    : resolved.list
+      ? PAGE_PARAMS
+      : [];
   const unknown = keys.filter((k) => !allowed.includes(k));
   if (unknown.length > 0) {
     const accepted = allowed.length > 0 ? allowed.join(', ') : 'none';
@@ -154,12 +177,14 @@ export function parseQuery(
       );
     }
   }
-  return { beforeId, limit };
+  const filter = params.get('filter') ?? undefined;
+  return filter === undefined ? { beforeId, limit } : { beforeId, limit, filter };
 }
 
 export function listPrefix(resolved: Resolved): string {
   if (resolved.table.GET === 'listTlsEdges') return ID_PREFIX.tlsEdge;
   if (resolved.table.GET === 'listHttpsEdges') return ID_PREFIX.httpsEdge;
+  if (resolved.table.GET === 'listEndpoints') return ENDPOINT_ID_PREFIX;
   return ID_PREFIX.botUser;
 }
 

@@ -1,6 +1,6 @@
 /**
- * The server's state: per account, the TLS edges, HTTPS edges (with their routes), bot users and
- * the hostport index, all in memory. Every change goes through `commit(mutation)`, which applies
+ * The server's state: per account, the TLS edges, HTTPS edges (with their routes), bot users,
+ * cloud (and seeded agent) endpoints and the hostport index, all in memory. Every change goes through `commit(mutation)`, which applies
  * it synchronously (so the checks a handler made just before cannot be invalidated by another
  * request) and resolves once the change is durable (immediately without a journal). A change
  * the journal fails to make durable is undone (in reverse order, with every change applied
@@ -8,7 +8,7 @@
  * reader wait until what it saw is durable. Loading a persisted state replays the same
  * mutations through `apply`.
  */
-import type { BotUserRec, HttpsEdgeRec, Mutation, TlsEdgeRec } from './model.js';
+import type { BotUserRec, EndpointRec, HttpsEdgeRec, Mutation, TlsEdgeRec } from './model.js';
 
 /** Records of one kind, by ID and in ID (= creation) order. */
 export class Collection<T extends { readonly id: string }> {
@@ -47,8 +47,13 @@ export class Collection<T extends { readonly id: string }> {
    * Newest first: up to `limit` records created before `beforeId` (any ID, even of a deleted
    * record, since IDs order by creation), and whether older records remain.
    */
-  page(beforeId: string | undefined, limit: number): { items: T[]; more: boolean } {
+  page(
+    beforeId: string | undefined,
+    limit: number,
+    keep?: (rec: T) => boolean,
+  ): { items: T[]; more: boolean } {
     const end = beforeId === undefined ? this.#ids.length : lowerBound(this.#ids, beforeId);
+    if (keep !== undefined) return this.#pageWhere(end, limit, keep);
     const start = Math.max(0, end - limit);
     const items: T[] = [];
     for (let i = end - 1; i >= start; i--) {
@@ -56,6 +61,18 @@ export class Collection<T extends { readonly id: string }> {
       if (rec !== undefined) items.push(rec);
     }
     return { items, more: start > 0 };
+  }
+
+  /** A page of the records `keep` accepts; `more` when an older accepted record remains. */
+  #pageWhere(end: number, limit: number, keep: (rec: T) => boolean) {
+    const items: T[] = [];
+    for (let i = end - 1; i >= 0; i--) {
+      const rec = this.#byId.get(this.#ids[i] as string);
+      if (rec === undefined || !keep(rec)) continue;
+      if (items.length === limit) return { items, more: true };
+      items.push(rec);
+    }
+    return { items, more: false };
   }
 
   *values(): IterableIterator<T> {
@@ -81,6 +98,8 @@ export class AccountState {
   readonly tls = new Collection<TlsEdgeRec>();
   readonly https = new Collection<HttpsEdgeRec>();
   readonly bots = new Collection<BotUserRec>();
+  /** Cloud endpoints and the seeded agent endpoints, in one ID order (lists interleave them). */
+  readonly endpoints = new Collection<EndpointRec>();
   /** Lower-cased hostport -> ID of the edge (TLS or HTTPS) that serves it. */
   readonly hostports = new Map<string, string>();
 
@@ -116,6 +135,8 @@ export class AccountState {
         return this.#restorer(this.https, m.t === 'put' ? m.r.edge_id : m.e, true);
       case 'bot':
         return this.#restorer(this.bots, m.t === 'put' ? m.r.id : m.id, false);
+      case 'endpoint':
+        return this.#restorer(this.endpoints, m.t === 'put' ? m.r.id : m.id, false);
     }
   }
 
@@ -177,6 +198,10 @@ export class AccountState {
         if (m.t === 'put') this.bots.put(m.r);
         else this.bots.delete(m.id);
         return;
+      case 'endpoint':
+        if (m.t === 'put') this.endpoints.put(m.r);
+        else this.endpoints.delete(m.id);
+        return;
     }
   }
 }
@@ -197,7 +222,14 @@ export interface Journal {
 export interface StateSnapshot {
   readonly accounts: Record<
     string,
-    { tls: TlsEdgeRec[]; https: HttpsEdgeRec[]; bots: BotUserRec[] } | undefined
+    | {
+        tls: TlsEdgeRec[];
+        https: HttpsEdgeRec[];
+        bots: BotUserRec[];
+        /** Cloud endpoints only; absent in snapshots written before endpoints existed. */
+        endpoints?: EndpointRec[];
+      }
+    | undefined
   >;
 }
 
@@ -249,6 +281,8 @@ export class Store {
         tls: [...state.tls.values()],
         https: [...state.https.values()],
         bots: [...state.bots.values()],
+        // Agent endpoints are re-seeded at every start, never persisted.
+        endpoints: [...state.endpoints.values()].filter((e) => e.type === 'cloud'),
       };
     }
     return { accounts };
@@ -259,6 +293,7 @@ export class Store {
       if (state === undefined) continue;
       for (const r of state.tls) this.apply({ t: 'put', k: 'tls', a, r });
       for (const r of state.bots) this.apply({ t: 'put', k: 'bot', a, r });
+      for (const r of state.endpoints ?? []) this.apply({ t: 'put', k: 'endpoint', a, r });
       for (const edge of state.https) {
         this.apply({ t: 'put', k: 'https', a, r: { ...edge, routes: [] } });
         for (const r of edge.routes) this.apply({ t: 'put', k: 'route', a, r });
@@ -271,6 +306,7 @@ export class Store {
     for (const state of this.#accounts.values()) {
       for (const r of state.tls.values()) yield r.id;
       for (const r of state.bots.values()) yield r.id;
+      for (const r of state.endpoints.values()) yield r.id;
       for (const e of state.https.values()) {
         yield e.id;
         for (const r of e.routes) yield r.id;

@@ -37,6 +37,8 @@ const USAGE = `usage: edgesync server [options]
                          them (writes are performed first: outcome unknown to the client)
   --read-only-edges      account state: every write to edges is refused (403 ERR_SVC_7301)
   --no-edge-access       account state: every request to edges is refused (403 ERR_SVC_7302)
+  --agent-endpoint URL   seed a read-only agent endpoint with this URL into every account, at
+                         each start (never persisted); repeatable
 
 Environment: EDGESYNC_LOG_LEVEL (default info; JSON logs on stdout).
 `;
@@ -133,6 +135,8 @@ function parseOptions(ctx: CliContext): ParsedOptions | 'help' {
   }
   if (values['read-only-edges']) out.edgeAccess = 'read-only';
   if (values['no-edge-access']) out.edgeAccess = 'no-access';
+  const agents = values['agent-endpoint'] ?? [];
+  if (agents.length > 0) out.agentEndpoints = agents.map((url) => ({ url }));
   const fromEnv = (ctx.env.EDGESYNC_SERVER_API_KEYS ?? '')
     .split(',')
     .map((k) => k.trim())
@@ -157,6 +161,7 @@ const OPTIONS = {
   'reset-rate': { type: 'string' },
   'read-only-edges': { type: 'boolean' },
   'no-edge-access': { type: 'boolean' },
+  'agent-endpoint': { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
