@@ -17,7 +17,7 @@ import {
 import { API_VERSION } from '../spec/api.js';
 import type { ApiClientOptions, HttpMethod, ResponseInfo } from './client.js';
 import { normalizeBaseUrl } from './config.js';
-import { createNodeExchange } from './http.js';
+import { createExchange } from './http.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import {
   type AttemptFailure,
@@ -78,7 +78,7 @@ export function createTransport(options: ApiClientOptions): Transport {
   // An injected exchange belongs to the caller (not closed here); the default one is ours.
   const { exchange: http, close: closeHttp } =
     options.http === undefined
-      ? createNodeExchange()
+      ? createExchange()
       : { exchange: options.http, close: async () => {} };
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const retry: Required<RetryOptions> =
