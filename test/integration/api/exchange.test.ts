@@ -17,12 +17,7 @@ import { createServer as createTcpServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApiClientOptions } from '../../../src/api/client.js';
 import { createExchange, type Exchange, type HttpRequest } from '../../../src/api/http.js';
-import {
-  AbortedError,
-  isOutcomeUnknown,
-  NetworkError,
-  TimeoutError,
-} from '../../../src/errors.js';
+import { AbortedError, isOutcomeUnknown, NetworkError, TimeoutError } from '../../../src/errors.js';
 
 import { fixtureClient } from './fixture-client.js';
 
@@ -361,7 +356,9 @@ describe('exchange: failures the retry policy tells apart', () => {
     });
     const url = `https://127.0.0.1:${port(silent)}`;
     const http = exchange({ connectTimeoutMs: 50 });
-    await expect(http.exchange(get(url))).rejects.toMatchObject({ code: 'UND_ERR_CONNECT_TIMEOUT' });
+    await expect(http.exchange(get(url))).rejects.toMatchObject({
+      code: 'UND_ERR_CONNECT_TIMEOUT',
+    });
     const { c, responses } = client(url, { http: http.exchange, timeoutMs: 10_000 });
     const err = await c.createBotUser({ name: 'ci' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NetworkError);
