@@ -339,26 +339,46 @@ async function spentBudget(): Promise<void> {
       EDGESYNC_RATE_LIMIT: REAL_LIMIT_TEXT,
       EDGESYNC_LOG_LEVEL: 'warn',
     };
+    // When the server admitted each request (polled every 2 ms on the server's own loop).
+    const admitted: number[] = [];
+    const seeded = serverCounts(server);
+    let seen = seeded.requests - seeded.throttled;
+    const poll = setInterval(() => {
+      const c = serverCounts(server);
+      for (; seen < c.requests - c.throttled; seen++) admitted.push(performance.now());
+    }, 2);
     const rows: { requests: number; throttled: number; wallS: number }[] = [];
     const t0 = performance.now();
-    for (let i = 0; i < 2; i++) {
-      const before = serverCounts(server);
-      const start = performance.now();
-      await run(process.execPath, [BIN, 'plan', dir], { env, maxBuffer: 64 * 1024 * 1024 });
-      const after = serverCounts(server);
-      rows.push({
-        requests: after.requests - before.requests,
-        throttled: after.throttled - before.throttled,
-        wallS: (performance.now() - start) / 1000,
-      });
+    let end = t0;
+    try {
+      for (let i = 0; i < 2; i++) {
+        const before = serverCounts(server);
+        const start = performance.now();
+        await run(process.execPath, [BIN, 'plan', dir], { env, maxBuffer: 64 * 1024 * 1024 });
+        end = performance.now();
+        const after = serverCounts(server);
+        rows.push({
+          requests: after.requests - before.requests,
+          throttled: after.throttled - before.throttled,
+          wallS: (end - start) / 1000,
+        });
+      }
+    } finally {
+      clearInterval(poll);
     }
-    const wallS = (performance.now() - t0) / 1000;
-    // The service counts admitted requests only: a 429 takes no slot.
-    const counted = rows.reduce((sum, r) => sum + r.requests - r.throttled, 0);
-    const minimumS = (Math.floor((counted - 1) / real.limit) * real.windowMs) / 1000;
+    const n = admitted.length;
+    const wallS = (end - t0) / 1000;
+    // The window lets the last request go one window after the (n - limit)th; the second
+    // process's work after its last answer (planning, rendering) is its own, not the window's.
+    const windowOpens =
+      n > real.limit ? (admitted[n - real.limit - 1] as number) + real.windowMs : t0;
+    const tailMs = end - (admitted[n - 1] ?? t0);
+    const minimumS = (windowOpens - t0 + tailMs) / 1000;
+    const floorS = (Math.floor((n - 1) / real.limit) * real.windowMs) / 1000;
+    const ratio = wallS / minimumS;
     const [first, second] = rows as [(typeof rows)[0], (typeof rows)[0]];
     process.stdout.write(
-      `\nA process started on a spent budget: two \`edgesync plan\` processes of 10,000 edges back to back, server and client at ${REAL_LIMIT_TEXT} (real time):\n\n| process | requests | 429s | wall |\n|---|---:|---:|---:|\n| first | ${first.requests} | ${first.throttled} | ${first.wallS.toFixed(1)} s |\n| second | ${second.requests} | ${second.throttled} | ${second.wallS.toFixed(1)} s |\n| both | ${counted} counted | ${first.throttled + second.throttled} | ${wallS.toFixed(1)} s (minimum the window allows ${minimumS.toFixed(1)} s: ratio ${(wallS / minimumS).toFixed(3)}, target <= 1.10 ${wallS / minimumS <= 1.1 ? 'OK' : 'OVER TARGET'}) |\n`,
+      `\nA process started on a spent budget: two \`edgesync plan\` processes of 10,000 edges back to back, server and client at ${REAL_LIMIT_TEXT} (real time):\n\n| process | requests | 429s | wall |\n|---|---:|---:|---:|\n| first | ${first.requests} | ${first.throttled} | ${first.wallS.toFixed(1)} s |\n| second | ${second.requests} | ${second.throttled} | ${second.wallS.toFixed(1)} s |\n\nBoth: ${n} requests counted, ${first.throttled + second.throttled} 429s, ${wallS.toFixed(1)} s. Minimum the window allows: ${minimumS.toFixed(1)} s (the window opens for the last request ${((windowOpens - t0) / 1000).toFixed(1)} s after the start, one window after the ${n - real.limit}th request; then the second process's own ${(tailMs / 1000).toFixed(1)} s after its last answer; the bare floor, every request but the last window's a window late: ${floorS.toFixed(1)} s). Ratio ${ratio.toFixed(3)} (target <= 1.10: ${ratio <= 1.1 ? 'OK' : 'OVER TARGET'}); 429s per process: ${first.throttled}, ${second.throttled}.\n`,
     );
   } finally {
     await server.close();
