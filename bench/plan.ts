@@ -50,7 +50,7 @@ const TARGETS: Readonly<
 };
 
 /** Executes a plan's operations: roots in parallel (bounded), each root's operations in order. */
-async function seed(url: string, plan: Plan): Promise<number> {
+export async function seed(url: string, plan: Plan, apiKey = API_KEY): Promise<number> {
   const roots = new Map<string, Plan['changes'][number]['operations']>();
   for (const c of plan.changes) {
     const list = roots.get(c.root) ?? [];
@@ -67,7 +67,7 @@ async function seed(url: string, plan: Plan): Promise<number> {
         const res = await fetch(`${url}${target}`, {
           method: op.method,
           headers: {
-            authorization: `Bearer ${API_KEY}`,
+            authorization: `Bearer ${apiKey}`,
             'svc-version': '2',
             'content-type': 'application/json',
           },

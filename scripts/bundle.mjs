@@ -16,7 +16,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
-const BUNDLED = new Set(['zod', 'yaml', 'picomatch']);
+const BUNDLED = new Set(['zod', 'yaml', 'picomatch', 'fast-deep-equal', 'undici']);
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 const external = Object.keys(pkg.dependencies).filter((name) => !BUNDLED.has(name));

@@ -12,7 +12,6 @@ export type ErrorCode =
   | 'ES_API_RESPONSE'
   | 'ES_NETWORK'
   | 'ES_TIMEOUT'
-  | 'ES_CONNECT_TIMEOUT'
   | 'ES_ABORTED'
   | 'ES_PLAN_STALE'
   | 'ES_GUARD'
@@ -197,19 +196,6 @@ export class TimeoutError extends EdgesyncError {
     this.path = path;
     this.timeoutMs = timeoutMs;
     this.outcomeUnknown = options?.outcomeUnknown ?? false;
-  }
-}
-
-/**
- * A connection (DNS, TCP, and TLS for `https:`) was not established in time. No byte of the
- * request left, so even a POST may be re-sent: the cause of a `NetworkError`, never thrown alone.
- */
-export class ConnectTimeoutError extends EdgesyncError {
-  readonly timeoutMs: number;
-
-  constructor(host: string, timeoutMs: number) {
-    super('ES_CONNECT_TIMEOUT', `no connection to ${host} within ${timeoutMs} ms`);
-    this.timeoutMs = timeoutMs;
   }
 }
 

@@ -65,7 +65,8 @@ export interface ApiClientOptions {
   readonly apiKey: string;
   /**
    * The HTTP exchange (./http.ts); an injected one is not closed by the client. Default:
-   * Node's `http`/`https` with keep-alive agents, owned (and closed) by the client.
+   * undici with a keep-alive pool and the environment's proxy settings, owned (and closed) by
+   * the client.
    */
   readonly http?: HttpExchange | undefined;
   /** Per HTTP exchange (headers and body), not per call with its retries. Default 30 s. */

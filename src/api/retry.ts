@@ -33,14 +33,14 @@ export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 5
 /**
  * Error codes of a connection that was never established: no byte of the request left, so
  * even a POST can be re-sent. Anything later (reset, "other side closed", timeout) is not proof.
- * `ES_CONNECT_TIMEOUT` is the HTTP exchange's own (./http.ts): raised only while a new socket
- * is still connecting (TLS handshake included), never once it could carry the request.
+ * `UND_ERR_CONNECT_TIMEOUT` is undici's: raised only while a new connection is still being set
+ * up (TLS handshake and a proxy's tunnel included), never once it could carry the request.
  */
 const NOT_SENT_CODES: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
   'EAI_AGAIN',
-  'ES_CONNECT_TIMEOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
 /** What went wrong with one attempt, before it becomes a typed error. */

@@ -3,10 +3,11 @@
  * `unchanged`, `set` (added or changed: the manifest's whole value is written) or `removed`;
  * both sides are compared in canonical form (./normalize.ts), so only real differences count.
  */
+import equal from 'fast-deep-equal';
 import { formatPath, parsePath, type Segment } from '../manifest/paths.js';
 import { isSecretField } from '../manifest/secrets.js';
 import type { FieldChange, ModuleChange } from './model.js';
-import { canonicalModule, type Plain, type PlainObject, plainEqual } from './normalize.js';
+import { canonicalModule, type Plain, type PlainObject } from './normalize.js';
 
 export type ModuleStatus = ModuleChange['status'];
 
@@ -34,7 +35,7 @@ export function diffModule(
   const before = canonicalModule(module, live);
   if (after === undefined) return { module, status: 'removed', before, after };
   if (before === undefined) return { module, status: 'set', before, after };
-  return { module, status: plainEqual(before, after) ? 'unchanged' : 'set', before, after };
+  return { module, status: equal(before, after) ? 'unchanged' : 'set', before, after };
 }
 
 /**
@@ -88,7 +89,7 @@ export function fieldChanges(
   sensitivity: Sensitivity,
   out: FieldChange[] = [],
 ): FieldChange[] {
-  if (plainEqual(before, after)) return out;
+  if (equal(before, after)) return out;
   const bothObjects =
     isPlainObject(before) || isPlainObject(after)
       ? (before === undefined || isPlainObject(before)) &&

@@ -17,7 +17,8 @@
  *    SAML `allow_idp_initiated` true, session timers 0, ...), filled in before comparing, so
  *    drift away from a default shows (`diffModule`).
  * 4. Every list inside a module is a set: sorted, so order never matters. (Object keys need no
- *    order: comparison looks keys up.)
+ *    order: fast-deep-equal looks keys up.) After these rules two values are the same exactly
+ *    when they are deeply equal: the planner compares canonical forms with fast-deep-equal.
  * 5. Letter case: HTTP header names (`add` keys, `remove` entries) and the webhook provider are
  *    compared lower-cased (the server lower-cases response header names).
  * 6. Edge scalars: hostports are a set compared case-insensitively; an absent description is
@@ -216,31 +217,6 @@ export function sameHostports(
   const x = canonicalHostports(a);
   const y = canonicalHostports(b);
   return x.length === y.length && x.every((h, i) => h === y[i]);
-}
-
-/**
- * Deep equality of two canonical values (key order is already sorted). Allocates nothing: a
- * converged plan compares about 70,000 modules.
- */
-export function plainEqual(a: Plain | undefined, b: Plain | undefined): boolean {
-  if (a === b) return true;
-  if (a === undefined || b === undefined || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!plainEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (typeof a === 'object') {
-    if (typeof b !== 'object' || Array.isArray(b)) return false;
-    let size = 0;
-    for (const k in a) {
-      if (!(k in b) || !plainEqual(a[k], b[k])) return false;
-      size += 1;
-    }
-    for (const _ in b) size -= 1;
-    return size === 0;
-  }
-  return false;
 }
 
 /** The module values of a live record, in write shape, keyed by module name (unset omitted). */

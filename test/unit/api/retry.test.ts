@@ -8,7 +8,7 @@ import {
   parseRetryAfter,
   requestNotSent,
 } from '../../../src/api/retry.js';
-import { AbortedError, ConnectTimeoutError } from '../../../src/errors.js';
+import { AbortedError } from '../../../src/errors.js';
 
 describe('classifyFailure', () => {
   const status = (s: number): AttemptFailure => ({ kind: 'status', status: s });
@@ -50,9 +50,10 @@ describe('requestNotSent', () => {
   const coded = (code: string) => Object.assign(new Error(code), { code });
   it.each([
     [coded('ECONNREFUSED'), true],
-    [coded('ES_CONNECT_TIMEOUT'), true],
-    [new ConnectTimeoutError('api.example.test:443', 10_000), true],
-    [coded('UND_ERR_CONNECT_TIMEOUT'), false],
+    [coded('UND_ERR_CONNECT_TIMEOUT'), true],
+    [new Error('fetch failed', { cause: coded('UND_ERR_CONNECT_TIMEOUT') }), true],
+    [coded('UND_ERR_HEADERS_TIMEOUT'), false],
+    [coded('UND_ERR_BODY_TIMEOUT'), false],
     [coded('ETIMEDOUT'), false],
     [coded('ENOTFOUND'), true],
     [new Error('wrapped', { cause: coded('ECONNREFUSED') }), true],
