@@ -3,6 +3,7 @@
  * Commands never touch `process` directly, so they can be run in-process by tests.
  */
 import type { Readable, Writable } from 'node:stream';
+import type { OptionsConfig } from './flags.js';
 
 export interface CliContext {
   /** Arguments after the command name. */
@@ -29,4 +30,6 @@ export interface CommandModule {
   readonly run: Command;
   /** One line for `edgesync --help`. */
   readonly summary: string;
+  /** Its flags (node:util parseArgs), so that a short flag can be held to one meaning. */
+  readonly OPTIONS: OptionsConfig;
 }

@@ -61,7 +61,7 @@ exit codes: 0 no changes, 2 changes (with --detailed-exitcode), 1 error, 64 usag
 const OUTPUTS = ['text', 'json', 'markdown'] as const;
 type Output = (typeof OUTPUTS)[number];
 
-const OPTIONS = {
+export const OPTIONS = {
   output: { type: 'string', short: 'o' },
   out: { type: 'string' },
   'detailed-exitcode': { type: 'boolean', default: false },
@@ -80,14 +80,15 @@ const OPTIONS = {
 export async function run(ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
   if (values.help) {
-    ctx.stderr.write(USAGE);
+    ctx.stdout.write(USAGE);
     return ExitCode.ok;
   }
   const output = (values.output ?? 'text') as Output;
   if (!OUTPUTS.includes(output)) {
     throw new UsageError(`--output must be one of ${OUTPUTS.join(', ')}, got "${values.output}"`);
   }
-  if (positionals.length > 1) throw new UsageError(`expected at most one DIR\n${USAGE}`);
+  if (positionals.length > 1)
+    throw new UsageError(`expected at most one DIR\nRun "edgesync plan --help" for its options.`);
   const maxDeletes = wholeNumber('max-deletes', values['max-deletes'], undefined, 0);
   const dirArg = manifestDirArg(ctx, positionals[0]);
   const dir = path.resolve(ctx.cwd, dirArg);
