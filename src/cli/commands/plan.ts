@@ -13,7 +13,11 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { classifyBlocked } from '../../apply/guards.js';
 import { ConfigError, errorMessage, ManifestError, UsageError } from '../../errors.js';
-import { formatDiagnostic } from '../../manifest/diagnostics.js';
+import {
+  DIAGNOSTICS_FORMAT_VERSION,
+  diagnosticToJson,
+  formatDiagnostic,
+} from '../../manifest/diagnostics.js';
 import { maskJson, maskValues, sensitiveValues } from '../../manifest/secrets.js';
 import { renderJson } from '../../plan/render/json.js';
 import { renderMarkdown } from '../../plan/render/markdown.js';
@@ -116,6 +120,15 @@ export async function run(ctx: CliContext): Promise<number> {
     });
   } catch (err) {
     if (!(err instanceof ManifestError)) throw err;
+    // A pipeline reading JSON gets JSON on the invalid path too: validate's report, no plan.
+    if (output === 'json') {
+      const report = {
+        format_version: DIAGNOSTICS_FORMAT_VERSION,
+        valid: false,
+        diagnostics: err.diagnostics.map(diagnosticToJson),
+      };
+      ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    }
     for (const d of err.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
     ctx.stderr.write(`${err.diagnostics.length} manifest error(s): no plan was made\n`);
     return ExitCode.error;
