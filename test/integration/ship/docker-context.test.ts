@@ -120,9 +120,13 @@ function play(stage: Stage, root: StageRoot, context: string, built: Map<string,
         copy(root, from, args);
         break;
       }
-      case 'RUN':
-        run(root, args.join(' '), stageCache(root));
+      case 'RUN': {
+        // An absolute path in a command is a path in the image: under the stage's root here,
+        // never on this machine.
+        const command = args.map((a) => (a.startsWith('/') ? root.resolve(a) : a)).join(' ');
+        run(root, command, stageCache(root));
         break;
+      }
     }
   }
 }
