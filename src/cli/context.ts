@@ -4,6 +4,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import type { ValueMask } from '../manifest/secrets.js';
+import type { OptionsConfig } from './flags.js';
 
 export interface CliContext {
   /** Arguments after the command name. */
@@ -35,4 +36,6 @@ export interface CommandModule {
   readonly run: Command;
   /** One line for `edgesync --help`. */
   readonly summary: string;
+  /** Its flags (node:util parseArgs), so that a short flag can be held to one meaning. */
+  readonly OPTIONS: OptionsConfig;
 }

@@ -77,6 +77,23 @@ export function resourcesOf(plan: Plan, values: readonly string[]): PlanResource
 }
 
 /**
+ * The resources of a cycle that wrote, with the live ID of each one it created: the plan made
+ * before the apply has none for them, the plan of the check after it has. Without this, /status
+ * showed a new resource without its ID until the next cycle.
+ */
+export function withLiveIds(resources: PlanResources, after: Plan): PlanResources {
+  const missing = resources.changes.filter((c) => c.id === undefined);
+  if (missing.length === 0) return resources;
+  const ids = new Map<string, string>();
+  for (const c of after.changes) if (c.id !== undefined) ids.set(c.address, c.id);
+  const changes = resources.changes.map((c) => {
+    const id = c.id ?? ids.get(c.address);
+    return id === undefined || id === c.id ? c : { ...c, id };
+  });
+  return { ...resources, changes };
+}
+
+/**
  * The secret values of the set and of the live account (`secretValues`), as the same array as
  * `previous` when they did not change: the maskers (of log lines and of report entries) are
  * built once per array.

@@ -12,9 +12,13 @@ import { HOSTED_RATE_LIMIT, parseRateLimit, type RateLimitSpec } from '../spec/r
 import type { CliContext } from './context.js';
 import { parseDuration } from './duration.js';
 
-type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
+export type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
 
-/** Parses a command's flags; a parse failure is a usage error that ends with the usage text. */
+/**
+ * Parses a command's flags. A parse failure is a usage error of one line, with a pointer to the
+ * command's --help: the parser's own advice (about `--` and positionals) and the whole usage
+ * text buried the one thing that was wrong.
+ */
 export function parseCommandArgs<const O extends OptionsConfig>(
   argv: readonly string[],
   options: O,
@@ -24,9 +28,12 @@ export function parseCommandArgs<const O extends OptionsConfig>(
   try {
     return parseArgs({ args: [...argv], options, allowPositionals: positionals, strict: true });
   } catch (err) {
-    throw new UsageError(`${errorMessage(err)}${suggestFlag(err, options)}\n${usage}`, {
-      cause: err,
-    });
+    const command = /^usage: (edgesync \S+)/.exec(usage)?.[1] ?? 'edgesync';
+    const message = errorMessage(err).replace(/\. To specify a positional argument[\s\S]*$/, '');
+    throw new UsageError(
+      `${message}${suggestFlag(err, options)}\nRun "${command} --help" for its options.`,
+      { cause: err },
+    );
   }
 }
 

@@ -19,7 +19,9 @@ export async function main(ctx: CliContext): Promise<number> {
   }
   const [name, ...rest] = ctx.argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    await printHelp(ctx);
+    // Asked for, help is the command's output (stdout, for a pager); a bare `edgesync` is a
+    // usage error, and its usage a diagnostic.
+    await printHelp(name === undefined ? ctx.stderr : ctx.stdout);
     return name === undefined ? ExitCode.usage : ExitCode.ok;
   }
   if (name === '--version' || name === '-v') {
@@ -53,12 +55,12 @@ export async function main(ctx: CliContext): Promise<number> {
   }
 }
 
-async function printHelp(ctx: CliContext): Promise<void> {
+async function printHelp(out: CliContext['stdout']): Promise<void> {
   const lines = ['usage: edgesync <command> [options]', '', 'commands:'];
   for (const [name, load] of Object.entries(commands)) {
     const mod = await load();
     lines.push(`  ${name.padEnd(10)} ${mod.summary}`);
   }
   lines.push('', 'Run "edgesync help <command>" (or "edgesync <command> --help") for its options.');
-  ctx.stderr.write(`${lines.join('\n')}\n`);
+  out.write(`${lines.join('\n')}\n`);
 }

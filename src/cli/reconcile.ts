@@ -31,7 +31,7 @@ import { FileCache } from '../manifest/build.js';
 import { manifestsChangedSince } from '../manifest/loader.js';
 import { maskValues, type ValueMask } from '../manifest/secrets.js';
 import { buildPlan, operationCount, type Plan, PlanMemo } from '../plan/index.js';
-import { managedCounts, resourcesOf, stableValues } from './cycle-report.js';
+import { managedCounts, resourcesOf, stableValues, withLiveIds } from './cycle-report.js';
 import { INCREMENTAL_REASONS, type Prepared, prepareIncremental } from './incremental.js';
 import { preparePlan } from './pipeline.js';
 
@@ -230,6 +230,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     // From the first write until the check says converged, the kept snapshot is not the account.
     cached = undefined;
     let verified: LiveSnapshot | undefined;
+    let replanned: Plan | undefined;
     const outcome = await applyAndVerify(plan, {
       client,
       live,
@@ -259,7 +260,8 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
         });
         verified = again;
         const ownBotUsers = ownBotUsersOf(result);
-        return { live: again, plan: buildPlan(desired, again, { ...planOptions(), ownBotUsers }) };
+        replanned = buildPlan(desired, again, { ...planOptions(), ownBotUsers });
+        return { live: again, plan: replanned };
       },
     });
     const { result } = outcome;
@@ -277,7 +279,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
       writes: result.writes,
       managed,
       warnings: plan.warnings.map(mask),
-      resources,
+      resources: replanned === undefined ? resources : withLiveIds(resources, replanned),
       ...(outOfSync === undefined ? {} : { outOfSync }),
     };
     if (result.fenced !== undefined) {

@@ -76,10 +76,10 @@ export function parseYaml(text: string, options: ParseOptions): ParseResult {
   // parseAllDocuments returns an EmptyStream (an array with no documents) for empty input.
   const list: AnyDocument[] = Array.isArray(parsed) ? parsed : [];
   list.forEach((doc, index) => {
-    const issues: readonly YAMLError[] = [...doc.errors, ...doc.warnings];
+    const issues = reportedIssues([...doc.errors, ...doc.warnings]);
     if (issues.length > 0) {
       for (const issue of issues) {
-        problems.push({ ...pos(issue.pos[0]), message: yamlMessage(issue) });
+        problems.push({ ...pos(issue.pos[0]), message: yamlMessage(issue, doc) });
       }
       return;
     }
@@ -151,15 +151,60 @@ function checkAliases(doc: AnyDocument): { offset: number; message: string }[] {
   return found;
 }
 
-function yamlMessage(issue: YAMLError): string {
+/** Errors that concern one key or tag; any other error is in the syntax itself. */
+const LOCAL_CODES: ReadonlySet<string> = new Set(['DUPLICATE_KEY', 'TAG_RESOLVE_FAILED']);
+
+/** Syntax errors that come from a line indented too much or too little. */
+const INDENT_CODES: ReadonlySet<string> = new Set([
+  'BAD_INDENT',
+  'BLOCK_AS_IMPLICIT_KEY',
+  'MISSING_CHAR',
+  'MULTILINE_IMPLICIT_KEY',
+  'TAB_AS_INDENT',
+  'UNEXPECTED_TOKEN',
+]);
+
+/**
+ * After the first syntax error the parser's view of the document is lost, and what it reports
+ * next follows from that one mistake: report the first alone. Key and tag errors are each real.
+ */
+function reportedIssues(issues: readonly YAMLError[]): readonly YAMLError[] {
+  const syntax = issues
+    .filter((issue) => !LOCAL_CODES.has(issue.code))
+    .sort((a, b) => a.pos[0] - b.pos[0]);
+  return syntax.length > 0 ? syntax.slice(0, 1) : issues;
+}
+
+function yamlMessage(issue: YAMLError, doc: AnyDocument): string {
   switch (issue.code) {
     case 'DUPLICATE_KEY':
-      return 'duplicate key: each key may appear only once in a mapping';
+      return `duplicate key${duplicateKey(doc, issue.pos[0])}: each key may appear only once in a mapping`;
     case 'TAG_RESOLVE_FAILED':
       return `${issue.message.replace(/\.$/, '')}: custom tags are not supported`;
-    default:
-      return `invalid YAML: ${issue.message.split('\n')[0]?.replace(/ at line \d+, column \d+.*$/, '')}`;
+    default: {
+      const text = issue.message.split('\n')[0]?.replace(/ at line \d+, column \d+.*$/, '');
+      const hint = INDENT_CODES.has(issue.code)
+        ? ' (check the indentation of this line and the next)'
+        : '';
+      return `invalid YAML: ${text}${hint}`;
+    }
   }
+}
+
+/** The key (as written) of the mapping entry whose key starts at `offset`. */
+function duplicateKey(doc: AnyDocument, offset: number): string {
+  let key = '';
+  visit(doc, {
+    Pair(_i, pair) {
+      const node = pair.key as Node | null;
+      if (node?.range?.[0] === offset) {
+        key = ` ${JSON.stringify(String(isScalar(node) ? node.value : node))}`;
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return key;
 }
 
 interface Found {

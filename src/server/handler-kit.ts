@@ -4,6 +4,7 @@
  * rule violations), module bookkeeping, pagination and module replies. One place, so a TLS edge
  * and an HTTPS edge cannot drift apart in how they answer the same situation.
  */
+import { z } from 'zod';
 import { ERROR_CODE, type RuleViolation } from '../spec/api.js';
 import { invalidValue, RequestError } from './errors.js';
 import type { IdGenerator } from './ids.js';
@@ -11,6 +12,7 @@ import type { BotUserRec, HttpsEdgeRec, RouteRec, TlsEdgeRec } from './model.js'
 import type { Renderer } from './render.js';
 import type { RouteModules } from './schemas.js';
 import type { AccountState, Collection, Store } from './store.js';
+import { parseBody } from './validate.js';
 
 /** What a handler answers: a status and a JSON body (absent for 204). */
 export interface Reply {
@@ -94,6 +96,29 @@ export function checkBodyId(value: string | undefined, expected: string, field: 
   if (value !== undefined && value !== expected) {
     throw invalidValue(`${field} in the body (${value}) does not match the path (${expected})`);
   }
+}
+
+// The service's own published shape of a module replacement, which its official TypeScript
+// client sends: the module wrapped with the IDs of the path. Strict like every other body.
+const edgeModuleEnvelope = z.strictObject({ id: z.string().optional(), module: z.unknown() });
+const routeModuleEnvelope = edgeModuleEnvelope.extend({ edge_id: z.string().optional() });
+
+/**
+ * The module of a replacement (PUT) body: the bare module, as the other official clients send
+ * it, or `{ "id", "module" }` (route modules also `"edge_id"`), recognised by its `module` key.
+ * The IDs, when present, must match the path.
+ */
+export function moduleBody(body: unknown, path: { id: string; edgeId?: string }): unknown {
+  if (typeof body !== 'object' || body === null || !Object.hasOwn(body, 'module')) return body;
+  if (path.edgeId === undefined) {
+    const envelope = parseBody(edgeModuleEnvelope, body);
+    checkBodyId(envelope.id, path.id, 'id');
+    return envelope.module;
+  }
+  const envelope = parseBody(routeModuleEnvelope, body);
+  checkBodyId(envelope.id, path.id, 'id');
+  checkBodyId(envelope.edge_id, path.edgeId, 'edge_id');
+  return envelope.module;
 }
 
 export function refuse(violation: RuleViolation | undefined): void {

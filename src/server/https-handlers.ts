@@ -13,6 +13,7 @@ import {
   httpsEdge,
   json,
   list,
+  moduleBody,
   moduleReply,
   newEdgeFields,
   noContent,
@@ -78,7 +79,10 @@ export function httpsEdgeHandlers({ store, render, ids, now }: HandlerDeps) {
     putHttpsEdgeModule(call: Call): Reply {
       const edge = httpsEdge(call);
       const name = call.module as keyof typeof HTTPS_EDGE_MODULE_SCHEMAS;
-      const value = parseBody(HTTPS_EDGE_MODULE_SCHEMAS[name] as z.ZodType, call.body);
+      const value = parseBody(
+        HTTPS_EDGE_MODULE_SCHEMAS[name] as z.ZodType,
+        moduleBody(call.body, { id: edge.id }),
+      );
       const rec: HttpsEdgeRec = { ...edge, modules: { ...edge.modules, [name]: value } };
       const durable = store.commit({ t: 'put', k: 'https', a: call.accountId, r: rec });
       return json(200, render.module(name, rec.modules, rec.id), durable);

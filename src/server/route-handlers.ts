@@ -20,6 +20,7 @@ import {
   type HandlerDeps,
   httpsEdge,
   json,
+  moduleBody,
   moduleReply,
   modulesFrom,
   noContent,
@@ -134,7 +135,10 @@ export function routeHandlers({ store, render, ids, now }: HandlerDeps) {
     putRouteModule(call: Call): Reply {
       const { edge, route: old } = route(call);
       const name = call.module as keyof typeof ROUTE_MODULE_SCHEMAS;
-      const value = parseBody(ROUTE_MODULE_SCHEMAS[name] as z.ZodType, call.body);
+      const value = parseBody(
+        ROUTE_MODULE_SCHEMAS[name] as z.ZodType,
+        moduleBody(call.body, { id: old.id, edgeId: edge.id }),
+      );
       const modules = withSamlCertificate(
         old.id,
         { ...old.modules, [name]: value },

@@ -30,7 +30,8 @@ export interface Resolved {
 }
 
 export const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PATCH', 'PUT']);
-const PAGE_PARAMS = ['before_id', 'limit'] as const;
+// `beforeId`: the spelling of the service's official TypeScript client, an alias.
+const PAGE_PARAMS = ['before_id', 'beforeId', 'limit'] as const;
 const FILTER_PARAMS = [...PAGE_PARAMS, 'filter'] as const;
 
 const TLS_MODULES: ReadonlySet<string> = new Set(TLS_EDGE_MODULES);
@@ -166,7 +167,10 @@ export function parseQuery(
       throw invalid(`limit must be an integer from 1 to ${LIMITS.pageLimitMax}`);
     }
   }
-  const beforeId = params.get('before_id') ?? undefined;
+  if (params.has('before_id') && params.has('beforeId')) {
+    throw invalid('give before_id or its alias beforeId, not both');
+  }
+  const beforeId = params.get('before_id') ?? params.get('beforeId') ?? undefined;
   if (beforeId !== undefined) {
     const prefix = listPrefix(resolved);
     if (!beforeId.startsWith(prefix) || beforeId.length === prefix.length) {

@@ -12,6 +12,7 @@ import {
   type HandlerDeps,
   json,
   list,
+  moduleBody,
   moduleReply,
   newEdgeFields,
   noContent,
@@ -76,7 +77,10 @@ export function tlsEdgeHandlers({ store, render, ids, now }: HandlerDeps) {
     putTlsEdgeModule(call: Call): Reply {
       const edge = tlsEdge(call);
       const name = call.module as keyof typeof TLS_EDGE_MODULE_SCHEMAS;
-      const value = parseBody(TLS_EDGE_MODULE_SCHEMAS[name] as z.ZodType, call.body);
+      const value = parseBody(
+        TLS_EDGE_MODULE_SCHEMAS[name] as z.ZodType,
+        moduleBody(call.body, { id: edge.id }),
+      );
       const rec: TlsEdgeRec = { ...edge, modules: { ...edge.modules, [name]: value } };
       checkTlsEdgeModules(rec.modules);
       const durable = store.commit({ t: 'put', k: 'tls', a: call.accountId, r: rec });

@@ -10,3 +10,12 @@ it('reads the version from package.json', () => {
   ) as { version: string };
   expect(VERSION).toBe(pkg.version);
 });
+
+it('has a CHANGELOG section for that version', () => {
+  const root = path.join(import.meta.dirname, '..', '..');
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  const changelog = readFileSync(path.join(root, 'CHANGELOG.md'), 'utf8');
+  expect(changelog).toContain(`\n## [${pkg.version}] - `);
+});

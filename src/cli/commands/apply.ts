@@ -116,7 +116,7 @@ interface Options {
 export async function run(ctx: CliContext): Promise<number> {
   const options = parseOptions(ctx);
   if (options === 'help') {
-    ctx.stderr.write(USAGE);
+    ctx.stdout.write(USAGE);
     return ExitCode.ok;
   }
   const api = requireApiConfig({ apiUrl: options.apiUrl, apiKey: options.apiKey }, ctx.env);
@@ -378,7 +378,9 @@ function parseOptions(ctx: CliContext): Options | 'help' {
   const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
   if (values.help) return 'help';
   if (positionals.length > 1)
-    throw new UsageError(`expected at most one DIR or PLANFILE\n${USAGE}`);
+    throw new UsageError(
+      `expected at most one DIR or PLANFILE\nRun "edgesync apply --help" for its options.`,
+    );
   return {
     target: manifestDirArg(ctx, positionals[0]),
     yes: values.yes === true,
@@ -396,7 +398,7 @@ function parseOptions(ctx: CliContext): Options | 'help' {
   };
 }
 
-const OPTIONS = {
+export const OPTIONS = {
   yes: { type: 'boolean', short: 'y' },
   owner: { type: 'string' },
   concurrency: { type: 'string' },

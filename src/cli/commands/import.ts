@@ -49,8 +49,9 @@ options:
   -h, --help         show this help
 `;
 
-const OPTIONS = {
-  out: { type: 'string', short: 'o' },
+export const OPTIONS = {
+  // No `-o`: elsewhere it is --output.
+  out: { type: 'string' },
   all: { type: 'boolean' },
   owner: { type: 'string' },
   force: { type: 'boolean' },
@@ -64,11 +65,13 @@ const OPTIONS = {
 export async function run(ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
   if (values.help) {
-    ctx.stderr.write(USAGE);
+    ctx.stdout.write(USAGE);
     return ExitCode.ok;
   }
   if (positionals.length > 0) {
-    throw new UsageError(`import takes no arguments (use --out DIR)\n${USAGE}`);
+    throw new UsageError(
+      `import takes no arguments (use --out DIR)\nRun "edgesync import --help" for its options.`,
+    );
   }
   const schemaUrl = values['schema-url'];
   // It ends up on the first line of every file: a line break would inject YAML.

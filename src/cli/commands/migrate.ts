@@ -41,7 +41,7 @@ options:
   -h, --help            show this help
 `;
 
-const OPTIONS = {
+export const OPTIONS = {
   out: { type: 'string' },
   backend: { type: 'string', multiple: true },
   backends: { type: 'string' },

@@ -13,7 +13,11 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { classifyBlocked } from '../../apply/guards.js';
 import { ConfigError, errorMessage, ManifestError, UsageError } from '../../errors.js';
-import { formatDiagnostic } from '../../manifest/diagnostics.js';
+import {
+  DIAGNOSTICS_FORMAT_VERSION,
+  diagnosticToJson,
+  formatDiagnostic,
+} from '../../manifest/diagnostics.js';
 import { createValueMask, maskPlan, maskValues, secretValues } from '../../manifest/secrets.js';
 import { renderJson } from '../../plan/render/json.js';
 import { renderMarkdown } from '../../plan/render/markdown.js';
@@ -63,7 +67,7 @@ exit codes: 0 no changes, 2 changes (with --detailed-exitcode), 1 error, 64 usag
 const OUTPUTS = ['text', 'json', 'markdown'] as const;
 type Output = (typeof OUTPUTS)[number];
 
-const OPTIONS = {
+export const OPTIONS = {
   output: { type: 'string', short: 'o' },
   out: { type: 'string' },
   'detailed-exitcode': { type: 'boolean', default: false },
@@ -82,14 +86,15 @@ const OPTIONS = {
 export async function run(ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
   if (values.help) {
-    ctx.stderr.write(USAGE);
+    ctx.stdout.write(USAGE);
     return ExitCode.ok;
   }
   const output = (values.output ?? 'text') as Output;
   if (!OUTPUTS.includes(output)) {
     throw new UsageError(`--output must be one of ${OUTPUTS.join(', ')}, got "${values.output}"`);
   }
-  if (positionals.length > 1) throw new UsageError(`expected at most one DIR\n${USAGE}`);
+  if (positionals.length > 1)
+    throw new UsageError(`expected at most one DIR\nRun "edgesync plan --help" for its options.`);
   const maxDeletes = wholeNumber('max-deletes', values['max-deletes'], undefined, 0);
   const dirArg = manifestDirArg(ctx, positionals[0]);
   const dir = path.resolve(ctx.cwd, dirArg);
@@ -129,6 +134,15 @@ export async function run(ctx: CliContext): Promise<number> {
     });
   } catch (err) {
     if (!(err instanceof ManifestError)) throw err;
+    // A pipeline reading JSON gets JSON on the invalid path too: validate's report, no plan.
+    if (output === 'json') {
+      const report = {
+        format_version: DIAGNOSTICS_FORMAT_VERSION,
+        valid: false,
+        diagnostics: err.diagnostics.map(diagnosticToJson),
+      };
+      ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    }
     for (const d of err.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
     ctx.stderr.write(`${err.diagnostics.length} manifest error(s): no plan was made\n`);
     return ExitCode.error;

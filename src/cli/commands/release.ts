@@ -43,7 +43,7 @@ options:
 exit codes: 0 released, 1 unknown target or failed PATCH (see the messages), 64 usage error
 `;
 
-const OPTIONS = {
+export const OPTIONS = {
   owner: { type: 'string' },
   'dry-run': { type: 'boolean' },
   'rate-limit': { type: 'string' },
@@ -55,10 +55,13 @@ const OPTIONS = {
 export async function run(ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
   if (values.help) {
-    ctx.stderr.write(USAGE);
+    ctx.stdout.write(USAGE);
     return ExitCode.ok;
   }
-  if (positionals.length === 0) throw new UsageError(`name at least one KIND/NAME\n${USAGE}`);
+  if (positionals.length === 0)
+    throw new UsageError(
+      `name at least one KIND/NAME\nRun "edgesync release --help" for its options.`,
+    );
   const targets: ReleaseTarget[] = [];
   for (const text of positionals) {
     const target = parseReleaseTarget(text);

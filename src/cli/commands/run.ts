@@ -102,7 +102,7 @@ leader election (several replicas, one writer; Kubernetes Lease, see the README)
 durations: 250ms, 60s, 5m, 1h30m. Exit: 0 after a clean shutdown, 1 error, 64 usage error.
 `;
 
-const OPTIONS = {
+export const OPTIONS = {
   interval: { type: 'string' },
   debounce: { type: 'string' },
   listen: { type: 'string' },
@@ -182,10 +182,11 @@ async function startEmbedded(
 export async function run(ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
   if (values.help) {
-    ctx.stderr.write(USAGE);
+    ctx.stdout.write(USAGE);
     return ExitCode.ok;
   }
-  if (positionals.length > 1) throw new UsageError(`expected at most one DIR\n${USAGE}`);
+  if (positionals.length > 1)
+    throw new UsageError(`expected at most one DIR\nRun "edgesync run --help" for its options.`);
   const dir = path.resolve(ctx.cwd, manifestDirArg(ctx, positionals[0]));
   // Checked here, before the embedded server starts and prints its key: a usage error, not a crash.
   const intervalMs = durationFlag('interval', values.interval, DAEMON_DEFAULTS.intervalMs, 1);

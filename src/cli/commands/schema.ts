@@ -7,17 +7,28 @@ import { UsageError } from '../../errors.js';
 import { manifestJsonSchemaText } from '../../manifest/jsonschema.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
+import { parseCommandArgs } from '../flags.js';
 
 export const summary = 'print the JSON Schema of the manifests';
 
+const USAGE = `usage: edgesync schema
+
+Prints the JSON Schema (draft 2020-12) of a manifest document on stdout.
+
+  -h, --help  show this help
+`;
+
+export const OPTIONS = { help: { type: 'boolean', short: 'h' } } as const;
+
 export async function run(ctx: CliContext): Promise<number> {
-  if (ctx.argv.includes('--help') || ctx.argv.includes('-h')) {
-    ctx.stderr.write(
-      'usage: edgesync schema\n\nPrints the JSON Schema (draft 2020-12) of a manifest document on stdout.\n',
-    );
+  const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
+  if (values.help) {
+    ctx.stdout.write(USAGE);
     return ExitCode.ok;
   }
-  if (ctx.argv.length > 0) throw new UsageError(`schema takes no arguments, got "${ctx.argv[0]}"`);
+  if (positionals.length > 0) {
+    throw new UsageError(`schema takes no arguments, got "${positionals[0]}"`);
+  }
   ctx.stdout.write(manifestJsonSchemaText());
   return ExitCode.ok;
 }

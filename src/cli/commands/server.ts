@@ -46,7 +46,7 @@ Environment: EDGESYNC_LOG_LEVEL (default info; JSON logs on stdout).
 export async function run(ctx: CliContext): Promise<number> {
   const options = parseOptions(ctx);
   if (options === 'help') {
-    ctx.stderr.write(USAGE);
+    ctx.stdout.write(USAGE);
     return ExitCode.ok;
   }
   const generated = options.apiKeys.length === 0;
@@ -148,7 +148,7 @@ function parseOptions(ctx: CliContext): ParsedOptions | 'help' {
   return out;
 }
 
-const OPTIONS = {
+export const OPTIONS = {
   host: { type: 'string' },
   port: { type: 'string' },
   data: { type: 'string' },

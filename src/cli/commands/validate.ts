@@ -34,7 +34,7 @@ options:
   -h, --help           show this help
 `;
 
-const OPTIONS = {
+export const OPTIONS = {
   output: { type: 'string', short: 'o' },
   owner: { type: 'string' },
   'secret-dir': { type: 'string', multiple: true },
@@ -45,14 +45,17 @@ const OPTIONS = {
 export async function run(ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
   if (values.help) {
-    ctx.stderr.write(USAGE);
+    ctx.stdout.write(USAGE);
     return ExitCode.ok;
   }
   const output = values.output ?? 'text';
   if (output !== 'text' && output !== 'json') {
     throw new UsageError(`--output must be "text" or "json", got "${output}"`);
   }
-  if (positionals.length > 1) throw new UsageError(`expected at most one DIR\n${USAGE}`);
+  if (positionals.length > 1)
+    throw new UsageError(
+      `expected at most one DIR\nRun "edgesync validate --help" for its options.`,
+    );
   const dir = path.resolve(ctx.cwd, manifestDirArg(ctx, positionals[0]));
 
   const result = await loadManifests(dir, {

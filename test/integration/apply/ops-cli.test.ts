@@ -140,11 +140,11 @@ describe('operator CLI', () => {
   it("help <command> prints that command's help; unknown flags get a suggestion", async () => {
     const help = await runCli(['help', 'plan']);
     expect(help.code).toBe(0);
-    expect(help.stderr).toMatch(/^usage: edgesync plan/);
+    expect(help.stdout).toMatch(/^usage: edgesync plan/);
     for (const name of ['run', 'server', 'validate', 'apply', 'import', 'schema', 'release']) {
       const out = await runCli(['help', name]);
       expect(out.code, name).toBe(0);
-      expect(out.stderr, name).toMatch(new RegExp(`^usage: edgesync ${name}`));
+      expect(out.stdout, name).toMatch(new RegExp(`^usage: edgesync ${name}`));
     }
     const unknown = await runCli(['help', 'plna']);
     expect(unknown.code).toBe(64);

@@ -132,22 +132,56 @@ describe('edgesync validate', () => {
   it("help COMMAND shows the command's help; a mistyped command gets a suggestion", async () => {
     const help = await cli(['help', 'plan'], dir);
     expect(help.code).toBe(0);
-    expect(help.stderr).toContain('usage: edgesync plan');
+    expect(help.stdout).toContain('usage: edgesync plan');
+    expect(help.stderr).toBe('');
     const typo = await cli(['plna'], dir);
     expect(typo.code).toBe(64);
     expect(typo.stderr).toContain('did you mean "plan"?');
   });
 
   it.each([
-    [['run', '--intervl', '1s'], '--interval', 'usage: edgesync run'],
-    [['server', '--prot', '0'], '--port', 'usage: edgesync server'],
-    [['plan', '--max-delete', '3'], '--max-deletes', 'usage: edgesync plan'],
-    [['apply', '--concurency', '2'], '--concurrency', 'usage: edgesync apply'],
-  ])('every command takes the one usage-error path: %j', async (argv, suggested, usage) => {
+    [['run', '--intervl', '1s'], '--interval'],
+    [['server', '--prot', '0'], '--port'],
+    [['plan', '--max-delete', '3'], '--max-deletes'],
+    [['apply', '--concurency', '2'], '--concurrency'],
+  ])('a mistyped flag is one line and a pointer to --help: %j', async (argv, suggested) => {
     const r = await cli(argv, dir);
+    const [command, given] = argv;
     expect(r.code).toBe(64);
-    expect(r.stderr).toContain(`did you mean ${suggested}?`);
-    expect(r.stderr).toContain(usage);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      `edgesync ${command}: Unknown option '${given}'; did you mean ${suggested}?\n` +
+        `Run "edgesync ${command} --help" for its options.\n`,
+    );
+  });
+
+  it('help goes to stdout; a bare `edgesync`, a usage error, prints it on stderr', async () => {
+    for (const argv of [['--help'], ['help'], ['plan', '--help'], ['schema', '-h']]) {
+      const r = await cli(argv, dir);
+      expect(r.code, argv.join(' ')).toBe(0);
+      expect(r.stdout, argv.join(' ')).toMatch(/^usage: edgesync/);
+      expect(r.stderr, argv.join(' ')).toBe('');
+    }
+    const bare = await cli([], dir);
+    expect(bare).toMatchObject({ code: 64, stdout: '' });
+    expect(bare.stderr).toMatch(/^usage: edgesync/);
+  });
+
+  it('a short flag means the same long flag in every command', async () => {
+    const { commands } = await import('../../../src/cli/commands.js');
+    const meaning = new Map<string, string>();
+    for (const [name, load] of Object.entries(commands)) {
+      for (const [long, option] of Object.entries((await load()).OPTIONS)) {
+        if (option.short === undefined) continue;
+        const seen = meaning.get(option.short);
+        expect(
+          seen === undefined || seen === long,
+          `${name}: -${option.short} is --${long}, elsewhere --${seen}`,
+        ).toBe(true);
+        meaning.set(option.short, long);
+      }
+    }
+    expect(meaning.get('o')).toBe('output');
   });
 });
 

@@ -202,6 +202,24 @@ describe('edgesync plan', () => {
     expect(result.stdout).toBe('');
   });
 
+  it('with --output json, an invalid set is a JSON document of the diagnostics (exit 1)', async () => {
+    dir = await tempDir();
+    await writeManifests(dir, {
+      ...MANIFESTS,
+      'bad.yaml': 'kind: TLSEdge\nname: x\nhostport: [a:1]\n',
+    });
+    const result = await run(['--output', 'json']);
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout) as { valid: boolean; diagnostics: unknown[] };
+    expect(report).toMatchObject({
+      format_version: 1,
+      valid: false,
+      diagnostics: [expect.objectContaining({ file: 'bad.yaml', line: 3 })],
+    });
+    expect(result.stdout).not.toContain('whsec_topsecret');
+    expect(result.stderr).toContain('no plan was made');
+  });
+
   it('fails with exit 1 when the API refuses the key', async () => {
     dir = await tempDir();
     await writeManifests(dir, MANIFESTS);

@@ -161,3 +161,26 @@ it('a dead receiver is logged, never fatal', async () => {
   d.controller.abort();
   expect(await d.exited).toBe(0);
 });
+
+it('/status shows the live id of a resource right after the cycle that created it', async () => {
+  await writeYaml(path.join(dir, 'edges', 'db.yaml'), [tlsEdge('db')]);
+  const d = start([]);
+  const base = await d.base();
+  const s = await waitFor('the first cycle', async () => {
+    const st = await status(base);
+    return st.last_reconcile !== null ? st : undefined;
+  });
+  expect(s.last_reconcile).toMatchObject({ result: 'changed' });
+  const listed = (await (
+    await fetch(`${api.url}/edges/tls`, {
+      headers: { authorization: `Bearer ${api.apiKey}`, 'svc-version': '2' },
+    })
+  ).json()) as { tls_edges: { id: string }[] };
+  const id = listed.tls_edges[0]?.id;
+  expect(id).toMatch(/^edgtls_/);
+  expect(s.resources).toEqual([
+    expect.objectContaining({ address: 'tls_edge.db', state: 'in_sync', id }),
+  ]);
+  d.controller.abort();
+  expect(await d.exited).toBe(0);
+});

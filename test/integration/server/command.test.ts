@@ -151,8 +151,12 @@ describe('edgesync server', () => {
     }
   });
 
-  it('--help prints the flags and exits 0', async () => {
-    const { ctx, stderr } = context(['--help']);
+  it('--help prints the flags on stdout and exits 0', async () => {
+    const { ctx } = context(['--help']);
+    let out = '';
+    ctx.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
     expect(await run(ctx)).toBe(0);
     for (const flag of [
       '--host',
@@ -165,7 +169,7 @@ describe('edgesync server', () => {
       '--fault-rate',
       '--reset-rate',
     ]) {
-      expect(stderr()).toContain(flag);
+      expect(out).toContain(flag);
     }
   });
 });

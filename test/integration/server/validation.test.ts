@@ -371,7 +371,7 @@ const CASES: Case[] = [
     path: () => '/edges/tls?page=2',
     status: 400,
     code: 'ERR_SVC_231',
-    msg: 'before_id, limit',
+    msg: 'before_id, beforeId, limit',
   },
   {
     rule: 'query parameter on a non-list',

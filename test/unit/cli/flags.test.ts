@@ -27,10 +27,12 @@ function usageError(f: () => unknown): UsageError {
 }
 
 describe('parseCommandArgs', () => {
-  it('suggests the closest flag for a mistyped one, and ends with the usage', () => {
-    const err = usageError(() => parseCommandArgs(['--max-delete', '3'], OPTIONS, 'USAGE'));
-    expect(err.message).toMatch(
-      /Unknown option '--max-delete'.*; did you mean --max-deletes\?\nUSAGE$/s,
+  it('says in one line what was wrong, with the closest flag, then points to --help', () => {
+    const usage = 'usage: edgesync plan [DIR] [options]\n\n  --max-deletes N ...\n';
+    const err = usageError(() => parseCommandArgs(['--max-delete', '3'], OPTIONS, usage));
+    expect(err.message).toBe(
+      "Unknown option '--max-delete'; did you mean --max-deletes?\n" +
+        'Run "edgesync plan --help" for its options.',
     );
   });
 

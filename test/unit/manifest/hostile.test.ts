@@ -74,8 +74,30 @@ routes:
   it('reports duplicate keys', () => {
     const result = buildFrom({ 'a.yaml': 'kind: TLSEdge\nname: x\nname: y\n' });
     expect(errorLines(result)).toEqual([
-      'a.yaml:3:1: duplicate key: each key may appear only once in a mapping',
+      'a.yaml:3:1: duplicate key "name": each key may appear only once in a mapping',
     ]);
+  });
+
+  it.each([
+    ['a key indented too far', 'kind: HTTPSEdge\nname: shop\n  description: x\nroutes: []\n', 2],
+    [
+      'a nested key indented too far',
+      'kind: HTTPSEdge\nname: shop\nroutes:\n  - match_type: path_prefix\n    match: /\n      oauth:\n      provider: {}\n',
+      5,
+    ],
+    [
+      'mapping items at three columns',
+      'kind: HTTPSEdge\nname: s\nroutes:\n  - match_type: path_prefix\n    match: /\n  backend:\n     x: 1\n   y: 2\n',
+      6,
+    ],
+  ])('one indentation mistake is one error, with a hint: %s', (_name, text, line) => {
+    const lines = errorLines(buildFrom({ 'a.yaml': text }));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^a\\.yaml:${line}:\\d+: invalid YAML: .*\\(check the indentation of this line and the next\\)$`,
+      ),
+    );
   });
 
   it.each([

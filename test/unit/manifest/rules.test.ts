@@ -656,7 +656,7 @@ routes:
     rule: 'YAML syntax error',
     files: { 'a.yaml': 'kind: TLSEdge\nname: [x\n' },
     expected: [
-      'a.yaml:3:1: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]',
+      'a.yaml:3:1: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] (check the indentation of this line and the next)',
     ],
   },
   {
