@@ -336,7 +336,7 @@ describe('accounts', () => {
 
   it('lists the filter among the accepted query parameters of endpoints only', async () => {
     expect((await call('GET', '/endpoints?x=1')).json.msg).toContain(
-      'accepted: before_id, limit, filter',
+      'accepted: before_id, beforeId, limit, filter',
     );
     expect((await call('GET', '/edges/tls?filter=true')).json.msg).toContain(
       'accepted: before_id, limit',

@@ -114,7 +114,12 @@ const edges = (n: number, version: string) =>
 
 it('apply through a server whose disk fills up never reports converged; once space is back it converges, and a restart keeps it', async () => {
   const server = await start();
-  const env = { EDGESYNC_API_URL: server.url, EDGESYNC_API_KEY: KEY, EDGESYNC_RATE_LIMIT: 'none' };
+  const env = {
+    EDGESYNC_API_URL: server.url,
+    EDGESYNC_API_KEY: KEY,
+    EDGESYNC_RATE_LIMIT: 'none',
+    EDGESYNC_OWNER: 'default',
+  };
   const apply = async (url: string) => {
     const run = await runCli(['apply', manifests.dir, '--yes', '-o', 'json'], {
       env: { ...env, EDGESYNC_API_URL: url },

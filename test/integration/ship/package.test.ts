@@ -92,11 +92,15 @@ describe('the packed package, installed into an empty project', () => {
     expect(plan.stdout).toMatch(/create/);
     // The installed executable itself, which `npx edgesync` runs: SIGTERM must reach it.
     const bin = path.join(project, 'node_modules', '.bin', 'edgesync');
-    const daemon = spawn(bin, ['run', 'edges', '--listen', '127.0.0.1:0', ...auth], {
-      cwd: project,
-      env,
-      stdio: 'ignore',
-    });
+    const daemon = spawn(
+      bin,
+      ['run', 'edges', '--listen', '127.0.0.1:0', '--owner', 'default', ...auth],
+      {
+        cwd: project,
+        env,
+        stdio: 'ignore',
+      },
+    );
     const exited = new Promise<number | null>((resolve) => daemon.once('exit', resolve));
     try {
       await vi.waitFor(
