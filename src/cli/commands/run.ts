@@ -46,7 +46,7 @@ import { readSmallTextFile } from '../small-file.js';
 
 export const summary = 'run the controller: watch the manifests and keep the live account matching';
 
-const USAGE = `usage: edgesync run [DIR] [options]
+export const USAGE = `usage: edgesync run [DIR] [options]
 
 Watches the manifests under DIR (default: $EDGESYNC_DIR, else the current directory; may be a
 git-sync symlink) and reconciles the live account on every change, every --interval, and on
