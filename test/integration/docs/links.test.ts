@@ -1,7 +1,8 @@
 /**
  * Every relative link in the project's documents resolves: to an existing file, and, for a
  * link to a heading, to a heading of that file (GitHub's anchors, from github-slugger).
- * Links are read with markdown-it, so links inside code are not links.
+ * Links are read with markdown-it, so links inside code are not links. The documents speak of
+ * the product only: no issue numbers, no paths outside the repository.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -64,6 +65,7 @@ function broken(file: string, href: string): string | undefined {
     target === ''
       ? path.join(repo, file)
       : path.resolve(path.dirname(path.join(repo, file)), target);
+  if (path.relative(repo, resolved).startsWith('..')) return 'outside the repository';
   if (!existsSync(resolved)) return 'no such file';
   if (anchor === undefined || anchor === '' || !resolved.endsWith('.md')) return undefined;
   if (statSync(resolved).isDirectory()) return undefined;
@@ -74,6 +76,11 @@ describe('links in the documents', () => {
   it('reads the documents it checks', () => {
     expect(DOCUMENTS).toContain('docs/reference/cli-flags.md');
     expect(linksOf('README.md').length).toBeGreaterThan(10);
+  });
+
+  it.each(DOCUMENTS)('%s: names no issue, work session or path outside the repository', (file) => {
+    const text = readFileSync(path.join(repo, file), 'utf8');
+    expect(text.match(/\bissues? #?\d+|\bsessions? of issue|\.\.\/shared\//gi) ?? []).toEqual([]);
   });
 
   it.each(DOCUMENTS)('%s: every relative link resolves', (file) => {
