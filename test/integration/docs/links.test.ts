@@ -27,6 +27,7 @@ const DOCUMENTS = [
   'ARCHITECTURE.md',
   'CHANGELOG.md',
   'bench/README.md',
+  'config-examples/kubernetes/README.md',
   ...markdownUnder('docs'),
 ];
 
