@@ -12,7 +12,7 @@
  *     resyncs (`--interval 1s`). The child's VmRSS is sampled every 50 ms from /proc; reported:
  *     the RSS after each resync, the maximum during the resyncs, VmHWM (peak, seeding included)
  *     and the growth from the first resync to the last. Target: under 300 MB, no growth.
- * (c) Save-to-write latency at 10,000 managed edges (issue 12): the same corpus, seeded by a
+ * (c) Save-to-write latency at 10,000 managed edges: the same corpus, seeded by a
  *     daemon without a limit, then one description edited per save (1 warm-up + 10 saves); then
  *     a daemon with the hosted budget (`--rate-limit 120/60s`) whose start-up cycle lists the
  *     account (101 calls of the window's 120), edited at once (1 warm-up + 5 saves: the 3 calls

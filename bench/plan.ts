@@ -110,7 +110,7 @@ const run = promisify(execFile);
 
 /**
  * `EDGESYNC_BENCH_PLAN_EDGES=50000` plans a corpus of that many edges instead (half TLS, half
- * HTTPS with 3 routes each): issue 12's second size.
+ * HTTPS with 3 routes each): the benchmark's second size.
  */
 const EDGES = Number(process.env.EDGESYNC_BENCH_PLAN_EDGES ?? TLS_EDGES + HTTPS_EDGES);
 const SIZE = { tls: Math.floor(EDGES / 2), https: EDGES - Math.floor(EDGES / 2) };

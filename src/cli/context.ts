@@ -36,6 +36,8 @@ export interface CommandModule {
   readonly run: Command;
   /** One line for `edgesync --help`. */
   readonly summary: string;
+  /** Its `--help` text; also the source of the generated CLI reference (scripts/docs.mjs). */
+  readonly USAGE: string;
   /** Its flags (node:util parseArgs), so that a short flag can be held to one meaning. */
   readonly OPTIONS: OptionsConfig;
 }

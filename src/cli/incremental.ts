@@ -1,5 +1,5 @@
 /**
- * The incremental half of the daemon's reconcile step (issue 12): a file event, or a git-sync
+ * The incremental half of the daemon's reconcile step: a file event, or a git-sync
  * revision, against the account as of the last converged cycle. The manifests are read (no API
  * call; unchanged files come from the `FileCache`) and planned against that snapshot; only the
  * edges and bot users that plan has operations for are read again by ID, and the plan is made

@@ -5,7 +5,7 @@
  * apply, with the daemon's extra guard that the git-sync link did not move between reading the
  * manifests and the first write (`assertCurrent`).
  *
- * Incremental cycles (issue 12): the step keeps the account as of its last converged cycle. A
+ * Incremental cycles: the step keeps the account as of its last converged cycle. A
  * file event, or a git-sync revision (`link`: in Kubernetes every change arrives so), then
  * costs what it changes: the manifests are read (no API call) and planned
  * against that snapshot; only the edges and bot users that plan has operations for are read

@@ -22,7 +22,7 @@
  * overlap as long as `renewDeadline < leaseDuration` and the clocks run at the same rate
  * (steps of the wall clock do not matter: only monotonic time is used for decisions). A paused
  * leader (GC, SIGSTOP, a frozen VM) cannot notice that its deadline passed while it is paused:
- * the write it was about to send when paused goes out when it resumes. See the README.
+ * the write it was about to send when paused goes out when it resumes. See docs/daemon.md.
  */
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';

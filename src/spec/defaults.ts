@@ -6,7 +6,7 @@
  * - the planner, for which an unset manifest field means this value, not "whatever is live",
  *   so drift away from a default shows in `plan` and `apply` corrects it;
  * - `import`, which writes a field only when its live value differs from this;
- * - the README's manifest reference (a test keeps the two equal).
+ * - the manifest reference, docs/reference/manifests.md (a test keeps the two equal).
  * Besides these, every module's `enabled` defaults to true and a bot user's `active` to true;
  * the manifest schema fills both. Pure.
  */

@@ -66,7 +66,7 @@ import { type PreparedPlan, preparePlan, requireApiConfig } from '../pipeline.js
 
 export const summary = 'apply the changes: make the live account match the manifests';
 
-const USAGE = `usage: edgesync apply [DIR | PLANFILE] [options]
+export const USAGE = `usage: edgesync apply [DIR | PLANFILE] [options]
 
 Computes the plan for the manifests under DIR (default: $EDGESYNC_DIR, else the current
 directory), shows it, asks for confirmation, applies it, and checks that the live state converged. Given a plan file

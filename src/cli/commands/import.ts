@@ -29,7 +29,7 @@ export const summary = 'write manifests for the live edges and bot users';
 /** The schema copy `import` writes beside the manifests when the package's is out of reach. */
 const SCHEMA_FILE = 'edgesync.schema.json';
 
-const USAGE = `usage: edgesync import [options]
+export const USAGE = `usage: edgesync import [options]
 
 Writes one manifest file per live edge owned by OWNER and per bot user, in the manifest format.
 Secrets are written as { env: NAME } references; the variables to set are printed.

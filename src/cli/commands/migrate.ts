@@ -22,7 +22,7 @@ import { excludeGlobs, manifestDirArg, parseCommandArgs, secretDirs } from '../f
 
 export const summary = 'translate edge manifests into cloud endpoints with a traffic policy';
 
-const USAGE = `usage: edgesync migrate [DIR] --out OUTDIR --backend ID=URL... [options]
+export const USAGE = `usage: edgesync migrate [DIR] --out OUTDIR --backend ID=URL... [options]
 
 Writes a CloudEndpoint manifest for every hostport of every edge under DIR (default:
 $EDGESYNC_DIR, else the current directory) into OUTDIR, file for file, and copies the bot users.

@@ -39,7 +39,7 @@ import { preparePlan, requireApiConfig } from '../pipeline.js';
 
 export const summary = 'show what apply would change (dry run), as text, JSON or Markdown';
 
-const USAGE = `usage: edgesync plan [DIR] [options]
+export const USAGE = `usage: edgesync plan [DIR] [options]
 
 Compares the manifests under DIR (default: $EDGESYNC_DIR, else the current directory) with the
 live account and shows the changes apply would make. Nothing is written to the API.

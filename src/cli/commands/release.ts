@@ -22,7 +22,7 @@ import { requireApiConfig } from '../pipeline.js';
 
 export const summary = 'stop managing edges without deleting them (removes the edgesync/ keys)';
 
-const USAGE = `usage: edgesync release KIND/NAME... [options]
+export const USAGE = `usage: edgesync release KIND/NAME... [options]
 
 Stops managing the named edges without deleting them: removes the edgesync/ keys (owner, name,
 protect) from each edge's live metadata, one PATCH per edge, and keeps every other label. A

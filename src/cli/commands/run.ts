@@ -46,7 +46,7 @@ import { readSmallTextFile } from '../small-file.js';
 
 export const summary = 'run the controller: watch the manifests and keep the live account matching';
 
-const USAGE = `usage: edgesync run [DIR] [options]
+export const USAGE = `usage: edgesync run [DIR] [options]
 
 Watches the manifests under DIR (default: $EDGESYNC_DIR, else the current directory; may be a
 git-sync symlink) and reconciles the live account on every change, every --interval, and on
@@ -89,7 +89,7 @@ options:
   --api-url URL         Edge API base URL (or EDGESYNC_API_URL)
   --api-key KEY         Edge API key (or EDGESYNC_API_KEY)
 
-leader election (several replicas, one writer; Kubernetes Lease, see the README):
+leader election (several replicas, one writer; Kubernetes Lease, see docs/daemon.md):
   --leader-elect        only the replica holding the Lease writes; the others observe
   --lease-name NAME     the Lease (default edgesync-<owner>)
   --lease-namespace NS  its namespace (default: the pod's namespace in a cluster, else default)

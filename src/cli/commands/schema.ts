@@ -11,7 +11,7 @@ import { parseCommandArgs } from '../flags.js';
 
 export const summary = 'print the JSON Schema of the manifests';
 
-const USAGE = `usage: edgesync schema
+export const USAGE = `usage: edgesync schema
 
 Prints the JSON Schema (draft 2020-12) of a manifest document on stdout.
 

@@ -19,7 +19,7 @@ import { parseCommandArgs } from '../flags.js';
 
 export const summary = 'run the local Edge API server (in memory, or persistent with --data)';
 
-const USAGE = `usage: edgesync server [options]
+export const USAGE = `usage: edgesync server [options]
 
   --host HOST            listen address (default 127.0.0.1)
   --port PORT            listen port, 0 for any free port (default 8787)
@@ -39,6 +39,7 @@ const USAGE = `usage: edgesync server [options]
   --no-edge-access       account state: every request to edges is refused (403 ERR_SVC_7302)
   --agent-endpoint URL   seed a read-only agent endpoint with this URL into every account, at
                          each start (never persisted); repeatable
+  -h, --help             show this help
 
 Environment: EDGESYNC_LOG_LEVEL (default info; JSON logs on stdout).
 `;

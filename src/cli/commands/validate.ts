@@ -19,7 +19,7 @@ import { chosenOwner, ownerOrDefault } from '../owner.js';
 
 export const summary = 'check the manifests (shape and semantics) without talking to the API';
 
-const USAGE = `usage: edgesync validate [DIR] [options]
+export const USAGE = `usage: edgesync validate [DIR] [options]
 
 Validates every *.yaml / *.yml manifest under DIR (default: $EDGESYNC_DIR, else the current
 directory).

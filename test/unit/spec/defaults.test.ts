@@ -1,4 +1,4 @@
-/** The one table of defaults, and the README's copy of it. */
+/** The one table of defaults, and the manifest reference's copy of it. */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -6,9 +6,9 @@ import { canonicalModule } from '../../../src/plan/normalize.js';
 import { MODULE_DEFAULTS, moduleDefault } from '../../../src/spec/defaults.js';
 
 describe('MODULE_DEFAULTS', () => {
-  it('the README manifest reference lists exactly the table', () => {
+  it('the manifest reference (docs/reference/manifests.md) lists exactly the table', () => {
     const readme = readFileSync(
-      path.join(import.meta.dirname, '..', '..', '..', 'README.md'),
+      path.join(import.meta.dirname, '..', '..', '..', 'docs', 'reference', 'manifests.md'),
       'utf8',
     );
     const block =
