@@ -339,7 +339,7 @@ describe('accounts', () => {
       'accepted: before_id, beforeId, limit, filter',
     );
     expect((await call('GET', '/edges/tls?filter=true')).json.msg).toContain(
-      'accepted: before_id, limit',
+      'accepted: before_id, beforeId, limit',
     );
   });
 });
