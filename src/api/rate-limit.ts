@@ -5,21 +5,22 @@
  * - **Rolling window, not a token bucket.** A bucket allows a burst of `limit` and then a steady
  *   rate; over a rolling window that is up to twice the limit in one window, and the service
  *   answers 429. The limiter remembers when its last sends went out and lets a request go only
- *   when fewer than `limit` went out in the last window, plus a small margin for the time a
- *   request takes to reach the service.
+ *   when fewer than the (current) limit went out in the last window, plus a small margin for the
+ *   time a request takes to reach the service.
  * - **One per account and process.** `sharedRateLimiter(key)` returns the same limiter for every
  *   client of one account (base URL + API key) in the process: every worker and every listing
  *   draws from one budget, and one 429 pauses all of them once.
- * - **A 429 teaches what others spent, then the full rate resumes.** A process cannot see the
- *   requests other clients of the account sent; a 429 says the service's window is full, and
- *   its `Retry-After` when the oldest request of that window leaves it. `throttled` un-counts
- *   the refused request (the service did not count it), fills the window up to `limit` with the
- *   others' requests it now knows of, spread evenly from the oldest (leaving at `Retry-After`)
- *   to now (the latest they can be), and pauses every request until `Retry-After`. From then on
- *   the window rule alone lets requests go as those slots free, at the full rate: no pace is
- *   halved, so a process started on a spent budget finishes when the window allows. The spread
- *   errs late (the service's `Retry-After` is rounded up to whole seconds), so the slots free no
- *   earlier than the service's do in the usual case: others' requests spread over their window.
+ * - **A 429 pauses everyone, then the pace adapts.** `throttled(retryAfterMs)` stops every
+ *   request until `Retry-After` (or, without one, until the oldest send of the window leaves it),
+ *   and halves the limit (multiplicative decrease; never below 1). Every full window without a
+ *   429 gives some back (additive increase), so a budget shared with another client settles
+ *   near its share. How much depends on where the pace stands against the pace it had at the
+ *   last 429 (the ceiling): a tenth of the configured limit per window well below it, a
+ *   fortieth within 15% of it (where the next 429 is likely: a shared budget wastes fewer
+ *   calls), and past it a step that doubles each quiet window from a fortieth back to a tenth
+ *   (the other client may have finished: the whole budget is regained in a few windows). Below
+ *   the configured limit requests also go at an even pace (one per window / pace), not in a
+ *   burst at the end of a pause, where every client of the account would meet the limit again.
  * - **Priority.** Waiting requests are served in order, those marked `high` first: a manifest
  *   change's few calls go ahead of a resync's listing instead of waiting behind it.
  * Time comes from the injected `now`/`sleep`: tests drive it without waiting.
@@ -37,8 +38,10 @@ export type Priority = 'high' | 'normal';
 
 export interface RateLimiterSnapshot {
   readonly limit: number;
+  /** The current (adapted) limit per window. */
+  readonly currentLimit: number;
   readonly windowMs: number;
-  /** Requests counted in the last window: ours, and the others' a 429 told of. */
+  /** Sends in the last window. */
   readonly inWindow: number;
   /** 429s seen. */
   readonly throttled: number;
@@ -58,12 +61,9 @@ export interface RateLimiter {
    * the receipt can never be shorter than the service's, whatever the latency.
    */
   answered(sentAt: number): void;
-  /**
-   * The request counted at `sentAt` was answered 429: the service's window is full. Learn what
-   * the account's other clients spent from it and pause every request until `retryAfterMs`.
-   */
-  throttled(retryAfterMs: number | undefined, sentAt?: number): void;
-  /** When the next request could go (0: now). For ETAs. */
+  /** A 429 was answered: pause every request, then send at a lower pace. */
+  throttled(retryAfterMs?: number): void;
+  /** When the next request could go, at the current pace (0: now). For ETAs. */
   estimateWaitMs(requests: number): number;
   snapshot(): RateLimiterSnapshot;
 }
@@ -95,9 +95,18 @@ export function createRateLimiter(
     );
   }
   const span = windowMs + marginMs(windowMs);
-  /** Counted times (ours, and the others' a 429 told of), oldest first; at most `limit`. */
+  /** Send times, oldest first (at most `limit` kept). */
   const sent: number[] = [];
+  let current = limit;
+  /** The pace when the last 429 came (the configured limit before any). */
+  let ceiling = limit;
+  /** Quiet windows spent at or past the ceiling since the last 429. */
+  let probing = 0;
   let pausedUntil = 0;
+  /** When the last request was let go. */
+  let lastGrant = Number.NEGATIVE_INFINITY;
+  let lastThrottle = Number.NEGATIVE_INFINITY;
+  let recoveredAt = clock.now();
   let throttledCount = 0;
   const queue: Waiter[] = [];
   let pumping = false;
@@ -106,30 +115,39 @@ export function createRateLimiter(
     while (sent.length > 0 && (sent[0] as number) <= t - span) sent.shift();
   };
 
+  const tenth = Math.max(1, Math.ceil(limit / 10));
+  const fortieth = Math.max(1, Math.ceil(limit / 40));
+  /** Additive increase per quiet window after the last 429 (see the header). */
+  const recover = (t: number) => {
+    if (current >= limit) return;
+    // Quiet windows count from the end of the last pause (or the last step up).
+    const since = t - Math.max(lastThrottle, pausedUntil, recoveredAt);
+    const steps = Math.floor(since / windowMs);
+    if (steps <= 0) return;
+    for (let i = 0; i < steps && current < limit; i++) {
+      let step = tenth;
+      if (current >= ceiling) {
+        probing += 1;
+        step = Math.min(tenth, fortieth * 2 ** (probing - 1));
+      } else if (current >= ceiling * 0.85) {
+        step = fortieth;
+      }
+      current = Math.min(limit, current + step);
+    }
+    recoveredAt = t - (since % windowMs);
+  };
+
   /** Milliseconds until one more request may go at time t (0: now). */
   const waitAt = (t: number): number => {
     prune(t);
-    const pause = Math.max(0, pausedUntil - t);
-    if (sent.length < limit) return pause;
-    const oldestThatMustLeave = sent[sent.length - limit] as number;
+    recover(t);
+    // Once throttled, at an even pace: after a pause, every client of the account would
+    // otherwise send its whole window at the same moment and meet the limit together.
+    const paced = current < limit ? Math.max(0, Math.ceil(lastGrant + windowMs / current - t)) : 0;
+    const pause = Math.max(0, pausedUntil - t, paced);
+    if (sent.length < current) return pause;
+    const oldestThatMustLeave = sent[sent.length - current] as number;
     return Math.max(pause, Math.ceil(oldestThatMustLeave + span - t));
-  };
-
-  /** Inserts a counted time, keeping `sent` sorted. */
-  const insert = (at: number) => {
-    let i = sent.length;
-    while (i > 0 && (sent[i - 1] as number) > at) i--;
-    sent.splice(i, 0, at);
-  };
-
-  /**
-   * The window is full at the service: the slots we do not account for are the others'. They
-   * are spread evenly from the oldest, which leaves the service's window at `leavesAt`, to now.
-   */
-  const learnOthers = (t: number, leavesAt: number) => {
-    const missing = limit - sent.length;
-    const first = Math.min(t, leavesAt - span);
-    for (let i = 1; i <= missing; i++) insert(first + ((t - first) * i) / missing);
   };
 
   const next = (): Waiter | undefined => {
@@ -154,6 +172,7 @@ export function createRateLimiter(
           continue;
         }
         const at = clock.now();
+        lastGrant = at;
         sent.push(at);
         if (sent.length > limit) sent.shift();
         waiter.resolve(at);
@@ -198,37 +217,44 @@ export function createRateLimiter(
       const t = clock.now();
       if (t <= sentAt) return;
       // The latest entry with that time (an older one may already have been answered).
-      const i = sent.lastIndexOf(sentAt);
+      let i = sent.lastIndexOf(sentAt);
       if (i < 0) return;
-      sent.splice(i, 1);
-      insert(t);
+      sent[i] = t;
+      // Keep the times sorted: move the entry right past earlier ones.
+      while (i + 1 < sent.length && (sent[i + 1] as number) < t) {
+        sent[i] = sent[i + 1] as number;
+        sent[i + 1] = t;
+        i++;
+      }
     },
-    throttled(retryAfterMs, sentAt) {
+    throttled(retryAfterMs) {
       const t = clock.now();
       throttledCount += 1;
-      prune(t);
-      // The refused request was not counted by the service: its slot is someone else's.
-      const i = sentAt === undefined ? -1 : sent.lastIndexOf(sentAt);
-      if (i >= 0) sent.splice(i, 1);
-      // Without Retry-After: until our oldest send leaves the window (a tenth of it if none).
-      const waitMs =
-        retryAfterMs ?? (sent.length > 0 ? (sent[0] as number) + span - t : windowMs / 10);
-      const leavesAt = t + Math.max(0, waitMs);
-      learnOthers(t, leavesAt);
-      // One pause for a burst of 429s (requests already in flight answer 429 together).
-      pausedUntil = Math.max(pausedUntil, leavesAt);
+      // One pause for a burst of 429s: requests already in flight answer 429 together.
+      if (t >= pausedUntil) {
+        ceiling = current;
+        probing = 0;
+        current = Math.max(1, Math.floor(current / 2));
+        const estimate = sent.length > 0 ? (sent[0] as number) + span - t : windowMs / 10;
+        pausedUntil = t + Math.max(0, retryAfterMs ?? estimate);
+      } else if (retryAfterMs !== undefined) {
+        pausedUntil = Math.max(pausedUntil, t + retryAfterMs);
+      }
+      lastThrottle = t;
     },
     estimateWaitMs(requests) {
       const t = clock.now();
       const first = waitAt(t);
       if (requests <= 1) return first;
-      const windows = Math.ceil(Math.max(0, requests - (limit - sent.length)) / limit);
+      const windows = Math.ceil(Math.max(0, requests - (current - sent.length)) / current);
       return Math.max(first, windows * span);
     },
     snapshot() {
-      prune(clock.now());
+      const t = clock.now();
+      prune(t);
       return {
         limit,
+        currentLimit: current,
         windowMs,
         inWindow: sent.length,
         throttled: throttledCount,

@@ -112,62 +112,64 @@ describe('rolling-window limiter', () => {
     );
   });
 
-  it('a process started on a spent budget: one 429, a pause until Retry-After, then the full rate', async () => {
-    // 10 per 1,000 ms (margin 50 ms: a slot is held 1,050 ms). Five of ours went at T; the
-    // sixth is refused: Retry-After 550 ms says the oldest of the service's window leaves at
-    // T + 550, so the others' five went between T - 500 and T (spread: T - 400 ... T).
+  it('a 429 pauses every request until Retry-After, halves the pace, then recovers', async () => {
     const clock = fakeClock();
     const limiter = createRateLimiter({ limit: 10, windowMs: 1000 }, clock);
-    const T = clock.now();
-    const ours = [];
-    for (let i = 0; i < 6; i++) ours.push(await limiter.acquire());
-    for (const sentAt of ours.slice(0, 5)) limiter.answered(sentAt);
-    limiter.throttled(550, ours[5]);
-    expect(limiter.snapshot()).toMatchObject({ inWindow: 10, throttled: 1 });
-    const at: number[] = [];
-    for (let i = 0; i < 12; i++) {
-      await limiter.acquire();
-      at.push(clock.now() - T);
-    }
-    // Nothing before Retry-After; then each slot as the others' requests leave (T - 400 + 1,050
-    // ...), then ours and the last of theirs together at T + 1,050: the window's full rate,
-    // not a halved pace.
-    expect(at).toEqual([650, 750, 850, 950, 1050, 1050, 1050, 1050, 1050, 1050, 1700, 1800]);
-    expect(maxInWindow(at, 1000)).toBeLessThanOrEqual(10);
+    await limiter.acquire();
+    limiter.throttled(5000);
+    limiter.throttled(5000); // the same burst of 429s: one pause, one halving
+    const before = clock.now();
+    await limiter.acquire();
+    expect(clock.now() - before).toBe(5000);
+    expect(limiter.snapshot()).toMatchObject({ currentLimit: 5, throttled: 2 });
+    // Quiet windows give a tenth of the limit back each.
+    clock.advance(3000);
+    await limiter.acquire();
+    expect(limiter.snapshot().currentLimit).toBe(8);
+    clock.advance(10_000);
+    await limiter.acquire();
+    expect(limiter.snapshot().currentLimit).toBe(10);
   });
 
-  it('a burst of 429s pauses once; each refused slot goes back, taken by the others', async () => {
+  it('recovers slowly near the pace of the last 429, then faster past it', async () => {
     const clock = fakeClock();
-    const limiter = createRateLimiter({ limit: 4, windowMs: 1000 }, clock);
-    const T = clock.now();
-    const ours = [];
-    for (let i = 0; i < 4; i++) ours.push(await limiter.acquire());
-    limiter.answered(ours[0] as number);
-    limiter.answered(ours[1] as number);
-    limiter.throttled(300, ours[2]);
-    clock.advance(10);
-    limiter.throttled(300, ours[3]); // in flight with the first: the same pause, 10 ms later
-    expect(limiter.snapshot()).toMatchObject({ inWindow: 4, throttled: 2 });
-    // Two of ours at T, two of theirs (the latest they can be: T and T + 10).
+    const limiter = createRateLimiter({ limit: 120, windowMs: 1000 }, clock);
+    const paceAfter = async (windows: number): Promise<number> => {
+      clock.advance(windows * 1000);
+      await limiter.acquire();
+      return limiter.snapshot().currentLimit;
+    };
+    await limiter.acquire();
+    limiter.throttled(0); // at 120: the ceiling is 120, the pace 60
+    // A tenth (12) per window up to 85% of the ceiling (102), then a fortieth (3).
+    expect(await paceAfter(1)).toBe(72);
+    expect(await paceAfter(3)).toBe(108);
+    expect(await paceAfter(1)).toBe(111);
+    limiter.throttled(0); // at 111: the ceiling is 111, the pace 55
+    expect(await paceAfter(4)).toBe(103);
+    expect(await paceAfter(3)).toBe(112);
+    // Past the ceiling: 3, 6, 12, 12... (the other client may be gone).
+    expect(await paceAfter(1)).toBe(115);
+    expect(await paceAfter(1)).toBe(120);
+  });
+
+  it('once throttled, sends at an even pace instead of a burst at the end of the pause', async () => {
+    const clock = fakeClock();
+    const limiter = createRateLimiter({ limit: 120, windowMs: 1200 }, clock);
+    await limiter.acquire();
+    limiter.throttled(0); // the pace is 60 per 1.2 s: one every 20 ms
+    const start = clock.now();
     const at: number[] = [];
     for (let i = 0; i < 5; i++) {
       await limiter.acquire();
-      at.push(clock.now() - T);
+      at.push(clock.now() - start);
     }
-    expect(at).toEqual([1050, 1050, 1050, 1060, 2100]);
-  });
-
-  it('Retry-After longer than the window: everything waits for it, then the window is whole', async () => {
-    const clock = fakeClock();
-    const limiter = createRateLimiter({ limit: 3, windowMs: 1000 }, clock);
-    const T = clock.now();
-    limiter.throttled(5000);
-    const at: number[] = [];
-    for (let i = 0; i < 4; i++) {
-      await limiter.acquire();
-      at.push(clock.now() - T);
-    }
-    expect(at).toEqual([5000, 5000, 5000, 6050]);
+    expect(at).toEqual([20, 40, 60, 80, 100]);
+    // Unthrottled, the window's sends may go at once.
+    const fresh = createRateLimiter({ limit: 120, windowMs: 1200 }, clock);
+    const before = clock.now();
+    for (let i = 0; i < 5; i++) await fresh.acquire();
+    expect(clock.now()).toBe(before);
   });
 
   it('without Retry-After, waits until the oldest send leaves the window', async () => {
