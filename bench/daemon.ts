@@ -1,5 +1,5 @@
 /**
- * Benchmark suite `daemon` (issue #6 item 11): `edgesync run` as a child process against the
+ * Benchmark suite `daemon`: `edgesync run` as a child process against the
  * local server (`edgesync server`, another child process, in memory).
  *
  * (a) Save-to-write latency: with the default debounce (250 ms), the time from `writeFile` of a

@@ -2,7 +2,7 @@
  * Benchmark suite `manifest`: load and validate 10,000 edges spread over 1,000 files (a mix of
  * TLS edges with all five modules and HTTPS edges with two routes each), several times, and
  * print the median (after one unmeasured warm-up run, so the JIT is not what is measured).
- * Target (issue #3): under 1.5 s on the project machine.
+ * Target: under 1.5 s on the project machine.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
