@@ -9,7 +9,6 @@ import type { RouteManifest } from '../manifest/schema.js';
 import { type Action, duration, type Emit, type Rule } from './actions.js';
 import type { Source } from './source.js';
 
-export type { Source } from './source.js';
 
 export interface Auth {
   readonly action: Action;

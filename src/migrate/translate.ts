@@ -70,7 +70,7 @@ export function translateEdge(input: EdgeInput, backends: BackendMap): Translati
     if (Object.keys(input.edge.metadata).length > 0) {
       doc.metadata = input.source.keep(['metadata'], input.edge.metadata);
     }
-    return { ...doc, traffic_policy: policy };
+    return doc;
   });
   if (input.edge.hostports.length === 0) {
     emit([], 'warning', 'the edge has no hostports: no endpoint is written for it');
