@@ -9,7 +9,6 @@ import type { RouteManifest } from '../manifest/schema.js';
 import { type Action, duration, type Emit, type Rule } from './actions.js';
 import type { Source } from './source.js';
 
-
 export interface Auth {
   readonly action: Action;
   /** Where the module is, for a diagnostic about the action as a whole. */
