@@ -48,6 +48,9 @@ export async function lockDirectory(dir: string): Promise<DirLock> {
   const token = randomBytes(6).toString('hex');
   // Host names hold neither @ nor #; the replace only guards the format.
   const me = `${process.pid}@${hostname().replace(/[@#]/g, '_')}#${token}`;
+  // Counted as held from before the link exists: another claim in this process that reads our
+  // link while we still check it must see a live holder, not a previous run's leftover.
+  heldHere.add(token);
   try {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const top = await highest(dir);
@@ -66,12 +69,12 @@ export async function lockDirectory(dir: string): Promise<DirLock> {
         await unlink(name).catch(() => undefined);
         continue;
       }
-      heldHere.add(token);
       await removeBelow(dir, n);
       return { release: () => release(name, token) };
     }
     throw new StoreError(`cannot lock ${dir}: other processes keep claiming it; try again`);
   } catch (err) {
+    heldHere.delete(token);
     if (err instanceof StoreError) throw err;
     throw new StoreError(`cannot lock ${dir}: ${errorMessage(err)}`, { cause: err });
   }
