@@ -39,7 +39,7 @@ export function desired(edges: number, routesPerEdge: number): DesiredSet {
       sensitive: [],
     });
   }
-  return { tlsEdges: [], httpsEdges, botUsers: [] };
+  return { tlsEdges: [], httpsEdges, botUsers: [], cloudEndpoints: [] };
 }
 
 interface Measured {

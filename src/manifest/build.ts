@@ -273,7 +273,7 @@ const assembled = new WeakMap<
 >();
 
 function assemble(shaped: readonly ShapedDoc[]): DesiredSet {
-  const set: DesiredSet = { tlsEdges: [], httpsEdges: [], botUsers: [] };
+  const set: DesiredSet = { tlsEdges: [], httpsEdges: [], botUsers: [], cloudEndpoints: [] };
   for (const d of shaped) {
     const known = assembled.get(d);
     if (known !== undefined) {

@@ -210,4 +210,36 @@ export interface DesiredSet {
   tlsEdges: TlsEdgeManifest[];
   httpsEdges: HttpsEdgeManifest[];
   botUsers: BotUserManifest[];
+  cloudEndpoints: CloudEndpointManifest[];
+}
+
+/** The bindings of a cloud endpoint (at most one per endpoint). */
+export type EndpointBinding = 'public' | 'internal' | 'kubernetes';
+
+/**
+ * A traffic policy as data: the parsed document (phases to rules), `{ env }` / `{ file }`
+ * references resolved. Sent as its `JSON.stringify`, compared as data.
+ */
+export type TrafficPolicyDocument = { readonly [phase: string]: unknown };
+
+/**
+ * A `kind: CloudEndpoint` document in the model (keyed by `name`, which the API stores in
+ * `metadata` like an edge's). `url` is in the service's normalised form (lower-case scheme and
+ * host, no default port for https and http); `bindings` has the service's default filled in
+ * (`internal` for a `.internal` host, else `public`); `pooling_enabled` defaults to false;
+ * `sensitive` paths point into `traffic_policy`
+ * (`traffic_policy.on_http_request[0].actions[1].config.client_secret`).
+ */
+export interface CloudEndpointManifest extends Located {
+  kind: 'CloudEndpoint';
+  name: string;
+  url: string;
+  bindings: EndpointBinding[];
+  pooling_enabled: boolean;
+  description?: string;
+  /** The user's labels (never an `edgesync/` key), stored like an edge's. */
+  metadata: Record<string, string>;
+  traffic_policy: TrafficPolicyDocument;
+  protect: boolean;
+  suspend?: boolean;
 }

@@ -58,7 +58,7 @@ it('sees created, changed and deleted resources, and leaves the others as they w
   const client = apiClient(server.url, server.apiKey);
   const live = await snapshotOf(server.url, server.apiKey);
   const a = await client.createTlsEdge({ hostports: ['x.example.com:443'] });
-  const plan = buildPlan({ tlsEdges: [], httpsEdges: [], botUsers: [] }, live, {
+  const plan = buildPlan({ tlsEdges: [], httpsEdges: [], botUsers: [], cloudEndpoints: [] }, live, {
     allowEmpty: true,
   });
   const some = live.tlsEdges[0];

@@ -82,6 +82,7 @@ export function desiredSet(
     tlsEdges: resources.tls ?? [],
     httpsEdges: resources.https ?? [],
     botUsers: resources.bots ?? [],
+    cloudEndpoints: [],
   };
 }
 
