@@ -10,17 +10,31 @@
  * - **One per account and process.** `sharedRateLimiter(key)` returns the same limiter for every
  *   client of one account (base URL + API key) in the process: every worker and every listing
  *   draws from one budget, and one 429 pauses all of them once.
- * - **A 429 pauses everyone, then the pace adapts.** `throttled(retryAfterMs)` stops every
- *   request until `Retry-After` (or, without one, until the oldest send of the window leaves it),
- *   and halves the limit (multiplicative decrease; never below 1). Every full window without a
- *   429 gives some back (additive increase), so a budget shared with another client settles
- *   near its share. How much depends on where the pace stands against the pace it had at the
- *   last 429 (the ceiling): a tenth of the configured limit per window well below it, a
- *   fortieth within 15% of it (where the next 429 is likely: a shared budget wastes fewer
- *   calls), and past it a step that doubles each quiet window from a fortieth back to a tenth
- *   (the other client may have finished: the whole budget is regained in a few windows). Below
- *   the configured limit requests also go at an even pace (one per window / pace), not in a
- *   burst at the end of a pause, where every client of the account would meet the limit again.
+ * - **A first 429 teaches what others spent; the full rate resumes.** A process cannot see the
+ *   requests other clients of the account sent; a 429 says the service's window is full, and
+ *   its `Retry-After` when the oldest request of that window leaves it. The first 429 (or the
+ *   first after a quiet window at the full pace) un-counts the refused request (the service did
+ *   not count it), fills the window up to `limit` with the others' requests it now knows of,
+ *   spread evenly from the oldest (leaving at `Retry-After`) to now, and pauses every request
+ *   until `Retry-After`. From then on the window rule alone lets requests go as those slots
+ *   free, at the full rate, so a process started on a budget another one just spent finishes
+ *   when the window allows. The spread errs late (`Retry-After` is rounded up to whole
+ *   seconds): the slots free no earlier than the service's when the others' requests spread
+ *   over their window.
+ * - **A second 429 soon after means the budget is being shared: the pace adapts.** Another
+ *   client is still sending, and learning again at the full rate would meet it at the limit
+ *   every window (measured: a tenth of all calls wasted by two processes sharing an account).
+ *   So a 429 within a window of the end of the last pause pauses everyone and halves the limit
+ *   (multiplicative decrease; never below 1). Every full window without a 429 gives some back
+ *   (additive increase), so a budget shared with another client settles near its share. How
+ *   much depends on where the pace stands against the pace it had at the last 429 (the
+ *   ceiling): a tenth of the configured limit per window well below it, a fortieth within 15%
+ *   of it (where the next 429 is likely: a shared budget wastes fewer calls), and past it a
+ *   step that doubles each quiet window from a fortieth back to a tenth (the other client may
+ *   have finished: the whole budget is regained in a few windows). Below the configured limit
+ *   requests also go at an even pace (one per window / pace), not in a burst at the end of a
+ *   pause, where every client of the account would meet the limit again. Back at the full
+ *   pace, a quiet window makes the next 429 a lesson again.
  * - **Priority.** Waiting requests are served in order, those marked `high` first: a manifest
  *   change's few calls go ahead of a resync's listing instead of waiting behind it.
  * Time comes from the injected `now`/`sleep`: tests drive it without waiting.
@@ -61,8 +75,11 @@ export interface RateLimiter {
    * the receipt can never be shorter than the service's, whatever the latency.
    */
   answered(sentAt: number): void;
-  /** A 429 was answered: pause every request, then send at a lower pace. */
-  throttled(retryAfterMs?: number): void;
+  /**
+   * The request counted at `sentAt` was answered 429 (instead of `answered`): pause every
+   * request until the window frees; learn what others spent, or lower the pace (the header).
+   */
+  throttled(retryAfterMs: number | undefined, sentAt: number): void;
   /** When the next request could go, at the current pace (0: now). For ETAs. */
   estimateWaitMs(requests: number): number;
   snapshot(): RateLimiterSnapshot;
@@ -95,8 +112,12 @@ export function createRateLimiter(
     );
   }
   const span = windowMs + marginMs(windowMs);
-  /** Send times, oldest first (at most `limit` kept). */
+  /** Counted times (ours, and the others' a 429 told of), oldest first; at most `limit`. */
   const sent: number[] = [];
+  /** Whether 429s lower the pace (the budget is being shared) rather than teach. */
+  let sharing = false;
+  /** When the pause of the last 429 that taught ended. */
+  let taughtUntil = Number.NEGATIVE_INFINITY;
   let current = limit;
   /** The pace when the last 429 came (the configured limit before any). */
   let ceiling = limit;
@@ -119,7 +140,11 @@ export function createRateLimiter(
   const fortieth = Math.max(1, Math.ceil(limit / 40));
   /** Additive increase per quiet window after the last 429 (see the header). */
   const recover = (t: number) => {
-    if (current >= limit) return;
+    if (current >= limit) {
+      // A quiet window at the full pace: whoever shared the budget is gone or settled.
+      if (sharing && t - Math.max(lastThrottle, pausedUntil) >= span) sharing = false;
+      return;
+    }
     // Quiet windows count from the end of the last pause (or the last step up).
     const since = t - Math.max(lastThrottle, pausedUntil, recoveredAt);
     const steps = Math.floor(since / windowMs);
@@ -148,6 +173,32 @@ export function createRateLimiter(
     if (sent.length < current) return pause;
     const oldestThatMustLeave = sent[sent.length - current] as number;
     return Math.max(pause, Math.ceil(oldestThatMustLeave + span - t));
+  };
+
+  /** Inserts a counted time, keeping `sent` sorted. */
+  const insert = (at: number) => {
+    let i = sent.length;
+    while (i > 0 && (sent[i - 1] as number) > at) i--;
+    sent.splice(i, 0, at);
+  };
+
+  /** The request counted at `from` is now counted at `to` (the answer's time). */
+  const retime = (from: number, to: number) => {
+    const i = sent.lastIndexOf(from);
+    if (i < 0 || to <= from) return;
+    sent.splice(i, 1);
+    insert(to);
+  };
+
+  /**
+   * The window is full at the service: the slots we do not account for are the others'. They
+   * are spread evenly from the oldest, which leaves the service's window at `leavesAt`, to now.
+   */
+  const learnOthers = (t: number, leavesAt: number) => {
+    const missing = limit - sent.length;
+    const first = Math.min(t, leavesAt - span);
+    const step = missing > 1 ? (t - first) / (missing - 1) : 0;
+    for (let i = 0; i < missing; i++) insert(first + step * i);
   };
 
   const next = (): Waiter | undefined => {
@@ -214,31 +265,32 @@ export function createRateLimiter(
       });
     },
     answered(sentAt) {
-      const t = clock.now();
-      if (t <= sentAt) return;
-      // The latest entry with that time (an older one may already have been answered).
-      let i = sent.lastIndexOf(sentAt);
-      if (i < 0) return;
-      sent[i] = t;
-      // Keep the times sorted: move the entry right past earlier ones.
-      while (i + 1 < sent.length && (sent[i + 1] as number) < t) {
-        sent[i] = sent[i + 1] as number;
-        sent[i + 1] = t;
-        i++;
-      }
+      retime(sentAt, clock.now());
     },
-    throttled(retryAfterMs) {
+    throttled(retryAfterMs, sentAt) {
       const t = clock.now();
       throttledCount += 1;
-      // One pause for a burst of 429s: requests already in flight answer 429 together.
-      if (t >= pausedUntil) {
+      prune(t);
+      const estimate = sent.length > 0 ? (sent[0] as number) + span - t : windowMs / 10;
+      const until = t + Math.max(0, retryAfterMs ?? estimate);
+      if (t < pausedUntil) {
+        // The same burst (requests in flight answer 429 together): one pause, one lesson.
+        retime(sentAt, t);
+        if (retryAfterMs !== undefined) pausedUntil = Math.max(pausedUntil, until);
+      } else if (!sharing && t - taughtUntil >= windowMs) {
+        // A lesson: the refused request was not counted, the rest of the window is the others'.
+        const i = sent.lastIndexOf(sentAt);
+        if (i >= 0) sent.splice(i, 1);
+        learnOthers(t, until);
+        pausedUntil = until;
+        taughtUntil = until;
+      } else {
+        retime(sentAt, t);
+        sharing = true;
         ceiling = current;
         probing = 0;
         current = Math.max(1, Math.floor(current / 2));
-        const estimate = sent.length > 0 ? (sent[0] as number) + span - t : windowMs / 10;
-        pausedUntil = t + Math.max(0, retryAfterMs ?? estimate);
-      } else if (retryAfterMs !== undefined) {
-        pausedUntil = Math.max(pausedUntil, t + retryAfterMs);
+        pausedUntil = until;
       }
       lastThrottle = t;
     },

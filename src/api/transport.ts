@@ -202,27 +202,28 @@ export function createTransport(options: ApiClientOptions): Transport {
     for (let attempt = 1; ; attempt++) {
       throwIfAborted(call.signal);
       const sentAt = await limiter?.acquire(call.signal, options.priority?.() ?? 'normal');
-      let result: AttemptResult;
+      let result: AttemptResult | undefined;
       try {
         result = await attemptOnce(call, attempt);
       } finally {
-        // The slot is timed from the answer: the service counted the request before it.
-        if (sentAt !== undefined) limiter?.answered(sentAt);
+        // The slot is timed from the answer: the service counted the request before it. A 429
+        // tells the limiter more than that (below).
+        if (sentAt !== undefined && !isThrottle(result)) limiter?.answered(sentAt);
       }
       if (result.ok) return result;
       const { failure } = result;
       if (failure.kind === 'status' && failure.status === 429) {
         options.onThrottled?.();
+        if (sentAt !== undefined) limiter?.throttled(failure.retryAfterMs, sentAt);
         if (limiter !== undefined && throttles < MAX_THROTTLES) {
-          // The budget is shared: every request of the process pauses (once), the pace drops,
-          // and this one goes again when a slot frees. It does not use up a retry: the 429
-          // says "not now", not "failed", and the limiter makes sure the cycle progresses.
+          // The budget is shared: every request of the process pauses (once) until the window
+          // frees, and this one goes again when a slot does. It does not use up a retry: the
+          // 429 says "not now", not "failed", and the limiter makes sure the cycle progresses.
           throttles += 1;
           attempt -= 1;
-          limiter.throttled(failure.retryAfterMs);
           log?.warn(
             { method: call.method, route: call.route, throttles },
-            'rate limited (429): pausing every request of this account, then slowing down',
+            'rate limited (429): pausing every request of this account until the window frees',
           );
           continue;
         }
@@ -286,6 +287,15 @@ export function createTransport(options: ApiClientOptions): Transport {
     sendNoContent,
     close: closeHttp,
   };
+}
+
+function isThrottle(result: AttemptResult | undefined): boolean {
+  return (
+    result !== undefined &&
+    !result.ok &&
+    result.failure.kind === 'status' &&
+    result.failure.status === 429
+  );
 }
 
 function definedFields<T extends object>(value: T): Partial<T> {

@@ -112,22 +112,63 @@ describe('rolling-window limiter', () => {
     );
   });
 
-  it('a 429 pauses every request until Retry-After, halves the pace, then recovers', async () => {
+  it('a first 429 teaches: the others fill the window, a pause until Retry-After, then the full rate', async () => {
     const clock = fakeClock();
     const limiter = createRateLimiter({ limit: 10, windowMs: 1000 }, clock);
+    const t0 = clock.now();
+    const first = await limiter.acquire();
+    limiter.answered(first);
+    clock.advance(100);
+    const refused = await limiter.acquire();
+    const burst = await limiter.acquire();
+    // Both answered 429 (in flight together): one lesson, one pause.
+    limiter.throttled(400, refused);
+    limiter.throttled(400, burst);
+    expect(limiter.snapshot()).toMatchObject({ currentLimit: 10, throttled: 2, inWindow: 10 });
     await limiter.acquire();
-    limiter.throttled(5000);
-    limiter.throttled(5000); // the same burst of 429s: one pause, one halving
+    expect(clock.now() - t0).toBe(500);
+    // No halving and no pacing: the slots the others' requests leave go at once as they free.
+    const at: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      await limiter.acquire();
+      at.push(clock.now() - t0);
+    }
+    expect(limiter.snapshot().currentLimit).toBe(10);
+    expect(Math.max(...at)).toBeLessThan(1100);
+  });
+
+  it('a 429 soon after a lesson means a shared budget: pause, halve the pace, then recover', async () => {
+    const clock = fakeClock();
+    const limiter = createRateLimiter({ limit: 10, windowMs: 1000 }, clock);
+    limiter.throttled(0, await limiter.acquire()); // the lesson
+    const sentAt = await limiter.acquire();
+    limiter.throttled(5000, sentAt);
+    limiter.throttled(5000, sentAt); // the same burst of 429s: one pause, one halving
     const before = clock.now();
     await limiter.acquire();
     expect(clock.now() - before).toBe(5000);
-    expect(limiter.snapshot()).toMatchObject({ currentLimit: 5, throttled: 2 });
+    expect(limiter.snapshot()).toMatchObject({ currentLimit: 5, throttled: 3 });
     // Quiet windows give a tenth of the limit back each.
     clock.advance(3000);
     await limiter.acquire();
     expect(limiter.snapshot().currentLimit).toBe(8);
     clock.advance(10_000);
     await limiter.acquire();
+    expect(limiter.snapshot().currentLimit).toBe(10);
+    // A quiet window at the full pace: the next 429 teaches again instead of halving.
+    clock.advance(2000);
+    await limiter.acquire();
+    limiter.throttled(0, await limiter.acquire());
+    expect(limiter.snapshot().currentLimit).toBe(10);
+  });
+
+  it('a 429 a window or more after a lesson is a new lesson, not sharing', async () => {
+    const clock = fakeClock();
+    const limiter = createRateLimiter({ limit: 10, windowMs: 1000 }, clock);
+    limiter.throttled(100, await limiter.acquire());
+    await limiter.acquire();
+    clock.advance(1000);
+    limiter.throttled(100, await limiter.acquire());
     expect(limiter.snapshot().currentLimit).toBe(10);
   });
 
@@ -139,13 +180,13 @@ describe('rolling-window limiter', () => {
       await limiter.acquire();
       return limiter.snapshot().currentLimit;
     };
-    await limiter.acquire();
-    limiter.throttled(0); // at 120: the ceiling is 120, the pace 60
+    limiter.throttled(0, await limiter.acquire()); // the lesson
+    limiter.throttled(0, await limiter.acquire()); // at 120: the ceiling is 120, the pace 60
     // A tenth (12) per window up to 85% of the ceiling (102), then a fortieth (3).
     expect(await paceAfter(1)).toBe(72);
     expect(await paceAfter(3)).toBe(108);
     expect(await paceAfter(1)).toBe(111);
-    limiter.throttled(0); // at 111: the ceiling is 111, the pace 55
+    limiter.throttled(0, await limiter.acquire()); // at 111: the ceiling is 111, the pace 55
     expect(await paceAfter(4)).toBe(103);
     expect(await paceAfter(3)).toBe(112);
     // Past the ceiling: 3, 6, 12, 12... (the other client may be gone).
@@ -153,11 +194,12 @@ describe('rolling-window limiter', () => {
     expect(await paceAfter(1)).toBe(120);
   });
 
-  it('once throttled, sends at an even pace instead of a burst at the end of the pause', async () => {
+  it('once the pace is lowered, sends at an even pace instead of a burst at the end of the pause', async () => {
     const clock = fakeClock();
     const limiter = createRateLimiter({ limit: 120, windowMs: 1200 }, clock);
-    await limiter.acquire();
-    limiter.throttled(0); // the pace is 60 per 1.2 s: one every 20 ms
+    limiter.throttled(0, await limiter.acquire()); // the lesson: the others fill the window
+    clock.advance(1199); // most of what the lesson counted has left the window
+    limiter.throttled(0, await limiter.acquire()); // the pace is 60 per 1.2 s: one every 20 ms
     const start = clock.now();
     const at: number[] = [];
     for (let i = 0; i < 5; i++) {
@@ -177,7 +219,7 @@ describe('rolling-window limiter', () => {
     const limiter = createRateLimiter({ limit: 4, windowMs: 1000 }, clock);
     await limiter.acquire();
     clock.advance(200);
-    limiter.throttled(undefined);
+    limiter.throttled(undefined, await limiter.acquire());
     const before = clock.now();
     await limiter.acquire();
     expect(clock.now() - before).toBe(850);
