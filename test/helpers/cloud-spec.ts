@@ -466,6 +466,33 @@ const FORWARD = { type: 'forward-internal', config: { url: INTERNAL_TARGET.https
 const LAST = { actions: [FORWARD] };
 const GUARD = ["req.url.path.startsWith('/admin')"];
 
+/** The rules of an action that tie its fields together (section 3's table, "Config" column). */
+function crossFieldCases(): RuleCase[] {
+  const one = (name: string, type: string, config: Record<string, unknown>, field = '') => ({
+    name,
+    scheme: 'https' as const,
+    policy: { on_http_request: [LAST, LAST, { actions: [{ type, config }] }, LAST] },
+    path: `on_http_request[2].actions[0].config${field}`,
+  });
+  return [
+    one('oauth amazon needs own credentials', 'oauth', { provider: 'amazon' }),
+    one('oauth facebook needs own credentials', 'oauth', { provider: 'facebook' }),
+    one(
+      'oauth scopes only with own credentials',
+      'oauth',
+      { provider: 'google', scopes: ['email'] },
+      '.scopes',
+    ),
+    one('oauth client_id without client_secret', 'oauth', { provider: 'github', client_id: 'id' }),
+    one('openid-connect client_secret without client_id', 'openid-connect', {
+      issuer_url: 'https://id.example.com',
+      client_secret: 'secret',
+    }),
+    one('verify-webhook needs a secret', 'verify-webhook', { provider: 'github' }, '.secret'),
+    one('restrict-ips restricting nothing', 'restrict-ips', { enforce: true }),
+  ];
+}
+
 /** Section 2 and 3 rules with their codes (18002 and the 22xx: the policy's). */
 const RULES: readonly RuleRow[] = [
   {
@@ -669,6 +696,7 @@ const RULES: readonly RuleRow[] = [
         },
         path: 'on_http_response[0].actions[0].config.headers.x-a',
       },
+      ...crossFieldCases(),
       {
         name: 'a config field deny has not in on_tcp_connect',
         scheme: 'tcp',
