@@ -395,7 +395,9 @@ const ACTIONS: readonly ActionRow[] = [
       { name: 'body', valid: ['not here', `from ${interp('req.host')}`], wrongType: { text: 'x' } },
       {
         name: 'headers',
-        valid: [{ 'content-type': 'text/plain' }],
+        // Only add-headers forbids user-agent: a response's own headers are the policy's.
+        valid: [{ 'content-type': 'text/plain' }, { 'user-agent': 'edge' }],
+        invalid: [{ 'bad name': 'x' }],
         max: { at: headers(10), beyond: headers(11) },
         wrongType: 'content-type',
       },

@@ -221,7 +221,7 @@ describe('config fields: values, bounds, types (section 3)', () => {
   const shown = (v: unknown) => JSON.stringify(v)?.slice(0, 40);
 
   it.each(cases.map((c) => ({ ...c, shown: shown(c.value) })))(
-    '$type.$field $what $shown: taken $taken',
+    '$type config $field, $what $shown: taken $taken',
     async (c) => {
       const row = actionRow(c.type);
       const f = row.fields.find((x) => x.name === c.field) as FieldRow;
