@@ -234,16 +234,16 @@ const MUTATIONS: readonly Mutation[] = [
 ];
 
 /**
- * A valid endpoint with one fault: the mutated case and what the service answers. The rule is
- * drawn first (each as often), then an endpoint it applies to.
+ * A valid endpoint (`original`) and the same with one fault (`case`), with what the service
+ * answers. The rule is drawn first (each as often), then an endpoint it applies to.
  */
 export function faultyCloudEndpoint(
   opts: CloudEndpointOptions = {},
-): fc.Arbitrary<{ case: CloudEndpointCase; fault: Fault }> {
+): fc.Arbitrary<{ original: CloudEndpointCase; case: CloudEndpointCase; fault: Fault }> {
   return fc.constantFrom(...MUTATIONS).chain((m) =>
     fc.tuple(cloudEndpoint(opts).filter(m.applies), fc.nat()).map(([c, pick]) => {
       const out = m.apply(c, pick);
-      return { case: out.case, fault: { rule: m.rule, code: m.code, path: out.path } };
+      return { original: c, case: out.case, fault: { rule: m.rule, code: m.code, path: out.path } };
     }),
   );
 }

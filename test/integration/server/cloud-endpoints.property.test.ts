@@ -3,7 +3,8 @@
  * every generated endpoint's create body is taken (201) and reads back equal (the policy
  * compared as parsed data), its manifest says the same as its body, a generated set coexists in
  * one account, and every single-fault mutation is refused with the code of the rule it breaks
- * and a message naming where.
+ * and a message naming where, on create and as a PATCH of the valid endpoint (which it leaves
+ * unchanged).
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -106,5 +107,28 @@ describe('generated cloud endpoints', () => {
       { numRuns: 150 },
     );
     expect([...broken].sort()).toEqual([...FAULT_RULES].sort());
+  }, 120_000);
+
+  it('the same faults sent as a PATCH of the valid endpoint are refused and change nothing', async () => {
+    await fc.assert(
+      fc.asyncProperty(faultyCloudEndpoint(), async ({ original, case: c, fault }) => {
+        const made = await call('POST', '/endpoints', createBody(original));
+        expect(made.status, made.text).toBe(201);
+        const before = createBody(original);
+        const changed = Object.fromEntries(
+          Object.entries(createBody(c)).filter(
+            ([k, v]) => JSON.stringify(v) !== JSON.stringify(before[k]),
+          ),
+        );
+        const r = await call('PATCH', `/endpoints/${made.json.id}`, changed);
+        const shown = `${fault.rule}: ${JSON.stringify(changed).slice(0, 400)}\n-> ${r.text}`;
+        expect(r.status, shown).toBe(400);
+        expect(r.json.error_code, shown).toBe(fault.code);
+        expect(r.json.msg, shown).toContain(fault.path);
+        expect((await call('GET', `/endpoints/${made.json.id}`)).text).toBe(made.text);
+        expect((await call('DELETE', `/endpoints/${made.json.id}`)).status).toBe(204);
+      }),
+      { numRuns: 100 },
+    );
   }, 120_000);
 });
