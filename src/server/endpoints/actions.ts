@@ -89,7 +89,11 @@ const headerValue = z.string().superRefine((v, ctx) => {
   if (violation !== undefined) ctx.addIssue({ code: 'custom', message: violation.message });
 });
 
-function headerMap(min: number) {
+/**
+ * A map of header names to values, `min`..10 of them. `add-headers` may not add `user-agent`
+ * (the request's own); a custom response's headers have no such rule.
+ */
+function headerMap(min: number, opts: { noUserAgent: boolean }) {
   return z.record(z.string(), headerValue).superRefine((m, ctx) => {
     const names = Object.keys(m);
     if (names.length < min || names.length > ENDPOINT_LIMITS.headersPerAction) {
@@ -106,7 +110,7 @@ function headerMap(min: number) {
       const violation = checkHeaderName(name);
       if (violation !== undefined)
         ctx.addIssue({ code: 'custom', path: [name], message: violation.message });
-      if (name.toLowerCase() === 'user-agent') {
+      if (opts.noUserAgent && name.toLowerCase() === 'user-agent') {
         ctx.addIssue({ code: 'custom', path: [name], message: 'user-agent may not be added' });
       }
     }
@@ -292,7 +296,7 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
   'add-headers': {
     phases: ['on_http_request', 'on_http_response'],
     terminating: never,
-    config: () => strictObj({ headers: headerMap(1) }),
+    config: () => strictObj({ headers: headerMap(1, { noUserAgent: true }) }),
   },
   'remove-headers': {
     phases: ['on_http_request', 'on_http_response'],
@@ -365,7 +369,7 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
       strictObj({
         status_code: statusCode.optional(),
         body: str.optional(),
-        headers: headerMap(0).optional(),
+        headers: headerMap(0, { noUserAgent: false }).optional(),
       }),
   },
   // Named terminating by the specification though absent from its table: no config.
