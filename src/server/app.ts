@@ -68,6 +68,219 @@ export interface EdgeServer {
   readonly renderer: Renderer;
 }
 
+interface RequestHead {
+  readonly method: string;
+  readonly url: string;
+  /** The path without the query. */
+  readonly path: string;
+  /** The query without its `?` ('' when there is none). */
+  readonly query: string;
+}
+
+function headOf(req: IncomingMessage): RequestHead {
+  const method = req.method ?? 'GET';
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  return {
+    method,
+    url,
+    path: q < 0 ? url : url.slice(0, q),
+    query: q < 0 ? '' : url.slice(q + 1),
+  };
+}
+
+function send(
+  res: ServerResponse,
+  opId: string,
+  status: number,
+  body: string | undefined,
+  extra?: Readonly<Record<string, string>>,
+) {
+  const headers: Record<string, string | number> = { 'svc-operation-id': opId, ...extra };
+  if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = Buffer.byteLength(body);
+  }
+  res.writeHead(status, headers);
+  res.end(body);
+}
+
+function sendError(res: ServerResponse, opId: string, err: RequestError) {
+  send(res, opId, err.status, errorBody(err.status, err.errorCode, err.message, opId), err.headers);
+}
+
+/** 400 without the version header, or with another version. */
+function checkVersion(version: string | string[] | undefined): void {
+  if (version === undefined) {
+    throw new RequestError(
+      400,
+      ERROR_CODE.missingVersion,
+      `missing Svc-Version header (send ${API_VERSION})`,
+    );
+  }
+  if (version !== API_VERSION) {
+    throw new RequestError(
+      400,
+      ERROR_CODE.badVersion,
+      `unsupported Svc-Version; send ${API_VERSION}`,
+    );
+  }
+}
+
+/** The route and handler of a request: 404 for no route, 405 for its method, 227 for an ID. */
+function routeOf(head: RequestHead): {
+  readonly resolved: NonNullable<ReturnType<typeof resolve>>;
+  readonly handlerName: HandlerName;
+} {
+  const segments = splitPath(head.path);
+  const resolved = segments === undefined ? undefined : resolve(segments);
+  if (resolved === undefined) {
+    throw new RequestError(
+      404,
+      ERROR_CODE.notFound,
+      `no such resource: ${head.path.slice(0, 200)}`,
+    );
+  }
+  const handlerName = resolved.table[head.method as Method];
+  if (handlerName === undefined) {
+    const allow = Object.keys(resolved.table).join(', ');
+    throw new RequestError(
+      405,
+      ERROR_CODE.methodNotAllowed,
+      `method ${head.method} not allowed; allowed: ${allow}`,
+      { headers: { allow } },
+    );
+  }
+  for (const [id, prefix] of resolved.ids) {
+    if (!id.startsWith(prefix) || id.length === prefix.length) {
+      throw new RequestError(
+        400,
+        ERROR_CODE.wrongIdPrefix,
+        `ID ${JSON.stringify(id.slice(0, 100))} must start with "${prefix}"`,
+      );
+    }
+  }
+  return { resolved, handlerName };
+}
+
+/** The account states of the `edgeAccess` knob: no access to edges, or read-only edges. */
+function checkEdgeAccess(knobs: ServerKnobs, head: RequestHead): void {
+  if (knobs.edgeAccess === undefined || !head.path.startsWith('/edges')) return;
+  if (knobs.edgeAccess === 'no-access') {
+    throw new RequestError(
+      403,
+      ERROR_CODE.noEdgeAccess,
+      'this account has no access to edges (the feature is not enabled for it)',
+    );
+  }
+  if (head.method !== 'GET' && head.method !== 'HEAD') {
+    throw new RequestError(
+      403,
+      ERROR_CODE.edgesReadOnly,
+      "this account's edges are read-only: writes to edges are refused",
+    );
+  }
+}
+
+/**
+ * Reads the body up to the limit. Over the limit: answers 413 at once (from Content-Length, or
+ * as soon as the streamed bytes exceed it), closes the connection afterwards, and discards
+ * the rest instead of buffering it.
+ */
+function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const declared = Number(req.headers['content-length'] ?? '0');
+  if (declared > LIMITS.bodyBytes) return Promise.resolve(undefined);
+  return new Promise((resolveBody, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      if (over) return;
+      size += chunk.length;
+      if (size > LIMITS.bodyBytes) {
+        over = true;
+        chunks.length = 0;
+        resolveBody(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (!over) resolveBody(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+    });
+    req.on('error', reject);
+    // A client that hangs up mid-body: nothing to answer, but the pipeline must not hang.
+    req.on('close', () => {
+      if (!req.complete) reject(new RequestError(400, ERROR_CODE.invalidValue, 'incomplete body'));
+    });
+  });
+}
+
+/** The raw body: empty for a request without one, undefined when it is over the limit. */
+async function rawBodyOf(req: IncomingMessage, method: string): Promise<Buffer | undefined> {
+  const hasBody =
+    BODY_METHODS.has(method) ||
+    req.headers['content-length'] !== undefined ||
+    req.headers['transfer-encoding'] !== undefined;
+  return hasBody ? await readBody(req) : Buffer.alloc(0);
+}
+
+function tooLarge(req: IncomingMessage, res: ServerResponse, opId: string) {
+  const err = new RequestError(
+    413,
+    ERROR_CODE.bodyTooLarge,
+    `request body exceeds ${LIMITS.bodyBytes} bytes`,
+  );
+  // Keep draining (not buffering) so the client can read the answer, then close: the rest of
+  // an oversized body must not be parsed as the next request.
+  req.resume();
+  send(res, opId, 413, errorBody(413, err.errorCode, err.message, opId), {
+    connection: 'close',
+  });
+  const timer = setTimeout(() => req.socket.destroy(), 5_000);
+  timer.unref();
+  res.on('close', () => clearTimeout(timer));
+}
+
+/** The JSON body of a method that takes one (210, 213, 215; the `echoBody` knob's refusal). */
+function decodeBody(
+  req: IncomingMessage,
+  method: string,
+  raw: Buffer,
+  knobs: ServerKnobs,
+): unknown {
+  if (!BODY_METHODS.has(method)) return undefined;
+  if (!isJsonContentType(req.headers['content-type'])) {
+    throw new RequestError(400, ERROR_CODE.contentType, 'Content-Type must be application/json');
+  }
+  const body = parseJsonBody(raw);
+  if (knobs.echoBody === true) {
+    throw new RequestError(
+      400,
+      ERROR_CODE.invalidValue,
+      `injected fault: refusing the request body ${raw.toString('utf8')}`,
+    );
+  }
+  return body;
+}
+
+/** Malformed HTTP (node's `clientError`): a JSON 400 (or 431 for headers too large), then close. */
+function answerClientError(err: Error & { code?: string }, socket: Duplex, opId: string): void {
+  const tooBig = err.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooBig ? 431 : 400;
+  const body = errorBody(
+    status,
+    tooBig ? undefined : ERROR_CODE.invalidValue,
+    tooBig ? 'request headers too large' : 'malformed HTTP request',
+    opId,
+  );
+  socket.end(
+    `HTTP/1.1 ${status} ${tooBig ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+      `content-type: application/json\r\nsvc-operation-id: ${opId}\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
 export function createServer(deps: ServerDeps): EdgeServer {
   const now = deps.now ?? Date.now;
   const random = deps.random ?? Math.random;
@@ -81,90 +294,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
   const authenticate = createAuthenticator(deps.apiKeys);
   const operationId = createOperationIds(ids.next(ID_PREFIX.operation).slice(0, -8));
 
-  function send(
-    res: ServerResponse,
-    opId: string,
-    status: number,
-    body: string | undefined,
-    extra?: Readonly<Record<string, string>>,
-  ) {
-    const headers: Record<string, string | number> = { 'svc-operation-id': opId, ...extra };
-    if (body !== undefined) {
-      headers['content-type'] = 'application/json';
-      headers['content-length'] = Buffer.byteLength(body);
-    }
-    res.writeHead(status, headers);
-    res.end(body);
-  }
-
-  function sendError(res: ServerResponse, opId: string, err: RequestError) {
-    send(
-      res,
-      opId,
-      err.status,
-      errorBody(err.status, err.errorCode, err.message, opId),
-      err.headers,
-    );
-  }
-
-  /**
-   * Reads the body up to the limit. Over the limit: answers 413 at once (from Content-Length, or
-   * as soon as the streamed bytes exceed it), closes the connection afterwards, and discards
-   * the rest instead of buffering it.
-   */
-  function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
-    const declared = Number(req.headers['content-length'] ?? '0');
-    if (declared > LIMITS.bodyBytes) return Promise.resolve(undefined);
-    return new Promise((resolveBody, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let over = false;
-      req.on('data', (chunk: Buffer) => {
-        if (over) return;
-        size += chunk.length;
-        if (size > LIMITS.bodyBytes) {
-          over = true;
-          chunks.length = 0;
-          resolveBody(undefined);
-          return;
-        }
-        chunks.push(chunk);
-      });
-      req.on('end', () => {
-        if (!over) resolveBody(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
-      });
-      req.on('error', reject);
-      // A client that hangs up mid-body: nothing to answer, but the pipeline must not hang.
-      req.on('close', () => {
-        if (!req.complete)
-          reject(new RequestError(400, ERROR_CODE.invalidValue, 'incomplete body'));
-      });
-    });
-  }
-
-  function tooLarge(req: IncomingMessage, res: ServerResponse, opId: string) {
-    const err = new RequestError(
-      413,
-      ERROR_CODE.bodyTooLarge,
-      `request body exceeds ${LIMITS.bodyBytes} bytes`,
-    );
-    // Keep draining (not buffering) so the client can read the answer, then close: the rest of
-    // an oversized body must not be parsed as the next request.
-    req.resume();
-    send(res, opId, 413, errorBody(413, err.errorCode, err.message, opId), {
-      connection: 'close',
-    });
-    const timer = setTimeout(() => req.socket.destroy(), 5_000);
-    timer.unref();
-    res.on('close', () => clearTimeout(timer));
-  }
-
-  async function pipeline(req: IncomingMessage, res: ServerResponse, opId: string) {
-    const method = req.method ?? 'GET';
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
-
+  function accountOf(req: IncomingMessage): string {
     const accountId = authenticate(req.headers.authorization);
     if (accountId === undefined) {
       throw new RequestError(
@@ -173,101 +303,40 @@ export function createServer(deps: ServerDeps): EdgeServer {
         'missing or unknown API key: send Authorization: Bearer <API key>',
       );
     }
-    const version = req.headers['svc-version'];
-    if (version === undefined) {
+    return accountId;
+  }
+
+  /** The `rateLimit` knob: 429 with Retry-After once the account's window is full. */
+  function throttle(accountId: string): void {
+    const spec = deps.knobs.rateLimit;
+    if (spec === undefined) return;
+    const wait = limiter.check(accountId, spec, now());
+    if (wait > 0) {
       throw new RequestError(
-        400,
-        ERROR_CODE.missingVersion,
-        `missing Svc-Version header (send ${API_VERSION})`,
-      );
-    }
-    if (version !== API_VERSION) {
-      throw new RequestError(
-        400,
-        ERROR_CODE.badVersion,
-        `unsupported Svc-Version; send ${API_VERSION}`,
-      );
-    }
-    const segments = splitPath(path);
-    const resolved = segments === undefined ? undefined : resolve(segments);
-    if (resolved === undefined) {
-      throw new RequestError(404, ERROR_CODE.notFound, `no such resource: ${path.slice(0, 200)}`);
-    }
-    const handlerName = resolved.table[method as Method];
-    if (handlerName === undefined) {
-      const allow = Object.keys(resolved.table).join(', ');
-      throw new RequestError(
-        405,
-        ERROR_CODE.methodNotAllowed,
-        `method ${method} not allowed; allowed: ${allow}`,
+        429,
+        ERROR_CODE.rateLimited,
+        `rate limit exceeded; retry after ${wait} s`,
         {
-          headers: { allow },
+          headers: { 'retry-after': String(wait) },
         },
       );
     }
-    for (const [id, prefix] of resolved.ids) {
-      if (!id.startsWith(prefix) || id.length === prefix.length) {
-        throw new RequestError(
-          400,
-          ERROR_CODE.wrongIdPrefix,
-          `ID ${JSON.stringify(id.slice(0, 100))} must start with "${prefix}"`,
-        );
-      }
-    }
-    const page = parseQuery(q < 0 ? '' : url.slice(q + 1), resolved);
+  }
 
+  /**
+   * The latency, late-create and fault knobs, in that order. Returns whether this write is a
+   * held create (it goes ahead later whatever its client does) and whether the connection is to
+   * be reset instead of answered.
+   */
+  async function applyKnobs(head: RequestHead): Promise<{ late: boolean; reset: boolean }> {
     const knobs = deps.knobs;
-    if (knobs.edgeAccess !== undefined && path.startsWith('/edges')) {
-      if (knobs.edgeAccess === 'no-access') {
-        throw new RequestError(
-          403,
-          ERROR_CODE.noEdgeAccess,
-          'this account has no access to edges (the feature is not enabled for it)',
-        );
-      }
-      if (method !== 'GET' && method !== 'HEAD') {
-        throw new RequestError(
-          403,
-          ERROR_CODE.edgesReadOnly,
-          "this account's edges are read-only: writes to edges are refused",
-        );
-      }
-    }
-    if (knobs.rateLimit !== undefined) {
-      const wait = limiter.check(accountId, knobs.rateLimit, now());
-      if (wait > 0) {
-        throw new RequestError(
-          429,
-          ERROR_CODE.rateLimited,
-          `rate limit exceeded; retry after ${wait} s`,
-          {
-            headers: { 'retry-after': String(wait) },
-          },
-        );
-      }
-    }
-
-    let raw: Buffer | undefined = Buffer.alloc(0);
-    if (
-      BODY_METHODS.has(method) ||
-      req.headers['content-length'] !== undefined ||
-      req.headers['transfer-encoding'] !== undefined
-    ) {
-      raw = await readBody(req);
-      if (raw === undefined) {
-        tooLarge(req, res, opId);
-        return;
-      }
-    }
-
     if (knobs.latencyMs !== undefined) {
       const { min, max } = knobs.latencyMs;
       const ms = min + random() * Math.max(0, max - min);
       if (ms > 0) await sleep(ms);
     }
-    // A held create goes ahead later whatever its client does meanwhile (timeout, retry).
     const lateKnob = knobs.lateCreates;
-    const late = HeldWrites.takes(lateKnob, method, path);
+    const late = HeldWrites.takes(lateKnob, head.method, head.path);
     if (late) await held.hold(lateKnob);
     if (knobs.faultRate !== undefined && knobs.faultRate > 0 && random() < knobs.faultRate) {
       throw new RequestError(
@@ -278,44 +347,45 @@ export function createServer(deps: ServerDeps): EdgeServer {
     }
     const reset =
       knobs.resetRate !== undefined && knobs.resetRate > 0 && random() < knobs.resetRate;
+    return { late, reset };
+  }
 
-    let body: unknown;
-    if (BODY_METHODS.has(method)) {
-      if (!isJsonContentType(req.headers['content-type'])) {
-        throw new RequestError(
-          400,
-          ERROR_CODE.contentType,
-          'Content-Type must be application/json',
-        );
-      }
-      body = parseJsonBody(raw);
-      if (knobs.echoBody === true) {
-        throw new RequestError(
-          400,
-          ERROR_CODE.invalidValue,
-          `injected fault: refusing the request body ${raw.toString('utf8')}`,
-        );
-      }
+  /** Every step of a request, in order; each one throws the RequestError it answers. */
+  async function pipeline(req: IncomingMessage, res: ServerResponse, opId: string) {
+    const head = headOf(req);
+    const accountId = accountOf(req);
+    checkVersion(req.headers['svc-version']);
+    const { resolved, handlerName } = routeOf(head);
+    const page = parseQuery(head.query, resolved);
+    checkEdgeAccess(deps.knobs, head);
+    throttle(accountId);
+    const raw = await rawBodyOf(req, head.method);
+    if (raw === undefined) {
+      tooLarge(req, res, opId);
+      return;
     }
-
+    const { late, reset } = await applyKnobs(head);
     const call: Call = {
       accountId,
       account: deps.store.account(accountId),
       ids: resolved.ids.map(([id]) => id),
       ...(resolved.module === undefined ? {} : { module: resolved.module }),
       ...(page === undefined ? {} : { page }),
-      body,
+      body: decodeBody(req, head.method, raw, deps.knobs),
     };
-    let reply: Reply;
+    let reply: Reply | undefined;
     try {
       reply = await answer(handlerName, call);
-      if (method !== 'GET' && !late) held.release();
+      if (head.method !== 'GET' && !late) held.release();
     } catch (err) {
-      if (reset && !(err instanceof RequestError)) throw err;
-      if (reset) return destroy(req);
-      throw err;
+      // A reset knob drops the connection instead of answering a refusal; a bug still answers.
+      if (!reset || !(err instanceof RequestError)) throw err;
     }
-    if (reset) return destroy(req);
+    // Without an answer only when reset: a refusal dropped with the connection.
+    if (reset || reply === undefined) {
+      req.socket.destroy();
+      return;
+    }
     send(res, opId, reply.status, reply.body);
   }
 
@@ -347,8 +417,29 @@ export function createServer(deps: ServerDeps): EdgeServer {
     }
   }
 
-  function destroy(req: IncomingMessage) {
-    req.socket.destroy();
+  /** A failed request's answer: its RequestError, 503 for storage, a bare 500 for a bug. */
+  function fail(req: IncomingMessage, res: ServerResponse, opId: string, err: unknown): void {
+    if (res.headersSent || res.destroyed) return;
+    if (err instanceof RequestError) {
+      sendError(res, opId, err);
+      return;
+    }
+    if (err instanceof StoreError) {
+      log.error({ err, operationId: opId }, 'store failure');
+      sendError(
+        res,
+        opId,
+        new RequestError(
+          503,
+          ERROR_CODE.unavailable,
+          'storage unavailable (is the disk full?): the write was not performed',
+        ),
+      );
+      return;
+    }
+    // A bug: log it, answer without internals.
+    log.error({ err, operationId: opId, method: req.method }, 'unexpected error');
+    send(res, opId, 500, errorBody(500, undefined, 'internal error', opId));
   }
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
@@ -362,29 +453,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
           );
         }
       },
-      (err: unknown) => {
-        if (res.headersSent || res.destroyed) return;
-        if (err instanceof RequestError) {
-          sendError(res, opId, err);
-          return;
-        }
-        if (err instanceof StoreError) {
-          log.error({ err, operationId: opId }, 'store failure');
-          sendError(
-            res,
-            opId,
-            new RequestError(
-              503,
-              ERROR_CODE.unavailable,
-              'storage unavailable (is the disk full?): the write was not performed',
-            ),
-          );
-          return;
-        }
-        // A bug: log it, answer without internals.
-        log.error({ err, operationId: opId, method: req.method }, 'unexpected error');
-        send(res, opId, 500, errorBody(500, undefined, 'internal error', opId));
-      },
+      (err: unknown) => fail(req, res, opId, err),
     );
   }
 
@@ -393,20 +462,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
       socket.destroy();
       return;
     }
-    const opId = operationId();
-    const tooBig = err.code === 'HPE_HEADER_OVERFLOW';
-    const status = tooBig ? 431 : 400;
-    const body = errorBody(
-      status,
-      tooBig ? undefined : ERROR_CODE.invalidValue,
-      tooBig ? 'request headers too large' : 'malformed HTTP request',
-      opId,
-    );
-    socket.end(
-      `HTTP/1.1 ${status} ${tooBig ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
-        `content-type: application/json\r\nsvc-operation-id: ${opId}\r\n` +
-        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-    );
+    answerClientError(err, socket, operationId());
   }
 
   return { handle, clientError, renderer };
