@@ -179,47 +179,22 @@ async function startEmbedded(
   }
 }
 
-export async function run(ctx: CliContext): Promise<number> {
-  const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
-  if (values.help) {
-    ctx.stdout.write(USAGE);
-    return ExitCode.ok;
+type RunValues = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
+
+/** `--notify` URLs (and EDGESYNC_NOTIFY) and `--notify-format`, checked. */
+function notifySettings(values: RunValues, env: CliContext['env']) {
+  const format = values['notify-format'] ?? 'json';
+  if (format !== 'json' && format !== 'slack') {
+    throw new UsageError(`--notify-format must be json or slack, got "${format}"`);
   }
-  if (positionals.length > 1)
-    throw new UsageError(`expected at most one DIR\nRun "edgesync run --help" for its options.`);
-  const dir = path.resolve(ctx.cwd, manifestDirArg(ctx, positionals[0]));
-  // Checked here, before the embedded server starts and prints its key: a usage error, not a crash.
-  const intervalMs = durationFlag('interval', values.interval, DAEMON_DEFAULTS.intervalMs, 1);
-  const debounceMs = durationFlag('debounce', values.debounce, DAEMON_DEFAULTS.debounceMs);
-  const graceMs = durationFlag('grace', values.grace, DAEMON_DEFAULTS.graceMs);
-  const listen =
-    values.listen === undefined ? DEFAULT_LISTEN : parseListenAddress(values.listen, '--listen');
-  const adminListen = adminListenFlag(values['admin-listen']);
-  const controlToken = await controlTokenFrom(ctx, values['control-token-file']);
-  const exclude = excludeGlobs(ctx, values.exclude);
-  const maxDeletes = checkMaxDeletes(
-    wholeNumber('max-deletes', values['max-deletes'], undefined, 0),
-  );
-  const concurrency = wholeNumber('concurrency', values.concurrency, DEFAULT_CONCURRENCY, 1);
-  const embeddedPort = wholeNumber('embedded-port', values['embedded-port'], 8787, 0);
-  const rateLimit = rateLimitFlag(values['rate-limit']);
-  const resyncShare = shareFlag('resync-budget', values['resync-budget'], 0.25);
-  const mode = values.mode ?? ctx.env.EDGESYNC_MODE ?? 'enforce';
-  if (mode !== 'enforce' && mode !== 'observe') {
-    throw new UsageError(`--mode must be enforce or observe, got "${mode}"`);
-  }
-  const notifyFormat = values['notify-format'] ?? 'json';
-  if (notifyFormat !== 'json' && notifyFormat !== 'slack') {
-    throw new UsageError(`--notify-format must be json or slack, got "${notifyFormat}"`);
-  }
-  const notifyUrls = [
+  const urls = [
     ...(values.notify ?? []),
-    ...(ctx.env.EDGESYNC_NOTIFY ?? '')
+    ...(env.EDGESYNC_NOTIFY ?? '')
       .split(',')
       .map((u) => u.trim())
       .filter((u) => u !== ''),
   ];
-  for (const u of notifyUrls) {
+  for (const u of urls) {
     let ok = false;
     try {
       ok = ['http:', 'https:'].includes(new URL(u).protocol);
@@ -228,7 +203,19 @@ export async function run(ctx: CliContext): Promise<number> {
     }
     if (!ok) throw new UsageError('--notify must be an http(s) URL');
   }
-  const leaseTimings = {
+  return { format, urls } as const;
+}
+
+function modeFlag(mode: string): 'enforce' | 'observe' {
+  if (mode !== 'enforce' && mode !== 'observe') {
+    throw new UsageError(`--mode must be enforce or observe, got "${mode}"`);
+  }
+  return mode;
+}
+
+/** The Lease timings, checked only when leader election is on. */
+function leaseSettings(values: RunValues) {
+  const timings = {
     leaseDurationMs: durationFlag(
       'lease-duration',
       values['lease-duration'],
@@ -248,24 +235,56 @@ export async function run(ctx: CliContext): Promise<number> {
       1,
     ),
   };
-  const leaseProblem = values['leader-elect'] ? leaseTimingsProblem(leaseTimings) : undefined;
-  if (leaseProblem !== undefined) throw new UsageError(leaseProblem);
-  const stateDir = path.resolve(ctx.cwd, values['state-dir'] ?? '.edgesync');
-  const configuredApi = resolveApiConfig({
-    flags: { apiUrl: values['api-url'], apiKey: values['api-key'] },
-    env: ctx.env,
-  });
+  const problem = values['leader-elect'] ? leaseTimingsProblem(timings) : undefined;
+  if (problem !== undefined) throw new UsageError(problem);
+  return timings;
+}
+
+/**
+ * Every flag, checked before anything starts (the embedded server prints its key): a bad flag
+ * is a usage error, not a crash after a half start.
+ */
+async function runSettings(ctx: CliContext, values: RunValues, dirArg: string | undefined) {
+  const dir = path.resolve(ctx.cwd, manifestDirArg(ctx, dirArg));
+  // In the order the flags were always checked (the first bad one is the one reported).
+  const settings = {
+    dir,
+    intervalMs: durationFlag('interval', values.interval, DAEMON_DEFAULTS.intervalMs, 1),
+    debounceMs: durationFlag('debounce', values.debounce, DAEMON_DEFAULTS.debounceMs),
+    graceMs: durationFlag('grace', values.grace, DAEMON_DEFAULTS.graceMs),
+    listen:
+      values.listen === undefined ? DEFAULT_LISTEN : parseListenAddress(values.listen, '--listen'),
+    adminListen: adminListenFlag(values['admin-listen']),
+    controlToken: await controlTokenFrom(ctx, values['control-token-file']),
+    exclude: excludeGlobs(ctx, values.exclude),
+    maxDeletes: checkMaxDeletes(wholeNumber('max-deletes', values['max-deletes'], undefined, 0)),
+    concurrency: wholeNumber('concurrency', values.concurrency, DEFAULT_CONCURRENCY, 1),
+    embeddedPort: wholeNumber('embedded-port', values['embedded-port'], 8787, 0),
+    rateLimit: rateLimitFlag(values['rate-limit']),
+    resyncShare: shareFlag('resync-budget', values['resync-budget'], 0.25),
+    mode: modeFlag(values.mode ?? ctx.env.EDGESYNC_MODE ?? 'enforce'),
+    notify: notifySettings(values, ctx.env),
+    lease: leaseSettings(values),
+    stateDir: path.resolve(ctx.cwd, values['state-dir'] ?? '.edgesync'),
+    configuredApi: resolveApiConfig({
+      flags: { apiUrl: values['api-url'], apiKey: values['api-key'] },
+      env: ctx.env,
+    }),
+  } as const;
   const owner = runOwner(
     await chosenOwner(values.owner, ctx.env, dir),
-    configuredApi === undefined || mode === 'observe',
+    settings.configuredApi === undefined || settings.mode === 'observe',
     dir,
   ).id;
+  return { ...settings, owner };
+}
 
+type RunSettings = Awaited<ReturnType<typeof runSettings>>;
+
+/** The root logger: pretty on a terminal, JSON lines on the command's stdout otherwise. */
+function rootLogger(ctx: CliContext, values: RunValues, mask: ReturnType<typeof createValueMask>) {
   const pretty = ctx.stdout.isTTY === true && ctx.env.EDGESYNC_LOG_FORMAT !== 'json';
-  // Each cycle sets it to the secret values of the manifests and the account: masked in every
-  // log line, in the API's messages, and in the status, events and notifications.
-  const mask = ctx.mask ?? createValueMask();
-  const root = createLogger({
+  return createLogger({
     mask: mask.apply,
     level:
       values['log-level'] !== undefined
@@ -275,20 +294,45 @@ export async function run(ctx: CliContext): Promise<number> {
     // JSON lines go to the command's stdout (process.stdout from bin/; a capture in-process).
     ...(pretty ? {} : { destination: ctx.stdout }),
   });
+}
 
-  let embedded: RunningServer | undefined;
-  let api = configuredApi;
-  if (api === undefined) {
-    const started = await startEmbedded(stateDir, embeddedPort, root);
-    embedded = started.server;
-    api = { baseUrl: started.server.url, apiKey: started.apiKey };
-    // The embedded server is a local sandbox: its URL and key are printed so people can look at
-    // it with curl. A configured (real) API key is never printed or logged.
-    ctx.stderr.write(
-      `edgesync: no API configured; embedded Edge API at ${started.server.url} (state in ${stateDir})\n` +
-        `edgesync: embedded API key: ${started.apiKey}\n`,
-    );
+/** The configured API, else the embedded server started for this run (its key printed). */
+async function apiOf(
+  ctx: CliContext,
+  settings: RunSettings,
+  root: Logger,
+): Promise<{ api: { baseUrl: string; apiKey: string }; embedded: RunningServer | undefined }> {
+  if (settings.configuredApi !== undefined) {
+    return { api: settings.configuredApi, embedded: undefined };
   }
+  const started = await startEmbedded(settings.stateDir, settings.embeddedPort, root);
+  // The embedded server is a local sandbox: its URL and key are printed so people can look at
+  // it with curl. A configured (real) API key is never printed or logged.
+  ctx.stderr.write(
+    `edgesync: no API configured; embedded Edge API at ${started.server.url} (state in ${settings.stateDir})\n` +
+      `edgesync: embedded API key: ${started.apiKey}\n`,
+  );
+  return {
+    api: { baseUrl: started.server.url, apiKey: started.apiKey },
+    embedded: started.server,
+  };
+}
+
+export async function run(ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
+  if (values.help) {
+    ctx.stdout.write(USAGE);
+    return ExitCode.ok;
+  }
+  if (positionals.length > 1)
+    throw new UsageError(`expected at most one DIR\nRun "edgesync run --help" for its options.`);
+  const settings = await runSettings(ctx, values, positionals[0]);
+  const { dir } = settings;
+  // Each cycle sets it to the secret values of the manifests and the account: masked in every
+  // log line, in the API's messages, and in the status, events and notifications.
+  const mask = ctx.mask ?? createValueMask();
+  const root = rootLogger(ctx, values, mask);
+  const { api, embedded } = await apiOf(ctx, settings, root);
 
   const collectGarbage = fullGarbageCollector();
   if (collectGarbage === undefined) {
@@ -297,7 +341,7 @@ export async function run(ctx: CliContext): Promise<number> {
     );
   }
   const metrics = createDaemonMetrics();
-  const budget = clientBudget(rateLimit, ctx.env, embedded !== undefined);
+  const budget = clientBudget(settings.rateLimit, ctx.env, embedded !== undefined);
   const client = createAccountClient({
     baseUrl: api.baseUrl,
     apiKey: api.apiKey,
@@ -308,88 +352,33 @@ export async function run(ctx: CliContext): Promise<number> {
     mask: mask.apply,
   });
   // Leader election first: a refused Lease API stops here, before any cycle.
-  let fatal: Error | undefined;
-  let daemonRef: ReturnType<typeof createDaemon> | undefined;
-  const election = values['leader-elect']
-    ? await startLeaderElection({
-        owner,
-        name: values['lease-name'],
-        namespace: values['lease-namespace'],
-        ...leaseTimings,
-        env: ctx.env,
-        logger: root.child({ module: 'lease' }),
-        onChange: (leader, transitions) => {
-          metrics.observeLeadership(leader, transitions);
-          if (leader) daemonRef?.trigger('leader');
-        },
-        onFatal: (err) => {
-          fatal = err;
-          void daemonRef?.stop();
-        },
-      }).catch(async (err: unknown) => {
-        await client.close();
-        await embedded?.close();
-        throw err;
-      })
-    : undefined;
-  if (election !== undefined) {
-    metrics.observeLeadership(election.elector.isLeader(), election.elector.status().transitions);
-  }
-  const daemon = createDaemon({
-    dir,
-    mask: mask.apply,
-    reconcile: createReconciler({
-      client,
-      owner,
-      allowEmpty: values['allow-empty'],
-      maxDeletes,
-      concurrency,
-      env: ctx.env,
-      secretDirs: secretDirs(ctx, values['secret-dir']),
-      exclude,
-      mask,
-      // The executor adds its own `module` binding.
-      logger: root,
-      leadership: election?.elector,
-      mode: () =>
-        daemonRef?.mode() ?? (mode === 'observe' || values.suspended ? 'observe' : 'enforce'),
-      budget,
-    }),
-    ...(election === undefined
-      ? {}
-      : {
-          leadership: () => ({
-            ...election.elector.status(),
-            identity: election.identity,
-            lease: election.lease,
-          }),
-        }),
-    exclude,
-    intervalMs,
-    mode,
-    suspended: values.suspended,
-    ...(budget === undefined ? {} : { resyncBudget: { share: resyncShare, budget } }),
-    debounceMs,
-    graceMs,
-    listen,
-    adminListen,
-    controlToken,
-    logger: root.child({ module: 'daemon' }),
+  const life: Lifecycle = { daemon: undefined, fatal: undefined };
+  const election = await electionOf(ctx, values, settings, { metrics, root, life }).catch(
+    async (err: unknown) => {
+      await client.close();
+      await embedded?.close();
+      throw err;
+    },
+  );
+  const daemon = daemonOf(ctx, values, settings, {
+    client,
+    mask,
+    root,
+    election,
+    budget,
     metrics,
-    signal: ctx.signal,
-    // Keeps resident memory near one cycle's peak across resyncs (see src/daemon/memory.ts).
-    ...(collectGarbage === undefined ? {} : { afterCycle: collectGarbage }),
+    life,
+    collectGarbage,
   });
-  daemonRef = daemon;
-  const notifier =
-    notifyUrls.length === 0
-      ? undefined
-      : createNotifier({
-          urls: notifyUrls,
-          format: notifyFormat,
-          logger: root.child({ module: 'notify' }),
-        });
-  if (notifier !== undefined) daemon.events.subscribe((e) => notifier.send(e));
+  life.daemon = daemon;
+  if (settings.notify.urls.length > 0) {
+    const notifier = createNotifier({
+      urls: settings.notify.urls,
+      format: settings.notify.format,
+      logger: root.child({ module: 'notify' }),
+    });
+    daemon.events.subscribe((e) => notifier.send(e));
+  }
   try {
     await daemon.start();
     const address = daemon.address;
@@ -399,7 +388,7 @@ export async function run(ctx: CliContext): Promise<number> {
       );
     }
     await daemon.closed;
-    if (fatal !== undefined) throw fatal;
+    if (life.fatal !== undefined) throw life.fatal;
     return ExitCode.ok;
   } finally {
     await daemon.stop();
@@ -413,6 +402,110 @@ export async function run(ctx: CliContext): Promise<number> {
     await embedded?.close();
     root.flush();
   }
+}
+
+/** The daemon of this run, its reconcile step and every option it takes from the flags. */
+function daemonOf(
+  ctx: CliContext,
+  values: RunValues,
+  settings: RunSettings,
+  deps: {
+    readonly client: ReturnType<typeof createAccountClient>;
+    readonly mask: ReturnType<typeof createValueMask>;
+    readonly root: Logger;
+    readonly election: Awaited<ReturnType<typeof electionOf>>;
+    readonly budget: ReturnType<typeof clientBudget>;
+    readonly metrics: ReturnType<typeof createDaemonMetrics>;
+    readonly life: Lifecycle;
+    readonly collectGarbage: ReturnType<typeof fullGarbageCollector>;
+  },
+) {
+  const { client, mask, root, election, budget, metrics, life, collectGarbage } = deps;
+  return createDaemon({
+    dir: settings.dir,
+    mask: mask.apply,
+    reconcile: createReconciler({
+      client,
+      owner: settings.owner,
+      allowEmpty: values['allow-empty'],
+      maxDeletes: settings.maxDeletes,
+      concurrency: settings.concurrency,
+      env: ctx.env,
+      secretDirs: secretDirs(ctx, values['secret-dir']),
+      exclude: settings.exclude,
+      mask,
+      // The executor adds its own `module` binding.
+      logger: root,
+      leadership: election?.elector,
+      mode: () =>
+        life.daemon?.mode() ??
+        (settings.mode === 'observe' || values.suspended ? 'observe' : 'enforce'),
+      budget,
+    }),
+    ...(election === undefined
+      ? {}
+      : {
+          leadership: () => ({
+            ...election.elector.status(),
+            identity: election.identity,
+            lease: election.lease,
+          }),
+        }),
+    exclude: settings.exclude,
+    intervalMs: settings.intervalMs,
+    mode: settings.mode,
+    suspended: values.suspended,
+    ...(budget === undefined ? {} : { resyncBudget: { share: settings.resyncShare, budget } }),
+    debounceMs: settings.debounceMs,
+    graceMs: settings.graceMs,
+    listen: settings.listen,
+    adminListen: settings.adminListen,
+    controlToken: settings.controlToken,
+    logger: root.child({ module: 'daemon' }),
+    metrics,
+    signal: ctx.signal,
+    // Keeps resident memory near one cycle's peak across resyncs (see src/daemon/memory.ts).
+    ...(collectGarbage === undefined ? {} : { afterCycle: collectGarbage }),
+  });
+}
+
+/** What the Lease's callbacks reach once the daemon exists: the daemon, and a fatal Lease error. */
+interface Lifecycle {
+  daemon: ReturnType<typeof createDaemon> | undefined;
+  fatal: Error | undefined;
+}
+
+/** `--leader-elect`: the Lease held (or waited for) before any cycle; undefined without it. */
+async function electionOf(
+  ctx: CliContext,
+  values: RunValues,
+  settings: RunSettings,
+  deps: {
+    readonly metrics: ReturnType<typeof createDaemonMetrics>;
+    readonly root: Logger;
+    readonly life: Lifecycle;
+  },
+) {
+  if (!values['leader-elect']) return undefined;
+  const { metrics, life } = deps;
+  const election = await startLeaderElection({
+    owner: settings.owner,
+    name: values['lease-name'],
+    namespace: values['lease-namespace'],
+    ...settings.lease,
+    env: ctx.env,
+    logger: deps.root.child({ module: 'lease' }),
+    onChange: (leader, transitions) => {
+      metrics.observeLeadership(leader, transitions);
+      if (leader) life.daemon?.trigger('leader');
+    },
+    onFatal: (err) => {
+      life.fatal = err;
+      void life.daemon?.stop();
+    },
+  });
+  metrics.observeLeadership(election.elector.isLeader(), election.elector.status().transitions);
+  return election;
 }
 
 /**
