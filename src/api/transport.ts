@@ -15,9 +15,8 @@ import {
   TimeoutError,
 } from '../errors.js';
 import { API_VERSION } from '../spec/api.js';
-import type { ApiClientOptions, HttpMethod, ResponseInfo } from './client.js';
 import { normalizeBaseUrl } from './config.js';
-import { createExchange } from './http.js';
+import { createExchange, type HttpMethod } from './http.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import {
   type AttemptFailure,
@@ -34,6 +33,7 @@ import {
   throwIfAborted,
 } from './retry.js';
 import { type ApiErrorBody, apiErrorBodySchema } from './schemas.js';
+import type { ApiClientOptions, ResponseInfo } from './types.js';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 /** 429s one call may absorb through the limiter before it fails like any other retryable error. */

@@ -5,14 +5,12 @@
  * directory default, `--secret-dir`).
  */
 import path from 'node:path';
-import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { parseArgs } from 'node:util';
 import { ConfigError, errorMessage, UsageError } from '../errors.js';
 import { didYouMean } from '../manifest/suggest.js';
 import { HOSTED_RATE_LIMIT, parseRateLimit, type RateLimitSpec } from '../spec/rate-limit.js';
-import type { CliContext } from './context.js';
+import type { CliContext, OptionsConfig } from './context.js';
 import { parseDuration } from './duration.js';
-
-export type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
 
 /**
  * Parses a command's flags. A parse failure is a usage error of one line, with a pointer to the

@@ -15,8 +15,8 @@ import {
 } from 'node:http';
 import { createServer as createTcpServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ApiClientOptions } from '../../../src/api/client.js';
 import { createExchange, type Exchange, type HttpRequest } from '../../../src/api/http.js';
+import type { ApiClientOptions } from '../../../src/api/types.js';
 import { AbortedError, isOutcomeUnknown, NetworkError, TimeoutError } from '../../../src/errors.js';
 
 import { fixtureClient } from './fixture-client.js';
