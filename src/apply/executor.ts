@@ -30,8 +30,8 @@ import type { Operation, Phase, Plan, ResourceChange } from '../plan/model.js';
 import { resolveTarget, type Target, targetPath } from '../plan/target.js';
 import { runPool } from '../pool.js';
 import { InvalidOperationError, type Sent, sendOperation } from './dispatch.js';
+import { findCreated, type LookupClient } from './find-created.js';
 import { checkGuards, type GuardOptions } from './guards.js';
-import { findCreated, type LookupClient } from './recover.js';
 
 export const DEFAULT_CONCURRENCY = 4;
 /** POST attempts for one create, each after a lookup showed the previous one did not land. */

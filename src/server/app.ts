@@ -17,7 +17,7 @@ import { API_VERSION, ERROR_CODE, ID_PREFIX, LIMITS } from '../spec/api.js';
 import { RequestError, StoreError } from './errors.js';
 import { type Call, createHandlers, type Handlers, type Reply } from './handlers.js';
 import { createIdGenerator, type IdGenerator } from './ids.js';
-import { HeldWrites, RateLimiter, type ServerKnobs } from './knobs.js';
+import { AccountThrottle, HeldWrites, type ServerKnobs } from './knobs.js';
 import { Renderer } from './render.js';
 import { BODY_METHODS, type Method, parseQuery, resolve, splitPath } from './routes.js';
 import type { Store } from './store.js';
@@ -75,7 +75,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
   const ids = deps.ids ?? createIdGenerator({ now });
   const renderer = new Renderer(deps.baseUrl);
   const handlers = createHandlers({ store: deps.store, render: renderer, ids, now });
-  const limiter = new RateLimiter();
+  const throttle = new AccountThrottle();
   const held = new HeldWrites();
   const log = deps.logger;
   const authenticate = createAuthenticator(deps.apiKeys);
@@ -234,7 +234,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
       }
     }
     if (knobs.rateLimit !== undefined) {
-      const wait = limiter.check(accountId, knobs.rateLimit, now());
+      const wait = throttle.check(accountId, knobs.rateLimit, now());
       if (wait > 0) {
         throw new RequestError(
           429,
