@@ -146,7 +146,11 @@ interface Step {
   readonly op: Operation;
 }
 
-/** A write the fence refused (inside the POST retry loop): the step is skipped, not failed. */
+/**
+ * A write the fence refused (inside the POST retry loop): the step is skipped, not failed. A
+ * private signal, caught where the step ends and never seen by a caller (the result says
+ * `fenced`), so it is outside the error hierarchy and carries no code.
+ */
 class FencedError extends Error {}
 
 /** A failure that carries an exact, user-facing message (vanished resources). */

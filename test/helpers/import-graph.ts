@@ -151,3 +151,56 @@ export function loopThrough(
   loop.unshift(start);
   return loop;
 }
+
+/** Where a tree raises an error outside the hierarchy: `new Error(...)` and its built-in kin, and classes extending them. */
+export interface StrayError {
+  readonly file: string;
+  readonly line: number;
+  readonly what: string;
+}
+
+const BUILT_IN_ERRORS = new Set([
+  'Error',
+  'TypeError',
+  'RangeError',
+  'SyntaxError',
+  'AggregateError',
+]);
+
+/** Every built-in error constructed (`new`, or called) or extended in `root`'s source files. */
+export function strayErrors(root: string): StrayError[] {
+  const absRoot = resolve(root);
+  const found: StrayError[] = [];
+  for (const path of sourceFiles(absRoot)) {
+    const file = ts.createSourceFile(
+      path,
+      ts.sys.readFile(path) ?? '',
+      ts.ScriptTarget.Latest,
+      true,
+    );
+    const at = (node: ts.Node, what: string): void => {
+      const { line } = file.getLineAndCharacterOfPosition(node.getStart(file));
+      found.push({ file: relative(absRoot, path).split(sep).join('/'), line: line + 1, what });
+    };
+    const visit = (node: ts.Node): void => {
+      if (
+        (ts.isNewExpression(node) || ts.isCallExpression(node)) &&
+        ts.isIdentifier(node.expression) &&
+        BUILT_IN_ERRORS.has(node.expression.text)
+      ) {
+        at(node, `new ${node.expression.text}`);
+      } else if (ts.isClassLike(node)) {
+        for (const clause of node.heritageClauses ?? []) {
+          for (const type of clause.types) {
+            if (ts.isIdentifier(type.expression) && BUILT_IN_ERRORS.has(type.expression.text)) {
+              at(node, `class ${node.name?.text ?? '(anonymous)'} extends ${type.expression.text}`);
+            }
+          }
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(file);
+  }
+  return found;
+}
