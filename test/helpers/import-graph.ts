@@ -76,6 +76,10 @@ export function importGraph(root: string, tsconfig: string): ImportGraph {
     const targets = new Set<string>();
     for (const spec of specifiers(file)) {
       const hit = ts.resolveModuleName(spec, path, options, host).resolvedModule;
+      // A relative import the compiler cannot resolve would be an edge silently missing.
+      if (hit === undefined && spec.startsWith('.')) {
+        throw new Error(`${name(path)}: cannot resolve ${spec}`);
+      }
       if (hit === undefined || hit.isExternalLibraryImport === true) continue;
       const target = resolve(hit.resolvedFileName);
       if (target.startsWith(absRoot + sep)) targets.add(name(target));

@@ -100,6 +100,11 @@ describe('the cycle finder', () => {
     expect(loops(graph)).toEqual(['a.ts -> b.ts -> a.ts']);
   });
 
+  it('refuses a relative import it cannot resolve (an edge would be missing)', () => {
+    const dir = write({ 'a.ts': "import { b } from './gone.js';\nexport const a = b;\n" });
+    expect(() => importGraph(dir, TSCONFIG)).toThrow('a.ts: cannot resolve ./gone.js');
+  });
+
   it('finds a longer loop and a file importing itself, and no cycle in a chain', () => {
     const graph = importGraph(
       write({
