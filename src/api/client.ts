@@ -6,7 +6,7 @@
  * outcome is unknown is thrown flagged (`isOutcomeUnknown`) for the applier to look before it
  * creates again.
  *
- * Rooms: ./transport.ts (one call: headers, timeout, retries, rate limit, errors), ./http.ts
+ * Rooms: ./transport.ts (one call: headers, timeout, retries, rate limit, errors), ./exchange.ts
  * (the HTTP exchange it goes through), ./pagination.ts (lists), ./endpoints.ts (the table of
  * endpoints the typed methods are generated from); ./types.ts holds the client's typed surface
  * and options. This file puts them together.

@@ -8,7 +8,7 @@
  */
 import type { z } from 'zod';
 import { EdgesyncError } from '../errors.js';
-import type { HttpMethod } from './http.js';
+import type { HttpMethod } from './exchange.js';
 import { botUserSchema, httpsEdgeSchema, httpsRouteSchema, tlsEdgeSchema } from './schemas.js';
 import type { Transport } from './transport.js';
 import type { ApiClient, RequestOptions } from './types.js';

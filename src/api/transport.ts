@@ -2,7 +2,7 @@
  * The client's transport: one HTTP exchange with the Edge API (headers, timeout, the client-side
  * rate limit, retries with backoff, typed errors with the key redacted) and the validation of
  * the answer against its zod schema. Endpoints (./endpoints.ts) and pagination
- * (./pagination.ts) are built on `send`; the bytes go through an `HttpExchange` (./http.ts).
+ * (./pagination.ts) are built on `send`; the bytes go through an `HttpExchange` (./exchange.ts).
  */
 import { STATUS_CODES } from 'node:http';
 import type { z } from 'zod';
@@ -16,7 +16,7 @@ import {
 } from '../errors.js';
 import { API_VERSION } from '../spec/api.js';
 import { normalizeBaseUrl } from './config.js';
-import { createExchange, type HttpMethod } from './http.js';
+import { createExchange, type HttpMethod } from './exchange.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import {
   type AttemptFailure,

@@ -5,7 +5,7 @@
  * assembles them: the api folder's imports point one way.
  */
 import type { Logger } from '../log.js';
-import type { HttpExchange, HttpMethod } from './http.js';
+import type { HttpExchange, HttpMethod } from './exchange.js';
 import type { Priority, RateLimiter, RateLimitOptions } from './rate-limit.js';
 import type { RetryOptions, Sleep } from './retry.js';
 import type {
@@ -43,7 +43,7 @@ export interface ApiClientOptions {
   readonly baseUrl: string;
   readonly apiKey: string;
   /**
-   * The HTTP exchange (./http.ts); an injected one is not closed by the client. Default:
+   * The HTTP exchange (./exchange.ts); an injected one is not closed by the client. Default:
    * undici with a keep-alive pool and the environment's proxy settings, owned (and closed) by
    * the client.
    */

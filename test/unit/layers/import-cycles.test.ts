@@ -46,7 +46,7 @@ describe('the import graph of src/', () => {
     };
     for (const room of [
       'api/transport.ts',
-      'api/http.ts',
+      'api/exchange.ts',
       'api/endpoints.ts',
       'api/pagination.ts',
     ]) {
