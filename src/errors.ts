@@ -20,6 +20,11 @@ export type ErrorCode =
   | 'ES_REQUEST'
   | 'ES_ACCOUNT_STATE'
   | 'ES_SUSPENDED'
+  | 'ES_FILE_REFUSED'
+  | 'ES_LEASE'
+  | 'ES_LEASE_CONFLICT'
+  | 'ES_LEASE_ACCESS'
+  | 'ES_LOST_LEADERSHIP'
   | 'ES_INTERNAL';
 
 export class EdgesyncError extends Error {
@@ -217,6 +222,51 @@ export class GuardError extends EdgesyncError {
 export class StalePlanError extends EdgesyncError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ES_PLAN_STALE', message, options);
+  }
+}
+
+/**
+ * A file refused before it is read: not a regular file (a FIFO, a socket or a device put where a
+ * file was expected, refused instead of waited on) or larger than the reader's cap. Callers say
+ * which file; `reason` lets them word it.
+ */
+export class FileRefusedError extends EdgesyncError {
+  readonly reason: 'not-a-file' | 'too-large';
+
+  constructor(reason: 'not-a-file' | 'too-large', message: string) {
+    super('ES_FILE_REFUSED', message);
+    this.reason = reason;
+  }
+}
+
+/** The leader-election Lease store failed (no answer in time, an unexpected HTTP status): retried. */
+export class LeaseError extends EdgesyncError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ES_LEASE', message, options);
+  }
+}
+
+/** Another replica changed the Lease first (HTTP 409): not a failure, the race is just lost. */
+export class LeaseConflictError extends EdgesyncError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ES_LEASE_CONFLICT', message, options);
+  }
+}
+
+/** The Lease API refuses access (401/403): fatal, the message names the missing RBAC rule. */
+export class LeaseAccessError extends EdgesyncError {
+  readonly status: number;
+
+  constructor(status: number, message: string, options?: { cause?: unknown }) {
+    super('ES_LEASE_ACCESS', message, options);
+    this.status = status;
+  }
+}
+
+/** A write was refused because this process no longer holds a lease it renewed in time. */
+export class LostLeadershipError extends EdgesyncError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ES_LOST_LEADERSHIP', message, options);
   }
 }
 

@@ -8,9 +8,10 @@
  */
 import type { z } from 'zod';
 import { EdgesyncError } from '../errors.js';
-import type { ApiClient, HttpMethod, RequestOptions } from './client.js';
+import type { HttpMethod } from './exchange.js';
 import { botUserSchema, httpsEdgeSchema, httpsRouteSchema, tlsEdgeSchema } from './schemas.js';
 import type { Transport } from './transport.js';
+import type { ApiClient, RequestOptions } from './types.js';
 
 export interface Endpoint {
   readonly method: HttpMethod;

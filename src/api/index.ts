@@ -7,13 +7,9 @@ export {
   isNotFound,
   isOutcomeUnknown,
 } from '../errors.js';
-export {
-  type AnyModuleName,
-  type ApiClient,
-  type ApiClientOptions,
-  createApiClient,
-} from './client.js';
+export { createApiClient } from './client.js';
 export { resolveApiConfig } from './config.js';
 export { type LiveSnapshot, observe } from './observe.js';
 export { realSleep, type Sleep } from './retry.js';
 export * from './schemas.js';
+export type { AnyModuleName, ApiClient, ApiClientOptions } from './types.js';

@@ -5,9 +5,9 @@
  * partial snapshot diffed against the manifests would look like deletions.
  */
 
-import type { ApiClient } from './client.js';
 import { throwIfAborted } from './retry.js';
 import type { BotUser, HttpsEdge, TlsEdge } from './schemas.js';
+import type { ApiClient } from './types.js';
 
 export interface LiveSnapshot {
   readonly tlsEdges: readonly TlsEdge[];

@@ -5,8 +5,8 @@
 import type { z } from 'zod';
 import { ApiResponseError, EdgesyncError } from '../errors.js';
 import { LIMITS } from '../spec/api.js';
-import type { ListOptions, ListResult } from './client.js';
 import type { Transport } from './transport.js';
+import type { ListOptions, ListResult } from './types.js';
 
 /** Follows `next_page_uri` to the end; never returns part of a list. */
 export async function listAll<P extends { readonly next_page_uri: string | null }, T>(

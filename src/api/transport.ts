@@ -2,7 +2,7 @@
  * The client's transport: one HTTP exchange with the Edge API (headers, timeout, the client-side
  * rate limit, retries with backoff, typed errors with the key redacted) and the validation of
  * the answer against its zod schema. Endpoints (./endpoints.ts) and pagination
- * (./pagination.ts) are built on `send`; the bytes go through an `HttpExchange` (./http.ts).
+ * (./pagination.ts) are built on `send`; the bytes go through an `HttpExchange` (./exchange.ts).
  */
 import { STATUS_CODES } from 'node:http';
 import type { z } from 'zod';
@@ -15,9 +15,8 @@ import {
   TimeoutError,
 } from '../errors.js';
 import { API_VERSION } from '../spec/api.js';
-import type { ApiClientOptions, HttpMethod, ResponseInfo } from './client.js';
 import { normalizeBaseUrl } from './config.js';
-import { createExchange } from './http.js';
+import { createExchange, type HttpMethod } from './exchange.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import {
   type AttemptFailure,
@@ -34,6 +33,7 @@ import {
   throwIfAborted,
 } from './retry.js';
 import { type ApiErrorBody, apiErrorBodySchema } from './schemas.js';
+import type { ApiClientOptions, ResponseInfo } from './types.js';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 /** 429s one call may absorb through the limiter before it fails like any other retryable error. */

@@ -30,8 +30,8 @@ import type { Operation, Phase, Plan, ResourceChange } from '../plan/model.js';
 import { resolveTarget, type Target, targetPath } from '../plan/target.js';
 import { runPool } from '../pool.js';
 import { InvalidOperationError, type Sent, sendOperation } from './dispatch.js';
+import { findCreated, type LookupClient } from './find-created.js';
 import { checkGuards, type GuardOptions } from './guards.js';
-import { findCreated, type LookupClient } from './recover.js';
 
 export const DEFAULT_CONCURRENCY = 4;
 /** POST attempts for one create, each after a lookup showed the previous one did not land. */
@@ -146,7 +146,11 @@ interface Step {
   readonly op: Operation;
 }
 
-/** A write the fence refused (inside the POST retry loop): the step is skipped, not failed. */
+/**
+ * A write the fence refused (inside the POST retry loop): the step is skipped, not failed. A
+ * private signal, caught where the step ends and never seen by a caller (the result says
+ * `fenced`), so it is outside the error hierarchy and carries no code.
+ */
 class FencedError extends Error {}
 
 /** A failure that carries an exact, user-facing message (vanished resources). */

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { type ApiClient, type ApiClientOptions, createApiClient, realSleep } from '../api/index.js';
 import { currentPriority } from '../api/priority.js';
 import { sharedRateLimiter } from '../api/rate-limit.js';
-import type { RateLimitSpec } from '../spec/rate-limit.js';
+import type { RateLimitSpec } from '../rate-limit-notation.js';
 
 export function createAccountClient(
   options: Omit<ApiClientOptions, 'rateLimit' | 'rateLimiter'> & {

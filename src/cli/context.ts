@@ -3,8 +3,11 @@
  * Commands never touch `process` directly, so they can be run in-process by tests.
  */
 import type { Readable, Writable } from 'node:stream';
+import type { ParseArgsConfig } from 'node:util';
 import type { ValueMask } from '../manifest/secrets.js';
-import type { OptionsConfig } from './flags.js';
+
+/** A command's flags, as node:util parseArgs declares them (./flags.ts parses with them). */
+export type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
 
 export interface CliContext {
   /** Arguments after the command name. */

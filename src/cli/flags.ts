@@ -5,14 +5,13 @@
  * directory default, `--secret-dir`).
  */
 import path from 'node:path';
-import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { parseArgs } from 'node:util';
 import { ConfigError, errorMessage, UsageError } from '../errors.js';
 import { didYouMean } from '../manifest/suggest.js';
-import { HOSTED_RATE_LIMIT, parseRateLimit, type RateLimitSpec } from '../spec/rate-limit.js';
-import type { CliContext } from './context.js';
+import { parseRateLimit, type RateLimitSpec } from '../rate-limit-notation.js';
+import { HOSTED_RATE_LIMIT } from '../spec/rate-limit.js';
+import type { CliContext, OptionsConfig } from './context.js';
 import { parseDuration } from './duration.js';
-
-export type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
 
 /**
  * Parses a command's flags. A parse failure is a usage error of one line, with a pointer to the
@@ -103,7 +102,7 @@ export function durationFlag(
 /** A `--rate-limit` choice: a budget, `none`, or nothing said (the default applies). */
 export type RateLimitChoice = RateLimitSpec | 'none' | undefined;
 
-/** `--rate-limit N/Ws` or `none` (src/spec/rate-limit.ts); undefined when the flag is absent. */
+/** `--rate-limit N/Ws` or `none` (src/rate-limit-notation.ts); undefined when the flag is absent. */
 export function rateLimitFlag(text: string | undefined): RateLimitChoice {
   if (text === undefined) return undefined;
   if (text.trim() === 'none') return 'none';

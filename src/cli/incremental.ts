@@ -7,7 +7,7 @@
  * module costs 3 calls (GET, PATCH, GET). A change whose plan touches more roots than
  * `INCREMENTAL_MAX_READS` (or than a listing would cost) is left to a full cycle.
  */
-import type { LiveSnapshot } from '../api/index.js';
+import type { ApiClient, LiveSnapshot } from '../api/index.js';
 import { touchedRoots, verifyTouched } from '../apply/verify.js';
 import type { ReconcileInput } from '../daemon/index.js';
 import { ManifestError } from '../errors.js';
@@ -16,7 +16,6 @@ import { loadManifests } from '../manifest/loader.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { buildPlan, type Plan } from '../plan/index.js';
 import type { PlanOptions } from '../plan/plan.js';
-import type { ReconcilerOptions } from './reconcile.js';
 
 /** Triggers that say only the manifests changed: a file saved, a git-sync revision. */
 export const INCREMENTAL_REASONS: ReadonlySet<string> = new Set(['file', 'link']);
@@ -34,12 +33,17 @@ export interface Prepared {
   readonly stamps: ReadonlyMap<string, string>;
 }
 
-/** The reconciler's options this step reads, with its plan options and file cache. */
-export interface IncrementalOptions
-  extends Pick<
-    ReconcilerOptions,
-    'client' | 'owner' | 'env' | 'secretDirs' | 'exclude' | 'concurrency'
-  > {
+/**
+ * The reconciler's options this step reads (stated here, not picked from the reconciler's, so
+ * the step never imports the reconciler that calls it), with its plan options and file cache.
+ */
+export interface IncrementalOptions {
+  readonly client: ApiClient;
+  readonly owner: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly secretDirs: readonly string[];
+  readonly exclude?: readonly string[] | undefined;
+  readonly concurrency: number;
   readonly plan: PlanOptions;
   readonly cache: FileCache;
 }

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { RateLimitSpec } from '../spec/rate-limit.js';
+import type { RateLimitSpec } from '../rate-limit-notation.js';
 import { controlTokenProblem, isLoopbackHost } from './control.js';
 import type { EventLog } from './events.js';
 import { DEFAULT_LISTEN, type ListenAddress } from './listen.js';

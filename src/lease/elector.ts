@@ -24,7 +24,12 @@
  * leader (GC, SIGSTOP, a frozen VM) cannot notice that its deadline passed while it is paused:
  * the write it was about to send when paused goes out when it resumes. See docs/daemon.md.
  */
-import { errorMessage } from '../errors.js';
+import {
+  errorMessage,
+  LeaseAccessError,
+  LeaseConflictError,
+  LostLeadershipError,
+} from '../errors.js';
 import type { Logger } from '../log.js';
 
 /** The Lease as the elector sees it. */
@@ -48,23 +53,6 @@ export interface LeaseStore {
   replace(spec: LeaseSpec, version: string): Promise<LeaseRecord>;
   /** Human description for messages, e.g. `leases/edgesync-default in namespace prod`. */
   readonly description: string;
-}
-
-/** Another replica changed the Lease first (HTTP 409): not an error, just lost. */
-export class LeaseConflictError extends Error {}
-
-/** The Lease API refuses access: fatal, with the RBAC rule that is missing. */
-export class LeaseAccessError extends Error {
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.status = status;
-  }
-}
-
-/** A write was refused because this process no longer holds a lease it renewed in time. */
-export class LostLeadershipError extends Error {
-  readonly code = 'ES_LOST_LEADERSHIP';
 }
 
 export interface ElectorTimers {

@@ -15,13 +15,8 @@ import {
   type V1Lease,
   V1MicroTime,
 } from '@kubernetes/client-node';
-import {
-  LeaseAccessError,
-  LeaseConflictError,
-  type LeaseRecord,
-  type LeaseSpec,
-  type LeaseStore,
-} from './elector.js';
+import { LeaseAccessError, LeaseConflictError, LeaseError } from '../errors.js';
+import type { LeaseRecord, LeaseSpec, LeaseStore } from './elector.js';
 
 const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -86,7 +81,8 @@ export function createKubernetesLeaseStore(options: KubernetesLeaseStoreOptions)
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new Error(`${verb} ${description}: no answer in ${options.timeoutMs} ms`)),
+        () =>
+          reject(new LeaseError(`${verb} ${description}: no answer in ${options.timeoutMs} ms`)),
         options.timeoutMs,
       );
     });
@@ -104,7 +100,7 @@ export function createKubernetesLeaseStore(options: KubernetesLeaseStoreOptions)
           );
         }
         if (err.code === 409) throw new LeaseConflictError(`${verb} ${description}: conflict`);
-        throw new Error(`${verb} ${description}: HTTP ${err.code}`);
+        throw new LeaseError(`${verb} ${description}: HTTP ${err.code}`, { cause: err });
       }
       throw err;
     } finally {

@@ -4,9 +4,9 @@
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { ConfigError } from '../errors.js';
+import { ConfigError, LeaseAccessError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { checkElectorTimings, createElector, type Elector, LeaseAccessError } from './elector.js';
+import { checkElectorTimings, createElector, type Elector } from './elector.js';
 
 export const LEASE_DEFAULTS = {
   leaseDurationMs: 15_000,

@@ -20,7 +20,7 @@ import {
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { compareCodeUnits } from '../compare.js';
-import { type Diagnostic, errorMessage, ManifestDirError } from '../errors.js';
+import { type Diagnostic, errorMessage, FileRefusedError, ManifestDirError } from '../errors.js';
 
 const MANIFEST_EXTENSIONS = ['.yaml', '.yml'];
 
@@ -64,9 +64,9 @@ export const nodeFs: LoaderFs = {
 
 /**
  * A file's bytes, opened without blocking: a file that became a FIFO (or any non-regular file)
- * since it was stat'ed is refused (`EFTYPE`), never waited on, which matters more now that the
+ * since it was stat'ed is refused (`FileRefusedError`), never waited on, which matters more now that the
  * read holds the loop. The checks are made on the opened descriptor, so what is read is what was
- * checked. With `maxBytes`, a larger file is refused (`EFBIG`) before it is read. Manifests and
+ * checked. With `maxBytes`, a larger file is refused (the same error) before it is read. Manifests and
  * `{ file: }` secrets are both read through here.
  */
 export function readRegularFile(file: string, maxBytes?: number): Uint8Array {
@@ -74,10 +74,10 @@ export function readRegularFile(file: string, maxBytes?: number): Uint8Array {
   try {
     const info = fstatSync(fd);
     if (!info.isFile()) {
-      throw Object.assign(new Error('not a regular file'), { code: 'EFTYPE' });
+      throw new FileRefusedError('not-a-file', 'not a regular file');
     }
     if (maxBytes !== undefined && info.size > maxBytes) {
-      throw Object.assign(new Error(`file is over the ${maxBytes}-byte limit`), { code: 'EFBIG' });
+      throw new FileRefusedError('too-large', `file is over the ${maxBytes}-byte limit`);
     }
     return readFileSync(fd);
   } finally {

@@ -9,7 +9,13 @@
 
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
-import { type Diagnostic, errorMessage, ManifestDirError, ManifestError } from '../errors.js';
+import {
+  type Diagnostic,
+  errorMessage,
+  FileRefusedError,
+  ManifestDirError,
+  ManifestError,
+} from '../errors.js';
 import { runPool } from '../pool.js';
 import {
   type BuildResult,
@@ -339,10 +345,10 @@ function readRefFile(
     return { ok: true, text: decoder.decode(bytes) };
   } catch (err) {
     if (err instanceof TypeError) return { ok: false, message: `file ${shown} is not valid UTF-8` };
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EFTYPE') return { ok: false, message: `${shown} is not a file` };
-    if (code === 'EFBIG') {
-      return { ok: false, message: `file ${shown} is over the ${maxFileBytes}-byte limit` };
+    if (err instanceof FileRefusedError) {
+      return err.reason === 'not-a-file'
+        ? { ok: false, message: `${shown} is not a file` }
+        : { ok: false, message: `file ${shown} is over the ${maxFileBytes}-byte limit` };
     }
     return { ok: false, message: `cannot read file ${shown}: ${errorMessage(err)}` };
   }

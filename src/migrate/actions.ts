@@ -3,7 +3,7 @@
  * compression), and the shapes of rules and actions the migration writes. Pure.
  */
 import type { FieldPath } from '../manifest/paths.js';
-import type { Source } from './source.js';
+import type { Emit, Source } from './source.js';
 
 export interface Action {
   type: string;
@@ -15,9 +15,6 @@ export interface Rule {
   expressions?: string[];
   actions: Action[];
 }
-
-/** Records a diagnostic at a field of the edge's document. */
-export type Emit = (path: FieldPath, severity: 'error' | 'warning', message: string) => void;
 
 interface TlsTermination {
   readonly enabled: boolean;

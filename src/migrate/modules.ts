@@ -6,8 +6,8 @@
 import { parse } from 'yaml';
 import type { FieldPath } from '../manifest/paths.js';
 import type { RouteManifest } from '../manifest/schema.js';
-import { type Action, duration, type Emit, type Rule } from './actions.js';
-import type { Source } from './source.js';
+import { type Action, duration, type Rule } from './actions.js';
+import type { Emit, Source } from './source.js';
 
 export interface Auth {
   readonly action: Action;

@@ -5,7 +5,9 @@
 import type { SourcePosition } from '../errors.js';
 import type { FieldPath } from '../manifest/paths.js';
 import { formatPath } from '../manifest/paths.js';
-import type { Emit } from './actions.js';
+
+/** Records a diagnostic at a field of the edge's document. */
+export type Emit = (path: FieldPath, severity: 'error' | 'warning', message: string) => void;
 
 export interface Source {
   /** Position of the field's value (its nearest written ancestor when it was defaulted). */

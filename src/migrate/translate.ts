@@ -11,17 +11,10 @@ import { RE2JS } from 're2js';
 import type { Diagnostic } from '../errors.js';
 import { type FieldPath, formatPath } from '../manifest/paths.js';
 import type { HttpsEdgeManifest, RouteManifest, TlsEdgeManifest } from '../manifest/schema.js';
-import {
-  type Action,
-  compressAction,
-  type Emit,
-  headerActions,
-  type Rule,
-  terminateTls,
-} from './actions.js';
+import { type Action, compressAction, headerActions, type Rule, terminateTls } from './actions.js';
 import { anyOf, bySpecificity, emailRefused, routeGuards, userAgentDenied } from './cel.js';
 import { authAction, circuitBreaker, routePolicyRules } from './modules.js';
-import type { Source } from './source.js';
+import type { Emit, Source } from './source.js';
 
 export type { Rule } from './actions.js';
 

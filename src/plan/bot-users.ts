@@ -11,8 +11,8 @@
 import type { BotUser } from '../api/schemas.js';
 import type { BotUserManifest } from '../manifest/schema.js';
 import type { PlanContext } from './context.js';
-import { compareByAge } from './oldest.js';
 import { createBotUser, deleteBotUser, updateBotUser } from './operations.js';
+import { survivorFirst } from './survivor.js';
 
 export function planBotUsers(
   ctx: PlanContext,
@@ -25,7 +25,7 @@ export function planBotUsers(
     if (list === undefined) byName.set(b.name, [b]);
     else list.push(b);
   }
-  for (const list of byName.values()) list.sort(compareByAge);
+  for (const list of byName.values()) list.sort(survivorFirst);
   for (const d of desired) {
     if (d.suspend === true) {
       const found = byName.get(d.name) ?? [];

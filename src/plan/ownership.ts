@@ -14,7 +14,7 @@ import type { HttpsEdge, TlsEdge } from '../api/schemas.js';
 import { type ParsedMetadata, recordMetadata } from '../manifest/metadata.js';
 import type { DesiredSet, HttpsEdgeManifest, TlsEdgeManifest } from '../manifest/schema.js';
 import type { Blocked } from './model.js';
-import { compareByAge } from './oldest.js';
+import { survivorFirst } from './survivor.js';
 
 export type EdgeKind = 'tls_edge' | 'https_edge';
 
@@ -65,7 +65,7 @@ export function edgeAddress(kind: EdgeKind, name: string): string {
 }
 
 function byAge(a: LiveEdge, b: LiveEdge): number {
-  return compareByAge(a.record, b.record);
+  return survivorFirst(a.record, b.record);
 }
 
 export function classifyLive(

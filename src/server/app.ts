@@ -17,7 +17,7 @@ import { API_VERSION, ERROR_CODE, ID_PREFIX, LIMITS } from '../spec/api.js';
 import { RequestError, StoreError } from './errors.js';
 import { type Call, createHandlers, type Handlers, type Reply } from './handlers.js';
 import { createIdGenerator, type IdGenerator } from './ids.js';
-import { HeldWrites, RateLimiter, type ServerKnobs } from './knobs.js';
+import { AccountThrottle, HeldWrites, type ServerKnobs } from './knobs.js';
 import { Renderer } from './render.js';
 import { BODY_METHODS, type Method, parseQuery, resolve, splitPath } from './routes.js';
 import type { Store } from './store.js';
@@ -288,7 +288,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
   const ids = deps.ids ?? createIdGenerator({ now });
   const renderer = new Renderer(deps.baseUrl);
   const handlers = createHandlers({ store: deps.store, render: renderer, ids, now });
-  const limiter = new RateLimiter();
+  const accountThrottle = new AccountThrottle();
   const held = new HeldWrites();
   const log = deps.logger;
   const authenticate = createAuthenticator(deps.apiKeys);
@@ -310,7 +310,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
   function throttle(accountId: string): void {
     const spec = deps.knobs.rateLimit;
     if (spec === undefined) return;
-    const wait = limiter.check(accountId, spec, now());
+    const wait = accountThrottle.check(accountId, spec, now());
     if (wait > 0) {
       throw new RequestError(
         429,

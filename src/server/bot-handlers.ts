@@ -12,7 +12,7 @@ import {
   list,
   noContent,
   type Reply,
-} from './handler-kit.js';
+} from './handler-common.js';
 import { type BotUserRec, rfc3339Seconds } from './model.js';
 import { botUserCreateSchema, botUserUpdateSchema } from './schemas.js';
 import { parseBody } from './validate.js';

@@ -7,16 +7,16 @@
  * the answer shows exactly the state this request produced.
  *
  * One file per resource (tls-, https-, route-, bot-handlers.ts, endpoints/), what they share in
- * handler-kit.ts; this module joins them into the one table the route table points into.
+ * handler-common.ts; this module joins them into the one table the route table points into.
  */
 import { botUserHandlers } from './bot-handlers.js';
 import { endpointHandlers } from './endpoints/handlers.js';
-import type { HandlerDeps } from './handler-kit.js';
+import type { HandlerDeps } from './handler-common.js';
 import { httpsEdgeHandlers } from './https-handlers.js';
 import { routeHandlers } from './route-handlers.js';
 import { tlsEdgeHandlers } from './tls-handlers.js';
 
-export type { Call, HandlerDeps, Reply } from './handler-kit.js';
+export type { Call, HandlerDeps, Reply } from './handler-common.js';
 
 export function createHandlers(deps: HandlerDeps) {
   return {

@@ -19,7 +19,7 @@ import {
   noContent,
   type Reply,
   updatedEdgeFields,
-} from './handler-kit.js';
+} from './handler-common.js';
 import { type HttpsEdgeRec, rfc3339Seconds } from './model.js';
 import {
   HTTPS_EDGE_MODULE_SCHEMAS,

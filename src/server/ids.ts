@@ -7,6 +7,7 @@
  * ASCII order keeps string order equal to numeric order.
  */
 import { randomBytes } from 'node:crypto';
+import { EdgesyncError } from '../errors.js';
 import { ID_BODY_LENGTH } from '../spec/api.js';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -30,7 +31,8 @@ export function decodeBase62(body: string): bigint {
   let v = 0n;
   for (const ch of body) {
     const digit = ALPHABET.indexOf(ch);
-    if (digit < 0) throw new RangeError(`not base62: ${ch}`);
+    // Only bodies `idBody` accepted reach here: another character is a bug, not bad input.
+    if (digit < 0) throw new EdgesyncError('ES_INTERNAL', `not base62: ${ch}`);
     v = v * 62n + BigInt(digit);
   }
   return v;

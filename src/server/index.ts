@@ -17,8 +17,8 @@ import { Store } from './store.js';
 
 export type { AgentEndpointSeed } from './endpoints/seed.js';
 export type { JournalIo } from './journal.js';
+export type { SalvageReport } from './journal-scan.js';
 export { parseLatency, parseRate, parseRateLimit, type ServerKnobs } from './knobs.js';
-export type { SalvageReport } from './recovery.js';
 
 export interface StartServerOptions extends ServerKnobs {
   /** Each key is one account; at least one. */

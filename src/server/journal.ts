@@ -15,7 +15,7 @@
  *   finds a torn record. Nothing stays failed: the next append simply tries again.
  * - Recovery: `snapshot.json` (if any) names the current log and the last sequence number it
  *   contains; the log's records with a greater `s` are replayed, in sequence. Only an
- *   incomplete final record may be dropped (`./recovery.ts` says exactly what counts as one):
+ *   incomplete final record may be dropped (`./journal-scan.ts` says exactly what counts as one):
  *   it can only be the unsynced tail of the last batch, since earlier batches were synced
  *   before anything later was written. Any other damage (a bad checksum or a gap in the
  *   sequence followed by more data, CRLF line endings, a file of something else) refuses the
@@ -34,12 +34,12 @@ import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { makeDirectory } from '../mkdir.js';
 import { StoreError } from './errors.js';
+import { type SalvageReport, scanLog } from './journal-scan.js';
 import { type DirLock, lockDirectory } from './lock.js';
 import type { Mutation } from './model.js';
-import { type SalvageReport, scanLog } from './recovery.js';
 import type { Journal, StateSnapshot, Store } from './store.js';
 
-export type { SalvageReport } from './recovery.js';
+export type { SalvageReport } from './journal-scan.js';
 
 const SNAPSHOT = 'snapshot.json';
 const SNAPSHOT_TMP = 'snapshot.tmp';

@@ -3,10 +3,10 @@
  * latency, injected 503s, connection resets and late creates. The knobs object is read on every request, so
  * tests can change it at runtime (`running.knobs.faultRate = 1`).
  */
-import type { RateLimitSpec } from '../spec/rate-limit.js';
+import type { RateLimitSpec } from '../rate-limit-notation.js';
 
 // The notation is shared with the client's --rate-limit; re-exported for the server's callers.
-export { parseRateLimit } from '../spec/rate-limit.js';
+export { parseRateLimit } from '../rate-limit-notation.js';
 
 export interface ServerKnobs {
   /** Per account: at most `limit` requests per rolling `windowMs`; then 429 + Retry-After (s). */
@@ -82,8 +82,13 @@ export class HeldWrites {
   }
 }
 
-/** Rolling-window rate limiter: remembers the admission times of the last `limit` requests. */
-export class RateLimiter {
+/**
+ * The server's side of the rate limit: admits a request or answers how long to wait (the 429's
+ * `Retry-After`), over a rolling window per account. It remembers the admission times of the
+ * last `limit` requests. (The client's `RateLimiter`, src/api/rate-limit.ts, paces its own
+ * sends to stay under such a throttle.)
+ */
+export class AccountThrottle {
   readonly #admitted = new Map<string, number[]>();
 
   /** Admits the request (returns 0) or returns the seconds to wait (Retry-After, at least 1). */

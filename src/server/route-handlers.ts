@@ -28,7 +28,7 @@ import {
   type Reply,
   refuse,
   route,
-} from './handler-kit.js';
+} from './handler-common.js';
 import { type HttpsEdgeRec, type RouteRec, rfc3339Seconds } from './model.js';
 import { makeSigningCertificate } from './saml-cert.js';
 import {

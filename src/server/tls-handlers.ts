@@ -20,7 +20,7 @@ import {
   refuse,
   tlsEdge,
   updatedEdgeFields,
-} from './handler-kit.js';
+} from './handler-common.js';
 import { rfc3339Seconds, type TlsEdgeRec } from './model.js';
 import {
   TLS_EDGE_MODULE_SCHEMAS,

@@ -1,26 +1,5 @@
-/**
- * The `N/Ws` rate-limit notation (api-notes: the hosted service allows 120 requests per rolling
- * 60 s, written `120/60s`), shared by the client's `--rate-limit` (`apply`, `run`) and the local
- * server's test knob of the same name. Pure; it lives here, beside the API's other facts, so the
- * CLI does not import the server to read a flag.
- */
-
-/** `limit` requests per `windowMs` milliseconds. */
-export interface RateLimitSpec {
-  limit: number;
-  windowMs: number;
-}
-
-/** Parses `N/Ws` (e.g. `120/60s`), also `N/Wms` and `N/Wm`; undefined when malformed. */
-export function parseRateLimit(text: string): RateLimitSpec | undefined {
-  const m = /^(\d+)\/(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
-  if (m === null) return undefined;
-  const limit = Number(m[1]);
-  const unit = m[3] ?? 's';
-  const windowMs = Number(m[2]) * (unit === 'ms' ? 1 : unit === 'm' ? 60_000 : 1000);
-  if (!Number.isSafeInteger(limit) || limit < 1 || !(windowMs > 0)) return undefined;
-  return { limit, windowMs };
-}
+/** The hosted service's request budget (api-notes, "Rules of the hosted service"). */
+import type { RateLimitSpec } from '../rate-limit-notation.js';
 
 /** The hosted service's budget per account (api-notes): 120 requests per rolling 60 s. */
 export const HOSTED_RATE_LIMIT: RateLimitSpec = { limit: 120, windowMs: 60_000 };

@@ -3,6 +3,11 @@ import { ExitCode, exitCodeFor } from '../../src/cli/exit.js';
 import {
   ApiError,
   EdgesyncError,
+  FileRefusedError,
+  LeaseAccessError,
+  LeaseConflictError,
+  LeaseError,
+  LostLeadershipError,
   ManifestError,
   NetworkError,
   TimeoutError,
@@ -34,7 +39,29 @@ describe('error hierarchy', () => {
   });
 
   it.each([
+    [
+      new FileRefusedError('not-a-file', 'not a regular file'),
+      'ES_FILE_REFUSED',
+      'FileRefusedError',
+    ],
+    [new LeaseError('get leases/x: HTTP 503'), 'ES_LEASE', 'LeaseError'],
+    [
+      new LeaseConflictError('update leases/x: conflict'),
+      'ES_LEASE_CONFLICT',
+      'LeaseConflictError',
+    ],
+    [new LeaseAccessError(403, 'refused'), 'ES_LEASE_ACCESS', 'LeaseAccessError'],
+    [new LostLeadershipError('not the leader'), 'ES_LOST_LEADERSHIP', 'LostLeadershipError'],
+  ])('folds %o into the hierarchy (code %s, exit code 1)', (err, code, name) => {
+    expect(err).toBeInstanceOf(EdgesyncError);
+    expect(err.code).toBe(code);
+    expect(err.name).toBe(name);
+    expect(exitCodeFor(err)).toBe(ExitCode.error);
+  });
+
+  it.each([
     [new UsageError('bad flag'), ExitCode.usage],
+    [new LostLeadershipError('not the leader'), ExitCode.error],
     [new ManifestError([]), ExitCode.error],
     [new TimeoutError('GET', '/x', 10), ExitCode.error],
     [new Error('boom'), ExitCode.error],

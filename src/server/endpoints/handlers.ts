@@ -8,7 +8,14 @@
 import type { CelInput } from '@bufbuild/cel';
 import { ERROR_CODE } from '../../spec/api.js';
 import { RequestError } from '../errors.js';
-import { type Call, type HandlerDeps, json, list, noContent, type Reply } from '../handler-kit.js';
+import {
+  type Call,
+  type HandlerDeps,
+  json,
+  list,
+  noContent,
+  type Reply,
+} from '../handler-common.js';
 import { encodeBase62 } from '../ids.js';
 import { type EndpointRec, rfc3339Seconds } from '../model.js';
 import type { AccountState } from '../store.js';

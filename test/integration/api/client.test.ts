@@ -3,8 +3,9 @@
  * pagination call counts, observe(), and the server's fault knobs (rate limit, 503s, resets).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiClient, type ApiClientOptions, createApiClient } from '../../../src/api/client.js';
+import { createApiClient } from '../../../src/api/client.js';
 import { observe } from '../../../src/api/observe.js';
+import type { ApiClient, ApiClientOptions } from '../../../src/api/types.js';
 import {
   AbortedError,
   ApiError,

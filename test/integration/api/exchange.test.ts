@@ -1,5 +1,5 @@
 /**
- * The production HTTP exchange (src/api/http.ts, undici) against raw node:http and
+ * The production HTTP exchange (src/api/exchange.ts, undici) against raw node:http and
  * node:net fixtures on 127.0.0.1: what it reads and sends, keep-alive, abort, timeouts, and the
  * failures the transport's retry policy tells apart (refused, cut mid-body, connect timeout).
  * Every wait is for an event; nothing leaves the loopback interface.
@@ -15,8 +15,8 @@ import {
 } from 'node:http';
 import { createServer as createTcpServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ApiClientOptions } from '../../../src/api/client.js';
-import { createExchange, type Exchange, type HttpRequest } from '../../../src/api/http.js';
+import { createExchange, type Exchange, type HttpRequest } from '../../../src/api/exchange.js';
+import type { ApiClientOptions } from '../../../src/api/types.js';
 import { AbortedError, isOutcomeUnknown, NetworkError, TimeoutError } from '../../../src/errors.js';
 
 import { fixtureClient } from './fixture-client.js';

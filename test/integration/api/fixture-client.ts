@@ -2,11 +2,8 @@
  * A client for the transport-level integration tests: fast retries (10 ms), no jitter, sleeps
  * and answers recorded. The caller closes it (`c.close()`), after the test.
  */
-import {
-  type ApiClientOptions,
-  createApiClient,
-  type ResponseInfo,
-} from '../../../src/api/client.js';
+import { createApiClient } from '../../../src/api/client.js';
+import type { ApiClientOptions, ResponseInfo } from '../../../src/api/types.js';
 
 export function fixtureClient(
   baseUrl: string,

@@ -7,11 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  LeaseAccessError,
-  LeaseConflictError,
-  type LeaseSpec,
-} from '../../../src/lease/elector.js';
+import { LeaseAccessError, LeaseConflictError, LeaseError } from '../../../src/errors.js';
+import type { LeaseSpec } from '../../../src/lease/elector.js';
 import { createKubernetesLeaseStore, defaultLeaseNamespace } from '../../../src/lease/k8s.js';
 import { type LeaseServer, startLeaseServer } from '../../helpers/lease-server.js';
 
@@ -66,6 +63,7 @@ describe('Kubernetes Lease store', () => {
     const b = await store('b');
     const created = await a.create(spec('a'));
     await expect(b.create(spec('b'))).rejects.toBeInstanceOf(LeaseConflictError);
+    await expect(b.create(spec('b'))).rejects.toMatchObject({ code: 'ES_LEASE_CONFLICT' });
     await a.replace(spec('a'), created.version);
     await expect(b.replace(spec('b'), created.version)).rejects.toBeInstanceOf(LeaseConflictError);
   });
@@ -74,6 +72,7 @@ describe('Kubernetes Lease store', () => {
     fake.knobs.forbidden.add('a');
     const err = await (await store('a')).get().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LeaseAccessError);
+    expect(err).toMatchObject({ code: 'ES_LEASE_ACCESS', status: 403 });
     expect((err as Error).message).toContain(
       'grant the service account the verbs get, create and update on leases.coordination.k8s.io in namespace prod',
     );
@@ -82,9 +81,16 @@ describe('Kubernetes Lease store', () => {
   it('5xx and a silent server are ordinary failures', async () => {
     const a = await store('a', 300);
     fake.knobs.failNext = 1;
-    await expect(a.get()).rejects.toThrow(/HTTP 503/);
+    const failed = await a.get().catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(LeaseError);
+    expect(failed).toMatchObject({ code: 'ES_LEASE', message: expect.stringMatching(/HTTP 503/) });
     fake.knobs.cutOff.add('a');
-    await expect(a.get()).rejects.toThrow(/no answer in 300 ms/);
+    const silent = await a.get().catch((e: unknown) => e);
+    expect(silent).toBeInstanceOf(LeaseError);
+    expect(silent).toMatchObject({
+      code: 'ES_LEASE',
+      message: expect.stringMatching(/no answer in 300 ms/),
+    });
   });
 
   it('401 (a token the API server does not know) is a LeaseAccessError too', async () => {

@@ -7,8 +7,9 @@
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiClient, createApiClient } from '../../../src/api/client.js';
+import { createApiClient } from '../../../src/api/client.js';
 import { observe } from '../../../src/api/observe.js';
+import type { ApiClient } from '../../../src/api/types.js';
 import { preparePlan } from '../../../src/cli/pipeline.js';
 import { ManifestError } from '../../../src/errors.js';
 import type { Plan } from '../../../src/plan/model.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { RunningServer } from '../../../src/server/index.js';
 import { decodeLine } from '../../../src/server/journal.js';
-import { scanLog } from '../../../src/server/recovery.js';
+import { scanLog } from '../../../src/server/journal-scan.js';
 import { startTestServer } from '../../helpers/server.js';
 import { mountTmpfs, type Tmpfs } from '../../helpers/tmpfs.js';
 import { runCli, tempDir, writeManifests } from '../apply/helpers.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import type { JournalIo, RunningServer } from '../../../src/server/index.js';
 import { decodeLine, nodeJournalIo } from '../../../src/server/journal.js';
-import { scanLog } from '../../../src/server/recovery.js';
+import { scanLog } from '../../../src/server/journal-scan.js';
 import { startTestServer } from '../../helpers/server.js';
 import { type Call, clientFor, snapshot } from './client.js';
 

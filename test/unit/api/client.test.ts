@@ -1,9 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type ApiClientOptions,
-  createApiClient,
-  type ResponseInfo,
-} from '../../../src/api/client.js';
+import { createApiClient } from '../../../src/api/client.js';
+import type { ApiClientOptions, ResponseInfo } from '../../../src/api/types.js';
 import {
   AbortedError,
   ApiError,

@@ -8,10 +8,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { LeaseConflictError } from '../../../src/errors.js';
 import {
   createElector,
   type Elector,
-  LeaseConflictError,
   type LeaseRecord,
   type LeaseSpec,
   type LeaseStore,

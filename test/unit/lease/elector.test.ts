@@ -95,6 +95,9 @@ describe('elector', () => {
     await time.advance(200);
     expect(elector.isLeader()).toBe(false);
     expect(() => elector.fence()).toThrow(/not the leader/);
+    expect(() => elector.fence()).toThrow(
+      expect.objectContaining({ code: 'ES_LOST_LEADERSHIP', name: 'LostLeadershipError' }),
+    );
     expect(changes.at(-1)).toEqual({ role: 'standby', holder: 'a', transitions: 2 });
     store.release();
     await elector.stop();

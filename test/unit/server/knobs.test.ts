@@ -1,40 +1,40 @@
 import { describe, expect, it } from 'vitest';
 import {
+  AccountThrottle,
   HeldWrites,
   type LateCreates,
   parseLatency,
   parseRate,
   parseRateLimit,
-  RateLimiter,
 } from '../../../src/server/knobs.js';
 
-describe('RateLimiter (rolling window, injected time)', () => {
+describe('AccountThrottle (rolling window, injected time)', () => {
   it('admits up to the limit, then answers the seconds until a slot frees', () => {
-    const limiter = new RateLimiter();
+    const throttle = new AccountThrottle();
     const limit = { limit: 2, windowMs: 10_000 };
-    expect(limiter.check('a', limit, 1_000)).toBe(0);
-    expect(limiter.check('a', limit, 4_000)).toBe(0);
+    expect(throttle.check('a', limit, 1_000)).toBe(0);
+    expect(throttle.check('a', limit, 4_000)).toBe(0);
     // The first admission (t=1000) leaves the window at 11000: 7 s from t=4000.
-    expect(limiter.check('a', limit, 4_000)).toBe(7);
-    expect(limiter.check('a', limit, 10_999)).toBe(1);
-    expect(limiter.check('a', limit, 11_000)).toBe(0);
+    expect(throttle.check('a', limit, 4_000)).toBe(7);
+    expect(throttle.check('a', limit, 10_999)).toBe(1);
+    expect(throttle.check('a', limit, 11_000)).toBe(0);
     // Refused requests did not consume slots: the next frees at 14000.
-    expect(limiter.check('a', limit, 11_500)).toBe(3);
+    expect(throttle.check('a', limit, 11_500)).toBe(3);
   });
 
   it('keeps accounts apart', () => {
-    const limiter = new RateLimiter();
+    const throttle = new AccountThrottle();
     const limit = { limit: 1, windowMs: 1_000 };
-    expect(limiter.check('a', limit, 0)).toBe(0);
-    expect(limiter.check('a', limit, 1)).toBe(1);
-    expect(limiter.check('b', limit, 1)).toBe(0);
+    expect(throttle.check('a', limit, 0)).toBe(0);
+    expect(throttle.check('a', limit, 1)).toBe(1);
+    expect(throttle.check('b', limit, 1)).toBe(0);
   });
 
   it('follows a limit lowered at runtime', () => {
-    const limiter = new RateLimiter();
+    const throttle = new AccountThrottle();
     for (let i = 0; i < 5; i++)
-      expect(limiter.check('a', { limit: 10, windowMs: 60_000 }, i)).toBe(0);
-    expect(limiter.check('a', { limit: 3, windowMs: 60_000 }, 10)).toBe(60);
+      expect(throttle.check('a', { limit: 10, windowMs: 60_000 }, i)).toBe(0);
+    expect(throttle.check('a', { limit: 3, windowMs: 60_000 }, 10)).toBe(60);
   });
 });
 

@@ -1,12 +1,12 @@
-/** One notion of "oldest": the planner's duplicate survivor and the recovery's pick agree. */
+/** One survivor among look-alikes: the planner's duplicate survivor and the recovery's pick agree. */
 import { describe, expect, it } from 'vitest';
-import { findCreated } from '../../../src/apply/recover.js';
+import { findCreated } from '../../../src/apply/find-created.js';
 import { storedMetadata } from '../../../src/manifest/metadata.js';
-import { compareByAge, oldest } from '../../../src/plan/oldest.js';
 import { buildPlan } from '../../../src/plan/plan.js';
+import { survivor, survivorFirst } from '../../../src/plan/survivor.js';
 import { desiredSet, liveTls, tlsManifest } from './builders.js';
 
-describe('compareByAge', () => {
+describe('survivorFirst', () => {
   it.each([
     [
       'earlier instant wins over a smaller ID',
@@ -39,9 +39,9 @@ describe('compareByAge', () => {
       'b',
     ],
   ])('%s', (_n, x, y, want) => {
-    expect(oldest([x, y])?.id).toBe(want);
-    expect(oldest([y, x])?.id).toBe(want);
-    expect([x, y].sort(compareByAge)[0]?.id).toBe(want);
+    expect(survivor([x, y])?.id).toBe(want);
+    expect(survivor([y, x])?.id).toBe(want);
+    expect([x, y].sort(survivorFirst)[0]?.id).toBe(want);
   });
 
   it('the recovery of an unknown-outcome create picks the survivor the planner keeps', async () => {

@@ -10,7 +10,7 @@
  */
 import type { ApiClient } from '../api/index.js';
 import { parseStoredMetadata } from '../manifest/metadata.js';
-import { oldest } from '../plan/oldest.js';
+import { survivor } from '../plan/survivor.js';
 import type { Target } from '../plan/target.js';
 import { InvalidOperationError } from './dispatch.js';
 
@@ -47,7 +47,7 @@ export async function findCreated(
         const meta = parseStoredMetadata(edge.metadata);
         return meta?.owner === own.owner && meta?.name === own.name;
       });
-      return oldest(found)?.id;
+      return survivor(found)?.id;
     }
     case 'routes': {
       const match = field(body, 'match');
@@ -63,7 +63,7 @@ export async function findCreated(
         throw new InvalidOperationError('cannot verify a bot user create without its name');
       }
       const { items } = await client.listBotUsers();
-      return oldest(items.filter((u) => u.name === name))?.id;
+      return survivor(items.filter((u) => u.name === name))?.id;
     }
     default:
       throw new InvalidOperationError(`no create lookup for a ${target.kind}`);

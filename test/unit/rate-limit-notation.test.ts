@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseRateLimit as serverParse } from '../../../src/server/knobs.js';
-import { parseRateLimit } from '../../../src/spec/rate-limit.js';
+import { parseRateLimit } from '../../src/rate-limit-notation.js';
+import { parseRateLimit as serverParse } from '../../src/server/knobs.js';
+import { HOSTED_RATE_LIMIT } from '../../src/spec/rate-limit.js';
 
 describe('parseRateLimit (the N/Ws notation of the client and the server)', () => {
   it.each([
@@ -11,6 +12,10 @@ describe('parseRateLimit (the N/Ws notation of the client and the server)', () =
     ['99999999999999999999/1s', undefined],
   ])('%j -> %j', (text, expected) => {
     expect(parseRateLimit(text)).toEqual(expected);
+  });
+
+  it("states the hosted service's budget in its own notation", () => {
+    expect(parseRateLimit('120/60s')).toEqual(HOSTED_RATE_LIMIT);
   });
 
   it('is the one parser: the server re-exports it for its --rate-limit knob', () => {

@@ -11,7 +11,8 @@
  * "Edge API client".
  */
 import { EnvHttpProxyAgent, request } from 'undici';
-import type { HttpMethod } from './client.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 export interface HttpRequest {
   readonly method: HttpMethod;

@@ -1,0 +1,157 @@
+/**
+ * The API client's types: its options, its typed surface (`ApiClient`) and the shapes its calls
+ * share. They live apart from client.ts so the rooms the client is built from (transport,
+ * exchange, endpoints, pagination) depend on these declarations and never on the client that
+ * assembles them: the api folder's imports point one way.
+ */
+import type { Logger } from '../log.js';
+import type { HttpExchange, HttpMethod } from './exchange.js';
+import type { Priority, RateLimiter, RateLimitOptions } from './rate-limit.js';
+import type { RetryOptions, Sleep } from './retry.js';
+import type {
+  BotUser,
+  BotUserCreate,
+  BotUserUpdate,
+  HttpsEdge,
+  HttpsEdgeWrite,
+  HttpsRoute,
+  ModuleName,
+  ModuleOwner,
+  ModuleOwnerKind,
+  ModuleRead,
+  ModuleWrite,
+  RouteCreate,
+  RouteUpdate,
+  TlsEdge,
+  TlsEdgeWrite,
+} from './schemas.js';
+
+/** One HTTP exchange, as the daemon's metrics see it. */
+export interface ResponseInfo {
+  readonly method: HttpMethod;
+  /** The path template, e.g. `/edges/https/{edge_id}/routes/{id}`: bounded label cardinality. */
+  readonly route: string;
+  /** HTTP status, or 0 when no answer arrived (network error, timeout). */
+  readonly status: number;
+  readonly durationMs: number;
+  /** 1 for the first try, 2 for the first retry... */
+  readonly attempt: number;
+}
+
+export interface ApiClientOptions {
+  /** Absolute base URL without trailing slash (see `resolveApiConfig`). */
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  /**
+   * The HTTP exchange (./exchange.ts); an injected one is not closed by the client. Default:
+   * undici with a keep-alive pool and the environment's proxy settings, owned (and closed) by
+   * the client.
+   */
+  readonly http?: HttpExchange | undefined;
+  /** Per HTTP exchange (headers and body), not per call with its retries. Default 30 s. */
+  readonly timeoutMs?: number | undefined;
+  /** Fields given override `DEFAULT_RETRY`; `false` sends every request once. */
+  readonly retry?: Partial<RetryOptions> | false | undefined;
+  /** Client-side budget: at most `limit` requests per rolling window (./rate-limit.ts). */
+  readonly rateLimit?: RateLimitOptions | undefined;
+  /** A limiter to share with other clients of the same account (wins over `rateLimit`). */
+  readonly rateLimiter?: RateLimiter | undefined;
+  /** The priority of this client's requests in the limiter, asked at each request. */
+  readonly priority?: (() => Priority) | undefined;
+  /** Called for every 429 answer (metrics). */
+  readonly onThrottled?: (() => void) | undefined;
+  readonly sleep?: Sleep | undefined;
+  /** Wall clock in ms (also dates `Retry-After`). Default `Date.now`. */
+  readonly now?: (() => number) | undefined;
+  /** In [0, 1). Default `Math.random`. */
+  readonly random?: (() => number) | undefined;
+  readonly logger?: Logger | undefined;
+  readonly onResponse?: ((info: ResponseInfo) => void) | undefined;
+  readonly userAgent?: string | undefined;
+  /**
+   * Masks the known secret values in a text (`ValueMask.apply`): every message the server sends
+   * back (an error's `msg`, a non-JSON body) passes through it before it becomes an error, since
+   * a server may echo the request body, secrets included.
+   */
+  readonly mask?: ((text: string) => string) | undefined;
+}
+
+export interface RequestOptions {
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface ListOptions extends RequestOptions {
+  /** Items per page, 1..100; default 100 (the maximum: fewest calls). */
+  readonly pageSize?: number | undefined;
+}
+
+export interface ListResult<T> {
+  readonly items: T[];
+  /** HTTP list calls it took (retries of one page not counted). */
+  readonly calls: number;
+}
+
+type OwnerOf<K extends ModuleOwnerKind> = Extract<ModuleOwner, { readonly kind: K }>;
+/** Any module name of any owner, for callers holding module names as data (a serialized plan). */
+export type AnyModuleName = ModuleName<'tls_edge'> | ModuleName<'https_edge'> | ModuleName<'route'>;
+
+export interface ApiClient {
+  readonly baseUrl: string;
+
+  listTlsEdges(options?: ListOptions): Promise<ListResult<TlsEdge>>;
+  listHttpsEdges(options?: ListOptions): Promise<ListResult<HttpsEdge>>;
+  listBotUsers(options?: ListOptions): Promise<ListResult<BotUser>>;
+
+  getTlsEdge(id: string, options?: RequestOptions): Promise<TlsEdge>;
+  createTlsEdge(body: TlsEdgeWrite, options?: RequestOptions): Promise<TlsEdge>;
+  updateTlsEdge(id: string, body: TlsEdgeWrite, options?: RequestOptions): Promise<TlsEdge>;
+  deleteTlsEdge(id: string, options?: RequestOptions): Promise<void>;
+
+  getHttpsEdge(id: string, options?: RequestOptions): Promise<HttpsEdge>;
+  createHttpsEdge(body: HttpsEdgeWrite, options?: RequestOptions): Promise<HttpsEdge>;
+  updateHttpsEdge(id: string, body: HttpsEdgeWrite, options?: RequestOptions): Promise<HttpsEdge>;
+  deleteHttpsEdge(id: string, options?: RequestOptions): Promise<void>;
+
+  getRoute(edgeId: string, routeId: string, options?: RequestOptions): Promise<HttpsRoute>;
+  createRoute(edgeId: string, body: RouteCreate, options?: RequestOptions): Promise<HttpsRoute>;
+  updateRoute(
+    edgeId: string,
+    routeId: string,
+    body: RouteUpdate,
+    options?: RequestOptions,
+  ): Promise<HttpsRoute>;
+  deleteRoute(edgeId: string, routeId: string, options?: RequestOptions): Promise<void>;
+
+  getModule<K extends ModuleOwnerKind, M extends ModuleName<K>>(
+    owner: OwnerOf<K>,
+    module: M,
+    options?: RequestOptions,
+  ): Promise<ModuleRead<K, M>>;
+  getModule(owner: ModuleOwner, module: AnyModuleName, options?: RequestOptions): Promise<unknown>;
+  /** PUT replaces the module whole (or sets it); answers the module's read shape. */
+  putModule<K extends ModuleOwnerKind, M extends ModuleName<K>>(
+    owner: OwnerOf<K>,
+    module: M,
+    body: ModuleWrite<K, M>,
+    options?: RequestOptions,
+  ): Promise<ModuleRead<K, M>>;
+  putModule(
+    owner: ModuleOwner,
+    module: AnyModuleName,
+    body: Readonly<Record<string, unknown>>,
+    options?: RequestOptions,
+  ): Promise<unknown>;
+  /** 204 also when the module was not set. */
+  deleteModule(owner: ModuleOwner, module: AnyModuleName, options?: RequestOptions): Promise<void>;
+
+  getBotUser(id: string, options?: RequestOptions): Promise<BotUser>;
+  createBotUser(body: BotUserCreate, options?: RequestOptions): Promise<BotUser>;
+  updateBotUser(id: string, body: BotUserUpdate, options?: RequestOptions): Promise<BotUser>;
+  deleteBotUser(id: string, options?: RequestOptions): Promise<void>;
+
+  /**
+   * Destroys the connections of the exchange the client created, idle or in use (an injected
+   * exchange is left alone): a process or test can exit at once.
+   */
+  close(): Promise<void>;
+}
