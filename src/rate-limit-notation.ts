@@ -2,7 +2,7 @@
  * The `N/Ws` rate-limit notation (the hosted service's 120 requests per rolling 60 s is written
  * `120/60s`), shared by the client's `--rate-limit` (`apply`, `run`, `EDGESYNC_RATE_LIMIT`) and
  * the local server's test knob of the same name. Pure; it lives at the top of src/, below both,
- * so the CLI does not import the server to read a flag, and the API's facts (src/spec/) hold no
+ * so the CLI does not import the server to read a flag, and the API's facts (src/hosted/) hold no
  * flag parser.
  */
 

@@ -4,7 +4,7 @@
  */
 import type { z } from 'zod';
 import { ApiResponseError, EdgesyncError } from '../errors.js';
-import { LIMITS } from '../spec/api.js';
+import { LIMITS } from '../hosted/edge-api.js';
 import type { Transport } from './transport.js';
 import type { ListOptions, ListResult } from './types.js';
 

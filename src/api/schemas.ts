@@ -13,7 +13,7 @@
  * locate everything), and at 10,000 edges it was a quarter of the snapshot's memory.
  */
 import { z } from 'zod';
-import type { OAUTH_PROVIDERS } from '../spec/api.js';
+import type { OAUTH_PROVIDERS } from '../hosted/edge-api.js';
 import type { MODULE_WRITE_SCHEMAS, ModuleSchemaMap } from './write-schemas.js';
 
 export * from './write-schemas.js';

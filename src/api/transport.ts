@@ -14,7 +14,7 @@ import {
   NetworkError,
   TimeoutError,
 } from '../errors.js';
-import { API_VERSION } from '../spec/api.js';
+import { API_VERSION } from '../hosted/edge-api.js';
 import { normalizeBaseUrl } from './config.js';
 import { createExchange, type HttpMethod } from './exchange.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';

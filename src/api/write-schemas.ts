@@ -14,9 +14,9 @@ import {
   TERMINATE_AT,
   TLS_VERSIONS,
   type TlsEdgeModule,
-} from '../spec/api.js';
+} from '../hosted/edge-api.js';
 
-/** Ties the module maps below to the module lists of src/spec/api.ts: no module forgotten. */
+/** Ties the module maps below to the module lists of src/hosted/edge-api.ts: no module forgotten. */
 export type ModuleSchemaMap = {
   readonly tls_edge: Record<TlsEdgeModule, z.ZodType>;
   readonly https_edge: Record<HttpsEdgeModule, z.ZodType>;

@@ -14,12 +14,12 @@
 import { stringify } from 'yaml';
 import type { BotUser, HttpsEdge, HttpsRoute, LiveSnapshot, TlsEdge } from '../api/index.js';
 import { compareCodeUnits } from '../compare.js';
+import { moduleDefault } from '../hosted/defaults.js';
+import { HTTPS_EDGE_MODULES, ROUTE_MODULES, TLS_EDGE_MODULES } from '../hosted/edge-api.js';
 import { parseStoredMetadata } from '../manifest/metadata.js';
 import { NAME_PATTERN } from '../manifest/schema.js';
 import { isSecretField } from '../manifest/secrets.js';
 import { liveModuleToWrite, type Plain, type PlainObject } from '../plan/normalize.js';
-import { HTTPS_EDGE_MODULES, ROUTE_MODULES, TLS_EDGE_MODULES } from '../spec/api.js';
-import { moduleDefault } from '../spec/defaults.js';
 import { credentialLikeReason } from './credentials.js';
 
 export interface ImportOptions {

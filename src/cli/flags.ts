@@ -7,9 +7,9 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, errorMessage, UsageError } from '../errors.js';
+import { HOSTED_RATE_LIMIT } from '../hosted/rate-limit.js';
 import { didYouMean } from '../manifest/suggest.js';
 import { parseRateLimit, type RateLimitSpec } from '../rate-limit-notation.js';
-import { HOSTED_RATE_LIMIT } from '../spec/rate-limit.js';
 import type { CliContext, OptionsConfig } from './context.js';
 import { parseDuration } from './duration.js';
 

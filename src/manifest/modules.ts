@@ -19,7 +19,7 @@ import {
   TERMINATE_AT,
   TLS_VERSIONS,
   utf8Bytes,
-} from '../spec/api.js';
+} from '../hosted/edge-api.js';
 
 /** Manifest names: the stable key of a resource, unique per kind. */
 export const NAME_PATTERN = /^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/;
@@ -123,7 +123,7 @@ export const labels = () =>
     )
     .default({});
 
-/** A string checked by one of the hosted service's rules (src/spec/api.ts), with its message. */
+/** A string checked by one of the hosted service's rules (src/hosted/edge-api.ts), with its message. */
 export const ruled = (check: (value: string) => RuleViolation | undefined) =>
   z.string().superRefine((value, ctx) => {
     const violation = check(value);

@@ -29,7 +29,7 @@
  *   Later stages must mask them and never print or log them.
  */
 import { z } from 'zod';
-import { checkHostport, ID_PREFIX, MATCH_TYPES } from '../spec/api.js';
+import { checkHostport, ID_PREFIX, MATCH_TYPES } from '../hosted/edge-api.js';
 import {
   BackendSchema,
   CircuitBreakerSchema,

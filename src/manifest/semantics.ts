@@ -15,7 +15,7 @@ import {
   utf8Bytes,
   WEBHOOK_PROVIDER_WITHOUT_SECRET,
   WEBHOOK_PROVIDERS,
-} from '../spec/api.js';
+} from '../hosted/edge-api.js';
 import { storedMetadata, storedRouteMetadata } from './metadata.js';
 import type { FieldPath } from './paths.js';
 import {

@@ -4,9 +4,9 @@
  * that must run before another edge of the plan claims a hostport.
  */
 import type { HttpsEdge, HttpsEdgeWrite, TlsEdgeWrite } from '../api/schemas.js';
+import { HTTPS_EDGE_MODULES, TLS_EDGE_MODULES } from '../hosted/edge-api.js';
 import { storedMetadata } from '../manifest/metadata.js';
 import type { EdgeManifest } from '../manifest/schema.js';
-import { HTTPS_EDGE_MODULES, TLS_EDGE_MODULES } from '../spec/api.js';
 import type { PlanContext } from './context.js';
 import { Sensitivity } from './diff.js';
 import type { Action, FieldChange, Operation, Phase } from './model.js';

@@ -13,7 +13,7 @@
  *    `null` providers and `client_id: null`, webhook `secret: null` never show as a difference,
  *    while a list the manifest no longer has (e.g. `email_domains`) is still removed live.
  * 3. Defaults are values: a field the manifest leaves unset means the service's documented
- *    default (src/spec/defaults.ts: `min_version` 1.2, `terminate_at` edge, cookie prefixes,
+ *    default (src/hosted/defaults.ts: `min_version` 1.2, `terminate_at` edge, cookie prefixes,
  *    SAML `allow_idp_initiated` true, session timers 0, ...), filled in before comparing, so
  *    drift away from a default shows (`diffModule`).
  * 4. Every list inside a module is a set: sorted, so order never matters. (Object keys need no
@@ -28,7 +28,7 @@
 
 import type { HttpsEdge, HttpsRoute, TlsEdge } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
-import { forEachMissingDefault } from '../spec/defaults.js';
+import { forEachMissingDefault } from '../hosted/defaults.js';
 
 /** A JSON-like value as the normalizer sees it. */
 export type Plain = null | boolean | number | string | Plain[] | { [key: string]: Plain };

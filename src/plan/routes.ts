@@ -6,9 +6,9 @@
  * DELETEs. At most one route of an edge may carry an auth module (`releaseAuthFirst`).
  */
 import type { HttpsEdge, HttpsRoute, RouteCreate, RouteUpdate } from '../api/schemas.js';
+import { AUTH_MODULES, ROUTE_MODULES } from '../hosted/edge-api.js';
 import { storedRouteMetadata } from '../manifest/metadata.js';
 import type { RouteManifest } from '../manifest/schema.js';
-import { AUTH_MODULES, ROUTE_MODULES } from '../spec/api.js';
 import type { PlanContext } from './context.js';
 import { Sensitivity } from './diff.js';
 import type { Operation } from './model.js';

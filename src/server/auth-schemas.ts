@@ -1,15 +1,15 @@
 /**
  * The local server's write schemas of the authentication modules of routes: OAuth (with its
- * providers), SAML and OIDC, with the session defaults of src/spec/defaults.ts filled in.
+ * providers), SAML and OIDC, with the session defaults of src/hosted/defaults.ts filled in.
  */
 import { z } from 'zod';
+import { MODULE_DEFAULTS } from '../hosted/defaults.js';
 import {
   checkCookiePrefix,
   NAMEID_FORMATS,
   OAUTH_PROVIDERS,
   type OAuthProviderName,
-} from '../spec/api.js';
-import { MODULE_DEFAULTS } from '../spec/defaults.js';
+} from '../hosted/edge-api.js';
 import { enabled, obj, ruleIssue, uint32, uniqueList } from './schema-blocks.js';
 export const lowerCaseList = uniqueList().refine((l) => l.every((v) => v === v.toLowerCase()), {
   message: 'entries must be lower-case',
@@ -112,7 +112,7 @@ export const sessionFields = {
   maximum_duration: uint32.nullish(),
 };
 
-/** Session settings with the documented defaults of `module` (src/spec/defaults.ts). */
+/** Session settings with the documented defaults of `module` (src/hosted/defaults.ts). */
 export function sessionDefaults(
   module: 'oauth' | 'oidc' | 'saml',
   m: {

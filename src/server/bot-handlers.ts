@@ -2,7 +2,7 @@
  * The bot user operations: create, get, list, update and delete. Bot users have no modules and
  * no cross-resource rules; only the body ID must match the path.
  */
-import { ID_PREFIX } from '../spec/api.js';
+import { ID_PREFIX } from '../hosted/edge-api.js';
 import {
   botUser,
   type Call,

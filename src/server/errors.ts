@@ -4,7 +4,7 @@
  * (after which the store refuses writes rather than diverge from its log).
  */
 import { EdgesyncError } from '../errors.js';
-import { ERROR_CODE } from '../spec/api.js';
+import { ERROR_CODE } from '../hosted/edge-api.js';
 import type { EndpointErrorCode } from './endpoints/codes.js';
 
 export type ApiErrorCode = (typeof ERROR_CODE)[keyof typeof ERROR_CODE] | EndpointErrorCode;

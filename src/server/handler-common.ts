@@ -5,7 +5,7 @@
  * and an HTTPS edge cannot drift apart in how they answer the same situation.
  */
 import { z } from 'zod';
-import { ERROR_CODE, type RuleViolation } from '../spec/api.js';
+import { ERROR_CODE, type RuleViolation } from '../hosted/edge-api.js';
 import { invalidValue, RequestError } from './errors.js';
 import type { IdGenerator } from './ids.js';
 import type { BotUserRec, HttpsEdgeRec, RouteRec, TlsEdgeRec } from './model.js';

@@ -4,7 +4,7 @@
  * update keeps them, and its answer shows the edge as the store now holds it.
  */
 import type { z } from 'zod';
-import { HTTPS_EDGE_MODULES, ID_PREFIX } from '../spec/api.js';
+import { HTTPS_EDGE_MODULES, ID_PREFIX } from '../hosted/edge-api.js';
 import {
   type Call,
   checkBodyId,

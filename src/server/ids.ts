@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { EdgesyncError } from '../errors.js';
-import { ID_BODY_LENGTH } from '../spec/api.js';
+import { ID_BODY_LENGTH } from '../hosted/edge-api.js';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const KSUID_EPOCH_SECONDS = 1_400_000_000;

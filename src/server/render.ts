@@ -4,7 +4,12 @@
  * routes). Records are immutable, so each record's JSON is computed once and cached by object
  * identity; an HTTPS edge's JSON is its own fields plus its routes' cached JSON.
  */
-import { BACKEND_KINDS, OAUTH_PROVIDERS, ROUTE_MODULES, TLS_EDGE_MODULES } from '../spec/api.js';
+import {
+  BACKEND_KINDS,
+  OAUTH_PROVIDERS,
+  ROUTE_MODULES,
+  TLS_EDGE_MODULES,
+} from '../hosted/edge-api.js';
 import type { BotUserRec, HttpsEdgeRec, RouteRec, TlsEdgeRec } from './model.js';
 import type { HttpsEdgeModules, RouteModules, TlsEdgeModules } from './schemas.js';
 

@@ -11,7 +11,7 @@ import {
   ERROR_CODE,
   ID_PREFIX,
   ROUTE_MODULES,
-} from '../spec/api.js';
+} from '../hosted/edge-api.js';
 import { RequestError } from './errors.js';
 import {
   type AnyModules,

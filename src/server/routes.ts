@@ -10,7 +10,7 @@ import {
   LIMITS,
   ROUTE_MODULES,
   TLS_EDGE_MODULES,
-} from '../spec/api.js';
+} from '../hosted/edge-api.js';
 import { ENDPOINT_ID_PREFIX } from './endpoints/codes.js';
 import { RequestError } from './errors.js';
 import type { Handlers } from './handlers.js';

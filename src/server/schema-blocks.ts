@@ -1,7 +1,7 @@
 /**
  * Building blocks of the local server's write schemas: strict objects whose unknown-field error
  * lists the accepted fields (ERR_SVC_214), prefixed IDs (227), unique lists, bounded integers,
- * and the hosted service's rules (src/spec/api.ts) as zod issues with their error codes.
+ * and the hosted service's rules (src/hosted/edge-api.ts) as zod issues with their error codes.
  */
 import { z } from 'zod';
 import {
@@ -11,7 +11,7 @@ import {
   LIMITS,
   type RuleViolation,
   utf8Bytes,
-} from '../spec/api.js';
+} from '../hosted/edge-api.js';
 
 /** A strict object whose unknown-field error names every accepted field (ERR_SVC_214). */
 export function obj<T extends z.core.$ZodLooseShape>(shape: T) {

@@ -20,7 +20,7 @@ import {
   utf8Bytes,
   WEBHOOK_PROVIDER_WITHOUT_SECRET,
   WEBHOOK_PROVIDERS,
-} from '../spec/api.js';
+} from '../hosted/edge-api.js';
 import { oauthSchema, oidcSchema, samlSchema } from './auth-schemas.js';
 import {
   backendId,

@@ -4,7 +4,7 @@
  * whichever way the modules changed.
  */
 import type { z } from 'zod';
-import { checkMutualTlsTermination, ID_PREFIX, TLS_EDGE_MODULES } from '../spec/api.js';
+import { checkMutualTlsTermination, ID_PREFIX, TLS_EDGE_MODULES } from '../hosted/edge-api.js';
 import {
   type Call,
   checkBodyId,

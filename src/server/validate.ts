@@ -5,7 +5,7 @@
  * lists every issue with its field path, so a client sees all problems at once.
  */
 import type { z } from 'zod';
-import { ERROR_CODE } from '../spec/api.js';
+import { ERROR_CODE } from '../hosted/edge-api.js';
 import { type ApiErrorCode, RequestError } from './errors.js';
 
 /**

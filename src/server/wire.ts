@@ -4,7 +4,7 @@
  * the decoding of a request body.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ERROR_CODE } from '../spec/api.js';
+import { ERROR_CODE } from '../hosted/edge-api.js';
 import { type ApiErrorCode, RequestError } from './errors.js';
 
 /** The account an API key maps to: a digest, so the log never holds keys. */

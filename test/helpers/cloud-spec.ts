@@ -9,7 +9,7 @@
  * Where the specification leaves a point open the row says so (`note`), with the choice the
  * local server implements.
  */
-import { ERROR_CODE, WEBHOOK_PROVIDERS } from '../../src/spec/api.js';
+import { ERROR_CODE, WEBHOOK_PROVIDERS } from '../../src/hosted/edge-api.js';
 
 export type Scheme = 'https' | 'http' | 'tls' | 'tcp';
 export type Phase = 'on_tcp_connect' | 'on_http_request' | 'on_http_response';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { HOSTED_RATE_LIMIT } from '../../src/hosted/rate-limit.js';
 import { parseRateLimit } from '../../src/rate-limit-notation.js';
 import { parseRateLimit as serverParse } from '../../src/server/knobs.js';
-import { HOSTED_RATE_LIMIT } from '../../src/spec/rate-limit.js';
 
 describe('parseRateLimit (the N/Ws notation of the client and the server)', () => {
   it.each([

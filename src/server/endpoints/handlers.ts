@@ -6,7 +6,7 @@
  * changed.
  */
 import type { CelInput } from '@bufbuild/cel';
-import { ERROR_CODE } from '../../spec/api.js';
+import { ERROR_CODE } from '../../hosted/edge-api.js';
 import { RequestError } from '../errors.js';
 import {
   type Call,

@@ -5,7 +5,7 @@
  * handlers, each with its own code.
  */
 import { z } from 'zod';
-import { utf8Bytes } from '../../spec/api.js';
+import { utf8Bytes } from '../../hosted/edge-api.js';
 import { obj } from '../schema-blocks.js';
 import { BINDINGS, ENDPOINT_LIMITS } from './codes.js';
 

@@ -8,9 +8,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_CODE } from '../../../src/hosted/edge-api.js';
 import { ENDPOINT_ERROR_CODE as CODE } from '../../../src/server/endpoints/codes.js';
 import type { RunningServer } from '../../../src/server/index.js';
-import { ERROR_CODE } from '../../../src/spec/api.js';
 import { startTestServer } from '../../helpers/server.js';
 import { type Call, clientFor } from './client.js';
 

@@ -5,9 +5,9 @@
  * specification's tables (fields, URLs, bindings, policy, codes) are in cloud-spec.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_CODE } from '../../../src/hosted/edge-api.js';
 import { ENDPOINT_ERROR_CODE as CODE } from '../../../src/server/endpoints/codes.js';
 import { generateApiKey, type RunningServer } from '../../../src/server/index.js';
-import { ERROR_CODE } from '../../../src/spec/api.js';
 import { startTestServer } from '../../helpers/server.js';
 import { type Call, clientFor } from './client.js';
 

@@ -4,8 +4,8 @@
  * owner with its exact read shape; PATCH semantics; cascades; account isolation.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_NAMEID_FORMAT } from '../../../src/hosted/edge-api.js';
 import type { RunningServer } from '../../../src/server/index.js';
-import { DEFAULT_NAMEID_FORMAT } from '../../../src/spec/api.js';
 import { startTestServer } from '../../helpers/server.js';
 import { type Call, clientFor } from './client.js';
 

@@ -4,9 +4,9 @@
  */
 import type { ApiClient, LiveSnapshot } from '../../../src/api/index.js';
 import { ApiError } from '../../../src/errors.js';
+import { ROUTE_MODULES } from '../../../src/hosted/edge-api.js';
 import type { Operation, Plan, ResourceChange } from '../../../src/plan/model.js';
 import type { PlannedTarget, Ref } from '../../../src/plan/target.js';
-import { ROUTE_MODULES } from '../../../src/spec/api.js';
 
 const ROUTE_MODULE_NAMES: ReadonlySet<string> = new Set(ROUTE_MODULES);
 

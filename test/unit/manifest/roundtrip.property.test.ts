@@ -7,12 +7,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import {
-  BotUserSchema,
-  type DesiredSet,
-  HttpsEdgeSchema,
-  TlsEdgeSchema,
-} from '../../../src/manifest/schema.js';
-import {
   AUTH_MODULES,
   hasControlCharacter,
   isValidUserAgentPattern,
@@ -20,7 +14,13 @@ import {
   NAMEID_FORMATS,
   OAUTH_PROVIDERS,
   TLS_VERSIONS,
-} from '../../../src/spec/api.js';
+} from '../../../src/hosted/edge-api.js';
+import {
+  BotUserSchema,
+  type DesiredSet,
+  HttpsEdgeSchema,
+  TlsEdgeSchema,
+} from '../../../src/manifest/schema.js';
 import { buildFrom } from './helpers.js';
 
 const name = fc.stringMatching(/^[a-z0-9]([a-z0-9._-]{0,8}[a-z0-9])?$/);

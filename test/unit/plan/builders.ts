@@ -12,6 +12,11 @@ import {
   type TlsEdge,
   tlsEdgeSchema,
 } from '../../../src/api/schemas.js';
+import {
+  HTTPS_EDGE_MODULES,
+  ROUTE_MODULES,
+  TLS_EDGE_MODULES,
+} from '../../../src/hosted/edge-api.js';
 import { storedMetadata, storedRouteMetadata } from '../../../src/manifest/metadata.js';
 import {
   type BotUserManifest,
@@ -32,7 +37,6 @@ import {
   ROUTE_MODULE_SCHEMAS,
   TLS_EDGE_MODULE_SCHEMAS,
 } from '../../../src/server/schemas.js';
-import { HTTPS_EDGE_MODULES, ROUTE_MODULES, TLS_EDGE_MODULES } from '../../../src/spec/api.js';
 
 const SOURCE = { file: 'edges.yaml', line: 1, column: 1 };
 const CREATED = '2024-01-01T00:00:00Z';

@@ -17,6 +17,11 @@ import type {
   TlsEdgeWrite,
 } from '../../../src/api/schemas.js';
 import type {
+  HTTPS_EDGE_MODULES,
+  ROUTE_MODULES,
+  TLS_EDGE_MODULES,
+} from '../../../src/hosted/edge-api.js';
+import type {
   BotUserManifest,
   HttpsEdgeManifest,
   RouteManifest,
@@ -31,7 +36,6 @@ import type {
   TLS_EDGE_MODULE_SCHEMAS,
   tlsEdgeCreateSchema,
 } from '../../../src/server/schemas.js';
-import type { HTTPS_EDGE_MODULES, ROUTE_MODULES, TLS_EDGE_MODULES } from '../../../src/spec/api.js';
 
 type ClientModules<K extends keyof typeof MODULE_WRITE_SCHEMAS> = {
   [M in keyof (typeof MODULE_WRITE_SCHEMAS)[K]]: z.input<

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { isValidHostport, isValidUserAgentPattern, utf8Bytes } from '../../../src/spec/api.js';
+import {
+  isValidHostport,
+  isValidUserAgentPattern,
+  utf8Bytes,
+} from '../../../src/hosted/edge-api.js';
 
 describe('isValidUserAgentPattern', () => {
   it.each([

@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MODULE_DEFAULTS, moduleDefault } from '../../../src/hosted/defaults.js';
 import { canonicalModule } from '../../../src/plan/normalize.js';
-import { MODULE_DEFAULTS, moduleDefault } from '../../../src/spec/defaults.js';
 
 describe('MODULE_DEFAULTS', () => {
   it('the manifest reference (docs/reference/manifests.md) lists exactly the table', () => {

@@ -10,7 +10,7 @@
  * Besides these, every module's `enabled` defaults to true and a bot user's `active` to true;
  * the manifest schema fills both. Pure.
  */
-import { DEFAULT_NAMEID_FORMAT } from './api.js';
+import { DEFAULT_NAMEID_FORMAT } from './edge-api.js';
 
 export type DefaultValue = string | number | boolean;
 
