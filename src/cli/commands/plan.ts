@@ -18,7 +18,14 @@ import {
   diagnosticToJson,
   formatDiagnostic,
 } from '../../manifest/diagnostics.js';
-import { createValueMask, maskPlan, maskValues, secretValues } from '../../manifest/secrets.js';
+import {
+  createValueMask,
+  type MaskedPlan,
+  maskPlan,
+  maskValues,
+  secretValues,
+} from '../../manifest/secrets.js';
+import type { Plan } from '../../plan/model.js';
 import { renderJson } from '../../plan/render/json.js';
 import { renderMarkdown } from '../../plan/render/markdown.js';
 import { renderText } from '../../plan/render/text.js';
@@ -83,6 +90,8 @@ export const OPTIONS = {
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
+type PlanValues = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
+
 export async function run(ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
   if (values.help) {
@@ -99,8 +108,45 @@ export async function run(ctx: CliContext): Promise<number> {
   const dirArg = manifestDirArg(ctx, positionals[0]);
   const dir = path.resolve(ctx.cwd, dirArg);
   const api = requireApiConfig({ apiUrl: values['api-url'], apiKey: values['api-key'] }, ctx.env);
+  const owner = await planOwner(ctx, values, dir);
+
+  // The secret values, once known: in every output, the API's messages and the error line too.
+  const secretMask = ctx.mask ?? createValueMask();
+  const prepared = await preparedOrReported(ctx, output, () =>
+    prepareWith(ctx, values, { dir, api, owner, maxDeletes, output, mask: secretMask }),
+  );
+  if (prepared === undefined) return ExitCode.error;
+  const { plan } = prepared;
+  // Values read from env or file and the secret fields' values (live ones too) stay out of
+  // every output, whichever field holds them (a name in an address, a hostport in a conflict
+  // reason): masked in the plan's values before any renderer escapes them.
+  const secrets = secretValues(prepared.desired, prepared.snapshot);
+  secretMask.set(secrets);
+  if (values.out !== undefined)
+    await savePlan(ctx, values.out, maskPlanWithDir(plan, dir, ctx, values.out, secrets));
+  ctx.stdout.write(rendered(ctx, values, output, maskPlan(plan, secrets)));
+  // A protected edge whose manifest is gone is kept on purpose, for good: it is no change, and
+  // must not make --detailed-exitcode report changes forever.
+  const { fatal, conflicts, kept } = classifyBlocked(plan, prepared.snapshot);
+  if (kept.length > 0) {
+    ctx.stderr.write(
+      maskValues(
+        `${kept.length} protected edge${kept.length === 1 ? '' : 's'} kept (manifest gone; protect: true keeps ${kept.length === 1 ? 'it' : 'them'}): ${kept.map((b) => b.address).join(', ')}\n`,
+        secrets,
+      ),
+    );
+  }
+  const changes =
+    plan.changes.some((c) => c.action !== 'noop') || fatal.length > 0 || conflicts.length > 0;
+  return values['detailed-exitcode'] && changes ? ExitCode.changes : ExitCode.ok;
+}
+
+/**
+ * The owner this plan is for: a saved plan carries its owner to `apply`, so it needs one chosen
+ * on purpose; otherwise the default, with a note that `apply` would refuse.
+ */
+async function planOwner(ctx: CliContext, values: PlanValues, dir: string) {
   const chosen = await chosenOwner(values.owner, ctx.env, dir);
-  // A saved plan carries its owner to `apply`, so it needs one chosen on purpose.
   const owner =
     values.out === undefined ? ownerOrDefault(chosen) : requireOwner(chosen, 'plan --out', dir);
   if (chosen === undefined) {
@@ -108,33 +154,61 @@ export async function run(ctx: CliContext): Promise<number> {
       `note: no owner chosen, so this plan is for the owner "${owner.id}"; apply refuses until one is: ${howToChooseOwner(dir)}\n`,
     );
   }
+  return owner;
+}
 
-  // The secret values, once known: in every output, the API's messages and the error line too.
-  const secretMask = ctx.mask ?? createValueMask();
+/** Loads, observes and plans, through a client closed afterwards. */
+async function prepareWith(
+  ctx: CliContext,
+  values: PlanValues,
+  opts: {
+    readonly dir: string;
+    readonly api: ReturnType<typeof requireApiConfig>;
+    readonly owner: { readonly id: string };
+    readonly maxDeletes: number | undefined;
+    readonly output: Output;
+    readonly mask: ReturnType<typeof createValueMask>;
+  },
+) {
+  const { dir, api } = opts;
   const client = createAccountClient({
     baseUrl: api.baseUrl,
     apiKey: api.apiKey,
     budget: clientBudget(rateLimitFlag(values['rate-limit']), ctx.env, false),
-    mask: secretMask.apply,
+    mask: opts.mask.apply,
   });
-  let prepared: Awaited<ReturnType<typeof preparePlan>>;
   try {
-    prepared = await preparePlan({
+    return await preparePlan({
       dir,
       client,
-      owner: owner.id,
+      owner: opts.owner.id,
       allowEmpty: values['allow-empty'],
-      maxDeletes,
+      maxDeletes: opts.maxDeletes,
       env: ctx.env,
       secretDirs: secretDirs(ctx, values['secret-dir']),
       exclude: excludeGlobs(ctx, values.exclude),
       signal: ctx.signal,
-      fingerprint: values.out !== undefined || output === 'json',
+      fingerprint: values.out !== undefined || opts.output === 'json',
       fingerprintKey: api.apiKey,
     });
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * Invalid manifests: the diagnostics on stderr (and validate's JSON report on stdout for a
+ * pipeline reading JSON), and undefined: no plan was made.
+ */
+async function preparedOrReported<T>(
+  ctx: CliContext,
+  output: Output,
+  prepare: () => Promise<T>,
+): Promise<T | undefined> {
+  try {
+    return await prepare();
   } catch (err) {
     if (!(err instanceof ManifestError)) throw err;
-    // A pipeline reading JSON gets JSON on the invalid path too: validate's report, no plan.
     if (output === 'json') {
       const report = {
         format_version: DIAGNOSTICS_FORMAT_VERSION,
@@ -145,52 +219,39 @@ export async function run(ctx: CliContext): Promise<number> {
     }
     for (const d of err.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
     ctx.stderr.write(`${err.diagnostics.length} manifest error(s): no plan was made\n`);
-    return ExitCode.error;
-  } finally {
-    await client.close();
+    return undefined;
   }
-  const { plan } = prepared;
-  // Values read from env or file and the secret fields' values (live ones too) stay out of
-  // every output, whichever field holds them (a name in an address, a hostport in a conflict
-  // reason): masked in the plan's values before any renderer escapes them.
-  const secrets = secretValues(prepared.desired, prepared.snapshot);
-  secretMask.set(secrets);
-  const mask = (text: string) => maskValues(text, secrets);
+}
 
-  if (values.out !== undefined) {
-    const file = path.resolve(ctx.cwd, values.out);
-    const manifestDir = path.relative(path.dirname(file), dir).split(path.sep).join('/') || '.';
-    try {
-      await writeFile(file, renderJson(maskPlan({ ...plan, manifest_dir: manifestDir }, secrets)));
-    } catch (err) {
-      throw new ConfigError(`cannot write the plan to ${file}: ${errorMessage(err)}`, {
-        cause: err,
-      });
-    }
-    ctx.stderr.write(
-      `Saved the plan to ${values.out}; apply it with "edgesync apply ${values.out}".\n`,
-    );
+/** The plan to save with `--out`: masked, with the manifest directory relative to the file. */
+function maskPlanWithDir(
+  plan: Plan,
+  dir: string,
+  ctx: CliContext,
+  out: string,
+  secrets: readonly string[],
+): MaskedPlan {
+  const file = path.resolve(ctx.cwd, out);
+  const manifestDir = path.relative(path.dirname(file), dir).split(path.sep).join('/') || '.';
+  return maskPlan({ ...plan, manifest_dir: manifestDir }, secrets);
+}
+
+async function savePlan(ctx: CliContext, out: string, masked: MaskedPlan) {
+  const file = path.resolve(ctx.cwd, out);
+  try {
+    await writeFile(file, renderJson(masked));
+  } catch (err) {
+    throw new ConfigError(`cannot write the plan to ${file}: ${errorMessage(err)}`, {
+      cause: err,
+    });
   }
-  if (output === 'json') {
-    ctx.stdout.write(renderJson(maskPlan(plan, secrets)));
-  } else if (output === 'markdown') {
-    ctx.stdout.write(renderMarkdown(maskPlan(plan, secrets)));
-  } else {
-    const color =
-      !values['no-color'] && ctx.env.NO_COLOR === undefined && ctx.stdout.isTTY === true;
-    ctx.stdout.write(renderText(maskPlan(plan, secrets), { color }));
-  }
-  // A protected edge whose manifest is gone is kept on purpose, for good: it is no change, and
-  // must not make --detailed-exitcode report changes forever.
-  const { fatal, conflicts, kept } = classifyBlocked(plan, prepared.snapshot);
-  if (kept.length > 0) {
-    ctx.stderr.write(
-      mask(
-        `${kept.length} protected edge${kept.length === 1 ? '' : 's'} kept (manifest gone; protect: true keeps ${kept.length === 1 ? 'it' : 'them'}): ${kept.map((b) => b.address).join(', ')}\n`,
-      ),
-    );
-  }
-  const changes =
-    plan.changes.some((c) => c.action !== 'noop') || fatal.length > 0 || conflicts.length > 0;
-  return values['detailed-exitcode'] && changes ? ExitCode.changes : ExitCode.ok;
+  ctx.stderr.write(`Saved the plan to ${out}; apply it with "edgesync apply ${out}".\n`);
+}
+
+/** The plan in the chosen format (text in colour only on a terminal, without NO_COLOR). */
+function rendered(ctx: CliContext, values: PlanValues, output: Output, masked: MaskedPlan): string {
+  if (output === 'json') return renderJson(masked);
+  if (output === 'markdown') return renderMarkdown(masked);
+  const color = !values['no-color'] && ctx.env.NO_COLOR === undefined && ctx.stdout.isTTY === true;
+  return renderText(masked, { color });
 }
