@@ -154,10 +154,16 @@ function checkEndpoint(
   checkStoredMetadata(doc, value, options, add);
   const url = parseEndpointUrl(value.url);
   if ('problem' in url) return; // reported by the shape phase
-  const binding = value.bindings?.[0];
-  if (binding !== undefined) {
-    const why = bindingProblem(url, binding);
-    if (why !== undefined) add(doc, ['bindings', 0], `${binding} does not suit ${url.url}: ${why}`);
+  // The default binding has rules too (a public https endpoint on another port than 443).
+  const given = value.bindings?.[0];
+  const binding = given ?? defaultBinding(url);
+  const why = bindingProblem(url, binding);
+  if (why !== undefined) {
+    add(
+      doc,
+      given === undefined ? ['url'] : ['bindings', 0],
+      `binding ${binding}${given === undefined ? ' (the default)' : ''}: ${why}`,
+    );
   }
   const policy = value.traffic_policy;
   if (typeof policy !== 'object') return;

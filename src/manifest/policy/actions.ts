@@ -329,7 +329,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
       headers: {
         schema: headerMap(1),
         required: true,
-        description: 'Header name -> value (1..10); values may interpolate ${CEL}.',
+        description: `Header name -> value (1..10); values may interpolate \${CEL}.`,
       },
     },
   },
@@ -509,7 +509,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     terminating: always,
     fields: {
       status_code: { schema: statusCode(), default: 200, description: 'The HTTP status.' },
-      body: { schema: str(), description: 'The body; may interpolate ${CEL}.' },
+      body: { schema: str(), description: `The body; may interpolate \${CEL}.` },
       headers: { schema: headerMap(0), description: 'Response headers (at most 10).' },
     },
   },

@@ -145,8 +145,9 @@ function walkStrings(
   visit: (s: string, path: FieldPath) => void,
 ): void {
   if (typeof value === 'string') visit(value, path);
-  else if (Array.isArray(value)) value.forEach((v, i) => walkStrings(v, [...path, i], visit));
-  else if (typeof value === 'object' && value !== null) {
+  else if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) walkStrings(v, [...path, i], visit);
+  } else if (typeof value === 'object' && value !== null) {
     for (const [k, v] of Object.entries(value)) walkStrings(v, [...path, k], visit);
   }
 }
