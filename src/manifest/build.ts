@@ -12,7 +12,7 @@ import { defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { DEFAULT_OWNER } from './metadata.js';
 import { aboutPruned, originalPath } from './partial.js';
 import { type FieldPath, formatPath } from './paths.js';
-import { SECRET_CONFIG_FIELDS } from './policy/actions.js';
+import { policySecretPaths } from './policy/actions.js';
 import type { RefReader } from './refs.js';
 import type {
   BotUserManifest,
@@ -205,7 +205,11 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
     d.partial === undefined ? path : originalPath(d.partial, path);
   const position = (d: ShapedDoc, path: FieldPath, anchor?: Anchor) =>
     d.doc.locate(written(d, path), anchor);
-  const semanticDocs: SemanticDoc[] = checked.map((d, id) => ({ id, value: d.value }));
+  const semanticDocs: SemanticDoc[] = checked.map((d, id) =>
+    d.sensitive.length === 0
+      ? { id, value: d.value }
+      : { id, value: d.value, sensitive: d.sensitive },
+  );
   const secrets = checked.flatMap((d) => d.secrets);
   const issues = checkSemantics(semanticDocs, {
     owner,
@@ -303,23 +307,6 @@ function endpointManifest(
     source,
     sensitive: uniqueSorted([...sensitive, ...policySecretPaths(policy)]),
   }) as CloudEndpointManifest;
-}
-
-/** The paths of the secret config fields set in a policy (see `SECRET_CONFIG_FIELDS`). */
-function policySecretPaths(policy: TrafficPolicyDocument): FieldPath[] {
-  const out: FieldPath[] = [];
-  for (const [phase, rules] of Object.entries(policy)) {
-    if (!Array.isArray(rules)) continue;
-    rules.forEach((rule: { actions?: { config?: Record<string, unknown> | null }[] }, r) => {
-      rule.actions?.forEach((action, a) => {
-        for (const field of Object.keys(action.config ?? {})) {
-          if (SECRET_CONFIG_FIELDS.has(field))
-            out.push(['traffic_policy', phase, r, 'actions', a, 'config', field]);
-        }
-      });
-    });
-  }
-  return out;
 }
 
 function assemble(shaped: readonly ShapedDoc[]): DesiredSet {

@@ -35,6 +35,8 @@ export interface SemanticDoc {
   /** The caller's handle for the document, echoed in issues. */
   readonly id: number;
   readonly value: DocumentValue;
+  /** Paths of values read from env or file: a message never quotes any part of them. */
+  readonly sensitive?: readonly FieldPath[];
 }
 
 export interface SemanticIssue {
@@ -78,7 +80,7 @@ export function checkSemantics(
   const endpoints: { doc: number; value: EndpointValue }[] = [];
   const ids = new Map<string, number>();
   const hostports = new Map<string, { doc: number; index: number; edge: string; kind: string }>();
-  for (const { id: doc, value } of docs) {
+  for (const { id: doc, value, sensitive } of docs) {
     const namesOfKind = names[value.kind];
     const first = namesOfKind.get(value.name);
     if (first === undefined) namesOfKind.set(value.name, doc);
@@ -94,7 +96,7 @@ export function checkSemantics(
       endpoints.push({ doc, value });
       if (clean.get(value) === options.owner) continue;
       const before = issues.length;
-      checkEndpoint(doc, value, options, add);
+      checkEndpoint(doc, value, sensitive ?? [], add, options);
       if (issues.length === before) clean.set(value, options.owner);
       continue;
     }
@@ -147,8 +149,9 @@ type EndpointValue = Extract<DocumentValue, { kind: 'CloudEndpoint' }>;
 function checkEndpoint(
   doc: number,
   value: EndpointValue,
-  options: SemanticOptions,
+  sensitive: readonly FieldPath[],
   add: Add,
+  options: SemanticOptions,
 ): void {
   checkLabels(doc, NO_PATH, value.metadata, add);
   checkStoredMetadata(doc, value, options, add);
@@ -167,7 +170,14 @@ function checkEndpoint(
   }
   const policy = value.traffic_policy;
   if (typeof policy !== 'object') return;
-  for (const issue of policyIssues(policy, url.scheme)) {
+  const hidden = (path: FieldPath) =>
+    sensitive.some(
+      (s) =>
+        s.length === path.length + 1 &&
+        s[0] === 'traffic_policy' &&
+        path.every((p, i) => p === s[i + 1]),
+    );
+  for (const issue of policyIssues(policy, url.scheme, hidden)) {
     add(doc, ['traffic_policy', ...issue.path], issue.message);
   }
 }

@@ -11,6 +11,7 @@ import type { Diagnostic } from '../errors.js';
 import { describeIssue, errorMap, valueAt } from './issues.js';
 import { type PartialDocument, partialDocument } from './partial.js';
 import { type FieldPath, formatPath } from './paths.js';
+import { policySecretPaths } from './policy/actions.js';
 import { readPolicyText } from './policy/document.js';
 import { type RefReader, type ResolveResult, resolveRefs } from './refs.js';
 import { KINDS, type Kind, SCHEMA_BY_KIND } from './schema.js';
@@ -162,7 +163,12 @@ function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): Sh
     });
   }
   const resolved: ResolveResult = resolveRefs(schema, read.value ?? raw, file, reader);
-  secrets = resolved.sensitive
+  // Secret config fields of a policy are secrets even when written inline.
+  const policySecrets =
+    kind === 'CloudEndpoint'
+      ? policySecretPaths((resolved.value as Record<string, unknown>).traffic_policy)
+      : [];
+  secrets = [...resolved.sensitive, ...policySecrets]
     .map((p) => valueAt(resolved.value, p))
     .filter((v): v is string => typeof v === 'string');
   for (const issue of resolved.issues)

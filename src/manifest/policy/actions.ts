@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { parseDuration } from '../../cli/duration.js';
 import { checkHeaderName, checkHeaderValue, WEBHOOK_PROVIDERS } from '../../spec/api.js';
 import { REFABLE, refable } from '../modules.js';
+import type { FieldPath } from '../paths.js';
 
 export const PHASES = ['on_tcp_connect', 'on_http_request', 'on_http_response'] as const;
 export type Phase = (typeof PHASES)[number];
@@ -555,6 +556,32 @@ export const SECRET_CONFIG_FIELDS: ReadonlySet<string> = new Set(
       .map(([name]) => name),
   ),
 );
+
+/**
+ * The paths (from the resource, `traffic_policy.<phase>[r].actions[a].config.<field>`) of the
+ * secret config fields a policy sets, however they are written.
+ */
+export function policySecretPaths(policy: unknown): FieldPath[] {
+  const out: FieldPath[] = [];
+  // Also run on documents that did not pass their shape: nothing here may be assumed.
+  const entries = (v: unknown): [string, unknown][] =>
+    typeof v === 'object' && v !== null ? Object.entries(v) : [];
+  for (const [phase, rules] of entries(policy)) {
+    if (!Array.isArray(rules)) continue;
+    for (const [r, rule] of rules.entries()) {
+      const actions: unknown = (rule as { actions?: unknown } | null)?.actions;
+      if (!Array.isArray(actions)) continue;
+      for (const [a, action] of actions.entries()) {
+        const config: unknown = (action as { config?: unknown } | null)?.config;
+        for (const [field] of entries(config)) {
+          if (SECRET_CONFIG_FIELDS.has(field))
+            out.push(['traffic_policy', phase, r, 'actions', a, 'config', field]);
+        }
+      }
+    }
+  }
+  return out;
+}
 
 /** The zod schema of one action's config, derived from its table entry. */
 export function configSchema(spec: ActionSpec): z.ZodType {

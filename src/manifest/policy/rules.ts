@@ -16,6 +16,7 @@ import {
   type Phase,
   type PhaseKey,
   phaseOf,
+  SECRET_CONFIG_FIELDS,
 } from './actions.js';
 import { interpolationProblem } from './cel.js';
 
@@ -40,7 +41,11 @@ const TERMINATING_NAMES =
   'deny, custom-response, forward-internal without on_error: continue, close-connection';
 
 /** Every rule of a shape-valid policy of an endpoint of `scheme`, in document order. */
-export function policyIssues(policy: Json, scheme: string): PolicyIssue[] {
+export function policyIssues(
+  policy: Json,
+  scheme: string,
+  sensitive: (path: FieldPath) => boolean = () => false,
+): PolicyIssue[] {
   const out: PolicyIssue[] = [];
   const keys = new Map<Phase, PhaseKey>();
   const auth: FieldPath[] = [];
@@ -62,7 +67,7 @@ export function policyIssues(policy: Json, scheme: string): PolicyIssue[] {
     }
     const rules = (policy[key] ?? []) as readonly Rule[];
     rules.forEach((rule, r) => {
-      out.push(...ruleIssues(rule, [key, r], phase, scheme));
+      out.push(...ruleIssues(rule, [key, r], { phase, scheme, sensitive }));
       rule.actions.forEach((a, k) => {
         if (AUTH_ACTIONS.has(a.type)) auth.push([key, r, 'actions', k, 'type']);
       });
@@ -87,7 +92,14 @@ function formatted(path: FieldPath): string {
     .join('');
 }
 
-function ruleIssues(rule: Rule, at: FieldPath, phase: Phase, scheme: string): PolicyIssue[] {
+interface Context {
+  readonly phase: Phase;
+  readonly scheme: string;
+  /** Whether the value at a path (in the policy) was read from env or file. */
+  readonly sensitive: (path: FieldPath) => boolean;
+}
+
+function ruleIssues(rule: Rule, at: FieldPath, ctx: Context): PolicyIssue[] {
   const out: PolicyIssue[] = [];
   let terminatedBy: number | undefined;
   rule.actions.forEach((action, k) => {
@@ -98,7 +110,7 @@ function ruleIssues(rule: Rule, at: FieldPath, phase: Phase, scheme: string): Po
         message: `unreachable: actions[${terminatedBy}] (${rule.actions[terminatedBy]?.type}) ends the phase before it`,
       });
     }
-    const found = actionIssues(action, here, phase, scheme);
+    const found = actionIssues(action, here, ctx);
     out.push(...found);
     const spec = actionSpec(action.type);
     if (terminatedBy === undefined && found.length === 0 && spec?.terminating(action.config ?? {}))
@@ -107,7 +119,8 @@ function ruleIssues(rule: Rule, at: FieldPath, phase: Phase, scheme: string): Po
   return out;
 }
 
-function actionIssues(action: Action, at: FieldPath, phase: Phase, scheme: string): PolicyIssue[] {
+function actionIssues(action: Action, at: FieldPath, ctx: Context): PolicyIssue[] {
+  const { phase, scheme } = ctx;
   const spec = actionSpec(action.type);
   if (spec === undefined) return []; // the shape phase reported it
   if (!spec.phases.includes(phase)) {
@@ -134,7 +147,13 @@ function actionIssues(action: Action, at: FieldPath, phase: Phase, scheme: strin
   }
   walkStrings(config, [...at, 'config'], (text, path) => {
     const why = interpolationProblem(text);
-    if (why !== undefined) out.push({ path, message: why });
+    if (why === undefined) return;
+    // A secret's text must not show, not even the part the CEL parser quotes.
+    const secret = SECRET_CONFIG_FIELDS.has(String(path[path.length - 1])) || ctx.sensitive(path);
+    out.push({
+      path,
+      message: secret ? `a \${...} interpolation in this sensitive value is not CEL` : why,
+    });
   });
   return out;
 }
