@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { CloudEndpointManifest } from '../../../src/manifest/schema.js';
+import { sensitiveValues } from '../../../src/manifest/secrets.js';
 import { buildFrom, errorLines, type MemoryOptions } from './helpers.js';
 
 /** An endpoint document: line 1 kind, 2 name, 3 url, then `extra` lines, then the policy. */
@@ -685,6 +686,23 @@ describe('the CloudEndpoint model', () => {
     );
     expect(tls?.sensitive).toEqual([
       'traffic_policy.on_tcp_connect[0].actions[0].config.server_private_key',
+    ]);
+  });
+
+  it("gives the masking module every sensitive value of an endpoint's policy", () => {
+    const result = buildFrom(
+      one(
+        endpoint(
+          request(
+            '        - type: verify-webhook\n          config: { provider: github, secret: literal-webhook-secret }\n        - type: add-headers\n          config: { headers: { x-key: { env: KEY } } }',
+          ),
+        ),
+      ),
+      { env: { KEY: 'key-from-env' } },
+    );
+    expect(result.ok && sensitiveValues(result.set).sort()).toEqual([
+      'key-from-env',
+      'literal-webhook-secret',
     ]);
   });
 
