@@ -178,6 +178,16 @@ function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): Sh
   if (!parsed.success) {
     const failed = read.problem === undefined ? resolved.failed : [...resolved.failed, POLICY];
     for (const issue of parsed.error.issues) {
+      // A rule across fields (a pair of credentials, JSON-only data) over a value whose
+      // reference failed judges a hole the reference error already explains.
+      const path = issue.path.filter((s): s is string | number => typeof s !== 'symbol');
+      if (
+        issue.code === 'custom' &&
+        failed.some(
+          (f) => (f.length > 1 && startsWith(path, f.slice(0, -1))) || startsWith(f, path),
+        )
+      )
+        continue;
       for (const d of describeIssue(kind, schema, issue, resolved.value, doc)) {
         if (failed.some((f) => startsWith(d.path, f))) continue;
         report(d.path, d.message, d.at, d.anchor);

@@ -509,6 +509,28 @@ const cases: Case[] = [
     expected: ['a.yaml:7:3: traffic_policy: not a YAML or JSON document: '],
   },
 
+  {
+    rule: 'a reference that fails is the one error about its field (no rule over the hole)',
+    valid: one(
+      endpoint(
+        request(
+          '        - type: oauth\n          config: { provider: google, client_id: a, client_secret: { env: SECRET } }',
+        ),
+      ),
+    ),
+    invalid: one(
+      endpoint(
+        request(
+          '        - type: oauth\n          config: { provider: google, client_id: a, client_secret: { env: NOPE } }',
+        ),
+      ),
+    ),
+    expected: [
+      'a.yaml:8:75: traffic_policy.on_http_request[0].actions[0].config.client_secret: environment variable NOPE is not set',
+    ],
+    options: { env: { SECRET: 'the-secret' } },
+  },
+
   // ---- across the set --------------------------------------------------------------------------
   {
     rule: 'names are unique among CloudEndpoints',
