@@ -196,7 +196,7 @@ export const CloudEndpointSchema = z
           'https://host, http://host, tls://host:port or tcp://host:port; compared in its normalised form (lower-case, no default port).',
       }),
     bindings: z
-      .array(refable(z.enum(ENDPOINT_BINDINGS)))
+      .array(z.enum(ENDPOINT_BINDINGS))
       .max(1, { error: 'takes at most one binding' })
       .optional()
       .meta({

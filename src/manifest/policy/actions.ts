@@ -91,8 +91,13 @@ const duration = (minMs = 1, maxMs = Number.POSITIVE_INFINITY) =>
     }),
   );
 
+const CIDR = z.union([z.cidrv4(), z.cidrv6()]);
 const cidr = () =>
-  refable(z.union([z.cidrv4(), z.cidrv6()], { error: 'must be a CIDR (e.g. 10.0.0.0/8)' }));
+  refable(
+    z.string().refine((v) => CIDR.safeParse(v).success, {
+      error: 'must be a CIDR (e.g. 10.0.0.0/8)',
+    }),
+  );
 
 const headerName = () =>
   refable(
