@@ -191,7 +191,7 @@ function policyActions(actions, z) {
     '',
     "The actions a CloudEndpoint's `traffic_policy` may use, from the one table that also makes",
     'their schemas (`src/manifest/policy/actions.ts`). A string config value may interpolate CEL',
-    'with `${expr}`; `{ env }` / `{ file }` references work in string values and make them',
+    `with \`\${expr}\`; \`{ env }\` / \`{ file }\` references work in string values and make them`,
     'sensitive.',
     '',
     ...sections,
