@@ -112,7 +112,9 @@ export class FileCache {
     const standalone =
       result.diagnostics.length === 0 &&
       result.partials.length === 0 &&
-      result.shaped.every((d) => d.sensitive.length === 0 && d.secrets.length === 0);
+      // Values read from env or file can change under an unchanged text; secrets written inline
+      // (a policy's secret config fields, in `secrets` for masking only) cannot.
+      result.shaped.every((d) => d.sensitive.length === 0);
     if (standalone) this.#files.set(file, { digest, result });
     else this.#files.delete(file);
   }
