@@ -340,6 +340,20 @@ describe('the action table against the server', () => {
     },
   );
 
+  const noConfigCases = Object.entries(ACTIONS).flatMap(([type, spec]) =>
+    (spec.noConfigIn ?? []).flatMap((phase) =>
+      Object.values(SAMPLES[type] ?? {}).map((s) => ({ type, phase, patch: s.valid })),
+    ),
+  );
+  it.each(noConfigCases)(
+    '$type in $phase takes no config: $patch',
+    async ({ type, phase, patch }) => {
+      const v = await verdicts(policyWith(phase, { type, config: patch }));
+      expect(v.validate, v.why).toBe(v.server);
+      expect(v.server, v.why).toBe(false);
+    },
+  );
+
   const fieldCases = Object.entries(SAMPLES).flatMap(([type, fields]) =>
     Object.entries(fields).flatMap(([field, s]) => [
       { type, field, kind: 'valid', patch: s.valid, accepted: true },
