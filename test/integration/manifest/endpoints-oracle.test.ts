@@ -3,7 +3,8 @@
  * every action type in every phase, and for every config field of the table a valid value, an
  * out-of-bound one (where the field has bounds) and one of the wrong type, a generated policy
  * is accepted by `validate` (the manifest pipeline) if and only if `POST /endpoints` accepts it.
- * A field added to the table without samples here fails the coverage check.
+ * A field added to the table without samples here fails the coverage check. URL forms and
+ * bindings are held against the server the same way.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -317,6 +318,64 @@ async function verdicts(policy: Record<string, unknown>) {
     why: `validate: ${errorLines(built).join(' | ') || 'ok'}; server: ${reply.status === 201 ? 'ok' : reply.json?.msg}`,
   };
 }
+
+/** Both verdicts on one endpoint's URL and binding (a policy that suits its scheme). */
+async function urlVerdicts(url: string, binding: string | undefined) {
+  const tcp = /^(tls|tcp):/i.test(url);
+  const policy = tcp
+    ? { on_tcp_connect: [{ actions: [{ type: 'close-connection' }] }] }
+    : { on_http_request: [{ actions: [{ type: 'deny' }] }] };
+  const bindings = binding === undefined ? {} : { bindings: [binding] };
+  const manifest = stringify({
+    kind: 'CloudEndpoint',
+    name: 'ep',
+    url,
+    ...bindings,
+    traffic_policy: policy,
+  });
+  const built = buildFrom({ 'ep.yaml': manifest });
+  const reply = await call('POST', '/endpoints', {
+    url,
+    ...bindings,
+    traffic_policy: JSON.stringify(policy),
+  });
+  return {
+    validate: built.ok,
+    server: reply.status === 201,
+    why: `${errorLines(built).join(' | ')} / ${reply.json?.msg}`,
+  };
+}
+
+describe('URLs and bindings against the server', () => {
+  const forms = [
+    'https://H.example.com:443',
+    'https://H.example.com:8443',
+    'http://H.example.com',
+    'http://H.example.com:8080',
+    'tls://H.example.com',
+    'tls://H.example.com:8443',
+    'tcp://H.example.com',
+    'tcp://H.example.com:5432',
+    'ftp://H.example.com',
+    'H.example.com',
+    'https://H.example.com/path',
+    'https://H.example.com?q=1',
+    'https://user@H.example.com',
+    'https://H.internal:8443',
+    'tcp://H.internal:5432',
+    'http://H.shop:8080',
+    'tcp://H.shop:5432',
+    'https://H_x.example.com',
+    'https://*.H.example.com',
+  ];
+  const cases = forms.flatMap((form) =>
+    [undefined, 'public', 'internal', 'kubernetes'].map((binding) => ({ form, binding })),
+  );
+  it.each(cases)('$form ($binding)', async ({ form, binding }) => {
+    const v = await urlVerdicts(form.replace('H', `u${++hosts}`), binding);
+    expect(v.validate, v.why).toBe(v.server);
+  });
+});
 
 describe('the action table against the server', () => {
   it('has base configs and samples for exactly the types and fields of the table', () => {
