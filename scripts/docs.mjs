@@ -158,7 +158,47 @@ function fieldRows(schema, node, prefix, rows) {
   return rows;
 }
 
-function manifestFields(schema) {
+/** A config field's value schema in words (its JSON Schema, as the field tables show types). */
+function fieldType(z, field) {
+  const json = z.toJSONSchema(field.schema, { io: 'input', unrepresentable: 'any' });
+  return typeOf(json, json);
+}
+
+/** The traffic policy's actions, one table per type, from the action table itself. */
+function policyActions(actions, z) {
+  const sections = Object.entries(actions).map(([type, spec]) => {
+    const rows = Object.entries(spec.fields).map(([name, f]) => {
+      const notes = [
+        f.required ? 'required' : '',
+        f.default === undefined ? '' : `default \`${JSON.stringify(f.default)}\``,
+        f.secret ? 'secret (always masked)' : '',
+      ].filter(Boolean);
+      return `| \`${name}\` | ${cell(fieldType(z, f))} | ${cell(notes.join('; '))} | ${cell(f.description)} |`;
+    });
+    return [
+      `### ${type}`,
+      '',
+      `${spec.description} Phases: ${spec.phases.map((p) => `\`${p}\``).join(', ')}.`,
+      '',
+      ...(rows.length === 0
+        ? ['No config.']
+        : ['| config field | type | notes | description |', '|---|---|---|---|', ...rows]),
+      '',
+    ].join('\n');
+  });
+  return [
+    '## Traffic policy actions',
+    '',
+    "The actions a CloudEndpoint's `traffic_policy` may use, from the one table that also makes",
+    'their schemas (`src/manifest/policy/actions.ts`). A string config value may interpolate CEL',
+    `with \`\${expr}\`; \`{ env }\` / \`{ file }\` references work in string values and make them`,
+    'sensitive.',
+    '',
+    ...sections,
+  ].join('\n');
+}
+
+function manifestFields(schema, actions, z) {
   const kinds = schema.oneOf.map((k) => resolve(schema, k));
   const sections = kinds.map((kind) => {
     const name = kind.properties.kind.const;
@@ -194,8 +234,10 @@ function manifestFields(schema) {
     ...kinds.map(
       (k) => `- [${k.properties.kind.const}](#${k.properties.kind.const.toLowerCase()})`,
     ),
+    '- [Traffic policy actions](#traffic-policy-actions)',
     '',
     ...sections,
+    policyActions(actions, z),
   ].join('\n');
 }
 
@@ -220,10 +262,12 @@ function replaceRegion(text, name, body) {
 async function generatedDocs() {
   const commands = await loadCommands();
   const { manifestJsonSchema } = await import(path.join(root, 'dist/src/manifest/jsonschema.js'));
+  const { ACTIONS } = await import(path.join(root, 'dist/src/manifest/policy/actions.js'));
+  const { z } = await import('zod');
   const readme = await readFile(path.join(root, 'README.md'), 'utf8');
   return new Map([
     ['docs/reference/cli-flags.md', cliFlags(commands)],
-    ['docs/reference/manifest-fields.md', manifestFields(manifestJsonSchema())],
+    ['docs/reference/manifest-fields.md', manifestFields(manifestJsonSchema(), ACTIONS, z)],
     ['README.md', replaceRegion(readme, 'commands', commandTable(commands))],
   ]);
 }

@@ -54,6 +54,8 @@ describe('generated docs', () => {
     for (const row of [
       '| `routes[].circuit_breaker.num_buckets` | integer |',
       '| `suspend` | boolean |',
+      '| `traffic_policy` | object or string | yes |',
+      '| `server_private_key` | string | secret (always masked) |',
     ])
       expect(fields).toContain(row);
     expect(fields).toContain('true: edgesync leaves this resource exactly as it is live');

@@ -59,6 +59,27 @@ describe('FileCache', () => {
     expect(set(build(files, cache, { DESC: 'two' })).tlsEdges[0]?.description).toBe('two');
   });
 
+  it('keeps a file whose secrets are written inline (a policy secret), and still masks them', () => {
+    const cache = new FileCache();
+    const endpoint = `kind: CloudEndpoint
+name: hooks
+url: https://hooks.example.com
+traffic_policy:
+  on_http_request:
+    - actions:
+        - type: verify-webhook
+          config: { provider: github, secret: inline-secret-value }
+        - type: deny
+`;
+    const first = set(build({ 'a.yaml': endpoint }, cache));
+    expect(cache.size).toBe(1);
+    const second = set(build({ 'a.yaml': endpoint }, cache));
+    expect(second.cloudEndpoints[0]).toBe(first.cloudEndpoints[0]);
+    expect(second.cloudEndpoints[0]?.sensitive).toEqual([
+      'traffic_policy.on_http_request[0].actions[0].config.secret',
+    ]);
+  });
+
   it('does not keep a file with diagnostics: the same text reports them again', () => {
     const cache = new FileCache();
     const files = { 'a.yaml': tls('a', 'colour: blue\n') };

@@ -103,6 +103,12 @@ describe('secret fields by definition, on either side', () => {
     [['request_headers', 'remove'], false],
     [['oauth', 'provider', 'google', 'client_id'], false],
     [['description'], false],
+    // A traffic policy action's config: the action table's secret fields.
+    [['traffic_policy', 'on_http_request', 0, 'actions', 1, 'config', 'secret'], true],
+    [['traffic_policy', 'on_tcp_connect', 0, 'actions', 0, 'config', 'server_private_key'], true],
+    [['on_http_request', 2, 'actions', 0, 'config', 'client_secret'], true],
+    [['traffic_policy', 'on_tcp_connect', 0, 'actions', 0, 'config', 'server_certificate'], false],
+    [['traffic_policy', 'on_http_request', 0, 'actions', 1, 'config', 'provider'], false],
   ] as const)('%j: %s', (path, secret) => {
     expect(isSecretField(path)).toBe(secret);
   });
