@@ -5,8 +5,10 @@
  * and assembly of the model (`source`, `sensitive`). Pure: file listing and reading live in
  * `./loader.ts`; environment and referenced files come through the injected `RefReader`.
  */
+
 import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../errors.js';
+import { EdgesyncError } from '../errors.js';
 import { sortDiagnostics } from './diagnostics.js';
 import { defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { DEFAULT_OWNER } from './metadata.js';
@@ -298,7 +300,9 @@ function endpointManifest(
   sensitive: readonly FieldPath[],
 ): CloudEndpointManifest {
   const url = parseEndpointUrl(value.url);
-  if ('problem' in url) throw new Error(`unchecked endpoint URL ${value.name}`);
+  // The semantic phase refused every URL with a problem before a document is assembled.
+  if ('problem' in url)
+    throw new EdgesyncError('ES_INTERNAL', `unchecked endpoint URL ${value.name}`);
   const policy = value.traffic_policy as TrafficPolicyDocument;
   const { bindings, ...rest } = value;
   // zod leaves an absent optional field absent (never `undefined`), as the model requires.
