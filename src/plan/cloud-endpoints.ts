@@ -192,18 +192,20 @@ function policyChanges(
   out: FieldChange[],
 ): void {
   if (equal(before, after)) return;
-  const bothLists = Array.isArray(before) && Array.isArray(after);
-  const bothObjects = isObject(before) && isObject(after);
-  if (bothLists) {
-    const n = Math.max(before.length, after.length);
-    for (let i = 0; i < n; i++) policyChanges([...path, i], before[i], after[i], sensitivity, out);
+  // An absent side takes the other's shape, so a created or removed rule is shown leaf by leaf.
+  const lists =
+    (Array.isArray(before) || before === undefined) &&
+    (Array.isArray(after) || after === undefined);
+  if (lists && (before !== undefined || after !== undefined)) {
+    const b = (before ?? []) as unknown[];
+    const a = (after ?? []) as unknown[];
+    const n = Math.max(b.length, a.length);
+    for (let i = 0; i < n; i++) policyChanges([...path, i], b[i], a[i], sensitivity, out);
     return;
   }
-  if (
-    bothObjects ||
-    (before === undefined && isObject(after)) ||
-    (after === undefined && isObject(before))
-  ) {
+  const objects =
+    (isObject(before) || before === undefined) && (isObject(after) || after === undefined);
+  if (objects) {
     const b = (before ?? {}) as Record<string, unknown>;
     const a = (after ?? {}) as Record<string, unknown>;
     const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])].sort(compareCodeUnits);
