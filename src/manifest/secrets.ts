@@ -175,7 +175,7 @@ export function sensitiveValues(set: DesiredSet): string[] {
     for (const r of e.routes) collect(r, r.sensitive);
   }
   for (const b of set.botUsers) collect(b, b.sensitive);
-  for (const e of set.cloudEndpoints) {
+  for (const e of set.cloudEndpoints ?? []) {
     collect(e, e.sensitive);
     // Secret fields are secrets however the manifest wrote them (a literal client_secret too).
     for (const value of policySecretValues(e.traffic_policy)) out.add(value);
