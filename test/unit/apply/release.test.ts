@@ -20,7 +20,10 @@ describe('release targets', () => {
     ['api', 'is not KIND/NAME'],
     ['TLSEdge/', 'is not KIND/NAME'],
     ['/api', 'is not KIND/NAME'],
-    ['Edge/api', 'unknown kind "Edge" (one of TLSEdge, HTTPSEdge, CloudEndpoint, tls_edge, https_edge, cloud_endpoint)'],
+    [
+      'Edge/api',
+      'unknown kind "Edge" (one of TLSEdge, HTTPSEdge, CloudEndpoint, tls_edge, https_edge, cloud_endpoint)',
+    ],
     ['BotUser/ci', 'bot users carry no metadata'],
   ])('%s is refused', (text, message) => {
     expect(parseReleaseTarget(text)).toContain(message);
