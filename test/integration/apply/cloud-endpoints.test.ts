@@ -6,7 +6,12 @@
  * otherwise), and the create not attempted when that release fails.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type ApiClient, type LiveSnapshot, observe } from '../../../src/api/index.js';
+import {
+  type ApiClient,
+  endpointUpdateSchema,
+  type LiveSnapshot,
+  observe,
+} from '../../../src/api/index.js';
 import { applyAndVerify } from '../../../src/apply/cycle.js';
 import { executePlan } from '../../../src/apply/executor.js';
 import { observeAfterApply, touchedRoots, verifyTouched } from '../../../src/apply/verify.js';
@@ -57,6 +62,27 @@ function untouched(live: LiveSnapshot, ids: readonly string[]): string[] {
 }
 
 describe('cloud endpoints over HTTP', () => {
+  it('the client: create, get, partial PATCH, delete; agent endpoints are read-only', async () => {
+    const created = await client.createEndpoint({
+      url: 'https://crud.example.com',
+      traffic_policy: JSON.stringify(DENY_POLICY),
+      description: 'first',
+    });
+    expect(created).toMatchObject({ type: 'cloud', url: 'https://crud.example.com' });
+    const patched = await client.updateEndpoint(created.id, { pooling_enabled: true });
+    // Partial: what the PATCH did not name is as it was.
+    expect(patched).toMatchObject({ description: 'first', pooling_enabled: true });
+    expect(await client.getEndpoint(created.id)).toEqual(patched);
+    await client.deleteEndpoint(created.id);
+    await expect(client.getEndpoint(created.id)).rejects.toMatchObject({ status: 404 });
+    const agent = (await observe(client)).cloudEndpoints[0];
+    await expect(
+      client.updateEndpoint(agent?.id as string, { description: 'x' }),
+    ).rejects.toMatchObject({ status: 400 });
+    // The write shapes are strict: an unknown field is refused before any request.
+    expect(endpointUpdateSchema.safeParse({ type: 'cloud' }).success).toBe(false);
+  });
+
   it('observe lists every endpoint, agent ones included, in max(1, ceil(n/100)) calls', async () => {
     let live = await observe(client);
     expect(live.cloudEndpoints.map((e) => e.type)).toEqual(['agent']);
