@@ -20,6 +20,7 @@ import { ENDPOINTS, endpointMethod, segment } from './endpoints.js';
 import { listAll } from './pagination.js';
 import {
   botUserListSchema,
+  cloudEndpointListSchema,
   httpsEdgeListSchema,
   MODULE_READ_SCHEMAS,
   type ModuleOwner,
@@ -75,6 +76,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     listHttpsEdges: (o) =>
       listAll(transport, '/edges/https', httpsEdgeListSchema, (p) => p.https_edges, o),
     listBotUsers: (o) => listAll(transport, '/bot_users', botUserListSchema, (p) => p.bot_users, o),
+    listEndpoints: (o) =>
+      listAll(transport, '/endpoints', cloudEndpointListSchema, (p) => p.endpoints, o),
 
     // The overloads' precise return types come from the read schema picked at run time by the
     // same (kind, module) key, which the type system cannot follow: hence `Promise<never>`.

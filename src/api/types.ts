@@ -12,6 +12,9 @@ import type {
   BotUser,
   BotUserCreate,
   BotUserUpdate,
+  CloudEndpoint,
+  EndpointCreate,
+  EndpointUpdate,
   HttpsEdge,
   HttpsEdgeWrite,
   HttpsRoute,
@@ -101,6 +104,8 @@ export interface ApiClient {
   listTlsEdges(options?: ListOptions): Promise<ListResult<TlsEdge>>;
   listHttpsEdges(options?: ListOptions): Promise<ListResult<HttpsEdge>>;
   listBotUsers(options?: ListOptions): Promise<ListResult<BotUser>>;
+  /** Cloud and agent endpoints alike (the caller tells them apart by `type`). */
+  listEndpoints(options?: ListOptions): Promise<ListResult<CloudEndpoint>>;
 
   getTlsEdge(id: string, options?: RequestOptions): Promise<TlsEdge>;
   createTlsEdge(body: TlsEdgeWrite, options?: RequestOptions): Promise<TlsEdge>;
@@ -148,6 +153,16 @@ export interface ApiClient {
   createBotUser(body: BotUserCreate, options?: RequestOptions): Promise<BotUser>;
   updateBotUser(id: string, body: BotUserUpdate, options?: RequestOptions): Promise<BotUser>;
   deleteBotUser(id: string, options?: RequestOptions): Promise<void>;
+
+  getEndpoint(id: string, options?: RequestOptions): Promise<CloudEndpoint>;
+  createEndpoint(body: EndpointCreate, options?: RequestOptions): Promise<CloudEndpoint>;
+  /** Partial: absent fields are left as they are. */
+  updateEndpoint(
+    id: string,
+    body: EndpointUpdate,
+    options?: RequestOptions,
+  ): Promise<CloudEndpoint>;
+  deleteEndpoint(id: string, options?: RequestOptions): Promise<void>;
 
   /**
    * Destroys the connections of the exchange the client created, idle or in use (an injected

@@ -12,13 +12,22 @@
  */
 
 import { stringify } from 'yaml';
-import type { BotUser, HttpsEdge, HttpsRoute, LiveSnapshot, TlsEdge } from '../api/index.js';
+import type {
+  BotUser,
+  CloudEndpoint,
+  HttpsEdge,
+  HttpsRoute,
+  LiveSnapshot,
+  TlsEdge,
+} from '../api/index.js';
 import { compareCodeUnits } from '../compare.js';
 import { moduleDefault } from '../hosted/defaults.js';
 import { HTTPS_EDGE_MODULES, ROUTE_MODULES, TLS_EDGE_MODULES } from '../hosted/edge-api.js';
 import { parseStoredMetadata } from '../manifest/metadata.js';
+import { parsePolicyText } from '../manifest/policy-text.js';
 import { NAME_PATTERN } from '../manifest/schema.js';
 import { isSecretField } from '../manifest/secrets.js';
+import { defaultEndpointBinding } from '../plan/endpoint-url.js';
 import { liveModuleToWrite, type Plain, type PlainObject } from '../plan/normalize.js';
 import { credentialLikeReason } from './credentials.js';
 
@@ -33,7 +42,7 @@ export interface ImportOptions {
 export interface ImportedFile {
   /** File name (no directory), e.g. `https-storefront.yaml`. */
   readonly file: string;
-  readonly kind: 'TLSEdge' | 'HTTPSEdge' | 'BotUser';
+  readonly kind: 'TLSEdge' | 'HTTPSEdge' | 'BotUser' | 'CloudEndpoint';
   readonly name: string;
   /** Set when the file adopts a foreign edge. */
   readonly adopts?: string;
@@ -161,6 +170,14 @@ export function importLive(live: LiveSnapshot, options: ImportOptions): ImportRe
     });
   }
 
+  const endpoints = endpointFiles(live.cloudEndpoints, options.owner, header, (name, path) => {
+    const env = uniqueEnv(`cloud_endpoint_${name}_${path}`, usedEnv);
+    secrets.push({ env, address: `cloud_endpoint.${name}`, path });
+    return env;
+  });
+  files.push(...endpoints.files);
+  notes.push(...endpoints.notes);
+
   const botNames = new Set<string>();
   for (const bot of [...live.botUsers].sort((a, b) => compareCodeUnits(a.id, b.id))) {
     const file = botFile(bot, botNames, notes, header);
@@ -172,6 +189,107 @@ export function importLive(live: LiveSnapshot, options: ImportOptions): ImportRe
     );
   }
   return { files, secrets, notes, warnings };
+}
+
+/**
+ * Our cloud endpoints as `kind: CloudEndpoint` manifests, the policy as a YAML mapping with its
+ * secret fields as `{ env }` references. Agent endpoints are never imported; endpoints of other
+ * owners or of none are skipped with a note (endpoints are not adopted: applying such a file
+ * would create a second endpoint on the same URL).
+ */
+function endpointFiles(
+  live: readonly CloudEndpoint[],
+  owner: string,
+  header: string,
+  secretEnv: (name: string, path: string) => string,
+): { files: ImportedFile[]; notes: string[] } {
+  const files: ImportedFile[] = [];
+  const notes: string[] = [];
+  const names = new Set<string>();
+  let skipped = 0;
+  for (const e of [...live].sort((a, b) => compareCodeUnits(a.id, b.id))) {
+    if (e.type !== 'cloud') continue;
+    const meta = parseStoredMetadata(e.metadata);
+    if (meta?.owner !== owner || meta.name === undefined) {
+      if (meta?.owner !== undefined && meta.owner !== owner) {
+        notes.push(
+          `${e.id}: owned by "${meta.owner}", skipped (import with --owner ${meta.owner})`,
+        );
+      } else skipped += 1;
+      continue;
+    }
+    const name = meta.name;
+    if (!NAME_PATTERN.test(name) || names.has(name)) {
+      notes.push(
+        `${e.id}: its edgesync/name ${JSON.stringify(name)} is not a valid or unique manifest name, skipped`,
+      );
+      continue;
+    }
+    names.add(name);
+    const doc = endpointDocument(e, meta.labels, meta.protect, notes, (path) =>
+      secretEnv(name, path),
+    );
+    files.push({
+      file: `endpoint-${name}.yaml`,
+      kind: 'CloudEndpoint',
+      name,
+      text: header + stringify({ kind: 'CloudEndpoint', name, ...doc }, { lineWidth: 0 }),
+    });
+  }
+  if (skipped > 0) {
+    notes.push(
+      `${skipped} cloud endpoint(s) not managed by edgesync skipped (endpoints are not adopted)`,
+    );
+  }
+  return { files, notes };
+}
+
+/** One endpoint's fields as a manifest writes them: defaults and empty values left out. */
+function endpointDocument(
+  e: CloudEndpoint,
+  labels: Readonly<Record<string, string>>,
+  protect: boolean,
+  notes: string[],
+  secretEnv: (path: string) => string,
+): Record<string, unknown> {
+  const doc: Record<string, unknown> = { url: e.url };
+  if (e.description) doc.description = e.description;
+  if (Object.keys(labels).length > 0) doc.metadata = sortedObject(labels);
+  const bindings = e.bindings ?? [];
+  if (
+    bindings.length > 0 &&
+    !(bindings.length === 1 && bindings[0] === defaultEndpointBinding(e.url))
+  ) {
+    doc.bindings = [...bindings];
+  }
+  if (e.pooling_enabled === true) doc.pooling_enabled = true;
+  if (protect) doc.protect = true;
+  const policy = parsePolicyText(e.traffic_policy ?? '');
+  if (typeof policy === 'object' && policy !== null && !Array.isArray(policy)) {
+    doc.traffic_policy = policySecretsAsEnv(policy, ['traffic_policy'], secretEnv);
+  } else {
+    notes.push(`${e.id}: its traffic policy is not a YAML mapping, written as the text it is`);
+    doc.traffic_policy = e.traffic_policy ?? '';
+  }
+  return doc;
+}
+
+/** The document with every secret field (`isSecretField`) replaced by an `{ env }` reference. */
+function policySecretsAsEnv(
+  value: unknown,
+  path: readonly (string | number)[],
+  secretEnv: (path: string) => string,
+): unknown {
+  if (typeof value === 'string') {
+    return isSecretField(path) ? { env: secretEnv(path.slice(1).join('_')) } : value;
+  }
+  if (Array.isArray(value))
+    return value.map((v, i) => policySecretsAsEnv(v, [...path, i], secretEnv));
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value))
+    out[k] = policySecretsAsEnv(v, [...path, k], secretEnv);
+  return out;
 }
 
 function botFile(

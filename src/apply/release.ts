@@ -1,5 +1,5 @@
 /**
- * `edgesync release`: stop managing edges without deleting them. The pure half: which live edges
+ * `edgesync release`: stop managing edges and cloud endpoints without deleting them. The pure half: which live edges
  * a list of `KIND/NAME` targets names for an owner, and the metadata each keeps once the
  * `edgesync/` keys are gone (the user's labels, key-sorted, or the empty string). After one PATCH
  * per edge the edge is unowned, so a plan without its manifest deletes nothing (foreign edges are
@@ -8,7 +8,7 @@
 import type { LiveSnapshot } from '../api/observe.js';
 import { parseStoredMetadata, storedRouteMetadata } from '../manifest/metadata.js';
 
-export type ReleaseKind = 'tls_edge' | 'https_edge';
+export type ReleaseKind = 'tls_edge' | 'https_edge' | 'cloud_endpoint';
 
 export interface ReleaseTarget {
   readonly kind: ReleaseKind;
@@ -28,10 +28,19 @@ const KINDS: Readonly<Record<string, ReleaseKind>> = {
   tls_edge: 'tls_edge',
   httpsedge: 'https_edge',
   https_edge: 'https_edge',
+  cloudendpoint: 'cloud_endpoint',
+  cloud_endpoint: 'cloud_endpoint',
 };
 
 /** The kinds a target may name, as the usage text shows them. */
-export const RELEASE_KIND_NAMES = ['TLSEdge', 'HTTPSEdge', 'tls_edge', 'https_edge'] as const;
+export const RELEASE_KIND_NAMES = [
+  'TLSEdge',
+  'HTTPSEdge',
+  'CloudEndpoint',
+  'tls_edge',
+  'https_edge',
+  'cloud_endpoint',
+] as const;
 
 /** `TLSEdge/api`, `https_edge/web` (kind case-insensitive); a string saying what is wrong otherwise. */
 export function parseReleaseTarget(text: string): ReleaseTarget | string {
@@ -63,7 +72,8 @@ export interface ReleasePlan {
  */
 export function planRelease(
   targets: readonly ReleaseTarget[],
-  live: Pick<LiveSnapshot, 'tlsEdges' | 'httpsEdges'>,
+  live: Pick<LiveSnapshot, 'tlsEdges' | 'httpsEdges'> &
+    Partial<Pick<LiveSnapshot, 'cloudEndpoints'>>,
   owner: string,
 ): ReleasePlan {
   const releases: Release[] = [];
@@ -73,10 +83,19 @@ export function planRelease(
     const address = `${target.kind}.${target.name}`;
     if (seen.has(address)) continue;
     seen.add(address);
-    const edges = target.kind === 'tls_edge' ? live.tlsEdges : live.httpsEdges;
+    const records: readonly {
+      readonly id: string;
+      readonly metadata?: string | null | undefined;
+    }[] =
+      target.kind === 'tls_edge'
+        ? live.tlsEdges
+        : target.kind === 'https_edge'
+          ? live.httpsEdges
+          : // Agent endpoints are never edgesync's, whatever their metadata says.
+            (live.cloudEndpoints ?? []).filter((e) => e.type === 'cloud');
     const others = new Set<string>();
     let found = 0;
-    for (const edge of edges) {
+    for (const edge of records) {
       const meta = parseStoredMetadata(edge.metadata);
       if (meta === undefined || meta.name !== target.name || meta.owner === undefined) continue;
       if (meta.owner !== owner) {
@@ -95,7 +114,7 @@ export function planRelease(
     problems.push(
       others.size > 0
         ? `${address}: managed by owner ${[...others].map((o) => `"${o}"`).join(', ')}, not "${owner}" (pass --owner)`
-        : `${address}: no edge of this kind and name is managed by owner "${owner}"`,
+        : `${address}: no ${target.kind === 'cloud_endpoint' ? 'endpoint' : 'edge'} of this kind and name is managed by owner "${owner}"`,
     );
   }
   return { releases, problems };

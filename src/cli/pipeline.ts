@@ -207,6 +207,7 @@ export function fingerprintLive(
     readonly tlsEdges: LiveSnapshot['tlsEdges'];
     readonly httpsEdges: LiveSnapshot['httpsEdges'];
     readonly botUsers: LiveSnapshot['botUsers'];
+    readonly cloudEndpoints?: LiveSnapshot['cloudEndpoints'] | undefined;
   },
 ): string {
   const hash = createHmac('sha256', key);
@@ -217,6 +218,9 @@ export function fingerprintLive(
     byId(snapshot.httpsEdges).map((e) => ({ ...e, routes: byId(e.routes) })),
   );
   hashList(hash, 'bot_users', byId(snapshot.botUsers));
+  // Only when there are any: an account without endpoints keeps the fingerprint it had.
+  const endpoints = snapshot.cloudEndpoints ?? [];
+  if (endpoints.length > 0) hashList(hash, 'endpoints', byId(endpoints));
   return `${FINGERPRINT_PREFIX}${hash.digest('hex')}`;
 }
 
@@ -226,5 +230,8 @@ export function fingerprintManifests(key: Buffer, owner: string, desired: Desire
   hashList(hash, 'tls_edges', desired.tlsEdges);
   hashList(hash, 'https_edges', desired.httpsEdges);
   hashList(hash, 'bot_users', desired.botUsers);
+  if (desired.cloudEndpoints.length > 0) {
+    hashList(hash, 'cloud_endpoints', desired.cloudEndpoints);
+  }
   return `${FINGERPRINT_PREFIX}${hash.digest('hex')}`;
 }

@@ -26,8 +26,8 @@ export const USAGE = `usage: edgesync release KIND/NAME... [options]
 
 Stops managing the named edges without deleting them: removes the edgesync/ keys (owner, name,
 protect) from each edge's live metadata, one PATCH per edge, and keeps every other label. A
-later plan without their manifests deletes nothing. KIND is TLSEdge or HTTPSEdge (or tls_edge,
-https_edge); NAME is the manifest name. Nothing is written unless every target is an edge this
+later plan without their manifests deletes nothing. KIND is TLSEdge, HTTPSEdge or CloudEndpoint
+(or tls_edge, https_edge, cloud_endpoint); NAME is the manifest name. Nothing is written unless every target is an edge this
 owner manages.
 
 options:
@@ -98,7 +98,11 @@ export async function run(ctx: CliContext): Promise<number> {
       try {
         const body = { metadata: r.metadata };
         if (r.kind === 'tls_edge') await client.updateTlsEdge(r.id, body, { signal: ctx.signal });
-        else await client.updateHttpsEdge(r.id, body, { signal: ctx.signal });
+        else if (r.kind === 'https_edge') {
+          await client.updateHttpsEdge(r.id, body, { signal: ctx.signal });
+        } else {
+          await client.updateEndpoint(r.id, body, { signal: ctx.signal });
+        }
         ctx.stderr.write(`released ${shown}\n`);
       } catch (err) {
         failed += 1;

@@ -299,7 +299,7 @@ describe('observe', () => {
     expect(snap.httpsEdges).toHaveLength(201);
     expect(snap.botUsers).toHaveLength(3);
     expect(snap.httpsEdges.flatMap((e) => e.routes)).toHaveLength(5);
-    expect(snap.calls).toEqual({ tls: 2, https: 3, botUsers: 1 });
+    expect(snap.calls).toEqual({ tls: 2, https: 3, botUsers: 1, endpoints: 1 });
     expect([...requests].sort()).toEqual([
       'GET /bot_users 200',
       'GET /edges/https 200',
@@ -307,16 +307,18 @@ describe('observe', () => {
       'GET /edges/https 200',
       'GET /edges/tls 200',
       'GET /edges/tls 200',
+      'GET /endpoints 200',
     ]);
   });
 
-  it('returns an empty snapshot of an empty account in three calls', async () => {
+  it('returns an empty snapshot of an empty account in four calls', async () => {
     const { client } = connect({ apiKey: freshKey() });
     expect(await observe(client)).toEqual({
       tlsEdges: [],
       httpsEdges: [],
       botUsers: [],
-      calls: { tls: 1, https: 1, botUsers: 1 },
+      cloudEndpoints: [],
+      calls: { tls: 1, https: 1, botUsers: 1, endpoints: 1 },
     });
   });
 

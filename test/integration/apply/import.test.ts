@@ -249,3 +249,51 @@ describe('edgesync import', () => {
     expect(forced.code).toBe(0);
   });
 });
+
+describe('edgesync import: cloud endpoints', () => {
+  let server: Server;
+  let tmp: Awaited<ReturnType<typeof tempDir>>;
+  const owned = JSON.stringify({ 'edgesync/name': 'site', 'edgesync/owner': 'default' });
+  beforeAll(async () => {
+    server = await startTestServer({
+      agentEndpoints: [{ url: 'https://agent.example.com', metadata: owned }],
+    });
+    tmp = await tempDir('edgesync-import-ep-');
+  });
+  afterAll(async () => {
+    await server.close();
+    await tmp.cleanup();
+  });
+
+  it('writes ours as CloudEndpoint with the secret as an env reference, never the agent one', async () => {
+    const client = apiClient(server.url, server.apiKey);
+    try {
+      await client.createEndpoint({
+        url: 'https://site.example.com',
+        metadata: owned,
+        traffic_policy: [
+          'on_http_request:',
+          '  - actions:',
+          '      - type: oauth',
+          '        config: { provider: google, client_id: cid, client_secret: endpoint-secret-42 }',
+          '      - type: custom-response',
+          '        config: { status_code: 200 }',
+        ].join('\n'),
+      });
+    } finally {
+      await client.close();
+    }
+    const out = path.join(tmp.dir, 'out');
+    const env = apiEnv(server.url, server.apiKey);
+    const run = await runCli(['import', '--out', out], { env });
+    expect(run.code, run.stderr).toBe(0);
+    const files = (await readdir(out)).filter((f) => f.endsWith('.yaml'));
+    expect(files).toEqual(['endpoint-site.yaml']);
+    const text = await readFile(path.join(out, 'endpoint-site.yaml'), 'utf8');
+    expect(text).toContain('kind: CloudEndpoint');
+    expect(text).toContain('env: EDGESYNC_CLOUD_ENDPOINT_SITE_');
+    for (const output of [text, run.stdout, run.stderr]) {
+      expect(output).not.toContain('endpoint-secret-42');
+    }
+  });
+});

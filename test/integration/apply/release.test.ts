@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseStoredMetadata } from '../../../src/manifest/metadata.js';
 import { startTestServer, writesAt } from '../../helpers/server.js';
-import { apiEnv, runCli, snapshotOf, tempDir, writeManifests } from './helpers.js';
+import { apiClient, apiEnv, runCli, snapshotOf, tempDir, writeManifests } from './helpers.js';
 
 describe('edgesync release', () => {
   let server: Awaited<ReturnType<typeof startTestServer>>;
@@ -91,6 +91,34 @@ describe('edgesync release', () => {
   it('release usage errors exit 64', async () => {
     for (const argv of [['release'], ['release', 'web'], ['release', 'BotUser/ci']]) {
       expect((await runCli(argv, { env })).code).toBe(64);
+    }
+  });
+
+  it('releases a cloud endpoint: one PATCH of its metadata, labels kept, the agent one never', async () => {
+    const client = apiClient(server.url, server.apiKey);
+    try {
+      const policy = JSON.stringify({ on_http_request: [{ actions: [{ type: 'deny' }] }] });
+      const owned = JSON.stringify({
+        'edgesync/name': 'site',
+        'edgesync/owner': 'default',
+        team: 'a',
+      });
+      const ep = await client.createEndpoint({
+        url: 'https://site.example.com',
+        traffic_policy: policy,
+        metadata: owned,
+      });
+      const writes = writesAt(server);
+      const r = await runCli(['release', '--owner', 'default', 'CloudEndpoint/site'], { env });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`released cloud_endpoint.site (${ep.id})`);
+      expect(writesAt(server) - writes).toBe(1);
+      expect((await client.getEndpoint(ep.id)).metadata).toBe(JSON.stringify({ team: 'a' }));
+      // Released: a second release finds nothing this owner manages.
+      const again = await runCli(['release', '--owner', 'default', 'CloudEndpoint/site'], { env });
+      expect(again.code).toBe(1);
+    } finally {
+      await client.close();
     }
   });
 });

@@ -21,6 +21,8 @@ export function targetOf(path: string): PlannedTarget {
     return x.startsWith('{') ? { created: x.slice(1, -1) } : x;
   };
   const [a, b, c, d, e, f] = segs;
+  if (a === 'endpoints')
+    return b === undefined ? { kind: 'endpoints' } : { kind: 'endpoint', id: ref(b) };
   if (a === 'bot_users')
     return c === undefined && b !== undefined
       ? { kind: 'bot_user', id: ref(b) }
@@ -128,7 +130,9 @@ export function change(
       ? 'tls_edge'
       : address.startsWith('bot_user.')
         ? 'bot_user'
-        : 'https_edge';
+        : address.startsWith('cloud_endpoint.')
+          ? 'cloud_endpoint'
+          : 'https_edge';
   const root = kind === 'route' ? address.slice(0, address.indexOf('.route[')) : address;
   return {
     address,
@@ -182,7 +186,8 @@ export function snapshot(
       .filter((e) => e.kind !== 'tls')
       .map((e) => ({ ...rec(e.id, e.metadata), routes: [] })),
     botUsers: [],
-    calls: { tls: 1, https: 1, botUsers: 1 },
+    cloudEndpoints: [],
+    calls: { tls: 1, https: 1, botUsers: 1, endpoints: 1 },
   };
 }
 

@@ -43,3 +43,41 @@ describe('classifyBlocked', () => {
     expect(verdict.conflicts).toHaveLength(1);
   });
 });
+
+describe('endpoint guards', () => {
+  const endpoint = (id: string, type: string, metadata: string) => ({
+    id,
+    type,
+    url: `https://${id}.example.com`,
+    created_at: '2024-01-01T00:00:00Z',
+    metadata,
+  });
+  const live = {
+    ...snapshot([]),
+    cloudEndpoints: [
+      endpoint('ep_agent', 'agent', owned('web')),
+      endpoint('ep_foreign', 'cloud', owned('web', 'team-b')),
+      endpoint('ep_kept', 'cloud', owned('kept', 'default', true)),
+      endpoint('ep_mine', 'cloud', owned('mine')),
+    ],
+  };
+
+  it.each([
+    ['an agent endpoint', 'ep_agent', 'PATCH', /refusing to touch ep_agent, an agent endpoint/],
+    ["another owner's", 'ep_foreign', 'PATCH', /owned by "team-b"/],
+    ['a protected one, deleted', 'ep_kept', 'DELETE', /is protected/],
+  ] as const)('refuses a write to %s', (_name, id, method, message) => {
+    const p = plan([change('cloud_endpoint.web', [op(method, `/endpoints/${id}`)], { id })]);
+    const verdict = checkGuards(p, { live });
+    expect(verdict.refusals.join('\n')).toMatch(message);
+  });
+
+  it("lets this owner's endpoint be written, and counts its deletion for --max-deletes", () => {
+    const del = op('DELETE', '/endpoints/ep_mine', { phase: 'delete' });
+    const p = plan([change('cloud_endpoint.mine', [del], { id: 'ep_mine' })]);
+    expect(checkGuards(p, { live }).refusals).toEqual([]);
+    expect(checkGuards(p, { live, maxDeletes: 0 }).refusals.join()).toMatch(
+      /more than --max-deletes 0/,
+    );
+  });
+});

@@ -39,7 +39,8 @@ function live(partial: Partial<LiveSnapshot>): LiveSnapshot {
     tlsEdges: [],
     httpsEdges: [],
     botUsers: [],
-    calls: { tls: 1, https: 1, botUsers: 1 },
+    cloudEndpoints: [],
+    calls: { tls: 1, https: 1, botUsers: 1, endpoints: 1 },
     ...partial,
   };
 }
@@ -194,5 +195,79 @@ describe('importLive', () => {
       ['bot-ops.yaml', { kind: 'BotUser', name: 'ops', active: false }],
     ]);
     expect(result.notes.join('\n')).toMatch(/"Deploy Bot" is not a valid manifest name/);
+  });
+});
+
+describe('importLive: cloud endpoints', () => {
+  const policy = {
+    on_http_request: [
+      {
+        actions: [
+          { type: 'oauth', config: { provider: 'google', client_secret: 'live-secret-xyz' } },
+          { type: 'custom-response', config: { status_code: 200 } },
+        ],
+      },
+    ],
+  };
+  const endpoint = (id: string, type: string, metadata: string | undefined, extra = {}) => ({
+    id,
+    type,
+    created_at: '2024-01-01T00:00:00Z',
+    url: 'https://web.example.com',
+    traffic_policy: JSON.stringify(policy),
+    bindings: ['public'],
+    pooling_enabled: false,
+    ...(metadata === undefined ? {} : { metadata }),
+    ...extra,
+  });
+
+  it('writes ours as CloudEndpoint manifests, the policy a mapping, secrets as env', () => {
+    const result = importLive(
+      live({
+        cloudEndpoints: [
+          endpoint('ep_1', 'cloud', owned('web'), { description: 'site' }),
+          endpoint('ep_2', 'agent', owned('agent')),
+          endpoint(
+            'ep_3',
+            'cloud',
+            JSON.stringify({ 'edgesync/owner': 'team-b', 'edgesync/name': 'x' }),
+          ),
+          endpoint('ep_4', 'cloud', undefined),
+        ],
+      }),
+      options,
+    );
+    expect(result.files.map((f) => `${f.kind} ${f.file}`)).toEqual([
+      'CloudEndpoint endpoint-web.yaml',
+    ]);
+    const text = result.files[0]?.text ?? '';
+    expect(text).not.toContain('live-secret-xyz');
+    expect(parse(text)).toEqual({
+      kind: 'CloudEndpoint',
+      name: 'web',
+      url: 'https://web.example.com',
+      description: 'site',
+      traffic_policy: {
+        on_http_request: [
+          {
+            actions: [
+              {
+                type: 'oauth',
+                config: {
+                  provider: 'google',
+                  client_secret: {
+                    env: 'EDGESYNC_CLOUD_ENDPOINT_WEB_ON_HTTP_REQUEST_0_ACTIONS_0_CONFIG_CLIENT_SECRET',
+                  },
+                },
+              },
+              { type: 'custom-response', config: { status_code: 200 } },
+            ],
+          },
+        ],
+      },
+    });
+    expect(result.secrets.map((s) => s.address)).toEqual(['cloud_endpoint.web']);
+    expect(result.notes.join('\n')).toMatch(/ep_3: owned by "team-b", skipped/);
+    expect(result.notes.join('\n')).toMatch(/1 cloud endpoint\(s\) not managed by edgesync/);
   });
 });

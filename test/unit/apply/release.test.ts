@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { HttpsEdge, TlsEdge } from '../../../src/api/index.js';
+import type { CloudEndpoint, HttpsEdge, TlsEdge } from '../../../src/api/index.js';
 import { parseReleaseTarget, planRelease } from '../../../src/apply/release.js';
 
 const tls = (id: string, metadata: string | null) => ({ id, metadata }) as unknown as TlsEdge;
@@ -11,6 +11,7 @@ describe('release targets', () => {
     ['TLSEdge/api', { kind: 'tls_edge', name: 'api' }],
     ['httpsedge/web', { kind: 'https_edge', name: 'web' }],
     ['https_edge/web.v2', { kind: 'https_edge', name: 'web.v2' }],
+    ['CloudEndpoint/site', { kind: 'cloud_endpoint', name: 'site' }],
   ])('%s parses', (text, expected) => {
     expect(parseReleaseTarget(text)).toEqual(expected);
   });
@@ -19,7 +20,10 @@ describe('release targets', () => {
     ['api', 'is not KIND/NAME'],
     ['TLSEdge/', 'is not KIND/NAME'],
     ['/api', 'is not KIND/NAME'],
-    ['Edge/api', 'unknown kind "Edge" (one of TLSEdge, HTTPSEdge, tls_edge, https_edge)'],
+    [
+      'Edge/api',
+      'unknown kind "Edge" (one of TLSEdge, HTTPSEdge, CloudEndpoint, tls_edge, https_edge, cloud_endpoint)',
+    ],
     ['BotUser/ci', 'bot users carry no metadata'],
   ])('%s is refused', (text, message) => {
     expect(parseReleaseTarget(text)).toContain(message);
@@ -88,6 +92,38 @@ describe('planRelease', () => {
       'tls_edge.theirs: managed by owner "team-b", not "default" (pass --owner)',
       'tls_edge.nobody: no edge of this kind and name is managed by owner "default"',
       'https_edge.api: no edge of this kind and name is managed by owner "default"',
+    ]);
+  });
+});
+
+describe('planRelease of cloud endpoints', () => {
+  const ep = (id: string, type: string, metadata: string) =>
+    ({ id, type, metadata, url: 'https://x', created_at: '' }) as unknown as CloudEndpoint;
+  const owned = meta({ 'edgesync/name': 'site', 'edgesync/owner': 'default', team: 'a' });
+  const live = {
+    tlsEdges: [],
+    httpsEdges: [],
+    cloudEndpoints: [ep('ep_agent', 'agent', owned), ep('ep_1', 'cloud', owned)],
+  };
+
+  it('releases the cloud endpoint, never the agent one', () => {
+    expect(planRelease([{ kind: 'cloud_endpoint', name: 'site' }], live, 'default')).toEqual({
+      releases: [
+        {
+          address: 'cloud_endpoint.site',
+          kind: 'cloud_endpoint',
+          id: 'ep_1',
+          metadata: meta({ team: 'a' }),
+        },
+      ],
+      problems: [],
+    });
+  });
+
+  it('names an endpoint no one manages as a problem', () => {
+    const plan = planRelease([{ kind: 'cloud_endpoint', name: 'other' }], live, 'default');
+    expect(plan.problems).toEqual([
+      'cloud_endpoint.other: no endpoint of this kind and name is managed by owner "default"',
     ]);
   });
 });

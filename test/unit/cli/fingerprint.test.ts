@@ -12,7 +12,9 @@ import {
 import type { DesiredSet } from '../../../src/manifest/schema.js';
 import {
   desiredSet,
+  endpointManifest,
   httpsManifest,
+  liveEndpoint,
   liveHttps,
   liveState,
   liveTls,
@@ -90,6 +92,25 @@ describe('plan fingerprints', () => {
     expect(fingerprintManifests(key, 'other', desired)).not.toBe(base);
     expect(fingerprintManifests(fingerprintHmacKey('esk_another'), 'default', desired)).not.toBe(
       base,
+    );
+  });
+
+  it('cover cloud endpoints, live and desired', () => {
+    const ep = liveEndpoint({ id: 'ep_1', url: 'https://a.example.com', name: 'a' });
+    const withEp = { ...live, cloudEndpoints: [ep] };
+    const changed = { ...live, cloudEndpoints: [{ ...ep, traffic_policy: '{}' }] };
+    expect(fingerprintLive(key, withEp)).not.toBe(fingerprintLive(key, live));
+    expect(fingerprintLive(key, changed)).not.toBe(fingerprintLive(key, withEp));
+    const a = {
+      ...desired,
+      cloudEndpoints: [endpointManifest({ name: 'a', url: 'https://a.example.com' })],
+    };
+    const b = {
+      ...desired,
+      cloudEndpoints: [endpointManifest({ name: 'a', url: 'https://b.example.com' })],
+    };
+    expect(fingerprintManifests(key, 'default', a)).not.toBe(
+      fingerprintManifests(key, 'default', b),
     );
   });
 });
