@@ -23,11 +23,11 @@ import type {
 import { compareCodeUnits } from '../compare.js';
 import { moduleDefault } from '../hosted/defaults.js';
 import { HTTPS_EDGE_MODULES, ROUTE_MODULES, TLS_EDGE_MODULES } from '../hosted/edge-api.js';
+import { defaultEndpointBinding } from '../manifest/endpoint-url.js';
 import { parseStoredMetadata } from '../manifest/metadata.js';
 import { parsePolicyText } from '../manifest/policy-text.js';
 import { NAME_PATTERN } from '../manifest/schema.js';
 import { isSecretField } from '../manifest/secrets.js';
-import { defaultEndpointBinding } from '../plan/endpoint-url.js';
 import { liveModuleToWrite, type Plain, type PlainObject } from '../plan/normalize.js';
 import { credentialLikeReason } from './credentials.js';
 

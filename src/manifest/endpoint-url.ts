@@ -104,3 +104,27 @@ export function forwardTargetProblem(text: string, scheme: string): string | und
   }
   return undefined;
 }
+
+/**
+ * The normalised form of a URL (live records carry the service's own; the planner compares
+ * only this form), or the text itself when it is not an endpoint URL.
+ */
+export function normalizeEndpointUrl(text: string): string {
+  const parsed = parseEndpointUrl(text);
+  return 'problem' in parsed ? text : parsed.url;
+}
+
+/**
+ * The `host:port` an endpoint URL claims, as an edge's hostport is written (lower-case):
+ * `https://h` -> `h:443`, `tls://h:443` -> `h:443`, `http://h` -> `h:80`.
+ */
+export function endpointHostport(text: string): string | undefined {
+  const parsed = parseEndpointUrl(text);
+  return 'problem' in parsed ? undefined : `${parsed.host}:${parsed.port}`;
+}
+
+/** The binding the service stores for a URL sent without one. */
+export function defaultEndpointBinding(text: string): Binding {
+  const parsed = parseEndpointUrl(text);
+  return 'problem' in parsed ? 'public' : defaultBinding(parsed);
+}

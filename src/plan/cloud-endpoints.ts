@@ -17,6 +17,7 @@
 import equal from 'fast-deep-equal';
 import type { CloudEndpoint, EndpointCreate, EndpointUpdate } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
+import { defaultEndpointBinding, normalizeEndpointUrl } from '../manifest/endpoint-url.js';
 import { type ParsedMetadata, recordMetadata, storedMetadata } from '../manifest/metadata.js';
 import type { Segment } from '../manifest/paths.js';
 import { formatPath } from '../manifest/paths.js';
@@ -25,7 +26,6 @@ import type { CloudEndpointManifest } from '../manifest/schema.js';
 import { isSecretField } from '../manifest/secrets.js';
 import type { PlanContext } from './context.js';
 import { Sensitivity } from './diff.js';
-import { defaultEndpointBinding, normalizeEndpointUrl } from './endpoint-url.js';
 import type { FieldChange, Operation } from './model.js';
 import { createEndpoint, deleteEndpoint, updateEndpoint } from './operations.js';
 import { survivorFirst } from './survivor.js';

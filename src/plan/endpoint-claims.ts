@@ -9,9 +9,9 @@
  * blocks the endpoint as a conflict: it is not attempted. Pure.
  */
 
+import { endpointHostport, normalizeEndpointUrl } from '../manifest/endpoint-url.js';
 import type { EndpointMatch, EndpointPlanInput } from './cloud-endpoints.js';
 import type { PlanContext } from './context.js';
-import { endpointHostport, normalizeEndpointUrl } from './endpoint-url.js';
 import { canonicalHostports } from './normalize.js';
 import {
   describeHolder,
