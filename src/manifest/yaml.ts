@@ -69,6 +69,9 @@ export function parseYaml(text: string, options: ParseOptions): ParseResult {
     uniqueKeys: true,
     merge: true,
     strict: true,
+    // A collection used as a key is reported as an unknown field like any other key; yaml's own
+    // warning about it would reach stderr outside the diagnostics (as a Node process warning).
+    logLevel: 'error',
   });
   const problems: YamlProblem[] = [];
   const documents: ParsedDocument[] = [];
