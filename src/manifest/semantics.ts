@@ -51,16 +51,19 @@ export interface SemanticOptions {
 
 const KIND_LABEL = { TLSEdge: 'TLSEdge', HTTPSEdge: 'HTTPSEdge', BotUser: 'BotUser' } as const;
 
-export function checkSemantics(
+/**
+ * The rules across documents: names unique per kind, adopted IDs unique per kind, hostports
+ * unique across all edges. Positions are asked for `name`, `id` and `hostports[i]` only, so a
+ * document that has let go of its parse keeps just those (see `slimResult` in ./shape.ts).
+ */
+export function checkAcrossDocuments(
   docs: readonly SemanticDoc[],
   options: SemanticOptions,
 ): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
-  const add = (doc: number, path: FieldPath, message: string, anchor?: Anchor): void => {
-    issues.push(anchor === undefined ? { doc, path, message } : { doc, path, message, anchor });
+  const add = (doc: number, path: FieldPath, message: string): void => {
+    issues.push({ doc, path, message });
   };
-
-  // Names unique per kind; adopted IDs unique per kind; hostports unique across all edges.
   // Per kind, keyed by the name itself: no key string to build per document.
   const names: Record<DocumentValue['kind'], Map<string, number>> = {
     TLSEdge: new Map(),
@@ -106,22 +109,28 @@ export function checkSemantics(
         );
       }
     });
-
-    // Rules within one edge: a document found clean for this owner is not checked again.
-    if (clean.get(value) === options.owner) continue;
-    const before = issues.length;
-    checkEdge(doc, value, options, add);
-    if (issues.length === before) clean.set(value, options.owner);
   }
   return issues;
 }
 
 /**
- * Documents whose own rules found nothing, by the owner they were checked for: the daemon's
- * `FileCache` hands back the same document objects, and a 10,000-edge set is not re-checked
- * after one file changed. The rules across documents (names, IDs, hostports) always run.
+ * The rules within each document (labels, the metadata limit, TLS termination, routes): they
+ * need nothing but the document, so they run while its file's parse is at hand, and any
+ * position in it can be named.
  */
-const clean = new WeakMap<object, string>();
+export function checkWithinDocuments(
+  docs: readonly SemanticDoc[],
+  options: SemanticOptions,
+): SemanticIssue[] {
+  const issues: SemanticIssue[] = [];
+  const add = (doc: number, path: FieldPath, message: string, anchor?: Anchor): void => {
+    issues.push(anchor === undefined ? { doc, path, message } : { doc, path, message, anchor });
+  };
+  for (const { id: doc, value } of docs) {
+    if (value.kind !== 'BotUser') checkEdge(doc, value, options, add);
+  }
+  return issues;
+}
 
 /** The rules within one edge: labels, the metadata limit, TLS termination, routes. */
 function checkEdge(

@@ -41,8 +41,6 @@ export interface ParsedDocument {
   locate(path: FieldPath, anchor?: Anchor): Position;
   /** Original text of the plain scalar at `path` (e.g. `1.3` for a number), if there is one. */
   scalarSource(path: FieldPath): string | undefined;
-  /** Lets go of anything parsed again on demand to locate a path (kept documents only). */
-  release?(): void;
 }
 
 export interface ParseOptions {
