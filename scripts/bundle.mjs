@@ -29,8 +29,8 @@ for (const name of BUNDLED) {
 /**
  * `yaml` ships two builds of the same code: CommonJS for Node (its `node` export condition) and
  * ESM for everything else (`default`). The Node build reads `process.env.LOG_TOKENS` for every
- * token the parser sees (a debugging switch): a call into the environment each time, about 40%
- * of parsing the 10,000-edge corpus. The ESM build is the same parser without that switch (and
+ * token the parser sees (a debugging switch): a call into the environment each time, 2.7 million
+ * of them for the 10,000-edge corpus, about 0.7 s of CPU (a tenth of parsing it). The ESM build is the same parser without that switch (and
  * warns through `console.warn`, not `process.emitWarning`; the manifest reader turns yaml's
  * warnings off). The bundle takes it.
  */
