@@ -1,8 +1,8 @@
 /**
- * Benchmark suite `plan` (issue #4 item 9): 10,000 edges already converged on the local server
- * (5,000 TLS edges with all five modules, 5,000 HTTPS edges with 3 routes each), then `plan`.
- * Reports the API calls it made (target: exactly 100 edge list calls plus 1 bot user list
- * call), the wall time (target: under 3 s) and the peak memory.
+ * Benchmark suite `plan`: 1,000 and then 10,000 edges already converged on the local server
+ * (half TLS edges with all five modules, half HTTPS edges with 3 routes each), then `plan`.
+ * Reports the API calls it made (at 10,000 edges: exactly 100 edge list calls plus 1 bot user
+ * list call), the CPU time, wall time and peak memory of the whole command, and `validate`'s.
  *
  * The server runs in a child process (`edgesync server`), seeded over HTTP by executing the
  * plan of the empty account; each measured plan runs in a fresh child process
@@ -28,7 +28,7 @@ import type { Rusage } from './rusage.js';
 
 const RUNS = 5;
 const SEED_CONCURRENCY = 32;
-/** Issue 4's wall-time target: for the 10,000-edge corpus only (not printed at other sizes). */
+/** The pipeline's wall-time target: for the 10,000-edge corpus only (not printed at other sizes). */
 const TARGET_MS = 3_000;
 const API_KEY = 'esk_benchplanBENCHplan0123456789abcd';
 
@@ -40,7 +40,7 @@ const CHILD = path.resolve(here, '../bench-bundle/plan-child.js');
 const RUSAGE = pathToFileURL(path.join(here, 'rusage.js')).href;
 /**
  * Budgets of a whole no-op `edgesync plan` (CPU, peak RSS) and `edgesync validate` (wall) by
- * corpus size, with the one YAML parser and zod: `EDGESYNC_BENCH_PLAN_EDGES=1000` for the first.
+ * corpus size, with the one YAML parser and zod.
  */
 const TARGETS: Readonly<
   Record<number, { readonly cpuMs: number; readonly rssMb?: number; readonly validateMs?: number }>
@@ -109,88 +109,97 @@ function median(values: number[]): number {
 const run = promisify(execFile);
 
 /**
- * `EDGESYNC_BENCH_PLAN_EDGES=50000` plans a corpus of that many edges instead (half TLS, half
- * HTTPS with 3 routes each): the benchmark's second size.
+ * The corpus sizes planned, in turn (half TLS edges, half HTTPS edges with 3 routes each): 1,000
+ * and 10,000 edges, the two budgets. `EDGESYNC_BENCH_PLAN_EDGES=50000` (or a comma-separated
+ * list) plans other sizes instead.
  */
-const EDGES = Number(process.env.EDGESYNC_BENCH_PLAN_EDGES ?? TLS_EDGES + HTTPS_EDGES);
-const SIZE = { tls: Math.floor(EDGES / 2), https: EDGES - Math.floor(EDGES / 2) };
+const SIZES = (process.env.EDGESYNC_BENCH_PLAN_EDGES ?? `1000,${TLS_EDGES + HTTPS_EDGES}`)
+  .split(',')
+  .map((n) => Number(n.trim()));
 
 export const suite: BenchSuite = {
   name: 'plan',
-  description: `plan with ${SIZE.tls + SIZE.https} converged edges (${SIZE.https} HTTPS with 3 routes each)`,
+  description: `plan with ${SIZES.join(' and ')} converged edges (half of them HTTPS with 3 routes each)`,
   async run() {
-    if (!Number.isSafeInteger(EDGES) || EDGES <= 0) {
-      throw new Error('EDGESYNC_BENCH_PLAN_EDGES must be a positive whole number');
+    if (SIZES.some((n) => !Number.isSafeInteger(n) || n <= 0)) {
+      throw new Error('EDGESYNC_BENCH_PLAN_EDGES must be positive whole numbers');
     }
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'edgesync-bench-plan-'));
-    const { child, url } = await startChildServer({ apiKeys: [API_KEY] });
-    try {
-      await generate(dir, SIZE);
-      const t0 = performance.now();
-      const { set } = await loadDesiredSet(dir, { env: {} });
-      const client = createApiClient({ baseUrl: url, apiKey: API_KEY });
-      const initial = buildPlan(set, await observe(client));
-      await client.close();
-      const requests = await seed(url, initial);
-      process.stdout.write(
-        `seeded ${requests} resources over HTTP in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
-      );
-
-      const results: ChildResult[] = [];
-      const cliMs: number[] = [];
-      const cliUsage: Rusage[] = [];
-      const validateUsage: Rusage[] = [];
-      const validateMs: number[] = [];
-      const usageFile = path.join(dir, '..', `${path.basename(dir)}.rusage.json`);
-      /** The real command as a user runs it, process start to exit: its wall time and usage. */
-      const command = async (args: readonly string[]): Promise<{ ms: number; usage: Rusage }> => {
-        const start = performance.now();
-        await run(process.execPath, ['--import', RUSAGE, BIN, ...args], {
-          env: {
-            ...process.env,
-            EDGESYNC_API_URL: url,
-            EDGESYNC_API_KEY: API_KEY,
-            EDGESYNC_RATE_LIMIT: 'none',
-            EDGESYNC_BENCH_RUSAGE: usageFile,
-          },
-          maxBuffer: 64 << 20,
-        });
-        const ms = performance.now() - start;
-        return { ms, usage: JSON.parse(await readFile(usageFile, 'utf8')) as Rusage };
-      };
-      for (let i = 0; i < RUNS; i++) {
-        const { stdout } = await run(process.execPath, [CHILD, dir, url, API_KEY], {
-          maxBuffer: 1 << 20,
-        });
-        results.push(JSON.parse(stdout) as ChildResult);
-        const plan = await command(['plan', dir, '--detailed-exitcode']);
-        cliMs.push(plan.ms);
-        cliUsage.push(plan.usage);
-        // The manifests alone (no listing, no plan): the floor under the plan's CPU.
-        const validated = await command(['validate', dir]);
-        validateUsage.push(validated.usage);
-        validateMs.push(validated.ms);
-      }
-      await rm(usageFile, { force: true });
-      const last = results[results.length - 1] as ChildResult;
-      if (results.some((r) => r.pendingChanges !== 0))
-        throw new Error('the account is not converged: plan shows changes');
-      const wall = median(results.map((r) => r.ms));
-      process.stdout.write(
-        [
-          `API calls: ${last.calls.tlsList} TLS edge list + ${last.calls.httpsList} HTTPS edge list + ${last.calls.botList} bot user list (${last.calls.other} other)`,
-          `plan (load + observe + plan + render), median of ${RUNS}: ${verdict('', wall, 'ms', EDGES === TLS_EDGES + HTTPS_EDGES ? TARGET_MS : undefined).trim()}`,
-          `  phases (last run): manifests+observe ${last.phases.prepare.toFixed(0)} ms, of which plan ${last.phases.plan.toFixed(0)} ms; render ${last.phases.render.toFixed(0)} ms`,
-          `pipeline alone (load + observe + plan + render, in a fresh process), median of ${RUNS}: CPU ${median(results.map((r) => r.cpuMs)).toFixed(0)} ms, peak RSS ${median(results.map((r) => r.maxRssMb)).toFixed(0)} MiB; resources: ${last.resources}`,
-          `whole "edgesync plan" process (start to exit), median of ${RUNS}: wall ${median(cliMs).toFixed(0)} ms, ${verdict('CPU (user + system)', median(cliUsage.map((u) => u.cpuMs)), 'ms', TARGETS[EDGES]?.cpuMs)}, ${verdict('peak RSS', median(cliUsage.map((u) => u.maxRssMb)) * MIB_PER_MB, 'MB', TARGETS[EDGES]?.rssMb)}`,
-          `  CPU by thread: ${threads(cliUsage)}`,
-          `whole "edgesync validate" process (the manifests alone: no listing, no plan), median of ${RUNS}: ${verdict('wall', median(validateMs), 'ms', TARGETS[EDGES]?.validateMs)}, CPU ${median(validateUsage.map((u) => u.cpuMs)).toFixed(0)} ms; ${threads(validateUsage)}`,
-          '',
-        ].join('\n'),
-      );
-    } finally {
-      child.kill('SIGTERM');
-      await rm(dir, { recursive: true, force: true });
-    }
+    for (const edges of SIZES) await planSize(edges);
   },
 };
+
+/** The benchmark at one corpus size: seed a fresh server, then time the plans. */
+async function planSize(edges: number): Promise<void> {
+  const size = { tls: Math.floor(edges / 2), https: edges - Math.floor(edges / 2) };
+  process.stdout.write(`\n### ${edges} edges (${size.https} HTTPS with 3 routes each)\n`);
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'edgesync-bench-plan-'));
+  const { child, url } = await startChildServer({ apiKeys: [API_KEY] });
+  try {
+    await generate(dir, size);
+    const t0 = performance.now();
+    const { set } = await loadDesiredSet(dir, { env: {} });
+    const client = createApiClient({ baseUrl: url, apiKey: API_KEY });
+    const initial = buildPlan(set, await observe(client));
+    await client.close();
+    const requests = await seed(url, initial);
+    process.stdout.write(
+      `seeded ${requests} resources over HTTP in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
+    );
+
+    const results: ChildResult[] = [];
+    const cliMs: number[] = [];
+    const cliUsage: Rusage[] = [];
+    const validateUsage: Rusage[] = [];
+    const validateMs: number[] = [];
+    const usageFile = path.join(dir, '..', `${path.basename(dir)}.rusage.json`);
+    /** The real command as a user runs it, process start to exit: its wall time and usage. */
+    const command = async (args: readonly string[]): Promise<{ ms: number; usage: Rusage }> => {
+      const start = performance.now();
+      await run(process.execPath, ['--import', RUSAGE, BIN, ...args], {
+        env: {
+          ...process.env,
+          EDGESYNC_API_URL: url,
+          EDGESYNC_API_KEY: API_KEY,
+          EDGESYNC_RATE_LIMIT: 'none',
+          EDGESYNC_BENCH_RUSAGE: usageFile,
+        },
+        maxBuffer: 64 << 20,
+      });
+      const ms = performance.now() - start;
+      return { ms, usage: JSON.parse(await readFile(usageFile, 'utf8')) as Rusage };
+    };
+    for (let i = 0; i < RUNS; i++) {
+      const { stdout } = await run(process.execPath, [CHILD, dir, url, API_KEY], {
+        maxBuffer: 1 << 20,
+      });
+      results.push(JSON.parse(stdout) as ChildResult);
+      const plan = await command(['plan', dir, '--detailed-exitcode']);
+      cliMs.push(plan.ms);
+      cliUsage.push(plan.usage);
+      // The manifests alone (no listing, no plan): the floor under the plan's CPU.
+      const validated = await command(['validate', dir]);
+      validateUsage.push(validated.usage);
+      validateMs.push(validated.ms);
+    }
+    await rm(usageFile, { force: true });
+    const last = results[results.length - 1] as ChildResult;
+    if (results.some((r) => r.pendingChanges !== 0))
+      throw new Error('the account is not converged: plan shows changes');
+    const wall = median(results.map((r) => r.ms));
+    process.stdout.write(
+      [
+        `API calls: ${last.calls.tlsList} TLS edge list + ${last.calls.httpsList} HTTPS edge list + ${last.calls.botList} bot user list (${last.calls.other} other)`,
+        `plan (load + observe + plan + render), median of ${RUNS}: ${verdict('', wall, 'ms', edges === TLS_EDGES + HTTPS_EDGES ? TARGET_MS : undefined).trim()}`,
+        `  phases (last run): manifests+observe ${last.phases.prepare.toFixed(0)} ms, of which plan ${last.phases.plan.toFixed(0)} ms; render ${last.phases.render.toFixed(0)} ms`,
+        `pipeline alone (load + observe + plan + render, in a fresh process), median of ${RUNS}: CPU ${median(results.map((r) => r.cpuMs)).toFixed(0)} ms, peak RSS ${median(results.map((r) => r.maxRssMb)).toFixed(0)} MiB; resources: ${last.resources}`,
+        `whole "edgesync plan" process (start to exit), median of ${RUNS}: wall ${median(cliMs).toFixed(0)} ms, ${verdict('CPU (user + system)', median(cliUsage.map((u) => u.cpuMs)), 'ms', TARGETS[edges]?.cpuMs)}, ${verdict('peak RSS', median(cliUsage.map((u) => u.maxRssMb)) * MIB_PER_MB, 'MB', TARGETS[edges]?.rssMb)}`,
+        `  CPU by thread: ${threads(cliUsage)}`,
+        `whole "edgesync validate" process (the manifests alone: no listing, no plan), median of ${RUNS}: ${verdict('wall', median(validateMs), 'ms', TARGETS[edges]?.validateMs)}, CPU ${median(validateUsage.map((u) => u.cpuMs)).toFixed(0)} ms; ${threads(validateUsage)}`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    child.kill('SIGTERM');
+    await rm(dir, { recursive: true, force: true });
+  }
+}

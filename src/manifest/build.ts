@@ -27,7 +27,7 @@ import type {
   TrafficPolicyDocument,
 } from './schema.js';
 import { isCredentialHeader, maskValues } from './secrets.js';
-import { checkSemantics, type DocumentValue, type SemanticDoc } from './semantics.js';
+import { checkAcrossDocuments, checkWithinDocuments, type DocumentValue } from './semantics.js';
 import {
   decode,
   type FileResult,
@@ -36,7 +36,7 @@ import {
   type ShapedDoc,
   slimResult,
 } from './shape.js';
-import type { Anchor } from './yaml.js';
+import type { Anchor, Position } from './yaml.js';
 
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_ALIAS_COUNT = 100;
@@ -67,24 +67,15 @@ export interface BuildOptions {
 /**
  * Each file's shape-phase result by path, with a digest of the text it came from. Only files
  * whose result depends on nothing but their text are kept: no `{ env }` / `{ file }` reference,
- * no diagnostic. One cache serves one set of build options (owner, alias bound).
- *
- * The texts themselves are not kept (at 10,000 edges they were 7 MB of the daemon's live heap)
- * once the loader says how to read a file again (`readFrom`): a diagnostic about a kept document
- * reads its file again and uses it if its digest still matches, else points at the document's
- * start. Without a reader (a caller with no files on disk) kept documents hold their text.
+ * no diagnostic. One cache serves one set of build options (owner, alias bound). A kept result
+ * holds neither the text nor the parse (see `slimResult`): a diagnostic about a kept document
+ * (a name another file now repeats) is located from the positions it kept.
  */
 export class FileCache {
   readonly #files = new Map<string, { readonly digest: string; readonly result: FileResult }>();
-  #read: ((file: string) => string | undefined) | undefined;
 
   get size(): number {
     return this.#files.size;
-  }
-
-  /** How to read a manifest file again, by its path in the manifest directory (per load). */
-  readFrom(read: (file: string) => string | undefined): void {
-    this.#read = read;
   }
 
   /** The kept result of `file` if it was built from the text with this digest. */
@@ -94,24 +85,12 @@ export class FileCache {
   }
 
   /**
-   * Where a kept document of `file` finds its text again: the file read afresh (through the
-   * reader of the load that asks, so a git-sync swap since is followed) if it is unchanged.
+   * Keeps `result` (slimmed: `slimResult`) when it depends on nothing but its text and had no
+   * diagnostic, of its shape (in `result`) or of its documents' own rules (`ownIssues`).
    */
-  source(file: string, digest: string, text: string): () => string | undefined {
-    return this.#read === undefined ? () => text : this.#reread(file, digest);
-  }
-
-  /** In a method of its own, so that the closure does not share a context that holds the text. */
-  #reread(file: string, digest: string): () => string | undefined {
-    return () => {
-      const again = this.#read?.(file);
-      return again !== undefined && textDigest(again) === digest ? again : undefined;
-    };
-  }
-
-  /** Keeps `result` (already slimmed: `slimResult`) when it depends on nothing but its text. */
-  store(file: string, digest: string, result: FileResult): void {
+  store(file: string, digest: string, result: FileResult, ownIssues: number): void {
     const standalone =
+      ownIssues === 0 &&
       result.diagnostics.length === 0 &&
       result.partials.length === 0 &&
       // Values read from env or file can change under an unchanged text; secrets written inline
@@ -156,6 +135,8 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const maxAliasCount = options.maxAliasCount ?? DEFAULT_MAX_ALIAS_COUNT;
   const diagnostics: Diagnostic[] = [];
+  /** Diagnostics of the semantic rules, their messages masked once every secret is known. */
+  const semantic: Diagnostic[] = [];
   const counts: ResourceCounts = {
     files: files.length,
     documents: 0,
@@ -179,13 +160,13 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
     let result = cached?.cache.lookup(source.file, cached.digest);
     if (result === undefined) {
       result = processFile(source.file, text, options.reader, { maxAliasCount });
-      // The parser's tree and position tables go now, not after the whole set is assembled:
-      // kept that long, 10,000 edges' worth of them reached the old generation as garbage.
-      if (result.diagnostics.length === 0) {
-        const again = cached ? cached.cache.source(source.file, cached.digest, text) : () => text;
-        result = slimResult(result, again, maxAliasCount);
-      }
-      cached?.cache.store(source.file, cached.digest, result);
+      // The documents' own rules while the parse is at hand; then the parse goes, now rather
+      // than after the whole set is assembled (kept that long, 10,000 edges' worth of trees
+      // reached the old generation as garbage).
+      const own = withinDocuments([...result.shaped, ...result.partials], owner);
+      semantic.push(...own);
+      result = slimResult(result);
+      cached?.cache.store(source.file, cached.digest, result, own.length);
     }
     diagnostics.push(...result.diagnostics);
     counts.documents += result.kinds.length;
@@ -205,45 +186,74 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
 
   // Documents with shape errors take part as far as they parsed: both phases in one run.
   const checked = [...shaped, ...partials];
-  const written = (d: ShapedDoc, path: FieldPath) =>
-    d.partial === undefined ? path : originalPath(d.partial, path);
-  const position = (d: ShapedDoc, path: FieldPath, anchor?: Anchor) =>
-    d.doc.locate(written(d, path), anchor);
-  const semanticDocs: SemanticDoc[] = checked.map((d, id) =>
-    d.sensitive.length === 0
-      ? { id, value: d.value }
-      : { id, value: d.value, sensitive: d.sensitive },
-  );
+  semantic.push(...acrossDocuments(checked, owner));
   const secrets = checked.flatMap((d) => d.secrets);
-  const issues = checkSemantics(semanticDocs, {
-    owner,
-    where: (id, path) => {
-      const d = checked[id] as ShapedDoc;
-      const { line, column } = position(d, path);
-      return `${d.file}:${line}:${column}`;
-    },
-  });
-  for (const issue of issues) {
-    const d = checked[issue.doc] as ShapedDoc;
-    const path = written(d, issue.path);
-    if (d.partial !== undefined && aboutPruned(d.partial, path)) continue;
-    const { line, column } = position(d, issue.path, issue.anchor);
-    diagnostics.push({
-      file: d.file,
-      line,
-      column,
-      path: formatPath(issue.anchor === 'key' ? path.slice(0, -1) : path),
-      message: secrets.length === 0 ? issue.message : maskValues(issue.message, secrets),
-      severity: 'error',
-    });
+  for (const d of semantic) {
+    diagnostics.push(secrets.length === 0 ? d : { ...d, message: maskValues(d.message, secrets) });
   }
-  // Diagnostics are located: what kept documents parsed again for them goes.
-  for (const d of checked) d.doc.release?.();
 
   if (diagnostics.length > 0) {
     return { ok: false, diagnostics: sortDiagnostics(diagnostics), counts };
   }
   return { ok: true, set: assemble(shaped), diagnostics: [], counts };
+}
+
+/** Where a semantic issue's path is in the document as written (a partial one is renumbered). */
+function written(d: ShapedDoc, path: FieldPath): FieldPath {
+  return d.partial === undefined ? path : originalPath(d.partial, path);
+}
+
+function position(d: ShapedDoc, path: FieldPath, anchor?: Anchor): Position {
+  return d.doc.locate(written(d, path), anchor);
+}
+
+/** The semantic issues of `docs`, located (messages not yet masked). */
+function located(
+  docs: readonly ShapedDoc[],
+  check: typeof checkWithinDocuments,
+  owner: string,
+): Diagnostic[] {
+  const issues = check(
+    docs.map((d, id) =>
+      d.sensitive.length === 0
+        ? { id, value: d.value }
+        : { id, value: d.value, sensitive: d.sensitive },
+    ),
+    {
+      owner,
+      where: (id, path) => {
+        const d = docs[id] as ShapedDoc;
+        const { line, column } = position(d, path);
+        return `${d.file}:${line}:${column}`;
+      },
+    },
+  );
+  const out: Diagnostic[] = [];
+  for (const issue of issues) {
+    const d = docs[issue.doc] as ShapedDoc;
+    const path = written(d, issue.path);
+    if (d.partial !== undefined && aboutPruned(d.partial, path)) continue;
+    const { line, column } = position(d, issue.path, issue.anchor);
+    out.push({
+      file: d.file,
+      line,
+      column,
+      path: formatPath(issue.anchor === 'key' ? path.slice(0, -1) : path),
+      message: issue.message,
+      severity: 'error',
+    });
+  }
+  return out;
+}
+
+/** One file's documents' own rules (any position in them, while the parse is at hand). */
+function withinDocuments(docs: readonly ShapedDoc[], owner: string): Diagnostic[] {
+  return docs.length === 0 ? [] : located(docs, checkWithinDocuments, owner);
+}
+
+/** The rules across the whole set (names, IDs, hostports: positions every kept document has). */
+function acrossDocuments(docs: readonly ShapedDoc[], owner: string): Diagnostic[] {
+  return located(docs, checkAcrossDocuments, owner);
 }
 
 function routeSecrets(route: DocumentRoute): FieldPath[] {

@@ -118,10 +118,6 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     } else readProblems.push(problem(rel, result.error));
   });
 
-  // Kept documents find their text again through this load's directory (`FileCache.readFrom`).
-  if (options.fs === undefined) {
-    options.cache?.readFrom(manifestReader(resolvedDir, listing.realPaths, maxFileBytes));
-  }
   const reader = createRefReader(resolvedDir, {
     env: options.env ?? process.env,
     secretDirs: options.secretDirs ?? [],
@@ -235,25 +231,6 @@ function manifestPath(
   rel: string,
 ): string {
   return realPaths.get(rel) ?? path.join(resolvedDir, ...rel.split('/'));
-}
-
-/**
- * Reads a manifest file again, by its path in the directory, or undefined. A function of its own:
- * a closure made inside `loadManifests` would share its context, and with it every file's text.
- */
-function manifestReader(
-  resolvedDir: string,
-  realPaths: ReadonlyMap<string, string>,
-  maxFileBytes: number,
-): (rel: string) => string | undefined {
-  return (rel) => {
-    try {
-      const text = decode(readRegularFile(manifestPath(resolvedDir, realPaths, rel)), maxFileBytes);
-      return typeof text === 'string' ? text : undefined;
-    } catch {
-      return undefined;
-    }
-  };
 }
 
 async function readManifest(

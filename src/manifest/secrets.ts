@@ -418,6 +418,16 @@ export function maskJson(
 export function maskTree<T>(value: T, values: readonly string[], keep: readonly string[] = []): T {
   if (values.length === 0) return value;
   const masker = maskerOf(values);
+  // A plan repeats the same few keys on each of its thousands of objects: each is masked once.
+  const keys = new Map<string, string>();
+  const maskKey = (key: string): string => {
+    let masked = keys.get(key);
+    if (masked === undefined) {
+      masked = masker.apply(key);
+      keys.set(key, masked);
+    }
+    return masked;
+  };
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string') return masker.apply(v);
     if (typeof v !== 'object' || v === null) return v;
@@ -430,14 +440,21 @@ export function maskTree<T>(value: T, values: readonly string[], keep: readonly 
       }
       return out ?? v;
     }
-    let changed = false;
-    const entries = Object.entries(v).map(([key, inner]): [string, unknown] => {
-      const k = masker.apply(key);
+    // Entries are copied only from the first one that changes (an untouched object is no work).
+    const record = v as Record<string, unknown>;
+    const names = Object.keys(record);
+    let out: [string, unknown][] | undefined;
+    for (let i = 0; i < names.length; i++) {
+      const key = names[i] as string;
+      const inner = record[key];
+      const k = maskKey(key);
       const w = keep.includes(key) ? inner : walk(inner);
-      if (k !== key || w !== inner) changed = true;
-      return [k, w];
-    });
-    return changed ? Object.fromEntries(entries) : v;
+      if (out === undefined && (k !== key || w !== inner)) {
+        out = names.slice(0, i).map((n): [string, unknown] => [n, record[n]]);
+      }
+      out?.push([k, w]);
+    }
+    return out === undefined ? v : Object.fromEntries(out);
   };
   return walk(value) as T;
 }

@@ -60,16 +60,21 @@ const KIND_LABEL = {
   CloudEndpoint: 'CloudEndpoint',
 } as const;
 
-export function checkSemantics(
+/**
+ * The rules across documents: names unique per kind, adopted IDs unique per kind, hostports
+ * unique across all edges, a cloud endpoint's URL and binding shared only by pooling endpoints
+ * and never on a host and port an edge serves. Positions are asked for `name`, `id`, `url` and
+ * `hostports[i]` only, so a
+ * document that has let go of its parse keeps just those (see `slimResult` in ./shape.ts).
+ */
+export function checkAcrossDocuments(
   docs: readonly SemanticDoc[],
   options: SemanticOptions,
 ): SemanticIssue[] {
   const issues: SemanticIssue[] = [];
-  const add = (doc: number, path: FieldPath, message: string, anchor?: Anchor): void => {
-    issues.push(anchor === undefined ? { doc, path, message } : { doc, path, message, anchor });
+  const add = (doc: number, path: FieldPath, message: string): void => {
+    issues.push({ doc, path, message });
   };
-
-  // Names unique per kind; adopted IDs unique per kind; hostports unique across all edges.
   // Per kind, keyed by the name itself: no key string to build per document.
   const names: Record<DocumentValue['kind'], Map<string, number>> = {
     TLSEdge: new Map(),
@@ -80,7 +85,7 @@ export function checkSemantics(
   const endpoints: { doc: number; value: EndpointValue }[] = [];
   const ids = new Map<string, number>();
   const hostports = new Map<string, { doc: number; index: number; edge: string; kind: string }>();
-  for (const { id: doc, value, sensitive } of docs) {
+  for (const { id: doc, value } of docs) {
     const namesOfKind = names[value.kind];
     const first = namesOfKind.get(value.name);
     if (first === undefined) namesOfKind.set(value.name, doc);
@@ -94,10 +99,6 @@ export function checkSemantics(
     if (value.kind === 'BotUser') continue;
     if (value.kind === 'CloudEndpoint') {
       endpoints.push({ doc, value });
-      if (clean.get(value) === options.owner) continue;
-      const before = issues.length;
-      checkEndpoint(doc, value, sensitive ?? [], add, options);
-      if (issues.length === before) clean.set(value, options.owner);
       continue;
     }
 
@@ -125,23 +126,31 @@ export function checkSemantics(
         );
       }
     });
-
-    // Rules within one edge: a document found clean for this owner is not checked again.
-    if (clean.get(value) === options.owner) continue;
-    const before = issues.length;
-    checkEdge(doc, value, options, add);
-    if (issues.length === before) clean.set(value, options.owner);
   }
   checkEndpointClaims(endpoints, hostports, options, add);
   return issues;
 }
 
 /**
- * Documents whose own rules found nothing, by the owner they were checked for: the daemon's
- * `FileCache` hands back the same document objects, and a 10,000-edge set is not re-checked
- * after one file changed. The rules across documents (names, IDs, hostports) always run.
+ * The rules within each document (labels, the metadata limit, TLS termination, routes, a cloud
+ * endpoint's binding and policy): they
+ * need nothing but the document, so they run while its file's parse is at hand, and any
+ * position in it can be named.
  */
-const clean = new WeakMap<object, string>();
+export function checkWithinDocuments(
+  docs: readonly SemanticDoc[],
+  options: SemanticOptions,
+): SemanticIssue[] {
+  const issues: SemanticIssue[] = [];
+  const add = (doc: number, path: FieldPath, message: string, anchor?: Anchor): void => {
+    issues.push(anchor === undefined ? { doc, path, message } : { doc, path, message, anchor });
+  };
+  for (const { id: doc, value, sensitive } of docs) {
+    if (value.kind === 'CloudEndpoint') checkEndpoint(doc, value, sensitive ?? [], add, options);
+    else if (value.kind !== 'BotUser') checkEdge(doc, value, options, add);
+  }
+  return issues;
+}
 
 type EndpointValue = Extract<DocumentValue, { kind: 'CloudEndpoint' }>;
 

@@ -244,102 +244,69 @@ function startsWith(path: FieldPath, prefix: FieldPath): boolean {
 }
 
 /**
- * A file's result as `FileCache` keeps it. A kept document holds its start and its routes'
- * starts (what assembly needs); anything else is located by parsing the text again, on demand
- * (only a diagnostic about a kept document needs it: a name another file now repeats, say).
- * The parsed value and the parser's position tables, three quarters of a kept file's memory
- * (28 of 37 MB at 10,000 edges), are let go. `source` gives the text back when asked: the text
- * itself, or (in the daemon) the file read again, if it is still the text the result came from.
- * The documents of one file share one `Reparse`: however many diagnostics point into the file,
- * it is read and parsed again at most once per build.
+ * A file's result once its file is done (as `FileCache` keeps it, and as the rest of a build
+ * uses it): each document keeps its start and the positions the set-wide rules and assembly ask
+ * for (its `name`, adopted `id`, `hostports[i]` and `routes[r]`, as written). The parsed value
+ * and the parser's tree, most of a file's memory, are let go, and nothing needs them again: the
+ * rules that can point anywhere in a document run before this (`checkWithinDocuments`), so no
+ * file is read or parsed twice, however many errors it has.
  */
-export function slimResult(
-  result: FileResult,
-  source: () => string | undefined,
-  maxAliasCount: number,
-): FileResult {
-  const reparse = new Reparse(source, maxAliasCount);
-  return {
-    ...result,
-    shaped: result.shaped.map((d) => {
-      const routes =
-        d.value.kind === 'HTTPSEdge'
-          ? d.value.routes.map((_, r) => d.doc.locate(['routes', r]))
-          : [];
-      return { ...d, doc: keptDocument(reparse, d.doc.index, d.doc.start, routes) };
-    }),
-  };
+export function slimResult(result: FileResult): FileResult {
+  const slim = (d: ShapedDoc): ShapedDoc => ({
+    ...d,
+    doc: keptDocument(d.doc, d.value, d.partial === undefined),
+  });
+  return { ...result, shaped: result.shaped.map(slim), partials: result.partials.map(slim) };
 }
 
-const startKey = (p: Position): string => `${p.line}:${p.column}`;
-
-/**
- * Files parsed again that are still held, oldest first. Diagnostics come in document order, a
- * file's together (and a duplicate's other place close by), so a few suffice for each file to be
- * parsed again once, while thousands of reported files never hold their trees all at once.
- */
-const held: Reparse[] = [];
-const MAX_HELD = 8;
-
-/**
- * One file parsed again for its kept documents, once, and let go (`release`) when the build that
- * asked ends, or earlier when newer ones push it out of `held`: a long-running daemon does not
- * keep the trees of files it once reported on.
- */
-class Reparse {
-  readonly #source: () => string | undefined;
-  readonly #maxAliasCount: number;
-  #byStart: Map<string, ParsedDocument> | undefined;
-
-  constructor(source: () => string | undefined, maxAliasCount: number) {
-    this.#source = source;
-    this.#maxAliasCount = maxAliasCount;
-  }
-
-  /** The document that starts at `start` (a start identifies a document in its file). */
-  document(start: Position): ParsedDocument | undefined {
-    if (this.#byStart === undefined) {
-      this.#byStart = new Map();
-      const text = this.#source();
-      if (text === undefined) return undefined;
-      for (const d of parseYaml(text, { maxAliasCount: this.#maxAliasCount }).documents)
-        this.#byStart.set(startKey(d.start), d);
-      held.push(this);
-      if (held.length > MAX_HELD) held[0]?.release();
-    }
-    return this.#byStart.get(startKey(start));
-  }
-
-  release(): void {
-    if (this.#byStart === undefined) return;
-    this.#byStart = undefined;
-    const at = held.indexOf(this);
-    if (at >= 0) held.splice(at, 1);
-  }
+/** Where a kept document's fields are (see `slimResult`). */
+interface KeptPositions {
+  readonly start: Position;
+  readonly name: Position;
+  readonly id: Position | undefined;
+  readonly url: Position | undefined;
+  readonly hostports: readonly Position[];
+  readonly routes: readonly Position[];
 }
 
-/** In a function of its own, so that the closures hold the shared re-parse and positions only. */
-function keptDocument(
-  reparse: Reparse,
-  index: number,
-  start: Position,
-  routes: readonly Position[],
-): ParsedDocument {
+function keptDocument(doc: ParsedDocument, value: DocumentValue, whole: boolean): ParsedDocument {
+  const edge = value.kind === 'BotUser' || value.kind === 'CloudEndpoint' ? undefined : value;
+  return positionsOnly(doc.index, {
+    start: doc.start,
+    name: doc.locate(['name']),
+    id: edge?.id === undefined ? undefined : doc.locate(['id']),
+    url: value.kind === 'CloudEndpoint' ? doc.locate(['url']) : undefined,
+    hostports: edge === undefined ? [] : edge.hostports.map((_, i) => doc.locate(['hostports', i])),
+    // Assembly's: a partial document (its routes renumbered, see ./partial.ts) is never assembled.
+    routes:
+      whole && value.kind === 'HTTPSEdge'
+        ? value.routes.map((_, r) => doc.locate(['routes', r]))
+        : [],
+  });
+}
+
+/** In a function of its own, so that the closure holds the positions only (not the tree). */
+function positionsOnly(index: number, at: KeptPositions): ParsedDocument {
   return {
     index,
     value: undefined,
-    start,
+    start: at.start,
+    // Any other path is not asked for once a file is done; the document's start stands for it.
     locate: (path, anchor = 'value') => {
-      if (anchor === 'value' && path.length === 0) return start;
-      if (anchor === 'value' && path.length === 2 && path[0] === 'routes') {
-        const known = typeof path[1] === 'number' ? routes[path[1]] : undefined;
-        if (known !== undefined) return known;
+      if (anchor !== 'value') return at.start;
+      const [head, i] = path;
+      if (path.length === 0) return at.start;
+      if (path.length === 1 && head === 'name') return at.name;
+      if (path.length === 1 && head === 'id') return at.id ?? at.start;
+      if (path.length === 1 && head === 'url') return at.url ?? at.start;
+      if (path.length === 2 && typeof i === 'number') {
+        if (head === 'hostports') return at.hostports[i] ?? at.start;
+        if (head === 'routes') return at.routes[i] ?? at.start;
       }
-      return reparse.document(start)?.locate(path, anchor) ?? start;
+      return at.start;
     },
-    textPosition: (path, line, column) =>
-      reparse.document(start)?.textPosition(path, line, column) ?? start,
-    scalarSource: (path) => reparse.document(start)?.scalarSource(path),
-    release: () => reparse.release(),
+    // Rules across documents locate fields by path, never inside a string's text.
+    textPosition: () => at.start,
+    scalarSource: () => undefined,
   };
 }

@@ -46,8 +46,6 @@ export interface ParsedDocument {
   textPosition(path: FieldPath, line: number, column: number): Position;
   /** Original text of the plain scalar at `path` (e.g. `1.3` for a number), if there is one. */
   scalarSource(path: FieldPath): string | undefined;
-  /** Lets go of anything parsed again on demand to locate a path (kept documents only). */
-  release?(): void;
 }
 
 export interface ParseOptions {
@@ -74,6 +72,9 @@ export function parseYaml(text: string, options: ParseOptions): ParseResult {
     uniqueKeys: true,
     merge: true,
     strict: true,
+    // A collection used as a key is reported as an unknown field like any other key; yaml's own
+    // warning about it would reach stderr outside the diagnostics (as a Node process warning).
+    logLevel: 'error',
   });
   const problems: YamlProblem[] = [];
   const documents: ParsedDocument[] = [];

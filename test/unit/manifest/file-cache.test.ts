@@ -3,9 +3,22 @@
  * file gives the same objects (the planner's memo keys on them); a changed, removed or
  * reference-reading file is built afresh; the result always equals a build without the cache.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { buildDesiredSet, FileCache } from '../../../src/manifest/build.js';
 import { memoryReader } from './helpers.js';
+
+/** Every text `yaml` parses in these tests, in order: no file may be parsed twice. */
+const parses: string[] = vi.hoisted(() => []);
+vi.mock('../../../src/manifest/yaml.js', async (original) => {
+  const real = await original<typeof import('../../../src/manifest/yaml.js')>();
+  return {
+    ...real,
+    parseYaml: (text: string, options: Parameters<typeof real.parseYaml>[1]) => {
+      parses.push(text);
+      return real.parseYaml(text, options);
+    },
+  };
+});
 
 const encoder = new TextEncoder();
 const tls = (name: string, extra = '') =>
@@ -114,61 +127,46 @@ traffic_policy:
     expect(warm.diagnostics[0]).toMatchObject({ file: 'b.yaml', line: 7 });
   });
 
-  describe("with a reader (the loader's: kept documents do not hold their text)", () => {
-    const kept = `# comment\n${tls('other')}---\n${tls('b', 'description: kept\n')}`;
-    const files = { 'a.yaml': tls('b').replace('b.example', 'a.example'), 'b.yaml': kept };
+  describe('locating errors parses no file twice', () => {
+    // Every name and hostport repeated in a backup copy: each document of both files has errors.
+    const many = Array.from({ length: 30 }, (_, i) => tls(`e${i}`, 'id: edgtls_1\n')).join('---\n');
+    const both = { 'a.yaml': many, 'backup/a.yaml': many };
 
-    function readerOver(disk: Record<string, string>) {
-      const reads: string[] = [];
-      const read = (file: string) => {
-        reads.push(file);
-        return disk[file];
-      };
-      return { read, reads };
-    }
-
-    it('reads a kept file again only for a diagnostic, at the same place as a cold build', () => {
+    it('once per file per build, with or without a cache, at the places a cold build names', () => {
+      parses.length = 0;
+      const cold = build(both, undefined);
+      // The adopted ID repeated by 29 documents of a.yaml, then the backup's 30 names, 30
+      // hostports and 30 IDs: every one located.
+      expect(cold.diagnostics).toHaveLength(29 + 90);
+      expect(cold.diagnostics[0]).toMatchObject({ file: 'a.yaml', line: 9, column: 5, path: 'id' });
+      expect(cold.diagnostics.at(-1)).toMatchObject({ file: 'backup/a.yaml', line: 149 });
+      expect(parses).toHaveLength(2);
       const cache = new FileCache();
-      const disk = readerOver(files);
-      cache.readFrom(disk.read);
-      build({ 'b.yaml': kept }, cache);
-      set(build({ 'b.yaml': kept }, cache));
-      expect(disk.reads).toEqual([]);
-      expect(cache.size).toBe(1);
-      const warm = build(files, cache);
-      expect(warm.diagnostics).toEqual(build(files, undefined).diagnostics);
-      expect(warm.diagnostics[0]).toMatchObject({ file: 'b.yaml', line: 7 });
-      expect(disk.reads).toContain('b.yaml');
+      build({ 'a.yaml': many.replaceAll('id: edgtls_1\n', '') }, cache);
+      parses.length = 0;
+      const warm = build(
+        { 'a.yaml': many.replaceAll('id: edgtls_1\n', ''), 'b.yaml': many },
+        cache,
+      );
+      expect(parses).toEqual([many]);
+      expect(warm.diagnostics).toEqual(
+        build({ 'a.yaml': many.replaceAll('id: edgtls_1\n', ''), 'b.yaml': many }, undefined)
+          .diagnostics,
+      );
     });
 
-    it('locates many diagnostics in a file with one read and one parse of it per build', () => {
-      // Every name repeated in a backup copy: each document of both files has an error.
-      const many = Array.from({ length: 30 }, (_, i) => tls(`e${i}`)).join('---\n');
-      const copy = many.replaceAll('.example.com', '.backup.example.com');
-      const disk = readerOver({ 'a.yaml': many, 'backup/a.yaml': copy });
-      const cache = new FileCache();
-      cache.readFrom(disk.read);
-      const both = { 'a.yaml': many, 'backup/a.yaml': copy };
-      const first = build(both, cache);
-      expect(first.diagnostics).toHaveLength(30);
-      expect(first.diagnostics).toEqual(build(both, undefined).diagnostics);
-      expect(disk.reads.sort()).toEqual(['a.yaml', 'backup/a.yaml']);
-      // What was parsed again is let go when the build ends: the next build reads once more.
-      build(both, cache);
-      expect(disk.reads.length).toBe(4);
-    });
-
-    it('points at the document start when the file changed or vanished since', () => {
-      for (const now of [kept.replace('# comment\n', '# comment\n# more\n'), undefined]) {
-        const cache = new FileCache();
-        const disk = { 'a.yaml': files['a.yaml'] };
-        cache.readFrom(readerOver(now === undefined ? disk : { ...disk, 'b.yaml': now }).read);
-        build({ 'b.yaml': kept }, cache);
-        const warm = build(files, cache);
-        expect(warm.ok).toBe(false);
-        // The duplicated name is on line 7; the kept document starts on line 6 (after `---`).
-        expect(warm.diagnostics[0]).toMatchObject({ file: 'b.yaml', line: 6, column: 1 });
-      }
+    it("reports a document's own rules (anywhere in it) without its file parsed again", () => {
+      const own = tls('x', 'metadata: { edgesync/owner: me }\n');
+      parses.length = 0;
+      const result = build(
+        { 'a.yaml': own, 'b.yaml': tls('x').replace('x.example', 'y.ex') },
+        undefined,
+      );
+      expect(parses).toHaveLength(2);
+      expect(result.diagnostics.map((d) => `${d.file}:${d.line}:${d.column}: ${d.path}`)).toEqual([
+        'a.yaml:4:13: metadata',
+        'b.yaml:2:7: name',
+      ]);
     });
   });
 
