@@ -27,6 +27,10 @@ import {
   type BotUserCreate,
   type BotUserUpdate,
   botUserListSchema,
+  type CloudEndpoint,
+  cloudEndpointListSchema,
+  type EndpointCreate,
+  type EndpointUpdate,
   type HttpsEdge,
   type HttpsEdgeWrite,
   type HttpsRoute,
@@ -122,6 +126,8 @@ export interface ApiClient {
   listTlsEdges(options?: ListOptions): Promise<ListResult<TlsEdge>>;
   listHttpsEdges(options?: ListOptions): Promise<ListResult<HttpsEdge>>;
   listBotUsers(options?: ListOptions): Promise<ListResult<BotUser>>;
+  /** Cloud and agent endpoints alike (the caller tells them apart by `type`). */
+  listEndpoints(options?: ListOptions): Promise<ListResult<CloudEndpoint>>;
 
   getTlsEdge(id: string, options?: RequestOptions): Promise<TlsEdge>;
   createTlsEdge(body: TlsEdgeWrite, options?: RequestOptions): Promise<TlsEdge>;
@@ -169,6 +175,16 @@ export interface ApiClient {
   createBotUser(body: BotUserCreate, options?: RequestOptions): Promise<BotUser>;
   updateBotUser(id: string, body: BotUserUpdate, options?: RequestOptions): Promise<BotUser>;
   deleteBotUser(id: string, options?: RequestOptions): Promise<void>;
+
+  getEndpoint(id: string, options?: RequestOptions): Promise<CloudEndpoint>;
+  createEndpoint(body: EndpointCreate, options?: RequestOptions): Promise<CloudEndpoint>;
+  /** Partial: absent fields are left as they are. */
+  updateEndpoint(
+    id: string,
+    body: EndpointUpdate,
+    options?: RequestOptions,
+  ): Promise<CloudEndpoint>;
+  deleteEndpoint(id: string, options?: RequestOptions): Promise<void>;
 
   /**
    * Destroys the connections of the exchange the client created, idle or in use (an injected
@@ -225,6 +241,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     listHttpsEdges: (o) =>
       listAll(transport, '/edges/https', httpsEdgeListSchema, (p) => p.https_edges, o),
     listBotUsers: (o) => listAll(transport, '/bot_users', botUserListSchema, (p) => p.bot_users, o),
+    listEndpoints: (o) =>
+      listAll(transport, '/endpoints', cloudEndpointListSchema, (p) => p.endpoints, o),
 
     // The overloads' precise return types come from the read schema picked at run time by the
     // same (kind, module) key, which the type system cannot follow: hence `Promise<never>`.

@@ -9,7 +9,13 @@
 import type { z } from 'zod';
 import { EdgesyncError } from '../errors.js';
 import type { ApiClient, HttpMethod, RequestOptions } from './client.js';
-import { botUserSchema, httpsEdgeSchema, httpsRouteSchema, tlsEdgeSchema } from './schemas.js';
+import {
+  botUserSchema,
+  cloudEndpointSchema,
+  httpsEdgeSchema,
+  httpsRouteSchema,
+  tlsEdgeSchema,
+} from './schemas.js';
 import type { Transport } from './transport.js';
 
 export interface Endpoint {
@@ -25,6 +31,7 @@ const HTTPS_EDGE = '/edges/https/{id}';
 const ROUTES = '/edges/https/{edge_id}/routes';
 const ROUTE = '/edges/https/{edge_id}/routes/{id}';
 const BOT_USER = '/bot_users/{id}';
+const ENDPOINT = '/endpoints/{id}';
 
 type Generated = Exclude<
   keyof ApiClient,
@@ -33,6 +40,7 @@ type Generated = Exclude<
   | 'listTlsEdges'
   | 'listHttpsEdges'
   | 'listBotUsers'
+  | 'listEndpoints'
   | 'getModule'
   | 'putModule'
   | 'deleteModule'
@@ -55,6 +63,10 @@ export const ENDPOINTS = {
   createBotUser: { method: 'POST', route: '/bot_users', schema: botUserSchema },
   updateBotUser: { method: 'PATCH', route: BOT_USER, schema: botUserSchema },
   deleteBotUser: { method: 'DELETE', route: BOT_USER },
+  getEndpoint: { method: 'GET', route: ENDPOINT, schema: cloudEndpointSchema },
+  createEndpoint: { method: 'POST', route: '/endpoints', schema: cloudEndpointSchema },
+  updateEndpoint: { method: 'PATCH', route: ENDPOINT, schema: cloudEndpointSchema },
+  deleteEndpoint: { method: 'DELETE', route: ENDPOINT },
 } as const satisfies Record<Generated, Endpoint>;
 
 /** A path segment from an ID: never empty (that would address the collection instead). */

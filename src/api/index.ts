@@ -14,6 +14,12 @@ export {
   createApiClient,
 } from './client.js';
 export { resolveApiConfig } from './config.js';
-export { type LiveSnapshot, observe } from './observe.js';
+export {
+  callCount,
+  type LiveSnapshot,
+  NO_CALLS,
+  type ObserveClient,
+  observe,
+} from './observe.js';
 export { realSleep, type Sleep } from './retry.js';
 export * from './schemas.js';

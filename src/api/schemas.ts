@@ -215,6 +215,23 @@ export const botUserSchema = z.object({
   created_at: z.string(),
 });
 
+/**
+ * A cloud endpoint. The service omits empty fields rather than sending null: an unset
+ * description, metadata or binding list is absent, and an agent endpoint may have no policy.
+ * `type` and the binding names are read as plain strings (the service may add more).
+ */
+export const cloudEndpointSchema = z.object({
+  id: z.string(),
+  created_at: z.string(),
+  type: z.string(),
+  url: z.string(),
+  traffic_policy: z.string().optional(),
+  description: z.string().optional(),
+  metadata: z.string().optional(),
+  bindings: z.array(z.string()).optional(),
+  pooling_enabled: z.boolean().optional(),
+});
+
 const page = { uri: z.string(), next_page_uri: z.string().nullable() };
 // Lists are compiled (`z.compile`: generated code, with zod's runtime parser as its fallback, so
 // results and issues are zod's own): 10,000 edges are checked 0.1 s faster.
@@ -225,6 +242,9 @@ export const httpsEdgeListSchema = z.compile(
   z.object({ https_edges: z.array(httpsEdgeSchema), ...page }),
 );
 export const botUserListSchema = z.object({ bot_users: z.array(botUserSchema), ...page });
+export const cloudEndpointListSchema = z.compile(
+  z.object({ endpoints: z.array(cloudEndpointSchema), ...page }),
+);
 
 /** The error body. Every field is loose: a broken error body must never hide the status. */
 export const apiErrorBodySchema = z.object({
@@ -241,6 +261,7 @@ export type TlsEdge = z.infer<typeof tlsEdgeSchema>;
 export type HttpsEdge = z.infer<typeof httpsEdgeSchema>;
 export type HttpsRoute = z.infer<typeof httpsRouteSchema>;
 export type BotUser = z.infer<typeof botUserSchema>;
+export type CloudEndpoint = z.infer<typeof cloudEndpointSchema>;
 export type ApiErrorBody = z.infer<typeof apiErrorBodySchema>;
 
 // ---------------------------------------------------------------------------------------------

@@ -216,6 +216,26 @@ export const botUserCreateSchema = z.strictObject({
 });
 export const botUserUpdateSchema = botUserCreateSchema.partial();
 
+/** The bindings a cloud endpoint may be given (at most one). */
+export const ENDPOINT_BINDINGS = ['public', 'internal', 'kubernetes'] as const;
+
+/**
+ * `POST /endpoints`: `url` and `traffic_policy` (the document as text) required. edgesync never
+ * sends `type` (only `cloud` endpoints are created, the default).
+ */
+export const endpointCreateSchema = z.strictObject({
+  url: z.string(),
+  traffic_policy: z.string().min(1),
+  description: z.string().optional(),
+  metadata: z.string().optional(),
+  bindings: z.array(z.enum(ENDPOINT_BINDINGS)).max(1).optional(),
+  pooling_enabled: z.boolean().optional(),
+});
+/** `PATCH /endpoints/{id}`: partial; only the fields that changed are sent. */
+export const endpointUpdateSchema = endpointCreateSchema.partial();
+
+export type EndpointCreate = z.input<typeof endpointCreateSchema>;
+export type EndpointUpdate = z.input<typeof endpointUpdateSchema>;
 export type TlsEdgeWrite = z.input<typeof tlsEdgeWriteSchema>;
 export type HttpsEdgeWrite = z.input<typeof httpsEdgeWriteSchema>;
 export type RouteCreate = z.input<typeof routeCreateSchema>;

@@ -10,6 +10,8 @@ import {
   type ApiClient,
   botUserCreateSchema,
   botUserUpdateSchema,
+  endpointCreateSchema,
+  endpointUpdateSchema,
   httpsEdgeWriteSchema,
   MODULE_WRITE_SCHEMAS,
   type ModuleOwner,
@@ -145,6 +147,20 @@ export async function sendOperation(
       if (method !== 'DELETE') throw unsupported();
       noBody(body, what);
       await client.deleteBotUser(target.id);
+      return {};
+    case 'endpoints': {
+      if (method !== 'POST') throw unsupported();
+      const created = await client.createEndpoint(checked(endpointCreateSchema, body, what));
+      return { id: created.id };
+    }
+    case 'endpoint':
+      if (method === 'PATCH') {
+        await client.updateEndpoint(target.id, checked(endpointUpdateSchema, body, what));
+        return {};
+      }
+      if (method !== 'DELETE') throw unsupported();
+      noBody(body, what);
+      await client.deleteEndpoint(target.id);
       return {};
   }
 }

@@ -178,6 +178,8 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
   const total = steps.length;
   const bindings = new Map<string, string>();
   const failedRoots = new Set<string>();
+  /** Roots with an operation that did not run (skipped): a `requires` on them is not met. */
+  const unfinishedRoots = new Set<string>();
   const vanished: string[] = [];
   const errors: OperationFailure[] = [];
   const messages: string[] = [];
@@ -188,8 +190,10 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
   const report = (step: Step, path: string, outcome: OperationOutcome, status: number, ms = 0) => {
     counts.finished += 1;
     if (outcome === 'failed') counts.failed += 1;
-    else if (outcome === 'skipped') counts.skipped += 1;
-    else {
+    else if (outcome === 'skipped') {
+      counts.skipped += 1;
+      unfinishedRoots.add(step.change.root);
+    } else {
       counts.done += 1;
       if (outcome !== 'gone') counts.writes += 1;
     }
@@ -299,6 +303,21 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
 
   const runStep = async (step: Step): Promise<boolean> => {
     const { op, change } = step;
+    // Fail closed: an endpoint whose host and port an edge had to release first is not
+    // created when that edge's operations did not all succeed (the service would answer 381).
+    const unmet = (op.requires ?? []).filter((r) => failedRoots.has(r) || unfinishedRoots.has(r));
+    if (unmet.length > 0) {
+      fail(
+        step,
+        op.path,
+        new EdgesyncError(
+          'ES_API',
+          `not attempted: it waits for ${unmet.join(', ')} to release its host and port, which did not succeed`,
+        ),
+        0,
+      );
+      return false;
+    }
     const target = concrete(op);
     if (target === undefined) {
       fail(

@@ -14,7 +14,7 @@
  * - a `conflict` (a hostport or an `id:` held by an edge we do not own) is not a refusal: the
  *   planner left that resource out, the rest is applied, and the post-apply check reports it.
  */
-import type { LiveSnapshot } from '../api/index.js';
+import type { CloudEndpoint, LiveSnapshot } from '../api/index.js';
 import { recordMetadata } from '../manifest/metadata.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import type { Blocked, Operation, Plan, ResourceChange } from '../plan/model.js';
@@ -51,11 +51,20 @@ interface LiveEdge {
 
 /** Resources the manifests declare: the `desiredCount` of GuardOptions (0: an empty set). */
 export function desiredCount(set: DesiredSet): number {
-  return set.tlsEdges.length + set.httpsEdges.length + set.botUsers.length;
+  return (
+    set.tlsEdges.length + set.httpsEdges.length + set.botUsers.length + set.cloudEndpoints.length
+  );
 }
 
+/**
+ * A deletion the max-deletes guard counts: an edge's, or an endpoint's no manifest keeps (phase
+ * `delete`; the DELETE of a replacement is followed by its create).
+ */
 export function isEdgeDelete(op: Operation): boolean {
-  return op.method === 'DELETE' && op.target.kind === 'edge';
+  return (
+    op.method === 'DELETE' &&
+    (op.target.kind === 'edge' || (op.target.kind === 'endpoint' && op.phase === 'delete'))
+  );
 }
 
 export function checkGuards(plan: Plan, options: GuardOptions = {}): GuardVerdict {
@@ -84,6 +93,7 @@ export function checkGuards(plan: Plan, options: GuardOptions = {}): GuardVerdic
   }
 
   refusals.push(...ownershipRefusals(plan, ops, options.live));
+  refusals.push(...endpointRefusals(ops, plan.owner, options.live));
   return { refusals: dedupe(refusals), conflicts, kept };
 }
 
@@ -101,7 +111,13 @@ export function classifyBlocked(
           ...(live?.tlsEdges ?? []).map((e) => ({ kind: 'tls_edge', e })),
           ...(live?.httpsEdges ?? []).map((e) => ({ kind: 'https_edge', e })),
         ];
-  for (const { kind, e } of edges) {
+  const endpoints =
+    plan.blocked.length === 0
+      ? []
+      : (live?.cloudEndpoints ?? [])
+          .filter((e) => e.type === 'cloud')
+          .map((e) => ({ kind: 'cloud_endpoint', e }));
+  for (const { kind, e } of [...edges, ...endpoints]) {
     const meta = recordMetadata(e);
     if (meta?.owner !== plan.owner || !meta.protect || meta.name === undefined) continue;
     protectedAddresses.add(`${kind}.${meta.name}`);
@@ -167,6 +183,42 @@ function ownershipRefusals(
     }
     if (edge.protect && isEdgeDelete(op)) {
       out.push(`${where}: edge ${edgeId} is protected (edgesync/protect) and is never deleted`);
+    }
+  }
+  return out;
+}
+
+/**
+ * Every write to an existing endpoint must target a cloud endpoint of this owner, and never
+ * delete a protected one: agent endpoints and other owners' are never touched.
+ */
+function endpointRefusals(
+  ops: readonly { change: ResourceChange; op: Operation }[],
+  owner: string,
+  live: LiveSnapshot | undefined,
+): string[] {
+  const out: string[] = [];
+  let byId: Map<string, CloudEndpoint> | undefined;
+  for (const { change, op } of ops) {
+    if (op.target.kind !== 'endpoint' || typeof op.target.id !== 'string') continue;
+    const id = op.target.id;
+    const where = `${change.address} (${op.method} ${op.path})`;
+    if (change.id !== id) {
+      out.push(`${where}: targets endpoint ${id}, not ${change.id ?? 'a new one'}`);
+      continue;
+    }
+    byId ??= new Map((live?.cloudEndpoints ?? []).map((e) => [e.id, e]));
+    const record = byId.get(id);
+    if (record === undefined) continue;
+    const meta = recordMetadata(record);
+    if (record.type !== 'cloud') {
+      out.push(`${where}: refusing to touch ${id}, an ${record.type} endpoint`);
+    } else if (meta?.owner !== owner) {
+      const who =
+        meta?.owner === undefined ? 'not managed by edgesync' : `owned by "${meta.owner}"`;
+      out.push(`${where}: refusing to touch endpoint ${id}, ${who}`);
+    } else if (meta.protect && op.method === 'DELETE') {
+      out.push(`${where}: endpoint ${id} is protected (edgesync/protect) and is never deleted`);
     }
   }
   return out;

@@ -2,7 +2,8 @@
  * Looking before creating again. When a POST's outcome is unknown (timeout, reset, 5xx), the
  * create may have happened: re-sending it blindly could make a duplicate edge, route or bot user.
  * These lookups find what the lost POST would have created, by the keys the plan relies on:
- * - edges: our `edgesync/owner` and `edgesync/name` in the metadata the POST carried;
+ * - edges and cloud endpoints: our `edgesync/owner` and `edgesync/name` in the metadata the
+ *   POST carried;
  * - routes: the `match` on the parent edge (unique per edge, enforced by the API);
  * - bot users: the name (the planner only creates a bot user no live one carries).
  * They return the found ID, or undefined when the create provably did not happen as far as a
@@ -16,7 +17,7 @@ import { InvalidOperationError } from './dispatch.js';
 
 export type LookupClient = Pick<
   ApiClient,
-  'listTlsEdges' | 'listHttpsEdges' | 'listBotUsers' | 'getHttpsEdge'
+  'listTlsEdges' | 'listHttpsEdges' | 'listBotUsers' | 'listEndpoints' | 'getHttpsEdge'
 >;
 
 function field(body: unknown, key: string): string | undefined {
@@ -32,19 +33,25 @@ export async function findCreated(
   body: unknown,
 ): Promise<string | undefined> {
   switch (target.kind) {
-    case 'edges': {
+    case 'edges':
+    case 'endpoints': {
       const own = parseStoredMetadata(field(body, 'metadata'));
+      const what = target.kind === 'edges' ? `an edge (${target.edge_kind})` : 'an endpoint';
       if (own?.owner === undefined || own.name === undefined) {
         throw new InvalidOperationError(
-          `cannot verify an edge create without ownership keys in its metadata (${target.edge_kind})`,
+          `cannot verify the create of ${what} without ownership keys in its metadata`,
         );
       }
       const { items } =
-        target.edge_kind === 'tls' ? await client.listTlsEdges() : await client.listHttpsEdges();
+        target.kind === 'endpoints'
+          ? await client.listEndpoints()
+          : target.edge_kind === 'tls'
+            ? await client.listTlsEdges()
+            : await client.listHttpsEdges();
       // The planner's survivor (the oldest): if a duplicate ever existed, keep converging on
       // the one the next plan keeps.
-      const found = items.filter((edge) => {
-        const meta = parseStoredMetadata(edge.metadata);
+      const found = items.filter((record) => {
+        const meta = parseStoredMetadata(record.metadata);
         return meta?.owner === own.owner && meta?.name === own.name;
       });
       return oldest(found)?.id;

@@ -10,23 +10,37 @@
  * next `plan`) finds them.
  */
 import type { ApiClient, LiveSnapshot } from '../api/index.js';
-import { isNotFound, observe } from '../api/index.js';
-import type { BotUser, HttpsEdge, TlsEdge } from '../api/schemas.js';
+import { isNotFound, NO_CALLS, type ObserveClient, observe } from '../api/index.js';
+import type { BotUser, CloudEndpoint, HttpsEdge, TlsEdge } from '../api/schemas.js';
 import type { Plan } from '../plan/model.js';
 import { runPool } from '../pool.js';
 import type { ExecuteResult } from './executor.js';
 
-export type VerifyClient = Pick<ApiClient, 'getTlsEdge' | 'getHttpsEdge' | 'getBotUser'>;
+export type VerifyClient = Pick<
+  ApiClient,
+  'getTlsEdge' | 'getHttpsEdge' | 'getBotUser' | 'getEndpoint'
+>;
 
 interface Touched {
   readonly tls: Set<string>;
   readonly https: Set<string>;
   readonly bots: Set<string>;
+  readonly endpoints: Set<string>;
+}
+
+/** How many roots `touched` names, all kinds together. */
+export function touchedCount(touched: Touched): number {
+  return touched.tls.size + touched.https.size + touched.bots.size + touched.endpoints.size;
 }
 
 /** The live IDs of the roots the plan had operations for (created ones from the result). */
 export function touchedRoots(plan: Plan, result: Pick<ExecuteResult, 'created'>): Touched {
-  const touched: Touched = { tls: new Set(), https: new Set(), bots: new Set() };
+  const touched: Touched = {
+    tls: new Set(),
+    https: new Set(),
+    bots: new Set(),
+    endpoints: new Set(),
+  };
   const roots = new Map(
     plan.changes.filter((c) => c.address === c.root).map((c) => [c.address, c]),
   );
@@ -39,6 +53,12 @@ export function touchedRoots(plan: Plan, result: Pick<ExecuteResult, 'created'>)
     if (root.kind === 'tls_edge') touched.tls.add(id);
     else if (root.kind === 'https_edge') touched.https.add(id);
     else if (root.kind === 'bot_user') touched.bots.add(id);
+    else if (root.kind === 'cloud_endpoint') {
+      touched.endpoints.add(id);
+      // A replacement deletes the old record and creates a new one: both are read back.
+      const created = result.created[root.address];
+      if (created !== undefined) touched.endpoints.add(created);
+    }
   }
   return touched;
 }
@@ -92,23 +112,24 @@ export async function verifyTouched(
   const touched = touchedRoots(plan, result);
   const o = { signal: options.signal };
   const n = options.concurrency ?? 4;
-  const [tls, https, bots] = await Promise.all([
+  const [tls, https, bots, endpoints] = await Promise.all([
     fetchAll<TlsEdge>(touched.tls, (id) => client.getTlsEdge(id, o), n),
     fetchAll<HttpsEdge>(touched.https, (id) => client.getHttpsEdge(id, o), n),
     fetchAll<BotUser>(touched.bots, (id) => client.getBotUser(id, o), n),
+    fetchAll<CloudEndpoint>(touched.endpoints, (id) => client.getEndpoint(id, o), n),
   ]);
   return {
     tlsEdges: overlay(live.tlsEdges, tls),
     httpsEdges: overlay(live.httpsEdges, https),
     botUsers: overlay(live.botUsers, bots),
-    calls: { tls: 0, https: 0, botUsers: 0 },
+    cloudEndpoints: overlay(live.cloudEndpoints, endpoints),
+    calls: NO_CALLS,
   };
 }
 
-/** List calls one full observation takes for these counts (a full last page ends a list). */
-function listCalls(tls: number, https: number, bots: number): number {
-  const pages = (n: number) => Math.floor(n / 100) + 1;
-  return pages(tls) + pages(https) + pages(bots);
+/** List calls one list of n records takes (a full last page ends a list: 100 -> 2). */
+export function pagesOf(n: number): number {
+  return Math.floor(n / 100) + 1;
 }
 
 /**
@@ -121,7 +142,7 @@ function listCalls(tls: number, https: number, bots: number): number {
  * see every namesake (the re-plan then deletes an owned duplicate edge like any other).
  */
 export async function observeAfterApply(
-  client: VerifyClient & Pick<ApiClient, 'listTlsEdges' | 'listHttpsEdges' | 'listBotUsers'>,
+  client: VerifyClient & ObserveClient,
   plan: Plan,
   live: LiveSnapshot,
   result: Pick<ExecuteResult, 'created' | 'uncertainCreates'>,
@@ -130,12 +151,12 @@ export async function observeAfterApply(
   if ((result.uncertainCreates?.length ?? 0) > 0)
     return observe(client, { signal: options.signal });
   const touched = touchedRoots(plan, result);
-  const reads = touched.tls.size + touched.https.size + touched.bots.size;
-  const listing = listCalls(
-    live.tlsEdges.length + touched.tls.size,
-    live.httpsEdges.length + touched.https.size,
-    live.botUsers.length + touched.bots.size,
-  );
+  const reads = touchedCount(touched);
+  const listing =
+    pagesOf(live.tlsEdges.length + touched.tls.size) +
+    pagesOf(live.httpsEdges.length + touched.https.size) +
+    pagesOf(live.botUsers.length + touched.bots.size) +
+    pagesOf(live.cloudEndpoints.length + touched.endpoints.size);
   if (reads <= listing) return verifyTouched(client, plan, live, result, options);
   return observe(client, { signal: options.signal });
 }

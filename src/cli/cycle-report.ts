@@ -13,7 +13,7 @@ import type { Blocked, Plan, ResourceChange } from '../plan/index.js';
 
 /** Resources this controller manages once the plan is done: everything it keeps or creates. */
 export function managedCounts(plan: Plan): ManagedCounts {
-  const counts = { tls_edge: 0, https_edge: 0, bot_user: 0 };
+  const counts = { tls_edge: 0, https_edge: 0, bot_user: 0, cloud_endpoint: 0 };
   for (const change of plan.changes) {
     if (change.action === 'delete' || change.kind === 'route') continue;
     counts[change.kind] += 1;

@@ -2,13 +2,13 @@
  * The incremental half of the daemon's reconcile step: a file event, or a git-sync
  * revision, against the account as of the last converged cycle. The manifests are read (no API
  * call; unchanged files come from the `FileCache`) and planned against that snapshot; only the
- * edges and bot users that plan has operations for are read again by ID, and the plan is made
+ * edges, bot users and endpoints that plan has operations for are read again by ID, and the plan is made
  * again from their current state before anything is written. At 10,000 managed edges one changed
  * module costs 3 calls (GET, PATCH, GET). A change whose plan touches more roots than
  * `INCREMENTAL_MAX_READS` (or than a listing would cost) is left to a full cycle.
  */
-import type { LiveSnapshot } from '../api/index.js';
-import { touchedRoots, verifyTouched } from '../apply/verify.js';
+import { type LiveSnapshot, NO_CALLS } from '../api/index.js';
+import { pagesOf, touchedCount, touchedRoots, verifyTouched } from '../apply/verify.js';
 import type { ReconcileInput } from '../daemon/index.js';
 import { ManifestError } from '../errors.js';
 import type { FileCache } from '../manifest/build.js';
@@ -77,7 +77,7 @@ export async function prepareIncremental(
   const guess = buildPlan(desired, known, options.plan);
   // Creates have no ID yet: nothing live to read for them.
   const touched = touchedRoots(guess, { created: {} });
-  const reads = touched.tls.size + touched.https.size + touched.bots.size;
+  const reads = touchedCount(touched);
   if (reads > Math.min(INCREMENTAL_MAX_READS, listCost(known))) return undefined;
   if (reads === 0) {
     return { plan: guess, live: known, desired, mode: 'incremental', stamps: loaded.stamps };
@@ -94,10 +94,11 @@ export async function prepareIncremental(
   const unchanged =
     sameRecords(known.tlsEdges, live.tlsEdges) &&
     sameRecords(known.httpsEdges, live.httpsEdges) &&
-    sameRecords(known.botUsers, live.botUsers);
+    sameRecords(known.botUsers, live.botUsers) &&
+    sameRecords(known.cloudEndpoints, live.cloudEndpoints);
   return {
     plan: unchanged ? guess : buildPlan(desired, live, options.plan),
-    live: { ...live, calls: { tls: 0, https: 0, botUsers: 0 } },
+    live: { ...live, calls: NO_CALLS },
     desired,
     mode: 'incremental',
     stamps: loaded.stamps,
@@ -118,6 +119,10 @@ function sameRecords<T>(a: readonly T[], b: readonly T[]): boolean {
 
 /** List calls a full observation of the account in `live` takes (a full last page ends a list). */
 export function listCost(live: LiveSnapshot): number {
-  const pages = (n: number) => Math.floor(n / 100) + 1;
-  return pages(live.tlsEdges.length) + pages(live.httpsEdges.length) + pages(live.botUsers.length);
+  return (
+    pagesOf(live.tlsEdges.length) +
+    pagesOf(live.httpsEdges.length) +
+    pagesOf(live.botUsers.length) +
+    pagesOf(live.cloudEndpoints.length)
+  );
 }

@@ -18,7 +18,7 @@
  * that changed many files) runs a full cycle instead, and so does any event after a cycle
  * that did not converge.
  */
-import type { ApiClient, LiveSnapshot } from '../api/index.js';
+import { type ApiClient, callCount, type LiveSnapshot } from '../api/index.js';
 import { withPriority } from '../api/priority.js';
 import { applyAndVerify } from '../apply/cycle.js';
 import { checkGuards, desiredCount } from '../apply/guards.js';
@@ -162,8 +162,7 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     const { plan, live, desired, mode } = prepared;
     // What this cycle's full observation cost: the daemon sizes the resync interval with it
     // (an incremental cycle listed nothing, and says nothing about it).
-    const listCalls =
-      mode === 'full' ? live.calls.tls + live.calls.https + live.calls.botUsers : undefined;
+    const listCalls = mode === 'full' ? callCount(live.calls) : undefined;
     secrets = stableValues(desired, live, secrets);
     const values = secrets;
     options.mask?.set(values);

@@ -80,7 +80,7 @@ export type { PlanSummary } from '../plan/model.js';
 export const EMPTY_SUMMARY: PlanSummary = { create: 0, update: 0, delete: 0, adopt: 0, noop: 0 };
 
 /** Resource kinds in the `edgesync_managed_resources{kind}` gauge. */
-export const MANAGED_KINDS = ['tls_edge', 'https_edge', 'bot_user'] as const;
+export const MANAGED_KINDS = ['tls_edge', 'https_edge', 'bot_user', 'cloud_endpoint'] as const;
 export type ManagedKind = (typeof MANAGED_KINDS)[number];
 export type ManagedCounts = Readonly<Record<ManagedKind, number>>;
 

@@ -23,6 +23,7 @@
  */
 import { type FieldChange, MASK, type Operation, type Plan } from '../plan/model.js';
 import { appendSegment, parsePath, type Segment } from './paths.js';
+import { parsePolicyText } from './policy-text.js';
 import type { DesiredSet } from './schema.js';
 
 /** What a masked value is shown as (the plan's own mask). */
@@ -48,16 +49,19 @@ export function isCredentialHeader(name: string): boolean {
 
 /**
  * Whether the field at `path` is a secret by definition, wherever the path starts (a route, a
- * module, a request body): `...client_secret`, `...webhook_verification.secret`, and
+ * module, a request body, a traffic policy): `...client_secret`, `...server_private_key`,
+ * `...webhook_verification.secret`, an action's `config.secret` (verify-webhook's; any action's,
+ * since the path does not say the type and masking more is safe), and
  * `...request_headers.add.<credential header>` (or `response_headers`).
  */
 export function isSecretField(path: readonly Segment[]): boolean {
   const n = path.length;
   const last = path[n - 1];
   if (typeof last !== 'string') return false;
-  if (last.toLowerCase() === 'client_secret') return true;
+  const key = last.toLowerCase();
+  if (key === 'client_secret' || key === 'server_private_key') return true;
   const parent = typeof path[n - 2] === 'string' ? (path[n - 2] as string).toLowerCase() : '';
-  if (parent === 'webhook_verification' && last.toLowerCase() === 'secret') return true;
+  if ((parent === 'webhook_verification' || parent === 'config') && key === 'secret') return true;
   const module = typeof path[n - 3] === 'string' ? (path[n - 3] as string).toLowerCase() : '';
   return parent === 'add' && HEADER_MODULES.has(module) && isCredentialHeader(last);
 }
@@ -68,12 +72,49 @@ export function isSecretField(path: readonly Segment[]): boolean {
  */
 export function liveSecretValues(snapshot: {
   readonly httpsEdges: readonly { readonly routes: readonly object[] }[];
+  readonly cloudEndpoints?: readonly { readonly traffic_policy?: string | undefined }[];
 }): string[] {
   const out = new Set<string>();
   for (const edge of snapshot.httpsEdges) {
     for (const route of edge.routes) for (const v of secretFieldValues(route)) out.add(v);
   }
+  for (const endpoint of snapshot.cloudEndpoints ?? []) {
+    for (const v of livePolicySecrets(endpoint)) out.add(v);
+  }
   return [...out];
+}
+
+/**
+ * The secret field values of a live endpoint's policy, kept per record (the daemon keeps its
+ * records between cycles). Only a policy that mentions such a field is parsed.
+ */
+const policySecrets = new WeakMap<object, readonly string[]>();
+
+function livePolicySecrets(endpoint: {
+  readonly traffic_policy?: string | undefined;
+}): readonly string[] {
+  const known = policySecrets.get(endpoint);
+  if (known !== undefined) return known;
+  const text = endpoint.traffic_policy ?? '';
+  const out = /secret|private_key/i.test(text) ? policySecretValues(parsePolicyText(text)) : [];
+  policySecrets.set(endpoint, out);
+  return out;
+}
+
+/** The string values of a traffic policy document at its secret fields (`isSecretField`). */
+export function policySecretValues(doc: unknown): string[] {
+  const out: string[] = [];
+  const walk = (value: unknown, path: Segment[]): void => {
+    if (typeof value === 'string') {
+      if (value.length >= MIN_MASKED_LENGTH && isSecretField(path)) out.push(value);
+    } else if (Array.isArray(value)) {
+      for (const [i, item] of value.entries()) walk(item, [...path, i]);
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, inner] of Object.entries(value)) walk(inner, [...path, key]);
+    }
+  };
+  walk(doc, []);
+  return out;
 }
 
 /**
@@ -134,6 +175,11 @@ export function sensitiveValues(set: DesiredSet): string[] {
     for (const r of e.routes) collect(r, r.sensitive);
   }
   for (const b of set.botUsers) collect(b, b.sensitive);
+  for (const e of set.cloudEndpoints) {
+    collect(e, e.sensitive);
+    // Secret fields are secrets however the manifest wrote them (a literal client_secret too).
+    for (const value of policySecretValues(e.traffic_policy)) out.add(value);
+  }
   return [...out];
 }
 

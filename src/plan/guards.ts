@@ -11,39 +11,59 @@ import {
   type Orphan,
 } from './ownership.js';
 
-/** Applies protect, the empty-set guard and max-deletes; returns the deletions allowed. */
-export function guardDeletions(
+/** What the deletion guards need of a candidate (an owned edge or endpoint no manifest keeps). */
+export interface Deletable {
+  readonly address: string;
+  readonly id: string;
+  /** `edgesync/protect: "true"` live. */
+  readonly protect: boolean;
+  readonly noun: 'edge' | 'endpoint';
+}
+
+/**
+ * Applies protect, the empty-set guard and max-deletes to the owned edges and endpoints no
+ * manifest keeps, counted together; returns the deletions allowed.
+ */
+export function guardDeletions<T>(
   ctx: PlanContext,
-  orphans: readonly Orphan[],
+  orphans: readonly T[],
+  view: (o: T) => Deletable,
   emptySet: boolean,
-): Orphan[] {
-  const candidates: Orphan[] = [];
+): T[] {
+  const candidates: T[] = [];
   for (const o of orphans) {
-    if (o.live.meta?.protect === true) {
+    const v = view(o);
+    if (v.protect) {
       ctx.blocked.push({
-        address: o.address,
+        address: v.address,
         kind: 'guard',
-        reason: `${o.live.record.id} is protected (edgesync/protect=true) and is never deleted; to delete it, apply its manifest with protect: false first`,
+        reason: `${v.id} is protected (edgesync/protect=true) and is never deleted; to delete it, apply its manifest with protect: false first`,
       });
     } else {
       candidates.push(o);
     }
   }
   if (candidates.length === 0) return candidates;
+  const edgesOnly = candidates.every((o) => view(o).noun === 'edge');
+  const words = edgesOnly
+    ? { one: 'edge', declared: 'edges', some: 'edge(s)', none: 'no edge is deleted' }
+    : {
+        one: 'edge or endpoint',
+        declared: 'edges or endpoints',
+        some: 'edge(s) and endpoint(s)',
+        none: 'nothing is deleted',
+      };
   let refusal: string | undefined;
   if (emptySet && !ctx.allowEmpty) {
-    refusal = `the manifests declare no edges: refusing to delete the ${candidates.length} edge(s) owned by "${ctx.owner}" (pass --allow-empty to delete them)`;
+    refusal = `the manifests declare no ${words.declared}: refusing to delete the ${candidates.length} ${words.some} owned by "${ctx.owner}" (pass --allow-empty to delete them)`;
   } else if (candidates.length > ctx.maxDeletes) {
     const n = candidates.length;
-    refusal = `${n} edge deletion${n === 1 ? '' : 's'} ${n === 1 ? 'exceeds' : 'exceed'} the limit of ${ctx.maxDeletes} (--max-deletes): no edge is deleted`;
+    refusal = `${n} ${words.one} deletion${n === 1 ? '' : 's'} ${n === 1 ? 'exceeds' : 'exceed'} the limit of ${ctx.maxDeletes} (--max-deletes): ${words.none}`;
   }
   if (refusal === undefined) return candidates;
   for (const o of candidates) {
-    ctx.blocked.push({
-      address: o.address,
-      kind: 'guard',
-      reason: `${o.live.record.id}: ${refusal}`,
-    });
+    const v = view(o);
+    ctx.blocked.push({ address: v.address, kind: 'guard', reason: `${v.id}: ${refusal}` });
   }
   return [];
 }

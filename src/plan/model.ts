@@ -23,9 +23,16 @@ import { plannedTargetSchema } from './target.js';
 export const PLAN_FORMAT_VERSION = 2;
 export const MASK = '(sensitive)';
 
-export const resourceKindSchema = z.enum(['tls_edge', 'https_edge', 'route', 'bot_user']);
+export const resourceKindSchema = z.enum([
+  'tls_edge',
+  'https_edge',
+  'route',
+  'bot_user',
+  'cloud_endpoint',
+]);
 
-export const actionSchema = z.enum(['create', 'update', 'delete', 'adopt', 'noop']);
+/** `replace`: delete then create (a cloud endpoint whose URL changed), shown as `-/+`. */
+export const actionSchema = z.enum(['create', 'update', 'delete', 'adopt', 'replace', 'noop']);
 export type Action = z.infer<typeof actionSchema>;
 
 /**
@@ -56,6 +63,12 @@ export const operationSchema = z.object({
   sensitive_paths: z.array(z.string()).default([]),
   /** Short human description, e.g. "remove module oauth". */
   description: z.string(),
+  /**
+   * Roots (addresses) whose operations of earlier phases must all have succeeded before this
+   * one is sent: an endpoint claiming a host and port an edge of the plan releases. When one of
+   * them failed or was not run, this operation is not attempted (it fails, closed).
+   */
+  requires: z.array(z.string()).optional(),
 });
 export type Operation = z.infer<typeof operationSchema>;
 
@@ -106,6 +119,7 @@ export const blockedSchema = z.object({
 });
 export type Blocked = z.infer<typeof blockedSchema>;
 
+/** Counts by action; a `replace` counts as one create and one delete, as Terraform counts it. */
 export const summarySchema = z.object({
   create: z.number(),
   update: z.number(),

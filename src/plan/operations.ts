@@ -7,6 +7,8 @@
 import type {
   BotUserCreate,
   BotUserUpdate,
+  EndpointCreate,
+  EndpointUpdate,
   HttpsEdgeWrite,
   RouteCreate,
   RouteUpdate,
@@ -30,6 +32,8 @@ const SEGMENT: Readonly<Record<EdgeKind, 'tls' | 'https'>> = {
 
 interface Extra {
   readonly binds?: string;
+  /** Roots whose earlier operations must have succeeded first (see `Operation.requires`). */
+  readonly requires?: readonly string[];
   /** Manifest sensitive paths of the resource (see bodySensitivePaths). */
   readonly sensitive?: readonly string[];
 }
@@ -55,6 +59,7 @@ function op(
     o.sensitive_paths = bodySensitivePaths(body, extra.sensitive ?? []);
   }
   if (extra.binds !== undefined) o.binds = extra.binds;
+  if (extra.requires !== undefined && extra.requires.length > 0) o.requires = [...extra.requires];
   return o;
 }
 
@@ -149,4 +154,22 @@ export function updateBotUser(id: string, body: BotUserUpdate, description: stri
 
 export function deleteBotUser(id: string, description: string): Operation {
   return op('DELETE', { kind: 'bot_user', id }, 'delete', description);
+}
+
+export function createEndpoint(body: EndpointCreate, description: string, extra: Extra): Operation {
+  return op('POST', { kind: 'endpoints' }, 'main', description, body, extra);
+}
+
+export function updateEndpoint(
+  id: string,
+  body: EndpointUpdate,
+  description: string,
+  extra: Extra,
+): Operation {
+  return op('PATCH', { kind: 'endpoint', id }, 'main', description, body, extra);
+}
+
+/** Phase `delete` for an endpoint no manifest keeps; `main` for the first half of a replacement. */
+export function deleteEndpoint(id: string, phase: Phase, description: string): Operation {
+  return op('DELETE', { kind: 'endpoint', id }, phase, description);
 }

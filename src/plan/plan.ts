@@ -21,16 +21,24 @@
  * - deletions (routes, edges, bot users) are in phase `delete`, last.
  */
 
-import type { BotUser, HttpsEdge, TlsEdge } from '../api/schemas.js';
+import type { BotUser, CloudEndpoint, HttpsEdge, TlsEdge } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { planBotUsers } from './bot-users.js';
+import {
+  type EndpointMatch,
+  type EndpointOrphan,
+  planEndpoint,
+  planEndpointDelete,
+  resolveEndpoints,
+} from './cloud-endpoints.js';
 import { PlanContext, type PlanOptions } from './context.js';
 import { planCreate, planDelete, planUpdate } from './edges.js';
-import { guardDeletions, resolveHostports } from './guards.js';
+import { endpointClaims } from './endpoint-claims.js';
+import { type Deletable, guardDeletions, resolveHostports } from './guards.js';
 import { PLAN_FORMAT_VERSION, type Plan } from './model.js';
 import { canonicalHostports } from './normalize.js';
-import { classifyLive, desiredEdges, resolveOwnership } from './ownership.js';
+import { classifyLive, desiredEdges, type Orphan, resolveOwnership } from './ownership.js';
 import { releaseAuthFirst } from './routes.js';
 
 export { DEFAULT_MAX_DELETES, PlanMemo, type PlanOptions } from './context.js';
@@ -40,6 +48,41 @@ export interface LiveState {
   readonly tlsEdges: readonly TlsEdge[];
   readonly httpsEdges: readonly HttpsEdge[];
   readonly botUsers: readonly BotUser[];
+  /** Every endpoint listed, agent ones included (never touched); absent reads as none. */
+  readonly cloudEndpoints?: readonly CloudEndpoint[] | undefined;
+}
+
+type Deletion =
+  | { readonly kind: 'edge'; readonly orphan: Orphan }
+  | { readonly kind: 'endpoint'; readonly orphan: EndpointOrphan };
+
+function deletable(d: Deletion): Deletable {
+  const { orphan } = d;
+  return {
+    address: orphan.address,
+    id: orphan.live.record.id,
+    protect: orphan.live.meta?.protect === true,
+    noun: d.kind,
+  };
+}
+
+/** `suspend: true`: matched (so never an orphan to delete), then left exactly as it is live. */
+function suspended(
+  ctx: PlanContext,
+  address: string,
+  manifest: { readonly suspend?: boolean | undefined },
+  liveId: string | undefined,
+): boolean {
+  if (manifest.suspend !== true) return false;
+  ctx.blocked.push({
+    address,
+    kind: 'suspended',
+    reason:
+      liveId === undefined
+        ? 'suspend: true: not created while suspended'
+        : `${liveId}: suspend: true: left exactly as it is live`,
+  });
+  return true;
 }
 
 /** The plan that makes `live` match `desired`. Pure and deterministic (sorted by address). */
@@ -49,22 +92,28 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
   const ownership = resolveOwnership(desiredEdges(desired), liveEdges);
   ctx.blocked.push(...ownership.blocked);
 
-  const emptySet = desired.tlsEdges.length + desired.httpsEdges.length === 0;
-  const deletions = guardDeletions(ctx, ownership.orphans, emptySet);
-  // `suspend: true`: matched (so never an orphan to delete), then left exactly as it is live;
-  // its hostports stay held by it.
-  const matches = ownership.matches.filter((m) => {
-    if (m.desired.manifest.suspend !== true) return true;
-    ctx.blocked.push({
-      address: m.desired.address,
-      kind: 'suspended',
-      reason:
-        m.live === undefined
-          ? 'suspend: true: not created while suspended'
-          : `${m.live.record.id}: suspend: true: left exactly as it is live`,
-    });
-    return false;
-  });
+  const endpoints = resolveEndpoints(desired.cloudEndpoints, live.cloudEndpoints ?? [], ctx.owner);
+
+  // Edges and endpoints are one managed set for the deletion guards.
+  const emptySet =
+    desired.tlsEdges.length + desired.httpsEdges.length + desired.cloudEndpoints.length === 0;
+  const allowed = guardDeletions(
+    ctx,
+    [
+      ...ownership.orphans.map((orphan): Deletion => ({ kind: 'edge', orphan })),
+      ...endpoints.orphans.map((orphan): Deletion => ({ kind: 'endpoint', orphan })),
+    ],
+    deletable,
+    emptySet,
+  );
+  const deletions = allowed.flatMap((d) => (d.kind === 'edge' ? [d.orphan] : []));
+  // Suspended resources keep everything they hold live (an edge its hostports).
+  const matches = ownership.matches.filter(
+    (m) => !suspended(ctx, m.desired.address, m.desired.manifest, m.live?.record.id),
+  );
+  const endpointMatches = endpoints.matches.filter(
+    (m: EndpointMatch) => !suspended(ctx, m.address, m.desired, m.live?.record.id),
+  );
   const active = resolveHostports(ctx, matches, deletions, ownership.hostportHolders);
   const claims = new Map<string, string>();
   for (const m of active) {
@@ -73,12 +122,21 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
       if (!own.has(h)) claims.set(h, m.desired.address);
     }
   }
+  // Endpoints claiming a host and port an edge of this plan releases: the edge goes first.
+  const endpointPlans = endpointClaims(ctx, endpointMatches, {
+    active,
+    deletions,
+    holders: ownership.hostportHolders,
+    claims,
+  });
 
   for (const m of active) {
     if (m.live === undefined) planCreate(ctx, m.desired);
     else planUpdate(ctx, m, claims, ownership.hostportHolders);
   }
   for (const d of deletions) planDelete(ctx, d, claims);
+  for (const e of endpointPlans) planEndpoint(ctx, e);
+  for (const d of allowed) if (d.kind === 'endpoint') planEndpointDelete(ctx, d.orphan);
   planBotUsers(ctx, desired.botUsers, live.botUsers);
   releaseAuthFirst(ctx, live.httpsEdges);
 
@@ -87,7 +145,14 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
     (a, b) => compareCodeUnits(a.address, b.address) || compareCodeUnits(a.reason, b.reason),
   );
   const summary = { create: 0, update: 0, delete: 0, adopt: 0, noop: 0 };
-  for (const c of ctx.changes) summary[c.action] += 1;
+  for (const c of ctx.changes) {
+    if (c.action === 'replace') {
+      summary.create += 1;
+      summary.delete += 1;
+    } else {
+      summary[c.action] += 1;
+    }
+  }
   return {
     format_version: PLAN_FORMAT_VERSION,
     owner: ctx.owner,

@@ -33,6 +33,8 @@ function targetSchemaOf<R extends z.ZodType>(ref: R) {
     z.strictObject({ kind: z.literal('route_module'), edge_id: ref, id: ref, module: z.string() }),
     z.strictObject({ kind: z.literal('bot_users') }),
     z.strictObject({ kind: z.literal('bot_user'), id: ref }),
+    z.strictObject({ kind: z.literal('endpoints') }),
+    z.strictObject({ kind: z.literal('endpoint'), id: ref }),
   ]);
 }
 
@@ -105,6 +107,10 @@ export function targetPath(target: PlannedTarget): string {
       return '/bot_users';
     case 'bot_user':
       return `/bot_users/${segment(target.id)}`;
+    case 'endpoints':
+      return '/endpoints';
+    case 'endpoint':
+      return `/endpoints/${segment(target.id)}`;
   }
 }
 

@@ -11,6 +11,7 @@ export const SYMBOL: Readonly<Record<Action, string>> = {
   update: '~',
   adopt: '~',
   delete: '-',
+  replace: '-/+',
   noop: ' ',
 };
 
@@ -19,6 +20,7 @@ export const VERB: Readonly<Record<Action, string>> = {
   update: 'will be updated in place',
   adopt: 'will be adopted',
   delete: 'will be deleted',
+  replace: 'will be replaced (deleted, then created)',
   noop: 'is up to date',
 };
 

@@ -21,6 +21,7 @@ const ACTION_COLOUR: Readonly<Record<Action, Colour | undefined>> = {
   update: 'yellow',
   adopt: 'yellow',
   delete: 'red',
+  replace: 'red',
   noop: undefined,
 };
 const SYMBOL_COLOUR: Readonly<Record<'+' | '-' | '~', Colour>> = {

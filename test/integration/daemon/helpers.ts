@@ -51,7 +51,7 @@ export const CONVERGED: ReconcileReport = {
   result: 'converged',
   summary: { ...EMPTY_SUMMARY, noop: 3 },
   writes: 0,
-  managed: { tls_edge: 1, https_edge: 2, bot_user: 0 },
+  managed: { tls_edge: 1, https_edge: 2, bot_user: 0, cloud_endpoint: 0 },
   outOfSync: 0,
 };
 

@@ -65,7 +65,7 @@ describe('daemon HTTP surface', () => {
       result: 'changed',
       summary: { create: 2, update: 1, delete: 0, adopt: 0, noop: 4 },
       writes: 5,
-      managed: { tls_edge: 1, https_edge: 6, bot_user: 2 },
+      managed: { tls_edge: 1, https_edge: 6, bot_user: 2, cloud_endpoint: 0 },
       outOfSync: 0,
     };
     const { calls, reconcile } = recorder(async () => {

@@ -182,7 +182,8 @@ export function snapshot(
       .filter((e) => e.kind !== 'tls')
       .map((e) => ({ ...rec(e.id, e.metadata), routes: [] })),
     botUsers: [],
-    calls: { tls: 1, https: 1, botUsers: 1 },
+    cloudEndpoints: [],
+    calls: { tls: 1, https: 1, botUsers: 1, endpoints: 1 },
   };
 }
 

@@ -39,7 +39,8 @@ function live(partial: Partial<LiveSnapshot>): LiveSnapshot {
     tlsEdges: [],
     httpsEdges: [],
     botUsers: [],
-    calls: { tls: 1, https: 1, botUsers: 1 },
+    cloudEndpoints: [],
+    calls: { tls: 1, https: 1, botUsers: 1, endpoints: 1 },
     ...partial,
   };
 }

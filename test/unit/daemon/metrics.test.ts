@@ -57,7 +57,7 @@ describe('daemon metrics', () => {
       result: 'changed',
       durationMs: 1500,
       at: 1_700_000_000_000,
-      managed: { tls_edge: 2, https_edge: 5, bot_user: 1 },
+      managed: { tls_edge: 2, https_edge: 5, bot_user: 1, cloud_endpoint: 0 },
       outOfSync: 0,
       manifestErrors: 0,
       consecutiveFailures: 0,

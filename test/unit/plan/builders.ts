@@ -7,6 +7,8 @@
 import {
   type BotUser,
   botUserSchema,
+  type CloudEndpoint,
+  cloudEndpointSchema,
   type HttpsEdge,
   httpsEdgeSchema,
   type TlsEdge,
@@ -16,6 +18,7 @@ import { storedMetadata, storedRouteMetadata } from '../../../src/manifest/metad
 import {
   type BotUserManifest,
   BotUserSchema,
+  type CloudEndpointManifest,
   type DesiredSet,
   type HttpsEdgeManifest,
   HttpsEdgeSchema,
@@ -25,7 +28,9 @@ import {
   TlsEdgeSchema,
 } from '../../../src/manifest/schema.js';
 import type { LiveState } from '../../../src/plan/plan.js';
-import type { HttpsEdgeRec, RouteRec, TlsEdgeRec } from '../../../src/server/model.js';
+import { EndpointRenderer } from '../../../src/server/endpoints/render.js';
+import { parseEndpointUrl } from '../../../src/server/endpoints/url.js';
+import type { EndpointRec, HttpsEdgeRec, RouteRec, TlsEdgeRec } from '../../../src/server/model.js';
 import { Renderer } from '../../../src/server/render.js';
 import {
   HTTPS_EDGE_MODULE_SCHEMAS,
@@ -76,24 +81,97 @@ export function desiredSet(
     tls?: TlsEdgeManifest[];
     https?: HttpsEdgeManifest[];
     bots?: BotUserManifest[];
+    endpoints?: CloudEndpointManifest[];
   } = {},
 ): DesiredSet {
   return {
     tlsEdges: resources.tls ?? [],
     httpsEdges: resources.https ?? [],
     botUsers: resources.bots ?? [],
-    cloudEndpoints: [],
+    cloudEndpoints: resources.endpoints ?? [],
   };
 }
 
 export function liveState(
-  resources: { tls?: TlsEdge[]; https?: HttpsEdge[]; bots?: BotUser[] } = {},
+  resources: {
+    tls?: TlsEdge[];
+    https?: HttpsEdge[];
+    bots?: BotUser[];
+    endpoints?: CloudEndpoint[];
+  } = {},
 ): LiveState {
   return {
     tlsEdges: resources.tls ?? [],
     httpsEdges: resources.https ?? [],
     botUsers: resources.bots ?? [],
+    cloudEndpoints: resources.endpoints ?? [],
   };
+}
+
+/** A terminating policy: the smallest document the service takes for an http(s) endpoint. */
+export const DENY_POLICY = { on_http_request: [{ actions: [{ type: 'deny' }] }] };
+
+/**
+ * A `kind: CloudEndpoint` resource as the loader hands it over: URL normalised, the default
+ * binding filled, `pooling_enabled` false and `protect` false unless given.
+ */
+export function endpointManifest(
+  fields: Partial<Omit<CloudEndpointManifest, 'kind' | 'source' | 'sensitive'>> & {
+    name: string;
+    url: string;
+  },
+  sensitive: string[] = [],
+): CloudEndpointManifest {
+  const url = parseEndpointUrl(fields.url);
+  return {
+    kind: 'CloudEndpoint',
+    bindings: [url.host.endsWith('.internal') ? 'internal' : 'public'],
+    pooling_enabled: false,
+    metadata: {},
+    traffic_policy: DENY_POLICY,
+    protect: false,
+    ...fields,
+    url: url.url,
+    source: SOURCE,
+    sensitive,
+  };
+}
+
+let endpointIds = 0;
+const endpointRenderer = new EndpointRenderer('https://api.test');
+
+/** A live endpoint exactly as the local server renders it (empty fields omitted). */
+export function liveEndpoint(input: {
+  id?: string;
+  url: string;
+  name?: string;
+  owner?: string;
+  protect?: boolean;
+  labels?: Record<string, string>;
+  metadata?: string;
+  type?: 'cloud' | 'agent';
+  traffic_policy?: string;
+  description?: string;
+  bindings?: ('public' | 'internal' | 'kubernetes')[];
+  pooling_enabled?: boolean;
+  created_at?: string;
+}): CloudEndpoint {
+  const url = parseEndpointUrl(input.url);
+  endpointIds += 1;
+  const rec: EndpointRec = {
+    id: input.id ?? `ep_${String(endpointIds).padStart(27, '0')}`,
+    type: input.type ?? 'cloud',
+    ...url,
+    traffic_policy: input.traffic_policy ?? JSON.stringify(DENY_POLICY),
+    bindings: input.bindings ?? [url.host.endsWith('.internal') ? 'internal' : 'public'],
+    pooling_enabled: input.pooling_enabled ?? false,
+    description: input.description ?? '',
+    metadata: metadataOf({ id: '', ...input }),
+    created_at: input.created_at ?? CREATED,
+    updated_at: input.created_at ?? CREATED,
+    principal_id: 'usr_1',
+  };
+  return cloudEndpointSchema.parse(JSON.parse(endpointRenderer.endpoint(rec)));
 }
 
 /** Stored (server-normalized) module values from write shapes, as the server would keep them. */

@@ -1,0 +1,430 @@
+/**
+ * Cloud endpoints: ownership, diff and operations. Pure.
+ *
+ * - Ownership through `metadata`, as for edges: a live endpoint is ours when it is of type
+ *   `cloud` and its `edgesync/owner` is our owner id; matched to manifests by `edgesync/name`
+ *   (several owned with one name: the oldest is kept, the others deleted as duplicates). Agent
+ *   endpoints, other owners' and unowned endpoints are never diffed nor touched.
+ * - The policy is compared as data: the live string parsed (JSON, else YAML) against the desired
+ *   document, legacy phase names (`inbound`, `outbound`) read as their successors on both sides,
+ *   so a converged endpoint stays converged whatever formatting the service returns. It is sent
+ *   as `JSON.stringify` of the desired document.
+ * - A URL change (normalised forms compared) is a delete, then a create: a replacement. Anything
+ *   else is one PATCH with only the fields that changed; nothing changed is no operation.
+ * - `protect: true` (live or desired) forbids the delete of a replacement; an owned endpoint no
+ *   manifest keeps goes through the deletion guards with the edges (./guards.ts).
+ */
+import equal from 'fast-deep-equal';
+import type { CloudEndpoint, EndpointCreate, EndpointUpdate } from '../api/schemas.js';
+import { compareCodeUnits } from '../compare.js';
+import { type ParsedMetadata, recordMetadata, storedMetadata } from '../manifest/metadata.js';
+import type { Segment } from '../manifest/paths.js';
+import { formatPath } from '../manifest/paths.js';
+import { parsePolicyText } from '../manifest/policy-text.js';
+import type { CloudEndpointManifest } from '../manifest/schema.js';
+import { isSecretField } from '../manifest/secrets.js';
+import type { PlanContext } from './context.js';
+import { Sensitivity } from './diff.js';
+import { defaultEndpointBinding, normalizeEndpointUrl } from './endpoint-url.js';
+import type { FieldChange, Operation } from './model.js';
+import { compareByAge } from './oldest.js';
+import { createEndpoint, deleteEndpoint, updateEndpoint } from './operations.js';
+
+export interface LiveEndpoint {
+  readonly record: CloudEndpoint;
+  readonly meta: ParsedMetadata | undefined;
+}
+
+export interface EndpointMatch {
+  readonly desired: CloudEndpointManifest;
+  readonly address: string;
+  /** The owned live endpoint it maps to; undefined means create. */
+  readonly live: LiveEndpoint | undefined;
+}
+
+export interface EndpointOrphan {
+  readonly live: LiveEndpoint;
+  readonly address: string;
+  readonly reason: string;
+}
+
+export function endpointAddress(name: string): string {
+  return `cloud_endpoint.${name}`;
+}
+
+/** Manifests matched to our live endpoints, and our live endpoints no manifest keeps. */
+export function resolveEndpoints(
+  desired: readonly CloudEndpointManifest[],
+  live: readonly CloudEndpoint[],
+  owner: string,
+): { matches: EndpointMatch[]; orphans: EndpointOrphan[] } {
+  const byName = new Map<string, LiveEndpoint[]>();
+  const orphans: EndpointOrphan[] = [];
+  for (const record of live) {
+    // Agent endpoints belong to their agent, whatever their metadata says.
+    if (record.type !== 'cloud') continue;
+    const meta = recordMetadata(record);
+    if (meta?.owner !== owner) continue;
+    if (meta.name === undefined) {
+      orphans.push({
+        live: { record, meta },
+        address: `cloud_endpoint#${record.id}`,
+        reason: 'owned endpoint without an edgesync/name: no manifest can keep it',
+      });
+      continue;
+    }
+    const list = byName.get(meta.name);
+    if (list === undefined) byName.set(meta.name, [{ record, meta }]);
+    else list.push({ record, meta });
+  }
+  for (const list of byName.values()) if (list.length > 1) list.sort(byAge);
+  const matches: EndpointMatch[] = [];
+  const kept = new Set<string>();
+  for (const d of desired) {
+    const found = byName.get(d.name)?.[0];
+    kept.add(d.name);
+    matches.push({ desired: d, address: endpointAddress(d.name), live: found });
+  }
+  for (const [name, list] of byName) {
+    list.forEach((e, i) => {
+      if (kept.has(name) && i === 0) return;
+      const first = list[0] as LiveEndpoint;
+      orphans.push(
+        kept.has(name) || i > 0
+          ? {
+              live: e,
+              address: `${endpointAddress(name)}#${e.record.id}`,
+              reason: `duplicate of ${first.record.id} (same edgesync/name; the oldest is kept)`,
+            }
+          : { live: e, address: endpointAddress(name), reason: 'manifest removed' },
+      );
+    });
+  }
+  return { matches, orphans };
+}
+
+function byAge(a: LiveEndpoint, b: LiveEndpoint): number {
+  return compareByAge(a.record, b.record);
+}
+
+// ---- the policy as data ---------------------------------------------------------------------
+
+const LEGACY_PHASES: Readonly<Record<string, string>> = {
+  inbound: 'on_http_request',
+  outbound: 'on_http_response',
+};
+
+/** The document with legacy phase names read as their successors (unchanged otherwise). */
+export function canonicalPolicy(doc: unknown): unknown {
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return doc;
+  if (!Object.keys(doc).some((k) => Object.hasOwn(LEGACY_PHASES, k))) return doc;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(doc)) out[LEGACY_PHASES[key] ?? key] = value;
+  return out;
+}
+
+/** Parsed live policies, per record: the daemon keeps its records between cycles. */
+const livePolicies = new WeakMap<CloudEndpoint, { readonly doc: unknown }>();
+/** Canonical desired policies, per manifest object (the daemon's manifests are kept too). */
+const desiredPolicies = new WeakMap<object, unknown>();
+
+/** The live policy as data (undefined when absent or not a document). */
+export function livePolicy(record: CloudEndpoint): unknown {
+  let known = livePolicies.get(record);
+  if (known === undefined) {
+    known = { doc: canonicalPolicy(parsePolicyText(record.traffic_policy ?? '')) };
+    livePolicies.set(record, known);
+  }
+  return known.doc;
+}
+
+function desiredPolicy(m: CloudEndpointManifest): unknown {
+  if (!desiredPolicies.has(m.traffic_policy)) {
+    desiredPolicies.set(m.traffic_policy, canonicalPolicy(m.traffic_policy));
+  }
+  return desiredPolicies.get(m.traffic_policy);
+}
+
+// ---- diff -------------------------------------------------------------------------------------
+
+/** The fields edgesync writes on an endpoint, as the service would store them. */
+interface EndpointFields {
+  readonly url: string;
+  readonly description: string;
+  readonly metadata: string;
+  readonly bindings: readonly string[];
+  readonly pooling_enabled: boolean;
+}
+
+function desiredFields(ctx: PlanContext, m: CloudEndpointManifest): EndpointFields {
+  return {
+    url: normalizeEndpointUrl(m.url),
+    description: m.description ?? '',
+    metadata: storedMetadata(m.metadata, { owner: ctx.owner, name: m.name, protect: m.protect }),
+    bindings: [...m.bindings].sort(compareCodeUnits),
+    pooling_enabled: m.pooling_enabled,
+  };
+}
+
+/** A live record with the service's defaults filled in (omitted fields are empty ones). */
+function liveFields(r: CloudEndpoint): EndpointFields {
+  const bindings = r.bindings === undefined || r.bindings.length === 0 ? undefined : r.bindings;
+  return {
+    url: normalizeEndpointUrl(r.url),
+    description: r.description ?? '',
+    metadata: r.metadata ?? '',
+    bindings: [...(bindings ?? [defaultEndpointBinding(r.url)])].sort(compareCodeUnits),
+    pooling_enabled: r.pooling_enabled ?? false,
+  };
+}
+
+const SCALARS = ['description', 'metadata', 'bindings', 'pooling_enabled'] as const;
+
+/**
+ * Field-level changes of a policy: objects and lists are walked (a rule or an action is shown
+ * by its own path, so one secret masks one value, not a whole phase); scalars are leaves.
+ */
+function policyChanges(
+  path: Segment[],
+  before: unknown,
+  after: unknown,
+  sensitivity: Sensitivity,
+  out: FieldChange[],
+): void {
+  if (equal(before, after)) return;
+  // An absent side takes the other's shape, so a created or removed rule is shown leaf by leaf.
+  const lists =
+    (Array.isArray(before) || before === undefined) &&
+    (Array.isArray(after) || after === undefined);
+  if (lists && (before !== undefined || after !== undefined)) {
+    const b = (before ?? []) as unknown[];
+    const a = (after ?? []) as unknown[];
+    const n = Math.max(b.length, a.length);
+    for (let i = 0; i < n; i++) policyChanges([...path, i], b[i], a[i], sensitivity, out);
+    return;
+  }
+  const objects =
+    (isObject(before) || before === undefined) && (isObject(after) || after === undefined);
+  if (objects) {
+    const b = (before ?? {}) as Record<string, unknown>;
+    const a = (after ?? {}) as Record<string, unknown>;
+    const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])].sort(compareCodeUnits);
+    for (const key of keys) policyChanges([...path, key], b[key], a[key], sensitivity, out);
+    return;
+  }
+  const formatted = formatPath(path);
+  const change: FieldChange = {
+    path: formatted,
+    sensitive: sensitivity.isSensitive(formatted) || isSecretField(path),
+  };
+  if (before !== undefined) change.before = before;
+  if (after !== undefined) change.after = after;
+  out.push(change);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** True when the document holds a secret field (its value is then masked in request bodies). */
+function hasSecretField(value: unknown, path: Segment[] = []): boolean {
+  if (typeof value !== 'object' || value === null) return isSecretField(path);
+  if (Array.isArray(value)) return value.some((v, i) => hasSecretField(v, [...path, i]));
+  return Object.entries(value).some(([k, v]) => hasSecretField(v, [...path, k]));
+}
+
+/**
+ * The sensitive paths of an endpoint's request body: the policy travels as one string, so a
+ * secret anywhere in it makes the whole `traffic_policy` field sensitive (labels likewise make
+ * `metadata` sensitive, see `bodySensitivePaths`).
+ */
+function bodySensitivity(m: CloudEndpointManifest): string[] {
+  const out = m.sensitive.map((p) => (p.startsWith('traffic_policy') ? 'traffic_policy' : p));
+  if (hasSecretField(m.traffic_policy)) out.push('traffic_policy');
+  return [...new Set(out)];
+}
+
+// ---- operations -------------------------------------------------------------------------------
+
+export interface EndpointPlanInput {
+  readonly match: EndpointMatch;
+  /** Roots of edges that release the host and port this endpoint claims. */
+  readonly requires: readonly string[];
+}
+
+export function planEndpoint(ctx: PlanContext, input: EndpointPlanInput): void {
+  const { match, requires } = input;
+  const m = match.desired;
+  const want = desiredFields(ctx, m);
+  const sensitivity = new Sensitivity(m.sensitive);
+  const base = baseOf(match.address, m);
+  const live = match.live;
+  if (live === undefined) {
+    ctx.changes.push({
+      ...base,
+      action: 'create',
+      reason: 'not found live',
+      fields: createFieldsOf(want, desiredPolicy(m), sensitivity),
+      operations: [createOp(m, want, match.address, requires)],
+    });
+    return;
+  }
+  const record = live.record;
+  const have = liveFields(record);
+  if (have.url !== want.url) {
+    if (m.protect || live.meta?.protect === true) {
+      // Not a refusal of the whole apply: the rest goes on, and the plan stays unconverged.
+      ctx.blocked.push({
+        address: match.address,
+        kind: 'conflict',
+        reason: `${record.id}: url ${have.url} -> ${want.url} replaces the endpoint (delete, then create), and it is protected (protect: true); set protect: false first`,
+      });
+      return;
+    }
+    // The new record's every value, the URL shown as the change that forces the replacement.
+    const fields = createFieldsOf(want, desiredPolicy(m), sensitivity).map((f) =>
+      f.path === 'url' ? { ...f, before: have.url } : f,
+    );
+    ctx.changes.push({
+      ...base,
+      action: 'replace',
+      reason: `url changed (${have.url} -> ${want.url}): an endpoint's URL is replaced, not updated`,
+      id: record.id,
+      fields,
+      operations: [
+        deleteEndpoint(
+          record.id,
+          'main',
+          `delete cloud endpoint ${m.name} (${have.url}) to replace it`,
+        ),
+        createOp(m, want, match.address, requires),
+      ],
+    });
+    return;
+  }
+  planUpdate(ctx, match, base, want, have, sensitivity);
+}
+
+function createOp(
+  m: CloudEndpointManifest,
+  want: EndpointFields,
+  address: string,
+  requires: readonly string[],
+): Operation {
+  const body: EndpointCreate = {
+    url: want.url,
+    traffic_policy: JSON.stringify(m.traffic_policy),
+    ...(m.description === undefined ? {} : { description: m.description }),
+    metadata: want.metadata,
+    bindings: [...m.bindings] as EndpointCreate['bindings'],
+    pooling_enabled: m.pooling_enabled,
+  };
+  return createEndpoint(body, `create cloud endpoint ${m.name}`, {
+    binds: address,
+    sensitive: bodySensitivity(m),
+    requires,
+  });
+}
+
+function createFieldsOf(
+  want: EndpointFields,
+  policy: unknown,
+  sensitivity: Sensitivity,
+): FieldChange[] {
+  const fields: FieldChange[] = [];
+  for (const key of ['url', ...SCALARS] as const) {
+    const value = want[key];
+    if (value === '') continue;
+    fields.push({
+      path: key,
+      after: Array.isArray(value) ? [...value] : value,
+      sensitive: sensitivity.isSensitive(key),
+    });
+  }
+  policyChanges(['traffic_policy'], undefined, policy, sensitivity, fields);
+  return fields;
+}
+
+function planUpdate(
+  ctx: PlanContext,
+  match: EndpointMatch,
+  base: ReturnType<typeof baseOf>,
+  want: EndpointFields,
+  have: EndpointFields,
+  sensitivity: Sensitivity,
+): void {
+  const m = match.desired;
+  const record = (match.live as LiveEndpoint).record;
+  const patch: EndpointUpdate = {};
+  const fields: FieldChange[] = [];
+  const changed: string[] = [];
+  for (const key of SCALARS) {
+    if (equal(have[key], want[key])) continue;
+    changed.push(key);
+    fields.push({
+      path: key,
+      before: Array.isArray(have[key]) ? [...(have[key] as string[])] : have[key],
+      after: Array.isArray(want[key]) ? [...(want[key] as string[])] : want[key],
+      sensitive: sensitivity.isSensitive(key),
+    });
+  }
+  if (changed.includes('description')) patch.description = want.description;
+  if (changed.includes('metadata')) patch.metadata = want.metadata;
+  if (changed.includes('bindings')) patch.bindings = [...m.bindings] as EndpointUpdate['bindings'];
+  if (changed.includes('pooling_enabled')) patch.pooling_enabled = want.pooling_enabled;
+  const before = livePolicy(record);
+  const after = desiredPolicy(m);
+  if (!equal(before, after)) {
+    changed.push('traffic_policy');
+    patch.traffic_policy = JSON.stringify(m.traffic_policy);
+    policyChanges(['traffic_policy'], before, after, sensitivity, fields);
+  }
+  const operations =
+    changed.length === 0
+      ? []
+      : [
+          updateEndpoint(record.id, patch, `update cloud endpoint ${m.name}`, {
+            sensitive: bodySensitivity(m),
+          }),
+        ];
+  ctx.changes.push({
+    ...base,
+    action: changed.length === 0 ? 'noop' : 'update',
+    reason: changed.length === 0 ? 'up to date' : `changed ${changed.join(', ')}`,
+    id: record.id,
+    fields,
+    operations,
+  });
+}
+
+function baseOf(address: string, m: CloudEndpointManifest) {
+  return {
+    address,
+    kind: 'cloud_endpoint' as const,
+    name: m.name,
+    root: address,
+    source: m.source,
+    modules: [],
+  };
+}
+
+/** An owned endpoint no manifest keeps (or a duplicate): one DELETE, in the delete phase. */
+export function planEndpointDelete(ctx: PlanContext, o: EndpointOrphan): void {
+  const r = o.live.record;
+  const fields: FieldChange[] = [{ path: 'url', before: r.url, sensitive: false }];
+  if ((r.description ?? '') !== '') {
+    fields.push({ path: 'description', before: r.description, sensitive: false });
+  }
+  ctx.changes.push({
+    address: o.address,
+    kind: 'cloud_endpoint',
+    name: o.live.meta?.name ?? r.id,
+    root: o.address,
+    action: 'delete',
+    reason: o.reason,
+    id: r.id,
+    fields,
+    modules: [],
+    operations: [deleteEndpoint(r.id, 'delete', `delete cloud endpoint ${r.id}`)],
+  });
+}

@@ -1,0 +1,82 @@
+/**
+ * Ordering across kinds: a cloud endpoint cannot claim a host and port an edge still holds (the
+ * service answers 381). When an edge of this plan releases it (the edge is deleted, or its
+ * update drops that hostport), the endpoint's create waits for it: the host and port joins the
+ * plan's hostport claims, so the edge's release PATCH runs in phase `release` (before its
+ * DELETE, or instead of the part of its update that drops it), and the create `requires` the
+ * edge's root, so it is not attempted when that release failed. A host and port held by an
+ * edge that keeps it (another owner's, a protected or blocked one, one whose manifest keeps it)
+ * blocks the endpoint as a conflict: it is not attempted. Pure.
+ */
+
+import type { EndpointMatch, EndpointPlanInput } from './cloud-endpoints.js';
+import type { PlanContext } from './context.js';
+import { endpointHostport, normalizeEndpointUrl } from './endpoint-url.js';
+import { canonicalHostports } from './normalize.js';
+import {
+  describeHolder,
+  type EdgeMatch,
+  KIND_LABEL,
+  type LiveEdge,
+  type Orphan,
+} from './ownership.js';
+
+export interface EdgeSide {
+  /** Desired edges being created or updated (not blocked). */
+  readonly active: readonly EdgeMatch[];
+  /** Owned edges being deleted (allowed by the guards). */
+  readonly deletions: readonly Orphan[];
+  /** Every live edge by lower-cased hostport. */
+  readonly holders: ReadonlyMap<string, LiveEdge>;
+  /** Hostport -> the address claiming it; endpoint claims are added. */
+  readonly claims: Map<string, string>;
+}
+
+/** Each endpoint to plan with the edge roots it waits for; conflicts are blocked here. */
+export function endpointClaims(
+  ctx: PlanContext,
+  matches: readonly EndpointMatch[],
+  edges: EdgeSide,
+): EndpointPlanInput[] {
+  const releasedBy = new Map<string, string>();
+  for (const o of edges.deletions) {
+    for (const h of canonicalHostports(o.live.record.hostports)) releasedBy.set(h, o.address);
+  }
+  for (const m of edges.active) {
+    if (m.live === undefined) continue;
+    const wanted = ctx.wanted(m.desired);
+    for (const h of canonicalHostports(m.live.record.hostports)) {
+      if (!wanted.includes(h)) releasedBy.set(h, m.desired.address);
+    }
+  }
+  const out: EndpointPlanInput[] = [];
+  for (const match of matches) {
+    const url = normalizeEndpointUrl(match.desired.url);
+    const creates = match.live === undefined || normalizeEndpointUrl(match.live.record.url) !== url;
+    const hostport = creates ? endpointHostport(url) : undefined;
+    const holder = hostport === undefined ? undefined : edges.holders.get(hostport);
+    if (hostport === undefined || holder === undefined) {
+      out.push({ match, requires: [] });
+      continue;
+    }
+    const releaser = releasedBy.get(hostport);
+    const rival = edges.claims.get(hostport);
+    if (releaser !== undefined && rival === undefined) {
+      edges.claims.set(hostport, match.address);
+      out.push({ match, requires: [releaser] });
+      continue;
+    }
+    const why =
+      rival !== undefined
+        ? `which releases it to ${rival}`
+        : !holder.owned
+          ? describeHolder(holder)
+          : 'which is ours and keeps it (its manifest, protect, suspend or a guard)';
+    ctx.blocked.push({
+      address: match.address,
+      kind: 'conflict',
+      reason: `host and port ${hostport} of ${url} is held by ${KIND_LABEL[holder.kind]} ${holder.record.id} ${why}; not attempted`,
+    });
+  }
+  return out;
+}
