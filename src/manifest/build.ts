@@ -8,17 +8,21 @@
 import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../errors.js';
 import { sortDiagnostics } from './diagnostics.js';
+import { defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { DEFAULT_OWNER } from './metadata.js';
 import { aboutPruned, originalPath } from './partial.js';
 import { type FieldPath, formatPath } from './paths.js';
+import { SECRET_CONFIG_FIELDS } from './policy/actions.js';
 import type { RefReader } from './refs.js';
 import type {
   BotUserManifest,
+  CloudEndpointManifest,
   DesiredSet,
   HttpsEdgeManifest,
   RouteManifest,
   Source,
   TlsEdgeManifest,
+  TrafficPolicyDocument,
 } from './schema.js';
 import { isCredentialHeader, maskValues } from './secrets.js';
 import { checkSemantics, type DocumentValue, type SemanticDoc } from './semantics.js';
@@ -131,6 +135,7 @@ export interface ResourceCounts {
   https_edges: number;
   routes: number;
   bot_users: number;
+  cloud_endpoints: number;
 }
 
 export type BuildResult =
@@ -154,6 +159,7 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
     https_edges: 0,
     routes: 0,
     bot_users: 0,
+    cloud_endpoints: 0,
   };
   const shaped: ShapedDoc[] = [];
   const partials: ShapedDoc[] = [];
@@ -183,6 +189,7 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
       if (kind === 'TLSEdge') counts.tls_edges += 1;
       else if (kind === 'HTTPSEdge') counts.https_edges += 1;
       else if (kind === 'BotUser') counts.bot_users += 1;
+      else if (kind === 'CloudEndpoint') counts.cloud_endpoints += 1;
     }
     for (const d of result.shaped) {
       if (d.value.kind === 'HTTPSEdge') counts.routes += d.value.routes.length;
@@ -269,8 +276,51 @@ function uniqueSorted(paths: readonly FieldPath[]): string[] {
  */
 const assembled = new WeakMap<
   ShapedDoc,
-  { readonly kind: 'tls' | 'https' | 'bot'; readonly resource: object }
+  { readonly kind: 'tls' | 'https' | 'bot' | 'endpoint'; readonly resource: object }
 >();
+
+type EndpointValue = Extract<DocumentValue, { kind: 'CloudEndpoint' }>;
+
+/**
+ * A cloud endpoint in the model: the URL normalised, the default binding filled in, the policy
+ * as data, and as sensitive every value read from env or file plus every secret config field of
+ * the policy (`client_secret`, `secret`, `server_private_key`), however it was written.
+ */
+function endpointManifest(
+  value: EndpointValue,
+  source: Source,
+  sensitive: readonly FieldPath[],
+): CloudEndpointManifest {
+  const url = parseEndpointUrl(value.url);
+  if ('problem' in url) throw new Error(`unchecked endpoint URL ${value.name}`);
+  const policy = value.traffic_policy as TrafficPolicyDocument;
+  const { bindings, ...rest } = value;
+  // zod leaves an absent optional field absent (never `undefined`), as the model requires.
+  return Object.assign(rest, {
+    url: url.url,
+    bindings: [bindings?.[0] ?? defaultBinding(url)],
+    traffic_policy: policy,
+    source,
+    sensitive: uniqueSorted([...sensitive, ...policySecretPaths(policy)]),
+  }) as CloudEndpointManifest;
+}
+
+/** The paths of the secret config fields set in a policy (see `SECRET_CONFIG_FIELDS`). */
+function policySecretPaths(policy: TrafficPolicyDocument): FieldPath[] {
+  const out: FieldPath[] = [];
+  for (const [phase, rules] of Object.entries(policy)) {
+    if (!Array.isArray(rules)) continue;
+    rules.forEach((rule: { actions?: { config?: Record<string, unknown> | null }[] }, r) => {
+      rule.actions?.forEach((action, a) => {
+        for (const field of Object.keys(action.config ?? {})) {
+          if (SECRET_CONFIG_FIELDS.has(field))
+            out.push(['traffic_policy', phase, r, 'actions', a, 'config', field]);
+        }
+      });
+    });
+  }
+  return out;
+}
 
 function assemble(shaped: readonly ShapedDoc[]): DesiredSet {
   const set: DesiredSet = { tlsEdges: [], httpsEdges: [], botUsers: [], cloudEndpoints: [] };
@@ -279,6 +329,8 @@ function assemble(shaped: readonly ShapedDoc[]): DesiredSet {
     if (known !== undefined) {
       if (known.kind === 'tls') set.tlsEdges.push(known.resource as TlsEdgeManifest);
       else if (known.kind === 'https') set.httpsEdges.push(known.resource as HttpsEdgeManifest);
+      else if (known.kind === 'endpoint')
+        set.cloudEndpoints.push(known.resource as CloudEndpointManifest);
       else set.botUsers.push(known.resource as BotUserManifest);
       continue;
     }
@@ -298,6 +350,10 @@ function assemble(shaped: readonly ShapedDoc[]): DesiredSet {
       });
       set.botUsers.push(bot);
       assembled.set(d, { kind: 'bot', resource: bot });
+    } else if (value.kind === 'CloudEndpoint') {
+      const endpoint = endpointManifest(value, source, d.sensitive);
+      set.cloudEndpoints.push(endpoint);
+      assembled.set(d, { kind: 'endpoint', resource: endpoint });
     } else {
       const routes: RouteManifest[] = value.routes.map((route, r) => {
         const own = d.sensitive
@@ -324,5 +380,6 @@ function assemble(shaped: readonly ShapedDoc[]): DesiredSet {
   set.tlsEdges.sort(byName);
   set.httpsEdges.sort(byName);
   set.botUsers.sort(byName);
+  set.cloudEndpoints.sort(byName);
   return set;
 }

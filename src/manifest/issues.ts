@@ -113,7 +113,7 @@ export function describeIssue(
   const path = issue.path.filter((s): s is Segment => typeof s !== 'symbol');
   switch (issue.code) {
     case 'unrecognized_keys': {
-      const accepted = objectKeys(schemaAt(schema, path));
+      const accepted = objectKeys(schemaAt(schema, path, input));
       return issue.keys.map((key) => ({
         path,
         at: [...path, key],

@@ -6,7 +6,7 @@
  * whole set (semantics.ts) are not expressible here; `edgesync validate` checks them.
  */
 import { z } from 'zod';
-import { ManifestDocumentSchema, REFABLE, SecretRefSchema } from './schema.js';
+import { ManifestDocumentSchema, REFABLE, SecretRefSchema, TEXT_OR_MAPPING } from './schema.js';
 
 export const SCHEMA_ID = 'urn:edgesync:schema:manifest:1';
 
@@ -19,7 +19,21 @@ export function manifestJsonSchema(): JsonObject {
     target: 'draft-2020-12',
     io: 'input',
     override: (ctx) => {
-      if (!REFABLE.has(ctx.zodSchema as unknown as z.ZodType)) return;
+      const zodSchema = ctx.zodSchema as unknown as z.ZodType;
+      if (TEXT_OR_MAPPING.has(zodSchema)) {
+        const { description, ...mapping } = ctx.jsonSchema as JsonObject;
+        const target = ctx.jsonSchema as JsonObject;
+        for (const key of Object.keys(target)) delete target[key];
+        Object.assign(target, {
+          description,
+          anyOf: [
+            mapping,
+            { type: 'string', description: 'The same document as YAML or JSON text.' },
+          ],
+        });
+        return;
+      }
+      if (!REFABLE.has(zodSchema)) return;
       // Rewrite in place: the generator keeps a reference to this object.
       const original: JsonObject = { ...ctx.jsonSchema };
       const target = ctx.jsonSchema as JsonObject;
@@ -33,7 +47,7 @@ export function manifestJsonSchema(): JsonObject {
     $id: SCHEMA_ID,
     title: 'edgesync manifest',
     description:
-      'One YAML document of an edgesync manifest file: a TLSEdge, an HTTPSEdge (with routes) or a BotUser. A file may hold several documents separated by ---.',
+      'One YAML document of an edgesync manifest file: a TLSEdge, an HTTPSEdge (with routes), a BotUser or a CloudEndpoint. A file may hold several documents separated by ---.',
     ...rest,
     $defs: {
       ...(typeof $defs === 'object' && $defs !== null ? $defs : {}),

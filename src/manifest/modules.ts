@@ -32,7 +32,7 @@ export { HEADER_NAME_PATTERN };
 /** The label prefix edgesync keeps for itself (section 3 of the design). */
 export const RESERVED_LABEL_PREFIX = 'edgesync/';
 
-export const KINDS = ['TLSEdge', 'HTTPSEdge', 'BotUser'] as const;
+export const KINDS = ['TLSEdge', 'HTTPSEdge', 'BotUser', 'CloudEndpoint'] as const;
 export type Kind = (typeof KINDS)[number];
 
 /**
@@ -44,6 +44,18 @@ export const REFABLE: WeakSet<z.ZodType> = new WeakSet();
 
 export function refable<T extends z.ZodType>(schema: T): T {
   REFABLE.add(schema);
+  return schema;
+}
+
+/**
+ * Mappings that may also be written as a string holding the same document in YAML or JSON (a
+ * cloud endpoint's traffic policy): the shape phase reads the string before the schema checks
+ * the mapping, and the JSON Schema offers both forms.
+ */
+export const TEXT_OR_MAPPING: WeakSet<z.ZodType> = new WeakSet();
+
+export function textOrMapping<T extends z.ZodType>(schema: T): T {
+  TEXT_OR_MAPPING.add(schema);
   return schema;
 }
 

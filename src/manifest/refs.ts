@@ -53,7 +53,8 @@ export function resolveRefs(
   const path: Segment[] = [];
   const walk = (s: z.ZodType | undefined, v: unknown): unknown => {
     if (typeof v !== 'object' || v === null) return v;
-    const { inner, refable } = unwrap(s);
+    const { inner: outer, refable } = unwrap(s);
+    const inner = unionOption(outer, v);
     if (refable && isPlainObject(v)) {
       const keys = Object.keys(v);
       if (keys.length > 0 && keys.every((k) => REF_KEYS.has(k))) {
@@ -141,6 +142,30 @@ export function resolveRefs(
   return { value: walk(schema, value), sensitive, failed, issues };
 }
 
+/**
+ * The option of a union that `value` is meant for, so references inside it are found: by the
+ * discriminator's literal for a discriminated union (an action by its `type`), else the one
+ * option of the value's own shape (a mapping or a list). Anything else is not descended.
+ */
+function unionOption(schema: z.ZodType | undefined, value: unknown): z.ZodType | undefined {
+  const def = defOf(schema);
+  if (def?.type !== 'union') return schema;
+  const options = def.options as z.ZodType[];
+  const key = def.discriminator as string | undefined;
+  if (key !== undefined) {
+    if (!isPlainObject(value)) return undefined;
+    const wanted = value[key];
+    return options.find((o) => {
+      const shape = defOf(o)?.shape as Record<string, z.ZodType> | undefined;
+      const values = defOf(shape?.[key])?.values as unknown[] | undefined;
+      return values?.includes(wanted) === true;
+    });
+  }
+  const kinds = Array.isArray(value) ? ['array'] : isPlainObject(value) ? ['object', 'record'] : [];
+  const fits = options.filter((o) => kinds.includes(defOf(unwrap(o).inner)?.type ?? ''));
+  return fits.length === 1 ? unwrap(fits[0]).inner : undefined;
+}
+
 /** A fresh plain object with the first `count` keys of `v` (never `__proto__`). */
 function copyKeys(
   v: Record<string, unknown>,
@@ -213,10 +238,19 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** The zod schema found at `path` inside `schema` (for "did you mean" over accepted keys). */
-export function schemaAt(schema: z.ZodType, path: FieldPath): z.ZodType | undefined {
+export function schemaAt(
+  schema: z.ZodType,
+  path: FieldPath,
+  input?: unknown,
+): z.ZodType | undefined {
   let s: z.ZodType | undefined = schema;
+  let value = input;
   for (const segment of path) {
-    const def = defOf(unwrap(s).inner);
+    const def = defOf(unionOption(unwrap(s).inner, value));
+    value =
+      typeof value === 'object' && value !== null && Object.hasOwn(value, segment)
+        ? (value as Record<Segment, unknown>)[segment]
+        : undefined;
     if (def === undefined) return undefined;
     if (def.type === 'object') {
       const shape = def.shape as Record<string, z.ZodType>;
@@ -229,7 +263,7 @@ export function schemaAt(schema: z.ZodType, path: FieldPath): z.ZodType | undefi
       return undefined;
     }
   }
-  return unwrap(s).inner;
+  return unionOption(unwrap(s).inner, value);
 }
 
 /** Keys an object schema accepts, or none. */

@@ -4,7 +4,8 @@
  *
  * MODEL CONTRACT (what `loadManifests` returns; later stages build on it, keep it stable):
  *
- * - `DesiredSet = { tlsEdges, httpsEdges, botUsers }`, each array sorted by `name`.
+ * - `DesiredSet = { tlsEdges, httpsEdges, botUsers, cloudEndpoints }`, each array sorted by
+ *   `name` (see `CloudEndpointManifest` for the last).
  * - Every resource is plain, JSON-serialisable data (no functions, classes, Maps or undefined
  *   values: an absent optional field is an absent key).
  * - Field names and module shapes are the API's WRITE shapes, snake_case: `backend.backend_id`,
@@ -30,6 +31,7 @@
  */
 import { z } from 'zod';
 import { checkHostport, ID_PREFIX, MATCH_TYPES } from '../spec/api.js';
+import { ENDPOINT_BINDINGS, parseEndpointUrl } from './endpoint-url.js';
 import {
   BackendSchema,
   CircuitBreakerSchema,
@@ -38,6 +40,7 @@ import {
   HeadersSchema,
   IpRestrictionSchema,
   idPattern,
+  isJsonTree,
   type Kind,
   labels,
   MutualTlsSchema,
@@ -50,11 +53,13 @@ import {
   TlsTerminationAtEdgeSchema,
   TlsTerminationSchema,
   TrafficPolicySchema,
+  textOrMapping,
   UserAgentFilterSchema,
   uniqueList,
   WebhookVerificationSchema,
   WebsocketTcpConverterSchema,
 } from './modules.js';
+import { PolicyDocumentSchema } from './policy/schema.js';
 
 export * from './modules.js';
 
@@ -162,17 +167,69 @@ export const BotUserSchema = z
       'A bot user, matched by name; ensure: absent deletes it (bot users are never pruned implicitly).',
   });
 
+/**
+ * A cloud endpoint's policy: a mapping (checked against the action table), or a string holding
+ * the same document as YAML or JSON, which the shape phase reads into the mapping before this
+ * schema sees it (a string that reaches it could not be read, and was reported).
+ */
+export const EndpointTrafficPolicySchema = textOrMapping(
+  PolicyDocumentSchema.refine(isJsonTree, {
+    error: 'must hold JSON values only (no .inf or .nan)',
+  }).meta({
+    description:
+      'The traffic policy: phases to rules, written as a mapping or as a string holding the YAML or JSON document. { env } / { file } references work in its config values.',
+  }),
+);
+
+export const CloudEndpointSchema = z
+  .strictObject({
+    kind: z.literal('CloudEndpoint'),
+    name: name(),
+    url: z
+      .string()
+      .superRefine((text, ctx) => {
+        const parsed = parseEndpointUrl(text);
+        if ('problem' in parsed) ctx.addIssue({ code: 'custom', message: parsed.problem });
+      })
+      .meta({
+        description:
+          'https://host, http://host, tls://host:port or tcp://host:port; compared in its normalised form (lower-case, no default port).',
+      }),
+    bindings: z
+      .array(refable(z.enum(ENDPOINT_BINDINGS)))
+      .max(1, { error: 'takes at most one binding' })
+      .optional()
+      .meta({
+        description:
+          'At most one of public, internal, kubernetes; default internal for a .internal host, else public.',
+      }),
+    pooling_enabled: z.boolean().default(false).meta({
+      description: 'Endpoints on the same URL and binding must all pool (true) to coexist.',
+    }),
+    description: describedText().optional(),
+    metadata: labels(),
+    protect: z.boolean().default(false),
+    suspend: edgeCommon.suspend,
+    traffic_policy: EndpointTrafficPolicySchema,
+  })
+  .meta({
+    description:
+      'A cloud endpoint with its traffic policy, keyed by name. protect: true forbids deleting it.',
+  });
+
 /** One YAML document of a manifest file. */
 export const ManifestDocumentSchema = z.discriminatedUnion('kind', [
   TlsEdgeSchema,
   HttpsEdgeSchema,
   BotUserSchema,
+  CloudEndpointSchema,
 ]);
 
 export const SCHEMA_BY_KIND = {
   TLSEdge: TlsEdgeSchema,
   HTTPSEdge: HttpsEdgeSchema,
   BotUser: BotUserSchema,
+  CloudEndpoint: CloudEndpointSchema,
 } as const satisfies Record<Kind, z.ZodType>;
 
 // ---- the loaded model -------------------------------------------------------------------------

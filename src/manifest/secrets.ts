@@ -3,7 +3,9 @@
  *
  * What is secret:
  * - fields that are secrets by definition (`isSecretField`): OAuth and OIDC `client_secret`, the
- *   webhook verification `secret`, and the value of a header added by the request or response
+ *   webhook verification `secret`, the secret config fields of traffic policy actions (the
+ *   action table's: `client_secret`, verify-webhook's `secret`, terminate-tls's
+ *   `server_private_key`), and the value of a header added by the request or response
  *   headers module when its name is a credential's (`isCredentialHeader`), on the manifest side
  *   and on the live side alike (a header set by hand on the live edge was never in Git);
  * - every value read through `{ env }` / `{ file }`, whatever field holds it (a `name` too).
@@ -23,6 +25,7 @@
  */
 import { type FieldChange, MASK, type Operation, type Plan } from '../plan/model.js';
 import { appendSegment, parsePath, type Segment } from './paths.js';
+import { SECRET_CONFIG_FIELDS } from './policy/actions.js';
 import { parsePolicyText } from './policy-text.js';
 import type { DesiredSet } from './schema.js';
 
@@ -50,8 +53,9 @@ export function isCredentialHeader(name: string): boolean {
 /**
  * Whether the field at `path` is a secret by definition, wherever the path starts (a route, a
  * module, a request body, a traffic policy): `...client_secret`, `...server_private_key`,
- * `...webhook_verification.secret`, an action's `config.secret` (verify-webhook's; any action's,
- * since the path does not say the type and masking more is safe), and
+ * `...webhook_verification.secret`, `...config.<secret config field>` of a policy action (the
+ * action table names them) and any action's `config.secret` (the path does not say the type,
+ * and masking more is safe), and
  * `...request_headers.add.<credential header>` (or `response_headers`).
  */
 export function isSecretField(path: readonly Segment[]): boolean {
@@ -62,6 +66,8 @@ export function isSecretField(path: readonly Segment[]): boolean {
   if (key === 'client_secret' || key === 'server_private_key') return true;
   const parent = typeof path[n - 2] === 'string' ? (path[n - 2] as string).toLowerCase() : '';
   if ((parent === 'webhook_verification' || parent === 'config') && key === 'secret') return true;
+  // A traffic policy action's config: the action table names its secret fields.
+  if (parent === 'config' && SECRET_CONFIG_FIELDS.has(last)) return true;
   const module = typeof path[n - 3] === 'string' ? (path[n - 3] as string).toLowerCase() : '';
   return parent === 'add' && HEADER_MODULES.has(module) && isCredentialHeader(last);
 }

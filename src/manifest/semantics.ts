@@ -16,8 +16,10 @@ import {
   WEBHOOK_PROVIDER_WITHOUT_SECRET,
   WEBHOOK_PROVIDERS,
 } from '../spec/api.js';
+import { bindingProblem, defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { storedMetadata, storedRouteMetadata } from './metadata.js';
 import type { FieldPath } from './paths.js';
+import { policyIssues } from './policy/rules.js';
 import {
   type ManifestDocumentSchema,
   type OAuthSchema,
@@ -49,7 +51,12 @@ export interface SemanticOptions {
   readonly where: (doc: number, path: FieldPath) => string;
 }
 
-const KIND_LABEL = { TLSEdge: 'TLSEdge', HTTPSEdge: 'HTTPSEdge', BotUser: 'BotUser' } as const;
+const KIND_LABEL = {
+  TLSEdge: 'TLSEdge',
+  HTTPSEdge: 'HTTPSEdge',
+  BotUser: 'BotUser',
+  CloudEndpoint: 'CloudEndpoint',
+} as const;
 
 export function checkSemantics(
   docs: readonly SemanticDoc[],
@@ -66,7 +73,9 @@ export function checkSemantics(
     TLSEdge: new Map(),
     HTTPSEdge: new Map(),
     BotUser: new Map(),
+    CloudEndpoint: new Map(),
   };
+  const endpoints: { doc: number; value: EndpointValue }[] = [];
   const ids = new Map<string, number>();
   const hostports = new Map<string, { doc: number; index: number; edge: string; kind: string }>();
   for (const { id: doc, value } of docs) {
@@ -81,6 +90,14 @@ export function checkSemantics(
       );
     }
     if (value.kind === 'BotUser') continue;
+    if (value.kind === 'CloudEndpoint') {
+      endpoints.push({ doc, value });
+      if (clean.get(value) === options.owner) continue;
+      const before = issues.length;
+      checkEndpoint(doc, value, options, add);
+      if (issues.length === before) clean.set(value, options.owner);
+      continue;
+    }
 
     if (value.id !== undefined) {
       const other = ids.get(value.id);
@@ -113,6 +130,7 @@ export function checkSemantics(
     checkEdge(doc, value, options, add);
     if (issues.length === before) clean.set(value, options.owner);
   }
+  checkEndpointClaims(endpoints, hostports, options, add);
   return issues;
 }
 
@@ -123,14 +141,81 @@ export function checkSemantics(
  */
 const clean = new WeakMap<object, string>();
 
-/** The rules within one edge: labels, the metadata limit, TLS termination, routes. */
-function checkEdge(
+type EndpointValue = Extract<DocumentValue, { kind: 'CloudEndpoint' }>;
+
+/** The rules within one cloud endpoint: labels, the metadata limit, its binding, its policy. */
+function checkEndpoint(
   doc: number,
-  value: Exclude<DocumentValue, { kind: 'BotUser' }>,
+  value: EndpointValue,
   options: SemanticOptions,
   add: Add,
 ): void {
   checkLabels(doc, NO_PATH, value.metadata, add);
+  checkStoredMetadata(doc, value, options, add);
+  const url = parseEndpointUrl(value.url);
+  if ('problem' in url) return; // reported by the shape phase
+  // The default binding has rules too (a public https endpoint on another port than 443).
+  const given = value.bindings?.[0];
+  const binding = given ?? defaultBinding(url);
+  const why = bindingProblem(url, binding);
+  if (why !== undefined) {
+    add(
+      doc,
+      given === undefined ? ['url'] : ['bindings', 0],
+      `binding ${binding}${given === undefined ? ' (the default)' : ''}: ${why}`,
+    );
+  }
+  const policy = value.traffic_policy;
+  if (typeof policy !== 'object') return;
+  for (const issue of policyIssues(policy, url.scheme)) {
+    add(doc, ['traffic_policy', ...issue.path], issue.message);
+  }
+}
+
+/**
+ * Across the set: two endpoints on one URL and binding must both pool (the service refuses the
+ * second otherwise), and an endpoint cannot claim a host and port an edge of the set serves.
+ */
+function checkEndpointClaims(
+  endpoints: readonly { doc: number; value: EndpointValue }[],
+  hostports: ReadonlyMap<string, { doc: number; index: number; edge: string; kind: string }>,
+  options: SemanticOptions,
+  add: Add,
+): void {
+  const claims = new Map<string, { doc: number; name: string; pooling: boolean }>();
+  for (const { doc, value } of endpoints) {
+    const url = parseEndpointUrl(value.url);
+    if ('problem' in url) continue;
+    const binding = value.bindings?.[0] ?? defaultBinding(url);
+    const key = `${url.url} ${binding}`;
+    const other = claims.get(key);
+    if (other === undefined) {
+      claims.set(key, { doc, name: value.name, pooling: value.pooling_enabled });
+    } else if (!(other.pooling && value.pooling_enabled)) {
+      add(
+        doc,
+        ['url'],
+        `CloudEndpoint "${other.name}" (${options.where(other.doc, ['url'])}) already uses ${url.url} (${binding}); both must set pooling_enabled: true to share it`,
+      );
+    }
+    const edge = hostports.get(`${url.host}:${url.port}`);
+    if (edge !== undefined) {
+      add(
+        doc,
+        ['url'],
+        `${url.url} claims ${url.host}:${url.port}, which ${edge.kind} "${edge.edge}" serves (${options.where(edge.doc, ['hostports', edge.index])}); remove the hostport from the edge first`,
+      );
+    }
+  }
+}
+
+/** The labels as stored with edgesync's own keys must fit the API's metadata limit. */
+function checkStoredMetadata(
+  doc: number,
+  value: { name: string; protect: boolean; metadata: Readonly<Record<string, string>> },
+  options: SemanticOptions,
+  add: Add,
+): void {
   const bytes = metadataMayExceed(value.metadata, options.owner, value.name)
     ? utf8Bytes(
         storedMetadata(value.metadata, {
@@ -147,6 +232,17 @@ function checkEdge(
       `stored metadata would be ${bytes} bytes (labels plus edgesync's own keys); the limit is ${LIMITS.metadataBytes}`,
     );
   }
+}
+
+/** The rules within one edge: labels, the metadata limit, TLS termination, routes. */
+function checkEdge(
+  doc: number,
+  value: Exclude<DocumentValue, { kind: 'BotUser' | 'CloudEndpoint' }>,
+  options: SemanticOptions,
+  add: Add,
+): void {
+  checkLabels(doc, NO_PATH, value.metadata, add);
+  checkStoredMetadata(doc, value, options, add);
 
   if (value.kind === 'TLSEdge') {
     const tls = value.tls_termination;

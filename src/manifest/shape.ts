@@ -11,6 +11,7 @@ import type { Diagnostic } from '../errors.js';
 import { describeIssue, errorMap, valueAt } from './issues.js';
 import { type PartialDocument, partialDocument } from './partial.js';
 import { type FieldPath, formatPath } from './paths.js';
+import { readPolicyText } from './policy/document.js';
 import { type RefReader, type ResolveResult, resolveRefs } from './refs.js';
 import { KINDS, type Kind, SCHEMA_BY_KIND } from './schema.js';
 import { maskValues } from './secrets.js';
@@ -145,7 +146,22 @@ function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): Sh
   const kind = kindValue as Kind;
   const schema: z.ZodType = SCHEMA_BY_KIND[kind];
 
-  const resolved: ResolveResult = resolveRefs(schema, raw, file, reader);
+  const read = kind === 'CloudEndpoint' ? readStringPolicy(raw as Record<string, unknown>) : {};
+  if (read.problem !== undefined) {
+    const at = read.problem.at;
+    const { line, column } =
+      at === undefined ? doc.locate(POLICY) : doc.textPosition(POLICY, at.line, at.column);
+    bad.push(POLICY);
+    diagnostics.push({
+      file,
+      line,
+      column,
+      path: formatPath(POLICY),
+      message: read.problem.message,
+      severity: 'error',
+    });
+  }
+  const resolved: ResolveResult = resolveRefs(schema, read.value ?? raw, file, reader);
   secrets = resolved.sensitive
     .map((p) => valueAt(resolved.value, p))
     .filter((v): v is string => typeof v === 'string');
@@ -154,7 +170,7 @@ function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): Sh
 
   const parsed = compiledCheck(kind).safeParse(resolved.value, { error: errorMap });
   if (!parsed.success) {
-    const failed = resolved.failed;
+    const failed = read.problem === undefined ? resolved.failed : [...resolved.failed, POLICY];
     for (const issue of parsed.error.issues) {
       for (const d of describeIssue(kind, schema, issue, resolved.value, doc)) {
         if (failed.some((f) => startsWith(d.path, f))) continue;
@@ -182,6 +198,29 @@ function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): Sh
       secrets,
     },
   };
+}
+
+const POLICY: FieldPath = ['traffic_policy'];
+
+/**
+ * A cloud endpoint's policy written as a string becomes the document it holds, so that one
+ * schema, one reference resolver and one set of rules serve both ways of writing it; paths into
+ * it are located in the string (`ParsedDocument.locate`).
+ */
+function readStringPolicy(raw: Record<string, unknown>): {
+  value?: Record<string, unknown>;
+  problem?: { message: string; at?: { line: number; column: number } };
+} {
+  const text = raw.traffic_policy;
+  if (typeof text !== 'string') return {};
+  const read = readPolicyText(text);
+  if ('error' in read) {
+    return {
+      problem:
+        read.at === undefined ? { message: read.error } : { message: read.error, at: read.at },
+    };
+  }
+  return { value: { ...raw, traffic_policy: read.value } };
 }
 
 function startsWith(path: FieldPath, prefix: FieldPath): boolean {
@@ -282,6 +321,8 @@ function keptDocument(
       }
       return reparse.document(start)?.locate(path, anchor) ?? start;
     },
+    textPosition: (path, line, column) =>
+      reparse.document(start)?.textPosition(path, line, column) ?? start,
     scalarSource: (path) => reparse.document(start)?.scalarSource(path),
     release: () => reparse.release(),
   };

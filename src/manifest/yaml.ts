@@ -39,6 +39,11 @@ export interface ParsedDocument {
   readonly start: Position;
   /** Line and column of the node at `path`; falls back to the deepest existing ancestor. */
   locate(path: FieldPath, anchor?: Anchor): Position;
+  /**
+   * Where `line`:`column` of the text of the string at `path` is in the file: exact for a block
+   * literal (`|`), whose lines are the file's; else the string's own position.
+   */
+  textPosition(path: FieldPath, line: number, column: number): Position;
   /** Original text of the plain scalar at `path` (e.g. `1.3` for a number), if there is one. */
   scalarSource(path: FieldPath): string | undefined;
   /** Lets go of anything parsed again on demand to locate a path (kept documents only). */
@@ -115,8 +120,21 @@ export function parseYaml(text: string, options: ParseOptions): ParseResult {
       start,
       locate: (path, anchor = 'value') => {
         const found = find(doc, path);
+        if (!found.complete) {
+          // A path into a YAML document held by a block literal string (a traffic policy).
+          const inner = blockText(text, found.node, pos);
+          const located =
+            inner === undefined ? undefined : locateInside(inner, path.slice(found.depth), anchor);
+          if (located !== undefined) return located;
+        }
         const node = anchor === 'key' && found.complete && found.key ? found.key : found.node;
         return pos(node?.range?.[0] ?? contents?.range?.[0] ?? 0);
+      },
+      textPosition: (path, line, column) => {
+        const found = find(doc, path);
+        const inner = found.complete ? blockText(text, found.node, pos) : undefined;
+        if (inner === undefined) return pos(found.node?.range?.[0] ?? contents?.range?.[0] ?? 0);
+        return { line: inner.line + line - 1, column: inner.indent + column };
       },
       scalarSource: (path) => {
         const found = find(doc, path);
@@ -126,6 +144,38 @@ export function parseYaml(text: string, options: ParseOptions): ParseResult {
     });
   });
   return { documents, problems };
+}
+
+interface BlockText {
+  readonly value: string;
+  /** The file's line of the text's first line. */
+  readonly line: number;
+  /** Columns before the text on each of its lines. */
+  readonly indent: number;
+}
+
+/** A block literal string's text and where its lines start in the file. */
+function blockText(
+  source: string,
+  node: Node | null,
+  pos: (offset: number) => Position,
+): BlockText | undefined {
+  if (!isScalar(node) || node.type !== 'BLOCK_LITERAL' || typeof node.value !== 'string')
+    return undefined;
+  const header = node.range?.[0];
+  if (header === undefined) return undefined;
+  const first = source.indexOf('\n', header) + 1;
+  if (first === 0) return undefined;
+  let end = first;
+  while (source[end] === ' ') end += 1;
+  return { value: node.value, line: pos(first).line, indent: end - first };
+}
+
+function locateInside(inner: BlockText, path: FieldPath, anchor: Anchor): Position | undefined {
+  const parsed = parseYaml(inner.value, { maxAliasCount: 100 }).documents[0];
+  if (parsed === undefined) return undefined;
+  const at = parsed.locate(path, anchor);
+  return { line: inner.line + at.line - 1, column: inner.indent + at.column };
 }
 
 /** Aliases that name no anchor before them, and aliases inside the node they refer to. */
@@ -213,11 +263,14 @@ interface Found {
   /** The key node of the last segment when the path resolved completely through a mapping. */
   readonly key: Node | null;
   readonly complete: boolean;
+  /** How many segments of the path were followed. */
+  readonly depth: number;
 }
 
 function find(doc: AnyDocument, path: FieldPath): Found {
   let node: Node | null = doc.contents;
   let key: Node | null = null;
+  let depth = 0;
   for (const segment of path) {
     // Descend through an alias to the anchored node; the final node itself is not dereferenced,
     // so an error points at the `*alias` the user wrote at that place.
@@ -236,9 +289,10 @@ function find(doc: AnyDocument, path: FieldPath): Found {
     } else if (isSeq(container) && typeof segment === 'number') {
       next = container.items[segment] as Node | undefined;
     }
-    if (next === undefined || next === null) return { node, key, complete: false };
+    if (next === undefined || next === null) return { node, key, complete: false, depth };
     node = next;
     key = nextKey;
+    depth += 1;
   }
-  return { node, key, complete: true };
+  return { node, key, complete: true, depth };
 }

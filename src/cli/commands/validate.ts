@@ -80,7 +80,7 @@ export async function run(ctx: CliContext): Promise<number> {
   if (result.ok) {
     const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
     ctx.stderr.write(
-      `${plural(c.documents, 'manifest')} valid (${plural(c.tls_edges, 'TLS edge')}, ${plural(c.https_edges, 'HTTPS edge')} with ${plural(c.routes, 'route')}, ${plural(c.bot_users, 'bot user')}) in ${plural(c.files, 'file')}\n`,
+      `${plural(c.documents, 'manifest')} valid (${plural(c.tls_edges, 'TLS edge')}, ${plural(c.https_edges, 'HTTPS edge')} with ${plural(c.routes, 'route')}, ${plural(c.bot_users, 'bot user')}${c.cloud_endpoints > 0 ? `, ${plural(c.cloud_endpoints, 'cloud endpoint')}` : ''}) in ${plural(c.files, 'file')}\n`,
     );
     return ExitCode.ok;
   }

@@ -92,7 +92,15 @@ describe('edgesync validate', () => {
           severity: 'error',
         },
       ],
-      resources: { files: 1, documents: 2, tls_edges: 1, https_edges: 0, routes: 0, bot_users: 1 },
+      resources: {
+        files: 1,
+        documents: 2,
+        tls_edges: 1,
+        https_edges: 0,
+        routes: 0,
+        bot_users: 1,
+        cloud_endpoints: 0,
+      },
     });
   });
 
@@ -201,7 +209,7 @@ describe('edgesync schema', () => {
     expect(schema.$id).toBe('urn:edgesync:schema:manifest:1');
     expect(
       schema.oneOf.map((o: { properties: { kind: { const: string } } }) => o.properties.kind.const),
-    ).toEqual(['TLSEdge', 'HTTPSEdge', 'BotUser']);
+    ).toEqual(['TLSEdge', 'HTTPSEdge', 'BotUser', 'CloudEndpoint']);
     expect(schema.$defs.SecretRef.anyOf).toHaveLength(2);
     const https = schema.oneOf[1];
     expect(https.additionalProperties).toBe(false);

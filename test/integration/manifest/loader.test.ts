@@ -54,6 +54,7 @@ describe('loadManifests', () => {
       https_edges: 0,
       routes: 0,
       bot_users: 4,
+      cloud_endpoints: 0,
     });
     expect(result.revision).toBeNull();
   });
@@ -88,7 +89,12 @@ describe('loadManifests', () => {
 
   it('an empty directory is an empty, valid set', async () => {
     const result = await loadManifests(root, { env: {} });
-    expect(result.ok && result.set).toEqual({ tlsEdges: [], httpsEdges: [], botUsers: [] });
+    expect(result.ok && result.set).toEqual({
+      tlsEdges: [],
+      httpsEdges: [],
+      botUsers: [],
+      cloudEndpoints: [],
+    });
   });
 
   it.each([

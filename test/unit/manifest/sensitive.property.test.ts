@@ -96,6 +96,7 @@ describe('sensitive values', () => {
             tlsEdges: [{ ...resource, sensitive }],
             httpsEdges: [],
             botUsers: [],
+            cloudEndpoints: [],
           } as unknown as DesiredSet;
           expect(new Set(sensitiveValues(set))).toStrictEqual(reference(resource, sensitive));
         },

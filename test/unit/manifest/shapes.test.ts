@@ -40,6 +40,7 @@ describe('resources', () => {
       ],
       httpsEdges: [],
       botUsers: [],
+      cloudEndpoints: [],
     });
   });
 

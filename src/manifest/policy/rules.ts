@@ -1,0 +1,185 @@
+/**
+ * The traffic policy rules that need more than one value: phases per scheme (tls and tcp
+ * endpoints have only on_tcp_connect), one key per phase (a legacy name and its new name
+ * together), each action in a phase it supports (deny takes no config in on_tcp_connect),
+ * forward-internal's target, unreachable actions after a terminating one, at most one
+ * authentication action, the entry phase's terminating last rule, and the `${...}`
+ * interpolations of string config values. Runs on a document that passed its shape
+ * (`./schema.ts`); every issue names the exact place inside the document. Pure.
+ */
+import { forwardTargetProblem } from '../endpoint-url.js';
+import type { FieldPath } from '../paths.js';
+import {
+  AUTH_ACTIONS,
+  actionSpec,
+  PHASE_KEYS,
+  type Phase,
+  type PhaseKey,
+  phaseOf,
+} from './actions.js';
+import { interpolationProblem } from './cel.js';
+
+export interface PolicyIssue {
+  /** Relative to the policy document. */
+  readonly path: FieldPath;
+  readonly message: string;
+}
+
+type Json = Readonly<Record<string, unknown>>;
+interface Action {
+  readonly type: string;
+  readonly config?: Json | null;
+}
+interface Rule {
+  readonly expressions?: readonly string[] | null;
+  readonly actions: readonly Action[];
+}
+
+const HTTP_SCHEMES: ReadonlySet<string> = new Set(['http', 'https']);
+const TERMINATING_NAMES =
+  'deny, custom-response, forward-internal without on_error: continue, close-connection';
+
+/** Every rule of a shape-valid policy of an endpoint of `scheme`, in document order. */
+export function policyIssues(policy: Json, scheme: string): PolicyIssue[] {
+  const out: PolicyIssue[] = [];
+  const keys = new Map<Phase, PhaseKey>();
+  const auth: FieldPath[] = [];
+  for (const key of PHASE_KEYS) {
+    if (!Object.hasOwn(policy, key)) continue;
+    const phase = phaseOf(key);
+    const seen = keys.get(phase);
+    if (seen !== undefined) {
+      out.push({ path: [key], message: `the same phase as ${seen}: write one of them` });
+      continue;
+    }
+    keys.set(phase, key);
+    if (phase !== 'on_tcp_connect' && !HTTP_SCHEMES.has(scheme)) {
+      out.push({
+        path: [key],
+        message: `a ${scheme} endpoint has no HTTP phases (only on_tcp_connect)`,
+      });
+      continue;
+    }
+    const rules = (policy[key] ?? []) as readonly Rule[];
+    rules.forEach((rule, r) => {
+      out.push(...ruleIssues(rule, [key, r], phase, scheme));
+      rule.actions.forEach((a, k) => {
+        if (AUTH_ACTIONS.has(a.type)) auth.push([key, r, 'actions', k, 'type']);
+      });
+    });
+  }
+  const [first, second] = auth;
+  if (first !== undefined && second !== undefined) {
+    out.push({
+      path: second,
+      message: `a second authentication action (the first is ${formatted(first)}); an endpoint has at most one of oauth, openid-connect, saml`,
+    });
+  }
+  const end = entryIssue(policy, keys, scheme);
+  if (end !== undefined) out.push(end);
+  return out;
+}
+
+function formatted(path: FieldPath): string {
+  return path
+    .slice(0, -1)
+    .map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`))
+    .join('');
+}
+
+function ruleIssues(rule: Rule, at: FieldPath, phase: Phase, scheme: string): PolicyIssue[] {
+  const out: PolicyIssue[] = [];
+  let terminatedBy: number | undefined;
+  rule.actions.forEach((action, k) => {
+    const here: FieldPath = [...at, 'actions', k];
+    if (terminatedBy !== undefined) {
+      out.push({
+        path: [...here, 'type'],
+        message: `unreachable: actions[${terminatedBy}] (${rule.actions[terminatedBy]?.type}) ends the phase before it`,
+      });
+    }
+    const found = actionIssues(action, here, phase, scheme);
+    out.push(...found);
+    const spec = actionSpec(action.type);
+    if (terminatedBy === undefined && found.length === 0 && spec?.terminating(action.config ?? {}))
+      terminatedBy = k;
+  });
+  return out;
+}
+
+function actionIssues(action: Action, at: FieldPath, phase: Phase, scheme: string): PolicyIssue[] {
+  const spec = actionSpec(action.type);
+  if (spec === undefined) return []; // the shape phase reported it
+  if (!spec.phases.includes(phase)) {
+    return [
+      {
+        path: [...at, 'type'],
+        message: `${action.type} cannot run in ${phase} (only in ${spec.phases.join(', ')})`,
+      },
+    ];
+  }
+  const config = action.config ?? {};
+  const out: PolicyIssue[] = [];
+  if (spec.noConfigIn?.includes(phase)) {
+    for (const key of Object.keys(config)) {
+      out.push({
+        path: [...at, 'config', key],
+        message: `${action.type} takes no config in ${phase}`,
+      });
+    }
+  }
+  if (action.type === 'forward-internal' && typeof config.url === 'string') {
+    const why = forwardTargetProblem(config.url, scheme);
+    if (why !== undefined) out.push({ path: [...at, 'config', 'url'], message: why });
+  }
+  walkStrings(config, [...at, 'config'], (text, path) => {
+    const why = interpolationProblem(text);
+    if (why !== undefined) out.push({ path, message: why });
+  });
+  return out;
+}
+
+function walkStrings(
+  value: unknown,
+  path: FieldPath,
+  visit: (s: string, path: FieldPath) => void,
+): void {
+  if (typeof value === 'string') visit(value, path);
+  else if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) walkStrings(v, [...path, i], visit);
+  } else if (typeof value === 'object' && value !== null) {
+    for (const [k, v] of Object.entries(value)) walkStrings(v, [...path, k], visit);
+  }
+}
+
+/** The entry phase (on_http_request for http and https, else on_tcp_connect) must end the request. */
+function entryIssue(
+  policy: Json,
+  keys: ReadonlyMap<Phase, PhaseKey>,
+  scheme: string,
+): PolicyIssue | undefined {
+  const entry: Phase = HTTP_SCHEMES.has(scheme) ? 'on_http_request' : 'on_tcp_connect';
+  const key = keys.get(entry);
+  const must = `a ${scheme} endpoint's policy must end in a terminating action in ${entry} (${TERMINATING_NAMES})`;
+  const rules = key === undefined ? undefined : (policy[key] as readonly Rule[] | null | undefined);
+  const last = rules?.[rules.length - 1];
+  if (key === undefined || rules === undefined || rules === null || last === undefined) {
+    return { path: key === undefined ? [] : [key], message: `${must}: ${entry} has no rules` };
+  }
+  const r = rules.length - 1;
+  if (last.expressions !== undefined && last.expressions !== null && last.expressions.length > 0) {
+    return {
+      path: [key, r, 'expressions'],
+      message: `${must}: its last rule has expressions, so it may not run`,
+    };
+  }
+  const final = last.actions[last.actions.length - 1];
+  const spec = final === undefined ? undefined : actionSpec(final.type);
+  if (final !== undefined && spec !== undefined && !spec.terminating(final.config ?? {})) {
+    return {
+      path: [key, r, 'actions', last.actions.length - 1, 'type'],
+      message: `${must}: its last rule ends with ${final.type}, which does not end the phase`,
+    };
+  }
+  return undefined;
+}
