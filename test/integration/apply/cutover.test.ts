@@ -5,6 +5,7 @@
  * `apply --output json`, the daemon's cycle error), and applying the edges again restores it;
  * read-only edges write nothing; the shipped examples, migrated, converge.
  */
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ApiClient, observe } from '../../../src/api/index.js';
@@ -305,14 +306,34 @@ describe('cut-over: read-only edges', () => {
 });
 
 describe('cut-over: the shipped examples, migrated', () => {
-  it('apply converges and the next plan is empty', async () => {
+  it("the migration guide's example: apply converges and the next plan is empty", async () => {
     await start();
     const repo = path.resolve(import.meta.dirname, '../../..');
-    const examples = path.join(repo, 'config-examples/edges');
+    const examples = path.join(tmp.dir, 'edges');
+    await cp(path.join(repo, 'config-examples/edges'), examples, { recursive: true });
+    // The storefront's edge policy uses `rate-limit`, an action cloud endpoints do not know
+    // (the service would refuse the migrated policy): the example without it.
+    const storefront = path.join(examples, 'storefront.yaml');
+    const text = await readFile(storefront, 'utf8');
+    const limited = /- type: rate-limit\n(?:\s+\S.*\n)*?\s+bucket_key: \[conn\.client_ip\]\n/;
+    expect(text).toMatch(limited);
+    // A protected edge is never deleted: the guide's first step sets `protect: false`.
+    expect(text).toContain('protect: true');
+    await writeFile(
+      storefront,
+      text
+        .replace('protect: true', 'protect: false')
+        .replace(
+          limited,
+          "- type: add-headers\n                config: { headers: { x-partner-api: 'true' } }\n",
+        ),
+    );
     const migrated = path.join(tmp.dir, 'migrated');
     const env = apiEnv(server.url, server.apiKey);
     const first = await runCli(['apply', '--yes', examples], { env, cwd: repo });
     expect(first.code, first.stderr).toBe(0);
+    // As the guide does it: the storefront migrated, the staff tools and TCP services kept on
+    // their edges (copied as they are), the secrets the references name beside them.
     const m = await runCli(
       [
         'migrate',
@@ -321,15 +342,25 @@ describe('cut-over: the shipped examples, migrated', () => {
         migrated,
         '--backends',
         path.join(repo, 'config-examples/migrate/backends.yaml'),
-        // The examples use fields with no equivalent (SAML options...): acknowledged losses.
+        '--exclude',
+        'internal/**',
+        '--exclude',
+        'tcp-services.yaml',
         '--allow-lossy',
       ],
       { cwd: repo },
     );
     expect(m.code, m.stderr).toBe(0);
+    for (const kept of ['internal', 'tcp-services.yaml', 'secrets']) {
+      await cp(path.join(examples, kept), path.join(migrated, kept), { recursive: true });
+    }
     const plan = await runCli(['plan', migrated], { env, cwd: repo });
+    expect(plan.code, plan.stderr).toBe(0);
     expect(plan.stdout).toContain(
       'Cut-over to cloud endpoints (one edge at a time, in this order)',
+    );
+    expect(plan.stdout).toMatch(
+      /1\. - delete https_edge\.storefront \(edghts_\w+\)\n\s+\+ then create cloud_endpoint\.storefront-shop\.acme-outfitters\.example https:\/\/shop\.acme-outfitters\.example \(takes over shop\.acme-outfitters\.example:443\)/,
     );
     const apply = await runCli(['apply', '--yes', migrated], { env, cwd: repo });
     expect(apply.code, apply.stderr).toBe(0);
@@ -337,6 +368,12 @@ describe('cut-over: the shipped examples, migrated', () => {
     expect(again.stdout).toContain('No changes');
     expect(again.code).toBe(0);
     const live = await observe(client);
-    expect(live.tlsEdges.length + live.httpsEdges.length).toBe(0);
+    expect(live.httpsEdges.flatMap((e) => e.hostports)).not.toContain(
+      'shop.acme-outfitters.example:443',
+    );
+    expect(live.cloudEndpoints.map((e) => e.url).sort()).toEqual([
+      'https://shop.acme-outfitters.example',
+      'https://www.acme-outfitters.example',
+    ]);
   });
 });
