@@ -18,6 +18,7 @@ const suites: Record<string, () => Promise<BenchSuite>> = {
   daemon: async () => (await import('./daemon.js')).suite,
   budget: async () => (await import('./budget.js')).suite,
   errors: async () => (await import('./errors.js')).suite,
+  cutover: async () => (await import('./cutover.js')).suite,
 };
 
 async function runAll(): Promise<void> {
