@@ -286,6 +286,11 @@ describe('cut-over: read-only edges', () => {
   it.each([1, 4])('with %i worker(s): says so and writes nothing', async (concurrency) => {
     await start();
     const { migrated } = await directories(4);
+    // An endpoint on a host and port no edge holds: created in phase main, which must not run.
+    await writeFile(
+      path.join(migrated, 'extra.yaml'),
+      'kind: CloudEndpoint\nname: extra\nurl: https://extra.example.com\ntraffic_policy:\n  on_http_request:\n    - actions: [{ type: deny }]\n',
+    );
     server.knobs.edgeAccess = 'read-only';
     const before = await observe(client);
     const writes = writesAt(server);
