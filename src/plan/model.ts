@@ -154,7 +154,7 @@ export const planSchema = z.object({
   blocked: z.array(blockedSchema).default([]),
   /** Things worth a person's attention that change nothing by themselves (namesake bot users). */
   warnings: z.array(z.string()).default([]),
-  /** Edges replaced by cloud endpoints, in the order they are cut over (buildPlan always sets it). */
+  /** Edges replaced by cloud endpoints, in the order they are cut over (absent: none). */
   cutovers: z.array(cutoverSchema).optional(),
   summary: summarySchema,
   /**

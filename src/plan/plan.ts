@@ -165,7 +165,8 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
     changes: ctx.changes,
     blocked: ctx.blocked,
     warnings: ctx.warnings,
-    cutovers,
+    // Only when there is one: a plan without a cut-over reads (and renders) as before.
+    ...(cutovers.length === 0 ? {} : { cutovers }),
     summary,
   };
 }
