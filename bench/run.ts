@@ -19,6 +19,7 @@ const suites: Record<string, () => Promise<BenchSuite>> = {
   budget: async () => (await import('./budget.js')).suite,
   errors: async () => (await import('./errors.js')).suite,
   endpoints: async () => (await import('./endpoints.js')).suite,
+  cutover: async () => (await import('./cutover.js')).suite,
 };
 
 async function runAll(): Promise<void> {

@@ -29,6 +29,7 @@ import { type Logger, silentLogger } from '../log.js';
 import type { Operation, Phase, Plan, ResourceChange } from '../plan/model.js';
 import { resolveTarget, type Target, targetPath } from '../plan/target.js';
 import { runPool } from '../pool.js';
+import { runCutover, type Unserved, unservedMessage } from './cutover.js';
 import { InvalidOperationError, type Sent, sendOperation } from './dispatch.js';
 import { findCreated, type LookupClient } from './find-created.js';
 import { checkGuards, type GuardOptions } from './guards.js';
@@ -36,7 +37,7 @@ import { checkGuards, type GuardOptions } from './guards.js';
 export const DEFAULT_CONCURRENCY = 4;
 /** POST attempts for one create, each after a lookup showed the previous one did not land. */
 export const DEFAULT_CREATE_ATTEMPTS = 6;
-const PHASES: readonly Phase[] = ['release', 'main', 'delete'];
+const PHASES: readonly Phase[] = ['release', 'cutover', 'main', 'delete'];
 
 export type OperationOutcome =
   /** Performed. */
@@ -97,6 +98,11 @@ export interface ExecuteResult {
    * attempt may still land later, as a duplicate of the one this run recorded.
    */
   readonly uncertainCreates?: readonly UncertainCreate[] | undefined;
+  /**
+   * Hosts and ports an edge served until this run deleted it, whose cloud endpoint was then not
+   * created (present when there are any): the cut-over stopped there.
+   */
+  readonly unserved?: readonly Unserved[] | undefined;
   /** Address -> ID of every resource this run created (or recovered). */
   readonly created: Readonly<Record<string, string>>;
   /** Human-readable notes (skipped deletes, vanished resources), for the summary. */
@@ -190,6 +196,7 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
   const uncertain: UncertainCreate[] = [];
   const counts = { finished: 0, done: 0, failed: 0, skipped: 0, writes: 0 };
   let deletesSkipped = false;
+  const unserved: Unserved[] = [];
 
   const report = (step: Step, path: string, outcome: OperationOutcome, status: number, ms = 0) => {
     counts.finished += 1;
@@ -387,6 +394,31 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
       for (const s of inPhase) report(s, s.op.path, 'skipped', 0);
       continue;
     }
+    if (phase === 'cutover' && counts.failed > 0) {
+      // A cut-over deletes edges: like the deletes, only on a clean cycle.
+      messages.push(
+        `cut-over to cloud endpoints not started because ${counts.failed} operation(s) failed; the edges keep serving`,
+      );
+      for (const s of inPhase) report(s, s.op.path, 'skipped', 0);
+      continue;
+    }
+    if (phase === 'cutover') {
+      const cut = await runCutover(inPhase, {
+        concurrency,
+        runStep,
+        skip: (s) => report(s, s.op.path, 'skipped', 0),
+        halted: () =>
+          signal?.aborted === true || accountState !== undefined || fenced !== undefined,
+      });
+      unserved.push(...cut.unserved);
+      if (cut.unserved.length > 0) messages.push(unservedMessage(cut.unserved));
+      if (cut.stoppedAt !== undefined && cut.notStarted.length > 0) {
+        messages.push(
+          `cut-over stopped at ${cut.stoppedAt}: ${cut.notStarted.length} edge(s) not cut over, still serving (${cut.notStarted.join(', ')})`,
+        );
+      }
+      continue;
+    }
     if (phase === 'delete' && counts.failed > 0) {
       deletesSkipped = true;
       messages.push(
@@ -436,6 +468,7 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
     ...(accountState === undefined ? {} : { accountState }),
     ...(fenced === undefined ? {} : { fenced }),
     ...(uncertain.length === 0 ? {} : { uncertainCreates: uncertain }),
+    ...(unserved.length === 0 ? {} : { unserved }),
     created: Object.fromEntries(bindings),
     messages,
   };

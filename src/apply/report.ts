@@ -50,6 +50,16 @@ export interface ApplyResultJson {
     readonly message: string;
   }[];
   readonly notes: readonly string[];
+  /**
+   * Hosts and ports left served by nothing: a cut-over deleted their edge and their cloud
+   * endpoint was not created (the notes say how to restore them).
+   */
+  readonly unserved: readonly {
+    readonly hostport: string;
+    readonly edge: string;
+    readonly edge_id: string;
+    readonly endpoint: string;
+  }[];
   readonly kept: readonly BlockedJson[];
   readonly conflicts: readonly BlockedJson[];
   /** What the post-apply plan still wants (empty when converged or not checked). */
@@ -95,6 +105,7 @@ export function notAppliedResult(
     writes: 0,
     errors: [],
     notes: details.reason === undefined ? [] : [details.reason],
+    unserved: [],
     kept: blockedJson(details.kept ?? []),
     conflicts: blockedJson(details.conflicts ?? []),
     residual: [],
@@ -132,6 +143,12 @@ export function appliedResult(outcome: CycleOutcome): ApplyResultJson {
       message: e.message,
     })),
     notes: [...r.messages],
+    unserved: (r.unserved ?? []).map((u) => ({
+      hostport: u.hostport,
+      edge: u.edge,
+      edge_id: u.edgeId,
+      endpoint: u.endpoint,
+    })),
     kept: blockedJson(outcome.kept),
     conflicts: blockedJson(outcome.conflicts),
     residual: [

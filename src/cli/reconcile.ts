@@ -20,6 +20,7 @@
  */
 import { type ApiClient, callCount, type LiveSnapshot } from '../api/index.js';
 import { withPriority } from '../api/priority.js';
+import { unservedMessage } from '../apply/cutover.js';
 import { applyAndVerify } from '../apply/cycle.js';
 import { checkGuards, desiredCount } from '../apply/guards.js';
 import { progressSteps } from '../apply/progress.js';
@@ -294,6 +295,8 @@ export function createReconciler(options: ReconcilerOptions): ReconcileFn {
     if (result.failed > 0 || result.aborted || outcome.verifyError !== undefined) {
       const reasons = [
         ...result.errors.map((e) => e.message),
+        // A cut-over that stopped: which hosts and ports are unserved, and how to restore them.
+        ...(result.unserved === undefined ? [] : [unservedMessage(result.unserved)]),
         ...(outcome.verifyError === undefined ? [] : [`not verified: ${outcome.verifyError}`]),
       ];
       return {

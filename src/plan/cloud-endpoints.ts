@@ -26,7 +26,7 @@ import type { CloudEndpointManifest } from '../manifest/schema.js';
 import { isSecretField } from '../manifest/secrets.js';
 import type { PlanContext } from './context.js';
 import { Sensitivity } from './diff.js';
-import type { FieldChange, Operation } from './model.js';
+import type { FieldChange, Operation, Phase } from './model.js';
 import { createEndpoint, deleteEndpoint, updateEndpoint } from './operations.js';
 import { survivorFirst } from './survivor.js';
 
@@ -250,10 +250,15 @@ export interface EndpointPlanInput {
   readonly match: EndpointMatch;
   /** Roots of edges that release the host and port this endpoint claims. */
   readonly requires: readonly string[];
+  /** The edge being deleted that hands this host and port over (phase `cutover`). */
+  readonly cutover?: string | undefined;
+  /** The host and port it takes over, with `cutover`. */
+  readonly hostport?: string | undefined;
 }
 
 export function planEndpoint(ctx: PlanContext, input: EndpointPlanInput): void {
   const { match, requires } = input;
+  const phase: Phase = input.cutover === undefined ? 'main' : 'cutover';
   const m = match.desired;
   const want = desiredFields(ctx, m);
   const sensitivity = new Sensitivity(m.sensitive);
@@ -265,7 +270,7 @@ export function planEndpoint(ctx: PlanContext, input: EndpointPlanInput): void {
       action: 'create',
       reason: 'not found live',
       fields: createFieldsOf(want, desiredPolicy(m), sensitivity),
-      operations: [createOp(m, want, match.address, requires)],
+      operations: [createOp(m, want, match.address, requires, phase)],
     });
     return;
   }
@@ -294,10 +299,10 @@ export function planEndpoint(ctx: PlanContext, input: EndpointPlanInput): void {
       operations: [
         deleteEndpoint(
           record.id,
-          'main',
+          phase,
           `delete cloud endpoint ${m.name} (${have.url}) to replace it`,
         ),
-        createOp(m, want, match.address, requires),
+        createOp(m, want, match.address, requires, phase),
       ],
     });
     return;
@@ -310,6 +315,7 @@ function createOp(
   want: EndpointFields,
   address: string,
   requires: readonly string[],
+  phase: Phase,
 ): Operation {
   const body: EndpointCreate = {
     url: want.url,
@@ -319,11 +325,12 @@ function createOp(
     bindings: [...m.bindings] as EndpointCreate['bindings'],
     pooling_enabled: m.pooling_enabled,
   };
-  return createEndpoint(body, `create cloud endpoint ${m.name}`, {
-    binds: address,
-    sensitive: bodySensitivity(m),
-    requires,
-  });
+  return createEndpoint(
+    body,
+    `create cloud endpoint ${m.name}`,
+    { binds: address, sensitive: bodySensitivity(m), requires },
+    phase,
+  );
 }
 
 function createFieldsOf(

@@ -232,13 +232,25 @@ function releaseOp(
   return updateEdge(kind, record.id, { hostports: kept }, 'release', description);
 }
 
-export function planDelete(ctx: PlanContext, o: Orphan, claims: ReadonlyMap<string, string>): void {
+/**
+ * `claims` are the hostports other edges claim (released by a PATCH first); a `cutover` edge is
+ * deleted in phase `cutover`, where the cloud endpoints taking its hosts and ports follow it.
+ */
+export function planDelete(
+  ctx: PlanContext,
+  o: Orphan,
+  claims: ReadonlyMap<string, string>,
+  cutover = false,
+): void {
   const record = o.live.record;
   const operations: Operation[] = [];
   const released = canonicalHostports(record.hostports).filter((h) => claims.has(h));
   if (released.length > 0) operations.push(releaseOp(o.live.kind, record, released, claims));
+  const label = `delete ${KIND_LABEL[o.live.kind]} ${record.id}`;
   operations.push(
-    deleteEdge(o.live.kind, record.id, `delete ${KIND_LABEL[o.live.kind]} ${record.id}`),
+    cutover
+      ? deleteEdge(o.live.kind, record.id, `${label} (cut-over to cloud endpoints)`, 'cutover')
+      : deleteEdge(o.live.kind, record.id, label),
   );
   const fields: FieldChange[] = [];
   if ((record.description ?? '') !== '') {

@@ -1,10 +1,13 @@
 /**
  * Ordering across kinds: a cloud endpoint cannot claim a host and port an edge still holds (the
- * service answers 381). When an edge of this plan releases it (the edge is deleted, or its
- * update drops that hostport), the endpoint's create waits for it: the host and port joins the
- * plan's hostport claims, so the edge's release PATCH runs in phase `release` (before its
- * DELETE, or instead of the part of its update that drops it), and the create `requires` the
- * edge's root, so it is not attempted when that release failed. A host and port held by an
+ * service answers 381). When an edge of this plan releases it, the endpoint's create waits for
+ * it and `requires` the edge's root, so it is not attempted when that release failed:
+ * - an edge whose update drops that hostport: the host and port joins the plan's hostport
+ *   claims, so the edge's PATCH runs in phase `release` (or a release PATCH before its update);
+ * - an edge being deleted: a cut-over (`cutover` names the edge). Its DELETE releases the host
+ *   and port, and both it and the endpoint's create are in phase `cutover`, which the executor
+ *   runs one edge at a time, each create sent as soon as its edge's delete is answered.
+ * A host and port held by an
  * edge that keeps it (another owner's, a protected or blocked one, one whose manifest keeps it)
  * blocks the endpoint as a conflict: it is not attempted. Pure.
  */
@@ -39,7 +42,9 @@ export function endpointClaims(
   edges: EdgeSide,
 ): EndpointPlanInput[] {
   const releasedBy = new Map<string, string>();
+  const deleted = new Set<string>();
   for (const o of edges.deletions) {
+    deleted.add(o.address);
     for (const h of canonicalHostports(o.live.record.hostports)) releasedBy.set(h, o.address);
   }
   for (const m of edges.active) {
@@ -63,7 +68,11 @@ export function endpointClaims(
     const rival = edges.claims.get(hostport);
     if (releaser !== undefined && rival === undefined) {
       edges.claims.set(hostport, match.address);
-      out.push({ match, requires: [releaser] });
+      out.push({
+        match,
+        requires: [releaser],
+        ...(deleted.has(releaser) ? { cutover: releaser, hostport } : {}),
+      });
       continue;
     }
     const why =

@@ -42,11 +42,16 @@ export type Action = z.infer<typeof actionSchema>;
  * `operations` in order) and roots run in parallel up to the concurrency limit.
  * - `release`: PATCHes that drop hostports another edge will claim (hostports released before
  *   they are claimed).
+ * - `cutover`: an edge being deleted whose hosts and ports cloud endpoints of the plan claim,
+ *   and those endpoints' creates (`requires` names the edge). Not root by root: one edge at a
+ *   time is deleted and its endpoints are created as soon as the delete is answered; the
+ *   cut-over stops at the first failure. Before `main`, so on an account whose edges are
+ *   read-only the first refused delete stops the cycle before anything was written.
  * - `main`: creates, updates, module sets/removals, adoption. An auth-kind swap on a route is
  *   taken offline and back within its own ordered `main` operations (see src/plan/plan.ts).
  * - `delete`: route and edge and bot user deletions, last.
  */
-export const phaseSchema = z.enum(['release', 'main', 'delete']);
+export const phaseSchema = z.enum(['release', 'cutover', 'main', 'delete']);
 export type Phase = z.infer<typeof phaseSchema>;
 
 export const operationSchema = z.object({
@@ -129,6 +134,19 @@ export const summarySchema = z.object({
 });
 export type PlanSummary = z.infer<typeof summarySchema>;
 
+/**
+ * One edge handed over to cloud endpoints (phase `cutover`): the edge is deleted, then the
+ * endpoints that claim its hosts and ports are created. Listed in execution order.
+ */
+export const cutoverSchema = z.object({
+  /** The edge's address and live ID. */
+  edge: z.string(),
+  id: z.string(),
+  /** The endpoints created once it is deleted, each with the host and port it takes over. */
+  endpoints: z.array(z.object({ address: z.string(), url: z.string(), hostport: z.string() })),
+});
+export type Cutover = z.infer<typeof cutoverSchema>;
+
 export const planSchema = z.object({
   format_version: z.literal(PLAN_FORMAT_VERSION),
   owner: z.string(),
@@ -136,6 +154,8 @@ export const planSchema = z.object({
   blocked: z.array(blockedSchema).default([]),
   /** Things worth a person's attention that change nothing by themselves (namesake bot users). */
   warnings: z.array(z.string()).default([]),
+  /** Edges replaced by cloud endpoints, in the order they are cut over (absent: none). */
+  cutovers: z.array(cutoverSchema).optional(),
   summary: summarySchema,
   /**
    * The manifest directory the plan was made from, relative to the plan file's own directory

@@ -102,8 +102,14 @@ export function updateEdge<K extends EdgeKind>(
   return op('PATCH', target, phase, description, body, extra);
 }
 
-export function deleteEdge(kind: EdgeKind, id: string, description: string): Operation {
-  return op('DELETE', { kind: 'edge', edge_kind: SEGMENT[kind], id }, 'delete', description);
+/** Phase `cutover` when cloud endpoints of the plan take over its hosts and ports. */
+export function deleteEdge(
+  kind: EdgeKind,
+  id: string,
+  description: string,
+  phase: Phase = 'delete',
+): Operation {
+  return op('DELETE', { kind: 'edge', edge_kind: SEGMENT[kind], id }, phase, description);
 }
 
 export function deleteEdgeModule(kind: EdgeKind, id: string, module: string): Operation {
@@ -156,8 +162,14 @@ export function deleteBotUser(id: string, description: string): Operation {
   return op('DELETE', { kind: 'bot_user', id }, 'delete', description);
 }
 
-export function createEndpoint(body: EndpointCreate, description: string, extra: Extra): Operation {
-  return op('POST', { kind: 'endpoints' }, 'main', description, body, extra);
+/** Phase `cutover` when it takes over a host and port from an edge being deleted. */
+export function createEndpoint(
+  body: EndpointCreate,
+  description: string,
+  extra: Extra,
+  phase: Phase = 'main',
+): Operation {
+  return op('POST', { kind: 'endpoints' }, phase, description, body, extra);
 }
 
 export function updateEndpoint(

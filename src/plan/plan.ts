@@ -33,6 +33,7 @@ import {
   resolveEndpoints,
 } from './cloud-endpoints.js';
 import { PlanContext, type PlanOptions } from './context.js';
+import { cutoverList } from './cutover.js';
 import { planCreate, planDelete, planUpdate } from './edges.js';
 import { endpointClaims } from './endpoint-claims.js';
 import { type Deletable, guardDeletions, resolveHostports } from './guards.js';
@@ -122,6 +123,9 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
       if (!own.has(h)) claims.set(h, m.desired.address);
     }
   }
+  // What other edges claim, before the endpoints' claims join: an edge being deleted releases
+  // these by a PATCH first, and the endpoints' by its DELETE (a cut-over).
+  const edgeClaims = new Map(claims);
   // Endpoints claiming a host and port an edge of this plan releases: the edge goes first.
   const endpointPlans = endpointClaims(ctx, endpointMatches, {
     active,
@@ -134,7 +138,9 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
     if (m.live === undefined) planCreate(ctx, m.desired);
     else planUpdate(ctx, m, claims, ownership.hostportHolders);
   }
-  for (const d of deletions) planDelete(ctx, d, claims);
+  const cutovers = cutoverList(endpointPlans, deletions);
+  const cutoverEdges = new Set(cutovers.map((c) => c.edge));
+  for (const d of deletions) planDelete(ctx, d, edgeClaims, cutoverEdges.has(d.address));
   for (const e of endpointPlans) planEndpoint(ctx, e);
   for (const d of allowed) if (d.kind === 'endpoint') planEndpointDelete(ctx, d.orphan);
   planBotUsers(ctx, desired.botUsers, live.botUsers);
@@ -159,6 +165,8 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
     changes: ctx.changes,
     blocked: ctx.blocked,
     warnings: ctx.warnings,
+    // Only when there is one: a plan without a cut-over reads (and renders) as before.
+    ...(cutovers.length === 0 ? {} : { cutovers }),
     summary,
   };
 }

@@ -8,6 +8,7 @@
 import { escapeControl } from '../../escape.js';
 import type { MaskedPlan } from '../../manifest/secrets.js';
 import { fieldLines, NO_CHANGES, SYMBOL, summaryLine, VERB, visibleChanges } from './common.js';
+import { CUTOVER_TITLE, cutoverLines } from './cutover.js';
 
 const ENTITIES: Readonly<Record<string, string>> = {
   '&': '&amp;',
@@ -74,6 +75,15 @@ export function renderMarkdown(masked: MaskedPlan): string {
         for (const l of fieldLines(f, true)) lines.push(`${l.symbol} ${l.text}`);
       out.push(fenced('diff', lines.join('\n')), '', '</details>', '');
     }
+  }
+  const cutovers = masked.cutovers ?? [];
+  if (cutovers.length > 0) {
+    out.push(`**${CUTOVER_TITLE}**`, '');
+    cutovers.forEach((c, i) => {
+      const steps = cutoverLines(c).map((l) => `${l.symbol} ${l.text}`);
+      out.push(`${i + 1}. ${escapeInline(steps.join('; '))}`);
+    });
+    out.push('');
   }
   if (masked.blocked.length > 0) {
     out.push('**Blocked (not attempted)**', '', '| Resource | Kind | Reason |', '|---|---|---|');

@@ -8,6 +8,7 @@ import { escapeControl } from '../../escape.js';
 import type { MaskedPlan } from '../../manifest/secrets.js';
 import type { Action } from '../model.js';
 import { fieldLines, headline, NO_CHANGES, SYMBOL, summaryLine, visibleChanges } from './common.js';
+import { CUTOVER_TITLE, cutoverLines } from './cutover.js';
 
 export interface TextOptions {
   readonly color?: boolean;
@@ -55,6 +56,17 @@ export function renderText(masked: MaskedPlan, options: TextOptions = {}): strin
   } else {
     // The owner decides what a plan may touch: it is shown even when nothing changes.
     lines.push(`edgesync plan for owner "${escapeControl(masked.owner)}":`, '');
+  }
+  const cutovers = masked.cutovers ?? [];
+  if (cutovers.length > 0) {
+    lines.push(`${paint('bold', CUTOVER_TITLE)}:`, '');
+    cutovers.forEach((c, i) => {
+      for (const [j, l] of cutoverLines(c).entries()) {
+        const lead = j === 0 ? `${i + 1}.`.padStart(4) : '    ';
+        lines.push(`${lead} ${paint(SYMBOL_COLOUR[l.symbol], l.symbol)} ${l.text}`);
+      }
+    });
+    lines.push('');
   }
   const suspended = masked.blocked.filter((b) => b.kind === 'suspended');
   const blocked = masked.blocked.filter((b) => b.kind !== 'suspended');

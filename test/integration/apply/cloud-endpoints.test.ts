@@ -20,7 +20,12 @@ import type { DesiredSet } from '../../../src/manifest/schema.js';
 import { buildPlan } from '../../../src/plan/plan.js';
 import type { RunningServer } from '../../../src/server/index.js';
 import { startTestServer, writesAt } from '../../helpers/server.js';
-import { DENY_POLICY, desiredSet, endpointManifest } from '../../unit/plan/builders.js';
+import {
+  DENY_POLICY,
+  desiredSet,
+  endpointManifest,
+  tlsManifest,
+} from '../../unit/plan/builders.js';
 import { apiClient } from './helpers.js';
 
 const OURS = (name: string) => storedMetadata({}, { owner: 'default', name, protect: false });
@@ -218,13 +223,17 @@ describe('cloud endpoints over HTTP', () => {
   });
 
   it('the endpoint is not created when the edge could not release its host and port', async () => {
+    // An edge the manifests keep, without that host and port: its update releases it.
     const edge = await client.createTlsEdge({
-      hostports: ['h.example.com:443'],
+      hostports: ['h.example.com:443', 'k.example.com:443'],
       metadata: OURS('old'),
     });
     const live = await observe(client);
     const plan = buildPlan(
-      set(endpointManifest({ name: 'h', url: 'https://h.example.com' })),
+      desiredSet({
+        tls: [tlsManifest({ name: 'old', hostports: ['k.example.com:443'] })],
+        endpoints: [endpointManifest({ name: 'h', url: 'https://h.example.com' })],
+      }),
       live,
     );
     // The edge goes away behind the plan's back: its release PATCH answers 404 (vanished).

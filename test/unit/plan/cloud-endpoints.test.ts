@@ -312,28 +312,34 @@ describe('cloud endpoints: after the edge that releases the host and port', () =
     ['tls://h.example.com:443', 'tls', 'h.example.com:443'],
     ['http://h.example.com', 'https', 'h.example.com:80'],
   ];
-  it.each(cases)('%s: the deleted edge releases %s first', (url, kind, hostport) => {
-    const edge =
-      kind === 'tls'
-        ? liveTls({ id: 'edgtls_1', name: 'old', hostports: [hostport] })
-        : liveHttps({ id: 'edghts_1', name: 'old', hostports: [hostport] });
-    const id = edge.id;
-    const address = `${kind}_edge.old`;
-    const plan = buildPlan(
-      desiredSet({ endpoints: [endpointManifest({ name: 'h', url })] }),
-      kind === 'tls'
-        ? liveState({ tls: [edge as ReturnType<typeof liveTls>] })
-        : liveState({ https: [edge as ReturnType<typeof liveHttps>] }),
-    );
-    expect(ops(plan)).toEqual([
-      'main POST /endpoints',
-      `release PATCH /edges/${kind}/${id}`,
-      `delete DELETE /edges/${kind}/${id}`,
-    ]);
-    const post = change(plan, 'cloud_endpoint.h').operations[0];
-    expect(post?.requires).toEqual([address]);
-    expect(change(plan, address).operations[0]?.body).toEqual({ hostports: [] });
-  });
+  it.each(cases)(
+    '%s: the deleted %s edge is cut over (its delete, then the create)',
+    (url, kind, hostport) => {
+      const edge =
+        kind === 'tls'
+          ? liveTls({ id: 'edgtls_1', name: 'old', hostports: [hostport] })
+          : liveHttps({ id: 'edghts_1', name: 'old', hostports: [hostport] });
+      const id = edge.id;
+      const address = `${kind}_edge.old`;
+      const plan = buildPlan(
+        desiredSet({ endpoints: [endpointManifest({ name: 'h', url })] }),
+        kind === 'tls'
+          ? liveState({ tls: [edge as ReturnType<typeof liveTls>] })
+          : liveState({ https: [edge as ReturnType<typeof liveHttps>] }),
+      );
+      // No release PATCH: the DELETE releases the host and port, in phase cutover.
+      expect(ops(plan)).toEqual(['cutover POST /endpoints', `cutover DELETE /edges/${kind}/${id}`]);
+      const post = change(plan, 'cloud_endpoint.h').operations[0];
+      expect(post?.requires).toEqual([address]);
+      expect(plan.cutovers).toEqual([
+        {
+          edge: address,
+          id,
+          endpoints: [{ address: 'cloud_endpoint.h', url, hostport }],
+        },
+      ]);
+    },
+  );
 
   it('an edge update that drops the hostport runs in the release phase', () => {
     const plan = buildPlan(
