@@ -20,8 +20,8 @@ import { observe } from '../src/api/observe.js';
 import { loadDesiredSet } from '../src/manifest/loader.js';
 import type { Plan } from '../src/plan/model.js';
 import { buildPlan } from '../src/plan/plan.js';
-import { startChildServer } from './child-server.js';
 import { generate, HTTPS_EDGES, TLS_EDGES } from './corpus.js';
+import { startServerChild } from './harness.js';
 import type { ChildResult } from './plan-child.js';
 import type { BenchSuite } from './run.js';
 import type { Rusage } from './rusage.js';
@@ -123,7 +123,8 @@ export const suite: BenchSuite = {
       throw new Error('EDGESYNC_BENCH_PLAN_EDGES must be a positive whole number');
     }
     const dir = await mkdtemp(path.join(os.tmpdir(), 'edgesync-bench-plan-'));
-    const { child, url } = await startChildServer({ apiKeys: [API_KEY] });
+    const server = await startServerChild({ apiKeys: [API_KEY] });
+    const { url } = server;
     try {
       await generate(dir, SIZE);
       const t0 = performance.now();
@@ -189,7 +190,7 @@ export const suite: BenchSuite = {
         ].join('\n'),
       );
     } finally {
-      child.kill('SIGTERM');
+      await server.stop();
       await rm(dir, { recursive: true, force: true });
     }
   },
