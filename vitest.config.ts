@@ -1,9 +1,26 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 /**
- * Three tiers, each a vitest project (`vitest run --project unit`, `npm run test:unit`):
+ * The unit files that replace a module (`vi.mock`): a mock holds only in a fresh module graph,
+ * so these keep their own worker each; every other unit file shares one.
+ */
+function unitFilesThatMock(): string[] {
+  const dir = path.join(import.meta.dirname, 'test', 'unit');
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.test.ts'))
+    .filter((f) => /\bvi\.(mock|doMock)\(/.test(readFileSync(path.join(dir, f), 'utf8')))
+    .map((f) => `test/unit/${f.split(path.sep).join('/')}`);
+}
+
+const mocking = unitFilesThatMock();
+
+/**
+ * Three tiers, each a vitest project (`vitest run --project 'unit*'`, `npm run test:unit`):
  * - unit: pure code, in-process; no module keeps state between files that another reads, so the
- *   files share their workers (`isolate: false`) instead of paying a fresh process each.
+ *   files share their workers (`isolate: false`) instead of paying a fresh process each; those
+ *   that mock a module run apart, isolated (`unit-isolated`).
  * - integration: the real local server over HTTP on loopback and the real file system, in-process.
  * - e2e: the compiled CLI as child processes (server, `run` daemons, killed applies), the packed
  *   package installed, the container image's build replayed. These wait on other processes, so
@@ -20,7 +37,16 @@ export const config = defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false },
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          exclude: mocking,
+          isolate: false,
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'unit-isolated', include: mocking },
       },
       {
         extends: true,
