@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
@@ -32,6 +33,9 @@ export const config = defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Vitest's default is one worker fewer than the cores: one on a 2-core machine, where the
+    // end-to-end files spend most of their time waiting for their child processes. One per core.
+    maxWorkers: Math.max(2, availableParallelism()),
     // Every property test runs from a fixed seed (FC_SEED overrides it to explore).
     setupFiles: ['test/helpers/seed.ts'],
     projects: [
