@@ -4,7 +4,7 @@ import { applyAndVerify } from '../src/apply/cycle.js';
 import { DEFAULT_OWNER } from '../src/manifest/metadata.js';
 import type { DesiredSet, HttpsEdgeManifest } from '../src/manifest/schema.js';
 import { buildPlan } from '../src/plan/index.js';
-import { startChildServer } from './child-server.js';
+import { startServerChild } from './harness.js';
 import type { BenchSuite } from './run.js';
 
 function apiKey(): string {
@@ -113,7 +113,8 @@ export const suite: BenchSuite = {
   async run() {
     const ROUNDS = 3;
     const keys = Array.from({ length: 3 * ROUNDS + 1 }, apiKey);
-    const { child, url } = await startChildServer({ apiKeys: keys });
+    const server = await startServerChild({ apiKeys: keys });
+    const { url } = server;
     try {
       const cold = desired(1_000, 3);
       process.stdout.write(
@@ -146,7 +147,7 @@ export const suite: BenchSuite = {
         `\n10,000 edges seeded in ${fmt(seeded.totalMs)} (${seeded.writes} writes); one module changed on one of them: ${one.writes} write, full cycle ${fmt(one.totalMs)} (two observations of 10,000 edges and two plans).\n`,
       );
     } finally {
-      child.kill('SIGTERM');
+      await server.stop();
     }
   },
 };

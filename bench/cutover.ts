@@ -10,7 +10,7 @@ import { applyAndVerify } from '../src/apply/cycle.js';
 import { DEFAULT_OWNER, storedMetadata } from '../src/manifest/metadata.js';
 import type { CloudEndpointManifest, DesiredSet } from '../src/manifest/schema.js';
 import { buildPlan } from '../src/plan/index.js';
-import { startChildServer } from './child-server.js';
+import { startServerChild } from './harness.js';
 import type { BenchSuite } from './run.js';
 
 const EDGES = 50;
@@ -101,7 +101,8 @@ export const suite: BenchSuite = {
   async run() {
     const ROUNDS = 3;
     const keys = Array.from({ length: 2 * ROUNDS }, () => `esk_${randomBytes(16).toString('hex')}`);
-    const { child, url } = await startChildServer({ apiKeys: keys });
+    const server = await startServerChild({ apiKeys: keys });
+    const { url } = server;
     try {
       process.stdout.write('| concurrency | edges | median | max |\n|---|---|---|---|\n');
       for (const [i, concurrency] of [1, 4].entries()) {
@@ -117,7 +118,7 @@ export const suite: BenchSuite = {
         );
       }
     } finally {
-      child.kill('SIGTERM');
+      await server.stop();
     }
   },
 };

@@ -19,21 +19,23 @@
  *     of each incremental cycle fit in the 19 slots left). Targets: median under 500 ms without
  *     a limit, under 2 s under the limit.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import type { DaemonStatus } from '../src/daemon/types.js';
 import { generate } from './corpus.js';
+import {
+  type DaemonChild,
+  lastCycleStart,
+  type ServerChild,
+  startDaemonChild,
+  startRecordingProxy,
+  startServerChild,
+  waitFor,
+} from './harness.js';
 import type { BenchSuite } from './run.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const BIN = path.resolve(here, '../../bin/edgesync.js');
 const API_KEY = 'esk_benchdaemonBENCHdaemon01234567';
 
 const LATENCY_ROUNDS = 21;
@@ -44,134 +46,28 @@ const RSS_TARGET_MB = 300;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch {
-      // not up yet: try again until the deadline
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
-    await sleep(20);
-  }
-}
+const startServer = (cwd: string) => startServerChild({ apiKeys: [API_KEY], cwd });
 
-interface Child {
-  readonly child: ChildProcess;
-  readonly output: () => string;
-}
-
-/** Spawns the CLI and waits for `pattern` on stderr; returns its first group. */
-async function spawnCli(
-  args: readonly string[],
-  env: Record<string, string>,
-  pattern: RegExp,
-  cwd: string,
-): Promise<Child & { match: string }> {
-  // `run` as the Docker image and npm start run it: with --expose-gc (src/daemon/memory.ts).
-  const child = spawn(process.execPath, ['--expose-gc', BIN, ...args], {
+/** `run` as the Docker image and npm start run it: with --expose-gc (src/daemon/memory.ts). */
+function startDaemon(dir: string, url: string, extra: readonly string[], cwd: string) {
+  return startDaemonChild({
+    args: [dir, ...extra],
     cwd,
-    env: { PATH: process.env.PATH ?? '', EDGESYNC_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let err = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    err += chunk.toString();
-  });
-  let exited = false;
-  child.once('exit', () => {
-    exited = true;
-  });
-  const match = await waitFor(
-    `${args[0]} to start`,
-    () => {
-      if (exited) throw new Error(`edgesync ${args[0]} exited early: ${err}`);
-      return pattern.exec(err)?.[1];
-    },
-    30_000,
-  ).catch((e: unknown) => {
-    child.kill('SIGKILL');
-    throw e;
-  });
-  return { child, match, output: () => err };
-}
-
-const startServerChild = (cwd: string) =>
-  spawnCli(['server', '--port', '0', '--api-key', API_KEY], {}, /listening on (http:\/\/\S+)/, cwd);
-
-function startDaemonChild(dir: string, url: string, extra: readonly string[], cwd: string) {
-  return spawnCli(
-    ['run', dir, '--listen', '127.0.0.1:0', ...extra],
-    {
+    nodeArgs: ['--expose-gc'],
+    timeoutMs: 30_000,
+    env: {
+      EDGESYNC_LOG_LEVEL: 'warn',
       EDGESYNC_API_URL: url,
       EDGESYNC_API_KEY: API_KEY,
       EDGESYNC_RATE_LIMIT: 'none',
       EDGESYNC_OWNER: 'default',
     },
-    /status on (http:\/\/[^\s/]+)\/status/,
-    cwd,
-  );
-}
-
-async function status(base: string): Promise<DaemonStatus> {
-  const res = await fetch(`${base}/status`, { signal: AbortSignal.timeout(5000) });
-  return (await res.json()) as DaemonStatus;
-}
-
-function cycleStart(s: DaemonStatus): number {
-  const last = s.last_reconcile;
-  return last === null ? -1 : Date.parse(last.at) - last.duration_ms;
-}
-
-/** A loopback proxy noting when each request reaches it. */
-async function recordingProxy(target: string) {
-  const upstream = new URL(target);
-  const seen: { method: string; path: string; at: number }[] = [];
-  const server = createServer((req, res) => {
-    seen.push({ method: req.method ?? '', path: req.url ?? '', at: Date.now() });
-    const forward = request(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        method: req.method,
-        path: req.url,
-        headers: req.headers,
-      },
-      (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      },
-    );
-    forward.on('error', () => res.destroy());
-    req.pipe(forward);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    seen,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 function quantile(values: readonly number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
-}
-
-function kill(child: ChildProcess | undefined): void {
-  if (child !== undefined && child.exitCode === null && child.signalCode === null) {
-    child.kill('SIGKILL');
-  }
 }
 
 // ---- (a) save -> write latency -----------------------------------------------------------------
@@ -187,16 +83,16 @@ async function latency(tmp: string): Promise<void> {
   const dir = path.join(tmp, 'latency');
   await mkdir(dir, { recursive: true });
   for (let n = 0; n < 10; n++) await writeFile(path.join(dir, `svc-${n}.yaml`), smallEdge(n, 'v0'));
-  const server = await startServerChild(tmp);
-  let daemon: Child | undefined;
-  const proxy = await recordingProxy(server.match);
+  const server = await startServer(tmp);
+  let daemon: DaemonChild | undefined;
+  const proxy = await startRecordingProxy(server.url);
   try {
     // The default debounce: no --debounce.
-    const d = await startDaemonChild(dir, proxy.url, ['--interval', '1h'], tmp);
+    const d = await startDaemon(dir, proxy.url, ['--interval', '1h'], tmp);
     daemon = d;
     await waitFor(
       'the first cycle',
-      async () => ((await status(d.match)).last_reconcile?.result === 'changed' ? true : undefined),
+      async () => ((await d.status()).last_reconcile?.result === 'changed' ? true : undefined),
       30_000,
     );
     const samples: number[] = [];
@@ -212,8 +108,8 @@ async function latency(tmp: string): Promise<void> {
       await waitFor(
         'the cycle to settle',
         async () => {
-          const s = await status(d.match);
-          return cycleStart(s) >= savedAt - 1 && s.last_reconcile?.result === 'changed'
+          const s = await d.status();
+          return lastCycleStart(s) >= savedAt - 1 && s.last_reconcile?.result === 'changed'
             ? true
             : undefined;
         },
@@ -231,8 +127,8 @@ async function latency(tmp: string): Promise<void> {
       ].join('\n'),
     );
   } finally {
-    kill(daemon?.child);
-    kill(server.child);
+    await daemon?.stop('SIGKILL');
+    await server.stop('SIGKILL');
     await proxy.close();
   }
 }
@@ -252,19 +148,14 @@ async function memory(tmp: string): Promise<void> {
   }
   const dir = path.join(tmp, 'memory');
   await generate(dir);
-  let server: (Child & { match: string }) | undefined;
-  let daemon: (Child & { match: string }) | undefined;
+  let server: ServerChild | undefined;
+  let daemon: DaemonChild | undefined;
   try {
-    server = await startServerChild(tmp);
+    server = await startServer(tmp);
     const started = performance.now();
-    daemon = await startDaemonChild(
-      dir,
-      server.match,
-      ['--interval', '1s', '--concurrency', '16'],
-      tmp,
-    );
-    const base = daemon.match;
-    const pid = daemon.child.pid as number;
+    daemon = await startDaemon(dir, server.url, ['--interval', '1s', '--concurrency', '16'], tmp);
+    const running = daemon;
+    const { pid } = daemon;
     let sampling = true;
     let phaseMax = 0;
     const sampler = (async () => {
@@ -282,7 +173,7 @@ async function memory(tmp: string): Promise<void> {
     const first = await waitFor(
       'the seeding cycle',
       async () => {
-        const s = await status(base);
+        const s = await running.status();
         return s.last_reconcile !== null ? s : undefined;
       },
       300_000,
@@ -306,7 +197,7 @@ async function memory(tmp: string): Promise<void> {
       const s = await waitFor(
         'the next resync',
         async () => {
-          const x = await status(base);
+          const x = await running.status();
           return x.last_reconcile !== null && x.last_reconcile.at !== lastAt ? x : undefined;
         },
         60_000,
@@ -351,8 +242,8 @@ async function memory(tmp: string): Promise<void> {
       ].join('\n'),
     );
   } finally {
-    kill(daemon?.child);
-    kill(server?.child);
+    await daemon?.stop('SIGKILL');
+    await server?.stop('SIGKILL');
   }
 }
 
@@ -361,9 +252,9 @@ async function memory(tmp: string): Promise<void> {
 async function latencyAtScale(tmp: string): Promise<void> {
   const dir = path.join(tmp, 'scale');
   await generate(dir);
-  const server = await startServerChild(tmp);
-  const proxy = await recordingProxy(server.match);
-  let daemon: (Child & { match: string }) | undefined;
+  const server = await startServer(tmp);
+  const proxy = await startRecordingProxy(server.url);
+  let daemon: DaemonChild | undefined;
   // File f holds TLS edges 20f..20f+19 (see corpus.ts); each save edits the first one's description.
   const edit = async (round: number): Promise<number> => {
     const f = (round * 7) % 250;
@@ -379,12 +270,13 @@ async function latencyAtScale(tmp: string): Promise<void> {
       () => proxy.seen.find((r) => r.method === 'PATCH' && r.at >= savedAt),
       120_000,
     );
-    const base = daemon?.match as string;
+    const running = daemon;
+    if (running === undefined) throw new Error('no daemon running');
     await waitFor(
       'the cycle to settle',
       async () => {
-        const st = await status(base);
-        return cycleStart(st) >= savedAt - 1 && st.last_reconcile?.result === 'changed'
+        const st = await running.status();
+        return lastCycleStart(st) >= savedAt - 1 && st.last_reconcile?.result === 'changed'
           ? true
           : undefined;
       },
@@ -393,12 +285,12 @@ async function latencyAtScale(tmp: string): Promise<void> {
     return patch.at - savedAt;
   };
   const measure = async (label: string, args: readonly string[], saves: number, from: number) => {
-    const d = await startDaemonChild(dir, proxy.url, ['--interval', '1h', ...args], tmp);
+    const d = await startDaemon(dir, proxy.url, ['--interval', '1h', ...args], tmp);
     daemon = d;
     const first = await waitFor(
       'the first cycle',
       async () => {
-        const st = await status(d.match);
+        const st = await d.status();
         return st.last_reconcile !== null ? st : undefined;
       },
       300_000,
@@ -413,12 +305,7 @@ async function latencyAtScale(tmp: string): Promise<void> {
     process.stdout.write(
       `${label} (first cycle ${first.last_reconcile?.result}, ${first.last_reconcile?.writes} writes): save -> PATCH median ${quantile(samples, 0.5)} ms, max ${Math.max(...samples)} ms over ${samples.length} saves; ${perEdit.toFixed(1)} API calls per save\n`,
     );
-    kill(d.child);
-    await waitFor(
-      'the daemon to exit',
-      () => (d.child.exitCode !== null || d.child.signalCode !== null ? true : undefined),
-      10_000,
-    );
+    await d.stop('SIGKILL');
   };
   try {
     await measure('10,000 edges, no limit', ['--concurrency', '16'], 10, 0);
@@ -429,8 +316,8 @@ async function latencyAtScale(tmp: string): Promise<void> {
       100,
     );
   } finally {
-    kill(daemon?.child);
-    kill(server.child);
+    await daemon?.stop('SIGKILL');
+    await server.stop('SIGKILL');
     await proxy.close();
   }
 }

@@ -13,7 +13,7 @@ import { executePlan } from '../src/apply/executor.js';
 import { observeAfterApply, verifyTouched } from '../src/apply/verify.js';
 import type { CloudEndpointManifest, DesiredSet } from '../src/manifest/schema.js';
 import { buildPlan, operationCount } from '../src/plan/index.js';
-import { startChildServer } from './child-server.js';
+import { startServerChild } from './harness.js';
 import type { BenchSuite } from './run.js';
 
 const source = { file: 'bench.yaml', line: 1, column: 1 };
@@ -90,7 +90,8 @@ function counted(url: string, key: string): { client: ApiClient; calls: () => nu
 
 async function run(): Promise<void> {
   const key = `esk_${randomBytes(16).toString('hex')}`;
-  const { child, url } = await startChildServer({ apiKeys: [key] });
+  const server = await startServerChild({ apiKeys: [key] });
+  const { url } = server;
   const { client, calls } = counted(url, key);
   try {
     const set = desired();
@@ -137,7 +138,7 @@ async function run(): Promise<void> {
     );
   } finally {
     await client.close();
-    child.kill('SIGTERM');
+    await server.stop();
   }
 }
 

@@ -20,8 +20,8 @@ import { observe } from '../src/api/observe.js';
 import { loadDesiredSet } from '../src/manifest/loader.js';
 import type { Plan } from '../src/plan/model.js';
 import { buildPlan } from '../src/plan/plan.js';
-import { startChildServer } from './child-server.js';
 import { generate, HTTPS_EDGES, TLS_EDGES } from './corpus.js';
+import { startServerChild } from './harness.js';
 import type { ChildResult } from './plan-child.js';
 import type { BenchSuite } from './run.js';
 import type { Rusage } from './rusage.js';
@@ -133,7 +133,8 @@ async function planSize(edges: number): Promise<void> {
   const size = { tls: Math.floor(edges / 2), https: edges - Math.floor(edges / 2) };
   process.stdout.write(`\n### ${edges} edges (${size.https} HTTPS with 3 routes each)\n`);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'edgesync-bench-plan-'));
-  const { child, url } = await startChildServer({ apiKeys: [API_KEY] });
+  const server = await startServerChild({ apiKeys: [API_KEY] });
+  const { url } = server;
   try {
     await generate(dir, size);
     const t0 = performance.now();
@@ -199,7 +200,7 @@ async function planSize(edges: number): Promise<void> {
       ].join('\n'),
     );
   } finally {
-    child.kill('SIGTERM');
+    await server.stop();
     await rm(dir, { recursive: true, force: true });
   }
 }

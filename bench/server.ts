@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { startChildServer } from './child-server.js';
+import { startServerChild } from './harness.js';
 import type { BenchSuite } from './run.js';
 
 const CONCURRENCY = 16;
@@ -71,7 +71,8 @@ export const suite: BenchSuite = {
       'svc-version': '2',
       'content-type': 'application/json',
     };
-    const { child, url } = await startChildServer({ apiKeys: [apiKey], dataDir });
+    const server = await startServerChild({ apiKeys: [apiKey], dataDir });
+    const { url } = server;
     const pool = new Pool(url, { connections: CONCURRENCY, pipelining: 1 });
     try {
       const ids: string[] = [];
@@ -138,8 +139,7 @@ export const suite: BenchSuite = {
       process.stdout.write(`(${ids.length} edges in the store at the end)\n`);
     } finally {
       await pool.close();
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
+      await server.stop();
       await rm(dataDir, { recursive: true, force: true });
     }
   },

@@ -20,20 +20,8 @@ export async function removeDir(dir: string | undefined): Promise<void> {
   if (dir) await fs.rm(dir, { recursive: true, force: true });
 }
 
-/** Polls `predicate` until it holds; fails with `what` after `timeoutMs`. */
-export async function waitFor(
-  what: string,
-  predicate: () => boolean | Promise<boolean>,
-  timeoutMs = 5000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await predicate()) return;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+/** The one bounded poll, shared with the end-to-end tests and the benchmarks. */
+export { waitFor } from '../../../bench/harness.js';
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -5,11 +5,12 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { waitFor } from '../../../bench/harness.js';
 import { main } from '../../../src/cli/main.js';
 import type { RunningServer } from '../../../src/server/index.js';
 import { Capture } from '../../helpers/capture.js';
 import { startTestServer } from '../../helpers/server.js';
-import { tempDir, waitFor } from './helpers.js';
+import { tempDir } from './helpers.js';
 
 const TOKEN = 'run-control-token-abcdef0123456789';
 

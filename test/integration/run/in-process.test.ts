@@ -5,11 +5,12 @@
  */
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { waitFor } from '../../../bench/harness.js';
 import { main } from '../../../src/cli/main.js';
 import type { RunningServer } from '../../../src/server/index.js';
 import { Capture } from '../../helpers/capture.js';
 import { startTestServer, writesAt } from '../../helpers/server.js';
-import { tempDir, tlsEdge, waitFor, writeYaml } from './helpers.js';
+import { tempDir, tlsEdge, writeYaml } from './helpers.js';
 
 let server: RunningServer & { apiKey: string };
 let dir: string;

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../../bench/harness.js';
 import { run } from '../../../src/cli/commands/server.js';
 import type { CliContext } from '../../../src/cli/context.js';
 import { main } from '../../../src/cli/main.js';
@@ -35,14 +36,8 @@ function context(argv: string[], env: Record<string, string> = {}) {
   return { ctx, controller, stderr: () => err };
 }
 
-async function waitFor(read: () => string, pattern: RegExp): Promise<RegExpExecArray> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const m = pattern.exec(read());
-    if (m !== null) return m;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}: ${read()}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+function waitForLine(read: () => string, pattern: RegExp): Promise<RegExpExecArray> {
+  return waitFor(`${pattern} in the output`, () => pattern.exec(read()) ?? undefined);
 }
 
 describe('edgesync server', () => {
@@ -65,8 +60,10 @@ describe('edgesync server', () => {
         { EDGESYNC_SERVER_API_KEYS: 'env-a, env-b', EDGESYNC_LOG_LEVEL: 'silent' },
       );
       const done = run(ctx);
-      const url = (await waitFor(stderr, /listening on (http:\/\/127\.0\.0\.1:\d+)/))[1] as string;
-      await waitFor(stderr, /env-b/);
+      const url = (
+        await waitForLine(stderr, /listening on (http:\/\/127\.0\.0\.1:\d+)/)
+      )[1] as string;
+      await waitForLine(stderr, /env-b/);
       expect(stderr()).toContain('flag-key');
       expect(stderr()).toContain('env-a');
       for (const key of ['flag-key', 'env-a', 'env-b']) {
@@ -91,9 +88,9 @@ describe('edgesync server', () => {
       },
     );
     const done = run(ctx);
-    const url = (await waitFor(stderr, /listening on (\S+)/))[1] as string;
+    const url = (await waitForLine(stderr, /listening on (\S+)/))[1] as string;
     const key = (
-      await waitFor(stderr, /generated API key:\n {2}(esk_[0-9A-Za-z]{32})/)
+      await waitForLine(stderr, /generated API key:\n {2}(esk_[0-9A-Za-z]{32})/)
     )[1] as string;
     const r = await clientFor({ url }, key)('POST', '/bot_users', { name: 'x' });
     expect(r.status).toBe(201);

@@ -5,15 +5,20 @@
  * (`npm test` builds first; a stale build of this area is rebuilt here).
  */
 
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, type ServerChild, startServerChild } from '../../../bench/harness.js';
 import { generateApiKey } from '../../../src/server/index.js';
 import { assertFreshBuild } from '../../helpers/built.js';
-import { apiEnv, duplicates, runCli, snapshotOf, tempDir, writeManifests } from './helpers.js';
-
-const ROOT = path.resolve(import.meta.dirname, '../../..');
-const BIN = path.join(ROOT, 'bin', 'edgesync.js');
+import {
+  apiEnv,
+  duplicates,
+  runCli,
+  snapshotOf,
+  tempDir,
+  writeManifests,
+} from '../../integration/apply/helpers.js';
 
 function manifests(version: number): Record<string, unknown>[] {
   const docs: Record<string, unknown>[] = [];
@@ -37,31 +42,6 @@ function manifests(version: number): Record<string, unknown>[] {
   });
   docs.push({ kind: 'BotUser', name: `bot${version % 3}` });
   return docs;
-}
-
-async function startChildServer(
-  dataDir: string,
-  apiKey: string,
-): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    [BIN, 'server', '--port', '0', '--api-key', apiKey, '--data', dataDir, '--latency', '2-6'],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${text}`)), 15_000);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      text += chunk.toString();
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(text);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1] as string);
-      }
-    });
-    child.once('exit', () => reject(new Error(`server exited: ${text}`)));
-  });
-  return { child, url };
 }
 
 /** Runs `edgesync apply` and SIGKILLs it once it has logged `killAfter` operations. */
@@ -102,20 +82,20 @@ function applyAndKill(
 
 describe('apply killed with SIGKILL', () => {
   let tmp: Awaited<ReturnType<typeof tempDir>>;
-  let server: { child: ChildProcess; url: string };
+  let server: ServerChild;
   const apiKey = generateApiKey();
 
   beforeAll(async () => {
     assertFreshBuild();
     tmp = await tempDir();
-    server = await startChildServer(path.join(tmp.dir, 'data'), apiKey);
+    server = await startServerChild({
+      apiKeys: [apiKey],
+      dataDir: path.join(tmp.dir, 'data'),
+      extraArgs: ['--latency', '2-6'],
+    });
   }, 120_000);
   afterAll(async () => {
-    if (server?.child.exitCode === null) {
-      const exited = new Promise((r) => server.child.once('exit', r));
-      server.child.kill('SIGTERM');
-      await exited;
-    }
+    await server?.stop();
     await tmp?.cleanup();
   });
 

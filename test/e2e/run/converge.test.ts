@@ -8,26 +8,28 @@
 import { rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type DaemonChild,
+  type RecordingProxy,
+  startDaemonChild,
+  startRecordingProxy,
+  stopChildren,
+  waitFor,
+  waitForCycle,
+} from '../../../bench/harness.js';
 import type { ApiClient } from '../../../src/api/index.js';
 import type { DaemonStatus } from '../../../src/daemon/types.js';
 import { startTestServer } from '../../helpers/server.js';
 import {
   apiClient,
   assertBuilt,
-  type DaemonChild,
   httpsEdge,
-  killChildren,
   liveState,
   ownedEdges,
-  type RecordingProxy,
-  startDaemon,
-  startRecordingProxy,
   tempDir,
   tlsEdge,
-  waitFor,
-  waitForCycle,
   writeYaml,
-} from './helpers.js';
+} from '../../integration/run/helpers.js';
 
 type Server = Awaited<ReturnType<typeof startTestServer>>;
 
@@ -48,7 +50,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await killChildren();
+  await stopChildren();
   await client.close();
   await proxy.close();
   await server.close();
@@ -56,7 +58,7 @@ afterEach(async () => {
 });
 
 function spawnDaemon(interval: string): Promise<DaemonChild> {
-  return startDaemon({
+  return startDaemonChild({
     args: [edges, '--interval', interval, '--debounce', '50ms'],
     cwd: tmp.dir,
     env: {

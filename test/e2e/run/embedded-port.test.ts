@@ -6,22 +6,15 @@
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  assertBuilt,
-  killChildren,
-  startDaemon,
-  tempDir,
-  tlsEdge,
-  waitFor,
-  writeYaml,
-} from './helpers.js';
+import { startDaemonChild, stopChildren, waitFor } from '../../../bench/harness.js';
+import { assertBuilt, tempDir, tlsEdge, writeYaml } from '../../integration/run/helpers.js';
 
 beforeAll(() => assertBuilt());
 
 let holder: Server | undefined;
 let tmp: Awaited<ReturnType<typeof tempDir>> | undefined;
 afterEach(async () => {
-  await killChildren();
+  await stopChildren();
   await new Promise<void>((resolve) => (holder ? holder.close(() => resolve()) : resolve()));
   await tmp?.cleanup();
 });
@@ -34,7 +27,7 @@ describe('edgesync run with the embedded server', () => {
     tmp = await tempDir();
     const edges = path.join(tmp.dir, 'edges');
     await writeYaml(path.join(edges, 'db.yaml'), [tlsEdge('db')]);
-    const daemon = await startDaemon({
+    const daemon = await startDaemonChild({
       args: [edges, '--embedded-port', String(taken)],
       cwd: tmp.dir,
     });

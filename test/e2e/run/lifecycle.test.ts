@@ -7,21 +7,23 @@
  */
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type DaemonChild,
+  type RecordingProxy,
+  startDaemonChild,
+  startRecordingProxy,
+  stopChildren,
+  waitFor,
+  waitForCycle,
+} from '../../../bench/harness.js';
 import { startTestServer } from '../../helpers/server.js';
 import {
   assertBuilt,
-  type DaemonChild,
-  killChildren,
   metricSum,
-  type RecordingProxy,
-  startDaemon,
-  startRecordingProxy,
   tempDir,
   tlsEdge,
-  waitFor,
-  waitForCycle,
   writeYaml,
-} from './helpers.js';
+} from '../../integration/run/helpers.js';
 
 type Server = Awaited<ReturnType<typeof startTestServer>>;
 
@@ -41,7 +43,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await killChildren();
+  await stopChildren();
   await proxy.close();
   await server.close();
   await tmp.cleanup();
@@ -59,7 +61,7 @@ async function convergedOnce(daemon: DaemonChild): Promise<void> {
 
 describe('edgesync run (child process): signals and restarts', () => {
   it('SIGTERM during an apply finishes the write in flight, starts no other, exits 0', async () => {
-    const daemon = await startDaemon({
+    const daemon = await startDaemonChild({
       args: [
         edges,
         '--interval',
@@ -103,7 +105,7 @@ describe('edgesync run (child process): signals and restarts', () => {
   });
 
   it('a write still hanging when the grace period ends does not hold the exit', async () => {
-    const daemon = await startDaemon({
+    const daemon = await startDaemonChild({
       args: [edges, '--interval', '1h', '--debounce', '50ms', '--grace', '1s'],
       cwd: tmp.dir,
       env: external(),
@@ -134,14 +136,14 @@ describe('edgesync run (child process): signals and restarts', () => {
 
   it('after kill -9, a restart with unchanged manifests makes zero writes', async () => {
     const args = [edges, '--interval', '300ms', '--debounce', '50ms'];
-    const first = await startDaemon({ args, cwd: tmp.dir, env: external() });
+    const first = await startDaemonChild({ args, cwd: tmp.dir, env: external() });
     await convergedOnce(first);
     expect(proxy.writes()).toHaveLength(3);
 
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
     const restartedAt = Date.now();
-    const second = await startDaemon({ args, cwd: tmp.dir, env: external() });
+    const second = await startDaemonChild({ args, cwd: tmp.dir, env: external() });
     // Startup and at least two resyncs, every one converged with nothing to write.
     await waitFor(
       'three converged cycles after the restart',
@@ -167,7 +169,7 @@ describe('edgesync run (child process): signals and restarts', () => {
       '--state-dir',
       path.join(tmp.dir, 'state'),
     ];
-    const first = await startDaemon({ args, cwd: tmp.dir });
+    const first = await startDaemonChild({ args, cwd: tmp.dir });
     await convergedOnce(first);
     const writes = (m: string) =>
       ['POST', 'PATCH', 'PUT', 'DELETE'].reduce(
@@ -178,7 +180,7 @@ describe('edgesync run (child process): signals and restarts', () => {
 
     first.child.kill('SIGKILL');
     await first.exited;
-    const second = await startDaemon({ args, cwd: tmp.dir });
+    const second = await startDaemonChild({ args, cwd: tmp.dir });
     await waitFor(
       'three cycles after the restart',
       async () => metricSum(await second.metrics(), 'edgesync_reconcile_total') >= 3,

@@ -6,10 +6,11 @@
  */
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startDaemonChild, stopChildren, waitFor } from '../../../bench/harness.js';
 import { startTestServer, writesAt } from '../../helpers/server.js';
-import { apiEnv, runCli } from '../apply/helpers.js';
-import { clientFor } from '../server/client.js';
-import { assertBuilt, killChildren, startDaemon, tempDir, waitFor, writeYaml } from './helpers.js';
+import { apiEnv, runCli } from '../../integration/apply/helpers.js';
+import { assertBuilt, tempDir, writeYaml } from '../../integration/run/helpers.js';
+import { clientFor } from '../../integration/server/client.js';
 
 type Server = Awaited<ReturnType<typeof startTestServer>>;
 
@@ -22,7 +23,7 @@ beforeAll(async () => {
   tmp = await tempDir();
 });
 afterEach(async () => {
-  await killChildren();
+  await stopChildren();
 });
 afterAll(async () => {
   await server.close();
@@ -79,7 +80,7 @@ describe('namesake bot users', () => {
     const dir = path.join(tmp.dir, 'daemon');
     await writeYaml(path.join(dir, 'bots.yaml'), [{ kind: 'BotUser', name: 'deploy' }]);
     const before = writesAt(server);
-    const daemon = await startDaemon({
+    const daemon = await startDaemonChild({
       args: [dir, '--interval', '1h'],
       cwd: tmp.dir,
       env: {

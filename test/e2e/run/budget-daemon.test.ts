@@ -5,20 +5,17 @@
  */
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
-import type { DaemonStatus } from '../../../src/daemon/types.js';
-import { startTestServer } from '../../helpers/server.js';
 import {
-  assertBuilt,
-  killChildren,
   type RecordingProxy,
-  startDaemon,
+  startDaemonChild,
   startRecordingProxy,
-  tempDir,
-  tlsEdge,
+  stopChildren,
   waitFor,
   waitForCycle,
-  writeYaml,
-} from './helpers.js';
+} from '../../../bench/harness.js';
+import type { DaemonStatus } from '../../../src/daemon/types.js';
+import { startTestServer } from '../../helpers/server.js';
+import { assertBuilt, tempDir, tlsEdge, writeYaml } from '../../integration/run/helpers.js';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
 let proxy: RecordingProxy;
@@ -31,7 +28,7 @@ beforeEach(async () => {
   tmp = await tempDir();
 });
 afterEach(async () => {
-  await killChildren();
+  await stopChildren();
   await proxy.close();
   await server.close();
   await tmp.cleanup();
@@ -48,7 +45,7 @@ it('a saved file is an incremental cycle under the budget: 3 calls, no 429', asy
       Array.from({ length: 4 }, (_, k) => tlsEdge(`e${f * 4 + k}`)),
     );
   }
-  const daemon = await startDaemon({
+  const daemon = await startDaemonChild({
     args: [edges, '--interval', '1h', '--debounce', '50ms', '--rate-limit', '20/2s'],
     cwd: tmp.dir,
     env: {

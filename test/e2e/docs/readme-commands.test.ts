@@ -26,7 +26,7 @@ const NOT_RUN: Record<string, string> = {
   'npx edgesync validate edges/': "a real account's manifest directory",
   'npx edgesync plan edges/': 'a real account',
   'npx edgesync run edges/': 'a real account, and a long-running daemon',
-  'npm pack': 'rebuilds and writes a tarball (test/integration/ship covers installing it)',
+  'npm pack': 'rebuilds and writes a tarball (test/e2e/ship covers installing it)',
   'npm install --save-dev ./edgesync-0.2.0.tgz': 'runs in your project, after npm pack',
   'npx edgesync --version': 'runs in the project that installed the package',
   'npm install --save-dev "git+https://git.example.com/your-org/edgesync.git#v0.2.0"':

@@ -8,22 +8,19 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type DaemonChild,
+  type RecordingProxy,
+  startDaemonChild,
+  startRecordingProxy,
+  stopChildren,
+  waitFor,
+} from '../../../bench/harness.js';
 import type { DaemonStatus } from '../../../src/daemon/types.js';
 import type { RunningServer } from '../../../src/server/index.js';
 import { type LeaseServer, startLeaseServer } from '../../helpers/lease-server.js';
 import { startTestServer } from '../../helpers/server.js';
-import {
-  assertBuilt,
-  type DaemonChild,
-  killChildren,
-  type RecordingProxy,
-  startDaemon,
-  startRecordingProxy,
-  tempDir,
-  tlsEdge,
-  waitFor,
-  writeYaml,
-} from '../run/helpers.js';
+import { assertBuilt, tempDir, tlsEdge, writeYaml } from '../../integration/run/helpers.js';
 
 const LEASE_MS = 3000;
 const RETRY_MS = 500;
@@ -50,7 +47,7 @@ interface Replica {
 let replicas: Replica[] = [];
 
 afterEach(async () => {
-  await killChildren();
+  await stopChildren();
   for (const r of replicas) await r.proxy.close();
   replicas = [];
   await lease?.close();
@@ -65,7 +62,7 @@ async function startReplicas(dirs: Record<string, string>, names = NAMES): Promi
   for (const name of names) {
     const proxy = await startRecordingProxy(api.url);
     const kubeconfig = await lease.kubeconfig(path.join(tmp.dir, 'kube'), name, 'edges');
-    const daemon = await startDaemon({
+    const daemon = await startDaemonChild({
       args: [
         dirs[name] ?? '',
         '--leader-elect',
@@ -270,7 +267,7 @@ describe('leader election refused', () => {
     lease = await startLeaseServer(['a']);
     lease.knobs.forbidden.add('a');
     const kubeconfig = await lease.kubeconfig(path.join(tmp.dir, 'kube'), 'a', 'edges');
-    const err = await startDaemon({
+    const err = await startDaemonChild({
       args: [edges, '--leader-elect', '--lease-namespace', 'edges'],
       cwd: tmp.dir,
       env: {

@@ -25,7 +25,7 @@ import path from 'node:path';
 import dockerignoreModule from '@balena/dockerignore';
 import { Copy, DockerfileParser, type Instruction } from 'dockerfile-ast';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnServer } from '../../helpers/spawned-server.js';
+import { startServerChild } from '../../../bench/harness.js';
 
 // The package is CommonJS with a `default` property on its export; Node's interop hands us the
 // export itself.
@@ -194,7 +194,7 @@ describe('the Dockerfile against the .dockerignore-filtered context', () => {
     });
     expect(validate.stderr).toMatch(/manifests valid/);
     expect(validate.status).toBe(0);
-    const server = await spawnServer('node', node, opts);
+    const server = await startServerChild({ command: ['node', ...node], ...opts });
     try {
       const auth = ['--api-url', server.url, '--api-key', server.apiKey];
       const plan = spawnSync('node', [...node, 'plan', 'manifests', ...auth], {

@@ -4,7 +4,7 @@
  * dependency), gives a working `npx edgesync`: --version, validate, plan against a spawned
  * `npx edgesync server`, and the daemon converging the account against it.
  */
-import { type SpawnSyncOptions, spawn, spawnSync } from 'node:child_process';
+import { type SpawnSyncOptions, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   cpSync,
@@ -18,8 +18,8 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type ServerChild, startDaemonChild, startServerChild } from '../../../bench/harness.js';
 import { assertFreshBuild } from '../../helpers/built.js';
-import { type SpawnedServer, spawnServer } from '../../helpers/spawned-server.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 const PKG = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
@@ -28,7 +28,7 @@ const PKG = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as
 
 let tmp: string;
 let project: string;
-let server: SpawnedServer | undefined;
+let server: ServerChild | undefined;
 const env = { ...process.env, npm_config_offline: 'true', NO_COLOR: '1' };
 const opts = (): SpawnSyncOptions => ({ cwd: project, env, encoding: 'utf8' });
 
@@ -85,31 +85,28 @@ describe('the packed package, installed into an empty project', () => {
   it('validates, plans against `npx edgesync server`, and runs the daemon to convergence', async () => {
     const validate = npx('validate', 'edges');
     expect(validate.status, validate.stderr).toBe(0);
-    server = await spawnServer('npx', ['edgesync'], { cwd: project, env });
+    server = await startServerChild({ command: ['npx', 'edgesync'], cwd: project, env });
     const auth = ['--api-url', server.url, '--api-key', server.apiKey];
     const plan = npx('plan', 'edges', '--detailed-exitcode', ...auth);
     expect(plan.status, plan.stderr).toBe(2);
     expect(plan.stdout).toMatch(/create/);
     // The installed executable itself, which `npx edgesync` runs: SIGTERM must reach it.
     const bin = path.join(project, 'node_modules', '.bin', 'edgesync');
-    const daemon = spawn(
-      bin,
-      ['run', 'edges', '--listen', '127.0.0.1:0', '--owner', 'default', ...auth],
-      {
-        cwd: project,
-        env,
-        stdio: 'ignore',
-      },
-    );
-    const exited = new Promise<number | null>((resolve) => daemon.once('exit', resolve));
+    const daemon = await startDaemonChild({
+      command: [bin],
+      args: ['edges', '--owner', 'default', ...auth],
+      cwd: project,
+      // The client's own budget, as a user's shell would have it.
+      env: { ...env, EDGESYNC_RATE_LIMIT: process.env.EDGESYNC_RATE_LIMIT },
+    });
     try {
       await vi.waitFor(
         () => expect(npx('plan', 'edges', '--detailed-exitcode', ...auth).status).toBe(0),
         { timeout: 120_000, interval: 500 },
       );
     } finally {
-      daemon.kill('SIGTERM');
+      await daemon.stop('SIGTERM');
     }
-    expect(await exited).toBe(0);
+    expect((await daemon.exited).code).toBe(0);
   }, 300_000);
 });

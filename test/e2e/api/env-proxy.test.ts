@@ -11,11 +11,11 @@ import { type AddressInfo, connect, type Socket } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { BIN } from '../../../bench/harness.js';
 import { createApiClient } from '../../../src/api/index.js';
 import { assertFreshBuild } from '../../helpers/built.js';
 import { startTestServer } from '../../helpers/server.js';
-import { tempDir, writeManifests } from '../apply/helpers.js';
-import { BIN } from '../run/helpers.js';
+import { tempDir, writeManifests } from '../../integration/apply/helpers.js';
 
 const run = promisify(execFile);
 

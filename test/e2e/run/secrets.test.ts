@@ -14,18 +14,16 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestServer } from '../../helpers/server.js';
 import {
-  assertBuilt,
   BIN,
   type DaemonChild,
-  killChildren,
-  startDaemon,
-  tempDir,
+  startDaemonChild,
+  stopChildren,
   waitFor,
   waitForCycle,
-  writeYaml,
-} from './helpers.js';
+} from '../../../bench/harness.js';
+import { startTestServer } from '../../helpers/server.js';
+import { assertBuilt, tempDir, writeYaml } from '../../integration/run/helpers.js';
 
 type Server = Awaited<ReturnType<typeof startTestServer>>;
 
@@ -62,7 +60,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await killChildren();
+  await stopChildren();
   await server.close();
   await tmp.cleanup();
 });
@@ -265,7 +263,7 @@ describe('edgesync run (child process) keeps keys and secrets out of its output'
       EDGESYNC_OWNER: 'default',
       GOOGLE_CLIENT_SECRET: ENV_SECRET,
     };
-    const daemon = await startDaemon({ args, cwd: tmp.dir, env });
+    const daemon = await startDaemonChild({ args, cwd: tmp.dir, env });
     await waitForCycle(daemon, 0, (s) => s.last_reconcile?.result === 'changed');
 
     // Rotating a file secret: an update whose plan has the secret before and after.
@@ -292,11 +290,11 @@ describe('edgesync run (child process) keeps keys and secrets out of its output'
     );
     expect(daemon.logLines().filter((l) => l.msg === 'operation').length).toBeGreaterThan(3);
     assertNoLeak(daemon, server.apiKey);
-    await killChildren();
+    await stopChildren();
 
     // A wrong key: 401s all the way, logged and reported without the key.
     const wrongKey = 'esk_WrongKeyWrongKeyWrongKey12345';
-    const rejected = await startDaemon({
+    const rejected = await startDaemonChild({
       args,
       cwd: tmp.dir,
       env: { ...env, EDGESYNC_API_KEY: wrongKey },
@@ -334,7 +332,7 @@ describe('edgesync run (child process) keeps keys and secrets out of its output'
         '--notify',
         receiver.url,
       ];
-      const daemon = await startDaemon({ args, cwd: tmp.dir, env });
+      const daemon = await startDaemonChild({ args, cwd: tmp.dir, env });
       await waitForCycle(daemon, 0, (s) => s.last_reconcile?.result === 'changed');
 
       // A credential header set by hand on the live edge: the next cycle puts the route back.

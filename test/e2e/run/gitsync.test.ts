@@ -11,24 +11,26 @@
 import { mkdir, rename, rm, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type RecordingProxy,
+  startDaemonChild,
+  startRecordingProxy,
+  stopChildren,
+  waitFor,
+} from '../../../bench/harness.js';
 import type { ApiClient } from '../../../src/api/index.js';
 import { startTestServer } from '../../helpers/server.js';
 import {
   apiClient,
   assertBuilt,
   httpsEdge,
-  killChildren,
   liveState,
   ownedEdges,
-  type RecordingProxy,
   sleep,
-  startDaemon,
-  startRecordingProxy,
   tempDir,
   tlsEdge,
-  waitFor,
   writeYaml,
-} from './helpers.js';
+} from '../../integration/run/helpers.js';
 
 const SWAPS = 200;
 const MISSING_EVERY = 10;
@@ -50,7 +52,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await killChildren();
+  await stopChildren();
   await client.close();
   await proxy.close();
   await server.close();
@@ -90,7 +92,7 @@ async function swapScenario(missingEvery: number) {
   await writeRevision(root, 0);
   await symlink(path.join('revs', revName(0)), link);
 
-  const daemon = await startDaemon({
+  const daemon = await startDaemonChild({
     args: [link, '--interval', '1s', '--debounce', '50ms'],
     cwd: root,
     env: {

@@ -9,32 +9,22 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readlink, rm, symlink } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { spawnCli, stopChildren, waitForLine } from '../../../bench/harness.js';
 import { lockDirectory } from '../../../src/server/lock.js';
 import { assertFreshBuild } from '../../helpers/built.js';
 import { startTestServer } from '../../helpers/server.js';
-import { clientFor } from './client.js';
+import { clientFor } from '../../integration/server/client.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const BIN = join(ROOT, 'bin/edgesync.js');
 const KEY = 'lock-test-key';
 
 let dir: string;
-const children: ChildProcess[] = [];
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'edgesync-lock-'));
 });
 afterEach(async () => {
-  await Promise.all(
-    children.splice(0).map(async (c) => {
-      if (c.exitCode === null && c.signalCode === null) {
-        c.kill('SIGKILL');
-        await new Promise((resolve) => c.once('exit', resolve));
-      }
-    }),
-  );
+  await stopChildren();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -44,30 +34,20 @@ interface Started {
   readonly outcome: Promise<{ url: string } | { code: number | null; stderr: string }>;
 }
 
-function spawnCli(args: string[], ready: RegExp): Started {
+function start(args: string[], ready: RegExp): Started {
   assertFreshBuild();
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', EDGESYNC_LOG_LEVEL: 'warn', EDGESYNC_RATE_LIMIT: 'none' },
-    stdio: ['ignore', 'ignore', 'pipe'],
+  const cli = spawnCli(args, {
+    env: { EDGESYNC_LOG_LEVEL: 'warn', EDGESYNC_RATE_LIMIT: 'none' },
   });
-  children.push(child);
-  const outcome = new Promise<{ url: string } | { code: number | null; stderr: string }>(
-    (resolve) => {
-      let err = '';
-      child.stderr?.on('data', (chunk: Buffer) => {
-        err += chunk.toString();
-        const m = ready.exec(err);
-        if (m?.[1] !== undefined) resolve({ url: m[1] });
-      });
-      child.once('exit', (code) => resolve({ code, stderr: err }));
-    },
+  const outcome = waitForLine(cli, ready, 'the process to be ready', 30_000).then(
+    (url) => ({ url }),
+    async () => ({ code: (await cli.exited).code, stderr: cli.stderr() }),
   );
-  return { child, outcome };
+  return { child: cli.child, outcome };
 }
 
 const LISTENING = /listening on (http:\/\/\S+)/;
-const server = () =>
-  spawnCli(['server', '--port', '0', '--data', dir, '--api-key', KEY], LISTENING);
+const server = () => start(['server', '--port', '0', '--data', dir, '--api-key', KEY], LISTENING);
 
 /** A pid that belonged to a process that has exited. */
 async function deadPid(): Promise<number> {
@@ -154,7 +134,7 @@ describe('one process per data directory', () => {
     const state = join(dir, 'state');
     await mkdir(edges);
     const daemon = (port: string) =>
-      spawnCli(
+      start(
         [
           'run',
           edges,

@@ -4,65 +4,36 @@
  * `--agent-endpoint` flag seeds its read-only agent endpoint again at each start, exactly once,
  * and the API refuses to change it. Runs the compiled CLI (`npm run build` first).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
+import {
+  type ServerChild,
+  spawnCli,
+  startServerChild,
+  stopChildren,
+} from '../../../bench/harness.js';
 import { assertFreshBuild } from '../../helpers/built.js';
-import { clientFor } from './client.js';
+import { clientFor } from '../../integration/server/client.js';
 
-const BIN = join(fileURLToPath(new URL('../../../', import.meta.url)), 'bin/edgesync.js');
 const KEY = 'endpoints-crash-key';
 const AGENT = 'https://agent.example.com';
 const POLICY = '{"on_http_request":[{"actions":[{"type":"deny"}]}]}';
 
 let dir: string;
-const children: ChildProcess[] = [];
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'edgesync-ep-crash-'));
 });
 afterEach(async () => {
-  for (const c of children.splice(0))
-    if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await stopChildren();
   await rm(dir, { recursive: true, force: true });
 });
 
-async function spawnServer(): Promise<{ child: ChildProcess; url: string }> {
+function spawnServer(): Promise<ServerChild> {
   assertFreshBuild();
-  const args = [
-    BIN,
-    'server',
-    '--port',
-    '0',
-    '--data',
-    dir,
-    '--api-key',
-    KEY,
-    '--agent-endpoint',
-    AGENT,
-  ];
-  const child = spawn(process.execPath, args, {
-    env: { ...process.env, EDGESYNC_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  children.push(child);
-  let err = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    err += chunk.toString();
-  });
-  const url = await vi.waitFor(
-    () => {
-      if (child.exitCode !== null) throw new Error(`server exited: ${err}`);
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m?.[1] === undefined) throw new Error(`not listening yet: ${err}`);
-      return m[1];
-    },
-    { timeout: 15_000, interval: 20 },
-  );
-  return { child, url };
+  return startServerChild({ apiKeys: [KEY], dataDir: dir, extraArgs: ['--agent-endpoint', AGENT] });
 }
 
 it('acknowledged endpoint creates survive kill -9; the agent endpoint is seeded once per start', async () => {
@@ -114,19 +85,9 @@ it('acknowledged endpoint creates survive kill -9; the agent endpoint is seeded 
 
 it('refuses to start with an agent endpoint URL the API would refuse', async () => {
   assertFreshBuild();
-  const child = spawn(
-    process.execPath,
-    [BIN, 'server', '--port', '0', '--agent-endpoint', 'ftp://x.example.com'],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  children.push(child);
-  let err = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    err += chunk.toString();
-  });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const server = spawnCli(['server', '--port', '0', '--agent-endpoint', 'ftp://x.example.com']);
+  const { code } = await server.exited;
+  const err = server.stderr();
   expect(code).toBe(1);
   expect(err).toContain('agent endpoint "ftp://x.example.com": url: scheme "ftp" is not one of');
 });
