@@ -1,17 +1,24 @@
 /**
- * Ordering across kinds: a cloud endpoint cannot claim a host and port an edge still holds (the
+ * Ordering: a cloud endpoint cannot claim a host and port an edge still holds (the
  * service answers 381). When an edge of this plan releases it (the edge is deleted, or its
  * update drops that hostport), the endpoint's create waits for it: the host and port joins the
  * plan's hostport claims, so the edge's release PATCH runs in phase `release` (before its
  * DELETE, or instead of the part of its update that drops it), and the create `requires` the
  * edge's root, so it is not attempted when that release failed. A host and port held by an
  * edge that keeps it (another owner's, a protected or blocked one, one whose manifest keeps it)
- * blocks the endpoint as a conflict: it is not attempted. Pure.
+ * blocks the endpoint as a conflict: it is not attempted. Several endpoints may claim one host
+ * and port (other URLs on it, or one URL they pool): each waits for the edge.
+ *
+ * Likewise a URL and binding passing between endpoints (the service refuses a second holder
+ * unless both pool: 18009, 18016, 18017): the endpoint leaving it (deleted, or replaced by one on
+ * another URL) has its DELETE in phase `release`, and the create or PATCH that takes it
+ * `requires` that endpoint's root. Pure.
  */
 
-import type { EndpointMatch, EndpointPlanInput } from './cloud-endpoints.js';
+import type { CloudEndpoint } from '../api/schemas.js';
+import type { EndpointMatch, EndpointOrphan, EndpointPlanInput } from './cloud-endpoints.js';
 import type { PlanContext } from './context.js';
-import { endpointHostport, normalizeEndpointUrl } from './endpoint-url.js';
+import { defaultEndpointBinding, endpointHostport, normalizeEndpointUrl } from './endpoint-url.js';
 import { canonicalHostports } from './normalize.js';
 import {
   describeHolder,
@@ -50,6 +57,7 @@ export function endpointClaims(
     }
   }
   const out: EndpointPlanInput[] = [];
+  const claimedByEndpoints = new Set<string>();
   for (const match of matches) {
     const url = normalizeEndpointUrl(match.desired.url);
     const creates = match.live === undefined || normalizeEndpointUrl(match.live.record.url) !== url;
@@ -61,8 +69,9 @@ export function endpointClaims(
     }
     const releaser = releasedBy.get(hostport);
     const rival = edges.claims.get(hostport);
-    if (releaser !== undefined && rival === undefined) {
+    if (releaser !== undefined && (rival === undefined || claimedByEndpoints.has(hostport))) {
       edges.claims.set(hostport, match.address);
+      claimedByEndpoints.add(hostport);
       out.push({ match, requires: [releaser] });
       continue;
     }
@@ -79,4 +88,67 @@ export function endpointClaims(
     });
   }
   return out;
+}
+
+/** Where an endpoint sits: the service lets two share it only if both pool. */
+interface Seat {
+  readonly root: string;
+  readonly url: string;
+  readonly binding: string;
+  readonly pooling: boolean;
+}
+
+function liveSeat(root: string, r: CloudEndpoint): Seat {
+  return {
+    root,
+    url: normalizeEndpointUrl(r.url),
+    binding: r.bindings?.[0] ?? defaultEndpointBinding(r.url),
+    pooling: r.pooling_enabled ?? false,
+  };
+}
+
+/**
+ * The endpoints' plans with the URL handovers added: a desired endpoint whose seat a leaving
+ * endpoint of this plan holds (an allowed deletion, or the old record of a replacement) without
+ * both pooling waits for that endpoint's delete, which moves to phase `release`. An endpoint
+ * that already sits where it should claims nothing (namesakes pooling on its URL are deleted
+ * last, as duplicates).
+ */
+export function urlHandovers(
+  plans: readonly EndpointPlanInput[],
+  orphans: readonly EndpointOrphan[],
+): { plans: EndpointPlanInput[]; releasing: ReadonlySet<string> } {
+  const leaving = orphans.map((o) => liveSeat(o.address, o.live.record));
+  for (const { match } of plans) {
+    const live = match.live;
+    if (live === undefined || match.desired.protect || live.meta?.protect === true) continue;
+    if (normalizeEndpointUrl(live.record.url) !== normalizeEndpointUrl(match.desired.url)) {
+      leaving.push(liveSeat(match.address, live.record));
+    }
+  }
+  const releasing = new Set<string>();
+  const out = plans.map((plan): EndpointPlanInput => {
+    const d = plan.match.desired;
+    const url = normalizeEndpointUrl(d.url);
+    const binding = d.bindings[0] ?? defaultEndpointBinding(d.url);
+    const live = plan.match.live === undefined ? undefined : liveSeat('', plan.match.live.record);
+    // Already seated there (a PATCH of other fields, or nothing): no write claims the seat.
+    const seated =
+      live?.url === url && live.binding === binding && live.pooling === d.pooling_enabled;
+    const held = (seated ? [] : leaving).filter(
+      (l) =>
+        l.root !== plan.match.address &&
+        l.url === url &&
+        l.binding === binding &&
+        !(l.pooling && d.pooling_enabled),
+    );
+    for (const l of held) releasing.add(l.root);
+    return held.length === 0
+      ? plan
+      : { ...plan, requires: [...plan.requires, ...held.map((l) => l.root)] };
+  });
+  return {
+    plans: out.map((p) => (releasing.has(p.match.address) ? { ...p, releasesUrl: true } : p)),
+    releasing,
+  };
 }

@@ -34,7 +34,7 @@ import {
 } from './cloud-endpoints.js';
 import { PlanContext, type PlanOptions } from './context.js';
 import { planCreate, planDelete, planUpdate } from './edges.js';
-import { endpointClaims } from './endpoint-claims.js';
+import { endpointClaims, urlHandovers } from './endpoint-claims.js';
 import { type Deletable, guardDeletions, resolveHostports } from './guards.js';
 import { PLAN_FORMAT_VERSION, type Plan } from './model.js';
 import { canonicalHostports } from './normalize.js';
@@ -122,21 +122,28 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
       if (!own.has(h)) claims.set(h, m.desired.address);
     }
   }
-  // Endpoints claiming a host and port an edge of this plan releases: the edge goes first.
-  const endpointPlans = endpointClaims(ctx, endpointMatches, {
-    active,
-    deletions,
-    holders: ownership.hostportHolders,
-    claims,
-  });
+  // Endpoints claiming a host and port an edge of this plan releases: the edge goes first; a
+  // URL passing between endpoints: the one leaving it goes first.
+  const endpointOrphans = allowed.flatMap((d) => (d.kind === 'endpoint' ? [d.orphan] : []));
+  const handovers = urlHandovers(
+    endpointClaims(ctx, endpointMatches, {
+      active,
+      deletions,
+      holders: ownership.hostportHolders,
+      claims,
+    }),
+    endpointOrphans,
+  );
 
   for (const m of active) {
     if (m.live === undefined) planCreate(ctx, m.desired);
     else planUpdate(ctx, m, claims, ownership.hostportHolders);
   }
   for (const d of deletions) planDelete(ctx, d, claims);
-  for (const e of endpointPlans) planEndpoint(ctx, e);
-  for (const d of allowed) if (d.kind === 'endpoint') planEndpointDelete(ctx, d.orphan);
+  for (const e of handovers.plans) planEndpoint(ctx, e);
+  for (const o of endpointOrphans) {
+    planEndpointDelete(ctx, o, handovers.releasing.has(o.address));
+  }
   planBotUsers(ctx, desired.botUsers, live.botUsers);
   releaseAuthFirst(ctx, live.httpsEdges);
 
