@@ -192,4 +192,58 @@ describe('validate accepts nothing the server refuses', () => {
     expect(valid).toBeGreaterThan(20);
     expect(invalid).toBeGreaterThan(20);
   }, 120_000);
+
+  it("validate succeeds => no 4xx, for endpoints on an edge's host or sharing a URL", async () => {
+    // Valid edges and endpoints only, on few hosts: the rules across documents decide.
+    const sets = fc
+      .record({
+        edgeHosts: fc.uniqueArray(fc.constantFrom('a.example.com:443', 'b.example.com:443'), {
+          maxLength: 2,
+        }),
+        endpoints: fc.uniqueArray(
+          cloudEndpoint({ hosts: ['a.example.com', 'b.example.com'], names: ['x', 'y', 'z'] }),
+          { minLength: 1, maxLength: 3, selector: (c) => c.name },
+        ),
+      })
+      .map(({ edgeHosts, endpoints }) => ({
+        docs: [
+          ...(edgeHosts.length === 0
+            ? []
+            : [{ kind: 'TLSEdge', name: 'tcp', hostports: edgeHosts }]),
+          ...endpoints.map(manifestDoc),
+        ],
+        env: envOf(endpoints),
+      }));
+    const refused = { heldByEdge: 0, sharedUrl: 0 };
+    let valid = 0;
+    await fc.assert(
+      fc.asyncProperty(sets, async ({ docs, env }) => {
+        const dir = path.join(tmp.dir, 'claims');
+        await writeManifests(dir, docs);
+        const validate = await runCli(['validate', dir], { env });
+        if (validate.code !== 0) {
+          expect(validate.code, validate.stderr).toBe(1);
+          if (/serves \(/.test(validate.stderr)) refused.heldByEdge += 1;
+          if (/both must set pooling_enabled/.test(validate.stderr)) refused.sharedUrl += 1;
+          return;
+        }
+        valid += 1;
+        const server = await startTestServer();
+        try {
+          const apply = await runCli(['apply', '--yes', dir], {
+            env: { ...env, ...apiEnv(server.url, server.apiKey) },
+          });
+          const fours = Object.entries(server.statuses).filter(([st]) => st.startsWith('4'));
+          expect(fours, apply.stderr).toEqual([]);
+          expect(apply.stderr).toContain('converged');
+        } finally {
+          await server.close();
+        }
+      }),
+      { numRuns: 150 },
+    );
+    expect(valid).toBeGreaterThan(20);
+    expect(refused.heldByEdge).toBeGreaterThan(1);
+    expect(refused.sharedUrl).toBeGreaterThan(1);
+  }, 120_000);
 });
