@@ -314,8 +314,9 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
 
   const runStep = async (step: Step): Promise<boolean> => {
     const { op, change } = step;
-    // Fail closed: an endpoint whose host and port an edge had to release first is not
-    // created when that edge's operations did not all succeed (the service would answer 381).
+    // Fail closed: an endpoint whose host and port an edge, or whose URL another endpoint, had
+    // to release first is not written when that release did not succeed (the service would
+    // answer 381, or 18009 and its kin).
     const unmet = (op.requires ?? []).filter((r) => failedRoots.has(r) || unfinishedRoots.has(r));
     if (unmet.length > 0) {
       fail(
@@ -323,7 +324,7 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
         op.path,
         new EdgesyncError(
           'ES_API',
-          `not attempted: it waits for ${unmet.join(', ')} to release its host and port, which did not succeed`,
+          `not attempted: it waits for ${unmet.join(', ')} to release its host and port or URL, which did not succeed`,
         ),
         0,
       );

@@ -248,12 +248,17 @@ function bodySensitivity(m: CloudEndpointManifest): string[] {
 
 export interface EndpointPlanInput {
   readonly match: EndpointMatch;
-  /** Roots of edges that release the host and port this endpoint claims. */
+  /**
+   * Roots that release what this endpoint's write claims: edges its host and port, endpoints
+   * its URL (./endpoint-claims.ts).
+   */
   readonly requires: readonly string[];
   /** The edge being deleted that hands this host and port over (phase `cutover`). */
   readonly cutover?: string | undefined;
   /** The host and port it takes over, with `cutover`. */
   readonly hostport?: string | undefined;
+  /** Its old URL is taken by another endpoint: a replacement's DELETE runs in phase `release`. */
+  readonly releasesUrl?: boolean;
 }
 
 export function planEndpoint(ctx: PlanContext, input: EndpointPlanInput): void {
@@ -299,7 +304,8 @@ export function planEndpoint(ctx: PlanContext, input: EndpointPlanInput): void {
       operations: [
         deleteEndpoint(
           record.id,
-          phase,
+          // Its old URL taken by another endpoint: the DELETE goes first of all.
+          input.releasesUrl === true ? 'release' : phase,
           `delete cloud endpoint ${m.name} (${have.url}) to replace it`,
         ),
         createOp(m, want, match.address, requires, phase),
@@ -307,7 +313,7 @@ export function planEndpoint(ctx: PlanContext, input: EndpointPlanInput): void {
     });
     return;
   }
-  planUpdate(ctx, match, base, want, have, sensitivity);
+  planUpdate(ctx, input, base, want, have, sensitivity);
 }
 
 function createOp(
@@ -354,7 +360,7 @@ function createFieldsOf(
 
 function planUpdate(
   ctx: PlanContext,
-  match: EndpointMatch,
+  { match, requires }: EndpointPlanInput,
   base: ReturnType<typeof baseOf>,
   want: EndpointFields,
   have: EndpointFields,
@@ -392,6 +398,7 @@ function planUpdate(
       : [
           updateEndpoint(record.id, patch, `update cloud endpoint ${m.name}`, {
             sensitive: bodySensitivity(m),
+            requires,
           }),
         ];
   ctx.changes.push({
@@ -415,8 +422,11 @@ function baseOf(address: string, m: CloudEndpointManifest) {
   };
 }
 
-/** An owned endpoint no manifest keeps (or a duplicate): one DELETE, in the delete phase. */
-export function planEndpointDelete(ctx: PlanContext, o: EndpointOrphan): void {
+/**
+ * An owned endpoint no manifest keeps (or a duplicate): one DELETE, in the delete phase, or in
+ * `release` when another endpoint of the plan takes its URL (`releasesUrl`).
+ */
+export function planEndpointDelete(ctx: PlanContext, o: EndpointOrphan, releasesUrl = false): void {
   const r = o.live.record;
   const fields: FieldChange[] = [{ path: 'url', before: r.url, sensitive: false }];
   if ((r.description ?? '') !== '') {
@@ -432,6 +442,8 @@ export function planEndpointDelete(ctx: PlanContext, o: EndpointOrphan): void {
     id: r.id,
     fields,
     modules: [],
-    operations: [deleteEndpoint(r.id, 'delete', `delete cloud endpoint ${r.id}`)],
+    operations: [
+      deleteEndpoint(r.id, releasesUrl ? 'release' : 'delete', `delete cloud endpoint ${r.id}`),
+    ],
   });
 }

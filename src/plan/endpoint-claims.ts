@@ -9,11 +9,22 @@
  *   runs one edge at a time, each create sent as soon as its edge's delete is answered.
  * A host and port held by an
  * edge that keeps it (another owner's, a protected or blocked one, one whose manifest keeps it)
- * blocks the endpoint as a conflict: it is not attempted. Pure.
+ * blocks the endpoint as a conflict: it is not attempted. Several endpoints may claim one host
+ * and port (other URLs on it, or one URL they pool): each waits for the edge.
+ *
+ * Likewise a URL and binding passing between endpoints (the service refuses a second holder
+ * unless both pool: 18009, 18016, 18017): the endpoint leaving it (deleted, or replaced by one on
+ * another URL) has its DELETE in phase `release`, and the create or PATCH that takes it
+ * `requires` that endpoint's root. Pure.
  */
 
-import { endpointHostport, normalizeEndpointUrl } from '../manifest/endpoint-url.js';
-import type { EndpointMatch, EndpointPlanInput } from './cloud-endpoints.js';
+import type { CloudEndpoint } from '../api/schemas.js';
+import {
+  defaultEndpointBinding,
+  endpointHostport,
+  normalizeEndpointUrl,
+} from '../manifest/endpoint-url.js';
+import type { EndpointMatch, EndpointOrphan, EndpointPlanInput } from './cloud-endpoints.js';
 import type { PlanContext } from './context.js';
 import { canonicalHostports } from './normalize.js';
 import {
@@ -55,6 +66,7 @@ export function endpointClaims(
     }
   }
   const out: EndpointPlanInput[] = [];
+  const claimedByEndpoints = new Set<string>();
   for (const match of matches) {
     const url = normalizeEndpointUrl(match.desired.url);
     const creates = match.live === undefined || normalizeEndpointUrl(match.live.record.url) !== url;
@@ -66,8 +78,9 @@ export function endpointClaims(
     }
     const releaser = releasedBy.get(hostport);
     const rival = edges.claims.get(hostport);
-    if (releaser !== undefined && rival === undefined) {
+    if (releaser !== undefined && (rival === undefined || claimedByEndpoints.has(hostport))) {
       edges.claims.set(hostport, match.address);
+      claimedByEndpoints.add(hostport);
       out.push({
         match,
         requires: [releaser],
@@ -88,4 +101,67 @@ export function endpointClaims(
     });
   }
   return out;
+}
+
+/** Where an endpoint sits: the service lets two share it only if both pool. */
+interface Seat {
+  readonly root: string;
+  readonly url: string;
+  readonly binding: string;
+  readonly pooling: boolean;
+}
+
+function liveSeat(root: string, r: CloudEndpoint): Seat {
+  return {
+    root,
+    url: normalizeEndpointUrl(r.url),
+    binding: r.bindings?.[0] ?? defaultEndpointBinding(r.url),
+    pooling: r.pooling_enabled ?? false,
+  };
+}
+
+/**
+ * The endpoints' plans with the URL handovers added: a desired endpoint whose seat a leaving
+ * endpoint of this plan holds (an allowed deletion, or the old record of a replacement) without
+ * both pooling waits for that endpoint's delete, which moves to phase `release`. An endpoint
+ * that already sits where it should claims nothing (namesakes pooling on its URL are deleted
+ * last, as duplicates).
+ */
+export function urlHandovers(
+  plans: readonly EndpointPlanInput[],
+  orphans: readonly EndpointOrphan[],
+): { plans: EndpointPlanInput[]; releasing: ReadonlySet<string> } {
+  const leaving = orphans.map((o) => liveSeat(o.address, o.live.record));
+  for (const { match } of plans) {
+    const live = match.live;
+    if (live === undefined || match.desired.protect || live.meta?.protect === true) continue;
+    if (normalizeEndpointUrl(live.record.url) !== normalizeEndpointUrl(match.desired.url)) {
+      leaving.push(liveSeat(match.address, live.record));
+    }
+  }
+  const releasing = new Set<string>();
+  const out = plans.map((plan): EndpointPlanInput => {
+    const d = plan.match.desired;
+    const url = normalizeEndpointUrl(d.url);
+    const binding = d.bindings[0] ?? defaultEndpointBinding(d.url);
+    const live = plan.match.live === undefined ? undefined : liveSeat('', plan.match.live.record);
+    // Already seated there (a PATCH of other fields, or nothing): no write claims the seat.
+    const seated =
+      live?.url === url && live.binding === binding && live.pooling === d.pooling_enabled;
+    const held = (seated ? [] : leaving).filter(
+      (l) =>
+        l.root !== plan.match.address &&
+        l.url === url &&
+        l.binding === binding &&
+        !(l.pooling && d.pooling_enabled),
+    );
+    for (const l of held) releasing.add(l.root);
+    return held.length === 0
+      ? plan
+      : { ...plan, requires: [...plan.requires, ...held.map((l) => l.root)] };
+  });
+  return {
+    plans: out.map((p) => (releasing.has(p.match.address) ? { ...p, releasesUrl: true } : p)),
+    releasing,
+  };
 }

@@ -40,8 +40,9 @@ export type Action = z.infer<typeof actionSchema>;
  * of one root resource (an edge with its routes, or a bot user) run in order (the order of
  * `changes`, sorted by address so an edge comes before its routes, then each change's
  * `operations` in order) and roots run in parallel up to the concurrency limit.
- * - `release`: PATCHes that drop hostports another edge will claim (hostports released before
- *   they are claimed).
+ * - `release`: PATCHes that drop hostports another edge or a cloud endpoint will claim
+ *   (hostports released before they are claimed), and DELETEs of cloud endpoints whose URL
+ *   another endpoint takes.
  * - `cutover`: an edge being deleted whose hosts and ports cloud endpoints of the plan claim,
  *   and those endpoints' creates (`requires` names the edge). Not root by root: one edge at a
  *   time is deleted and its endpoints are created as soon as the delete is answered; the
@@ -70,8 +71,9 @@ export const operationSchema = z.object({
   description: z.string(),
   /**
    * Roots (addresses) whose operations of earlier phases must all have succeeded before this
-   * one is sent: an endpoint claiming a host and port an edge of the plan releases. When one of
-   * them failed or was not run, this operation is not attempted (it fails, closed).
+   * one is sent: an endpoint claiming a host and port an edge of the plan releases, or a URL
+   * another endpoint of the plan leaves. When one of them failed or was not run, this operation
+   * is not attempted (it fails, closed).
    */
   requires: z.array(z.string()).optional(),
 });

@@ -35,7 +35,7 @@ import {
 import { PlanContext, type PlanOptions } from './context.js';
 import { cutoverList } from './cutover.js';
 import { planCreate, planDelete, planUpdate } from './edges.js';
-import { endpointClaims } from './endpoint-claims.js';
+import { endpointClaims, urlHandovers } from './endpoint-claims.js';
 import { type Deletable, guardDeletions, resolveHostports } from './guards.js';
 import { PLAN_FORMAT_VERSION, type Plan } from './model.js';
 import { canonicalHostports } from './normalize.js';
@@ -126,13 +126,19 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
   // What other edges claim, before the endpoints' claims join: an edge being deleted releases
   // these by a PATCH first, and the endpoints' by its DELETE (a cut-over).
   const edgeClaims = new Map(claims);
-  // Endpoints claiming a host and port an edge of this plan releases: the edge goes first.
-  const endpointPlans = endpointClaims(ctx, endpointMatches, {
-    active,
-    deletions,
-    holders: ownership.hostportHolders,
-    claims,
-  });
+  // Endpoints claiming a host and port an edge of this plan releases: the edge goes first; a
+  // URL passing between endpoints: the one leaving it goes first.
+  const endpointOrphans = allowed.flatMap((d) => (d.kind === 'endpoint' ? [d.orphan] : []));
+  const handovers = urlHandovers(
+    endpointClaims(ctx, endpointMatches, {
+      active,
+      deletions,
+      holders: ownership.hostportHolders,
+      claims,
+    }),
+    endpointOrphans,
+  );
+  const endpointPlans = handovers.plans;
 
   for (const m of active) {
     if (m.live === undefined) planCreate(ctx, m.desired);
@@ -142,7 +148,9 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
   const cutoverEdges = new Set(cutovers.map((c) => c.edge));
   for (const d of deletions) planDelete(ctx, d, edgeClaims, cutoverEdges.has(d.address));
   for (const e of endpointPlans) planEndpoint(ctx, e);
-  for (const d of allowed) if (d.kind === 'endpoint') planEndpointDelete(ctx, d.orphan);
+  for (const o of endpointOrphans) {
+    planEndpointDelete(ctx, o, handovers.releasing.has(o.address));
+  }
   planBotUsers(ctx, desired.botUsers, live.botUsers);
   releaseAuthFirst(ctx, live.httpsEdges);
 

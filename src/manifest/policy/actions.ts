@@ -115,8 +115,11 @@ const headerValue = () =>
     }),
   );
 
-/** Header name -> value, `min`..10 of them, names unique ignoring case, never `user-agent`. */
-const headerMap = (min: number) =>
+/**
+ * Header name -> value, `min`..10 of them, names unique ignoring case. `add-headers` may not add
+ * `user-agent` (the request's own); a custom response's headers have no such rule.
+ */
+const headerMap = (min: number, opts: { noUserAgent: boolean }) =>
   z.record(z.string(), headerValue()).superRefine((m, ctx) => {
     const names = Object.keys(m);
     const max = POLICY_LIMITS.headersPerAction;
@@ -132,7 +135,7 @@ const headerMap = (min: number) =>
       if (violation !== undefined)
         ctx.addIssue({ code: 'custom', path: [name], message: violation.message });
       const lower = name.toLowerCase();
-      if (lower === 'user-agent')
+      if (opts.noUserAgent && lower === 'user-agent')
         ctx.addIssue({ code: 'custom', path: [name], message: 'user-agent may not be added' });
       if (seen.has(lower)) {
         ctx.addIssue({
@@ -333,7 +336,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     terminating: never,
     fields: {
       headers: {
-        schema: headerMap(1),
+        schema: headerMap(1, { noUserAgent: true }),
         required: true,
         description: `Header name -> value (1..10); values may interpolate \${CEL}.`,
       },
@@ -516,7 +519,10 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     fields: {
       status_code: { schema: statusCode(), default: 200, description: 'The HTTP status.' },
       body: { schema: str(), description: `The body; may interpolate \${CEL}.` },
-      headers: { schema: headerMap(0), description: 'Response headers (at most 10).' },
+      headers: {
+        schema: headerMap(0, { noUserAgent: false }),
+        description: 'Response headers (at most 10).',
+      },
     },
   },
   'close-connection': {

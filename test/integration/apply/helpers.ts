@@ -98,7 +98,10 @@ export async function snapshotOf(url: string, apiKey: string): Promise<LiveSnaps
   }
 }
 
-/** Owned edges per `kind:name`, and routes per `edge:match`: more than one is a duplicate. */
+/**
+ * Owned edges per `kind:name`, owned cloud endpoints per name, routes per `edge:match`, bot
+ * users per name: more than one is a duplicate.
+ */
 export function duplicates(live: LiveSnapshot, owner = 'default'): string[] {
   const seen = new Map<string, number>();
   const bump = (key: string) => seen.set(key, (seen.get(key) ?? 0) + 1);
@@ -110,6 +113,10 @@ export function duplicates(live: LiveSnapshot, owner = 'default'): string[] {
       const meta = parseStoredMetadata(e.metadata);
       if (meta?.owner === owner) bump(`${kind}:${meta.name}`);
     }
+  }
+  for (const e of live.cloudEndpoints) {
+    const meta = parseStoredMetadata(e.metadata);
+    if (e.type === 'cloud' && meta?.owner === owner) bump(`endpoint:${meta.name}`);
   }
   for (const e of live.httpsEdges) for (const r of e.routes) bump(`route:${e.id}:${r.match}`);
   for (const b of live.botUsers) bump(`bot:${b.name}`);

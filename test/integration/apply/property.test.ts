@@ -1,17 +1,34 @@
 /**
  * The convergence invariant, property-based (fast-check) against the local server over HTTP:
- * from a random starting account (edges edgesync owns, made by applying a random manifest set,
- * plus foreign edges made by hand), applying a random manifest set converges in ONE apply, the
- * following plan is empty, and every foreign edge is byte-for-byte unchanged.
+ * from a random starting account (edges, cloud endpoints and bot users edgesync owns, made by
+ * applying a random manifest set, plus foreign edges and endpoints made by hand and an agent
+ * endpoint), applying a random manifest set converges in ONE apply, the following plan is empty,
+ * and every foreign edge and endpoint is byte-for-byte unchanged. Endpoints draw their public
+ * hosts from the edges' hosts, so an endpoint often claims a host and port that an edge of the
+ * starting set holds (the edge must release it first), and a URL often passes from one endpoint
+ * to another of a different name (the old one must go first).
  */
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ApiClient, HttpsEdge, TlsEdge } from '../../../src/api/index.js';
+import type {
+  ApiClient,
+  CloudEndpoint,
+  HttpsEdge,
+  LiveSnapshot,
+  TlsEdge,
+} from '../../../src/api/index.js';
 import { residualOf } from '../../../src/apply/cycle.js';
 import { loadManifests } from '../../../src/manifest/loader.js';
-import { parseStoredMetadata } from '../../../src/manifest/metadata.js';
+import { parseStoredMetadata, storedMetadata } from '../../../src/manifest/metadata.js';
 import { buildPlan } from '../../../src/plan/index.js';
+import {
+  type CloudEndpointCase,
+  cloudEndpoint,
+  cloudEndpointSet,
+  envOf,
+  manifestDoc,
+} from '../../helpers/arbitraries/cloud-endpoint.js';
 import { startTestServer } from '../../helpers/server.js';
 import {
   apiClient,
@@ -26,6 +43,14 @@ import {
 const HOSTS = Array.from({ length: 8 }, (_, i) => `h${i}.example.com:443`);
 const FOREIGN_HOSTS = Array.from({ length: 4 }, (_, i) => `f${i}.example.com:443`);
 const MATCHES = ['/', '/api', '/login', '/static'];
+/**
+ * Two of the edges' hosts without their port (endpoints on them claim `h<i>.example.com:443`)
+ * and three names: small pools, so URLs often pass between endpoints and from edges.
+ */
+const ENDPOINT_HOSTS = HOSTS.slice(0, 2).map(withoutPort);
+const ENDPOINT_NAMES = ['web', 'api', 'shop'];
+const AGENT_URL = 'https://agent.example.com';
+const OURS_WEB = storedMetadata({}, { owner: 'default', name: 'web', protect: false });
 
 const auth = fc.constantFrom(
   {},
@@ -90,7 +115,10 @@ const route = fc
  * `protect` only where asked: a protected edge whose manifest goes away keeps its hostports on
  * purpose, so a starting set with protected edges could not always converge to any target.
  */
-const manifestSet = (allowProtect: boolean) =>
+const manifestSet = (
+  allowProtect: boolean,
+  endpoints: fc.Arbitrary<CloudEndpointCase[]> = endpointsAt,
+) =>
   fc
     .record({
       https: fc.uniqueArray(fc.constantFrom('a', 'b', 'c', 'd', 'e'), { maxLength: 4 }),
@@ -122,6 +150,7 @@ const manifestSet = (allowProtect: boolean) =>
         }),
         { minLength: 3, maxLength: 3 },
       ),
+      endpoints,
       bots: fc.uniqueArray(
         fc.record({
           name: fc.constantFrom('ci', 'deploy', 'ops'),
@@ -134,7 +163,11 @@ const manifestSet = (allowProtect: boolean) =>
     .map((s) => {
       const docs: Record<string, unknown>[] = [];
       const edgeNames = [...s.https, ...s.tls];
-      const hostsOf = (i: number) => HOSTS.filter((_, h) => s.hostOwner[h] === i);
+      // An edge and an endpoint of one set never hold the same host and port (validate refuses
+      // it): the endpoint wins it.
+      const claimed = new Set(s.endpoints.map(claimOf));
+      const hostsOf = (i: number) =>
+        HOSTS.filter((h, at) => s.hostOwner[at] === i && !claimed.has(h));
       s.https.forEach((name, i) => {
         const x = s.edgeExtras[i];
         const doc: Record<string, unknown> = {
@@ -170,8 +203,70 @@ const manifestSet = (allowProtect: boolean) =>
           ...(b.absent ? { ensure: 'absent' } : {}),
         });
       }
-      return { docs, edgeNames };
+      docs.push(...s.endpoints.map(manifestDoc));
+      const edgeHosts = HOSTS.filter(
+        (h, at) => (s.hostOwner[at] ?? HOSTS.length) < edgeNames.length && !claimed.has(h),
+      );
+      return { docs, edgeNames, edgeHosts, endpoints: s.endpoints, env: envOf(s.endpoints) };
     });
+
+const endpointsAt = cloudEndpointSet({
+  maxLength: 3,
+  hosts: ENDPOINT_HOSTS,
+  names: ENDPOINT_NAMES,
+});
+/**
+ * A starting set and a target set. The target is drawn on its own, or takes the start's
+ * endpoints under other names (each URL passes to another endpoint), or puts one or two https
+ * or tls endpoints on the hosts the start's edges hold (each edge must release its host first).
+ */
+const startAndTarget = manifestSet(
+  false,
+  // Mostly with endpoints, so the renamed target has URLs to pass on.
+  fc.oneof(endpointsAt, { arbitrary: endpointsAt.filter((cs) => cs.length > 0), weight: 2 }),
+).chain((start) => {
+  const renamed = fc
+    .integer({ min: 1, max: ENDPOINT_NAMES.length - 1 })
+    .map((shift) => start.endpoints.map((c) => ({ ...c, name: rotated(c.name, shift) })));
+  // https or tls on port 443 of a host an edge holds; one endpoint per URL.
+  const onEdgeHosts = fc
+    .uniqueArray(
+      cloudEndpoint({
+        hosts: start.edgeHosts.length === 0 ? ENDPOINT_HOSTS : start.edgeHosts.map(withoutPort),
+        names: ENDPOINT_NAMES,
+      }).filter((c) => c.binding === 'public' && (c.scheme === 'https' || c.scheme === 'tls')),
+      { minLength: 1, maxLength: 2, selector: (c) => c.name },
+    )
+    .map((cases) =>
+      cases.filter((c, i) => cases.findIndex((o) => o.normalisedUrl === c.normalisedUrl) === i),
+    );
+  return fc.tuple(
+    fc.constant(start),
+    fc.oneof(
+      manifestSet(true),
+      { arbitrary: manifestSet(true, renamed), weight: 2 },
+      { arbitrary: manifestSet(true, onEdgeHosts), weight: 2 },
+    ),
+  );
+});
+
+function rotated(name: string, shift: number): string {
+  const at = ENDPOINT_NAMES.indexOf(name);
+  return ENDPOINT_NAMES[(at + shift) % ENDPOINT_NAMES.length] as string;
+}
+
+function withoutPort(hostport: string): string {
+  return hostport.replace(/:443$/, '');
+}
+
+const DEFAULT_PORTS: Readonly<Record<string, string>> = { https: '443', http: '80', tls: '443' };
+
+/** The `host:port` an endpoint claims, as an edge's hostport is written. */
+function claimOf(c: CloudEndpointCase): string {
+  const m = /^([a-z]+):\/\/([^:]+)(?::(\d+))?$/.exec(c.normalisedUrl);
+  if (m === null) throw new Error(`unexpected normalised URL ${c.normalisedUrl}`);
+  return `${m[2]}:${m[3] ?? DEFAULT_PORTS[m[1] as string]}`;
+}
 
 const foreignEdges = fc.array(
   fc.record({
@@ -186,6 +281,32 @@ const foreignEdges = fc.array(
   }),
   { maxLength: FOREIGN_HOSTS.length },
 );
+
+/** Endpoints of other owners or of none, on URLs of their own. */
+const foreignEndpoints = fc.array(
+  fc.constantFrom(
+    undefined,
+    'hand made',
+    JSON.stringify({ 'edgesync/owner': 'team-b', 'edgesync/name': 'web' }),
+    JSON.stringify({ team: 'x' }),
+  ),
+  { maxLength: 2 },
+);
+
+const DENY = JSON.stringify({ on_http_request: [{ actions: [{ type: 'deny' }] }] });
+
+async function makeForeignEndpoints(
+  client: ApiClient,
+  metadata: readonly (string | undefined)[],
+): Promise<void> {
+  for (const [i, m] of metadata.entries()) {
+    await client.createEndpoint({
+      url: `https://fe${i}.example.com`,
+      traffic_policy: DENY,
+      ...(m === undefined ? {} : { metadata: m }),
+    });
+  }
+}
 
 async function makeForeign(
   client: ApiClient,
@@ -209,8 +330,37 @@ async function makeForeign(
   }
 }
 
-function foreignOnly(edges: readonly (TlsEdge | HttpsEdge)[]): string {
-  const foreign = edges.filter((e) => parseStoredMetadata(e.metadata)?.owner !== 'default');
+/** What the apply had to order: handovers from edges and between endpoints, replacements. */
+interface Hazards {
+  fromEdge: number;
+  betweenEndpoints: number;
+  replaced: number;
+}
+
+function countHazards(h: Hazards, live: LiveSnapshot, target: readonly CloudEndpointCase[]) {
+  const held = new Set([...live.tlsEdges, ...live.httpsEdges].flatMap((e) => e.hostports));
+  const ours = live.cloudEndpoints.flatMap((e) => {
+    const name = parseStoredMetadata(e.metadata)?.name;
+    return e.type === 'cloud' && name !== undefined ? [{ e, name }] : [];
+  });
+  for (const t of target) {
+    if (held.has(claimOf(t))) h.fromEdge += 1;
+    for (const { e, name } of ours) {
+      if (name === t.name) {
+        if (e.url !== t.normalisedUrl) h.replaced += 1;
+        continue;
+      }
+      const shared = e.url === t.normalisedUrl && e.bindings?.[0] === t.binding;
+      if (shared && !(e.pooling_enabled === true && t.pooling === true)) h.betweenEndpoints += 1;
+    }
+  }
+}
+
+function foreignOnly(records: readonly (TlsEdge | HttpsEdge | CloudEndpoint)[]): string {
+  const foreign = records.filter(
+    (e) =>
+      ('type' in e && e.type === 'agent') || parseStoredMetadata(e.metadata)?.owner !== 'default',
+  );
   return JSON.stringify([...foreign].sort((a, b) => (a.id < b.id ? -1 : 1)));
 }
 
@@ -218,41 +368,54 @@ describe('convergence property', () => {
   it('random manifests over random accounts converge in one apply', async () => {
     const tmp = await tempDir();
     let run = 0;
+    const hazards: Hazards = { fromEdge: 0, betweenEndpoints: 0, replaced: 0 };
     try {
       await fc.assert(
         fc.asyncProperty(
-          manifestSet(false),
-          manifestSet(true),
+          startAndTarget,
           foreignEdges,
-          async (start, target, foreign) => {
+          foreignEndpoints,
+          async ([start, target], foreign, foreignCe) => {
             run += 1;
-            const server = await startTestServer();
+            const server = await startTestServer({
+              // Claims to be ours by a name the sets use: an agent endpoint is never touched.
+              agentEndpoints: [{ url: AGENT_URL, metadata: OURS_WEB }],
+            });
             const client = apiClient(server.url, server.apiKey);
-            const env = apiEnv(server.url, server.apiKey);
+            const api = apiEnv(server.url, server.apiKey);
             const flags = ['--yes', '--allow-empty', '--max-deletes', '100'];
             try {
               await makeForeign(client, foreign);
+              await makeForeignEndpoints(client, foreignCe);
               const dir = path.join(tmp.dir, `run${run}`);
               await writeManifests(dir, start.docs);
-              const seeded = await runCli(['apply', dir, ...flags], { env });
+              const seeded = await runCli(['apply', dir, ...flags], {
+                env: { ...start.env, ...api },
+              });
               expect(seeded.stderr).toContain('converged');
 
               const before = await snapshotOf(server.url, server.apiKey);
+              countHazards(hazards, before, target.endpoints);
               await writeManifests(dir, target.docs);
-              const applied = await runCli(['apply', dir, ...flags], { env });
+              const applied = await runCli(['apply', dir, ...flags], {
+                env: { ...target.env, ...api },
+              });
               expect(applied.stderr).toContain('converged');
-              expect(applied.code).toBe(0);
+              expect(applied.code, applied.stderr).toBe(0);
 
               const after = await snapshotOf(server.url, server.apiKey);
-              const loaded = await loadManifests(dir, { env: {} });
+              const loaded = await loadManifests(dir, { env: target.env });
               if (!loaded.ok) throw new Error('generated manifests are invalid');
               const next = buildPlan(loaded.set, after, { allowEmpty: true, maxDeletes: 100 });
               const residual = residualOf(next, after);
               expect(residual.changes).toEqual([]);
               expect(residual.blocked).toEqual([]);
-              expect(foreignOnly([...after.tlsEdges, ...after.httpsEdges])).toBe(
-                foreignOnly([...before.tlsEdges, ...before.httpsEdges]),
-              );
+              const kept = (l: typeof after) => [
+                ...l.tlsEdges,
+                ...l.httpsEdges,
+                ...l.cloudEndpoints,
+              ];
+              expect(foreignOnly(kept(after))).toBe(foreignOnly(kept(before)));
               expect(duplicates(after)).toEqual([]);
             } finally {
               await client.close();
@@ -262,6 +425,10 @@ describe('convergence property', () => {
         ),
         { numRuns: 25 },
       );
+      // The orderings were exercised: URLs passed from edges and between endpoints, replaced.
+      expect(hazards.fromEdge).toBeGreaterThan(1);
+      expect(hazards.betweenEndpoints).toBeGreaterThan(1);
+      expect(hazards.replaced).toBeGreaterThan(1);
     } finally {
       await tmp.cleanup();
     }

@@ -2,14 +2,22 @@
  * Issue 9's class closed: `validate` accepts nothing the server refuses. For random manifest sets
  * drawn from the schemas, with values on both sides of every rule of the hosted service (domain
  * ports, auth on several routes, cookie prefixes, partial circuit breakers, control characters in
- * headers, non-RE2 patterns, webhook providers, mutual TLS under upstream termination): whenever
- * `validate` succeeds, a cold apply against the local server gets no 4xx at all, counted at the
- * server, and converges.
+ * headers, non-RE2 patterns, webhook providers, mutual TLS under upstream termination; cloud
+ * endpoints from the generators, some with one fault, some on an edge's host or sharing a URL):
+ * whenever `validate` succeeds, a cold apply against the local server gets no 4xx at all,
+ * counted at the server, and converges.
  */
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type CloudEndpointCase,
+  cloudEndpoint,
+  envOf,
+  manifestDoc,
+} from '../../helpers/arbitraries/cloud-endpoint.js';
+import { faultyCloudEndpoint } from '../../helpers/arbitraries/faults.js';
 import { startTestServer } from '../../helpers/server.js';
 import { apiEnv, runCli, tempDir, writeManifests } from './helpers.js';
 
@@ -86,6 +94,16 @@ const route = fc
     return out;
   });
 
+/**
+ * Endpoints on the edges' hosts too (a set where both claim one is refused: 381) and on hosts of
+ * their own; two of them may share a URL (refused unless both pool). One in seven is faulty.
+ */
+const ENDPOINT_HOSTS = ['a.example.com', 'd.example.com', 'app.example.com', 'api.example.com'];
+const endpoint: fc.Arbitrary<CloudEndpointCase> = fc.oneof(
+  { arbitrary: cloudEndpoint({ hosts: ENDPOINT_HOSTS }), weight: 6 },
+  { arbitrary: faultyCloudEndpoint({ hosts: ENDPOINT_HOSTS }).map((f) => f.case), weight: 1 },
+);
+
 const manifestSet = fc
   .record({
     https: fc.array(
@@ -103,12 +121,13 @@ const manifestSet = fc
       }),
       { maxLength: 2 },
     ),
+    endpoints: fc.uniqueArray(endpoint, { maxLength: 2, selector: (c) => c.name }),
   })
-  .map(({ https, tls }) => {
+  .map(({ https, tls, endpoints }) => {
     // Hostports are unique across a set (a rule of its own, not the one under test here).
     const seen = new Set<string>();
     const unique = (list: string[]) => list.filter((h) => !seen.has(h) && seen.add(h));
-    return [
+    const docs = [
       ...https.map((e, i) => ({
         kind: 'HTTPSEdge',
         name: `web${i}`,
@@ -124,7 +143,9 @@ const manifestSet = fc
           : { tls_termination: { terminate_at: e.terminateAt } }),
         ...(e.mtls ? { mutual_tls: { certificate_authority_ids: ['ca_one'] } } : {}),
       })),
+      ...endpoints.map(manifestDoc),
     ];
+    return { docs, env: envOf(endpoints) };
   });
 
 describe('validate accepts nothing the server refuses', () => {
@@ -140,12 +161,12 @@ describe('validate accepts nothing the server refuses', () => {
     let valid = 0;
     let invalid = 0;
     await fc.assert(
-      fc.asyncProperty(manifestSet, async (docs) => {
+      fc.asyncProperty(manifestSet, async ({ docs, env }) => {
         const dir = path.join(tmp.dir, 'set');
         await rm(dir, { recursive: true, force: true });
         await mkdir(dir, { recursive: true });
         await writeManifests(dir, docs);
-        const validate = await runCli(['validate', dir], { env: {} });
+        const validate = await runCli(['validate', dir], { env });
         if (validate.code !== 0) {
           expect(validate.code, validate.stderr).toBe(1);
           invalid += 1;
@@ -155,7 +176,7 @@ describe('validate accepts nothing the server refuses', () => {
         const server = await startTestServer();
         try {
           const apply = await runCli(['apply', '--yes', dir], {
-            env: apiEnv(server.url, server.apiKey),
+            env: { ...env, ...apiEnv(server.url, server.apiKey) },
           });
           const refused = Object.entries(server.statuses).filter(([s]) => s.startsWith('4'));
           expect(refused, apply.stderr).toEqual([]);
@@ -170,5 +191,59 @@ describe('validate accepts nothing the server refuses', () => {
     // Both sides of the rules were exercised.
     expect(valid).toBeGreaterThan(20);
     expect(invalid).toBeGreaterThan(20);
+  }, 120_000);
+
+  it("validate succeeds => no 4xx, for endpoints on an edge's host or sharing a URL", async () => {
+    // Valid edges and endpoints only, on few hosts: the rules across documents decide.
+    const sets = fc
+      .record({
+        edgeHosts: fc.uniqueArray(fc.constantFrom('a.example.com:443', 'b.example.com:443'), {
+          maxLength: 2,
+        }),
+        endpoints: fc.uniqueArray(
+          cloudEndpoint({ hosts: ['a.example.com', 'b.example.com'], names: ['x', 'y', 'z'] }),
+          { minLength: 1, maxLength: 3, selector: (c) => c.name },
+        ),
+      })
+      .map(({ edgeHosts, endpoints }) => ({
+        docs: [
+          ...(edgeHosts.length === 0
+            ? []
+            : [{ kind: 'TLSEdge', name: 'tcp', hostports: edgeHosts }]),
+          ...endpoints.map(manifestDoc),
+        ],
+        env: envOf(endpoints),
+      }));
+    const refused = { heldByEdge: 0, sharedUrl: 0 };
+    let valid = 0;
+    await fc.assert(
+      fc.asyncProperty(sets, async ({ docs, env }) => {
+        const dir = path.join(tmp.dir, 'claims');
+        await writeManifests(dir, docs);
+        const validate = await runCli(['validate', dir], { env });
+        if (validate.code !== 0) {
+          expect(validate.code, validate.stderr).toBe(1);
+          if (/serves \(/.test(validate.stderr)) refused.heldByEdge += 1;
+          if (/both must set pooling_enabled/.test(validate.stderr)) refused.sharedUrl += 1;
+          return;
+        }
+        valid += 1;
+        const server = await startTestServer();
+        try {
+          const apply = await runCli(['apply', '--yes', dir], {
+            env: { ...env, ...apiEnv(server.url, server.apiKey) },
+          });
+          const fours = Object.entries(server.statuses).filter(([st]) => st.startsWith('4'));
+          expect(fours, apply.stderr).toEqual([]);
+          expect(apply.stderr).toContain('converged');
+        } finally {
+          await server.close();
+        }
+      }),
+      { numRuns: 150 },
+    );
+    expect(valid).toBeGreaterThan(20);
+    expect(refused.heldByEdge).toBeGreaterThan(1);
+    expect(refused.sharedUrl).toBeGreaterThan(1);
   }, 120_000);
 });

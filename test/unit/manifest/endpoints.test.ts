@@ -325,6 +325,22 @@ const cases: Case[] = [
     ],
   },
   {
+    rule: 'add-headers may not add user-agent; a custom response may answer with one',
+    valid: one(
+      endpoint(
+        '  on_http_request:\n    - actions:\n        - type: custom-response\n          config: { headers: { user-agent: edge } }',
+      ),
+    ),
+    invalid: one(
+      endpoint(
+        request('        - type: add-headers\n          config: { headers: { User-Agent: b } }'),
+      ),
+    ),
+    expected: [
+      'a.yaml:8:44: traffic_policy.on_http_request[0].actions[0].config.headers["User-Agent"]: user-agent may not be added',
+    ],
+  },
+  {
     rule: 'required config fields',
     valid: one(
       endpoint(request('        - type: saml\n          config: { idp_metadata: "<xml/>" }')),

@@ -378,6 +378,109 @@ describe('cloud endpoints: after the edge that releases the host and port', () =
   });
 });
 
+describe('cloud endpoints: after the endpoint that releases the URL', () => {
+  const at = (name: string, url: string, pooling = false) =>
+    endpointManifest({ name, url, pooling_enabled: pooling });
+  const liveAt = (id: string, name: string, url: string, pooling = false) =>
+    liveEndpoint({ id, name, url, pooling_enabled: pooling });
+
+  it('a URL passing to another name: the old endpoint is deleted first, the new one waits', () => {
+    const plan = buildPlan(
+      desiredSet({ endpoints: [at('new', 'tls://h.example.com:443')] }),
+      liveState({ endpoints: [liveAt('ep_old', 'old', 'tls://h.example.com:443')] }),
+    );
+    expect(ops(plan)).toEqual(['main POST /endpoints', 'release DELETE /endpoints/ep_old']);
+    expect(change(plan, 'cloud_endpoint.new').operations[0]?.requires ?? []).toEqual([
+      'cloud_endpoint.old',
+    ]);
+  });
+
+  it("a replacement's old URL taken by another endpoint: its delete runs first", () => {
+    const plan = buildPlan(
+      desiredSet({
+        endpoints: [at('web', 'https://www.example.com'), at('api', 'https://web.example.com')],
+      }),
+      liveState({ endpoints: [liveAt('ep_web', 'web', 'https://web.example.com')] }),
+    );
+    expect(ops(plan)).toEqual([
+      'main POST /endpoints',
+      'release DELETE /endpoints/ep_web',
+      'main POST /endpoints',
+    ]);
+    expect(change(plan, 'cloud_endpoint.api').operations[0]?.requires ?? []).toEqual([
+      'cloud_endpoint.web',
+    ]);
+    expect(change(plan, 'cloud_endpoint.web').operations[1]?.requires ?? []).toEqual([]);
+  });
+
+  it('an endpoint leaving the pool: the other pooled endpoint is deleted first', () => {
+    const plan = buildPlan(
+      desiredSet({ endpoints: [at('web', 'https://web.example.com', false)] }),
+      liveState({
+        endpoints: [
+          liveAt('ep_web', 'web', 'https://web.example.com', true),
+          liveAt('ep_api', 'api', 'https://web.example.com', true),
+        ],
+      }),
+    );
+    expect(ops(plan)).toEqual(['release DELETE /endpoints/ep_api', 'main PATCH /endpoints/ep_web']);
+    expect(change(plan, 'cloud_endpoint.web').operations[0]?.requires ?? []).toEqual([
+      'cloud_endpoint.api',
+    ]);
+  });
+
+  it.each([
+    ['both pool', true, 'kubernetes'],
+    ['another binding', false, 'public'],
+  ] as const)('no wait when they may coexist (%s)', (_name, pooling, liveBinding) => {
+    const plan = buildPlan(
+      desiredSet({
+        endpoints: [
+          endpointManifest({
+            name: 'new',
+            url: 'http://web.default',
+            pooling_enabled: pooling,
+            bindings: ['kubernetes'],
+          }),
+        ],
+      }),
+      liveState({
+        endpoints: [
+          liveEndpoint({
+            id: 'ep_old',
+            name: 'old',
+            url: 'http://web.default',
+            pooling_enabled: pooling,
+            bindings: [liveBinding],
+          }),
+        ],
+      }),
+    );
+    expect(ops(plan)).toEqual(['main POST /endpoints', 'delete DELETE /endpoints/ep_old']);
+    expect(change(plan, 'cloud_endpoint.new').operations[0]?.requires ?? []).toEqual([]);
+  });
+
+  it('two endpoints on the host and port an edge releases both wait for it', () => {
+    const plan = buildPlan(
+      desiredSet({
+        endpoints: [
+          at('web', 'tls://h.example.com:443', true),
+          at('api', 'tls://h.example.com:443', true),
+        ],
+      }),
+      liveState({
+        tls: [liveTls({ id: 'edgtls_1', name: 'old', hostports: ['h.example.com:443'] })],
+      }),
+    );
+    expect(plan.blocked).toEqual([]);
+    for (const name of ['web', 'api']) {
+      expect(change(plan, `cloud_endpoint.${name}`).operations[0]?.requires ?? []).toEqual([
+        'tls_edge.old',
+      ]);
+    }
+  });
+});
+
 describe('cloud endpoints: secrets', () => {
   const oauth = {
     on_http_request: [
