@@ -5,6 +5,7 @@
  */
 import { parse } from 'yaml';
 import type { FieldPath } from '../manifest/paths.js';
+import { actionSpec } from '../manifest/policy/actions.js';
 import type { RouteManifest } from '../manifest/schema.js';
 import { type Action, duration, type Rule } from './actions.js';
 import type { Emit, Source } from './source.js';
@@ -243,6 +244,36 @@ const PHASE_KEYS: Record<Phase, readonly string[]> = {
   http_response: ['on_http_response', 'outbound'],
 };
 
+/** The cloud policy phase of a phase key as an edge's policy may write it (legacy names too). */
+const PHASE_OF: Readonly<
+  Record<string, 'on_tcp_connect' | 'on_http_request' | 'on_http_response'>
+> = {
+  on_tcp_connect: 'on_tcp_connect',
+  on_http_request: 'on_http_request',
+  inbound: 'on_http_request',
+  on_http_response: 'on_http_response',
+  outbound: 'on_http_response',
+};
+
+/**
+ * An action the endpoint's policy cannot hold (a type cloud endpoints do not know, or not in
+ * this phase) is an error: dropping it could let through what the edge's policy stopped, and
+ * keeping it would be refused by the service (2201, 2202).
+ */
+function checkAction(action: Action, phase: string, at: FieldPath, emit: Emit): void {
+  const type = typeof action?.type === 'string' ? action.type : undefined;
+  const spec = type === undefined ? undefined : actionSpec(type);
+  if (type === undefined || spec === undefined) {
+    emit(
+      at,
+      'error',
+      `the policy's action ${JSON.stringify(type ?? null)} has no cloud endpoint equivalent: rewrite it with the actions cloud endpoints support, or remove it on purpose before migrating`,
+    );
+  } else if (!(spec.phases as readonly string[]).includes(phase)) {
+    emit(at, 'error', `the policy's action "${type}" cannot run in ${phase} on a cloud endpoint`);
+  }
+}
+
 interface WrittenRule {
   name?: unknown;
   expressions?: unknown;
@@ -293,6 +324,7 @@ export function routePolicyRules(
       const expressions = [...guards, ...own];
       const name = `${label} ${typeof rule.name === 'string' ? rule.name : `${key}[${i}]`}`;
       const actions = (Array.isArray(rule.actions) ? rule.actions : []) as Action[];
+      for (const action of actions) checkAction(action, PHASE_OF[key] ?? key, at, emit);
       const out: Rule = expressions.length > 0 ? { name, expressions, actions } : { name, actions };
       return out;
     });

@@ -316,23 +316,11 @@ describe('cut-over: the shipped examples, migrated', () => {
     const repo = path.resolve(import.meta.dirname, '../../..');
     const examples = path.join(tmp.dir, 'edges');
     await cp(path.join(repo, 'config-examples/edges'), examples, { recursive: true });
-    // The storefront's edge policy uses `rate-limit`, an action cloud endpoints do not know
-    // (the service would refuse the migrated policy): the example without it.
     const storefront = path.join(examples, 'storefront.yaml');
     const text = await readFile(storefront, 'utf8');
-    const limited = /- type: rate-limit\n(?:\s+\S.*\n)*?\s+bucket_key: \[conn\.client_ip\]\n/;
-    expect(text).toMatch(limited);
     // A protected edge is never deleted: the guide's first step sets `protect: false`.
     expect(text).toContain('protect: true');
-    await writeFile(
-      storefront,
-      text
-        .replace('protect: true', 'protect: false')
-        .replace(
-          limited,
-          "- type: add-headers\n                config: { headers: { x-partner-api: 'true' } }\n",
-        ),
-    );
+    await writeFile(storefront, text.replace('protect: true', 'protect: false'));
     const migrated = path.join(tmp.dir, 'migrated');
     const env = apiEnv(server.url, server.apiKey);
     const first = await runCli(['apply', '--yes', examples], { env, cwd: repo });

@@ -313,4 +313,36 @@ routes:
       expect.objectContaining({ severity: 'error', path: 'routes[0].traffic_policy.value' }),
     );
   });
+
+  it('an action cloud endpoints do not know, or not in that phase, is an error (never dropped, never copied)', () => {
+    const unknown = translate(
+      https(
+        `    traffic_policy: { value: { on_http_request: [{ actions: [{ type: rate-limit, config: { capacity: 10 } }] }] } }\n`,
+      ),
+    );
+    expect(unknown.diagnostics).toContainEqual(
+      expect.objectContaining({
+        severity: 'error',
+        path: 'routes[0].traffic_policy.value',
+        message: expect.stringContaining('"rate-limit" has no cloud endpoint equivalent'),
+      }),
+    );
+    const misplaced = translate(
+      https(
+        `    traffic_policy: { value: { on_http_response: [{ actions: [{ type: verify-webhook, config: { provider: github, secret: abcdefgh } }] }] } }\n`,
+      ),
+    );
+    expect(misplaced.diagnostics).toContainEqual(
+      expect.objectContaining({
+        severity: 'error',
+        message: expect.stringContaining('"verify-webhook" cannot run in on_http_response'),
+      }),
+    );
+    const known = translate(
+      https(
+        `    traffic_policy: { value: { on_http_request: [{ actions: [{ type: deny, config: { status_code: 401 } }] }] } }\n`,
+      ),
+    );
+    expect(known.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+  });
 });
