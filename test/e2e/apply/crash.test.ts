@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, type ServerChild, startServerChild } from '../../../bench/harness.js';
 import { generateApiKey } from '../../../src/server/index.js';
 import { assertFreshBuild } from '../../helpers/built.js';
+import { seededRandom } from '../../helpers/server.js';
 import {
   apiEnv,
   duplicates,
@@ -103,10 +104,12 @@ describe('apply killed with SIGKILL', () => {
     const env = apiEnv(server.url, apiKey);
     const dir = path.join(tmp.dir, 'manifests');
     let kills = 0;
+    // Seeded: the same kill points on every run.
+    const random = seededRandom(20261125);
     for (let i = 0; i < 20; i++) {
       await writeManifests(dir, manifests(i));
       // Point: after 0..30 logged operations (a cold version has about 27), others in flight.
-      const killAfter = Math.floor(Math.random() * 31);
+      const killAfter = Math.floor(random() * 31);
       const crashed = await applyAndKill(dir, env, killAfter);
       if (crashed.killed) kills += 1;
       expect(duplicates(await snapshotOf(server.url, apiKey))).toEqual([]);

@@ -49,7 +49,7 @@ describe('apply under faults', () => {
   beforeAll(async () => {
     // Seeded: which requests fault or reset is the same on every run.
     server = await startTestServer({ random: seededRandom(20261125) });
-    proxy = await startThrottlingProxy(server.url, 0.1);
+    proxy = await startThrottlingProxy(server.url, 0.1, seededRandom(20261126));
     tmp = await tempDir();
   });
   afterAll(async () => {

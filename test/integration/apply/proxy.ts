@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 export async function startThrottlingProxy(
   target: string,
   rate: number,
-  random: () => number = Math.random,
+  /** Seeded by the caller: which requests are refused is part of the test's input. */
+  random: () => number,
 ): Promise<{ url: string; throttled: () => number; close: () => Promise<void> }> {
   const upstream = new URL(target);
   let throttled = 0;
