@@ -20,7 +20,8 @@ import { clientBudget, manifestDirArg, parseCommandArgs, rateLimitFlag } from '.
 import { chosenOwner, ownerOrDefault, requireOwner } from '../owner.js';
 import { requireApiConfig } from '../pipeline.js';
 
-export const summary = 'stop managing edges without deleting them (removes the edgesync/ keys)';
+export const summary =
+  'stop managing edges or cloud endpoints without deleting them (removes the edgesync/ keys)';
 
 export const USAGE = `usage: edgesync release KIND/NAME... [options]
 
