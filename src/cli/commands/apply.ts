@@ -146,6 +146,12 @@ export async function run(ctx: CliContext): Promise<number> {
   }
 }
 
+/** How `apply` speaks: people's lines on stderr (masked), and the JSON result with `--output json`. */
+interface Voice {
+  readonly say: (text: string) => void;
+  readonly report: (result: ApplyResultJson) => void;
+}
+
 async function applyWith(
   ctx: CliContext,
   options: Options,
@@ -157,36 +163,18 @@ async function applyWith(
   mask: ValueMask,
 ): Promise<number> {
   let secrets: readonly string[] = [];
-  const report = (result: ApplyResultJson) => {
-    if (options.json) ctx.stdout.write(maskJson(renderApplyResult(result), secrets));
+  const voice: Voice = {
+    // Every people's line after the manifests are read goes through the mask too.
+    say: (text) => ctx.stderr.write(mask.apply(text)),
+    report: (result) => {
+      if (options.json) ctx.stdout.write(maskJson(renderApplyResult(result), secrets));
+    },
   };
-  // Every people's line after the manifests are read goes through the mask too.
-  const say = (text: string) => ctx.stderr.write(mask.apply(text));
-  const target = path.resolve(ctx.cwd, options.target);
-  const savedPlan = await readPlanFile(target);
-  const dir =
-    savedPlan === undefined
-      ? target
-      : options.dir !== undefined
-        ? path.resolve(ctx.cwd, options.dir)
-        : savedPlan.manifest_dir !== undefined
-          ? // Recorded by `plan --out`, relative to the plan file.
-            path.resolve(path.dirname(target), savedPlan.manifest_dir)
-          : path.resolve(ctx.cwd, manifestDirArg(ctx, undefined));
-  // A saved plan names the owner `plan --out` was given on purpose: applying it needs no repeat,
-  // and it outranks the standing settings (a different --owner makes the plan stale).
-  const owner = requireOwner(
-    options.owner === undefined && savedPlan !== undefined
-      ? { id: savedPlan.owner, from: 'the saved plan' }
-      : await chosenOwner(options.owner, ctx.env, dir),
-    'apply',
-    dir,
-  );
+  const { savedPlan, dir, owner } = await applyTarget(ctx, options);
 
   // The same pipeline as `edgesync plan`: load + observe + plan + fingerprints.
-  let prepared: PreparedPlan;
-  try {
-    prepared = await preparePlan({
+  const prepared = await preparedOrReported(ctx, voice, () =>
+    preparePlan({
       dir,
       client,
       owner: owner.id,
@@ -197,16 +185,9 @@ async function applyWith(
       secretDirs: secretDirs(ctx, options.secretDirs),
       exclude: options.exclude,
       signal: ctx.signal,
-    });
-  } catch (err) {
-    if (!(err instanceof ManifestError)) throw err;
-    for (const d of err.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
-    ctx.stderr.write(
-      `${err.diagnostics.length} manifest error(s): nothing was applied (no write happens while any manifest is invalid)\n`,
-    );
-    report(notAppliedResult('invalid', { diagnostics: err.diagnostics }));
-    return ExitCode.error;
-  }
+    }),
+  );
+  if (prepared === undefined) return ExitCode.error;
   const { plan, snapshot: live, desired: set } = prepared;
   secrets = secretValues(set, live);
   mask.set(secrets);
@@ -229,60 +210,25 @@ async function applyWith(
   };
 
   const color = tty && ctx.env.NO_COLOR === undefined;
-  say(renderText(maskPlan(plan, secrets), { color }));
-  say('\n');
+  voice.say(renderText(maskPlan(plan, secrets), { color }));
+  voice.say('\n');
 
   const guardOptions = {
     maxDeletes: options.maxDeletes,
     allowEmpty: options.allowEmpty,
     desiredCount: desiredCount(set),
   };
-  const verdict = checkGuards(plan, { ...guardOptions, live });
-  if (verdict.refusals.length > 0) {
-    say(
-      `Refusing to apply (a safety guard blocked part of the plan; nothing was written):\n${verdict.refusals.map((r) => `  - ${r}`).join('\n')}\n`,
-    );
-    report(
-      notAppliedResult('refused', {
-        operations: operationCount(plan),
-        refusals: verdict.refusals,
-        conflicts: verdict.conflicts,
-      }),
-    );
-    return ExitCode.error;
-  }
+  const stop = stopBeforeWriting(ctx, voice, plan, checkGuards(plan, { ...guardOptions, live }));
+  if (stop !== undefined) return stop;
   const operations = operationCount(plan);
-  if (operations === 0) {
-    if (verdict.conflicts.length > 0) {
-      ctx.stderr.write(
-        'Nothing to apply, but the live state cannot match the manifests (see the blocked resources above).\n',
-      );
-      report(notAppliedResult('blocked', { conflicts: verdict.conflicts }));
-      return ExitCode.error;
-    }
-    ctx.stderr.write('converged: nothing to apply.\n');
-    report(notAppliedResult('converged'));
-    return ExitCode.ok;
-  }
-
   const confirmed = await confirm(ctx, options.yes, operations);
   if (confirmed !== true) {
     ctx.stderr.write(`${confirmed}\n`);
-    report(notAppliedResult('not_confirmed', { operations, reason: confirmed }));
+    voice.report(notAppliedResult('not_confirmed', { operations, reason: confirmed }));
     return ExitCode.error;
   }
 
-  // Progress: an updating line on a terminal; otherwise a line per tenth done. Both carry an
-  // ETA computed from the client's budget when it has one (a long cold apply under 120/60s).
-  const line = tty ? progressLine({ write: say }, budget) : undefined;
-  const steps =
-    line === undefined
-      ? progressSteps(budget, (done, total, eta) =>
-          say(
-            `progress: ${done}/${total} operations${eta === undefined ? '' : `, ETA ${formatDuration(eta)} at the API budget`}\n`,
-          ),
-        )
-      : undefined;
+  const progress = progressOf(voice, tty, budget);
   const outcome = await applyAndVerify(plan, {
     client,
     live,
@@ -291,14 +237,113 @@ async function applyWith(
     logger,
     guards: guardOptions,
     replan,
-    onProgress: line?.update ?? steps,
-  }).finally(() => line?.end());
-  say(summarize(outcome));
-  report(appliedResult(outcome));
+    onProgress: progress.onProgress,
+  }).finally(() => progress.end());
+  voice.say(summarize(outcome));
+  voice.report(appliedResult(outcome));
   return outcome.converged ? ExitCode.ok : ExitCode.error;
 }
 
-/** Asks on a terminal; true to go ahead, or the reason not to. */
+/**
+ * What `apply TARGET` applies: a directory, or a saved plan with its manifest directory (`--dir`,
+ * else the one `plan --out` recorded, else the default) and the owner it was planned for.
+ */
+async function applyTarget(ctx: CliContext, options: Options) {
+  const target = path.resolve(ctx.cwd, options.target);
+  const savedPlan = await readPlanFile(target);
+  const dir =
+    savedPlan === undefined
+      ? target
+      : options.dir !== undefined
+        ? path.resolve(ctx.cwd, options.dir)
+        : savedPlan.manifest_dir !== undefined
+          ? // Recorded by `plan --out`, relative to the plan file.
+            path.resolve(path.dirname(target), savedPlan.manifest_dir)
+          : path.resolve(ctx.cwd, manifestDirArg(ctx, undefined));
+  // A saved plan names the owner `plan --out` was given on purpose: applying it needs no repeat,
+  // and it outranks the standing settings (a different --owner makes the plan stale).
+  const owner = requireOwner(
+    options.owner === undefined && savedPlan !== undefined
+      ? { id: savedPlan.owner, from: 'the saved plan' }
+      : await chosenOwner(options.owner, ctx.env, dir),
+    'apply',
+    dir,
+  );
+  return { savedPlan, dir, owner };
+}
+
+/** Invalid manifests: every diagnostic, the `invalid` result, and undefined (nothing written). */
+async function preparedOrReported(
+  ctx: CliContext,
+  voice: Voice,
+  prepare: () => Promise<PreparedPlan>,
+): Promise<PreparedPlan | undefined> {
+  try {
+    return await prepare();
+  } catch (err) {
+    if (!(err instanceof ManifestError)) throw err;
+    for (const d of err.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
+    ctx.stderr.write(
+      `${err.diagnostics.length} manifest error(s): nothing was applied (no write happens while any manifest is invalid)\n`,
+    );
+    voice.report(notAppliedResult('invalid', { diagnostics: err.diagnostics }));
+    return undefined;
+  }
+}
+
+/**
+ * The endings before any write: a guard refused part of the plan, or there is nothing to apply
+ * (converged, or blocked). Undefined when the plan goes on to its confirmation.
+ */
+function stopBeforeWriting(
+  ctx: CliContext,
+  voice: Voice,
+  plan: Plan,
+  verdict: ReturnType<typeof checkGuards>,
+): number | undefined {
+  if (verdict.refusals.length > 0) {
+    voice.say(
+      `Refusing to apply (a safety guard blocked part of the plan; nothing was written):\n${verdict.refusals.map((r) => `  - ${r}`).join('\n')}\n`,
+    );
+    voice.report(
+      notAppliedResult('refused', {
+        operations: operationCount(plan),
+        refusals: verdict.refusals,
+        conflicts: verdict.conflicts,
+      }),
+    );
+    return ExitCode.error;
+  }
+  if (operationCount(plan) > 0) return undefined;
+  if (verdict.conflicts.length > 0) {
+    ctx.stderr.write(
+      'Nothing to apply, but the live state cannot match the manifests (see the blocked resources above).\n',
+    );
+    voice.report(notAppliedResult('blocked', { conflicts: verdict.conflicts }));
+    return ExitCode.error;
+  }
+  ctx.stderr.write('converged: nothing to apply.\n');
+  voice.report(notAppliedResult('converged'));
+  return ExitCode.ok;
+}
+
+/**
+ * Progress: an updating line on a terminal; otherwise a line per tenth done. Both carry an ETA
+ * computed from the client's budget when it has one (a long cold apply under 120/60s).
+ */
+function progressOf(voice: Voice, tty: boolean, budget: Budget | undefined) {
+  const line = tty ? progressLine({ write: voice.say }, budget) : undefined;
+  const steps =
+    line === undefined
+      ? progressSteps(budget, (done, total, eta) =>
+          voice.say(
+            `progress: ${done}/${total} operations${eta === undefined ? '' : `, ETA ${formatDuration(eta)} at the API budget`}\n`,
+          ),
+        )
+      : undefined;
+  return { onProgress: line?.update ?? steps, end: () => line?.end() };
+}
+
 async function confirm(ctx: CliContext, yes: boolean, operations: number): Promise<true | string> {
   if (yes) return true;
   const stdin = ctx.stdin;
