@@ -5,7 +5,7 @@
  */
 import { parse } from 'yaml';
 import type { FieldPath } from '../manifest/paths.js';
-import { actionSpec } from '../manifest/policy/actions.js';
+import { actionSpec, type PhaseKey, phaseOf } from '../manifest/policy/actions.js';
 import type { RouteManifest } from '../manifest/schema.js';
 import { type Action, duration, type Rule } from './actions.js';
 import type { Emit, Source } from './source.js';
@@ -244,17 +244,6 @@ const PHASE_KEYS: Record<Phase, readonly string[]> = {
   http_response: ['on_http_response', 'outbound'],
 };
 
-/** The cloud policy phase of a phase key as an edge's policy may write it (legacy names too). */
-const PHASE_OF: Readonly<
-  Record<string, 'on_tcp_connect' | 'on_http_request' | 'on_http_response'>
-> = {
-  on_tcp_connect: 'on_tcp_connect',
-  on_http_request: 'on_http_request',
-  inbound: 'on_http_request',
-  on_http_response: 'on_http_response',
-  outbound: 'on_http_response',
-};
-
 /**
  * An action the endpoint's policy cannot hold (a type cloud endpoints do not know, or not in
  * this phase) is an error: dropping it could let through what the edge's policy stopped, and
@@ -324,7 +313,7 @@ export function routePolicyRules(
       const expressions = [...guards, ...own];
       const name = `${label} ${typeof rule.name === 'string' ? rule.name : `${key}[${i}]`}`;
       const actions = (Array.isArray(rule.actions) ? rule.actions : []) as Action[];
-      for (const action of actions) checkAction(action, PHASE_OF[key] ?? key, at, emit);
+      for (const action of actions) checkAction(action, phaseOf(key as PhaseKey), at, emit);
       const out: Rule = expressions.length > 0 ? { name, expressions, actions } : { name, actions };
       return out;
     });

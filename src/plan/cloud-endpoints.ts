@@ -21,6 +21,7 @@ import { defaultEndpointBinding, normalizeEndpointUrl } from '../manifest/endpoi
 import { type ParsedMetadata, recordMetadata, storedMetadata } from '../manifest/metadata.js';
 import type { Segment } from '../manifest/paths.js';
 import { formatPath } from '../manifest/paths.js';
+import { LEGACY_PHASES } from '../manifest/policy/actions.js';
 import { parsePolicyText } from '../manifest/policy-text.js';
 import type { CloudEndpointManifest } from '../manifest/schema.js';
 import { isSecretField } from '../manifest/secrets.js';
@@ -109,17 +110,14 @@ function byAge(a: LiveEndpoint, b: LiveEndpoint): number {
 
 // ---- the policy as data ---------------------------------------------------------------------
 
-const LEGACY_PHASES: Readonly<Record<string, string>> = {
-  inbound: 'on_http_request',
-  outbound: 'on_http_response',
-};
+const LEGACY: Readonly<Record<string, string>> = LEGACY_PHASES;
 
 /** The document with legacy phase names read as their successors (unchanged otherwise). */
 export function canonicalPolicy(doc: unknown): unknown {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return doc;
-  if (!Object.keys(doc).some((k) => Object.hasOwn(LEGACY_PHASES, k))) return doc;
+  if (!Object.keys(doc).some((k) => Object.hasOwn(LEGACY, k))) return doc;
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(doc)) out[LEGACY_PHASES[key] ?? key] = value;
+  for (const [key, value] of Object.entries(doc)) out[LEGACY[key] ?? key] = value;
   return out;
 }
 
