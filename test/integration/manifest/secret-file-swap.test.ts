@@ -19,9 +19,11 @@ vi.mock('node:fs', async (importOriginal) => {
 });
 
 const actual = await vi.importActual<typeof import('node:fs')>('node:fs');
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0)) c();
+// Undone last first: the writer is killed and gone before its directory is removed (a shell
+// that starts late would otherwise create `key.txt` as a regular file mid-removal).
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
 });
 
 it('refuses a secret file that became a FIFO after it was checked, without waiting on it', () => {
@@ -38,7 +40,11 @@ it('refuses a secret file that became a FIFO after it was checked, without waiti
   const writer: ChildProcess = spawn('sh', ['-c', `printf swapped > "${pipe}"`], {
     stdio: 'ignore',
   });
-  cleanups.push(() => writer.kill('SIGKILL'));
+  const exited = new Promise<void>((resolve) => writer.once('exit', () => resolve()));
+  cleanups.push(async () => {
+    writer.kill('SIGKILL');
+    await exited;
+  });
 
   const reader = createRefReader(dir, { env: {}, secretDirs: [], maxFileBytes: 1024 });
   const result = reader.file('a.yaml', 'key.txt');
