@@ -35,6 +35,15 @@
  *   requests also go at an even pace (one per window / pace), not in a burst at the end of a
  *   pause, where every client of the account would meet the limit again. Back at the full
  *   pace, a quiet window makes the next 429 a lesson again.
+ * - **While the budget is unknown, one request at a time.** A process has no way to see what
+ *   the account has left until a 429 tells it, and every request in flight when the window fills
+ *   is refused together: a burst of 429s for one lesson. So until a 429 has taught the window
+ *   (and again a window after that lesson, when what it taught is stale), a request goes only
+ *   when the one before it has been answered: a process started on a spent budget meets one 429,
+ *   never one per request in flight. Once taught, the window rule alone paces requests and they
+ *   overlap again. The cost is overlap in a process that never meets the limit: its concurrent
+ *   requests (a plan's four listings, an apply's workers) go one after another, which the
+ *   account's budget, not the round trip, bounds in any run of more than a window's requests.
  * - **Priority.** Waiting requests are served in order, those marked `high` first: a manifest
  *   change's few calls go ahead of a resync's listing instead of waiting behind it.
  * Time comes from the injected `now`/`sleep`: tests drive it without waiting.
@@ -101,219 +110,276 @@ interface Waiter {
   readonly signal: AbortSignal | undefined;
 }
 
-export function createRateLimiter(
-  options: RateLimitOptions,
-  clock: { readonly now: () => number; readonly sleep: Sleep },
-): RateLimiter {
+type Clock = { readonly now: () => number; readonly sleep: Sleep };
+
+export function createRateLimiter(options: RateLimitOptions, clock: Clock): RateLimiter {
   const { limit, windowMs } = options;
   if (!Number.isSafeInteger(limit) || limit <= 0 || !Number.isFinite(windowMs) || windowMs <= 0) {
     throw new ConfigError(
       `rate limit must be a positive whole number of requests per positive window (got ${limit}/${windowMs}ms)`,
     );
   }
-  const span = windowMs + marginMs(windowMs);
+  return new WindowLimiter(limit, windowMs, clock);
+}
+
+/** The limiter's state and its steps (see the header for what each rule is for). */
+class WindowLimiter implements RateLimiter {
+  private readonly span: number;
   /** Counted times (ours, and the others' a 429 told of), oldest first; at most `limit`. */
-  const sent: number[] = [];
+  private readonly sent: number[] = [];
   /** Whether 429s lower the pace (the budget is being shared) rather than teach. */
-  let sharing = false;
+  private sharing = false;
   /** When the pause of the last 429 that taught ended. */
-  let taughtUntil = Number.NEGATIVE_INFINITY;
-  let current = limit;
+  private taughtUntil = Number.NEGATIVE_INFINITY;
+  private current: number;
   /** The pace when the last 429 came (the configured limit before any). */
-  let ceiling = limit;
+  private ceiling: number;
   /** Quiet windows spent at or past the ceiling since the last 429. */
-  let probing = 0;
-  let pausedUntil = 0;
+  private probing = 0;
+  private pausedUntil = 0;
   /** When the last request was let go. */
-  let lastGrant = Number.NEGATIVE_INFINITY;
-  let lastThrottle = Number.NEGATIVE_INFINITY;
-  let recoveredAt = clock.now();
-  let throttledCount = 0;
-  const queue: Waiter[] = [];
-  let pumping = false;
+  private lastGrant = Number.NEGATIVE_INFINITY;
+  private lastThrottle = Number.NEGATIVE_INFINITY;
+  private recoveredAt: number;
+  private throttledCount = 0;
+  /** Requests let go and not yet answered. */
+  private inFlight = 0;
+  private readonly queue: Waiter[] = [];
+  private pumping = false;
+  private readonly tenth: number;
+  private readonly fortieth: number;
 
-  const prune = (t: number) => {
-    while (sent.length > 0 && (sent[0] as number) <= t - span) sent.shift();
-  };
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+    private readonly clock: Clock,
+  ) {
+    this.span = windowMs + marginMs(windowMs);
+    this.current = limit;
+    this.ceiling = limit;
+    this.recoveredAt = clock.now();
+    this.tenth = Math.max(1, Math.ceil(limit / 10));
+    this.fortieth = Math.max(1, Math.ceil(limit / 40));
+  }
 
-  const tenth = Math.max(1, Math.ceil(limit / 10));
-  const fortieth = Math.max(1, Math.ceil(limit / 40));
-  /** Additive increase per quiet window after the last 429 (see the header). */
-  const recover = (t: number) => {
-    if (current >= limit) {
-      // A quiet window at the full pace: whoever shared the budget is gone or settled.
-      if (sharing && t - Math.max(lastThrottle, pausedUntil) >= span) sharing = false;
-      return;
+  async acquire(signal?: AbortSignal, priority: Priority = 'normal'): Promise<number> {
+    throwIfAborted(signal);
+    return await new Promise<number>((resolve, reject) => {
+      const onAbort = () => {
+        const i = this.queue.indexOf(waiter);
+        if (i >= 0) {
+          this.queue.splice(i, 1);
+          reject(signal?.reason);
+        }
+      };
+      // The listener goes when the slot is granted: a cycle's signal sees thousands of
+      // requests, and must not keep a listener (and its waiter) for each.
+      const waiter: Waiter = {
+        priority,
+        resolve: (sentAt) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(sentAt);
+        },
+        reject,
+        signal,
+      };
+      this.queue.push(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      void this.pump();
+    }).catch(async (err: unknown) => {
+      // Normalise an abort to the client's AbortedError.
+      if (signal?.aborted) await abortableSleep(this.clock.sleep, 0, signal);
+      throw err;
+    });
+  }
+
+  answered(sentAt: number): void {
+    this.retime(sentAt, this.clock.now());
+    this.settle();
+  }
+
+  throttled(retryAfterMs: number | undefined, sentAt: number): void {
+    const t = this.clock.now();
+    this.throttledCount += 1;
+    this.prune(t);
+    const estimate =
+      this.sent.length > 0 ? (this.sent[0] as number) + this.span - t : this.windowMs / 10;
+    const until = t + Math.max(0, retryAfterMs ?? estimate);
+    if (t < this.pausedUntil) {
+      // The same burst (requests in flight answer 429 together): one pause, one lesson.
+      this.retime(sentAt, t);
+      if (retryAfterMs !== undefined) this.pausedUntil = Math.max(this.pausedUntil, until);
+    } else if (!this.sharing && t - this.taughtUntil >= this.windowMs) {
+      this.learn(t, until, sentAt);
+    } else {
+      this.halve(t, until, sentAt);
     }
-    // Quiet windows count from the end of the last pause (or the last step up).
-    const since = t - Math.max(lastThrottle, pausedUntil, recoveredAt);
-    const steps = Math.floor(since / windowMs);
-    if (steps <= 0) return;
-    for (let i = 0; i < steps && current < limit; i++) {
-      let step = tenth;
-      if (current >= ceiling) {
-        probing += 1;
-        step = Math.min(tenth, fortieth * 2 ** (probing - 1));
-      } else if (current >= ceiling * 0.85) {
-        step = fortieth;
-      }
-      current = Math.min(limit, current + step);
-    }
-    recoveredAt = t - (since % windowMs);
-  };
+    this.lastThrottle = t;
+    this.settle();
+  }
 
-  /** Milliseconds until one more request may go at time t (0: now). */
-  const waitAt = (t: number): number => {
-    prune(t);
-    recover(t);
-    // Once throttled, at an even pace: after a pause, every client of the account would
-    // otherwise send its whole window at the same moment and meet the limit together.
-    const paced = current < limit ? Math.max(0, Math.ceil(lastGrant + windowMs / current - t)) : 0;
-    const pause = Math.max(0, pausedUntil - t, paced);
-    if (sent.length < current) return pause;
-    const oldestThatMustLeave = sent[sent.length - current] as number;
-    return Math.max(pause, Math.ceil(oldestThatMustLeave + span - t));
-  };
+  estimateWaitMs(requests: number): number {
+    const t = this.clock.now();
+    const first = this.waitAt(t);
+    if (requests <= 1) return first;
+    const free = this.current - this.sent.length;
+    const windows = Math.ceil(Math.max(0, requests - free) / this.current);
+    return Math.max(first, windows * this.span);
+  }
 
-  /** Inserts a counted time, keeping `sent` sorted. */
-  const insert = (at: number) => {
-    let i = sent.length;
-    while (i > 0 && (sent[i - 1] as number) > at) i--;
-    sent.splice(i, 0, at);
-  };
+  snapshot(): RateLimiterSnapshot {
+    this.prune(this.clock.now());
+    return {
+      limit: this.limit,
+      currentLimit: this.current,
+      windowMs: this.windowMs,
+      inWindow: this.sent.length,
+      throttled: this.throttledCount,
+      waiting: this.queue.length,
+    };
+  }
 
-  /** The request counted at `from` is now counted at `to` (the answer's time). */
-  const retime = (from: number, to: number) => {
-    const i = sent.lastIndexOf(from);
-    if (i < 0 || to <= from) return;
-    sent.splice(i, 1);
-    insert(to);
-  };
+  /** A lesson: the refused request was not counted, the rest of the window is the others'. */
+  private learn(t: number, until: number, sentAt: number): void {
+    const i = this.sent.lastIndexOf(sentAt);
+    if (i >= 0) this.sent.splice(i, 1);
+    this.learnOthers(t, until);
+    this.pausedUntil = until;
+    this.taughtUntil = until;
+  }
+
+  /** The budget is shared: pause, and halve the pace (multiplicative decrease). */
+  private halve(t: number, until: number, sentAt: number): void {
+    this.retime(sentAt, t);
+    this.sharing = true;
+    this.ceiling = this.current;
+    this.probing = 0;
+    this.current = Math.max(1, Math.floor(this.current / 2));
+    this.pausedUntil = until;
+  }
 
   /**
    * The window is full at the service: the slots we do not account for are the others'. They
    * are spread evenly from the oldest, which leaves the service's window at `leavesAt`, to now.
    */
-  const learnOthers = (t: number, leavesAt: number) => {
-    const missing = limit - sent.length;
-    const first = Math.min(t, leavesAt - span);
+  private learnOthers(t: number, leavesAt: number): void {
+    const missing = this.limit - this.sent.length;
+    const first = Math.min(t, leavesAt - this.span);
     const step = missing > 1 ? (t - first) / (missing - 1) : 0;
-    for (let i = 0; i < missing; i++) insert(first + step * i);
-  };
+    for (let i = 0; i < missing; i++) this.insert(first + step * i);
+  }
 
-  const next = (): Waiter | undefined => {
-    const i = queue.findIndex((w) => w.priority === 'high');
-    return queue.splice(i >= 0 ? i : 0, 1)[0];
-  };
+  /** A request let go was answered: the next may go if it waited for this one. */
+  private settle(): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
+    if (this.queue.length > 0) void this.pump();
+  }
 
-  async function pump(): Promise<void> {
-    if (pumping) return;
-    pumping = true;
+  private prune(t: number): void {
+    while (this.sent.length > 0 && (this.sent[0] as number) <= t - this.span) this.sent.shift();
+  }
+
+  /** Additive increase per quiet window after the last 429 (see the header). */
+  private recover(t: number): void {
+    if (this.current >= this.limit) {
+      // A quiet window at the full pace: whoever shared the budget is gone or settled.
+      const quiet = t - Math.max(this.lastThrottle, this.pausedUntil) >= this.span;
+      if (this.sharing && quiet) this.sharing = false;
+      return;
+    }
+    // Quiet windows count from the end of the last pause (or the last step up).
+    const since = t - Math.max(this.lastThrottle, this.pausedUntil, this.recoveredAt);
+    const steps = Math.floor(since / this.windowMs);
+    if (steps <= 0) return;
+    for (let i = 0; i < steps && this.current < this.limit; i++) {
+      this.current = Math.min(this.limit, this.current + this.step());
+    }
+    this.recoveredAt = t - (since % this.windowMs);
+  }
+
+  /** One quiet window's increase, by where the pace stands against the last 429's. */
+  private step(): number {
+    if (this.current >= this.ceiling) {
+      this.probing += 1;
+      return Math.min(this.tenth, this.fortieth * 2 ** (this.probing - 1));
+    }
+    return this.current >= this.ceiling * 0.85 ? this.fortieth : this.tenth;
+  }
+
+  /** Milliseconds until one more request may go at time t (0: now). */
+  private waitAt(t: number): number {
+    this.prune(t);
+    this.recover(t);
+    // Once throttled, at an even pace: after a pause, every client of the account would
+    // otherwise send its whole window at the same moment and meet the limit together.
+    const paced =
+      this.current < this.limit
+        ? Math.max(0, Math.ceil(this.lastGrant + this.windowMs / this.current - t))
+        : 0;
+    const pause = Math.max(0, this.pausedUntil - t, paced);
+    if (this.sent.length < this.current) return pause;
+    const oldestThatMustLeave = this.sent[this.sent.length - this.current] as number;
+    return Math.max(pause, Math.ceil(oldestThatMustLeave + this.span - t));
+  }
+
+  /** Whether a request must wait for the one in flight: the budget is not known (see the header). */
+  private oneAtATime(t: number): boolean {
+    return this.inFlight > 0 && t >= this.taughtUntil + this.span;
+  }
+
+  /** Inserts a counted time, keeping `sent` sorted. */
+  private insert(at: number): void {
+    let i = this.sent.length;
+    while (i > 0 && (this.sent[i - 1] as number) > at) i--;
+    this.sent.splice(i, 0, at);
+  }
+
+  /** The request counted at `from` is now counted at `to` (the answer's time). */
+  private retime(from: number, to: number): void {
+    const i = this.sent.lastIndexOf(from);
+    if (i < 0 || to <= from) return;
+    this.sent.splice(i, 1);
+    this.insert(to);
+  }
+
+  private next(): Waiter | undefined {
+    const i = this.queue.findIndex((w) => w.priority === 'high');
+    return this.queue.splice(i >= 0 ? i : 0, 1)[0];
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
     try {
-      while (queue.length > 0) {
-        const wait = waitAt(clock.now());
+      while (this.queue.length > 0) {
+        const wait = this.waitAt(this.clock.now());
         if (wait > 0) {
-          await clock.sleep(wait);
+          await this.clock.sleep(wait);
           continue;
         }
-        const waiter = next();
+        // Woken again by the answer (`settle`): no time is known to wait for.
+        if (this.oneAtATime(this.clock.now())) break;
+        const waiter = this.next();
         if (waiter === undefined) break;
         if (waiter.signal?.aborted) {
           waiter.reject(waiter.signal.reason);
           continue;
         }
-        const at = clock.now();
-        lastGrant = at;
-        sent.push(at);
-        if (sent.length > limit) sent.shift();
-        waiter.resolve(at);
+        this.grant(waiter);
       }
     } finally {
-      pumping = false;
+      this.pumping = false;
     }
   }
 
-  return {
-    async acquire(signal, priority = 'normal') {
-      throwIfAborted(signal);
-      return await new Promise<number>((resolve, reject) => {
-        const onAbort = () => {
-          const i = queue.indexOf(waiter);
-          if (i >= 0) {
-            queue.splice(i, 1);
-            reject(signal?.reason);
-          }
-        };
-        // The listener goes when the slot is granted: a cycle's signal sees thousands of
-        // requests, and must not keep a listener (and its waiter) for each.
-        const waiter: Waiter = {
-          priority,
-          resolve: (sentAt) => {
-            signal?.removeEventListener('abort', onAbort);
-            resolve(sentAt);
-          },
-          reject,
-          signal,
-        };
-        queue.push(waiter);
-        signal?.addEventListener('abort', onAbort, { once: true });
-        void pump();
-      }).catch(async (err: unknown) => {
-        // Normalise an abort to the client's AbortedError.
-        if (signal?.aborted) await abortableSleep(clock.sleep, 0, signal);
-        throw err;
-      });
-    },
-    answered(sentAt) {
-      retime(sentAt, clock.now());
-    },
-    throttled(retryAfterMs, sentAt) {
-      const t = clock.now();
-      throttledCount += 1;
-      prune(t);
-      const estimate = sent.length > 0 ? (sent[0] as number) + span - t : windowMs / 10;
-      const until = t + Math.max(0, retryAfterMs ?? estimate);
-      if (t < pausedUntil) {
-        // The same burst (requests in flight answer 429 together): one pause, one lesson.
-        retime(sentAt, t);
-        if (retryAfterMs !== undefined) pausedUntil = Math.max(pausedUntil, until);
-      } else if (!sharing && t - taughtUntil >= windowMs) {
-        // A lesson: the refused request was not counted, the rest of the window is the others'.
-        const i = sent.lastIndexOf(sentAt);
-        if (i >= 0) sent.splice(i, 1);
-        learnOthers(t, until);
-        pausedUntil = until;
-        taughtUntil = until;
-      } else {
-        retime(sentAt, t);
-        sharing = true;
-        ceiling = current;
-        probing = 0;
-        current = Math.max(1, Math.floor(current / 2));
-        pausedUntil = until;
-      }
-      lastThrottle = t;
-    },
-    estimateWaitMs(requests) {
-      const t = clock.now();
-      const first = waitAt(t);
-      if (requests <= 1) return first;
-      const windows = Math.ceil(Math.max(0, requests - (current - sent.length)) / current);
-      return Math.max(first, windows * span);
-    },
-    snapshot() {
-      const t = clock.now();
-      prune(t);
-      return {
-        limit,
-        currentLimit: current,
-        windowMs,
-        inWindow: sent.length,
-        throttled: throttledCount,
-        waiting: queue.length,
-      };
-    },
-  };
+  private grant(waiter: Waiter): void {
+    const at = this.clock.now();
+    this.lastGrant = at;
+    this.inFlight += 1;
+    this.sent.push(at);
+    if (this.sent.length > this.limit) this.sent.shift();
+    waiter.resolve(at);
+  }
 }
 
 const shared = new Map<string, RateLimiter>();
@@ -325,7 +391,7 @@ const shared = new Map<string, RateLimiter>();
 export function sharedRateLimiter(
   key: string,
   options: RateLimitOptions,
-  clock: { readonly now: () => number; readonly sleep: Sleep },
+  clock: Clock,
 ): RateLimiter {
   const id = `${key}|${options.limit}/${options.windowMs}`;
   let limiter = shared.get(id);

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter, sharedRateLimiter } from '../../../src/api/rate-limit.js';
+import {
+  createRateLimiter,
+  type Priority,
+  type RateLimiter,
+  sharedRateLimiter,
+} from '../../../src/api/rate-limit.js';
 import { AbortedError, ConfigError } from '../../../src/errors.js';
 
 /** A clock that only moves when someone sleeps on it (or the test advances it). */
@@ -22,6 +27,32 @@ function fakeClock() {
   };
 }
 
+/** One request let go and answered at once (its slot timed from now). */
+async function send(
+  limiter: RateLimiter,
+  signal?: AbortSignal,
+  priority?: Priority,
+): Promise<number> {
+  const sentAt = await limiter.acquire(signal, priority);
+  limiter.answered(sentAt);
+  return sentAt;
+}
+
+/** Whether a promise has settled after the pending callbacks ran (the fake clock never moved). */
+async function settled(p: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void p.then(
+    () => {
+      done = true;
+    },
+    () => {
+      done = true;
+    },
+  );
+  for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+  return done;
+}
+
 /** The largest number of sends inside any window of `windowMs` (half-open). */
 function maxInWindow(times: readonly number[], windowMs: number): number {
   let best = 0;
@@ -39,7 +70,7 @@ describe('rolling-window limiter', () => {
     const limiter = createRateLimiter({ limit: 3, windowMs: 1000 }, clock);
     const times: number[] = [];
     for (let i = 0; i < 7; i++) {
-      await limiter.acquire();
+      await send(limiter);
       times.push(clock.now());
     }
     expect(maxInWindow(times, 1000)).toBe(3);
@@ -49,19 +80,14 @@ describe('rolling-window limiter', () => {
 
   it('times a slot from its answer: a slow answer holds the slot a window past its arrival', async () => {
     const clock = fakeClock();
-    const limiter = createRateLimiter({ limit: 2, windowMs: 1000 }, clock);
+    const limiter = createRateLimiter({ limit: 1, windowMs: 1000 }, clock);
     const t0 = clock.now();
     const first = await limiter.acquire();
-    const second = await limiter.acquire();
-    // The second answer is instant; the first takes 400 ms.
-    limiter.answered(second);
+    // The answer takes 400 ms: the slot frees a window (and the 50 ms margin) after it, not
+    // after the send.
     clock.advance(400);
     limiter.answered(first);
-    // The second's slot frees first: a window (and the 50 ms margin) after its answer at t0.
-    await limiter.acquire();
-    expect(clock.now() - t0).toBe(1050);
-    // The next one waits for the first's slot, timed from its answer (t0 + 400), not its send.
-    await limiter.acquire();
+    await send(limiter);
     expect(clock.now() - t0).toBe(400 + 1050);
   });
 
@@ -80,7 +106,7 @@ describe('rolling-window limiter', () => {
       listeners--;
       remove(...args);
     }) as typeof remove;
-    for (let i = 0; i < 20; i++) await limiter.acquire(controller.signal);
+    for (let i = 0; i < 20; i++) await send(limiter, controller.signal);
     expect(listeners).toBe(0);
   });
 
@@ -100,7 +126,10 @@ describe('rolling-window limiter', () => {
             clock.advance(gap);
             await Promise.all(
               Array.from({ length: burst }, () =>
-                limiter.acquire().then(() => void times.push(clock.now())),
+                limiter.acquire().then((sentAt) => {
+                  times.push(clock.now());
+                  limiter.answered(sentAt);
+                }),
               ),
             );
           }
@@ -116,25 +145,51 @@ describe('rolling-window limiter', () => {
     const clock = fakeClock();
     const limiter = createRateLimiter({ limit: 10, windowMs: 1000 }, clock);
     const t0 = clock.now();
-    const first = await limiter.acquire();
-    limiter.answered(first);
+    await send(limiter);
     clock.advance(100);
     const refused = await limiter.acquire();
-    const burst = await limiter.acquire();
-    // Both answered 429 (in flight together): one lesson, one pause.
+    // Behind the refused one, before the lesson: these wait for its answer (one 429, no burst).
+    const behind = [limiter.acquire(), limiter.acquire()];
+    expect(await settled(Promise.race(behind))).toBe(false);
     limiter.throttled(400, refused);
-    limiter.throttled(400, burst);
-    expect(limiter.snapshot()).toMatchObject({ currentLimit: 10, throttled: 2, inWindow: 10 });
-    await limiter.acquire();
+    expect(limiter.snapshot()).toMatchObject({ currentLimit: 10, throttled: 1, inWindow: 10 });
+    // Taught: the first goes when the oldest slot frees (Retry-After), the second as the next
+    // of the others' slots frees, without waiting for the first's answer.
+    await behind[0];
     expect(clock.now() - t0).toBe(500);
+    const granted = await Promise.all(behind);
+    expect(clock.now() - t0).toBeLessThan(600);
     // No halving and no pacing: the slots the others' requests leave go at once as they free.
     const at: number[] = [];
     for (let i = 0; i < 3; i++) {
       await limiter.acquire();
       at.push(clock.now() - t0);
     }
+    for (const sentAt of granted) limiter.answered(sentAt);
     expect(limiter.snapshot().currentLimit).toBe(10);
     expect(Math.max(...at)).toBeLessThan(1100);
+  });
+
+  it('while the budget is unknown, a request waits for the answer of the one in flight, not for time', async () => {
+    const clock = fakeClock();
+    const limiter = createRateLimiter({ limit: 100, windowMs: 1000 }, clock);
+    const first = await limiter.acquire();
+    const second = limiter.acquire();
+    expect(await settled(second)).toBe(false);
+    expect(clock.sleeps).toEqual([]);
+    limiter.answered(first);
+    limiter.answered(await second);
+    // A lesson a window old is stale: one at a time again.
+    limiter.throttled(100, await limiter.acquire());
+    const a = await limiter.acquire();
+    expect(await settled(limiter.acquire().then((b) => limiter.answered(b)))).toBe(true);
+    limiter.answered(a);
+    clock.advance(1200);
+    const c = await limiter.acquire();
+    const d = limiter.acquire();
+    expect(await settled(d)).toBe(false);
+    limiter.answered(c);
+    limiter.answered(await d);
   });
 
   it('a 429 soon after a lesson means a shared budget: pause, halve the pace, then recover', async () => {
@@ -145,19 +200,19 @@ describe('rolling-window limiter', () => {
     limiter.throttled(5000, sentAt);
     limiter.throttled(5000, sentAt); // the same burst of 429s: one pause, one halving
     const before = clock.now();
-    await limiter.acquire();
+    await send(limiter);
     expect(clock.now() - before).toBe(5000);
     expect(limiter.snapshot()).toMatchObject({ currentLimit: 5, throttled: 3 });
     // Quiet windows give a tenth of the limit back each.
     clock.advance(3000);
-    await limiter.acquire();
+    await send(limiter);
     expect(limiter.snapshot().currentLimit).toBe(8);
     clock.advance(10_000);
-    await limiter.acquire();
+    await send(limiter);
     expect(limiter.snapshot().currentLimit).toBe(10);
     // A quiet window at the full pace: the next 429 teaches again instead of halving.
     clock.advance(2000);
-    await limiter.acquire();
+    await send(limiter);
     limiter.throttled(0, await limiter.acquire());
     expect(limiter.snapshot().currentLimit).toBe(10);
   });
@@ -166,7 +221,7 @@ describe('rolling-window limiter', () => {
     const clock = fakeClock();
     const limiter = createRateLimiter({ limit: 10, windowMs: 1000 }, clock);
     limiter.throttled(100, await limiter.acquire());
-    await limiter.acquire();
+    await send(limiter);
     clock.advance(1000);
     limiter.throttled(100, await limiter.acquire());
     expect(limiter.snapshot().currentLimit).toBe(10);
@@ -177,7 +232,7 @@ describe('rolling-window limiter', () => {
     const limiter = createRateLimiter({ limit: 120, windowMs: 1000 }, clock);
     const paceAfter = async (windows: number): Promise<number> => {
       clock.advance(windows * 1000);
-      await limiter.acquire();
+      await send(limiter);
       return limiter.snapshot().currentLimit;
     };
     limiter.throttled(0, await limiter.acquire()); // the lesson
@@ -203,37 +258,37 @@ describe('rolling-window limiter', () => {
     const start = clock.now();
     const at: number[] = [];
     for (let i = 0; i < 5; i++) {
-      await limiter.acquire();
+      await send(limiter);
       at.push(clock.now() - start);
     }
     expect(at).toEqual([20, 40, 60, 80, 100]);
     // Unthrottled, the window's sends may go at once.
     const fresh = createRateLimiter({ limit: 120, windowMs: 1200 }, clock);
     const before = clock.now();
-    for (let i = 0; i < 5; i++) await fresh.acquire();
+    for (let i = 0; i < 5; i++) await send(fresh);
     expect(clock.now()).toBe(before);
   });
 
   it('without Retry-After, waits until the oldest send leaves the window', async () => {
     const clock = fakeClock();
     const limiter = createRateLimiter({ limit: 4, windowMs: 1000 }, clock);
-    await limiter.acquire();
+    await send(limiter);
     clock.advance(200);
     limiter.throttled(undefined, await limiter.acquire());
     const before = clock.now();
-    await limiter.acquire();
+    await send(limiter);
     expect(clock.now() - before).toBe(850);
   });
 
   it('serves high-priority requests first', async () => {
     const clock = fakeClock();
     const limiter = createRateLimiter({ limit: 1, windowMs: 100 }, clock);
-    await limiter.acquire();
+    await send(limiter);
     const order: string[] = [];
     await Promise.all([
-      limiter.acquire(undefined, 'normal').then(() => void order.push('resync-1')),
-      limiter.acquire(undefined, 'normal').then(() => void order.push('resync-2')),
-      limiter.acquire(undefined, 'high').then(() => void order.push('change')),
+      send(limiter, undefined, 'normal').then(() => void order.push('resync-1')),
+      send(limiter, undefined, 'normal').then(() => void order.push('resync-2')),
+      send(limiter, undefined, 'high').then(() => void order.push('change')),
     ]);
     expect(order).toEqual(['change', 'resync-1', 'resync-2']);
   });
@@ -254,7 +309,7 @@ describe('rolling-window limiter', () => {
           }),
       },
     );
-    await limiter.acquire();
+    await send(limiter);
     const controller = new AbortController();
     const aborted = limiter.acquire(controller.signal);
     controller.abort();
