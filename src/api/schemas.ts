@@ -13,154 +13,21 @@
  * locate everything), and at 10,000 edges it was a quarter of the snapshot's memory.
  */
 import { z } from 'zod';
-import type { OAUTH_PROVIDERS } from '../hosted/edge-api.js';
-import type { MODULE_WRITE_SCHEMAS, ModuleSchemaMap } from './write-schemas.js';
+import { type MODULE_WRITE_SCHEMAS, moduleSchemas } from './write-schemas.js';
 
 export * from './write-schemas.js';
 
 // ---------------------------------------------------------------------------------------------
 // Read shapes (responses)
 
-export const refSchema = z.object({ id: z.string() });
-
-const uint32Read = z.number().int().min(0);
-const stringList = z.array(z.string());
 /** Edges read `hostports` as a list; a null (no hostports) reads as an empty one. */
 const hostportsRead = z
   .array(z.string())
   .nullable()
   .transform((v) => v ?? []);
 
-export const backendReadSchema = z.object({ enabled: z.boolean(), backend: refSchema });
-export const ipRestrictionReadSchema = z.object({
-  enabled: z.boolean(),
-  ip_policies: z.array(refSchema),
-});
-export const mutualTlsReadSchema = z.object({
-  enabled: z.boolean(),
-  certificate_authorities: z.array(refSchema),
-});
-export const tlsTerminationReadSchema = z.object({
-  enabled: z.boolean(),
-  // HTTPS edges terminate at the edge by definition; the service may leave it out there.
-  terminate_at: z.string().nullish(),
-  min_version: z.string().nullable(),
-});
-export const trafficPolicyReadSchema = z.object({ enabled: z.boolean(), value: z.string() });
-export const circuitBreakerReadSchema = z.object({
-  enabled: z.boolean(),
-  tripped_duration: uint32Read.nullish(),
-  rolling_window: uint32Read.nullish(),
-  num_buckets: uint32Read.nullish(),
-  volume_threshold: uint32Read.nullish(),
-  error_threshold_percentage: z.number().nullish(),
-});
-export const compressionReadSchema = z.object({ enabled: z.boolean() });
-export const headersReadSchema = z.object({
-  enabled: z.boolean(),
-  add: z.record(z.string(), z.string()).nullish(),
-  remove: stringList.nullish(),
-});
-export const webhookVerificationReadSchema = z.object({
-  enabled: z.boolean(),
-  provider: z.string(),
-  secret: z.string().nullish(),
-});
-
-const oauthProviderCommonRead = {
-  client_id: z.string().nullish(),
-  client_secret: z.string().nullish(),
-  scopes: stringList.nullish(),
-  email_addresses: stringList.nullish(),
-  email_domains: stringList.nullish(),
-};
-export const oauthProviderReadSchema = z.object(oauthProviderCommonRead);
-export const oauthGithubReadSchema = z.object({
-  ...oauthProviderCommonRead,
-  teams: stringList.nullish(),
-  organizations: stringList.nullish(),
-});
-/** Every provider key is listed, null for the unused ones; a missing key reads as null too. */
-export const oauthProvidersReadSchema = z.object({
-  github: oauthGithubReadSchema.nullish(),
-  facebook: oauthProviderReadSchema.nullish(),
-  microsoft: oauthProviderReadSchema.nullish(),
-  google: oauthProviderReadSchema.nullish(),
-  linkedin: oauthProviderReadSchema.nullish(),
-  gitlab: oauthProviderReadSchema.nullish(),
-  twitch: oauthProviderReadSchema.nullish(),
-  amazon: oauthProviderReadSchema.nullish(),
-} satisfies Record<(typeof OAUTH_PROVIDERS)[number], z.ZodType>);
-
-const sessionRead = {
-  enabled: z.boolean(),
-  options_passthrough: z.boolean().nullish(),
-  cookie_prefix: z.string().nullish(),
-  inactivity_timeout: uint32Read.nullish(),
-  maximum_duration: uint32Read.nullish(),
-};
-export const oauthReadSchema = z.object({
-  ...sessionRead,
-  provider: oauthProvidersReadSchema,
-  auth_check_interval: uint32Read.nullish(),
-});
-export const samlReadSchema = z.object({
-  ...sessionRead,
-  idp_metadata: z.string(),
-  force_authn: z.boolean().nullish(),
-  allow_idp_initiated: z.boolean().nullish(),
-  authorized_groups: stringList.nullish(),
-  nameid_format: z.string().nullish(),
-  // Server-made: the planner ignores them, but they are part of the promised shape.
-  entity_id: z.string(),
-  assertion_consumer_service_url: z.string(),
-  single_logout_url: z.string(),
-  request_signing_certificate_pem: z.string(),
-  metadata_url: z.string(),
-});
-export const oidcReadSchema = z.object({
-  ...sessionRead,
-  issuer: z.string(),
-  client_id: z.string(),
-  client_secret: z.string().nullish(),
-  scopes: stringList.nullish(),
-});
-export const websocketTcpConverterReadSchema = z.object({ enabled: z.boolean() });
-export const userAgentFilterReadSchema = z.object({
-  enabled: z.boolean(),
-  allow: stringList.nullish(),
-  deny: stringList.nullish(),
-});
-
 /** Module read schemas per owner kind, keyed by the module's sub-resource name. */
-export const MODULE_READ_SCHEMAS = {
-  tls_edge: {
-    backend: backendReadSchema,
-    ip_restriction: ipRestrictionReadSchema,
-    mutual_tls: mutualTlsReadSchema,
-    tls_termination: tlsTerminationReadSchema,
-    traffic_policy: trafficPolicyReadSchema,
-  },
-  https_edge: {
-    mutual_tls: mutualTlsReadSchema,
-    tls_termination: tlsTerminationReadSchema,
-  },
-  route: {
-    backend: backendReadSchema,
-    ip_restriction: ipRestrictionReadSchema,
-    circuit_breaker: circuitBreakerReadSchema,
-    compression: compressionReadSchema,
-    request_headers: headersReadSchema,
-    response_headers: headersReadSchema,
-    webhook_verification: webhookVerificationReadSchema,
-    oauth: oauthReadSchema,
-    saml: samlReadSchema,
-    oidc: oidcReadSchema,
-    websocket_tcp_converter: websocketTcpConverterReadSchema,
-    user_agent_filter: userAgentFilterReadSchema,
-    traffic_policy: trafficPolicyReadSchema,
-  },
-} as const satisfies ModuleSchemaMap;
+export const MODULE_READ_SCHEMAS = moduleSchemas('read');
 
 const m = MODULE_READ_SCHEMAS;
 const recordCommon = {

@@ -4,160 +4,36 @@
  * the request does. The read shapes are ./schemas.ts, which re-exports these.
  */
 import { z } from 'zod';
-import {
-  type HttpsEdgeModule,
-  LIMITS,
-  MATCH_TYPES,
-  NAMEID_FORMATS,
-  type OAUTH_PROVIDERS,
-  type RouteModule,
-  TERMINATE_AT,
-  TLS_VERSIONS,
-  type TlsEdgeModule,
-} from '../hosted/edge-api.js';
+import { MATCH_TYPES } from '../hosted/edge-api.js';
+import { MODULES } from '../hosted/modules/index.js';
 
-/** Ties the module maps below to the module lists of src/hosted/edge-api.ts: no module forgotten. */
-export type ModuleSchemaMap = {
-  readonly tls_edge: Record<TlsEdgeModule, z.ZodType>;
-  readonly https_edge: Record<HttpsEdgeModule, z.ZodType>;
-  readonly route: Record<RouteModule, z.ZodType>;
+type Modules = typeof MODULES;
+type Owner = keyof Modules;
+
+/** One of each module's schemas (`write` or `read`) per owner kind, keyed like MODULES. */
+export type ModuleSchemas<S extends 'write' | 'read'> = {
+  readonly [O in Owner]: {
+    readonly [M in keyof Modules[O]]: Modules[O][M][S & keyof Modules[O][M]];
+  };
 };
 
-// ---------------------------------------------------------------------------------------------
-// Write shapes (request bodies). Strict like the service (an unknown field is its 400 ERR_214),
-// so a caller that validates a body with these fails before the request does.
+/** The module definitions' `write` or `read` schemas, per owner kind. */
+export function moduleSchemas<S extends 'write' | 'read'>(which: S): ModuleSchemas<S> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [owner, modules] of Object.entries(MODULES)) {
+    out[owner] = Object.fromEntries(
+      Object.entries(modules).map(([name, def]) => [name, def[which]]),
+    );
+  }
+  return out as ModuleSchemas<S>;
+}
 
-const uint32 = z.number().int().min(0).max(LIMITS.uint32Max);
-const enabledWrite = { enabled: z.boolean().optional() };
-
-export const backendWriteSchema = z.strictObject({ ...enabledWrite, backend_id: z.string() });
-export const ipRestrictionWriteSchema = z.strictObject({
-  ...enabledWrite,
-  ip_policy_ids: z.array(z.string()),
-});
-export const mutualTlsWriteSchema = z.strictObject({
-  ...enabledWrite,
-  certificate_authority_ids: z.array(z.string()),
-});
-/** TLS edges: `EndpointTLSTermination`. */
-export const tlsTerminationWriteSchema = z.strictObject({
-  ...enabledWrite,
-  terminate_at: z.enum(TERMINATE_AT).optional(),
-  min_version: z.enum(TLS_VERSIONS).nullable().optional(),
-});
-/** HTTPS edges: `EndpointTLSTerminationAtEdge` (no `terminate_at`). */
-export const tlsTerminationAtEdgeWriteSchema = z.strictObject({
-  ...enabledWrite,
-  min_version: z.enum(TLS_VERSIONS).nullable().optional(),
-});
-export const trafficPolicyWriteSchema = z.strictObject({ ...enabledWrite, value: z.string() });
-export const circuitBreakerWriteSchema = z.strictObject({
-  ...enabledWrite,
-  tripped_duration: uint32.optional(),
-  rolling_window: uint32.optional(),
-  num_buckets: uint32.max(LIMITS.numBucketsMax).optional(),
-  volume_threshold: uint32.optional(),
-  error_threshold_percentage: z.number().min(0).max(1).optional(),
-});
-export const compressionWriteSchema = z.strictObject({ ...enabledWrite });
-export const headersWriteSchema = z.strictObject({
-  ...enabledWrite,
-  add: z.record(z.string(), z.string()).optional(),
-  remove: z.array(z.string()).optional(),
-});
-export const webhookVerificationWriteSchema = z.strictObject({
-  ...enabledWrite,
-  provider: z.string(),
-  secret: z.string().optional(),
-});
-
-const oauthProviderCommonWrite = {
-  client_id: z.string().optional(),
-  client_secret: z.string().optional(),
-  scopes: z.array(z.string()).optional(),
-  email_addresses: z.array(z.string()).optional(),
-  email_domains: z.array(z.string()).optional(),
-};
-export const oauthProviderWriteSchema = z.strictObject(oauthProviderCommonWrite);
-export const oauthGithubWriteSchema = z.strictObject({
-  ...oauthProviderCommonWrite,
-  teams: z.array(z.string()).optional(),
-  organizations: z.array(z.string()).optional(),
-});
-export const oauthProvidersWriteSchema = z.strictObject({
-  github: oauthGithubWriteSchema.optional(),
-  facebook: oauthProviderWriteSchema.optional(),
-  microsoft: oauthProviderWriteSchema.optional(),
-  google: oauthProviderWriteSchema.optional(),
-  linkedin: oauthProviderWriteSchema.optional(),
-  gitlab: oauthProviderWriteSchema.optional(),
-  twitch: oauthProviderWriteSchema.optional(),
-  amazon: oauthProviderWriteSchema.optional(),
-} satisfies Record<(typeof OAUTH_PROVIDERS)[number], z.ZodType>);
-
-const sessionWrite = {
-  ...enabledWrite,
-  options_passthrough: z.boolean().optional(),
-  cookie_prefix: z.string().optional(),
-  inactivity_timeout: uint32.optional(),
-  maximum_duration: uint32.optional(),
-};
-export const oauthWriteSchema = z.strictObject({
-  ...sessionWrite,
-  provider: oauthProvidersWriteSchema,
-  auth_check_interval: uint32.optional(),
-});
-export const samlWriteSchema = z.strictObject({
-  ...sessionWrite,
-  idp_metadata: z.string(),
-  force_authn: z.boolean().optional(),
-  allow_idp_initiated: z.boolean().optional(),
-  authorized_groups: z.array(z.string()).optional(),
-  nameid_format: z.enum(NAMEID_FORMATS).optional(),
-});
-export const oidcWriteSchema = z.strictObject({
-  ...sessionWrite,
-  issuer: z.string(),
-  client_id: z.string(),
-  client_secret: z.string(),
-  scopes: z.array(z.string()).optional(),
-});
-export const websocketTcpConverterWriteSchema = z.strictObject({ ...enabledWrite });
-export const userAgentFilterWriteSchema = z.strictObject({
-  ...enabledWrite,
-  allow: z.array(z.string()).optional(),
-  deny: z.array(z.string()).optional(),
-});
-
-/** Module write schemas per owner kind: the bodies of `PUT {owner}/{module}`. */
-export const MODULE_WRITE_SCHEMAS = {
-  tls_edge: {
-    backend: backendWriteSchema,
-    ip_restriction: ipRestrictionWriteSchema,
-    mutual_tls: mutualTlsWriteSchema,
-    tls_termination: tlsTerminationWriteSchema,
-    traffic_policy: trafficPolicyWriteSchema,
-  },
-  https_edge: {
-    mutual_tls: mutualTlsWriteSchema,
-    tls_termination: tlsTerminationAtEdgeWriteSchema,
-  },
-  route: {
-    backend: backendWriteSchema,
-    ip_restriction: ipRestrictionWriteSchema,
-    circuit_breaker: circuitBreakerWriteSchema,
-    compression: compressionWriteSchema,
-    request_headers: headersWriteSchema,
-    response_headers: headersWriteSchema,
-    webhook_verification: webhookVerificationWriteSchema,
-    oauth: oauthWriteSchema,
-    saml: samlWriteSchema,
-    oidc: oidcWriteSchema,
-    websocket_tcp_converter: websocketTcpConverterWriteSchema,
-    user_agent_filter: userAgentFilterWriteSchema,
-    traffic_policy: trafficPolicyWriteSchema,
-  },
-} as const satisfies ModuleSchemaMap;
+/**
+ * Module write schemas per owner kind: the bodies of `PUT {owner}/{module}`, from the module
+ * definitions (src/hosted/modules/). Strict like the service (an unknown field is its 400
+ * ERR_214), so a caller that validates a body with these fails before the request does.
+ */
+export const MODULE_WRITE_SCHEMAS = moduleSchemas('write');
 
 const w = MODULE_WRITE_SCHEMAS;
 const edgeScalarsWrite = {

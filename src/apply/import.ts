@@ -22,7 +22,7 @@ import type {
 } from '../api/index.js';
 import { compareCodeUnits } from '../compare.js';
 import { moduleDefault } from '../hosted/defaults.js';
-import { HTTPS_EDGE_MODULES, ROUTE_MODULES, TLS_EDGE_MODULES } from '../hosted/edge-api.js';
+import { MODULES, type ModuleDefinition } from '../hosted/modules/index.js';
 import { defaultEndpointBinding } from '../manifest/endpoint-url.js';
 import { parseStoredMetadata } from '../manifest/metadata.js';
 import { parsePolicyText } from '../manifest/policy-text.js';
@@ -67,128 +67,189 @@ export interface ImportResult {
   readonly warnings: string[];
 }
 
-/** Values the server fills when a manifest leaves them out, per module: not worth writing. */
+/** What the steps of one import share: the options, and what they collect. */
+interface ImportContext {
+  readonly options: ImportOptions;
+  readonly header: string;
+  readonly notes: string[];
+  readonly warnings: string[];
+  readonly secrets: SecretVariable[];
+  readonly usedEnv: Set<string>;
+  readonly names: { readonly TLSEdge: Set<string>; readonly HTTPSEdge: Set<string> };
+  unmanaged: number;
+}
+
+type EdgeKind = 'TLSEdge' | 'HTTPSEdge';
+
+/** Live records to manifest files: edges, then cloud endpoints, then bot users. */
 export function importLive(live: LiveSnapshot, options: ImportOptions): ImportResult {
-  const notes: string[] = [];
-  let unmanaged = 0;
-  const warnings: string[] = [];
-  const secrets: SecretVariable[] = [];
+  const ctx: ImportContext = {
+    options,
+    header: `# yaml-language-server: $schema=${options.schemaUrl}\n`,
+    notes: [],
+    warnings: [],
+    secrets: [],
+    usedEnv: new Set(),
+    names: { TLSEdge: new Set(), HTTPSEdge: new Set() },
+    unmanaged: 0,
+  };
   const files: ImportedFile[] = [];
-  const usedEnv = new Set<string>();
-  const header = `# yaml-language-server: $schema=${options.schemaUrl}\n`;
-
-  const edges: { kind: 'TLSEdge' | 'HTTPSEdge'; edge: TlsEdge | HttpsEdge }[] = [
-    ...live.tlsEdges.map((edge) => ({ kind: 'TLSEdge' as const, edge })),
-    ...live.httpsEdges.map((edge) => ({ kind: 'HTTPSEdge' as const, edge })),
-  ].sort((a, b) => compareCodeUnits(a.edge.id, b.edge.id));
-  const names = { TLSEdge: new Set<string>(), HTTPSEdge: new Set<string>() };
-
-  for (const { kind, edge } of edges) {
-    const meta = parseStoredMetadata(edge.metadata);
-    const ours = meta?.owner === options.owner;
-    if (!ours) {
-      if (meta?.owner !== undefined) {
-        notes.push(
-          `${edge.id}: owned by "${meta.owner}", skipped (import with --owner ${meta.owner})`,
-        );
-        continue;
-      }
-      if (options.all !== true) {
-        unmanaged += 1;
-        continue;
-      }
-    } else if (meta?.name !== undefined && !NAME_PATTERN.test(meta.name)) {
-      // The name becomes a file name: a crafted `edgesync/name` must never escape --out.
-      notes.push(
-        `${edge.id}: its edgesync/name ${JSON.stringify(meta.name)} is not a valid manifest name, skipped`,
-      );
-      continue;
-    }
-    const wanted = ours && meta?.name !== undefined ? meta.name : derivedName(edge);
-    const name = unique(wanted, names[kind]);
-    if (name !== wanted) notes.push(`${edge.id}: named "${name}" ("${wanted}" was taken)`);
-    const prefix = kind === 'TLSEdge' ? 'tls_edge' : 'https_edge';
-    const address = `${prefix}.${name}`;
-    /** `where` names the route (`route1`) for route fields, '' for the edge's own. */
-    const secretEnv = (owner: string, where: string, path: string): string => {
-      const env = uniqueEnv(`${prefix}_${name}_${where}_${path}`, usedEnv);
-      secrets.push({ env, address: owner, path });
-      return env;
-    };
-
-    const doc: Record<string, unknown> = { kind, name };
-    if (!ours) doc.id = edge.id;
-    if (edge.description) doc.description = edge.description;
-    warnIfCredential(warnings, `${address} description`, edge.description);
-    warnIfCredential(
-      warnings,
-      `${address} traffic_policy`,
-      (edge as { traffic_policy?: { value?: unknown } | null }).traffic_policy?.value,
-    );
-    if (kind === 'HTTPSEdge') {
-      for (const route of (edge as HttpsEdge).routes) {
-        const at = `${address}.route[${JSON.stringify(route.match)}]`;
-        warnIfCredential(warnings, `${at} description`, route.description);
-        warnIfCredential(warnings, `${at} traffic_policy`, route.traffic_policy?.value);
-      }
-    }
-    if (meta === undefined) {
-      notes.push(
-        `${edge.id}: its metadata is not a set of labels; adopting it replaces the metadata`,
-      );
-    } else if (Object.keys(meta.labels).length > 0) {
-      doc.metadata = sortedObject(meta.labels);
-    }
-    if (meta?.protect === true && ours) doc.protect = true;
-    if (edge.hostports.length > 0) doc.hostports = [...edge.hostports];
-    const modules = kind === 'TLSEdge' ? TLS_EDGE_MODULES : HTTPS_EDGE_MODULES;
-    const fields = edge as unknown as Readonly<Record<string, unknown>>;
-    for (const module of modules) {
-      const value = manifestModule(module, fields[module], kind === 'HTTPSEdge', (p) =>
-        secretEnv(address, '', `${module}.${p}`),
-      );
-      if (value !== undefined) doc[module] = value;
-    }
-    if (kind === 'HTTPSEdge') {
-      const routes = (edge as HttpsEdge).routes
-        .slice()
-        .sort((a, b) => compareCodeUnits(a.id, b.id))
-        .map((route, i) =>
-          manifestRoute(route, edge.id, notes, (p) =>
-            secretEnv(`${address}.route[${JSON.stringify(route.match)}]`, `route${i + 1}`, p),
-          ),
-        );
-      if (routes.length > 0) doc.routes = routes;
-    }
-    const slug = kind === 'TLSEdge' ? 'tls' : 'https';
-    files.push({
-      file: `${slug}-${name}.yaml`,
-      kind,
-      name,
-      ...(ours ? {} : { adopts: edge.id }),
-      text: header + stringify(doc, { lineWidth: 0 }),
-    });
+  for (const { kind, edge } of edgesById(live)) {
+    const file = edgeFile(ctx, kind, edge);
+    if (file !== undefined) files.push(file);
   }
-
-  const endpoints = endpointFiles(live.cloudEndpoints, options.owner, header, (name, path) => {
-    const env = uniqueEnv(`cloud_endpoint_${name}_${path}`, usedEnv);
-    secrets.push({ env, address: `cloud_endpoint.${name}`, path });
+  const endpoints = endpointFiles(live.cloudEndpoints, options.owner, ctx.header, (name, path) => {
+    const env = uniqueEnv(`cloud_endpoint_${name}_${path}`, ctx.usedEnv);
+    ctx.secrets.push({ env, address: `cloud_endpoint.${name}`, path });
     return env;
   });
   files.push(...endpoints.files);
-  notes.push(...endpoints.notes);
-
+  ctx.notes.push(...endpoints.notes);
   const botNames = new Set<string>();
   for (const bot of [...live.botUsers].sort((a, b) => compareCodeUnits(a.id, b.id))) {
-    const file = botFile(bot, botNames, notes, header);
+    const file = botFile(bot, botNames, ctx.notes, ctx.header);
     if (file !== undefined) files.push(file);
   }
-  if (unmanaged > 0) {
-    notes.push(
-      `${unmanaged} edge${unmanaged === 1 ? '' : 's'} not managed by edgesync ${unmanaged === 1 ? 'was' : 'were'} skipped (import them with --all; applying adopts them)`,
+  if (ctx.unmanaged > 0) {
+    const n = ctx.unmanaged;
+    ctx.notes.push(
+      `${n} edge${n === 1 ? '' : 's'} not managed by edgesync ${n === 1 ? 'was' : 'were'} skipped (import them with --all; applying adopts them)`,
     );
   }
-  return { files, secrets, notes, warnings };
+  return { files, secrets: ctx.secrets, notes: ctx.notes, warnings: ctx.warnings };
+}
+
+/** Every live edge, TLS and HTTPS together, in ID order. */
+function edgesById(live: LiveSnapshot): { kind: EdgeKind; edge: TlsEdge | HttpsEdge }[] {
+  return [
+    ...live.tlsEdges.map((edge) => ({ kind: 'TLSEdge' as const, edge })),
+    ...live.httpsEdges.map((edge) => ({ kind: 'HTTPSEdge' as const, edge })),
+  ].sort((a, b) => compareCodeUnits(a.edge.id, b.edge.id));
+}
+
+/**
+ * Whether an edge is imported, and as ours (`true`) or adopted (`false`): another owner's edge
+ * and a crafted manifest name are skipped with a note, an unowned one without `--all` counted.
+ */
+function edgeOwnership(
+  ctx: ImportContext,
+  edge: TlsEdge | HttpsEdge,
+  meta: ReturnType<typeof parseStoredMetadata>,
+): boolean | undefined {
+  if (meta?.owner === ctx.options.owner) {
+    if (meta.name === undefined || NAME_PATTERN.test(meta.name)) return true;
+    // The name becomes a file name: a crafted `edgesync/name` must never escape --out.
+    ctx.notes.push(
+      `${edge.id}: its edgesync/name ${JSON.stringify(meta.name)} is not a valid manifest name, skipped`,
+    );
+    return undefined;
+  }
+  if (meta?.owner !== undefined) {
+    ctx.notes.push(
+      `${edge.id}: owned by "${meta.owner}", skipped (import with --owner ${meta.owner})`,
+    );
+    return undefined;
+  }
+  if (ctx.options.all !== true) {
+    ctx.unmanaged += 1;
+    return undefined;
+  }
+  return false;
+}
+
+/** One edge's file, or undefined when it is not imported. */
+function edgeFile(
+  ctx: ImportContext,
+  kind: EdgeKind,
+  edge: TlsEdge | HttpsEdge,
+): ImportedFile | undefined {
+  const meta = parseStoredMetadata(edge.metadata);
+  const ours = edgeOwnership(ctx, edge, meta);
+  if (ours === undefined) return undefined;
+  const wanted = ours && meta?.name !== undefined ? meta.name : derivedName(edge);
+  const name = unique(wanted, ctx.names[kind]);
+  if (name !== wanted) ctx.notes.push(`${edge.id}: named "${name}" ("${wanted}" was taken)`);
+  const doc = edgeDocument(ctx, kind, edge, name, ours, meta);
+  const slug = kind === 'TLSEdge' ? 'tls' : 'https';
+  return {
+    file: `${slug}-${name}.yaml`,
+    kind,
+    name,
+    ...(ours ? {} : { adopts: edge.id }),
+    text: ctx.header + stringify(doc, { lineWidth: 0 }),
+  };
+}
+
+/** An edge as the manifest document a user would have written. */
+function edgeDocument(
+  ctx: ImportContext,
+  kind: EdgeKind,
+  edge: TlsEdge | HttpsEdge,
+  name: string,
+  ours: boolean,
+  meta: ReturnType<typeof parseStoredMetadata>,
+): Record<string, unknown> {
+  const owner = kind === 'TLSEdge' ? 'tls_edge' : 'https_edge';
+  const address = `${owner}.${name}`;
+  /** `where` names the route (`route1`) for route fields, '' for the edge's own. */
+  const secretEnv = (at: string, where: string, path: string): string => {
+    const env = uniqueEnv(`${owner}_${name}_${where}_${path}`, ctx.usedEnv);
+    ctx.secrets.push({ env, address: at, path });
+    return env;
+  };
+  const doc: Record<string, unknown> = { kind, name };
+  if (!ours) doc.id = edge.id;
+  if (edge.description) doc.description = edge.description;
+  warnEdgeCredentials(ctx.warnings, address, kind, edge);
+  if (meta === undefined) {
+    ctx.notes.push(
+      `${edge.id}: its metadata is not a set of labels; adopting it replaces the metadata`,
+    );
+  } else if (Object.keys(meta.labels).length > 0) {
+    doc.metadata = sortedObject(meta.labels);
+  }
+  if (meta?.protect === true && ours) doc.protect = true;
+  if (edge.hostports.length > 0) doc.hostports = [...edge.hostports];
+  const fields = edge as unknown as Readonly<Record<string, unknown>>;
+  for (const [module, def] of Object.entries(MODULES[owner])) {
+    const value = manifestModule(module, def, fields[module], (p) =>
+      secretEnv(address, '', `${module}.${p}`),
+    );
+    if (value !== undefined) doc[module] = value;
+  }
+  if (kind === 'HTTPSEdge') {
+    const routes = (edge as HttpsEdge).routes
+      .slice()
+      .sort((a, b) => compareCodeUnits(a.id, b.id))
+      .map((route, i) =>
+        manifestRoute(route, edge.id, ctx.notes, (p) =>
+          secretEnv(`${address}.route[${JSON.stringify(route.match)}]`, `route${i + 1}`, p),
+        ),
+      );
+    if (routes.length > 0) doc.routes = routes;
+  }
+  return doc;
+}
+
+/** Descriptions and traffic policies are written in clear: warned about when they look secret. */
+function warnEdgeCredentials(
+  warnings: string[],
+  address: string,
+  kind: EdgeKind,
+  edge: TlsEdge | HttpsEdge,
+): void {
+  warnIfCredential(warnings, `${address} description`, edge.description);
+  warnIfCredential(
+    warnings,
+    `${address} traffic_policy`,
+    (edge as { traffic_policy?: { value?: unknown } | null }).traffic_policy?.value,
+  );
+  if (kind !== 'HTTPSEdge') return;
+  for (const route of (edge as HttpsEdge).routes) {
+    const at = `${address}.route[${JSON.stringify(route.match)}]`;
+    warnIfCredential(warnings, `${at} description`, route.description);
+    warnIfCredential(warnings, `${at} traffic_policy`, route.traffic_policy?.value);
+  }
 }
 
 /**
@@ -334,21 +395,21 @@ function manifestRoute(
     doc.metadata = sortedObject(meta.labels);
   }
   const fields = route as unknown as Readonly<Record<string, unknown>>;
-  for (const module of ROUTE_MODULES) {
-    const value = manifestModule(module, fields[module], false, (p) => secretEnv(`${module}.${p}`));
+  for (const [module, def] of Object.entries(MODULES.route)) {
+    const value = manifestModule(module, def, fields[module], (p) => secretEnv(`${module}.${p}`));
     if (value !== undefined) doc[module] = value;
   }
   return doc;
 }
 
 /**
- * One live module in manifest form, or undefined when unset. `atEdge`: an HTTPS edge's TLS
- * termination, whose manifest shape has no `terminate_at`.
+ * One live module in manifest form, or undefined when unset. Only the fields of the owner's
+ * definition are written (an HTTPS edge's TLS termination has no `terminate_at`).
  */
 function manifestModule(
   module: string,
+  def: ModuleDefinition,
   read: unknown,
-  atEdge: boolean,
   secretEnv: (path: string) => string,
 ): PlainObject | undefined {
   const raw = liveModuleToWrite(module, read);
@@ -357,8 +418,8 @@ function manifestModule(
   const write = JSON.parse(JSON.stringify(raw)) as PlainObject;
   const out: PlainObject = {};
   for (const [key, value] of Object.entries(write)) {
-    if (key === 'enabled' && value === true) continue;
-    if (atEdge && key === 'terminate_at') continue;
+    const field = def.fields[key];
+    if (field === undefined || (key === 'enabled' && value === true)) continue;
     // Complete and minimal: a field with a documented default is written exactly when its live
     // value differs from that default (so a hand-set `min_version: "1.0"` or SAML
     // `allow_idp_initiated: false` survives), and never when it equals it.
@@ -370,17 +431,23 @@ function manifestModule(
     const clean = withoutZeros(value, key);
     if (clean !== undefined) out[key] = clean;
   }
-  // The service's managed OAuth application has no settings at all (`google: {}`): the provider
-  // still has to be named, though every field of it is a zero value.
-  if (module === 'oauth' && typeof write.provider === 'object' && write.provider !== null) {
-    const entries = Object.entries(write.provider as PlainObject);
-    const named = entries.find(([, v]) => v !== null && typeof v === 'object');
-    if (named !== undefined) {
-      const [name, settings] = named;
-      out.provider = { [name]: withoutZeros(settings, name) ?? {} };
-    }
+  // A one-of mapping (OAuth's provider) names its choice even when every field of it is a zero
+  // value: the service's managed OAuth application has no settings at all (`google: {}`).
+  for (const [key, field] of Object.entries(def.fields)) {
+    const choice = field.oneOf === true ? namedChoice(write[key]) : undefined;
+    if (choice !== undefined) out[key] = choice;
   }
   return replaceSecrets(module, out, [], secretEnv) as PlainObject;
+}
+
+/** The one key of a one-of mapping that is set, with its settings less their zero values. */
+function namedChoice(value: Plain | undefined): Plain | undefined {
+  if (value === undefined || typeof value !== 'object' || value === null || Array.isArray(value))
+    return undefined;
+  const named = Object.entries(value).find(([, v]) => v !== null && typeof v === 'object');
+  if (named === undefined) return undefined;
+  const [name, settings] = named;
+  return { [name]: withoutZeros(settings, name) ?? {} };
 }
 
 /** Drops what a manifest would not write: nulls, empty lists and maps, `false` flags. */

@@ -10,37 +10,43 @@
  * Besides these, every module's `enabled` defaults to true and a bot user's `active` to true;
  * the manifest schema fills both. Pure.
  */
-import { DEFAULT_NAMEID_FORMAT } from './edge-api.js';
+import { type DefaultValue, MODULES_BY_NAME } from './modules/index.js';
 
-export type DefaultValue = string | number | boolean;
+export type { DefaultValue };
 
-export const MODULE_DEFAULTS: Readonly<Record<string, Readonly<Record<string, DefaultValue>>>> = {
-  // `min_version` only where TLS terminates here (it is null under `terminate_at: upstream`).
-  tls_termination: { terminate_at: 'edge', min_version: '1.2' },
-  circuit_breaker: { error_threshold_percentage: 0 },
-  oauth: {
-    cookie_prefix: 'svc.',
-    options_passthrough: false,
-    inactivity_timeout: 0,
-    maximum_duration: 0,
-    auth_check_interval: 0,
-  },
-  oidc: {
-    cookie_prefix: '',
-    options_passthrough: false,
-    inactivity_timeout: 0,
-    maximum_duration: 0,
-  },
-  saml: {
-    cookie_prefix: '',
-    options_passthrough: false,
-    inactivity_timeout: 0,
-    maximum_duration: 0,
-    force_authn: false,
-    allow_idp_initiated: true,
-    nameid_format: DEFAULT_NAMEID_FORMAT,
-  },
-};
+/**
+ * Module -> field -> default, from the module definitions (./modules/): every field with a
+ * default except those the manifest schema fills itself (`enabled`).
+ */
+export const MODULE_DEFAULTS: Readonly<Record<string, Readonly<Record<string, DefaultValue>>>> =
+  defaultsTable();
+
+function defaultsTable(): Record<string, Record<string, DefaultValue>> {
+  const table: Record<string, Record<string, DefaultValue>> = {};
+  for (const [module, def] of MODULES_BY_NAME) {
+    for (const [field, f] of Object.entries(def.fields)) {
+      if (f.default === undefined || f.presence === 'filled') continue;
+      table[module] ??= {};
+      table[module][field] = f.default;
+    }
+  }
+  return table;
+}
+
+/** When a default applies only given the rest of the module (`min_version`): module -> field -> test. */
+const DEFAULT_WHEN: ReadonlyMap<
+  string,
+  ReadonlyMap<string, (value: Readonly<Record<string, unknown>>) => boolean>
+> = new Map(
+  [...MODULES_BY_NAME].map(([module, def]) => [
+    module,
+    new Map(
+      Object.entries(def.fields).flatMap(([field, f]) =>
+        f.defaultWhen === undefined ? [] : [[field, f.defaultWhen] as const],
+      ),
+    ),
+  ]),
+);
 
 /** The fields with a default, per module (a converged plan asks for 70,000 modules). */
 const DEFAULTED_FIELDS: ReadonlyMap<string, readonly string[]> = new Map(
@@ -53,9 +59,8 @@ export function moduleDefault(
   field: string,
   value: Readonly<Record<string, unknown>>,
 ): DefaultValue | undefined {
-  if (module === 'tls_termination' && field === 'min_version') {
-    return (value.terminate_at ?? 'edge') === 'upstream' ? undefined : '1.2';
-  }
+  const when = DEFAULT_WHEN.get(module)?.get(field);
+  if (when !== undefined && !when(value)) return undefined;
   return MODULE_DEFAULTS[module]?.[field];
 }
 

@@ -34,10 +34,12 @@ export function manifestJsonSchema(): JsonObject {
         return;
       }
       if (!REFABLE.has(zodSchema)) return;
-      // Rewrite in place: the generator keeps a reference to this object.
-      const original: JsonObject = { ...ctx.jsonSchema };
+      // Rewrite in place: the generator keeps a reference to this object. A field's description
+      // stays beside the alternatives, where readers (and the reference docs) look for it.
+      const { description, ...original } = ctx.jsonSchema as JsonObject;
       const target = ctx.jsonSchema as JsonObject;
       for (const key of Object.keys(target)) delete target[key];
+      if (description !== undefined) target.description = description;
       target.anyOf = [original, { $ref: '#/$defs/SecretRef' }];
     },
   }) as JsonObject;

@@ -4,8 +4,8 @@
  * equal to that manifest. Pure. The rules, in the order they apply (also in ARCHITECTURE.md):
  *
  * 1. Read shape -> write shape: Refs become IDs (`backend.backend` -> `backend_id`,
- *    `ip_policies` -> `ip_policy_ids`, `certificate_authorities` -> `certificate_authority_ids`);
- *    server-made SAML fields (`entity_id`, `assertion_consumer_service_url`, `single_logout_url`,
+ *    `ip_policies` -> `ip_policy_ids`, `certificate_authorities` -> `certificate_authority_ids`:
+ *    the fields whose definition has `live`); server-made SAML fields (`entity_id`, `assertion_consumer_service_url`, `single_logout_url`,
  *    `request_signing_certificate_pem`, `metadata_url`) are dropped; so are `created_at`, `uri`,
  *    `policy` and IDs (they never reach a module value).
  * 2. Zero values mean "not set": `null`, empty lists, `false` (every boolean but `enabled`) and
@@ -20,7 +20,7 @@
  *    order: fast-deep-equal looks keys up.) After these rules two values are the same exactly
  *    when they are deeply equal: the planner compares canonical forms with fast-deep-equal.
  * 5. Letter case: HTTP header names (`add` keys, `remove` entries) and the webhook provider are
- *    compared lower-cased (the server lower-cases response header names).
+ *    compared lower-cased (the fields whose definition says `caseInsensitive`) (the server lower-cases response header names).
  * 6. Edge scalars: hostports are a set compared case-insensitively; an absent description is
  *    the empty string; metadata is compared as the exact string edgesync stores
  *    (`storedMetadata` / `storedRouteMetadata`), `null` reading as the empty string.
@@ -29,21 +29,41 @@
 import type { HttpsEdge, HttpsRoute, TlsEdge } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
 import { forEachMissingDefault } from '../hosted/defaults.js';
+import { fieldsWhere, MODULES_BY_NAME } from '../hosted/modules/index.js';
 
 /** A JSON-like value as the normalizer sees it. */
 export type Plain = null | boolean | number | string | Plain[] | { [key: string]: Plain };
 export type PlainObject = { [key: string]: Plain };
 
-/** Server-made SAML fields (rule 1). */
-const SAML_SERVER_FIELDS = new Set([
-  'entity_id',
-  'assertion_consumer_service_url',
-  'single_logout_url',
-  'request_signing_certificate_pem',
-  'metadata_url',
-]);
+/** Rule 1, per module, from the definitions: live keys holding Refs, and server-made fields. */
+interface LiveRules {
+  readonly refs: ReadonlyMap<string, { readonly key: string; readonly many: boolean }>;
+  readonly serverMade: ReadonlySet<string>;
+}
 
-const HEADER_MODULES = new Set(['request_headers', 'response_headers']);
+const LIVE_RULES: ReadonlyMap<string, LiveRules> = new Map(
+  [...MODULES_BY_NAME].map(([module, def]) => [
+    module,
+    {
+      refs: new Map(
+        Object.entries(def.fields).flatMap(([key, f]) =>
+          f.live === undefined
+            ? []
+            : [[f.live.key, { key, many: f.live.refs === 'many' }] as const],
+        ),
+      ),
+      serverMade: new Set(def.serverFields),
+    },
+  ]),
+);
+
+/** Rule 5, per module, from the definitions: the fields compared lower-cased. */
+const CASE_INSENSITIVE: ReadonlyMap<string, ReadonlySet<string>> = new Map(
+  [...MODULES_BY_NAME.keys()].map((module) => [
+    module,
+    new Set(fieldsWhere(module, (f) => f.caseInsensitive === true).map(([name]) => name)),
+  ]),
+);
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -90,18 +110,16 @@ export function liveModuleToWrite(
 ): Record<string, unknown> | undefined {
   if (!isObject(read)) return undefined;
   const out: Record<string, unknown> = {};
+  const rules = LIVE_RULES.get(module);
   for (const key in read) {
     const value = read[key];
-    if (module === 'backend' && key === 'backend') {
-      if (isObject(value) && typeof value.id === 'string') out.backend_id = value.id;
-    } else if (module === 'ip_restriction' && key === 'ip_policies') {
-      out.ip_policy_ids = refIds(value);
-    } else if (module === 'mutual_tls' && key === 'certificate_authorities') {
-      out.certificate_authority_ids = refIds(value);
-    } else if (module === 'saml' && SAML_SERVER_FIELDS.has(key)) {
-      // server-made: never compared
-    } else {
-      out[key] = value;
+    const ref = rules?.refs.get(key);
+    if (ref?.many === true) {
+      out[ref.key] = refIds(value);
+    } else if (ref !== undefined) {
+      if (isObject(value) && typeof value.id === 'string') out[ref.key] = value.id;
+    } else if (rules?.serverMade.has(key) !== true) {
+      out[key] = value; // server-made fields are never compared
     }
   }
   return out;
@@ -163,14 +181,12 @@ export function canonicalModule(
   defaults = false,
 ): PlainObject | undefined {
   if (value === undefined) return undefined;
-  const headers = HEADER_MODULES.has(module);
+  const lowerCased = CASE_INSENSITIVE.get(module);
   const out: PlainObject = {};
   const add = (key: string, raw: unknown) => {
-    let v = raw;
-    if (module === 'webhook_verification' && key === 'provider' && typeof v === 'string') {
-      v = v.toLowerCase();
-    }
-    const c = canonicalValue(v, key, headers && (key === 'add' || key === 'remove'));
+    const lower = lowerCased?.has(key) === true;
+    const v = lower && typeof raw === 'string' ? raw.toLowerCase() : raw;
+    const c = canonicalValue(v, key, lower);
     if (c !== undefined) out[key] = c;
   };
   for (const key in value) add(key, value[key]);

@@ -270,4 +270,37 @@ describe('importLive: cloud endpoints', () => {
     expect(result.notes.join('\n')).toMatch(/ep_3: owned by "team-b", skipped/);
     expect(result.notes.join('\n')).toMatch(/1 cloud endpoint\(s\) not managed by edgesync/);
   });
+
+  it('writes only the fields of the owner’s definition, and names a one-of choice with no settings', () => {
+    const route = liveRoute('edghts_1', 'edghtsrt_1', {
+      oauth: {
+        enabled: true,
+        provider: { google: { client_id: null, client_secret: null, scopes: [] }, github: null },
+        options_passthrough: false,
+        cookie_prefix: 'svc.',
+        inactivity_timeout: 0,
+        maximum_duration: 0,
+        auth_check_interval: 300,
+      },
+    } as unknown as Partial<HttpsEdge['routes'][number]>);
+    const result = importLive(
+      live({
+        httpsEdges: [
+          https('edghts_1', owned('shop'), {
+            tls_termination: { enabled: true, terminate_at: 'agent', min_version: '1.0' },
+            routes: [route],
+          }),
+        ],
+      }),
+      options,
+    );
+    const doc = parse(result.files[0]?.text ?? '');
+    // An HTTPS edge's TLS termination has no terminate_at (its definition does not list it),
+    // whatever the live record says.
+    expect(doc.tls_termination).toEqual({ min_version: '1.0' });
+    // The managed application: every setting unset, the provider still named (after the rest,
+    // as import has always written it).
+    expect(doc.routes[0].oauth).toEqual({ auth_check_interval: 300, provider: { google: {} } });
+    expect(Object.keys(doc.routes[0].oauth)).toEqual(['auth_check_interval', 'provider']);
+  });
 });
