@@ -13,12 +13,15 @@ import { INCREMENTAL_REASONS, type Prepared, prepareIncremental } from './increm
 import { type PreparedPlan, preparePlan } from './pipeline.js';
 
 export interface Preparation {
+  /** Which strategy this is (an incremental one may still hand over to a full one). */
+  readonly kind: 'full' | 'incremental';
   prepare(input: ReconcileInput): Promise<Prepared>;
 }
 
 /** The whole pipeline: load and list concurrently, plan. */
 export function fullPreparation(options: ReconcilerOptions, state: EngineState): Preparation {
   return {
+    kind: 'full',
     async prepare({ dir, signal, assertCurrent }) {
       let prepared: PreparedPlan;
       // Every record of a listing is new: nothing in the old memo would be reused.
@@ -62,6 +65,7 @@ export function incrementalPreparation(
   full: Preparation,
 ): Preparation {
   return {
+    kind: 'incremental',
     async prepare(input) {
       const prepared = await prepareIncremental(input, known, {
         ...options,
