@@ -10,7 +10,7 @@ import { assess, holdBack } from '../../../src/engine/steps.js';
 import { silentLogger } from '../../../src/log.js';
 import type { DesiredSet } from '../../../src/manifest/schema.js';
 import { buildPlan } from '../../../src/plan/index.js';
-import { desiredSet, liveState, tlsManifest } from '../plan/builders.js';
+import { desiredSet, tlsManifest } from '../plan/builders.js';
 
 function options(extra: Partial<ReconcilerOptions> = {}): ReconcilerOptions {
   return {
@@ -27,7 +27,13 @@ function options(extra: Partial<ReconcilerOptions> = {}): ReconcilerOptions {
   };
 }
 
-const EMPTY_LIVE: LiveSnapshot = { ...liveState(), calls: NO_CALLS };
+const EMPTY_LIVE: LiveSnapshot = {
+  tlsEdges: [],
+  httpsEdges: [],
+  botUsers: [],
+  cloudEndpoints: [],
+  calls: NO_CALLS,
+};
 
 function prepared(desired: DesiredSet): Prepared {
   return {
