@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { createApiClient } from '../src/api/client.js';
-import { preparePlan } from '../src/cli/pipeline.js';
+import { preparePlan } from '../src/engine/pipeline.js';
 import { maskPlan, secretValues } from '../src/manifest/secrets.js';
 import { buildPlan } from '../src/plan/plan.js';
 import { renderText } from '../src/plan/render/text.js';

@@ -4,9 +4,12 @@
  * verification of the process draws from the account's one budget.
  */
 import { createHash } from 'node:crypto';
+import type { ApiConfig } from '../api/config.js';
+import { API_KEY_ENV, API_URL_ENV, resolveApiConfig } from '../api/config.js';
 import { type ApiClient, type ApiClientOptions, createApiClient, realSleep } from '../api/index.js';
 import { currentPriority } from '../api/priority.js';
 import { sharedRateLimiter } from '../api/rate-limit.js';
+import { ConfigError } from '../errors.js';
 import type { RateLimitSpec } from '../rate-limit-notation.js';
 
 export function createAccountClient(
@@ -24,4 +27,18 @@ export function createAccountClient(
     sleep: realSleep,
   });
   return createApiClient({ ...rest, rateLimiter: limiter });
+}
+
+/** The API to talk to; unlike the daemon, `plan` and `apply` need one configured. */
+export function requireApiConfig(
+  flags: { readonly apiUrl?: string | undefined; readonly apiKey?: string | undefined },
+  env: Readonly<Record<string, string | undefined>>,
+): ApiConfig {
+  const config = resolveApiConfig({ flags, env });
+  if (config === undefined) {
+    throw new ConfigError(
+      `no Edge API configured: pass --api-url and --api-key, or set ${API_URL_ENV} and ${API_KEY_ENV}`,
+    );
+  }
+  return config;
 }

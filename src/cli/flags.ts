@@ -6,12 +6,12 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { parseDuration } from '../duration.js';
 import { ConfigError, errorMessage, UsageError } from '../errors.js';
 import { HOSTED_RATE_LIMIT } from '../hosted/rate-limit.js';
 import { didYouMean } from '../manifest/suggest.js';
 import { parseRateLimit, type RateLimitSpec } from '../rate-limit-notation.js';
 import type { CliContext, OptionsConfig } from './context.js';
-import { parseDuration } from './duration.js';
 
 /**
  * Parses a command's flags. A parse failure is a usage error of one line, with a pointer to the

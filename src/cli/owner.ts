@@ -7,9 +7,9 @@
  * no API configured, a private sandbox) and the read-only commands fall back to `default`.
  */
 import path from 'node:path';
+import { checkOwner, OWNER_PATTERN } from '../engine/index.js';
 import { errorMessage, UsageError } from '../errors.js';
 import { DEFAULT_OWNER } from '../manifest/metadata.js';
-import { checkOwner, OWNER_PATTERN } from './pipeline.js';
 import { readSmallTextFile } from './small-file.js';
 
 export const OWNER_ENV = 'EDGESYNC_OWNER';

@@ -32,21 +32,52 @@ export interface CycleDeps {
   readonly retrigger: () => void;
 }
 
+/** One cycle, step by step; each step records and ends the cycle, or hands it on. */
 export async function runCycle(
   deps: CycleDeps,
   reason: TriggerReason,
   signal: AbortSignal,
 ): Promise<CycleOutcome> {
-  const { absDir, now } = deps;
-  const startedAt = now();
+  const startedAt = deps.now();
   const record = (
     report: ReconcileReport,
     resolved: ResolvedDir | undefined,
     superseded: boolean,
-  ) => deps.record({ report, reason, startedAt, at: now(), resolved, superseded });
-  let resolved: ResolvedDir;
+  ) => deps.record({ report, reason, startedAt, at: deps.now(), resolved, superseded });
+  // 1. Resolve the manifest path afresh.
+  const resolved = await resolveStep(deps, record);
+  if (typeof resolved === 'string') return resolved;
+  // 2. Re-point the watchers at what it resolved to.
+  await deps.pointWatchers(resolved.link ?? deps.absDir, resolved);
+  if (signal.aborted) return 'superseded';
+  // 3. Reconcile, with the check that the git-sync link did not move.
+  const swap = swapCheck(deps, resolved);
+  const report = await reconcileStep(deps, { resolved, reason, signal, swap });
+  // 4. Record what happened, as the loop needs it.
+  const settled = settle(report, signal, swap.superseded());
+  record(settled, resolved, swap.superseded());
+  if (settled.result === 'superseded') return 'superseded';
+  if (!SUCCESS_RESULTS.has(settled.result)) return 'failure';
+  return settled.mode === 'incremental' ? 'partial' : 'success';
+}
+
+type RecordReport = (
+  report: ReconcileReport,
+  resolved: ResolvedDir | undefined,
+  superseded: boolean,
+) => void;
+
+/**
+ * The resolved manifest directory, or how the cycle ended when it did not resolve (a missing or
+ * unreadable directory records an error: the reconcile step never runs without one).
+ */
+async function resolveStep(
+  deps: CycleDeps,
+  record: RecordReport,
+): Promise<ResolvedDir | CycleOutcome> {
+  const { absDir } = deps;
   try {
-    resolved = await resolveManifestDir(absDir);
+    return await resolveManifestDir(absDir);
   } catch (err) {
     // git-sync deletes the old worktree right after a swap: a link read just before the swap
     // can point at a directory that is already gone. When the link resolves again at once,
@@ -66,9 +97,17 @@ export async function runCycle(
     );
     return 'failure';
   }
-  await deps.pointWatchers(resolved.link ?? absDir, resolved);
-  if (signal.aborted) return 'superseded';
+}
 
+interface SwapCheck {
+  /** The reconcile step's `assertCurrent`: throws when the link moved (see the contract). */
+  readonly assertCurrent: () => Promise<void>;
+  /** Whether a check found the link moved (a newer revision is reconciled next). */
+  readonly superseded: () => boolean;
+}
+
+function swapCheck(deps: CycleDeps, resolved: ResolvedDir): SwapCheck {
+  const { absDir } = deps;
   let superseded = false;
   const assertCurrent = async (): Promise<void> => {
     let current: ResolvedDir;
@@ -90,38 +129,54 @@ export async function runCycle(
       );
     }
   };
+  return { assertCurrent, superseded: () => superseded };
+}
 
-  let report: ReconcileReport;
+/** The injected reconcile step's report; what it throws becomes `invalid` or `error`. */
+async function reconcileStep(
+  deps: CycleDeps,
+  cycle: {
+    readonly resolved: ResolvedDir;
+    readonly reason: TriggerReason;
+    readonly signal: AbortSignal;
+    readonly swap: SwapCheck;
+  },
+): Promise<ReconcileReport> {
   try {
-    report = await deps.reconcile({
-      dir: resolved.realDir,
-      revision: resolved.revision,
-      reason,
-      signal,
-      assertCurrent,
+    return await deps.reconcile({
+      dir: cycle.resolved.realDir,
+      revision: cycle.resolved.revision,
+      reason: cycle.reason,
+      signal: cycle.signal,
+      assertCurrent: cycle.swap.assertCurrent,
     });
   } catch (err) {
-    report =
-      err instanceof ManifestError
-        ? {
-            result: 'invalid',
-            summary: EMPTY_SUMMARY,
-            writes: 0,
-            diagnostics: err.diagnostics,
-            error: err.message,
-          }
-        : { result: 'error', summary: EMPTY_SUMMARY, writes: 0, error: errorMessage(err) };
+    return err instanceof ManifestError
+      ? {
+          result: 'invalid',
+          summary: EMPTY_SUMMARY,
+          writes: 0,
+          diagnostics: err.diagnostics,
+          error: err.message,
+        }
+      : { result: 'error', summary: EMPTY_SUMMARY, writes: 0, error: errorMessage(err) };
   }
+}
+
+/** A failed cycle whose revision (or turn) was taken over is superseded, not a failure. */
+function settle(
+  report: ReconcileReport,
+  signal: AbortSignal,
+  superseded: boolean,
+): ReconcileReport {
   if (signal.reason instanceof PreemptedError && !SUCCESS_RESULTS.has(report.result)) {
     // A resync cut short by a change: the change's cycle runs next and reads everything.
-    report = { result: 'superseded', summary: report.summary, writes: report.writes };
-  } else if (superseded && !SUCCESS_RESULTS.has(report.result)) {
+    return { result: 'superseded', summary: report.summary, writes: report.writes };
+  }
+  if (superseded && !SUCCESS_RESULTS.has(report.result)) {
     // Whatever the old revision's cycle ran into (files vanishing under the loader, the swap
     // check refusing to write) belongs to a revision that is gone: not an error.
-    report = { result: 'superseded', summary: report.summary, writes: report.writes };
+    return { result: 'superseded', summary: report.summary, writes: report.writes };
   }
-  record(report, resolved, superseded);
-  if (report.result === 'superseded') return 'superseded';
-  if (!SUCCESS_RESULTS.has(report.result)) return 'failure';
-  return report.mode === 'incremental' ? 'partial' : 'success';
+  return report;
 }

@@ -28,7 +28,7 @@
  * up to `graceMs`, closes the HTTP server, resolves. Aborting `options.signal` calls `stop()`.
  */
 import { errorMessage } from '../errors.js';
-import { silentLogger } from '../log.js';
+import { type Logger, silentLogger } from '../log.js';
 import { excludeMatcher } from '../manifest/loader.js';
 import { findAnchor, type ResolvedDir, resolveManifestDir } from '../manifest/resolve.js';
 import { type ControlAccess, controlPolicy } from './control.js';
@@ -37,9 +37,15 @@ import { type Conditions, cycleEvents, EventLog, NO_CONDITIONS } from './events.
 import { createDaemonHttpHandler } from './http.js';
 import { type HttpListener, listenHttp } from './http-server.js';
 import type { ListenAddress } from './listen.js';
-import { createReconcileLoop } from './loop.js';
+import { createReconcileLoop, type ReconcileLoop } from './loop.js';
 import { createDaemonMetrics, type DaemonMetrics } from './metrics.js';
-import { DAEMON_DEFAULTS, type DaemonOptions, MAX_DELAY_MS, resolveSettings } from './options.js';
+import {
+  DAEMON_DEFAULTS,
+  type DaemonOptions,
+  type DaemonSettings,
+  MAX_DELAY_MS,
+  resolveSettings,
+} from './options.js';
 import {
   type CycleRecord,
   errorCount,
@@ -49,7 +55,7 @@ import {
   type StatusState,
 } from './status.js';
 import { type DaemonStatus, realTimers, SUCCESS_RESULTS, type TriggerReason } from './types.js';
-import { createManifestWatcher } from './watch.js';
+import { createManifestWatcher, type ManifestWatcher } from './watch.js';
 
 export { DAEMON_DEFAULTS, type DaemonOptions } from './options.js';
 
@@ -75,322 +81,400 @@ export interface Daemon {
   readonly metrics: DaemonMetrics;
 }
 
+/**
+ * What one daemon holds: its settings and parts (fixed at creation), and the state the steps
+ * below read and move (the status reducer's state, the switches, the servers).
+ */
+interface DaemonCore {
+  readonly options: DaemonOptions;
+  readonly settings: DaemonSettings;
+  readonly control: ReturnType<typeof controlPolicy>;
+  readonly logger: Logger;
+  readonly metrics: DaemonMetrics;
+  readonly now: () => number;
+  readonly events: EventLog;
+  readonly watcher: ManifestWatcher;
+  readonly loop: ReconcileLoop;
+  readonly closed: Promise<void>;
+  readonly resolveClosed: () => void;
+  state: StatusState;
+  conditions: Conditions;
+  lastListCalls: number | undefined;
+  suspended: boolean;
+  accepting: boolean;
+  started: Promise<void> | undefined;
+  stopping: Promise<void> | undefined;
+  http: HttpListener | undefined;
+  admin: HttpListener | undefined;
+}
+
 export function createDaemon(options: DaemonOptions): Daemon {
-  const {
-    absDir,
-    intervalMs,
-    debounceMs,
-    debounceMaxMs,
-    backoff,
-    graceMs,
-    listen,
-    adminListen,
-    watchEnabled,
-  } = resolveSettings(options);
-  const control = controlPolicy(listen, options.controlToken, adminListen);
+  const core = newCore(options);
+  const daemon: Daemon = {
+    start: () => start(core),
+    suspend: () => suspend(core),
+    resume: () => resume(core),
+    mode: () => mode(core),
+    events: core.events,
+    trigger(reason = 'manual') {
+      if (core.accepting) core.loop.trigger(reason);
+    },
+    stop: () => stop(core),
+    status: () => status(core),
+    get ready() {
+      return core.state.everReady;
+    },
+    get address() {
+      return core.http?.address;
+    },
+    get adminAddress() {
+      return core.admin?.address;
+    },
+    closed: core.closed,
+    metrics: core.metrics,
+  };
+  return daemon;
+}
+
+/** The daemon's parts, wired: the watcher wakes the loop, the loop runs a cycle and records it. */
+function newCore(options: DaemonOptions): DaemonCore {
+  const settings = resolveSettings(options);
+  const control = controlPolicy(settings.listen, options.controlToken, settings.adminListen);
   const logger = options.logger ?? silentLogger();
   const metrics = options.metrics ?? createDaemonMetrics();
   const now = options.now ?? Date.now;
-  const timers = options.timers ?? realTimers;
-  const afterCycle = () => {
-    try {
-      options.afterCycle?.();
-    } catch (err) {
-      logger.warn({ err: errorMessage(err) }, 'after-cycle hook failed');
-    }
-  };
-
-  let started: Promise<void> | undefined;
-  let stopping: Promise<void> | undefined;
-  let accepting = false;
-  let http: HttpListener | undefined;
-  let admin: HttpListener | undefined;
-  let state: StatusState = INITIAL_STATUS;
   let resolveClosed: () => void = () => undefined;
   const closed = new Promise<void>((resolve) => {
     resolveClosed = resolve;
   });
-
   const watcher = createManifestWatcher({
     logger,
     excluded: excludeMatcher(options.exclude),
     onChange: (kind, file) => {
       logger.debug({ kind, file }, 'manifest change seen');
-      loop.notifyChange(kind);
+      core.loop.notifyChange(kind);
     },
   });
-
-  let lastListCalls: number | undefined;
-  let suspended = options.suspended ?? false;
-  const events = options.events ?? new EventLog();
-  let conditions: Conditions = NO_CONDITIONS;
-  const mode = (): 'enforce' | 'observe' =>
-    suspended || options.mode === 'observe' ? 'observe' : 'enforce';
-  const daemonEvent = (type: 'suspended' | 'resumed', message: string) =>
-    events.push({
-      time: new Date(now()).toISOString(),
-      type,
-      resource: null,
-      message,
-      revision: state.resolved?.revision ?? null,
-    });
-  /** How often the last full observation's list calls fit the resync share of the budget. */
-  const budgetGapMs = (): number => {
-    const rb = options.resyncBudget;
-    if (rb === undefined || lastListCalls === undefined) return 0;
-    const fit = Math.ceil((lastListCalls * rb.budget.windowMs) / (rb.share * rb.budget.limit));
-    return Math.min(MAX_DELAY_MS, fit);
+  const core: DaemonCore = {
+    options,
+    settings,
+    control,
+    logger,
+    metrics,
+    now,
+    events: options.events ?? new EventLog(),
+    watcher,
+    loop: reconcileLoop(options, settings, now, () => core),
+    closed,
+    resolveClosed,
+    state: INITIAL_STATUS,
+    conditions: NO_CONDITIONS,
+    lastListCalls: undefined,
+    suspended: options.suspended ?? false,
+    accepting: false,
+    started: undefined,
+    stopping: undefined,
+    http: undefined,
+    admin: undefined,
   };
-  /** The resync interval: `intervalMs`, stretched to fit the resync share of the budget. */
-  const resyncIntervalMs = (): number => Math.max(intervalMs, budgetGapMs());
+  return core;
+}
 
+/** The loop of cycles: each resolves the path, reconciles, records (cycle.ts). */
+function reconcileLoop(
+  options: DaemonOptions,
+  settings: DaemonSettings,
+  now: () => number,
+  core: () => DaemonCore,
+): ReconcileLoop {
   const loop = createReconcileLoop({
     cycle: async (reason, signal) => {
       try {
         return await runCycle(
           {
-            absDir,
+            absDir: settings.absDir,
             reconcile: options.reconcile,
             now,
-            record,
-            pointWatchers,
+            record: (rec) => record(core(), rec),
+            pointWatchers: (anchor, resolved) => pointWatchers(core(), anchor, resolved),
             retrigger: () => loop.trigger('link'),
           },
           reason,
           signal,
         );
       } finally {
-        afterCycle();
+        afterCycle(core());
       }
     },
-    intervalMs: resyncIntervalMs,
+    intervalMs: () => resyncIntervalMs(core()),
     // Requested cycles spend the same share as resyncs, without waiting for the interval.
-    triggerGapMs: budgetGapMs,
+    triggerGapMs: () => budgetGapMs(core()),
     jitter: options.resyncJitter ?? DAEMON_DEFAULTS.resyncJitter,
     ...(options.random === undefined ? {} : { random: options.random }),
-    debounceMs,
-    debounceMaxMs,
-    backoff,
-    timers,
+    debounceMs: settings.debounceMs,
+    debounceMaxMs: settings.debounceMaxMs,
+    backoff: settings.backoff,
+    timers: options.timers ?? realTimers,
     now,
-    onCycleError: (err) => logger.error({ err: errorMessage(err) }, 'reconcile cycle crashed'),
+    onCycleError: (err) =>
+      core().logger.error({ err: errorMessage(err) }, 'reconcile cycle crashed'),
   });
+  return loop;
+}
 
-  async function pointWatchers(anchor: string, resolved: ResolvedDir | undefined): Promise<void> {
-    if (!watchEnabled || stopping) return;
-    try {
-      await watcher.pointAt({
-        anchor,
-        realDir: resolved?.realDir,
-        identity: resolved?.identity,
-      });
-    } catch (err) {
-      // The periodic resync still covers us; a watcher failure must not fail the cycle.
-      logger.warn({ err: errorMessage(err) }, 'could not watch the manifest directory');
-    }
+function afterCycle({ options, logger }: DaemonCore): void {
+  try {
+    options.afterCycle?.();
+  } catch (err) {
+    logger.warn({ err: errorMessage(err) }, 'after-cycle hook failed');
   }
+}
 
-  function record(unmasked: CycleRecord): void {
-    const rec = maskRecord(unmasked, options.mask);
-    const { report, reason, resolved, superseded } = rec;
-    const durationMs = Math.max(0, rec.at - rec.startedAt);
-    const success = SUCCESS_RESULTS.has(report.result);
-    const failuresBefore = loop.snapshot().failures;
-    const failuresAfter = success ? 0 : superseded ? failuresBefore : failuresBefore + 1;
-    state = reduceStatus(state, rec);
-    const folded = cycleEvents(conditions, report, rec.at, resolved?.revision);
-    conditions = folded.conditions;
-    for (const e of folded.events) events.push(e);
-    metrics.observeResources(status().resources);
-    if (report.listCalls !== undefined) {
-      lastListCalls = report.listCalls;
-      metrics.observeResyncInterval(resyncIntervalMs());
-    }
-    metrics.observeReconcile({
-      result: report.result,
-      durationMs,
-      at: rec.at,
-      managed: report.managed,
-      outOfSync: report.outOfSync,
-      manifestErrors: resolved ? errorCount(report) : undefined,
-      consecutiveFailures: failuresAfter,
+function mode(core: DaemonCore): 'enforce' | 'observe' {
+  return core.suspended || core.options.mode === 'observe' ? 'observe' : 'enforce';
+}
+
+/** How often the last full observation's list calls fit the resync share of the budget. */
+function budgetGapMs({ options, lastListCalls }: DaemonCore): number {
+  const rb = options.resyncBudget;
+  if (rb === undefined || lastListCalls === undefined) return 0;
+  const fit = Math.ceil((lastListCalls * rb.budget.windowMs) / (rb.share * rb.budget.limit));
+  return Math.min(MAX_DELAY_MS, fit);
+}
+
+/** The resync interval: `intervalMs`, stretched to fit the resync share of the budget. */
+function resyncIntervalMs(core: DaemonCore): number {
+  return Math.max(core.settings.intervalMs, budgetGapMs(core));
+}
+
+async function pointWatchers(
+  core: DaemonCore,
+  anchor: string,
+  resolved: ResolvedDir | undefined,
+): Promise<void> {
+  if (!core.settings.watchEnabled || core.stopping) return;
+  try {
+    await core.watcher.pointAt({
+      anchor,
+      realDir: resolved?.realDir,
+      identity: resolved?.identity,
     });
-    const line = {
-      result: report.result,
-      reason,
-      revision: resolved?.revision,
-      duration_ms: durationMs,
-      summary: report.summary,
-      writes: report.writes,
-      out_of_sync: report.outOfSync,
-      diagnostics: report.diagnostics?.length ?? 0,
-      first_diagnostics: report.diagnostics
-        ?.slice(0, 10)
-        .map((d) => `${d.file}:${d.line}:${d.column} ${d.path}: ${d.message}`),
-      error: report.error,
-      consecutive_failures: failuresAfter,
-    };
-    if (success || report.result === 'superseded') logger.info(line, `reconcile ${report.result}`);
-    else logger.warn(line, `reconcile ${report.result}`);
+  } catch (err) {
+    // The periodic resync still covers us; a watcher failure must not fail the cycle.
+    core.logger.warn({ err: errorMessage(err) }, 'could not watch the manifest directory');
   }
+}
 
-  function handler(access: ControlAccess) {
-    return createDaemonHttpHandler({
-      control: access,
-      status,
-      ready: () => state.everReady,
-      metrics,
-      events: () => events.list(),
-      suspend: () => daemon.suspend(),
-      resume: () => daemon.resume(),
-      requestReconcile: () => {
-        if (!accepting) return false;
-        loop.trigger('webhook');
-        return true;
-      },
-    });
+/** One cycle recorded: status, events, metrics, one log line. */
+function record(core: DaemonCore, unmasked: CycleRecord): void {
+  const rec = maskRecord(unmasked, core.options.mask);
+  const { report, resolved, superseded } = rec;
+  const durationMs = Math.max(0, rec.at - rec.startedAt);
+  const success = SUCCESS_RESULTS.has(report.result);
+  const failuresBefore = core.loop.snapshot().failures;
+  const failuresAfter = success ? 0 : superseded ? failuresBefore : failuresBefore + 1;
+  core.state = reduceStatus(core.state, rec);
+  const folded = cycleEvents(core.conditions, report, rec.at, resolved?.revision);
+  core.conditions = folded.conditions;
+  for (const e of folded.events) core.events.push(e);
+  const { metrics } = core;
+  metrics.observeResources(status(core).resources);
+  if (report.listCalls !== undefined) {
+    core.lastListCalls = report.listCalls;
+    metrics.observeResyncInterval(resyncIntervalMs(core));
   }
+  metrics.observeReconcile({
+    result: report.result,
+    durationMs,
+    at: rec.at,
+    managed: report.managed,
+    outOfSync: report.outOfSync,
+    manifestErrors: resolved ? errorCount(report) : undefined,
+    consecutiveFailures: failuresAfter,
+  });
+  logCycle(core.logger, rec, durationMs, failuresAfter);
+}
 
-  async function bind(): Promise<void> {
-    if (listen !== false) http = await listenHttp(listen, handler(control.main), logger);
-    if (adminListen !== undefined) {
-      admin = await listenHttp(adminListen, handler(control.admin), logger);
-    }
-  }
-
-  async function closeServer(): Promise<void> {
-    await http?.close();
-    await admin?.close();
-  }
-
-  function status(): DaemonStatus {
-    return renderStatus(
-      state,
-      absDir,
-      loop.snapshot(),
-      options.leadership?.() ?? null,
-      resyncIntervalMs(),
-      { suspended, mode: mode() },
-    );
-  }
-
-  async function doStart(): Promise<void> {
-    metrics.observeSuspended(suspended);
-    // Said before binding, so the reason is in the log even when the bind then fails.
-    if (control.warning !== undefined) logger.warn({ control: 'off' }, control.warning);
-    await bind();
-    if (stopping) return;
-    if (watchEnabled) {
-      let resolved: ResolvedDir | undefined;
-      try {
-        resolved = await resolveManifestDir(absDir);
-      } catch {
-        resolved = undefined; // the first cycle records why
-      }
-      await pointWatchers(resolved?.link ?? (await findAnchor(absDir)).path, resolved);
-    }
-    if (stopping) return;
-    accepting = true;
-    loop.start();
-    logger.info(
-      {
-        dir: absDir,
-        listen: http ? `${http.address.host}:${http.address.port}` : false,
-        admin_listen: admin ? `${admin.address.host}:${admin.address.port}` : false,
-        control: control.main.kind,
-        interval_ms: intervalMs,
-        debounce_ms: debounceMs,
-        watch: watchEnabled,
-      },
-      'daemon started',
-    );
-  }
-
-  async function doStop(): Promise<void> {
-    accepting = false;
-    if (started) await started.catch(() => undefined);
-    const loopStopped = loop.stop(graceMs);
-    await watcher.close();
-    const finished = await loopStopped;
-    if (!finished) {
-      logger.warn(
-        { grace_ms: graceMs },
-        'reconcile still running after the grace period; stopping anyway',
-      );
-    }
-    await closeServer();
-    logger.info({ in_time: finished }, 'daemon stopped');
-  }
-
-  const daemon: Daemon = {
-    start() {
-      if (started) return started;
-      started = (async () => {
-        if (options.signal?.aborted) {
-          // Not awaited: stop() waits for this very start-up to settle.
-          void daemon.stop();
-          return;
-        }
-        options.signal?.addEventListener('abort', () => void daemon.stop(), { once: true });
-        try {
-          await doStart();
-        } catch (err) {
-          // Half-started: release what was acquired, then report.
-          accepting = false;
-          await watcher.close();
-          await closeServer();
-          throw err;
-        }
-      })();
-      return started;
-    },
-
-    suspend() {
-      if (suspended) return false;
-      suspended = true;
-      metrics.observeSuspended(true);
-      logger.warn({}, 'suspended: no writes until resumed');
-      daemonEvent('suspended', 'writes stopped (POST /-/suspend or --suspended); observing');
-      return true;
-    },
-
-    resume() {
-      if (!suspended) return false;
-      suspended = false;
-      metrics.observeSuspended(false);
-      logger.info({}, 'resumed');
-      daemonEvent('resumed', 'writes allowed again');
-      if (accepting) loop.trigger('manual');
-      return true;
-    },
-
-    mode,
-    events,
-
-    trigger(reason = 'manual') {
-      if (accepting) loop.trigger(reason);
-    },
-
-    stop() {
-      stopping ??= doStop().finally(resolveClosed);
-      return stopping;
-    },
-
-    status,
-
-    get ready() {
-      return state.everReady;
-    },
-    get address() {
-      return http?.address;
-    },
-    get adminAddress() {
-      return admin?.address;
-    },
-    closed,
-    metrics,
+/** The cycle's one log line: info for a success (or superseded), warn otherwise. */
+function logCycle(
+  logger: Logger,
+  { report, reason, resolved }: CycleRecord,
+  durationMs: number,
+  failuresAfter: number,
+): void {
+  const line = {
+    result: report.result,
+    reason,
+    revision: resolved?.revision,
+    duration_ms: durationMs,
+    summary: report.summary,
+    writes: report.writes,
+    out_of_sync: report.outOfSync,
+    diagnostics: report.diagnostics?.length ?? 0,
+    first_diagnostics: report.diagnostics
+      ?.slice(0, 10)
+      .map((d) => `${d.file}:${d.line}:${d.column} ${d.path}: ${d.message}`),
+    error: report.error,
+    consecutive_failures: failuresAfter,
   };
-  return daemon;
+  if (SUCCESS_RESULTS.has(report.result) || report.result === 'superseded') {
+    logger.info(line, `reconcile ${report.result}`);
+  } else logger.warn(line, `reconcile ${report.result}`);
+}
+
+function status(core: DaemonCore): DaemonStatus {
+  return renderStatus(
+    core.state,
+    core.settings.absDir,
+    core.loop.snapshot(),
+    core.options.leadership?.() ?? null,
+    resyncIntervalMs(core),
+    { suspended: core.suspended, mode: mode(core) },
+  );
+}
+
+function handler(core: DaemonCore, access: ControlAccess) {
+  return createDaemonHttpHandler({
+    control: access,
+    status: () => status(core),
+    ready: () => core.state.everReady,
+    metrics: core.metrics,
+    events: () => core.events.list(),
+    suspend: () => suspend(core),
+    resume: () => resume(core),
+    requestReconcile: () => {
+      if (!core.accepting) return false;
+      core.loop.trigger('webhook');
+      return true;
+    },
+  });
+}
+
+async function bind(core: DaemonCore): Promise<void> {
+  const { listen, adminListen } = core.settings;
+  if (listen !== false) {
+    core.http = await listenHttp(listen, handler(core, core.control.main), core.logger);
+  }
+  if (adminListen !== undefined) {
+    core.admin = await listenHttp(adminListen, handler(core, core.control.admin), core.logger);
+  }
+}
+
+async function closeServers(core: DaemonCore): Promise<void> {
+  await core.http?.close();
+  await core.admin?.close();
+}
+
+function start(core: DaemonCore): Promise<void> {
+  if (core.started) return core.started;
+  const { options } = core;
+  core.started = (async () => {
+    if (options.signal?.aborted) {
+      // Not awaited: stop() waits for this very start-up to settle.
+      void stop(core);
+      return;
+    }
+    options.signal?.addEventListener('abort', () => void stop(core), { once: true });
+    try {
+      await doStart(core);
+    } catch (err) {
+      // Half-started: release what was acquired, then report.
+      core.accepting = false;
+      await core.watcher.close();
+      await closeServers(core);
+      throw err;
+    }
+  })();
+  return core.started;
+}
+
+async function doStart(core: DaemonCore): Promise<void> {
+  const { control, logger, settings } = core;
+  core.metrics.observeSuspended(core.suspended);
+  // Said before binding, so the reason is in the log even when the bind then fails.
+  if (control.warning !== undefined) logger.warn({ control: 'off' }, control.warning);
+  await bind(core);
+  if (core.stopping) return;
+  if (settings.watchEnabled) await watchFirst(core);
+  if (core.stopping) return;
+  core.accepting = true;
+  core.loop.start();
+  const { http, admin } = core;
+  logger.info(
+    {
+      dir: settings.absDir,
+      listen: http ? `${http.address.host}:${http.address.port}` : false,
+      admin_listen: admin ? `${admin.address.host}:${admin.address.port}` : false,
+      control: control.main.kind,
+      interval_ms: settings.intervalMs,
+      debounce_ms: settings.debounceMs,
+      watch: settings.watchEnabled,
+    },
+    'daemon started',
+  );
+}
+
+/** Watches from before the first cycle, so a change during it is not missed. */
+async function watchFirst(core: DaemonCore): Promise<void> {
+  const { absDir } = core.settings;
+  let resolved: ResolvedDir | undefined;
+  try {
+    resolved = await resolveManifestDir(absDir);
+  } catch {
+    resolved = undefined; // the first cycle records why
+  }
+  await pointWatchers(core, resolved?.link ?? (await findAnchor(absDir)).path, resolved);
+}
+
+function stop(core: DaemonCore): Promise<void> {
+  core.stopping ??= doStop(core).finally(core.resolveClosed);
+  return core.stopping;
+}
+
+async function doStop(core: DaemonCore): Promise<void> {
+  const { graceMs } = core.settings;
+  core.accepting = false;
+  if (core.started) await core.started.catch(() => undefined);
+  const loopStopped = core.loop.stop(graceMs);
+  await core.watcher.close();
+  const finished = await loopStopped;
+  if (!finished) {
+    core.logger.warn(
+      { grace_ms: graceMs },
+      'reconcile still running after the grace period; stopping anyway',
+    );
+  }
+  await closeServers(core);
+  core.logger.info({ in_time: finished }, 'daemon stopped');
+}
+
+function daemonEvent(core: DaemonCore, type: 'suspended' | 'resumed', message: string): void {
+  core.events.push({
+    time: new Date(core.now()).toISOString(),
+    type,
+    resource: null,
+    message,
+    revision: core.state.resolved?.revision ?? null,
+  });
+}
+
+function suspend(core: DaemonCore): boolean {
+  if (core.suspended) return false;
+  core.suspended = true;
+  core.metrics.observeSuspended(true);
+  core.logger.warn({}, 'suspended: no writes until resumed');
+  daemonEvent(core, 'suspended', 'writes stopped (POST /-/suspend or --suspended); observing');
+  return true;
+}
+
+function resume(core: DaemonCore): boolean {
+  if (!core.suspended) return false;
+  core.suspended = false;
+  core.metrics.observeSuspended(false);
+  core.logger.info({}, 'resumed');
+  daemonEvent(core, 'resumed', 'writes allowed again');
+  if (core.accepting) core.loop.trigger('manual');
+  return true;
 }
 
 /** The record with its free-text messages masked (see `DaemonOptions.mask`). */

@@ -1,6 +1,6 @@
 /**
  * The planner's public surface: build a plan, mask it, render it. Everything here is pure; the
- * I/O around it (load, observe, fingerprints) is `src/cli/pipeline.ts`.
+ * I/O around it (load, observe, fingerprints) is `src/engine/pipeline.ts`.
  */
 export * from './model.js';
 export {

@@ -29,6 +29,7 @@ import {
   renderApplyResult,
 } from '../../apply/report.js';
 import { observeAfterApply, ownBotUsersOf } from '../../apply/verify.js';
+import { type PreparedPlan, preparePlan } from '../../engine/index.js';
 import { errorMessage, ManifestError, StalePlanError, UsageError } from '../../errors.js';
 import { createLogger, type Logger, parseLogLevel, silentLogger } from '../../log.js';
 import { formatDiagnostic } from '../../manifest/diagnostics.js';
@@ -48,7 +49,7 @@ import {
   planSchema,
   renderText,
 } from '../../plan/index.js';
-import { createAccountClient } from '../client.js';
+import { createAccountClient, requireApiConfig } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
 import {
@@ -62,7 +63,6 @@ import {
   wholeNumber,
 } from '../flags.js';
 import { chosenOwner, requireOwner } from '../owner.js';
-import { type PreparedPlan, preparePlan, requireApiConfig } from '../pipeline.js';
 
 export const summary = 'apply the changes: make the live account match the manifests';
 

@@ -17,12 +17,11 @@ import { findRepositoryRoot } from '../../manifest/git.js';
 import { manifestJsonSchemaText } from '../../manifest/jsonschema.js';
 import { DEFAULT_OWNER } from '../../manifest/metadata.js';
 import { makeDirectory } from '../../mkdir.js';
-import { createAccountClient } from '../client.js';
+import { createAccountClient, requireApiConfig } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
 import { clientBudget, parseCommandArgs, rateLimitFlag } from '../flags.js';
 import { chosenOwner, ownerOrDefault } from '../owner.js';
-import { requireApiConfig } from '../pipeline.js';
 
 export const summary = 'write manifests for the live edges and bot users';
 

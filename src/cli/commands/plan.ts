@@ -12,6 +12,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { classifyBlocked } from '../../apply/guards.js';
+import { preparePlan } from '../../engine/index.js';
 import { ConfigError, errorMessage, ManifestError, UsageError } from '../../errors.js';
 import {
   DIAGNOSTICS_FORMAT_VERSION,
@@ -29,7 +30,7 @@ import type { Plan } from '../../plan/model.js';
 import { renderJson } from '../../plan/render/json.js';
 import { renderMarkdown } from '../../plan/render/markdown.js';
 import { renderText } from '../../plan/render/text.js';
-import { createAccountClient } from '../client.js';
+import { createAccountClient, requireApiConfig } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
 import {
@@ -42,7 +43,6 @@ import {
   wholeNumber,
 } from '../flags.js';
 import { chosenOwner, howToChooseOwner, ownerOrDefault, requireOwner } from '../owner.js';
-import { preparePlan, requireApiConfig } from '../pipeline.js';
 
 export const summary = 'show what apply would change (dry run), as text, JSON or Markdown';
 

@@ -13,12 +13,11 @@ import { observe } from '../../api/index.js';
 import { parseReleaseTarget, planRelease, type ReleaseTarget } from '../../apply/release.js';
 import { errorMessage, UsageError } from '../../errors.js';
 import { escapeControl } from '../../escape.js';
-import { createAccountClient } from '../client.js';
+import { createAccountClient, requireApiConfig } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
 import { clientBudget, manifestDirArg, parseCommandArgs, rateLimitFlag } from '../flags.js';
 import { chosenOwner, ownerOrDefault, requireOwner } from '../owner.js';
-import { requireApiConfig } from '../pipeline.js';
 
 export const summary =
   'stop managing edges or cloud endpoints without deleting them (removes the edgesync/ keys)';

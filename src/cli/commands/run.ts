@@ -1,6 +1,6 @@
 /**
  * `edgesync run [DIR]`: the long-running controller. Wires the daemon (triggers, git-sync link,
- * HTTP endpoints, backoff; src/daemon) to the reconcile step (src/cli/reconcile.ts) and the API
+ * HTTP endpoints, backoff; src/daemon) to the reconcile step (src/engine/) and the API
  * client. With no API configured it starts the local Edge API server in-process, persisted
  * under the state directory, so `npm start` works on a fresh clone with nothing to set up.
  */
@@ -19,6 +19,7 @@ import {
   parseListenAddress,
 } from '../../daemon/index.js';
 import { createNotifier } from '../../daemon/notify.js';
+import { checkMaxDeletes, createReconciler } from '../../engine/index.js';
 import { ConfigError, errorMessage, UsageError } from '../../errors.js';
 import { LEASE_DEFAULTS, leaseTimingsProblem, startLeaderElection } from '../../lease/setup.js';
 import { createLogger, type Logger, parseLogLevel } from '../../log.js';
@@ -40,8 +41,6 @@ import {
   wholeNumber,
 } from '../flags.js';
 import { type ChosenOwner, chosenOwner, ownerOrDefault, requireOwner } from '../owner.js';
-import { checkMaxDeletes } from '../pipeline.js';
-import { createReconciler } from '../reconcile.js';
 import { readSmallTextFile } from '../small-file.js';
 
 export const summary = 'run the controller: watch the manifests and keep the live account matching';

@@ -9,7 +9,7 @@
  * table is tested against), so nothing here comes from the server.
  */
 import { z } from 'zod';
-import { parseDuration } from '../../cli/duration.js';
+import { parseDuration } from '../../duration.js';
 import { checkHeaderName, checkHeaderValue, WEBHOOK_PROVIDERS } from '../../hosted/edge-api.js';
 import { REFABLE, refable } from '../modules.js';
 import type { FieldPath } from '../paths.js';

@@ -6,7 +6,7 @@
  */
 import { isIPv4, isIPv6 } from 'node:net';
 import { z } from 'zod';
-import { parseDuration } from '../../cli/duration.js';
+import { parseDuration } from '../../duration.js';
 import { checkHeaderName, checkHeaderValue, WEBHOOK_PROVIDERS } from '../../hosted/edge-api.js';
 import { ENDPOINT_LIMITS } from './codes.js';
 import { isInternalHost, parseEndpointUrl } from './url.js';

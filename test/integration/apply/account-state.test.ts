@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createReconciler } from '../../../src/cli/reconcile.js';
+import { createReconciler } from '../../../src/engine/index.js';
 import { silentLogger } from '../../../src/log.js';
 import { startTestServer } from '../../helpers/server.js';
 import { apiClient, apiEnv, runCli, tempDir, writeManifests } from './helpers.js';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ApiClient, observe } from '../../../src/api/index.js';
 import { executePlan } from '../../../src/apply/executor.js';
-import { createReconciler } from '../../../src/cli/reconcile.js';
+import { createReconciler } from '../../../src/engine/index.js';
 import { silentLogger } from '../../../src/log.js';
 import { storedMetadata } from '../../../src/manifest/metadata.js';
 import { buildPlan } from '../../../src/plan/plan.js';

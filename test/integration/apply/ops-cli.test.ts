@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReconciler } from '../../../src/cli/reconcile.js';
+import { createReconciler } from '../../../src/engine/index.js';
 import { createLogger } from '../../../src/log.js';
 import { manifestJsonSchemaText } from '../../../src/manifest/jsonschema.js';
 import { createValueMask } from '../../../src/manifest/secrets.js';

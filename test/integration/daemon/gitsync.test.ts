@@ -10,7 +10,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDaemon, type Daemon } from '../../../src/daemon/daemon.js';
 import { createDaemonMetrics } from '../../../src/daemon/metrics.js';
-import type { DaemonStatus, ReconcileInput, ReconcileReport } from '../../../src/daemon/types.js';
+import type { DaemonStatus, ReconcileReport } from '../../../src/daemon/types.js';
+import type { ReconcileInput } from '../../../src/engine/index.js';
 import { MISSING_DIR_MESSAGE } from '../../../src/manifest/resolve.js';
 import { CONVERGED, makeTempDir, recorder, removeDir, sleep, waitFor } from './helpers.js';
 

@@ -6,11 +6,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { DestinationStream } from 'pino';
-import {
-  EMPTY_SUMMARY,
-  type ReconcileInput,
-  type ReconcileReport,
-} from '../../../src/daemon/types.js';
+import { EMPTY_SUMMARY, type ReconcileReport } from '../../../src/daemon/types.js';
+import type { ReconcileInput } from '../../../src/engine/index.js';
 
 export async function makeTempDir(prefix: string): Promise<string> {
   return fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), `edgesync-${prefix}-`)));

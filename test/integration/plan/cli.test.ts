@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../../src/api/client.js';
 import { main } from '../../../src/cli/main.js';
-import { preparePlan } from '../../../src/cli/pipeline.js';
+import { preparePlan } from '../../../src/engine/pipeline.js';
 import { planSchema } from '../../../src/plan/model.js';
 import { startTestServer } from '../../helpers/server.js';
 import { type Api, executePlan, removeDir, tempDir, writeManifests } from './helpers.js';

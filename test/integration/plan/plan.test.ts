@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../../src/api/client.js';
 import { observe } from '../../../src/api/observe.js';
 import type { ApiClient } from '../../../src/api/types.js';
-import { preparePlan } from '../../../src/cli/pipeline.js';
+import { preparePlan } from '../../../src/engine/pipeline.js';
 import { ManifestError } from '../../../src/errors.js';
 import type { Plan } from '../../../src/plan/model.js';
 import { buildPlan } from '../../../src/plan/plan.js';

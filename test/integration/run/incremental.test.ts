@@ -6,8 +6,12 @@
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ApiClient, createApiClient } from '../../../src/api/index.js';
-import { createReconciler, INCREMENTAL_MAX_READS } from '../../../src/cli/reconcile.js';
-import type { ReconcileInput, TriggerReason } from '../../../src/daemon/types.js';
+import {
+  createReconciler,
+  INCREMENTAL_MAX_READS,
+  type ReconcileInput,
+  type TriggerReason,
+} from '../../../src/engine/index.js';
 import { silentLogger } from '../../../src/log.js';
 import type { RunningServer } from '../../../src/server/index.js';
 import { seededRandom, startTestServer } from '../../helpers/server.js';

@@ -8,8 +8,7 @@
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { type ApiClient, createApiClient, observe } from '../../../src/api/index.js';
-import { createReconciler } from '../../../src/cli/reconcile.js';
-import type { ReconcileInput } from '../../../src/daemon/types.js';
+import { createReconciler, type ReconcileInput } from '../../../src/engine/index.js';
 import { silentLogger } from '../../../src/log.js';
 import { parseStoredMetadata } from '../../../src/manifest/metadata.js';
 import type { RunningServer } from '../../../src/server/index.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDuration } from '../../../src/cli/duration.js';
+import { parseDuration } from '../../../src/duration.js';
 import { UsageError } from '../../../src/errors.js';
 
 describe('parseDuration', () => {

@@ -8,7 +8,7 @@ import {
   fingerprintHmacKey,
   fingerprintLive,
   fingerprintManifests,
-} from '../../../src/cli/pipeline.js';
+} from '../../../src/engine/fingerprint.js';
 import type { DesiredSet } from '../../../src/manifest/schema.js';
 import {
   desiredSet,

@@ -3,7 +3,7 @@
  * combined (`1m30s`), decimals allowed (`1.5s`) as long as the result is a whole number of
  * milliseconds. A bare number is refused (is `60` seconds or milliseconds?), except `0`.
  */
-import { UsageError } from '../errors.js';
+import { UsageError } from './errors.js';
 
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 

@@ -6,10 +6,10 @@
  * found up to date before), masked once per list of values, so the report costs what changed.
  */
 import type { LiveSnapshot } from '../api/index.js';
-import type { ManagedCounts, PlanResources } from '../daemon/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { maskTree, secretValues } from '../manifest/secrets.js';
 import type { Blocked, Plan, ResourceChange } from '../plan/index.js';
+import type { ManagedCounts, PlanResources } from './contract.js';
 
 /** Resources this controller manages once the plan is done: everything it keeps or creates. */
 export function managedCounts(plan: Plan): ManagedCounts {

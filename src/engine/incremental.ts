@@ -9,13 +9,13 @@
  */
 import { type ApiClient, type LiveSnapshot, NO_CALLS } from '../api/index.js';
 import { pagesOf, touchedCount, touchedRoots, verifyTouched } from '../apply/verify.js';
-import type { ReconcileInput } from '../daemon/index.js';
 import { ManifestError } from '../errors.js';
 import type { FileCache } from '../manifest/build.js';
 import { loadManifests } from '../manifest/loader.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { buildPlan, type Plan } from '../plan/index.js';
 import type { PlanOptions } from '../plan/plan.js';
+import type { ReconcileInput } from './contract.js';
 
 /** Triggers that say only the manifests changed: a file saved, a git-sync revision. */
 export const INCREMENTAL_REASONS: ReadonlySet<string> = new Set(['file', 'link']);

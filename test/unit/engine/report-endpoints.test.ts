@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { NO_CALLS } from '../../../src/api/index.js';
-import { managedCounts, resourcesOf, stableValues } from '../../../src/cli/cycle-report.js';
+import { managedCounts, resourcesOf, stableValues } from '../../../src/engine/report.js';
 import { buildPlan } from '../../../src/plan/plan.js';
 import { desiredSet, endpointManifest, liveEndpoint } from '../plan/builders.js';
 

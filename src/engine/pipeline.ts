@@ -1,29 +1,19 @@
 /**
  * The load -> observe -> plan pipeline shared by `plan`, `apply` and the daemon (one code path):
  * load and validate the manifest directory and list the live account concurrently, build the
- * plan, and fingerprint what it saw. This is the I/O glue around the pure planner: it owns the
- * fingerprints (node:crypto) and the rule that a manifest error or a listing error means no plan
- * at all (so nothing can be deleted from a partial view).
- *
- * Fingerprints are SHA-256 over the JSON of each record in a fixed order (records sorted by ID;
- * keys in schema order, as zod outputs them): `live` over the whole snapshot, `manifests` over
- * the owner id and the desired set (secret values included in the hash input, so a changed
- * secret makes a saved plan stale; never in any output).
+ * plan, and fingerprint what it saw (fingerprint.ts). This is the I/O glue around the pure
+ * planner: it owns the rule that a manifest error or a listing error means no plan at all (so
+ * nothing can be deleted from a partial view).
  */
-
-import { createHmac, type Hmac } from 'node:crypto';
-import { configure } from 'safe-stable-stringify';
-import type { ApiConfig } from '../api/config.js';
-import { API_KEY_ENV, API_URL_ENV, resolveApiConfig } from '../api/config.js';
 import { type LiveSnapshot, type ObserveClient, observe } from '../api/observe.js';
-import { compareCodeUnits } from '../compare.js';
-import { ConfigError, EdgesyncError, ManifestError, UsageError } from '../errors.js';
+import { EdgesyncError, ManifestError, UsageError } from '../errors.js';
 import type { FileCache } from '../manifest/build.js';
 import { type LoadResult, loadManifests } from '../manifest/loader.js';
 import { DEFAULT_OWNER } from '../manifest/metadata.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import type { Plan } from '../plan/model.js';
 import { buildPlan, DEFAULT_MAX_DELETES, type PlanMemo } from '../plan/plan.js';
+import { fingerprintHmacKey, fingerprintLive, fingerprintManifests } from './fingerprint.js';
 
 export interface PreparePlanOptions {
   /** The manifest directory (absolute, or relative to the process cwd). */
@@ -93,20 +83,6 @@ export function checkMaxDeletes(value: number | undefined): number {
   return n;
 }
 
-/** The API to talk to; unlike the daemon, `plan` and `apply` need one configured. */
-export function requireApiConfig(
-  flags: { readonly apiUrl?: string | undefined; readonly apiKey?: string | undefined },
-  env: Readonly<Record<string, string | undefined>>,
-): ApiConfig {
-  const config = resolveApiConfig({ flags, env });
-  if (config === undefined) {
-    throw new ConfigError(
-      `no Edge API configured: pass --api-url and --api-key, or set ${API_URL_ENV} and ${API_KEY_ENV}`,
-    );
-  }
-  return config;
-}
-
 /**
  * Loads the manifests and observes the live account (concurrently), then plans. Throws
  * ManifestError (every diagnostic) or ManifestDirError when the desired state is invalid or
@@ -167,71 +143,4 @@ export async function preparePlan(options: PreparePlanOptions): Promise<Prepared
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
   }
-}
-
-// ---- fingerprints -----------------------------------------------------------------------------
-//
-// Keyed hashes (HMAC-SHA256): the manifests fingerprint covers resolved secret values, and an
-// unkeyed hash of them in a published plan (a pull-request comment, a CI artifact) would let
-// anyone test guesses offline. The key is derived from the API key, which `plan` and `apply`
-// both hold, so a saved plan keeps working across runs with the same key and is stale with
-// another (a plan made for one account is no plan for another).
-
-const FINGERPRINT_PREFIX = 'hmac-sha256:';
-
-/** The fingerprint key: never the API key itself, so a leaked digest says nothing about it. */
-export function fingerprintHmacKey(apiKey: string): Buffer {
-  return createHmac('sha256', apiKey).update('edgesync plan fingerprint v1').digest();
-}
-
-function byId<T extends { readonly id: string }>(list: readonly T[]): T[] {
-  return [...list].sort((a, b) => compareCodeUnits(a.id, b.id));
-}
-
-/**
- * The canonical form hashed: JSON with every object's keys sorted, at every depth, so a
- * fingerprint depends on the data and never on the order a parser, a schema or the API put its
- * keys in.
- */
-const canonicalJson = configure({ deterministic: true });
-
-/** Hashes a list item by item, so a 10,000-edge snapshot never becomes one giant string. */
-function hashList(hash: Hmac, label: string, items: readonly unknown[]): void {
-  hash.update(`${label}:${items.length}\n`);
-  for (const item of items) hash.update(`${canonicalJson(item)}\n`);
-}
-
-export function fingerprintLive(
-  key: Buffer,
-  snapshot: {
-    readonly tlsEdges: LiveSnapshot['tlsEdges'];
-    readonly httpsEdges: LiveSnapshot['httpsEdges'];
-    readonly botUsers: LiveSnapshot['botUsers'];
-    readonly cloudEndpoints?: LiveSnapshot['cloudEndpoints'] | undefined;
-  },
-): string {
-  const hash = createHmac('sha256', key);
-  hashList(hash, 'tls_edges', byId(snapshot.tlsEdges));
-  hashList(
-    hash,
-    'https_edges',
-    byId(snapshot.httpsEdges).map((e) => ({ ...e, routes: byId(e.routes) })),
-  );
-  hashList(hash, 'bot_users', byId(snapshot.botUsers));
-  // Only when there are any: an account without endpoints keeps the fingerprint it had.
-  const endpoints = snapshot.cloudEndpoints ?? [];
-  if (endpoints.length > 0) hashList(hash, 'endpoints', byId(endpoints));
-  return `${FINGERPRINT_PREFIX}${hash.digest('hex')}`;
-}
-
-export function fingerprintManifests(key: Buffer, owner: string, desired: DesiredSet): string {
-  const hash = createHmac('sha256', key);
-  hash.update(`owner:${canonicalJson(owner)}\n`);
-  hashList(hash, 'tls_edges', desired.tlsEdges);
-  hashList(hash, 'https_edges', desired.httpsEdges);
-  hashList(hash, 'bot_users', desired.botUsers);
-  if (desired.cloudEndpoints.length > 0) {
-    hashList(hash, 'cloud_endpoints', desired.cloudEndpoints);
-  }
-  return `${FINGERPRINT_PREFIX}${hash.digest('hex')}`;
 }

@@ -1,0 +1,73 @@
+/**
+ * What a reconciler is configured with, and what it keeps between cycles. The steps of a cycle
+ * (preparation.ts, steps.ts) read the options and update the kept state; nothing else does.
+ */
+import type { ApiClient, LiveSnapshot } from '../api/index.js';
+import type { Logger } from '../log.js';
+import { FileCache } from '../manifest/build.js';
+import type { ValueMask } from '../manifest/secrets.js';
+import { PlanMemo } from '../plan/index.js';
+import type { PlanOptions } from '../plan/plan.js';
+
+export interface ReconcilerOptions {
+  readonly client: ApiClient;
+  readonly owner: string;
+  readonly allowEmpty: boolean;
+  readonly maxDeletes: number;
+  readonly concurrency: number;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly secretDirs: readonly string[];
+  /** `--exclude` globs, relative to the manifest directory. */
+  readonly exclude?: readonly string[] | undefined;
+  readonly logger: Logger;
+  /** The client's API budget, for the ETA of long applies. */
+  readonly budget?: { readonly limit: number; readonly windowMs: number } | undefined;
+  /** Incremental cycles for file events (default true); false lists the account every cycle. */
+  readonly incremental?: boolean | undefined;
+  /**
+   * `observe`: plan every cycle and report each difference as drift, never write (`--mode
+   * observe`, or a suspended daemon). Read at each cycle and before each write, so a suspension
+   * stops writes at once.
+   */
+  readonly mode?: (() => 'enforce' | 'observe') | undefined;
+  /**
+   * Set to each cycle's sensitive values (read from env or file), for the log lines the cycle
+   * writes (`createLogger({ mask })`). The report's own strings are masked here either way.
+   */
+  readonly mask?: ValueMask | undefined;
+  /** Leader election: standbys plan but never write; the applier fences every write. */
+  readonly leadership?: { isLeader(): boolean; fence(): void } | undefined;
+}
+
+/** What one reconciler keeps from cycle to cycle, so a cycle costs what changed. */
+export interface EngineState {
+  /**
+   * The verdicts of up-to-date edges (`PlanMemo`). A full listing makes every record new, so a
+   * full cycle starts a new memo: the old verdicts go before the listing comes.
+   */
+  memo: PlanMemo;
+  /** The account as of the last converged cycle (undefined: the next cycle lists it). */
+  kept: LiveSnapshot | undefined;
+  /**
+   * The manifest files as parsed last time: an unchanged file is not parsed again and yields the
+   * same objects, which (with the kept snapshot's records) lets the planner skip the edges it
+   * already found up to date.
+   */
+  readonly files: FileCache;
+  /** The last cycle's sensitive values: the same array while they do not change. */
+  secrets: readonly string[];
+}
+
+export function newEngineState(): EngineState {
+  return { memo: new PlanMemo(), kept: undefined, files: new FileCache(), secrets: [] };
+}
+
+/** The planner's options for this reconciler, with the memo as it is now. */
+export function planOptionsOf(options: ReconcilerOptions, state: EngineState): PlanOptions {
+  return {
+    owner: options.owner,
+    allowEmpty: options.allowEmpty,
+    maxDeletes: options.maxDeletes,
+    memo: state.memo,
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * Preparing a cycle: its plan and what the plan was made from, by one of two strategies behind
+ * one interface. `fullPreparation` loads the manifests and lists the whole account concurrently
+ * (the pipeline of `plan` and `apply`); `incrementalPreparation` plans a manifest change against
+ * the account as of the last converged cycle and reads by ID only what that plan touches, handing
+ * over to the full one when a listing is the better deal. `choosePreparation` picks one per cycle.
+ */
+import type { LiveSnapshot } from '../api/index.js';
+import { PlanMemo } from '../plan/index.js';
+import { type EngineState, planOptionsOf, type ReconcilerOptions } from './context.js';
+import type { ReconcileInput } from './contract.js';
+import { INCREMENTAL_REASONS, type Prepared, prepareIncremental } from './incremental.js';
+import { type PreparedPlan, preparePlan } from './pipeline.js';
+
+export interface Preparation {
+  /** Which strategy this is (an incremental one may still hand over to a full one). */
+  readonly kind: 'full' | 'incremental';
+  prepare(input: ReconcileInput): Promise<Prepared>;
+}
+
+/** The whole pipeline: load and list concurrently, plan. */
+export function fullPreparation(options: ReconcilerOptions, state: EngineState): Preparation {
+  return {
+    kind: 'full',
+    async prepare({ dir, signal, assertCurrent }) {
+      let prepared: PreparedPlan;
+      // Every record of a listing is new: nothing in the old memo would be reused.
+      state.memo = new PlanMemo();
+      try {
+        prepared = await preparePlan({
+          dir,
+          client: options.client,
+          ...planOptionsOf(options, state),
+          env: options.env,
+          secretDirs: options.secretDirs,
+          exclude: options.exclude,
+          cache: state.files,
+          signal,
+          // Fingerprints guard saved plans (`plan --out`); a cycle applies its own plan at once.
+          fingerprint: false,
+        });
+      } catch (err) {
+        // git-sync deletes the old worktree right after a swap: files vanishing under the loader
+        // are the swap, not broken manifests. Report the swap (a superseded cycle: no failure, no
+        // bogus diagnostics) when the link moved; the real error otherwise.
+        await assertCurrent();
+        throw err;
+      }
+      return {
+        plan: prepared.plan,
+        live: prepared.snapshot,
+        desired: prepared.desired,
+        mode: 'full',
+        stamps: prepared.manifests.stamps,
+      };
+    },
+  };
+}
+
+/** A manifest change against the kept snapshot `known`; `full` when it touches too much. */
+export function incrementalPreparation(
+  options: ReconcilerOptions,
+  state: EngineState,
+  known: LiveSnapshot,
+  full: Preparation,
+): Preparation {
+  return {
+    kind: 'incremental',
+    async prepare(input) {
+      const prepared = await prepareIncremental(input, known, {
+        ...options,
+        plan: planOptionsOf(options, state),
+        cache: state.files,
+      });
+      if (prepared !== undefined) return prepared;
+      options.logger.debug('the change touches many resources: full cycle');
+      return full.prepare(input);
+    },
+  };
+}
+
+/**
+ * Incremental for a manifest change (a file saved, a git-sync revision) when the account as of
+ * the last converged cycle is kept; full for every other trigger, the first cycle, and any cycle
+ * after one that did not converge.
+ */
+export function choosePreparation(
+  input: ReconcileInput,
+  options: ReconcilerOptions,
+  state: EngineState,
+): Preparation {
+  const full = fullPreparation(options, state);
+  const known = state.kept;
+  if (
+    options.incremental === false ||
+    !INCREMENTAL_REASONS.has(input.reason) ||
+    known === undefined
+  ) {
+    return full;
+  }
+  return incrementalPreparation(options, state, known, full);
+}

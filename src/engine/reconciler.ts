@@ -1,0 +1,88 @@
+/**
+ * The daemon's reconcile step: the same load -> observe -> plan pipeline as `edgesync plan`,
+ * then the same executor and post-apply check as `edgesync apply --yes`, turned into the plain
+ * `ReconcileReport` the daemon records. No second code path: a cycle is exactly an unattended
+ * apply, with the daemon's extra guard that the git-sync link did not move between reading the
+ * manifests and the first write (`assertCurrent`).
+ *
+ * Incremental cycles: the step keeps the account as of its last converged cycle. A
+ * file event, or a git-sync revision (`link`: in Kubernetes every change arrives so), then
+ * costs what it changes: the manifests are read (no API call) and planned
+ * against that snapshot; only the edges and bot users that plan has operations for are read
+ * again by ID, and the plan is made again from their current state before anything is
+ * written; the post-apply check reads the touched ones back by ID. At 10,000 managed edges one
+ * changed module costs 3 calls (GET, PATCH, GET). Every other trigger (start-up, the periodic
+ * resync, a retry, a webhook, a manual request, leadership) lists the whole account: the
+ * source of truth for drift and for anything the cached snapshot missed. A change whose plan
+ * touches more roots than `INCREMENTAL_MAX_READS` (or than a listing would cost; a revision
+ * that changed many files) runs a full cycle instead, and so does any event after a cycle
+ * that did not converge. The two ways are the strategies of preparation.ts.
+ */
+import { withPriority } from '../api/priority.js';
+import { ACCOUNT_STATE_MESSAGE, accountStateOf, EdgesyncError } from '../errors.js';
+import { type EngineState, newEngineState, type ReconcilerOptions } from './context.js';
+import type { ReconcileFn, ReconcileInput, ReconcileReport } from './contract.js';
+import type { Prepared } from './incremental.js';
+import { choosePreparation } from './preparation.js';
+import { appliedReport, applyCycle, assess, holdBack, savedWhileRead } from './steps.js';
+
+/** Triggers that carry a change (of the manifests, or an operator's request): high priority. */
+const CHANGE_REASONS: ReadonlySet<string> = new Set(['file', 'link', 'webhook', 'manual']);
+
+export function createReconciler(options: ReconcilerOptions): ReconcileFn {
+  const state = newEngineState();
+  return async (input): Promise<ReconcileReport> =>
+    // A manifest change (or an operator's request) goes ahead of background work (a resync's
+    // listing) in the limiter.
+    withPriority(CHANGE_REASONS.has(input.reason) ? 'high' : 'normal', () =>
+      reconcileOnce(input, options, state),
+    );
+}
+
+/**
+ * One cycle, step by step; each step either hands the cycle on or ends it with its report. A
+ * cycle that ends before writing (preempted by a change, invalid manifests, a failed listing)
+ * leaves the kept snapshot as good as it was.
+ */
+async function reconcileOnce(
+  input: ReconcileInput,
+  options: ReconcilerOptions,
+  state: EngineState,
+): Promise<ReconcileReport> {
+  // 1. Prepare the plan: in full, or incrementally against the kept snapshot.
+  const prepared = await prepare(input, options, state);
+  // 2. git-sync may have swapped the link while we read: a set read from the old worktree may
+  //    be partial, and applying it would delete what it lacks.
+  await input.assertCurrent();
+  // 3. Assess it: guards, counts, resources, this cycle's sensitive values.
+  const cycle = assess(prepared, options, state);
+  // 4. Stop when nothing may be written (observing, standby, a guard) or needs to be.
+  const held = holdBack(cycle, options, state);
+  if (held !== undefined) return held;
+  // 5. Stop when a file was saved while it was read: its own event comes next.
+  const saved = await savedWhileRead(cycle, options.logger);
+  if (saved !== undefined) return saved;
+  // 6. Apply, and check what was touched.
+  const applied = await applyCycle(cycle, input.signal, options, state);
+  // 7. Report what the apply did.
+  return appliedReport(cycle, applied, options.mode);
+}
+
+/** The chosen preparation; an account that refuses writes as a whole said once, plainly. */
+async function prepare(
+  input: ReconcileInput,
+  options: ReconcilerOptions,
+  state: EngineState,
+): Promise<Prepared> {
+  try {
+    return await choosePreparation(input, options, state).prepare(input);
+  } catch (err) {
+    const accountState = accountStateOf(err);
+    if (accountState !== undefined) {
+      throw new EdgesyncError('ES_ACCOUNT_STATE', ACCOUNT_STATE_MESSAGE[accountState], {
+        cause: err,
+      });
+    }
+    throw err;
+  }
+}

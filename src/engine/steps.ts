@@ -1,0 +1,259 @@
+/**
+ * The steps of one reconcile cycle after its plan is prepared, in the order `reconcileOnce`
+ * (reconciler.ts) runs them. Each does one thing and either hands the cycle on or ends it with
+ * the report the daemon records: assess the plan (guards, counts, masked resources), hold back
+ * when nothing may or need be written, skip a plan read from a file being saved, apply and
+ * verify, report what the apply did.
+ */
+import { callCount, type LiveSnapshot } from '../api/index.js';
+import { unservedMessage } from '../apply/cutover.js';
+import { applyAndVerify, type CycleOptions, type CycleOutcome } from '../apply/cycle.js';
+import { checkGuards, desiredCount, type GuardVerdict } from '../apply/guards.js';
+import { progressSteps } from '../apply/progress.js';
+import { observeAfterApply, ownBotUsersOf } from '../apply/verify.js';
+import { ACCOUNT_STATE_MESSAGE, EdgesyncError, GuardError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { manifestsChangedSince } from '../manifest/loader.js';
+import { maskValues } from '../manifest/secrets.js';
+import { buildPlan, operationCount, type Plan } from '../plan/index.js';
+import { type EngineState, planOptionsOf, type ReconcilerOptions } from './context.js';
+import type { ManagedCounts, PlanResources, ReconcileReport } from './contract.js';
+import type { Prepared } from './incremental.js';
+import { managedCounts, resourcesOf, stableValues, withLiveIds } from './report.js';
+
+/** A prepared cycle as the steps after preparation see it. */
+export interface Cycle {
+  readonly prepared: Prepared;
+  /** What this cycle's full observation cost (none when incremental: it listed nothing). */
+  readonly listCalls: number | undefined;
+  /** Masks this cycle's sensitive values in a free-text message. */
+  readonly mask: (text: string) => string;
+  readonly guards: {
+    readonly maxDeletes: number;
+    readonly allowEmpty: boolean;
+    readonly desiredCount: number;
+  };
+  readonly verdict: GuardVerdict;
+  readonly managed: ManagedCounts;
+  /** The plan by resource, names read from env masked too. */
+  readonly resources: PlanResources;
+}
+
+/** The plan's guards, counts and resources, and this cycle's sensitive values for the log. */
+export function assess(prepared: Prepared, options: ReconcilerOptions, state: EngineState): Cycle {
+  const { plan, live, desired, mode } = prepared;
+  // The daemon sizes the resync interval with what a full observation cost.
+  const listCalls = mode === 'full' ? callCount(live.calls) : undefined;
+  state.secrets = stableValues(desired, live, state.secrets);
+  const values = state.secrets;
+  options.mask?.set(values);
+  const guards = {
+    maxDeletes: options.maxDeletes,
+    allowEmpty: options.allowEmpty,
+    desiredCount: desiredCount(desired),
+  };
+  return {
+    prepared,
+    listCalls,
+    mask: (text: string) => maskValues(text, values),
+    guards,
+    verdict: checkGuards(plan, { ...guards, live }),
+    managed: managedCounts(plan),
+    resources: resourcesOf(plan, values),
+  };
+}
+
+/** The report of a cycle that wrote nothing. */
+function noWrites(
+  cycle: Cycle,
+  result: ReconcileReport['result'],
+  outOfSync: number,
+  extra: Partial<ReconcileReport> = {},
+): ReconcileReport {
+  const { plan, mode } = cycle.prepared;
+  return {
+    mode,
+    listCalls: cycle.listCalls,
+    result,
+    summary: plan.summary,
+    writes: 0,
+    managed: cycle.managed,
+    outOfSync,
+    warnings: plan.warnings.map(cycle.mask),
+    resources: cycle.resources,
+    ...extra,
+  };
+}
+
+/**
+ * Ends the cycle before any write when it may not write (observing, a standby, a guard's
+ * refusal: thrown) or need not (an empty plan). Undefined: go on and apply.
+ */
+export function holdBack(
+  cycle: Cycle,
+  options: ReconcilerOptions,
+  state: EngineState,
+): ReconcileReport | undefined {
+  const { resources, verdict } = cycle;
+  const differences = resources.changes.length + resources.blocked.length;
+  if (options.mode?.() === 'observe') {
+    // Observe mode (or suspended): every difference is drift; nothing is written.
+    const result = differences === 0 ? 'converged' : 'drift';
+    return noWrites(cycle, result, differences, { observed: true });
+  }
+  if (options.leadership !== undefined && !options.leadership.isLeader()) {
+    // A standby observes: it plans as the leader would, and writes nothing.
+    return noWrites(cycle, 'standby', differences);
+  }
+  if (verdict.refusals.length > 0) {
+    throw new GuardError(cycle.mask(`refusing to apply: ${verdict.refusals.join('; ')}`));
+  }
+  if (operationCount(cycle.prepared.plan) > 0) return undefined;
+  const outOfSync = verdict.conflicts.length;
+  state.kept = outOfSync === 0 ? cycle.prepared.live : undefined;
+  if (outOfSync === 0) return noWrites(cycle, 'converged', 0);
+  return noWrites(cycle, 'drift', outOfSync, {
+    error: `${outOfSync} resource(s) blocked by hostports held by foreign edges`,
+  });
+}
+
+/**
+ * A file saved while it was read (a truncated file reads as no edges) is not acted on: the
+ * save's own event reconciles the finished file next. Undefined: the files are as read.
+ */
+export async function savedWhileRead(
+  cycle: Cycle,
+  logger: Logger,
+): Promise<ReconcileReport | undefined> {
+  const changedFile = await manifestsChangedSince(cycle.prepared);
+  if (changedFile === undefined) return undefined;
+  logger.info({ file: changedFile }, 'a manifest changed while it was read: not applied');
+  const { mode, plan } = cycle.prepared;
+  return {
+    mode,
+    listCalls: cycle.listCalls,
+    result: 'superseded',
+    summary: plan.summary,
+    writes: 0,
+  };
+}
+
+/** What the apply did, and the plan of the check after it (undefined when none ran). */
+export interface Applied {
+  readonly outcome: CycleOutcome;
+  readonly replanned: Plan | undefined;
+}
+
+/**
+ * Applies the plan and checks what it touched (GET by ID, not the whole account: the periodic
+ * resync is the full observation that finds drift elsewhere). Keeps the checked account for the
+ * next incremental cycle only when it converged.
+ */
+export async function applyCycle(
+  cycle: Cycle,
+  signal: AbortSignal,
+  options: ReconcilerOptions,
+  state: EngineState,
+): Promise<Applied> {
+  const { plan, live, desired } = cycle.prepared;
+  // From the first write until the check says converged, the kept snapshot is not the account.
+  state.kept = undefined;
+  let verified: LiveSnapshot | undefined;
+  let replanned: Plan | undefined;
+  const outcome = await applyAndVerify(plan, {
+    ...applyOptions(cycle, signal, options),
+    replan: async (result) => {
+      const again = await observeAfterApply(options.client, plan, live, result, {
+        signal,
+        concurrency: options.concurrency,
+      });
+      verified = again;
+      const ownBotUsers = ownBotUsersOf(result);
+      replanned = buildPlan(desired, again, { ...planOptionsOf(options, state), ownBotUsers });
+      return { live: again, plan: replanned };
+    },
+  });
+  // After a create whose answer was lost, the lost attempt may still land: the next cycle
+  // lists everything again (a kept snapshot would hide the duplicate until the next resync).
+  const late = (outcome.result.uncertainCreates?.length ?? 0) > 0;
+  if (outcome.converged && verified !== undefined && !late) state.kept = verified;
+  return { outcome, replanned };
+}
+
+/** The executor's options for a daemon cycle: fenced, suspendable, its progress in the log. */
+function applyOptions(
+  cycle: Cycle,
+  signal: AbortSignal,
+  options: ReconcilerOptions,
+): Omit<CycleOptions, 'replan'> {
+  return {
+    client: options.client,
+    live: cycle.prepared.live,
+    concurrency: options.concurrency,
+    signal,
+    logger: options.logger,
+    guards: cycle.guards,
+    beforeWrite: () => {
+      options.leadership?.fence();
+      if (options.mode?.() === 'observe') {
+        throw new EdgesyncError('ES_SUSPENDED', 'suspended: writes stopped');
+      }
+    },
+    // A long apply (a cold start under the API budget) says how far it is, in the log.
+    onProgress: progressSteps(options.budget, (done, total, eta) =>
+      options.logger.info(
+        { done, total, ...(eta === undefined ? {} : { eta_s: Math.ceil(eta / 1000) }) },
+        'apply progress',
+      ),
+    ),
+  };
+}
+
+/** The report of a cycle that wrote: changed, drift, lost leadership, or error. */
+export function appliedReport(
+  cycle: Cycle,
+  { outcome, replanned }: Applied,
+  mode: ReconcilerOptions['mode'],
+): ReconcileReport {
+  const { plan } = cycle.prepared;
+  const { result, residual } = outcome;
+  const outOfSync =
+    residual === undefined ? undefined : residual.changes.length + residual.blocked.length;
+  const base = {
+    mode: cycle.prepared.mode,
+    listCalls: cycle.listCalls,
+    summary: plan.summary,
+    writes: result.writes,
+    managed: cycle.managed,
+    warnings: plan.warnings.map(cycle.mask),
+    resources: replanned === undefined ? cycle.resources : withLiveIds(cycle.resources, replanned),
+    ...(outOfSync === undefined ? {} : { outOfSync }),
+  };
+  if (result.fenced !== undefined) {
+    if (mode?.() === 'observe') {
+      return { ...base, result: 'drift', error: result.fenced, observed: true };
+    }
+    return { ...base, result: 'lost_leadership', error: result.fenced };
+  }
+  if (result.accountState !== undefined) {
+    // The account refuses edge writes as a whole: say so plainly, once.
+    return { ...base, result: 'error', error: ACCOUNT_STATE_MESSAGE[result.accountState] };
+  }
+  if (result.failed > 0 || result.aborted || outcome.verifyError !== undefined) {
+    const reasons = [
+      ...result.errors.map((e) => e.message),
+      // A cut-over that stopped: which hosts and ports are unserved, and how to restore them.
+      ...(result.unserved === undefined ? [] : [unservedMessage(result.unserved)]),
+      ...(outcome.verifyError === undefined ? [] : [`not verified: ${outcome.verifyError}`]),
+    ];
+    return {
+      ...base,
+      result: 'error',
+      error: cycle.mask(reasons.join('; ')) || 'apply did not complete',
+    };
+  }
+  if (!outcome.converged) {
+    return { ...base, result: 'drift', error: `${outOfSync ?? 0} difference(s) remain` };
+  }
+  return { ...base, result: 'changed' };
+}
