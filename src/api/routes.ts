@@ -200,18 +200,34 @@ export const FIXED_OPERATIONS: readonly (ApiOperation & { readonly name: FixedMe
 /** Every operation of the Edge API the client sends. */
 export const API_OPERATIONS: readonly ApiOperation[] = [...FIXED_OPERATIONS, ...moduleOperations()];
 
-function addressKey(target: TargetAddress): string {
-  return `${target.kind}|${target.edge_kind ?? ''}|${target.module ?? ''}`;
+/**
+ * The rows by target: kind, then edge kind, then module (`''` for none), then method. Nested
+ * maps rather than one joined string key: plans look a template up once per operation, and
+ * building a key string each time cost more than the lookups.
+ */
+const BY_TARGET = new Map<string, Map<string, Map<string, Map<string, ApiOperation>>>>();
+for (const op of API_OPERATIONS) {
+  const { kind, edge_kind = '', module = '' } = op.target;
+  const byEdgeKind =
+    BY_TARGET.get(kind) ?? new Map<string, Map<string, Map<string, ApiOperation>>>();
+  const byModule = byEdgeKind.get(edge_kind) ?? new Map<string, Map<string, ApiOperation>>();
+  const byMethod = byModule.get(module) ?? new Map<string, ApiOperation>();
+  byMethod.set(op.method, op);
+  byModule.set(module, byMethod);
+  byEdgeKind.set(edge_kind, byModule);
+  BY_TARGET.set(kind, byEdgeKind);
 }
 
-const BY_TARGET = new Map(
-  API_OPERATIONS.map((op) => [`${op.method} ${addressKey(op.target)}`, op]),
-);
-const TEMPLATE_OF = new Map(API_OPERATIONS.map((op) => [addressKey(op.target), op.template]));
+/** The rows of one target, by method. */
+function rowsOf(target: TargetAddress): Map<string, ApiOperation> | undefined {
+  return BY_TARGET.get(target.kind)
+    ?.get(target.edge_kind ?? '')
+    ?.get(target.module ?? '');
+}
 
 /** The operation of a method on a target; undefined when the API has none. */
 export function operationFor(method: HttpMethod, target: TargetAddress): ApiOperation | undefined {
-  return BY_TARGET.get(`${method} ${addressKey(target)}`);
+  return rowsOf(target)?.get(method);
 }
 
 /** A module owner's address for one of its modules. */
@@ -238,8 +254,9 @@ export function ownerParams(owner: ModuleOwner): Readonly<Record<string, string>
  * template: a refused operation is shown by its path too.
  */
 export function templateOf(target: TargetAddress): string {
-  const known = TEMPLATE_OF.get(addressKey(target));
-  if (known !== undefined) return known;
+  // Every method on one target shares its template: any row answers.
+  const known = rowsOf(target)?.values().next().value;
+  if (known !== undefined) return known.template;
   if (target.module !== undefined) {
     const owner =
       target.kind === 'route_module' ? ROUTE : target.edge_kind === 'tls' ? TLS_EDGE : HTTPS_EDGE;

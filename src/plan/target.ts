@@ -4,7 +4,8 @@
  *
  * The planner builds targets; the executor resolves their references and hands the resolved
  * target to the typed client (src/apply/dispatch.ts); the guards read the edge a target belongs
- * to. Paths are only rendered from targets: for display (plans, logs) and by the client.
+ * to. Paths are only rendered from targets, by the target's template in the API's table of
+ * operations (src/api/routes.ts): for display (plans, logs) and by the client.
  *
  * A reference is a live ID, or `{ created: address }`: the ID of a resource an earlier POST of
  * the same plan creates (the operation whose `binds` names that address provides it).
@@ -89,9 +90,8 @@ function segment(ref: Ref): string {
 
 /** The reference a target holds for a path template's parameter (`id`, `edge_id`). */
 export function targetParam(target: PlannedTarget, param: string): Ref {
-  const value: unknown = Object.hasOwn(target, param)
-    ? (target as Readonly<Record<string, unknown>>)[param]
-    : undefined;
+  // Template parameters are `id` and `edge_id`, never a name an object inherits.
+  const value: unknown = (target as Readonly<Record<string, unknown>>)[param];
   if (value === undefined) {
     throw new EdgesyncError('ES_INTERNAL', `a ${target.kind} target has no "${param}"`);
   }
