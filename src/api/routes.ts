@@ -258,27 +258,28 @@ export function templateOf(target: TargetAddress): string {
   const known = rowsOf(target)?.values().next().value;
   if (known !== undefined) return known.template;
   if (target.module !== undefined) {
-    const owner =
-      target.kind === 'route_module' ? ROUTE : target.edge_kind === 'tls' ? TLS_EDGE : HTTPS_EDGE;
-    return `${owner.template}/${target.module}`;
+    const owner = Object.values(MODULE_OWNERS).find(
+      (o) => o.target.kind === target.kind && o.target.edge_kind === target.edge_kind,
+    );
+    if (owner !== undefined) return `${owner.template}/${target.module}`;
   }
   throw new EdgesyncError('ES_INTERNAL', `no API path for a ${target.kind} target`);
 }
 
 type Part = string | { readonly param: string };
-const PARTS = new Map<string, readonly Part[]>();
 
-/** A template as literal text and `{param}` slots, parsed once. */
+function parse(template: string): readonly Part[] {
+  return template
+    .split(/(\{[a-z_]+\})/)
+    .filter((p) => p !== '')
+    .map((p) => (p.startsWith('{') ? { param: p.slice(1, -1) } : p));
+}
+
+/** The table's templates as literal text and `{param}` slots, parsed once. */
+const PARTS = new Map(API_OPERATIONS.map((op) => [op.template, parse(op.template)]));
+
 function partsOf(template: string): readonly Part[] {
-  let parts = PARTS.get(template);
-  if (parts === undefined) {
-    parts = template
-      .split(/(\{[a-z_]+\})/)
-      .filter((p) => p !== '')
-      .map((p) => (p.startsWith('{') ? { param: p.slice(1, -1) } : p));
-    PARTS.set(template, parts);
-  }
-  return parts;
+  return PARTS.get(template) ?? parse(template);
 }
 
 /** The template's parameter names, in order. */
