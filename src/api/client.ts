@@ -7,107 +7,99 @@
  * creates again.
  *
  * Rooms: ./transport.ts (one call: headers, timeout, retries, rate limit, errors), ./exchange.ts
- * (the HTTP exchange it goes through), ./pagination.ts (lists), ./endpoints.ts (the table of
- * endpoints the typed methods are generated from); ./types.ts holds the client's typed surface
- * and options. This file puts them together.
+ * (the HTTP exchange it goes through), ./pagination.ts (lists), ./routes.ts (the table of
+ * operations every method is generated from); ./types.ts holds the client's typed surface and
+ * options. This file puts them together.
  *
  * Transport and time are injected (http, sleep, now, random): tests assert exact backoff
  * sequences without sleeping, and integration tests run against the local server over HTTP.
  */
 import type { z } from 'zod';
 import { EdgesyncError } from '../errors.js';
-import { ENDPOINTS, endpointMethod, segment } from './endpoints.js';
+import type { HttpMethod } from './exchange.js';
 import { listAll } from './pagination.js';
 import {
-  botUserListSchema,
-  cloudEndpointListSchema,
-  httpsEdgeListSchema,
-  MODULE_READ_SCHEMAS,
-  type ModuleOwner,
-  tlsEdgeListSchema,
-} from './schemas.js';
-import { createTransport } from './transport.js';
-import type { ApiClient, ApiClientOptions, RequestOptions } from './types.js';
+  type ApiOperation,
+  FIXED_OPERATIONS,
+  fillTemplate,
+  moduleOperation,
+  ownerParams,
+  segment,
+  templateParams,
+} from './routes.js';
+import type { ModuleOwner } from './schemas.js';
+import { createTransport, type Transport } from './transport.js';
+import type { ApiClient, ApiClientOptions, ListOptions, RequestOptions } from './types.js';
 
-/** The module endpoint of an owner: its path template, concrete path and read schema. */
-function moduleCall(
-  owner: ModuleOwner,
-  module: string,
-): { route: string; path: string; schema: z.ZodType } {
-  const schemas: Readonly<Record<string, z.ZodType>> = MODULE_READ_SCHEMAS[owner.kind];
-  const schema = Object.hasOwn(schemas, module) ? schemas[module] : undefined;
-  if (schema === undefined) {
-    throw new EdgesyncError('ES_INTERNAL', `${owner.kind} has no module "${module}"`);
+type Method = (...args: unknown[]) => Promise<unknown>;
+
+/** Sends one operation: its path filled from `params`, its answer checked by its schema. */
+function send(
+  transport: Transport,
+  op: ApiOperation,
+  params: (param: string) => string | undefined,
+  body: unknown,
+  options: RequestOptions,
+): Promise<unknown> {
+  const path = fillTemplate(op.template, (p) => segment(String(params(p))));
+  const call = {
+    method: op.method,
+    route: op.template,
+    path,
+    signal: options.signal,
+    ...(op.body === undefined ? {} : { body }),
+  };
+  if (op.answer === undefined) return transport.sendNoContent(call);
+  return transport.send(call, op.answer);
+}
+
+/** A method with a fixed template: `(...params, body?, options?) => answer`. */
+function fixedMethod(transport: Transport, op: ApiOperation): Method {
+  const { answer, items } = op;
+  if (items !== undefined && answer !== undefined) {
+    const page = answer as z.ZodType<{ next_page_uri: string | null }>;
+    const itemsOf = (p: object) => (p as Readonly<Record<string, readonly unknown[]>>)[items] ?? [];
+    return (options?: unknown) =>
+      listAll(transport, op.template, page, itemsOf, (options ?? {}) as ListOptions);
   }
-  switch (owner.kind) {
-    case 'tls_edge':
-      return {
-        route: `/edges/tls/{id}/${module}`,
-        path: `/edges/tls/${segment(owner.id)}/${module}`,
-        schema,
-      };
-    case 'https_edge':
-      return {
-        route: `/edges/https/{id}/${module}`,
-        path: `/edges/https/${segment(owner.id)}/${module}`,
-        schema,
-      };
-    case 'route':
-      return {
-        route: `/edges/https/{edge_id}/routes/{id}/${module}`,
-        path: `/edges/https/${segment(owner.edgeId)}/routes/${segment(owner.id)}/${module}`,
-        schema,
-      };
-  }
+  const names = templateParams(op.template);
+  const hasBody = op.body !== undefined;
+  return async (...args: unknown[]) => {
+    const options = (args[names.length + (hasBody ? 1 : 0)] ?? {}) as RequestOptions;
+    const param = (name: string) => args[names.indexOf(name)] as string;
+    return send(transport, op, param, args[names.length], options);
+  };
+}
+
+/** A module method: `(owner, module, body?, options?) => answer`, its row picked by both. */
+function moduleMethod(transport: Transport, method: HttpMethod): Method {
+  return async (...args: unknown[]) => {
+    const [owner, module] = args as [ModuleOwner, string];
+    const op = moduleOperation(method, owner, module);
+    if (op === undefined) {
+      throw new EdgesyncError('ES_INTERNAL', `${owner.kind} has no module "${module}"`);
+    }
+    const hasBody = op.body !== undefined;
+    const options = (args[hasBody ? 3 : 2] ?? {}) as RequestOptions;
+    const params = ownerParams(owner);
+    return send(transport, op, (p) => params[p], hasBody ? args[2] : undefined, options);
+  };
 }
 
 export function createApiClient(options: ApiClientOptions): ApiClient {
   const transport = createTransport(options);
-  const generated = Object.fromEntries(
-    Object.entries(ENDPOINTS).map(([name, endpoint]) => [
-      name,
-      endpointMethod(transport, endpoint),
-    ]),
-  ) as Pick<ApiClient, keyof typeof ENDPOINTS>;
+  const fixed = Object.fromEntries(
+    FIXED_OPERATIONS.map((op) => [op.name, fixedMethod(transport, op)]),
+  );
+  // The methods' precise types come from the rows picked at run time, which the type system
+  // cannot follow: `ApiClient` (./types.ts) states them, and `satisfies` in ./routes.ts ties
+  // every fixed method to a row.
   return {
     baseUrl: transport.baseUrl,
-    ...generated,
-    listTlsEdges: (o) => listAll(transport, '/edges/tls', tlsEdgeListSchema, (p) => p.tls_edges, o),
-    listHttpsEdges: (o) =>
-      listAll(transport, '/edges/https', httpsEdgeListSchema, (p) => p.https_edges, o),
-    listBotUsers: (o) => listAll(transport, '/bot_users', botUserListSchema, (p) => p.bot_users, o),
-    listEndpoints: (o) =>
-      listAll(transport, '/endpoints', cloudEndpointListSchema, (p) => p.endpoints, o),
-
-    // The overloads' precise return types come from the read schema picked at run time by the
-    // same (kind, module) key, which the type system cannot follow: hence `Promise<never>`.
-    getModule: async (
-      owner: ModuleOwner,
-      module: string,
-      o: RequestOptions = {},
-    ): Promise<never> => {
-      const { route, path, schema } = moduleCall(owner, module);
-      return transport.send(
-        { method: 'GET', route, path, signal: o.signal },
-        schema,
-      ) as Promise<never>;
-    },
-    putModule: async (
-      owner: ModuleOwner,
-      module: string,
-      body: unknown,
-      o: RequestOptions = {},
-    ): Promise<never> => {
-      const { route, path, schema } = moduleCall(owner, module);
-      return transport.send(
-        { method: 'PUT', route, path, body, signal: o.signal },
-        schema,
-      ) as Promise<never>;
-    },
-    deleteModule: async (owner, module, o = {}) => {
-      const { route, path } = moduleCall(owner, module);
-      return transport.sendNoContent({ method: 'DELETE', route, path, signal: o.signal });
-    },
+    ...fixed,
+    getModule: moduleMethod(transport, 'GET'),
+    putModule: moduleMethod(transport, 'PUT'),
+    deleteModule: moduleMethod(transport, 'DELETE'),
     close: () => transport.close(),
-  };
+  } as unknown as ApiClient;
 }

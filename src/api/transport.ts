@@ -1,7 +1,7 @@
 /**
  * The client's transport: one HTTP exchange with the Edge API (headers, timeout, the client-side
  * rate limit, retries with backoff, typed errors with the key redacted) and the validation of
- * the answer against its zod schema. Endpoints (./endpoints.ts) and pagination
+ * the answer against its zod schema. The client's methods (./client.ts, from the table in ./routes.ts) and pagination
  * (./pagination.ts) are built on `send`; the bytes go through an `HttpExchange` (./exchange.ts).
  */
 import { STATUS_CODES } from 'node:http';

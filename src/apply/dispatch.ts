@@ -1,28 +1,16 @@
 /**
  * Turns one plan operation (method, resolved typed target, body) into the typed API client call
- * it stands for. Bodies are checked against the API's write schemas before anything is sent:
- * a malformed body is a planner bug, and it must fail here, loudly, rather than reach the API.
- * Error messages name paths and problems only, never body values (they may be secrets).
+ * it stands for, by looking the pair up in the API's table of operations (src/api/routes.ts).
+ * Bodies are checked against the operation's write schema before anything is sent: a malformed
+ * body is a planner bug, and it must fail here, loudly, rather than reach the API. Error
+ * messages name paths and problems only, never body values (they may be secrets).
  */
 import type { z } from 'zod';
-import {
-  type AnyModuleName,
-  type ApiClient,
-  botUserCreateSchema,
-  botUserUpdateSchema,
-  endpointCreateSchema,
-  endpointUpdateSchema,
-  httpsEdgeWriteSchema,
-  MODULE_WRITE_SCHEMAS,
-  type ModuleOwner,
-  type ModuleOwnerKind,
-  routeCreateSchema,
-  routeUpdateSchema,
-  tlsEdgeWriteSchema,
-} from '../api/index.js';
+import type { ApiClient, ModuleOwner } from '../api/index.js';
+import { type ApiOperation, operationFor, templateParams } from '../api/routes.js';
 import { EdgesyncError } from '../errors.js';
 import type { Operation } from '../plan/model.js';
-import { type Target, targetPath } from '../plan/target.js';
+import { type Target, targetParam, targetPath } from '../plan/target.js';
 
 /** The client's module owner of a module target. */
 function moduleOwner(
@@ -32,10 +20,6 @@ function moduleOwner(
     return { kind: 'route', edgeId: target.edge_id, id: target.id };
   }
   return { kind: target.edge_kind === 'tls' ? 'tls_edge' : 'https_edge', id: target.id };
-}
-
-function hasModule(kind: ModuleOwnerKind, module: string): boolean {
-  return Object.hasOwn(MODULE_WRITE_SCHEMAS[kind], module);
 }
 
 /** The result of a sent operation: the ID of what a POST created. */
@@ -65,6 +49,17 @@ function checked<S extends z.ZodType>(schema: S, body: unknown, what: string): z
 }
 
 /**
+ * The client call's arguments before the body: a module's owner and name, or the template's
+ * parameters in order (the client's own convention, see src/api/client.ts).
+ */
+function callArgs(op: ApiOperation, target: Target): unknown[] {
+  if (target.kind === 'edge_module' || target.kind === 'route_module') {
+    return [moduleOwner(target), target.module];
+  }
+  return templateParams(op.template).map((param) => targetParam(target, param));
+}
+
+/**
  * Sends one operation through the typed client. No signal is passed: an operation once
  * started is let finish (abort stops launching new ones).
  */
@@ -75,94 +70,15 @@ export async function sendOperation(
   body: unknown,
 ): Promise<Sent> {
   const what = `${method} ${targetPath(target)}`;
-  const unsupported = () => new InvalidOperationError(`unsupported operation ${what}`);
-  switch (target.kind) {
-    case 'edges': {
-      if (method !== 'POST') throw unsupported();
-      const created =
-        target.edge_kind === 'tls'
-          ? await client.createTlsEdge(checked(tlsEdgeWriteSchema, body, what))
-          : await client.createHttpsEdge(checked(httpsEdgeWriteSchema, body, what));
-      return { id: created.id };
-    }
-    case 'edge':
-      if (method === 'PATCH') {
-        if (target.edge_kind === 'tls') {
-          await client.updateTlsEdge(target.id, checked(tlsEdgeWriteSchema, body, what));
-        } else {
-          await client.updateHttpsEdge(target.id, checked(httpsEdgeWriteSchema, body, what));
-        }
-        return {};
-      }
-      if (method !== 'DELETE') throw unsupported();
-      noBody(body, what);
-      if (target.edge_kind === 'tls') await client.deleteTlsEdge(target.id);
-      else await client.deleteHttpsEdge(target.id);
-      return {};
-    case 'routes': {
-      if (method !== 'POST') throw unsupported();
-      const created = await client.createRoute(
-        target.edge_id,
-        checked(routeCreateSchema, body, what),
-      );
-      return { id: created.id };
-    }
-    case 'route':
-      if (method === 'PATCH') {
-        await client.updateRoute(target.edge_id, target.id, checked(routeUpdateSchema, body, what));
-        return {};
-      }
-      if (method !== 'DELETE') throw unsupported();
-      noBody(body, what);
-      await client.deleteRoute(target.edge_id, target.id);
-      return {};
-    case 'edge_module':
-    case 'route_module': {
-      const owner = moduleOwner(target);
-      if (!hasModule(owner.kind, target.module)) throw unsupported();
-      const module = target.module as AnyModuleName;
-      if (method === 'PUT') {
-        const schemas: Readonly<Record<string, z.ZodType>> = MODULE_WRITE_SCHEMAS[owner.kind];
-        const schema = schemas[target.module];
-        if (schema === undefined) throw unsupported();
-        const value = checked(schema, body, what) as Readonly<Record<string, unknown>>;
-        await client.putModule(owner, module, value);
-        return {};
-      }
-      if (method !== 'DELETE') throw unsupported();
-      noBody(body, what);
-      await client.deleteModule(owner, module);
-      return {};
-    }
-    case 'bot_users': {
-      if (method !== 'POST') throw unsupported();
-      const created = await client.createBotUser(checked(botUserCreateSchema, body, what));
-      return { id: created.id };
-    }
-    case 'bot_user':
-      if (method === 'PATCH') {
-        await client.updateBotUser(target.id, checked(botUserUpdateSchema, body, what));
-        return {};
-      }
-      if (method !== 'DELETE') throw unsupported();
-      noBody(body, what);
-      await client.deleteBotUser(target.id);
-      return {};
-    case 'endpoints': {
-      if (method !== 'POST') throw unsupported();
-      const created = await client.createEndpoint(checked(endpointCreateSchema, body, what));
-      return { id: created.id };
-    }
-    case 'endpoint':
-      if (method === 'PATCH') {
-        await client.updateEndpoint(target.id, checked(endpointUpdateSchema, body, what));
-        return {};
-      }
-      if (method !== 'DELETE') throw unsupported();
-      noBody(body, what);
-      await client.deleteEndpoint(target.id);
-      return {};
-  }
+  const op = operationFor(method, target);
+  if (op === undefined) throw new InvalidOperationError(`unsupported operation ${what}`);
+  const args = callArgs(op, target);
+  if (op.body === undefined) noBody(body, what);
+  else args.push(checked(op.body, body, what));
+  // The table names the method (`satisfies` in src/api/routes.ts ties each name to ApiClient).
+  const call = client[op.name] as (...a: unknown[]) => Promise<unknown>;
+  const answer = await call.apply(client, args);
+  return method === 'POST' ? { id: (answer as { readonly id: string }).id } : {};
 }
 
 function noBody(body: unknown, what: string): void {

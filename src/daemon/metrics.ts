@@ -6,6 +6,7 @@
  * answer; the daemon calls `observeReconcile` once per cycle.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { templateOfPath } from '../api/routes.js';
 import {
   MANAGED_KINDS,
   type ManagedCounts,
@@ -16,7 +17,7 @@ import {
 
 export interface ApiResponseObservation {
   readonly method: string;
-  /** The request path; IDs and query strings are folded away here to bound label cardinality. */
+  /** The operation's path template (or a path, matched to its template here: `routeLabel`). */
   readonly route: string;
   readonly status: number;
 }
@@ -55,53 +56,71 @@ export interface DaemonMetricsOptions {
   readonly defaultMetrics?: boolean;
 }
 
+/** The label of a response whose path is no operation of the API's table: one, not one per path. */
+export const OTHER_ROUTE = 'other';
+
 /**
- * An API ID segment: lowercase prefix, underscore, base62 body (`edghts_2abc...`). The body
- * must hold a digit or a capital, which tells `bot_2Xk9...` from a static `bot_users`.
+ * The `route` label of an API response: the template of its operation in the API's table
+ * (`/edges/https/{edge_id}/routes/{id}`), which the client reports as it is. A concrete path is
+ * matched to its template, its query string dropped, so label cardinality stays bounded by the
+ * table whatever a caller reports.
  */
-function isIdSegment(segment: string): boolean {
-  return /^[a-z]+_[A-Za-z0-9]+$/.test(segment) && /[A-Z0-9]/.test(segment);
+export function routeLabel(route: string): string {
+  const path = route.split(/[?#]/, 1)[0] ?? '';
+  return templateOfPath(path) ?? OTHER_ROUTE;
 }
 
-/** `/edges/https/edghts_123/routes/edghtsrt_9?x=1` -> `/edges/https/:id/routes/:id`. */
-export function normalizeRoute(route: string): string {
-  const pathOnly = route.split(/[?#]/, 1)[0] ?? '';
-  const folded = pathOnly
-    .split('/')
-    .map((segment) => (isIdSegment(segment) || /^\d+$/.test(segment) ? ':id' : segment))
-    .join('/');
-  return folded === '' ? '/' : folded;
-}
+type Registers = Registry[];
+type Observe<O> = (observation: O) => void;
 
-export function createDaemonMetrics(options: DaemonMetricsOptions = {}): DaemonMetrics {
-  const registry = new Registry();
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
-  const registers = [registry];
-
-  const reconcileTotal = new Counter({
+/** Cycles by result: a count and a duration histogram; every result exists at 0 from the start. */
+function reconcileCounters(registers: Registers): Observe<ReconcileObservation> {
+  const total = new Counter({
     name: 'edgesync_reconcile_total',
     help: 'Reconcile cycles, by result.',
     labelNames: ['result'] as const,
     registers,
   });
-  const reconcileDuration = new Histogram({
+  const duration = new Histogram({
     name: 'edgesync_reconcile_duration_seconds',
     help: 'Duration of reconcile cycles, by result.',
     labelNames: ['result'] as const,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
     registers,
   });
-  const apiRequests = new Counter({
+  // So rate() and absent-alerts work before the first error.
+  for (const result of RECONCILE_RESULTS) total.inc({ result }, 0);
+  return (o) => {
+    total.inc({ result: o.result });
+    duration.observe({ result: o.result }, o.durationMs / 1000);
+  };
+}
+
+/** API responses by method, route template and status; 429s apart. */
+function apiCounters(registers: Registers): Observe<ApiResponseObservation> {
+  const requests = new Counter({
     name: 'edgesync_api_requests_total',
     help: 'Edge API responses, by method, route and HTTP status.',
     labelNames: ['method', 'route', 'status'] as const,
     registers,
   });
-  const rateLimited = new Counter({
+  const throttled = new Counter({
     name: 'edgesync_api_throttled_total',
     help: 'Edge API responses with status 429 (throttled by the account budget).',
     registers,
   });
+  return ({ method, route, status }) => {
+    requests.inc({
+      method: method.toUpperCase(),
+      route: routeLabel(route),
+      status: String(status),
+    });
+    if (status === 429) throttled.inc();
+  };
+}
+
+/** What the last cycle found: managed and out-of-sync resources, errors, failures in a row. */
+function cycleGauges(registers: Registers): Observe<ReconcileObservation> {
   const managed = new Gauge({
     name: 'edgesync_managed_resources',
     help: 'Resources managed by this controller at the last observation, by kind.',
@@ -128,24 +147,46 @@ export function createDaemonMetrics(options: DaemonMetricsOptions = {}): DaemonM
     help: 'Failed reconcile cycles since the last success (drives the backoff).',
     registers,
   });
+  for (const kind of MANAGED_KINDS) managed.set({ kind }, 0);
+  return (o) => {
+    if (SUCCESS_RESULTS.has(o.result)) lastSuccess.set(o.at / 1000);
+    if (o.managed) for (const kind of MANAGED_KINDS) managed.set({ kind }, o.managed[kind]);
+    if (o.outOfSync !== undefined) outOfSync.set(o.outOfSync);
+    if (o.manifestErrors !== undefined) manifestErrors.set(o.manifestErrors);
+    failures.set(o.consecutiveFailures);
+  };
+}
 
+/** Leader election: the role now, and the transitions so far (a counter fed a running total). */
+function leaderMetrics(registers: Registers): DaemonMetrics['observeLeadership'] {
   const leader = new Gauge({
     name: 'edgesync_leader',
     help: '1 while this replica holds the Lease (leader election), else 0.',
     registers,
   });
-  const leaderTransitions = new Counter({
+  const transitionsTotal = new Counter({
     name: 'edgesync_leader_transitions_total',
     help: 'Times this replica became or stopped being the leader.',
     registers,
   });
-  let transitionsSeen = 0;
-  const suspendedGauge = new Gauge({
+  let seen = 0;
+  return (isLeader, transitions) => {
+    leader.set(isLeader ? 1 : 0);
+    if (transitions > seen) transitionsTotal.inc(transitions - seen);
+    seen = transitions;
+  };
+}
+
+/** The daemon's own state: suspended, its resources by kind and state, its resync interval. */
+function stateGauges(
+  registers: Registers,
+): Pick<DaemonMetrics, 'observeSuspended' | 'observeResources' | 'observeResyncInterval'> {
+  const suspended = new Gauge({
     name: 'edgesync_suspended',
     help: '1 while the daemon is suspended (POST /-/suspend, --suspended): no writes.',
     registers,
   });
-  const resourcesGauge = new Gauge({
+  const resources = new Gauge({
     name: 'edgesync_resources',
     help: 'Managed resources at the last cycle that planned, by kind and state.',
     labelNames: ['kind', 'state'] as const,
@@ -156,41 +197,10 @@ export function createDaemonMetrics(options: DaemonMetricsOptions = {}): DaemonM
     help: 'The periodic resync interval now: --interval, stretched to fit --resync-budget.',
     registers,
   });
-
-  // Every result exists from the start, so rate() and absent-alerts work before the first error.
-  for (const result of RECONCILE_RESULTS) reconcileTotal.inc({ result }, 0);
-  for (const kind of MANAGED_KINDS) managed.set({ kind }, 0);
-
   return {
-    registry,
-    contentType: registry.contentType,
-    render: () => registry.metrics(),
-
-    observeApiResponse({ method, route, status }) {
-      apiRequests.inc({
-        method: method.toUpperCase(),
-        route: normalizeRoute(route),
-        status: String(status),
-      });
-      if (status === 429) rateLimited.inc();
-    },
-
-    observeReconcile(o) {
-      reconcileTotal.inc({ result: o.result });
-      reconcileDuration.observe({ result: o.result }, o.durationMs / 1000);
-      if (SUCCESS_RESULTS.has(o.result)) lastSuccess.set(o.at / 1000);
-      if (o.managed) for (const kind of MANAGED_KINDS) managed.set({ kind }, o.managed[kind]);
-      if (o.outOfSync !== undefined) outOfSync.set(o.outOfSync);
-      if (o.manifestErrors !== undefined) manifestErrors.set(o.manifestErrors);
-      failures.set(o.consecutiveFailures);
-    },
-
-    observeSuspended(suspended) {
-      suspendedGauge.set(suspended ? 1 : 0);
-    },
-
+    observeSuspended: (on) => suspended.set(on ? 1 : 0),
     observeResources(list) {
-      resourcesGauge.reset();
+      resources.reset();
       const counts = new Map<string, { kind: string; state: string; n: number }>();
       for (const r of list) {
         const key = `${r.kind}|${r.state}`;
@@ -198,17 +208,32 @@ export function createDaemonMetrics(options: DaemonMetricsOptions = {}): DaemonM
         c.n += 1;
         counts.set(key, c);
       }
-      for (const c of counts.values()) resourcesGauge.set({ kind: c.kind, state: c.state }, c.n);
+      for (const c of counts.values()) resources.set({ kind: c.kind, state: c.state }, c.n);
     },
+    observeResyncInterval: (ms) => resyncInterval.set(ms / 1000),
+  };
+}
 
-    observeResyncInterval(ms) {
-      resyncInterval.set(ms / 1000);
+export function createDaemonMetrics(options: DaemonMetricsOptions = {}): DaemonMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  // Created in this order, which is the order of the exposition text.
+  const countReconcile = reconcileCounters(registers);
+  const observeApiResponse = apiCounters(registers);
+  const setCycleGauges = cycleGauges(registers);
+  const observeLeadership = leaderMetrics(registers);
+  const state = stateGauges(registers);
+  return {
+    registry,
+    contentType: registry.contentType,
+    render: () => registry.metrics(),
+    observeApiResponse,
+    observeReconcile(o) {
+      countReconcile(o);
+      setCycleGauges(o);
     },
-
-    observeLeadership(isLeader, transitions) {
-      leader.set(isLeader ? 1 : 0);
-      if (transitions > transitionsSeen) leaderTransitions.inc(transitions - transitionsSeen);
-      transitionsSeen = transitions;
-    },
+    ...state,
+    observeLeadership,
   };
 }

@@ -4,12 +4,15 @@
  *
  * The planner builds targets; the executor resolves their references and hands the resolved
  * target to the typed client (src/apply/dispatch.ts); the guards read the edge a target belongs
- * to. Paths are only rendered from targets: for display (plans, logs) and by the client.
+ * to. Paths are only rendered from targets, by the target's template in the API's table of
+ * operations (src/api/routes.ts): for display (plans, logs) and by the client.
  *
  * A reference is a live ID, or `{ created: address }`: the ID of a resource an earlier POST of
  * the same plan creates (the operation whose `binds` names that address provides it).
  */
 import { z } from 'zod';
+import { fillTemplate, templateOf } from '../api/routes.js';
+import { EdgesyncError } from '../errors.js';
 
 export const refSchema = z.union([z.string(), z.strictObject({ created: z.string() })]);
 /** A live ID, or the address of a resource this plan creates first. */
@@ -85,33 +88,23 @@ function segment(ref: Ref): string {
   return typeof ref === 'string' ? encodeURIComponent(ref) : `{${ref.created}}`;
 }
 
+/** The reference a target holds for a path template's parameter (`id`, `edge_id`). */
+export function targetParam(target: PlannedTarget, param: string): Ref {
+  // Template parameters are `id` and `edge_id`, never a name an object inherits.
+  const value: unknown = (target as Readonly<Record<string, unknown>>)[param];
+  if (value === undefined) {
+    throw new EdgesyncError('ES_INTERNAL', `a ${target.kind} target has no "${param}"`);
+  }
+  return value as Ref;
+}
+
 /**
- * The API path of a target, relative to the base URL. References to created resources render
- * as `{address}` placeholders (display only: such a path is never requested).
+ * The API path of a target, relative to the base URL: its template in the API's table of
+ * operations, filled. References to created resources render as `{address}` placeholders
+ * (display only: such a path is never requested).
  */
 export function targetPath(target: PlannedTarget): string {
-  switch (target.kind) {
-    case 'edges':
-      return `/edges/${target.edge_kind}`;
-    case 'edge':
-      return `/edges/${target.edge_kind}/${segment(target.id)}`;
-    case 'routes':
-      return `/edges/https/${segment(target.edge_id)}/routes`;
-    case 'route':
-      return `/edges/https/${segment(target.edge_id)}/routes/${segment(target.id)}`;
-    case 'edge_module':
-      return `/edges/${target.edge_kind}/${segment(target.id)}/${target.module}`;
-    case 'route_module':
-      return `/edges/https/${segment(target.edge_id)}/routes/${segment(target.id)}/${target.module}`;
-    case 'bot_users':
-      return '/bot_users';
-    case 'bot_user':
-      return `/bot_users/${segment(target.id)}`;
-    case 'endpoints':
-      return '/endpoints';
-    case 'endpoint':
-      return `/endpoints/${segment(target.id)}`;
-  }
+  return fillTemplate(templateOf(target), (param) => segment(targetParam(target, param)));
 }
 
 /** The edge a target belongs to (routes and modules belong to their edge); undefined for others. */

@@ -38,91 +38,140 @@ const TLS_MODULES: ReadonlySet<string> = new Set(TLS_EDGE_MODULES);
 const HTTPS_MODULES: ReadonlySet<string> = new Set(HTTPS_EDGE_MODULES);
 const RT_MODULES: ReadonlySet<string> = new Set(ROUTE_MODULES);
 
-/** Maps a path to its resource; undefined means 404. */
-export function resolve(segments: readonly string[]): Resolved | undefined {
-  const [a, b, c, d, e, f, g, ...rest] = segments;
-  if (rest.length > 0) return undefined;
-  if (a === 'bot_users') {
-    if (b === undefined) {
-      return { table: { GET: 'listBotUsers', POST: 'createBotUser' }, ids: [], list: true };
+/**
+ * One route of the server: a template whose segments are literals, IDs (`{id}`, `{edge_id}`:
+ * any segment, its prefix checked later, 227) or `{module}` (one of `modules`), and the handler
+ * of each method. The methods' order is the `Allow` header's.
+ */
+export interface ServerRoute {
+  readonly template: string;
+  readonly table: MethodTable;
+  /** The prefix each ID of the template must carry, in template order. */
+  readonly prefixes?: readonly string[];
+  readonly modules?: ReadonlySet<string>;
+  readonly list?: true;
+  readonly filter?: true;
+}
+
+const READ_WRITE = (get: HandlerName, patch: HandlerName, del: HandlerName): MethodTable => ({
+  GET: get,
+  PATCH: patch,
+  DELETE: del,
+});
+const MODULE = (get: HandlerName, put: HandlerName, del: HandlerName): MethodTable => ({
+  GET: get,
+  PUT: put,
+  DELETE: del,
+});
+const TLS = [ID_PREFIX.tlsEdge];
+const HTTPS = [ID_PREFIX.httpsEdge];
+const ROUTE = [ID_PREFIX.httpsEdge, ID_PREFIX.route];
+
+/**
+ * The server's routes, written apart from the client's table of operations (src/api/routes.ts)
+ * on purpose: the server is the oracle the client is tested against, and a test holds the two
+ * together.
+ */
+export const SERVER_ROUTES: readonly ServerRoute[] = [
+  { template: '/bot_users', table: { GET: 'listBotUsers', POST: 'createBotUser' }, list: true },
+  {
+    template: '/bot_users/{id}',
+    table: READ_WRITE('getBotUser', 'updateBotUser', 'deleteBotUser'),
+    prefixes: [ID_PREFIX.botUser],
+  },
+  {
+    template: '/endpoints',
+    table: { GET: 'listEndpoints', POST: 'createEndpoint' },
+    list: true,
+    filter: true,
+  },
+  {
+    template: '/endpoints/{id}',
+    table: READ_WRITE('getEndpoint', 'updateEndpoint', 'deleteEndpoint'),
+    prefixes: [ENDPOINT_ID_PREFIX],
+  },
+  { template: '/edges/tls', table: { GET: 'listTlsEdges', POST: 'createTlsEdge' }, list: true },
+  {
+    template: '/edges/tls/{id}',
+    table: READ_WRITE('getTlsEdge', 'updateTlsEdge', 'deleteTlsEdge'),
+    prefixes: TLS,
+  },
+  {
+    template: '/edges/tls/{id}/{module}',
+    table: MODULE('getTlsEdgeModule', 'putTlsEdgeModule', 'deleteTlsEdgeModule'),
+    prefixes: TLS,
+    modules: TLS_MODULES,
+  },
+  {
+    template: '/edges/https',
+    table: { GET: 'listHttpsEdges', POST: 'createHttpsEdge' },
+    list: true,
+  },
+  {
+    template: '/edges/https/{id}',
+    table: READ_WRITE('getHttpsEdge', 'updateHttpsEdge', 'deleteHttpsEdge'),
+    prefixes: HTTPS,
+  },
+  {
+    template: '/edges/https/{id}/{module}',
+    table: MODULE('getHttpsEdgeModule', 'putHttpsEdgeModule', 'deleteHttpsEdgeModule'),
+    prefixes: HTTPS,
+    modules: HTTPS_MODULES,
+  },
+  { template: '/edges/https/{edge_id}/routes', table: { POST: 'createRoute' }, prefixes: HTTPS },
+  {
+    template: '/edges/https/{edge_id}/routes/{id}',
+    table: READ_WRITE('getRoute', 'updateRoute', 'deleteRoute'),
+    prefixes: ROUTE,
+  },
+  {
+    template: '/edges/https/{edge_id}/routes/{id}/{module}',
+    table: MODULE('getRouteModule', 'putRouteModule', 'deleteRouteModule'),
+    prefixes: ROUTE,
+    modules: RT_MODULES,
+  },
+];
+
+const COMPILED = SERVER_ROUTES.map((route) => ({ route, segments: route.template.split('/') }));
+
+/** The route's answer for a path's segments (a leading `''` included); undefined if no match. */
+function match(
+  compiled: (typeof COMPILED)[number],
+  segments: readonly string[],
+): Resolved | undefined {
+  const { route } = compiled;
+  if (compiled.segments.length !== segments.length) return undefined;
+  const found: string[] = [];
+  let module: string | undefined;
+  for (const [i, part] of compiled.segments.entries()) {
+    const given = segments[i] as string;
+    if (part === '{module}') {
+      if (!route.modules?.has(given)) return undefined;
+      module = given;
+    } else if (part.startsWith('{')) {
+      found.push(given);
+    } else if (part !== given) {
+      return undefined;
     }
-    if (c !== undefined) return undefined;
-    return {
-      table: { GET: 'getBotUser', PATCH: 'updateBotUser', DELETE: 'deleteBotUser' },
-      ids: [[b, ID_PREFIX.botUser]],
-    };
   }
-  if (a === 'endpoints') {
-    if (b === undefined) {
-      return {
-        table: { GET: 'listEndpoints', POST: 'createEndpoint' },
-        ids: [],
-        list: true,
-        filter: true,
-      };
-    }
-    if (c !== undefined) return undefined;
-    return {
-      table: { GET: 'getEndpoint', PATCH: 'updateEndpoint', DELETE: 'deleteEndpoint' },
-      ids: [[b, ENDPOINT_ID_PREFIX]],
-    };
-  }
-  if (a !== 'edges') return undefined;
-  if (b === 'tls') {
-    if (c === undefined) {
-      return { table: { GET: 'listTlsEdges', POST: 'createTlsEdge' }, ids: [], list: true };
-    }
-    const ids = [[c, ID_PREFIX.tlsEdge]] as const;
-    if (d === undefined) {
-      return {
-        table: { GET: 'getTlsEdge', PATCH: 'updateTlsEdge', DELETE: 'deleteTlsEdge' },
-        ids,
-      };
-    }
-    if (e !== undefined || !TLS_MODULES.has(d)) return undefined;
-    return {
-      table: { GET: 'getTlsEdgeModule', PUT: 'putTlsEdgeModule', DELETE: 'deleteTlsEdgeModule' },
-      ids,
-      module: d,
-    };
-  }
-  if (b !== 'https') return undefined;
-  if (c === undefined) {
-    return { table: { GET: 'listHttpsEdges', POST: 'createHttpsEdge' }, ids: [], list: true };
-  }
-  const edgeIds = [[c, ID_PREFIX.httpsEdge]] as const;
-  if (d === undefined) {
-    return {
-      table: { GET: 'getHttpsEdge', PATCH: 'updateHttpsEdge', DELETE: 'deleteHttpsEdge' },
-      ids: edgeIds,
-    };
-  }
-  if (d !== 'routes') {
-    if (e !== undefined || !HTTPS_MODULES.has(d)) return undefined;
-    return {
-      table: {
-        GET: 'getHttpsEdgeModule',
-        PUT: 'putHttpsEdgeModule',
-        DELETE: 'deleteHttpsEdgeModule',
-      },
-      ids: edgeIds,
-      module: d,
-    };
-  }
-  if (e === undefined) return { table: { POST: 'createRoute' }, ids: edgeIds };
-  const routeIds = [...edgeIds, [e, ID_PREFIX.route] as const];
-  if (f === undefined) {
-    return {
-      table: { GET: 'getRoute', PATCH: 'updateRoute', DELETE: 'deleteRoute' },
-      ids: routeIds,
-    };
-  }
-  if (g !== undefined || !RT_MODULES.has(f)) return undefined;
+  const prefixes = route.prefixes ?? [];
   return {
-    table: { GET: 'getRouteModule', PUT: 'putRouteModule', DELETE: 'deleteRouteModule' },
-    ids: routeIds,
-    module: f,
+    table: route.table,
+    ids: found.map((id, i) => [id, prefixes[i] ?? ''] as const),
+    ...(module === undefined ? {} : { module }),
+    ...(route.list ? { list: true } : {}),
+    ...(route.filter ? { filter: true } : {}),
   };
+}
+
+/** Maps a path's segments (as `splitPath` gives them) to its resource; undefined means 404. */
+export function resolve(segments: readonly string[]): Resolved | undefined {
+  const withRoot = ['', ...segments];
+  for (const compiled of COMPILED) {
+    const resolved = match(compiled, withRoot);
+    if (resolved !== undefined) return resolved;
+  }
+  return undefined;
 }
 
 export function splitPath(path: string): string[] | undefined {

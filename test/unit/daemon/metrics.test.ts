@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createDaemonMetrics, normalizeRoute } from '../../../src/daemon/metrics.js';
+import { API_OPERATIONS, fillTemplate } from '../../../src/api/routes.js';
+import { createDaemonMetrics, routeLabel } from '../../../src/daemon/metrics.js';
 
 /** The value of one sample line, e.g. `edgesync_reconcile_total{result="error"}`. */
 function sample(text: string, series: string): number | undefined {
@@ -7,27 +8,42 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-describe('normalizeRoute', () => {
+describe('routeLabel', () => {
   it.each([
+    // What the client reports: an operation's template, kept as it is.
     ['/edges/https', '/edges/https'],
-    ['/edges/https/edghts_2abcDEF123', '/edges/https/:id'],
-    ['/edges/https/edghts_2abc/routes/edghtsrt_9xyz/oauth', '/edges/https/:id/routes/:id/oauth'],
-    ['/edges/tls?limit=100&before_id=edgtls_1', '/edges/tls'],
-    ['/bot_users/bot_123', '/bot_users/:id'],
-    ['/bot_users', '/bot_users'],
+    ['/edges/https/{edge_id}/routes/{id}', '/edges/https/{edge_id}/routes/{id}'],
+    ['/edges/tls/{id}/backend', '/edges/tls/{id}/backend'],
+    ['/endpoints/{id}', '/endpoints/{id}'],
+    // A concrete path: matched to its template in the table.
+    ['/edges/https/edghts_2abcDEF123', '/edges/https/{id}'],
     [
-      '/edges/https/edghts_1/routes/edghtsrt_2/ip_restriction',
-      '/edges/https/:id/routes/:id/ip_restriction',
+      '/edges/https/edghts_2abc/routes/edghtsrt_9xyz/oauth',
+      '/edges/https/{edge_id}/routes/{id}/oauth',
     ],
-    ['/things/42', '/things/:id'],
-    ['', '/'],
+    ['/edges/tls?limit=100&before_id=edgtls_1', '/edges/tls'],
+    ['/bot_users/bot_123', '/bot_users/{id}'],
+    ['/bot_users', '/bot_users'],
+    // Nothing of the table: one label for all, so cardinality stays bounded.
+    ['/things/42', 'other'],
+    ['/edges/tls/edgtls_1/no_such_module', 'other'],
+    ['/edges/https//routes', 'other'],
+    ['', 'other'],
   ])('%s -> %s', (route, expected) => {
-    expect(normalizeRoute(route)).toBe(expected);
+    expect(routeLabel(route)).toBe(expected);
+  });
+
+  it('labels every operation of the table with its own template', () => {
+    for (const op of API_OPERATIONS) {
+      const path = fillTemplate(op.template, (p) => `${p}_2Xk9`);
+      expect(routeLabel(path), path).toBe(op.template);
+      expect(routeLabel(op.template)).toBe(op.template);
+    }
   });
 });
 
 describe('daemon metrics', () => {
-  it('counts API responses by method, folded route and status, and 429s apart', async () => {
+  it('counts API responses by method, route template and status, and 429s apart', async () => {
     const m = createDaemonMetrics({ defaultMetrics: false });
     m.observeApiResponse({ method: 'get', route: '/edges/https?limit=100', status: 200 });
     m.observeApiResponse({ method: 'GET', route: '/edges/https', status: 200 });
@@ -40,7 +56,7 @@ describe('daemon metrics', () => {
     expect(
       sample(
         text,
-        'edgesync_api_requests_total{method="PATCH",route="/edges/https/:id",status="429"}',
+        'edgesync_api_requests_total{method="PATCH",route="/edges/https/{id}",status="429"}',
       ),
     ).toBe(2);
     expect(sample(text, 'edgesync_api_throttled_total')).toBe(2);
