@@ -258,28 +258,3 @@ describe('leader election with three replicas', () => {
     expect(await edgeNames()).toEqual(['db', want]);
   });
 });
-
-describe('leader election refused', () => {
-  it('a Lease API answering 403 stops start-up with the missing RBAC rule, exit 1', async () => {
-    tmp = await tempDir();
-    const edges = path.join(tmp.dir, 'edges');
-    await writeYaml(path.join(edges, 'tcp.yaml'), [tlsEdge('db')]);
-    lease = await startLeaseServer(['a']);
-    lease.knobs.forbidden.add('a');
-    const kubeconfig = await lease.kubeconfig(path.join(tmp.dir, 'kube'), 'a', 'edges');
-    const err = await startDaemonChild({
-      args: [edges, '--leader-elect', '--lease-namespace', 'edges'],
-      cwd: tmp.dir,
-      env: {
-        EDGESYNC_API_URL: api.url,
-        EDGESYNC_API_KEY: api.apiKey,
-        EDGESYNC_OWNER: 'default',
-        KUBECONFIG: kubeconfig,
-      },
-    }).catch((e: unknown) => e);
-    expect(String(err)).toMatch(/exited early \(1\)/);
-    expect(String(err)).toContain(
-      'grant the service account the verbs get, create and update on leases.coordination.k8s.io in namespace edges',
-    );
-  });
-});

@@ -10,7 +10,7 @@
  */
 import { mkdir, rename, rm, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it, type TestContext } from 'vitest';
 import {
   type RecordingProxy,
   startDaemonChild,
@@ -35,29 +35,33 @@ import {
 const SWAPS = 200;
 const MISSING_EVERY = 10;
 
-type Server = Awaited<ReturnType<typeof startTestServer>>;
-
-let server: Server;
-let proxy: RecordingProxy;
-let client: ApiClient;
-let tmp: Awaited<ReturnType<typeof tempDir>>;
+interface Scene {
+  readonly server: Awaited<ReturnType<typeof startTestServer>>;
+  readonly proxy: RecordingProxy;
+  readonly client: ApiClient;
+  readonly tmp: Awaited<ReturnType<typeof tempDir>>;
+}
 
 beforeAll(() => assertBuilt());
+afterAll(() => stopChildren());
 
-beforeEach(async () => {
-  server = await startTestServer();
-  proxy = await startRecordingProxy(server.url);
-  client = apiClient(server.url, server.apiKey);
-  tmp = await tempDir();
-});
-
-afterEach(async () => {
-  await stopChildren();
-  await client.close();
-  await proxy.close();
-  await server.close();
-  await tmp.cleanup();
-});
+/**
+ * A server, its recording proxy and a directory of the scenario's own: the two scenarios run
+ * side by side (they wait on the daemon, not the CPU), so nothing here is shared.
+ */
+async function scene(onTestFinished: TestContext['onTestFinished']): Promise<Scene> {
+  const server = await startTestServer();
+  const proxy = await startRecordingProxy(server.url);
+  const client = apiClient(server.url, server.apiKey);
+  const tmp = await tempDir();
+  onTestFinished(async () => {
+    await client.close();
+    await proxy.close();
+    await server.close();
+    await tmp.cleanup();
+  });
+  return { server, proxy, client, tmp };
+}
 
 /** A small deterministic generator (the pacing must not vary from run to run). */
 function lcg(seed: number): () => number {
@@ -85,7 +89,8 @@ async function writeRevision(root: string, n: number): Promise<void> {
  * that leaves the link missing for a moment (0: none), then waits for the daemon to settle on
  * the last one and checks that nothing was ever deleted.
  */
-async function swapScenario(missingEvery: number) {
+async function swapScenario(missingEvery: number, { expect, onTestFinished }: TestContext) {
+  const { server, proxy, client, tmp } = await scene(onTestFinished);
   const root = tmp.dir;
   const link = path.join(root, 'current');
   await mkdir(path.join(root, 'revs'));
@@ -101,6 +106,8 @@ async function swapScenario(missingEvery: number) {
       EDGESYNC_OWNER: 'default',
     },
   });
+  // The test's hooks run last-registered first: the daemon stops before its server closes.
+  onTestFinished(() => daemon.stop('SIGKILL').then(() => undefined));
   await waitFor('the first revision applied', async () => {
     const s = await daemon.status();
     return s.last_reconcile?.result === 'changed' && s.revision === revName(0);
@@ -164,16 +171,18 @@ async function swapScenario(missingEvery: number) {
   return { daemon, cycles, results, missingWindows };
 }
 
-describe('edgesync run (child process) under git-sync symlink swaps', () => {
-  it(`never deletes anything across ${SWAPS} swaps, some leaving the link missing`, async () => {
-    const { results, missingWindows } = await swapScenario(MISSING_EVERY);
+describe.concurrent('edgesync run (child process) under git-sync symlink swaps', () => {
+  it(`never deletes anything across ${SWAPS} swaps, some leaving the link missing`, async (ctx) => {
+    const { expect } = ctx;
+    const { results, missingWindows } = await swapScenario(MISSING_EVERY, ctx);
     expect(missingWindows).toBe(SWAPS / MISSING_EVERY);
     // A missing link is "desired state unknown": an error, rightly.
     expect(results).toContain('error');
   }, 60_000);
 
-  it(`${SWAPS} clean swaps are superseded cycles: no error metric, no warning`, async () => {
-    const { daemon, cycles, results } = await swapScenario(0);
+  it(`${SWAPS} clean swaps are superseded cycles: no error metric, no warning`, async (ctx) => {
+    const { expect } = ctx;
+    const { daemon, cycles, results } = await swapScenario(0, ctx);
     // Only success and superseded: a swap is not a failure.
     const failures = cycles.filter((l) => l.result === 'error' || l.result === 'invalid');
     expect(new Set(results), JSON.stringify(failures.map((l) => l.error))).toEqual(

@@ -1,9 +1,9 @@
 /**
  * `edgesync run` as a child process, its life and death: SIGTERM while a write is in flight
  * finishes that write, starts no other and exits 0 within the grace period (and a write hanging
- * past the grace period does not hold the exit); after `kill -9` a
- * restart with unchanged manifests makes zero writes (against an external server, and against
- * the embedded one, whose acknowledged writes must have survived the kill).
+ * past the grace period does not hold the exit); after `kill -9` a restart (in-process: only the
+ * killed daemon needs a process) with unchanged manifests makes zero writes (against an external
+ * server, and against the embedded one, whose acknowledged writes must have survived the kill).
  */
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import {
   waitFor,
   waitForCycle,
 } from '../../../bench/harness.js';
+import { startDaemon, stopDaemons } from '../../helpers/daemon.js';
 import { startTestServer } from '../../helpers/server.js';
 import {
   assertBuilt,
@@ -44,6 +45,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await stopChildren();
+  await stopDaemons();
   await proxy.close();
   await server.close();
   await tmp.cleanup();
@@ -143,7 +145,8 @@ describe('edgesync run (child process): signals and restarts', () => {
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
     const restartedAt = Date.now();
-    const second = await startDaemonChild({ args, cwd: tmp.dir, env: external() });
+    // The restart needs no process of its own: only the killed one had to be a process.
+    const second = await startDaemon({ args, cwd: tmp.dir, env: external() });
     // Startup and at least two resyncs, every one converged with nothing to write.
     await waitFor(
       'three converged cycles after the restart',
@@ -179,8 +182,8 @@ describe('edgesync run (child process): signals and restarts', () => {
     expect(writes(await first.metrics())).toBe(3);
 
     first.child.kill('SIGKILL');
-    await first.exited;
-    const second = await startDaemonChild({ args, cwd: tmp.dir });
+    expect((await first.exited).signal).toBe('SIGKILL');
+    const second = await startDaemon({ args, cwd: tmp.dir });
     await waitFor(
       'three cycles after the restart',
       async () => metricSum(await second.metrics(), 'edgesync_reconcile_total') >= 3,

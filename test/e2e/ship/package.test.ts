@@ -17,8 +17,13 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type ServerChild, startDaemonChild, startServerChild } from '../../../bench/harness.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type ServerChild,
+  startDaemonChild,
+  startServerChild,
+  waitForCycle,
+} from '../../../bench/harness.js';
 import { assertFreshBuild } from '../../helpers/built.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
@@ -100,10 +105,9 @@ describe('the packed package, installed into an empty project', () => {
       env: { ...env, EDGESYNC_RATE_LIMIT: process.env.EDGESYNC_RATE_LIMIT },
     });
     try {
-      await vi.waitFor(
-        () => expect(npx('plan', 'edges', '--detailed-exitcode', ...auth).status).toBe(0),
-        { timeout: 120_000, interval: 500 },
-      );
+      // Polled through /status (a plan per poll would start npx each time), then checked by a plan.
+      await waitForCycle(daemon, 0, (s) => s.last_reconcile?.result === 'changed', 120_000);
+      expect(npx('plan', 'edges', '--detailed-exitcode', ...auth).status).toBe(0);
     } finally {
       await daemon.stop('SIGTERM');
     }

@@ -1,34 +1,32 @@
 /**
- * `edgesync run` (child process) under a time-scaled budget: the server enforces 20 requests
- * per rolling 2 s and the daemon paces itself to the same. A saved file costs what it changes
+ * `edgesync run` (in-process) under a time-scaled budget: the server enforces 20 requests per
+ * rolling 2 s and the daemon paces itself to the same. A saved file costs what it changes
  * (an incremental cycle: GET by ID, the write, GET by ID), with no 429.
  */
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
 import {
   type RecordingProxy,
-  startDaemonChild,
   startRecordingProxy,
-  stopChildren,
   waitFor,
   waitForCycle,
 } from '../../../bench/harness.js';
 import type { DaemonStatus } from '../../../src/daemon/types.js';
+import { startDaemon, stopDaemons } from '../../helpers/daemon.js';
 import { startTestServer } from '../../helpers/server.js';
-import { assertBuilt, tempDir, tlsEdge, writeYaml } from '../../integration/run/helpers.js';
+import { tempDir, tlsEdge, writeYaml } from './helpers.js';
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
 let proxy: RecordingProxy;
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 
-beforeAll(() => assertBuilt());
 beforeEach(async () => {
   server = await startTestServer({ rateLimit: { limit: 20, windowMs: 2000 } });
   proxy = await startRecordingProxy(server.url);
   tmp = await tempDir();
 });
 afterEach(async () => {
-  await stopChildren();
+  await stopDaemons();
   await proxy.close();
   await server.close();
   await tmp.cleanup();
@@ -45,7 +43,7 @@ it('a saved file is an incremental cycle under the budget: 3 calls, no 429', asy
       Array.from({ length: 4 }, (_, k) => tlsEdge(`e${f * 4 + k}`)),
     );
   }
-  const daemon = await startDaemonChild({
+  const daemon = await startDaemon({
     args: [edges, '--interval', '1h', '--debounce', '50ms', '--rate-limit', '20/2s'],
     cwd: tmp.dir,
     env: {

@@ -1,5 +1,6 @@
 /**
- * The secret-marker test: edgesync, as child processes against the local server, never writes
+ * The secret-marker test: edgesync, in-process through `main()` with every output captured,
+ * against the local server, never writes
  * the API key or a secret to any output. Markers are put everywhere a secret can come from (a
  * value read from env or a file, a name read from env, a credential header written inline in
  * Git, a credential header set by hand on the live edge) and every output is captured and
@@ -8,22 +9,16 @@
  * `/metrics`, notification payloads, and the error paths (API failures with a wrong key, an API
  * whose error message echoes the request body, a manifest error on a field read from a file).
  */
-import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  BIN,
-  type DaemonChild,
-  startDaemonChild,
-  stopChildren,
-  waitFor,
-  waitForCycle,
-} from '../../../bench/harness.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor, waitForCycle } from '../../../bench/harness.js';
+import { type InProcessDaemon, startDaemon, stopDaemons } from '../../helpers/daemon.js';
 import { startTestServer } from '../../helpers/server.js';
-import { assertBuilt, tempDir, writeYaml } from '../../integration/run/helpers.js';
+import { runCli } from '../apply/helpers.js';
+import { tempDir, writeYaml } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof startTestServer>>;
 
@@ -46,8 +41,6 @@ const LIVE_SECRET = 'Live-Header-Secret-6d03aa71';
 /** The token in a notification receiver's path (as in an incoming-webhook URL). */
 const NOTIFY_SECRET = 'Notify-Token-Secret-2a9c51e3';
 
-beforeAll(() => assertBuilt());
-
 beforeEach(async () => {
   server = await startTestServer();
   tmp = await tempDir();
@@ -60,7 +53,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await stopChildren();
+  await stopDaemons();
   await server.close();
   await tmp.cleanup();
 });
@@ -147,34 +140,19 @@ function expectNoSecret(what: string, text: string, apiKey: string): void {
   }
 }
 
-function assertNoLeak(daemon: DaemonChild, apiKey: string): void {
+function assertNoLeak(daemon: InProcessDaemon, apiKey: string): void {
   expectNoSecret('the daemon output', daemon.stdout() + daemon.stderr(), apiKey);
 }
 
-/** `edgesync ARGS` as a child process: its exit code and everything it printed. */
+/** `edgesync ARGS` in-process: its exit code and everything it printed. */
 function cli(
   args: readonly string[],
   env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], {
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runCli(args, {
     cwd: tmp.dir,
-    env: {
-      PATH: process.env.PATH ?? '',
-      EDGESYNC_RATE_LIMIT: 'none',
-      EDGESYNC_OWNER: 'default',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { EDGESYNC_RATE_LIMIT: 'none', EDGESYNC_OWNER: 'default', ...env },
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => {
-    stdout += c.toString('utf8');
-  });
-  child.stderr.on('data', (c: Buffer) => {
-    stderr += c.toString('utf8');
-  });
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
 }
 
 /** The edge's route and its `request_headers` set by hand, as an operator would on the live side. */
@@ -243,7 +221,7 @@ function shopWithHeader(name: unknown = 'shop') {
   };
 }
 
-describe('edgesync run (child process) keeps keys and secrets out of its output', () => {
+describe('edgesync run keeps keys and secrets out of its output', () => {
   it('through creates, secret rotation, a manifest error and API failures', async () => {
     await writeYaml(path.join(edges, 'shop.yaml'), [shop(), staff()]);
     const args = [
@@ -263,7 +241,7 @@ describe('edgesync run (child process) keeps keys and secrets out of its output'
       EDGESYNC_OWNER: 'default',
       GOOGLE_CLIENT_SECRET: ENV_SECRET,
     };
-    const daemon = await startDaemonChild({ args, cwd: tmp.dir, env });
+    const daemon = await startDaemon({ args, cwd: tmp.dir, env });
     await waitForCycle(daemon, 0, (s) => s.last_reconcile?.result === 'changed');
 
     // Rotating a file secret: an update whose plan has the secret before and after.
@@ -290,11 +268,11 @@ describe('edgesync run (child process) keeps keys and secrets out of its output'
     );
     expect(daemon.logLines().filter((l) => l.msg === 'operation').length).toBeGreaterThan(3);
     assertNoLeak(daemon, server.apiKey);
-    await stopChildren();
+    expect(await daemon.stop()).toBe(0);
 
     // A wrong key: 401s all the way, logged and reported without the key.
     const wrongKey = 'esk_WrongKeyWrongKeyWrongKey12345';
-    const rejected = await startDaemonChild({
+    const rejected = await startDaemon({
       args,
       cwd: tmp.dir,
       env: { ...env, EDGESYNC_API_KEY: wrongKey },
@@ -332,7 +310,7 @@ describe('edgesync run (child process) keeps keys and secrets out of its output'
         '--notify',
         receiver.url,
       ];
-      const daemon = await startDaemonChild({ args, cwd: tmp.dir, env });
+      const daemon = await startDaemon({ args, cwd: tmp.dir, env });
       await waitForCycle(daemon, 0, (s) => s.last_reconcile?.result === 'changed');
 
       // A credential header set by hand on the live edge: the next cycle puts the route back.
@@ -376,7 +354,7 @@ describe('edgesync run (child process) keeps keys and secrets out of its output'
   });
 });
 
-describe('plan, validate and apply (child processes) keep secrets out of every output', () => {
+describe('plan, validate and apply keep secrets out of every output', () => {
   const common = () => ['--secret-dir', secretDir];
   const cliEnv = () => ({
     EDGESYNC_API_URL: server.url,

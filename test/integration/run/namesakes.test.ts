@@ -6,11 +6,12 @@
  */
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemonChild, stopChildren, waitFor } from '../../../bench/harness.js';
+import { waitFor } from '../../../bench/harness.js';
+import { startDaemon, stopDaemons } from '../../helpers/daemon.js';
 import { startTestServer, writesAt } from '../../helpers/server.js';
-import { apiEnv, runCli } from '../../integration/apply/helpers.js';
-import { assertBuilt, tempDir, writeYaml } from '../../integration/run/helpers.js';
-import { clientFor } from '../../integration/server/client.js';
+import { apiEnv, runCli } from '../apply/helpers.js';
+import { clientFor } from '../server/client.js';
+import { tempDir, writeYaml } from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof startTestServer>>;
 
@@ -18,12 +19,11 @@ let server: Server;
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 
 beforeAll(async () => {
-  assertBuilt();
   server = await startTestServer();
   tmp = await tempDir();
 });
 afterEach(async () => {
-  await stopChildren();
+  await stopDaemons();
 });
 afterAll(async () => {
   await server.close();
@@ -80,7 +80,7 @@ describe('namesake bot users', () => {
     const dir = path.join(tmp.dir, 'daemon');
     await writeYaml(path.join(dir, 'bots.yaml'), [{ kind: 'BotUser', name: 'deploy' }]);
     const before = writesAt(server);
-    const daemon = await startDaemonChild({
+    const daemon = await startDaemon({
       args: [dir, '--interval', '1h'],
       cwd: tmp.dir,
       env: {

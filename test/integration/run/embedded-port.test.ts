@@ -5,16 +5,15 @@
  */
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemonChild, stopChildren, waitFor } from '../../../bench/harness.js';
-import { assertBuilt, tempDir, tlsEdge, writeYaml } from '../../integration/run/helpers.js';
-
-beforeAll(() => assertBuilt());
+import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../bench/harness.js';
+import { startDaemon, stopDaemons } from '../../helpers/daemon.js';
+import { tempDir, tlsEdge, writeYaml } from './helpers.js';
 
 let holder: Server | undefined;
 let tmp: Awaited<ReturnType<typeof tempDir>> | undefined;
 afterEach(async () => {
-  await stopChildren();
+  await stopDaemons();
   await new Promise<void>((resolve) => (holder ? holder.close(() => resolve()) : resolve()));
   await tmp?.cleanup();
 });
@@ -27,7 +26,7 @@ describe('edgesync run with the embedded server', () => {
     tmp = await tempDir();
     const edges = path.join(tmp.dir, 'edges');
     await writeYaml(path.join(edges, 'db.yaml'), [tlsEdge('db')]);
-    const daemon = await startDaemonChild({
+    const daemon = await startDaemon({
       args: [edges, '--embedded-port', String(taken)],
       cwd: tmp.dir,
     });

@@ -1,35 +1,32 @@
 /**
- * `edgesync run` as a child process against the local server (in this process, behind a
- * recording proxy that sees every request the daemon makes): adding, editing, renaming, breaking
+ * `edgesync run` in-process (through `main()`) against the local server, behind a recording
+ * proxy that sees every request the daemon makes: adding, editing, renaming, breaking
  * and removing manifest files converges, each step with exactly the writes it needs, observed
  * through `/status` and the server; an edit made directly through the API is undone by the next
  * periodic resync.
  */
 import { rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  type DaemonChild,
   type RecordingProxy,
-  startDaemonChild,
   startRecordingProxy,
-  stopChildren,
   waitFor,
   waitForCycle,
 } from '../../../bench/harness.js';
 import type { ApiClient } from '../../../src/api/index.js';
 import type { DaemonStatus } from '../../../src/daemon/types.js';
+import { type InProcessDaemon, startDaemon, stopDaemons } from '../../helpers/daemon.js';
 import { startTestServer } from '../../helpers/server.js';
 import {
   apiClient,
-  assertBuilt,
   httpsEdge,
   liveState,
   ownedEdges,
   tempDir,
   tlsEdge,
   writeYaml,
-} from '../../integration/run/helpers.js';
+} from './helpers.js';
 
 type Server = Awaited<ReturnType<typeof startTestServer>>;
 
@@ -38,8 +35,6 @@ let proxy: RecordingProxy;
 let client: ApiClient;
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 let edges: string;
-
-beforeAll(() => assertBuilt());
 
 beforeEach(async () => {
   server = await startTestServer();
@@ -50,15 +45,15 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await stopChildren();
+  await stopDaemons();
   await client.close();
   await proxy.close();
   await server.close();
   await tmp.cleanup();
 });
 
-function spawnDaemon(interval: string): Promise<DaemonChild> {
-  return startDaemonChild({
+function spawnDaemon(interval: string): Promise<InProcessDaemon> {
+  return startDaemon({
     args: [edges, '--interval', interval, '--debounce', '50ms'],
     cwd: tmp.dir,
     env: {
@@ -84,7 +79,7 @@ function writesSince(since: number): string[] {
 
 /** Waits until the server holds exactly `names` and a cycle begun after `since` settled. */
 async function converged(
-  daemon: DaemonChild,
+  daemon: InProcessDaemon,
   since: number,
   names: string[],
 ): Promise<DaemonStatus> {
@@ -95,7 +90,7 @@ async function converged(
   return waitForCycle(daemon, since, settled);
 }
 
-describe('edgesync run (child process) converges on file changes', () => {
+describe('edgesync run converges on file changes', () => {
   it('adds, edits, renames, rejects and removes, each with exactly the writes it needs', async () => {
     await writeYaml(path.join(edges, 'db.yaml'), [tlsEdge('db')]);
     await writeYaml(path.join(edges, 'web.yaml'), [httpsEdge('web')]);
