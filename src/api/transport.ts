@@ -16,7 +16,12 @@ import {
 } from '../errors.js';
 import { API_VERSION } from '../hosted/edge-api.js';
 import { normalizeBaseUrl } from './config.js';
-import { createExchange, type HttpMethod } from './exchange.js';
+import {
+  createExchange,
+  type HttpExchange,
+  type HttpMethod,
+  type HttpResponse,
+} from './exchange.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import {
   type AttemptFailure,
@@ -30,6 +35,7 @@ import {
   type RetryOptions,
   realSleep,
   requestNotSent,
+  type Sleep,
   throwIfAborted,
 } from './retry.js';
 import { type ApiErrorBody, apiErrorBodySchema } from './schemas.js';
@@ -73,220 +79,271 @@ export interface Transport {
 }
 
 export function createTransport(options: ApiClientOptions): Transport {
-  const baseUrl = normalizeBaseUrl(options.baseUrl);
-  const { apiKey } = options;
   // An injected exchange belongs to the caller (not closed here); the default one is ours.
   const { exchange: http, close: closeHttp } =
     options.http === undefined
       ? createExchange()
       : { exchange: options.http, close: async () => {} };
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const retry: Required<RetryOptions> =
-    options.retry === false
-      ? { ...DEFAULT_RETRY, maxAttempts: 1 }
-      : { ...DEFAULT_RETRY, ...definedFields(options.retry ?? {}) };
+  const w = wireOf(options, http);
+  return {
+    baseUrl: w.baseUrl,
+    send: (call, schema) => sendParsed(w, call, schema),
+    // Deletes answer 204; any body a server adds carries nothing we need.
+    sendNoContent: async (call) => {
+      await exchange(w, call);
+    },
+    close: closeHttp,
+  };
+}
+
+/** What every exchange of one transport shares: its settings, limiter and headers. */
+interface Wire {
+  readonly options: ApiClientOptions;
+  readonly baseUrl: string;
+  readonly http: HttpExchange;
+  readonly timeoutMs: number;
+  readonly retry: Required<RetryOptions>;
+  readonly sleep: Sleep;
+  readonly now: () => number;
+  readonly random: () => number;
+  readonly log: ApiClientOptions['logger'];
+  readonly limiter: RateLimiter | undefined;
+  readonly headers: Record<string, string>;
+  readonly bodyHeaders: Record<string, string>;
+  /**
+   * Neither the key nor a known secret value may reach a message, whatever a server or a library
+   * echoes (a server may quote the request body). Applied to the whole text, before any excerpt
+   * is cut from it: a secret cut in two would no longer be recognised.
+   */
+  readonly redact: (text: string) => string;
+}
+
+function wireOf(options: ApiClientOptions, http: HttpExchange): Wire {
+  const { apiKey } = options;
   const sleep = options.sleep ?? realSleep;
   const now = options.now ?? Date.now;
-  const random = options.random ?? Math.random;
-  const log = options.logger;
-  const limiter: RateLimiter | undefined =
-    options.rateLimiter ??
-    (options.rateLimit === undefined
-      ? undefined
-      : createRateLimiter(options.rateLimit, { now, sleep }));
   const headers: Record<string, string> = {
     authorization: `Bearer ${apiKey}`,
     'svc-version': API_VERSION,
     accept: 'application/json',
     'user-agent': options.userAgent ?? DEFAULT_USER_AGENT,
   };
-  const bodyHeaders = { ...headers, 'content-type': 'application/json' };
-
-  /**
-   * Neither the key nor a known secret value may reach a message, whatever a server or a library
-   * echoes (a server may quote the request body). Applied to the whole text, before any excerpt
-   * is cut from it: a secret cut in two would no longer be recognised.
-   */
   const mask = options.mask ?? ((text: string) => text);
-  const redact = (text: string): string =>
-    mask(apiKey === '' ? text : text.split(apiKey).join('[redacted]'));
-
-  function report(info: ResponseInfo): void {
-    log?.debug(info, 'api response');
-    if (options.onResponse === undefined) return;
-    try {
-      options.onResponse(info);
-    } catch (err) {
-      // A metrics hook must not turn a successful call into a failed one.
-      log?.error({ err: redact(errorMessage(err)) }, 'onResponse hook failed');
-    }
-  }
-
-  async function attemptOnce(call: Call, attempt: number): Promise<AttemptResult> {
-    const { method, path } = call;
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    const onAbort = () => controller.abort();
-    call.signal?.addEventListener('abort', onAbort, { once: true });
-    const started = now();
-    try {
-      const res = await http({
-        method,
-        url: baseUrl + path,
-        headers: call.body === undefined ? headers : bodyHeaders,
-        body: call.body === undefined ? null : JSON.stringify(call.body),
-        signal: controller.signal,
-      });
-      const { status, text } = res;
-      report({ method, route: call.route, status, durationMs: now() - started, attempt });
-      if (status >= 200 && status < 300) return { ok: true, status, text };
-      const retryAfterMs = parseRetryAfter(res.headers['retry-after'], now());
-      const parsed = parseErrorBody(text);
-      const sentId = parsed.details?.operation_id ?? headerValue(res.headers['svc-operation-id']);
-      // Server-provided text like the message: masked too.
-      const operationId = sentId === undefined ? undefined : redact(sentId);
-      return {
-        ok: false,
-        failure: {
-          kind: 'status',
-          status,
-          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-        },
-        toError: (outcomeUnknown) =>
-          new ApiError({
-            method,
-            path,
-            status,
-            errorCode: parsed.error_code,
-            apiMessage:
-              parsed.msg === undefined ? fallbackMessage(status, redact(text)) : redact(parsed.msg),
-            operationId,
-            retryAfter: retryAfterMs === undefined ? undefined : retryAfterMs / 1000,
-            outcomeUnknown,
-          }),
-      };
-    } catch (err) {
-      report({ method, route: call.route, status: 0, durationMs: now() - started, attempt });
-      if (call.signal?.aborted) throw abortedError(call.signal);
-      if (timedOut) {
-        return {
-          ok: false,
-          failure: { kind: 'timeout' },
-          toError: (outcomeUnknown) =>
-            new TimeoutError(method, path, timeoutMs, { cause: err, outcomeUnknown }),
-        };
-      }
-      return {
-        ok: false,
-        failure: { kind: 'network', sent: !requestNotSent(err) },
-        toError: (outcomeUnknown) =>
-          new NetworkError(method, path, {
-            cause: err,
-            reason: redact(networkReason(err)),
-            outcomeUnknown,
-          }),
-      };
-    } finally {
-      clearTimeout(timer);
-      call.signal?.removeEventListener('abort', onAbort);
-    }
-  }
-
-  /** Sends a call until it gets a 2xx answer, a final failure, or its retries run out. */
-  async function exchange(call: Call): Promise<Answer> {
-    let throttles = 0;
-    for (let attempt = 1; ; attempt++) {
-      throwIfAborted(call.signal);
-      const sentAt = await limiter?.acquire(call.signal, options.priority?.() ?? 'normal');
-      let result: AttemptResult | undefined;
-      try {
-        result = await attemptOnce(call, attempt);
-      } finally {
-        // The slot is timed from the answer: the service counted the request before it. A 429
-        // tells the limiter more than that (below).
-        if (sentAt !== undefined && !isThrottle(result)) limiter?.answered(sentAt);
-      }
-      if (result.ok) return result;
-      const { failure } = result;
-      if (failure.kind === 'status' && failure.status === 429) {
-        options.onThrottled?.();
-        if (sentAt !== undefined) limiter?.throttled(failure.retryAfterMs, sentAt);
-        if (limiter !== undefined && throttles < MAX_THROTTLES) {
-          // The budget is shared: every request of the process pauses (once) until the window
-          // frees, and this one goes again when a slot does. It does not use up a retry: the
-          // 429 says "not now", not "failed", and the limiter makes sure the cycle progresses.
-          throttles += 1;
-          attempt -= 1;
-          log?.warn(
-            { method: call.method, route: call.route, throttles },
-            'rate limited (429): pausing every request of this account until the window frees',
-          );
-          continue;
-        }
-      }
-      const verdict = classifyFailure(call.method, failure);
-      // Reads have no outcome to be unsure of; a refused or rate-limited write did nothing.
-      const outcomeUnknown =
-        verdict !== 'fail' && call.method !== 'GET' && mayHaveBeenPerformed(failure);
-      if (verdict !== 'retry' || attempt >= retry.maxAttempts) {
-        throw result.toError(outcomeUnknown);
-      }
-      const retryAfterMs = failure.kind === 'status' ? failure.retryAfterMs : undefined;
-      if (retryAfterMs !== undefined && retryAfterMs > retry.maxRetryAfterMs) {
-        throw result.toError(outcomeUnknown);
-      }
-      const delayMs = retryAfterMs ?? backoffDelay(attempt - 1, retry, random);
-      log?.warn(
-        {
-          method: call.method,
-          route: call.route,
-          attempt,
-          delayMs,
-          failure: failure.kind === 'status' ? failure.status : failure.kind,
-        },
-        'retrying API request',
-      );
-      await abortableSleep(sleep, delayMs, call.signal);
-    }
-  }
-
-  async function send<T>(call: Call, schema: z.ZodType<T>): Promise<T> {
-    const answer = await exchange(call);
-    const fail = (problem: string, cause?: unknown) =>
-      new ApiResponseError({
-        method: call.method,
-        path: call.path,
-        status: answer.status,
-        problem: redact(problem),
-        cause,
-      });
-    if (answer.text.trim() === '') throw fail('empty body');
-    let data: unknown;
-    try {
-      data = JSON.parse(answer.text);
-    } catch (err) {
-      throw fail(`body is not JSON: ${snippet(redact(answer.text))}`, err);
-    }
-    const parsed = schema.safeParse(data);
-    if (!parsed.success) throw fail(describeIssues(parsed.error.issues), parsed.error);
-    return parsed.data;
-  }
-
-  async function sendNoContent(call: Call): Promise<void> {
-    // Deletes answer 204; any body a server adds carries nothing we need.
-    await exchange(call);
-  }
-
   return {
-    baseUrl,
-    send,
-    sendNoContent,
-    close: closeHttp,
+    options,
+    baseUrl: normalizeBaseUrl(options.baseUrl),
+    http,
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    retry:
+      options.retry === false
+        ? { ...DEFAULT_RETRY, maxAttempts: 1 }
+        : { ...DEFAULT_RETRY, ...definedFields(options.retry ?? {}) },
+    sleep,
+    now,
+    random: options.random ?? Math.random,
+    log: options.logger,
+    limiter:
+      options.rateLimiter ??
+      (options.rateLimit === undefined
+        ? undefined
+        : createRateLimiter(options.rateLimit, { now, sleep })),
+    headers,
+    bodyHeaders: { ...headers, 'content-type': 'application/json' },
+    redact: (text) => mask(apiKey === '' ? text : text.split(apiKey).join('[redacted]')),
   };
+}
+
+function report(w: Wire, info: ResponseInfo): void {
+  w.log?.debug(info, 'api response');
+  if (w.options.onResponse === undefined) return;
+  try {
+    w.options.onResponse(info);
+  } catch (err) {
+    // A metrics hook must not turn a successful call into a failed one.
+    w.log?.error({ err: w.redact(errorMessage(err)) }, 'onResponse hook failed');
+  }
+}
+
+async function attemptOnce(w: Wire, call: Call, attempt: number): Promise<AttemptResult> {
+  const { method, path } = call;
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, w.timeoutMs);
+  const onAbort = () => controller.abort();
+  call.signal?.addEventListener('abort', onAbort, { once: true });
+  const started = w.now();
+  try {
+    const res = await w.http({
+      method,
+      url: w.baseUrl + path,
+      headers: call.body === undefined ? w.headers : w.bodyHeaders,
+      body: call.body === undefined ? null : JSON.stringify(call.body),
+      signal: controller.signal,
+    });
+    const { status, text } = res;
+    report(w, { method, route: call.route, status, durationMs: w.now() - started, attempt });
+    if (status >= 200 && status < 300) return { ok: true, status, text };
+    return refusal(w, call, res);
+  } catch (err) {
+    report(w, { method, route: call.route, status: 0, durationMs: w.now() - started, attempt });
+    if (call.signal?.aborted) throw abortedError(call.signal);
+    return unanswered(w, call, err, timedOut);
+  } finally {
+    clearTimeout(timer);
+    call.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** An answer outside 2xx: its status, Retry-After, and the error it makes (masked). */
+function refusal(w: Wire, call: Call, res: HttpResponse): AttemptResult {
+  const { method, path } = call;
+  const { status, text } = res;
+  const { redact } = w;
+  const retryAfterMs = parseRetryAfter(res.headers['retry-after'], w.now());
+  const parsed = parseErrorBody(text);
+  const sentId = parsed.details?.operation_id ?? headerValue(res.headers['svc-operation-id']);
+  // Server-provided text like the message: masked too.
+  const operationId = sentId === undefined ? undefined : redact(sentId);
+  return {
+    ok: false,
+    failure: {
+      kind: 'status',
+      status,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    },
+    toError: (outcomeUnknown) =>
+      new ApiError({
+        method,
+        path,
+        status,
+        errorCode: parsed.error_code,
+        apiMessage:
+          parsed.msg === undefined ? fallbackMessage(status, redact(text)) : redact(parsed.msg),
+        operationId,
+        retryAfter: retryAfterMs === undefined ? undefined : retryAfterMs / 1000,
+        outcomeUnknown,
+      }),
+  };
+}
+
+/** No answer: the timeout, or a network failure (sent or not). */
+function unanswered(w: Wire, call: Call, err: unknown, timedOut: boolean): AttemptResult {
+  const { method, path } = call;
+  if (timedOut) {
+    return {
+      ok: false,
+      failure: { kind: 'timeout' },
+      toError: (outcomeUnknown) =>
+        new TimeoutError(method, path, w.timeoutMs, { cause: err, outcomeUnknown }),
+    };
+  }
+  return {
+    ok: false,
+    failure: { kind: 'network', sent: !requestNotSent(err) },
+    toError: (outcomeUnknown) =>
+      new NetworkError(method, path, {
+        cause: err,
+        reason: w.redact(networkReason(err)),
+        outcomeUnknown,
+      }),
+  };
+}
+
+/** Sends a call until it gets a 2xx answer, a final failure, or its retries run out. */
+async function exchange(w: Wire, call: Call): Promise<Answer> {
+  const { limiter, options, log } = w;
+  let throttles = 0;
+  for (let attempt = 1; ; attempt++) {
+    throwIfAborted(call.signal);
+    const sentAt = await limiter?.acquire(call.signal, options.priority?.() ?? 'normal');
+    let result: AttemptResult | undefined;
+    try {
+      result = await attemptOnce(w, call, attempt);
+    } finally {
+      // The slot is timed from the answer: the service counted the request before it. A 429
+      // tells the limiter more than that (below).
+      if (sentAt !== undefined && !isThrottle(result)) limiter?.answered(sentAt);
+    }
+    if (result.ok) return result;
+    const { failure } = result;
+    if (failure.kind === 'status' && failure.status === 429) {
+      options.onThrottled?.();
+      if (sentAt !== undefined) limiter?.throttled(failure.retryAfterMs, sentAt);
+      if (limiter !== undefined && throttles < MAX_THROTTLES) {
+        // The budget is shared: every request of the process pauses (once) until the window
+        // frees, and this one goes again when a slot does. It does not use up a retry: the
+        // 429 says "not now", not "failed", and the limiter makes sure the cycle progresses.
+        throttles += 1;
+        attempt -= 1;
+        log?.warn(
+          { method: call.method, route: call.route, throttles },
+          'rate limited (429): pausing every request of this account until the window frees',
+        );
+        continue;
+      }
+    }
+    await retryOrThrow(w, call, attempt, result);
+  }
+}
+
+/** Waits out the backoff before the next attempt, or throws when this failure is final. */
+async function retryOrThrow(
+  w: Wire,
+  call: Call,
+  attempt: number,
+  result: Extract<AttemptResult, { ok: false }>,
+): Promise<void> {
+  const { failure } = result;
+  const { retry } = w;
+  const verdict = classifyFailure(call.method, failure);
+  // Reads have no outcome to be unsure of; a refused or rate-limited write did nothing.
+  const outcomeUnknown =
+    verdict !== 'fail' && call.method !== 'GET' && mayHaveBeenPerformed(failure);
+  if (verdict !== 'retry' || attempt >= retry.maxAttempts) {
+    throw result.toError(outcomeUnknown);
+  }
+  const retryAfterMs = failure.kind === 'status' ? failure.retryAfterMs : undefined;
+  if (retryAfterMs !== undefined && retryAfterMs > retry.maxRetryAfterMs) {
+    throw result.toError(outcomeUnknown);
+  }
+  const delayMs = retryAfterMs ?? backoffDelay(attempt - 1, retry, w.random);
+  w.log?.warn(
+    {
+      method: call.method,
+      route: call.route,
+      attempt,
+      delayMs,
+      failure: failure.kind === 'status' ? failure.status : failure.kind,
+    },
+    'retrying API request',
+  );
+  await abortableSleep(w.sleep, delayMs, call.signal);
+}
+
+/** Sends the call and validates its answer's body against `schema`. */
+async function sendParsed<T>(w: Wire, call: Call, schema: z.ZodType<T>): Promise<T> {
+  const answer = await exchange(w, call);
+  const fail = (problem: string, cause?: unknown) =>
+    new ApiResponseError({
+      method: call.method,
+      path: call.path,
+      status: answer.status,
+      problem: w.redact(problem),
+      cause,
+    });
+  if (answer.text.trim() === '') throw fail('empty body');
+  let data: unknown;
+  try {
+    data = JSON.parse(answer.text);
+  } catch (err) {
+    throw fail(`body is not JSON: ${snippet(w.redact(answer.text))}`, err);
+  }
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) throw fail(describeIssues(parsed.error.issues), parsed.error);
+  return parsed.data;
 }
 
 function isThrottle(result: AttemptResult | undefined): boolean {

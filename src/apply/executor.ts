@@ -166,6 +166,41 @@ class VanishedError extends EdgesyncError {
   }
 }
 
+/** Everything one execution reads and records; the steps below take it explicitly. */
+interface Run {
+  readonly options: ExecuteOptions;
+  readonly concurrency: number;
+  readonly log: Logger;
+  readonly now: () => number;
+  readonly sleep: Sleep;
+  readonly random: () => number;
+  readonly lookup: LookupClient;
+  readonly createAttempts: number;
+  readonly signal: AbortSignal | undefined;
+  readonly total: number;
+  readonly bindings: Map<string, string>;
+  readonly failedRoots: Set<string>;
+  /** Roots with an operation that did not run (skipped): a `requires` on them is not met. */
+  readonly unfinishedRoots: Set<string>;
+  readonly vanished: string[];
+  readonly errors: OperationFailure[];
+  readonly messages: string[];
+  readonly uncertain: UncertainCreate[];
+  readonly unserved: Unserved[];
+  readonly counts: {
+    finished: number;
+    done: number;
+    failed: number;
+    skipped: number;
+    writes: number;
+  };
+  deletesSkipped: boolean;
+  /** Set when the account refuses edge writes as a whole: nothing more is sent this cycle. */
+  accountState: 'read-only' | 'no-access' | undefined;
+  /** Set when the fence refused a write: nothing more is sent this cycle. */
+  fenced: string | undefined;
+}
+
 export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<ExecuteResult> {
   const verdict = checkGuards(plan, options.guards);
   if (verdict.refusals.length > 0) {
@@ -173,306 +208,342 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
       `refusing to apply the plan:\n${verdict.refusals.map((r) => `  - ${r}`).join('\n')}`,
     );
   }
-  const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY));
-  const log = (options.logger ?? silentLogger()).child({ module: 'apply' });
-  const now = options.now ?? Date.now;
-  const sleep = options.sleep ?? realSleep;
-  const random = options.random ?? Math.random;
-  const lookup = options.observeForRecovery ?? options.client;
-  const createAttempts = Math.max(1, options.createAttempts ?? DEFAULT_CREATE_ATTEMPTS);
-  const signal = options.signal;
-
   const steps: Step[] = plan.changes.flatMap((change) =>
     change.operations.map((op) => ({ change, op })),
   );
-  const total = steps.length;
-  const bindings = new Map<string, string>();
-  const failedRoots = new Set<string>();
-  /** Roots with an operation that did not run (skipped): a `requires` on them is not met. */
-  const unfinishedRoots = new Set<string>();
-  const vanished: string[] = [];
-  const errors: OperationFailure[] = [];
-  const messages: string[] = [];
-  const uncertain: UncertainCreate[] = [];
-  const counts = { finished: 0, done: 0, failed: 0, skipped: 0, writes: 0 };
-  let deletesSkipped = false;
-  const unserved: Unserved[] = [];
-
-  const report = (step: Step, path: string, outcome: OperationOutcome, status: number, ms = 0) => {
-    counts.finished += 1;
-    if (outcome === 'failed') counts.failed += 1;
-    else if (outcome === 'skipped') {
-      counts.skipped += 1;
-      unfinishedRoots.add(step.change.root);
-    } else {
-      counts.done += 1;
-      if (outcome !== 'gone') counts.writes += 1;
-    }
-    const event: ProgressEvent = {
-      done: counts.finished,
-      total,
-      address: step.change.address,
-      method: step.op.method,
-      path,
-      outcome,
-      status,
-      durationMs: ms,
-    };
-    if (outcome !== 'skipped') {
-      const line = {
-        method: event.method,
-        path,
-        address: event.address,
-        status,
-        durationMs: ms,
-        outcome,
-      };
-      if (outcome === 'failed') log.error(line, 'operation failed');
-      else log.info(line, 'operation');
-    }
-    options.onProgress?.(event);
-  };
-
-  /** Set when the account refuses edge writes as a whole: nothing more is sent this cycle. */
-  let accountState: 'read-only' | 'no-access' | undefined;
-  /** Set when the fence refused a write: nothing more is sent this cycle. */
-  let fenced: string | undefined;
-  /** The fence, before each write: false (and `fenced` set) when the write must not go out. */
-  const mayWrite = (): boolean => {
-    if (fenced !== undefined) return false;
-    try {
-      options.beforeWrite?.();
-      return true;
-    } catch (err) {
-      fenced = errorMessage(err);
-      log.warn({ reason: fenced }, 'write fenced: no further operation is sent');
-      return false;
-    }
-  };
-
-  const fail = (step: Step, path: string, err: unknown, ms: number, status = statusOf(err)) => {
-    failedRoots.add(step.change.root);
-    const state = accountStateOf(err);
-    if (state !== undefined && accountState === undefined) {
-      accountState = state;
-      messages.push(ACCOUNT_STATE_MESSAGE[state]);
-    }
-    const message =
-      err instanceof VanishedError ? err.message : `${step.change.address}: ${errorMessage(err)}`;
-    errors.push({
-      address: step.change.address,
-      root: step.change.root,
-      method: step.op.method,
-      path,
-      message,
-      code: err instanceof EdgesyncError ? err.code : 'ES_INTERNAL',
-    });
-    report(step, path, 'failed', status, ms);
-  };
-
-  /** Resolves the target's references; undefined when one names a create that did not happen. */
-  const concrete = (op: Operation): Target | undefined =>
-    resolveTarget(op.target, (address) => bindings.get(address));
-
-  const postWithRecovery = async (
-    step: Step,
-    target: Target,
-    path: string,
-  ): Promise<Sent & { found: boolean }> => {
-    /** Set once an attempt's outcome was unknown: that attempt may still land later. */
-    let unknown = false;
-    const settled = (id: string | undefined, answered: boolean) => {
-      if (unknown && id !== undefined) {
-        const { address, name } = step.change;
-        uncertain.push({ address, name, kind: target.kind, id, answered });
-      }
-    };
-    for (let attempt = 1; ; attempt++) {
-      if (!mayWrite()) throw new FencedError(fenced ?? 'fenced');
-      try {
-        const sent = await sendOperation(options.client, 'POST', target, step.op.body);
-        settled(sent.id, true);
-        return { ...sent, found: false };
-      } catch (err) {
-        if (!isOutcomeUnknown(err)) throw err;
-        unknown = true;
-        const id = await findCreated(lookup, target, step.op.body);
-        log.warn(
-          { method: 'POST', path, address: step.change.address, attempt, found: id !== undefined },
-          'create outcome unknown; looked it up',
-        );
-        if (id !== undefined) {
-          settled(id, false);
-          return { id, found: true };
-        }
-        if (attempt >= createAttempts || signal?.aborted) throw err;
-        // The create provably did not land: wait a little (full jitter), then send it again.
-        await sleep(Math.floor(random() * Math.min(5_000, 200 * 2 ** (attempt - 1))));
-      }
-    }
-  };
-
-  const runStep = async (step: Step): Promise<boolean> => {
-    const { op, change } = step;
-    // Fail closed: an endpoint whose host and port an edge, or whose URL another endpoint, had
-    // to release first is not written when that release did not succeed (the service would
-    // answer 381, or 18009 and its kin).
-    const unmet = (op.requires ?? []).filter((r) => failedRoots.has(r) || unfinishedRoots.has(r));
-    if (unmet.length > 0) {
-      fail(
-        step,
-        op.path,
-        new EdgesyncError(
-          'ES_API',
-          `not attempted: it waits for ${unmet.join(', ')} to release its host and port or URL, which did not succeed`,
-        ),
-        0,
-      );
-      return false;
-    }
-    const target = concrete(op);
-    if (target === undefined) {
-      fail(
-        step,
-        op.path,
-        new InvalidOperationError(`${op.path} depends on a resource that was not created`),
-        0,
-      );
-      return false;
-    }
-    const path = targetPath(target);
-    if (op.method !== 'POST' && !mayWrite()) {
-      report(step, path, 'skipped', 0);
-      return false;
-    }
-    const started = now();
-    try {
-      const sent =
-        op.method === 'POST'
-          ? await postWithRecovery(step, target, path)
-          : { ...(await sendOperation(options.client, op.method, target, op.body)), found: false };
-      if (op.binds !== undefined) {
-        if (sent.id === undefined) {
-          throw new InvalidOperationError(`${op.method} ${path} binds ${op.binds} but made no ID`);
-        }
-        bindings.set(op.binds, sent.id);
-      }
-      const status = sent.found ? 0 : successStatus(op.method);
-      report(step, path, sent.found ? 'recovered' : 'ok', status, now() - started);
-      return true;
-    } catch (err) {
-      const ms = now() - started;
-      if (op.method === 'DELETE' && isNotFound(err)) {
-        report(step, path, 'gone', 404, ms);
-        return true;
-      }
-      if ((op.method === 'PATCH' || op.method === 'PUT') && isNotFound(err)) {
-        vanished.push(change.root);
-        const what =
-          change.address === change.root ? change.address : `${change.address} (of ${change.root})`;
-        fail(
-          step,
-          path,
-          new VanishedError(`${what} vanished; it will be recreated on the next run`, err),
-          ms,
-          404,
-        );
-        return false;
-      }
-      if (err instanceof FencedError) {
-        report(step, path, 'skipped', 0);
-        return false;
-      }
-      fail(step, path, err, ms);
-      return false;
-    }
-  };
-
+  const run = startRun(options, steps.length);
   for (const phase of PHASES) {
     const inPhase = steps.filter((s) => s.op.phase === phase);
-    if (inPhase.length === 0) continue;
-    if (accountState !== undefined || fenced !== undefined) {
-      for (const s of inPhase) report(s, s.op.path, 'skipped', 0);
-      continue;
-    }
-    if (phase === 'cutover' && counts.failed > 0) {
-      // A cut-over deletes edges: like the deletes, only on a clean cycle.
-      messages.push(
-        `cut-over to cloud endpoints not started because ${counts.failed} operation(s) failed; the edges keep serving`,
-      );
-      for (const s of inPhase) report(s, s.op.path, 'skipped', 0);
-      continue;
-    }
-    if (phase === 'cutover') {
-      const cut = await runCutover(inPhase, {
-        concurrency,
-        runStep,
-        skip: (s) => report(s, s.op.path, 'skipped', 0),
-        halted: () =>
-          signal?.aborted === true || accountState !== undefined || fenced !== undefined,
-      });
-      unserved.push(...cut.unserved);
-      if (cut.unserved.length > 0) messages.push(unservedMessage(cut.unserved));
-      if (cut.stoppedAt !== undefined && cut.notStarted.length > 0) {
-        messages.push(
-          `cut-over stopped at ${cut.stoppedAt}: ${cut.notStarted.length} edge(s) not cut over, still serving (${cut.notStarted.join(', ')})`,
-        );
-      }
-      continue;
-    }
-    if (phase === 'delete' && counts.failed > 0) {
-      deletesSkipped = true;
-      messages.push(
-        `${inPhase.length} delete operation(s) skipped because ${counts.failed} operation(s) failed; ` +
-          'deletes run only when the rest of the cycle succeeded',
-      );
-      for (const s of inPhase) report(s, s.op.path, 'skipped', 0);
-      continue;
-    }
-    const byRoot = new Map<string, Step[]>();
-    for (const s of inPhase) {
-      const list = byRoot.get(s.change.root);
-      if (list === undefined) byRoot.set(s.change.root, [s]);
-      else list.push(s);
-    }
-    await runPool([...byRoot.values()], concurrency, async (rootSteps) => {
-      for (const [i, s] of rootSteps.entries()) {
-        if (
-          signal?.aborted ||
-          accountState !== undefined ||
-          fenced !== undefined ||
-          failedRoots.has(s.change.root)
-        ) {
-          for (const rest of rootSteps.slice(i)) report(rest, rest.op.path, 'skipped', 0);
-          return;
-        }
-        await runStep(s);
-      }
-    });
+    if (inPhase.length > 0) await runPhase(run, phase, inPhase);
   }
+  return resultOf(run);
+}
 
-  for (const root of new Set(vanished)) {
+function startRun(options: ExecuteOptions, total: number): Run {
+  return {
+    options,
+    concurrency: Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY)),
+    log: (options.logger ?? silentLogger()).child({ module: 'apply' }),
+    now: options.now ?? Date.now,
+    sleep: options.sleep ?? realSleep,
+    random: options.random ?? Math.random,
+    lookup: options.observeForRecovery ?? options.client,
+    createAttempts: Math.max(1, options.createAttempts ?? DEFAULT_CREATE_ATTEMPTS),
+    signal: options.signal,
+    total,
+    bindings: new Map(),
+    failedRoots: new Set(),
+    unfinishedRoots: new Set(),
+    vanished: [],
+    errors: [],
+    messages: [],
+    uncertain: [],
+    unserved: [],
+    counts: { finished: 0, done: 0, failed: 0, skipped: 0, writes: 0 },
+    deletesSkipped: false,
+    accountState: undefined,
+    fenced: undefined,
+  };
+}
+
+/** True once nothing more may be sent this cycle (the account refused writes, or the fence). */
+function halted(run: Run): boolean {
+  return run.accountState !== undefined || run.fenced !== undefined;
+}
+
+/** One phase: skipped as a whole when the cycle is not clean enough for it, else run. */
+async function runPhase(run: Run, phase: Phase, inPhase: readonly Step[]): Promise<void> {
+  if (halted(run)) return skipAll(run, inPhase);
+  if (phase === 'cutover' && run.counts.failed > 0) {
+    // A cut-over deletes edges: like the deletes, only on a clean cycle.
+    run.messages.push(
+      `cut-over to cloud endpoints not started because ${run.counts.failed} operation(s) failed; the edges keep serving`,
+    );
+    return skipAll(run, inPhase);
+  }
+  if (phase === 'cutover') return runCutoverPhase(run, inPhase);
+  if (phase === 'delete' && run.counts.failed > 0) {
+    run.deletesSkipped = true;
+    run.messages.push(
+      `${inPhase.length} delete operation(s) skipped because ${run.counts.failed} operation(s) failed; ` +
+        'deletes run only when the rest of the cycle succeeded',
+    );
+    return skipAll(run, inPhase);
+  }
+  await runByRoot(run, inPhase);
+}
+
+function skipAll(run: Run, steps: readonly Step[]): void {
+  for (const s of steps) report(run, s, s.op.path, 'skipped', 0);
+}
+
+async function runCutoverPhase(run: Run, inPhase: readonly Step[]): Promise<void> {
+  const cut = await runCutover(inPhase, {
+    concurrency: run.concurrency,
+    runStep: (s) => runStep(run, s),
+    skip: (s) => report(run, s, s.op.path, 'skipped', 0),
+    halted: () => run.signal?.aborted === true || halted(run),
+  });
+  run.unserved.push(...cut.unserved);
+  if (cut.unserved.length > 0) run.messages.push(unservedMessage(cut.unserved));
+  if (cut.stoppedAt !== undefined && cut.notStarted.length > 0) {
+    run.messages.push(
+      `cut-over stopped at ${cut.stoppedAt}: ${cut.notStarted.length} edge(s) not cut over, still serving (${cut.notStarted.join(', ')})`,
+    );
+  }
+}
+
+/** The operations of one root in plan order; roots in parallel up to the concurrency. */
+async function runByRoot(run: Run, inPhase: readonly Step[]): Promise<void> {
+  const byRoot = new Map<string, Step[]>();
+  for (const s of inPhase) {
+    const list = byRoot.get(s.change.root);
+    if (list === undefined) byRoot.set(s.change.root, [s]);
+    else list.push(s);
+  }
+  await runPool([...byRoot.values()], run.concurrency, async (rootSteps) => {
+    for (const [i, s] of rootSteps.entries()) {
+      if (run.signal?.aborted || halted(run) || run.failedRoots.has(s.change.root)) {
+        skipAll(run, rootSteps.slice(i));
+        return;
+      }
+      await runStep(run, s);
+    }
+  });
+}
+
+function resultOf(run: Run): ExecuteResult {
+  const { counts, messages, signal, accountState, fenced, uncertain, unserved } = run;
+  for (const root of new Set(run.vanished)) {
     messages.push(`${root} vanished; it will be recreated on the next run`);
   }
   if (signal?.aborted) messages.push('aborted: no further operations were started');
   if (fenced !== undefined) messages.push(`${fenced}; no further operations were started`);
   return {
-    total,
+    total: run.total,
     done: counts.done,
     failed: counts.failed,
     skipped: counts.skipped,
     writes: counts.writes,
-    errors,
-    vanished: [...new Set(vanished)],
-    deletesSkipped,
+    errors: run.errors,
+    vanished: [...new Set(run.vanished)],
+    deletesSkipped: run.deletesSkipped,
     aborted: signal?.aborted ?? false,
     ...(accountState === undefined ? {} : { accountState }),
     ...(fenced === undefined ? {} : { fenced }),
     ...(uncertain.length === 0 ? {} : { uncertainCreates: uncertain }),
     ...(unserved.length === 0 ? {} : { unserved }),
-    created: Object.fromEntries(bindings),
+    created: Object.fromEntries(run.bindings),
     messages,
   };
+}
+
+/** Counts one finished operation, logs it (unless skipped) and tells the progress callback. */
+function report(
+  run: Run,
+  step: Step,
+  path: string,
+  outcome: OperationOutcome,
+  status: number,
+  ms = 0,
+): void {
+  const { counts } = run;
+  counts.finished += 1;
+  if (outcome === 'failed') counts.failed += 1;
+  else if (outcome === 'skipped') {
+    counts.skipped += 1;
+    run.unfinishedRoots.add(step.change.root);
+  } else {
+    counts.done += 1;
+    if (outcome !== 'gone') counts.writes += 1;
+  }
+  const event: ProgressEvent = {
+    done: counts.finished,
+    total: run.total,
+    address: step.change.address,
+    method: step.op.method,
+    path,
+    outcome,
+    status,
+    durationMs: ms,
+  };
+  if (outcome !== 'skipped') {
+    const line = {
+      method: event.method,
+      path,
+      address: event.address,
+      status,
+      durationMs: ms,
+      outcome,
+    };
+    if (outcome === 'failed') run.log.error(line, 'operation failed');
+    else run.log.info(line, 'operation');
+  }
+  run.options.onProgress?.(event);
+}
+
+/** The fence, before each write: false (and `fenced` set) when the write must not go out. */
+function mayWrite(run: Run): boolean {
+  if (run.fenced !== undefined) return false;
+  try {
+    run.options.beforeWrite?.();
+    return true;
+  } catch (err) {
+    run.fenced = errorMessage(err);
+    run.log.warn({ reason: run.fenced }, 'write fenced: no further operation is sent');
+    return false;
+  }
+}
+
+function fail(
+  run: Run,
+  step: Step,
+  path: string,
+  err: unknown,
+  ms: number,
+  status = statusOf(err),
+): void {
+  run.failedRoots.add(step.change.root);
+  const state = accountStateOf(err);
+  if (state !== undefined && run.accountState === undefined) {
+    run.accountState = state;
+    run.messages.push(ACCOUNT_STATE_MESSAGE[state]);
+  }
+  const message =
+    err instanceof VanishedError ? err.message : `${step.change.address}: ${errorMessage(err)}`;
+  run.errors.push({
+    address: step.change.address,
+    root: step.change.root,
+    method: step.op.method,
+    path,
+    message,
+    code: err instanceof EdgesyncError ? err.code : 'ES_INTERNAL',
+  });
+  report(run, step, path, 'failed', status, ms);
+}
+
+/** A POST; when its outcome is unknown, a lookup decides whether to re-send it. */
+async function postWithRecovery(
+  run: Run,
+  step: Step,
+  target: Target,
+  path: string,
+): Promise<Sent & { found: boolean }> {
+  /** Set once an attempt's outcome was unknown: that attempt may still land later. */
+  let unknown = false;
+  const settled = (id: string | undefined, answered: boolean) => {
+    if (unknown && id !== undefined) {
+      const { address, name } = step.change;
+      run.uncertain.push({ address, name, kind: target.kind, id, answered });
+    }
+  };
+  for (let attempt = 1; ; attempt++) {
+    if (!mayWrite(run)) throw new FencedError(run.fenced ?? 'fenced');
+    try {
+      const sent = await sendOperation(run.options.client, 'POST', target, step.op.body);
+      settled(sent.id, true);
+      return { ...sent, found: false };
+    } catch (err) {
+      if (!isOutcomeUnknown(err)) throw err;
+      unknown = true;
+      const id = await findCreated(run.lookup, target, step.op.body);
+      run.log.warn(
+        { method: 'POST', path, address: step.change.address, attempt, found: id !== undefined },
+        'create outcome unknown; looked it up',
+      );
+      if (id !== undefined) {
+        settled(id, false);
+        return { id, found: true };
+      }
+      if (attempt >= run.createAttempts || run.signal?.aborted) throw err;
+      // The create provably did not land: wait a little (full jitter), then send it again.
+      await run.sleep(Math.floor(run.random() * Math.min(5_000, 200 * 2 ** (attempt - 1))));
+    }
+  }
+}
+
+/**
+ * The target with its references filled, or a failure recorded (undefined) when a required
+ * release did not succeed or a reference names a create that did not happen.
+ */
+function concreteTarget(run: Run, step: Step): Target | undefined {
+  const { op } = step;
+  // Fail closed: an endpoint whose host and port an edge, or whose URL another endpoint, had
+  // to release first is not written when that release did not succeed (the service would
+  // answer 381, or 18009 and its kin).
+  const unmet = (op.requires ?? []).filter(
+    (r) => run.failedRoots.has(r) || run.unfinishedRoots.has(r),
+  );
+  if (unmet.length > 0) {
+    const message = `not attempted: it waits for ${unmet.join(', ')} to release its host and port or URL, which did not succeed`;
+    fail(run, step, op.path, new EdgesyncError('ES_API', message), 0);
+    return undefined;
+  }
+  const target = resolveTarget(op.target, (address) => run.bindings.get(address));
+  if (target === undefined) {
+    const message = `${op.path} depends on a resource that was not created`;
+    fail(run, step, op.path, new InvalidOperationError(message), 0);
+  }
+  return target;
+}
+
+/** One operation: sent, recorded, its created ID bound; true when it succeeded. */
+async function runStep(run: Run, step: Step): Promise<boolean> {
+  const { op } = step;
+  const target = concreteTarget(run, step);
+  if (target === undefined) return false;
+  const path = targetPath(target);
+  if (op.method !== 'POST' && !mayWrite(run)) {
+    report(run, step, path, 'skipped', 0);
+    return false;
+  }
+  const started = run.now();
+  try {
+    const sent =
+      op.method === 'POST'
+        ? await postWithRecovery(run, step, target, path)
+        : {
+            ...(await sendOperation(run.options.client, op.method, target, op.body)),
+            found: false,
+          };
+    if (op.binds !== undefined) {
+      if (sent.id === undefined) {
+        throw new InvalidOperationError(`${op.method} ${path} binds ${op.binds} but made no ID`);
+      }
+      run.bindings.set(op.binds, sent.id);
+    }
+    const status = sent.found ? 0 : successStatus(op.method);
+    report(run, step, path, sent.found ? 'recovered' : 'ok', status, run.now() - started);
+    return true;
+  } catch (err) {
+    return stepFailed(run, step, path, err, run.now() - started);
+  }
+}
+
+/** Records a sent operation's error: a 404 on DELETE is done, on PATCH/PUT the root vanished. */
+function stepFailed(run: Run, step: Step, path: string, err: unknown, ms: number): boolean {
+  const { op, change } = step;
+  if (op.method === 'DELETE' && isNotFound(err)) {
+    report(run, step, path, 'gone', 404, ms);
+    return true;
+  }
+  if ((op.method === 'PATCH' || op.method === 'PUT') && isNotFound(err)) {
+    run.vanished.push(change.root);
+    const what =
+      change.address === change.root ? change.address : `${change.address} (of ${change.root})`;
+    const vanishedError = new VanishedError(
+      `${what} vanished; it will be recreated on the next run`,
+      err,
+    );
+    fail(run, step, path, vanishedError, ms, 404);
+    return false;
+  }
+  if (err instanceof FencedError) {
+    report(run, step, path, 'skipped', 0);
+    return false;
+  }
+  fail(run, step, path, err, ms);
+  return false;
 }
 
 function statusOf(err: unknown): number {

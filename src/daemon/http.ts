@@ -57,11 +57,16 @@ function send(
   res.end(head ? undefined : body);
 }
 
+type Routes = Record<string, Record<string, (req: IncomingMessage, res: ServerResponse) => void>>;
+
 export function createDaemonHttpHandler(deps: DaemonHttpDeps): Handler {
-  const routes: Record<
-    string,
-    Record<string, (req: IncomingMessage, res: ServerResponse) => void>
-  > = {
+  const routes = routesOf(deps);
+  return (req, res) => dispatch(routes, deps, req, res);
+}
+
+/** Path -> method -> handler: the whole surface of the daemon's listener, in one table. */
+function routesOf(deps: DaemonHttpDeps): Routes {
+  return {
     '/healthz': {
       GET: (req, res) => send(res, 200, 'ok\n', undefined, {}, req.method === 'HEAD'),
     },
@@ -129,33 +134,38 @@ export function createDaemonHttpHandler(deps: DaemonHttpDeps): Handler {
       },
     },
   };
+}
 
-  return (req, res) => {
-    // Bodies are never used; drain them so keep-alive connections stay usable.
-    req.resume();
-    try {
-      const pathname = (req.url ?? '/').split('?', 1)[0] ?? '/';
-      const methods = routes[pathname];
-      if (methods === undefined) {
-        send(res, 404, 'not found\n');
-        return;
-      }
-      // HEAD is served wherever GET is, without a body.
-      const method = req.method === 'HEAD' && methods.GET ? 'GET' : (req.method ?? 'GET');
-      const handle = methods[method];
-      if (handle === undefined) {
-        const allow = Object.keys(methods);
-        if (methods.GET) allow.push('HEAD');
-        send(res, 405, 'method not allowed\n', undefined, { allow: allow.join(', ') });
-        return;
-      }
-      if (method === 'POST' && !permitted(deps.control, req, res)) return;
-      handle(req, res);
-    } catch {
-      if (!res.headersSent) send(res, 500, 'internal error\n');
-      else res.destroy();
+function dispatch(
+  routes: Routes,
+  deps: DaemonHttpDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+): void {
+  // Bodies are never used; drain them so keep-alive connections stay usable.
+  req.resume();
+  try {
+    const pathname = (req.url ?? '/').split('?', 1)[0] ?? '/';
+    const methods = routes[pathname];
+    if (methods === undefined) {
+      send(res, 404, 'not found\n');
+      return;
     }
-  };
+    // HEAD is served wherever GET is, without a body.
+    const method = req.method === 'HEAD' && methods.GET ? 'GET' : (req.method ?? 'GET');
+    const handle = methods[method];
+    if (handle === undefined) {
+      const allow = Object.keys(methods);
+      if (methods.GET) allow.push('HEAD');
+      send(res, 405, 'method not allowed\n', undefined, { allow: allow.join(', ') });
+      return;
+    }
+    if (method === 'POST' && !permitted(deps.control, req, res)) return;
+    handle(req, res);
+  } catch {
+    if (!res.headersSent) send(res, 500, 'internal error\n');
+    else res.destroy();
+  }
 }
 
 /** Answers 401 or 403 (and returns false) unless the listener lets this request through. */

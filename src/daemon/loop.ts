@@ -104,174 +104,195 @@ export class PreemptedError extends AbortedError {
   }
 }
 
-export function createReconcileLoop(options: LoopOptions): ReconcileLoop {
-  const { timers, now } = options;
-  let started = false;
-  let stopped = false;
-  let failures = 0;
-  let inFlight:
-    | { reason: TriggerReason; done: Promise<void>; controller: AbortController }
-    | undefined;
-  let queued: TriggerReason | undefined;
-  let next: { at: number; reason: 'resync' | 'retry'; handle: unknown } | undefined;
+/** The loop's state, shared by the steps below (one loop, one state). */
+interface LoopState {
+  readonly options: LoopOptions;
+  started: boolean;
+  stopped: boolean;
+  failures: number;
+  inFlight: { reason: TriggerReason; done: Promise<void>; controller: AbortController } | undefined;
+  queued: TriggerReason | undefined;
+  next: { at: number; reason: 'resync' | 'retry'; handle: unknown } | undefined;
   /** When the periodic resync is due (kept across partial cycles; now() once one is preempted). */
-  let resyncDueAt: number | undefined;
-  let debounce: { firstAt: number; reason: 'file' | 'link'; handle: unknown } | undefined;
+  resyncDueAt: number | undefined;
+  debounce: { firstAt: number; reason: 'file' | 'link'; handle: unknown } | undefined;
   /** When the last full cycle (any but a file event's, which may be incremental) began. */
-  let lastFullStartAt: number | undefined;
-  let deferred: { reason: TriggerReason; handle: unknown } | undefined;
+  lastFullStartAt: number | undefined;
+  deferred: { reason: TriggerReason; handle: unknown } | undefined;
+}
 
-  function clearNext(): void {
-    if (next) timers.clearTimeout(next.handle);
-    next = undefined;
-  }
-
-  function scheduleNext(delayMs: number, reason: 'resync' | 'retry'): void {
-    clearNext();
-    const handle = timers.setTimeout(() => {
-      next = undefined;
-      request(reason);
-    }, delayMs);
-    next = { at: now() + delayMs, reason, handle };
-  }
-
-  function jittered(ms: number): number {
-    const spread = options.jitter ?? 0;
-    if (spread <= 0) return ms;
-    const u = (options.random ?? Math.random)();
-    return Math.max(1, Math.round(ms * (1 + spread * (2 * u - 1))));
-  }
-
-  function resyncInterval(): number {
-    return typeof options.intervalMs === 'function' ? options.intervalMs() : options.intervalMs;
-  }
-
-  /** True when a paced trigger came too early and was deferred. */
-  function pace(reason: TriggerReason): boolean {
-    if (!PACED.has(reason) || lastFullStartAt === undefined) return false;
-    const wait = lastFullStartAt + (options.triggerGapMs?.() ?? 0) - now();
-    if (wait <= 0) return false;
-    // Later requests ride on this one: each cycle reads everything.
-    deferred ??= {
-      reason,
-      handle: timers.setTimeout(() => {
-        deferred = undefined;
-        request(reason);
-      }, wait),
-    };
-    return true;
-  }
-
-  function request(reason: TriggerReason): void {
-    if (stopped || !started) return;
-    if (pace(reason)) return;
-    if (inFlight && inFlight.reason === 'resync' && URGENT.has(reason)) {
-      // A change never waits behind a resync: the resync (its listing, or the writes it has not
-      // started) is cut short as superseded, and the change's cycle reads everything anew.
-      queued = reason;
-      // The resync is only put off: it is due again as soon as the change's cycle ends.
-      resyncDueAt = now();
-      inFlight.controller.abort(new PreemptedError(reason));
-      return;
-    }
-    if (inFlight) {
-      // Coalesce: the first queued reason stands for all of them (each cycle reads everything).
-      queued ??= reason;
-      return;
-    }
-    run(reason);
-  }
-
-  function run(reason: TriggerReason): void {
-    clearNext();
-    if (reason !== 'file') lastFullStartAt = now();
-    const entry = { reason, controller: new AbortController(), done: Promise.resolve() };
-    // Registered before the cycle starts, so even a cycle that fails synchronously finds it.
-    inFlight = entry;
-    entry.done = (async () => {
-      let outcome: CycleOutcome;
-      try {
-        outcome = await options.cycle(reason, entry.controller.signal);
-      } catch (err) {
-        options.onCycleError?.(err);
-        outcome = 'failure';
-      }
-      inFlight = undefined;
-      if (stopped) return;
-      if (outcome === 'success' || outcome === 'partial') failures = 0;
-      else if (outcome === 'failure') failures += 1;
-      if (failures > 0) {
-        scheduleNext(backoffDelay(failures, options.backoff), 'retry');
-      } else if (outcome === 'success' || resyncDueAt === undefined) {
-        resyncDueAt = now() + jittered(resyncInterval());
-        scheduleNext(resyncDueAt - now(), 'resync');
-      } else {
-        scheduleNext(Math.max(0, resyncDueAt - now()), 'resync');
-      }
-      if (queued !== undefined) {
-        const again = queued;
-        queued = undefined;
-        run(again);
-      }
-    })();
-  }
-
+export function createReconcileLoop(options: LoopOptions): ReconcileLoop {
+  const s: LoopState = {
+    options,
+    started: false,
+    stopped: false,
+    failures: 0,
+    inFlight: undefined,
+    queued: undefined,
+    next: undefined,
+    resyncDueAt: undefined,
+    debounce: undefined,
+    lastFullStartAt: undefined,
+    deferred: undefined,
+  };
   return {
     start() {
-      if (started || stopped) return;
-      started = true;
-      run('startup');
+      if (s.started || s.stopped) return;
+      s.started = true;
+      run(s, 'startup');
     },
-
-    trigger(reason) {
-      request(reason);
-    },
-
-    notifyChange(reason) {
-      if (stopped || !started) return;
-      const t = now();
-      if (debounce) timers.clearTimeout(debounce.handle);
-      const firstAt = debounce?.firstAt ?? t;
-      // A link change says more than a file change: keep it as the reason for the merged burst.
-      const merged = debounce?.reason === 'link' ? 'link' : reason;
-      const delay = Math.max(0, Math.min(options.debounceMs, firstAt + options.debounceMaxMs - t));
-      const handle = timers.setTimeout(() => {
-        debounce = undefined;
-        request(merged);
-      }, delay);
-      debounce = { firstAt, reason: merged, handle };
-    },
-
-    async stop(graceMs) {
-      stopped = true;
-      clearNext();
-      if (debounce) timers.clearTimeout(debounce.handle);
-      debounce = undefined;
-      if (deferred) timers.clearTimeout(deferred.handle);
-      deferred = undefined;
-      queued = undefined;
-      const current = inFlight;
-      if (!current) return true;
-      current.controller.abort(new AbortedError('daemon stopping'));
-      let graceHandle: unknown;
-      const graceOver = new Promise<boolean>((resolve) => {
-        graceHandle = timers.setTimeout(() => resolve(false), graceMs);
-      });
-      const finished = await Promise.race([current.done.then(() => true), graceOver]);
-      timers.clearTimeout(graceHandle);
-      return finished;
-    },
-
-    snapshot() {
-      return {
-        inFlight: inFlight?.reason,
-        queued,
-        nextAt: next?.at,
-        nextReason: next?.reason,
-        failures,
-        backoffMs: backoffDelay(failures, options.backoff),
-        stopped,
-      };
-    },
+    trigger: (reason) => request(s, reason),
+    notifyChange: (reason) => notifyChange(s, reason),
+    stop: (graceMs) => stopLoop(s, graceMs),
+    snapshot: () => ({
+      inFlight: s.inFlight?.reason,
+      queued: s.queued,
+      nextAt: s.next?.at,
+      nextReason: s.next?.reason,
+      failures: s.failures,
+      backoffMs: backoffDelay(s.failures, options.backoff),
+      stopped: s.stopped,
+    }),
   };
+}
+
+function clearNext(s: LoopState): void {
+  if (s.next) s.options.timers.clearTimeout(s.next.handle);
+  s.next = undefined;
+}
+
+function scheduleNext(s: LoopState, delayMs: number, reason: 'resync' | 'retry'): void {
+  clearNext(s);
+  const handle = s.options.timers.setTimeout(() => {
+    s.next = undefined;
+    request(s, reason);
+  }, delayMs);
+  s.next = { at: s.options.now() + delayMs, reason, handle };
+}
+
+function jittered(options: LoopOptions, ms: number): number {
+  const spread = options.jitter ?? 0;
+  if (spread <= 0) return ms;
+  const u = (options.random ?? Math.random)();
+  return Math.max(1, Math.round(ms * (1 + spread * (2 * u - 1))));
+}
+
+function resyncInterval(options: LoopOptions): number {
+  return typeof options.intervalMs === 'function' ? options.intervalMs() : options.intervalMs;
+}
+
+/** True when a paced trigger came too early and was deferred. */
+function pace(s: LoopState, reason: TriggerReason): boolean {
+  const { options } = s;
+  if (!PACED.has(reason) || s.lastFullStartAt === undefined) return false;
+  const wait = s.lastFullStartAt + (options.triggerGapMs?.() ?? 0) - options.now();
+  if (wait <= 0) return false;
+  // Later requests ride on this one: each cycle reads everything.
+  s.deferred ??= {
+    reason,
+    handle: options.timers.setTimeout(() => {
+      s.deferred = undefined;
+      request(s, reason);
+    }, wait),
+  };
+  return true;
+}
+
+function request(s: LoopState, reason: TriggerReason): void {
+  if (s.stopped || !s.started) return;
+  if (pace(s, reason)) return;
+  if (s.inFlight && s.inFlight.reason === 'resync' && URGENT.has(reason)) {
+    // A change never waits behind a resync: the resync (its listing, or the writes it has not
+    // started) is cut short as superseded, and the change's cycle reads everything anew.
+    s.queued = reason;
+    // The resync is only put off: it is due again as soon as the change's cycle ends.
+    s.resyncDueAt = s.options.now();
+    s.inFlight.controller.abort(new PreemptedError(reason));
+    return;
+  }
+  if (s.inFlight) {
+    // Coalesce: the first queued reason stands for all of them (each cycle reads everything).
+    s.queued ??= reason;
+    return;
+  }
+  run(s, reason);
+}
+
+function run(s: LoopState, reason: TriggerReason): void {
+  const { options } = s;
+  clearNext(s);
+  if (reason !== 'file') s.lastFullStartAt = options.now();
+  const entry = { reason, controller: new AbortController(), done: Promise.resolve() };
+  // Registered before the cycle starts, so even a cycle that fails synchronously finds it.
+  s.inFlight = entry;
+  entry.done = (async () => {
+    let outcome: CycleOutcome;
+    try {
+      outcome = await options.cycle(reason, entry.controller.signal);
+    } catch (err) {
+      options.onCycleError?.(err);
+      outcome = 'failure';
+    }
+    s.inFlight = undefined;
+    if (s.stopped) return;
+    afterCycle(s, outcome);
+  })();
+}
+
+/** Counts the outcome, arms the retry or the resync, and runs what queued meanwhile. */
+function afterCycle(s: LoopState, outcome: CycleOutcome): void {
+  const { options } = s;
+  if (outcome === 'success' || outcome === 'partial') s.failures = 0;
+  else if (outcome === 'failure') s.failures += 1;
+  if (s.failures > 0) {
+    scheduleNext(s, backoffDelay(s.failures, options.backoff), 'retry');
+  } else if (outcome === 'success' || s.resyncDueAt === undefined) {
+    s.resyncDueAt = options.now() + jittered(options, resyncInterval(options));
+    scheduleNext(s, s.resyncDueAt - options.now(), 'resync');
+  } else {
+    scheduleNext(s, Math.max(0, s.resyncDueAt - options.now()), 'resync');
+  }
+  if (s.queued !== undefined) {
+    const again = s.queued;
+    s.queued = undefined;
+    run(s, again);
+  }
+}
+
+function notifyChange(s: LoopState, reason: 'file' | 'link'): void {
+  const { options } = s;
+  if (s.stopped || !s.started) return;
+  const t = options.now();
+  const { debounce } = s;
+  if (debounce) options.timers.clearTimeout(debounce.handle);
+  const firstAt = debounce?.firstAt ?? t;
+  // A link change says more than a file change: keep it as the reason for the merged burst.
+  const merged = debounce?.reason === 'link' ? 'link' : reason;
+  const delay = Math.max(0, Math.min(options.debounceMs, firstAt + options.debounceMaxMs - t));
+  const handle = options.timers.setTimeout(() => {
+    s.debounce = undefined;
+    request(s, merged);
+  }, delay);
+  s.debounce = { firstAt, reason: merged, handle };
+}
+
+async function stopLoop(s: LoopState, graceMs: number): Promise<boolean> {
+  const { timers } = s.options;
+  s.stopped = true;
+  clearNext(s);
+  if (s.debounce) timers.clearTimeout(s.debounce.handle);
+  s.debounce = undefined;
+  if (s.deferred) timers.clearTimeout(s.deferred.handle);
+  s.deferred = undefined;
+  s.queued = undefined;
+  const current = s.inFlight;
+  if (!current) return true;
+  current.controller.abort(new AbortedError('daemon stopping'));
+  let graceHandle: unknown;
+  const graceOver = new Promise<boolean>((resolve) => {
+    graceHandle = timers.setTimeout(() => resolve(false), graceMs);
+  });
+  const finished = await Promise.race([current.done.then(() => true), graceOver]);
+  timers.clearTimeout(graceHandle);
+  return finished;
 }

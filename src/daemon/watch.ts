@@ -55,8 +55,7 @@ interface Running {
 }
 
 export function createManifestWatcher(options: ManifestWatcherOptions): ManifestWatcher {
-  const { logger, onChange } = options;
-  const readyTimeoutMs = options.readyTimeoutMs ?? 5000;
+  const { logger } = options;
   let anchorWatch: Running | undefined;
   let treeWatch: Running | undefined;
   let closed = false;
@@ -69,112 +68,29 @@ export function createManifestWatcher(options: ManifestWatcherOptions): Manifest
     return run;
   }
 
-  function onError(which: string) {
-    return (err: unknown) => logger.warn({ watcher: which, err }, 'file watcher error');
-  }
-
-  async function ready(w: FSWatcher, what: string): Promise<boolean> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const ok = await Promise.race([
-      new Promise<boolean>((resolve) => w.once('ready', () => resolve(true))),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), readyTimeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
-    if (!ok) logger.warn({ watch: what }, 'file watcher not ready in time; continuing');
-    return ok;
-  }
-
-  async function startAnchorWatch(anchor: string): Promise<Running> {
-    const parent = path.dirname(anchor);
-    const name = path.basename(anchor);
-    let isReady = false;
-    const watcher = watch(parent, {
-      depth: 0,
-      ignoreInitial: true,
-      followSymlinks: false,
-      ignored: (p: string) => p !== parent && path.basename(p) !== name,
-    });
-    watcher.on('error', onError('anchor'));
-    watcher.on('all', (_event, p) => {
-      if (isReady && path.basename(p) === name && path.dirname(p) === parent) {
-        onChange('link', p);
-      }
-    });
-    // A swap by rename leaves an entry of the same name, which chokidar's directory diff misses.
-    watcher.on('raw', (_event, file, details) => {
-      const watched = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
-      if (isReady && file === name && (watched === undefined || watched === parent)) {
-        onChange('link', anchor);
-      }
-    });
-    await ready(watcher, parent);
-    isReady = true;
-    return { key: anchor, watcher };
-  }
-
-  async function startTreeWatch(root: string, key: string): Promise<Running> {
-    let isReady = false;
-    const watcher = watch(root, {
-      ignoreInitial: true,
-      followSymlinks: false,
-      ignored: (p: string) => {
-        if (p === root) return false;
-        const parts = path.relative(root, p).split(path.sep);
-        if (options.excluded?.(parts.join('/')) === true) return true;
-        const last = parts.length - 1;
-        return parts.some(
-          (part, i) => part.startsWith('.') && !(i === last && part === CONFIGMAP_DATA),
-        );
-      },
-    });
-    watcher.on('error', onError('tree'));
-    watcher.on('all', (event, p) => {
-      if (!isReady) return;
-      const base = path.basename(p);
-      if (base === CONFIGMAP_DATA) onChange('link', p);
-      else if (p === root) onChange('link', p);
-      else if (event === 'addDir' || event === 'unlinkDir') onChange('file', p);
-      else if (MANIFEST_FILE.test(base)) onChange('file', p);
-    });
-    await ready(watcher, root);
-    isReady = true;
-    return { key, watcher };
-  }
-
-  async function closeOne(running: Running | undefined): Promise<void> {
-    if (!running) return;
-    try {
-      await running.watcher.close();
-    } catch (err) {
-      onError('close')(err);
-    }
-  }
-
   return {
     pointAt(target) {
       return serial(async () => {
         if (closed) return;
         if (anchorWatch?.key !== target.anchor) {
-          await closeOne(anchorWatch);
+          await closeOne(options, anchorWatch);
           anchorWatch = undefined;
-          anchorWatch = await startAnchorWatch(target.anchor);
+          anchorWatch = await startAnchorWatch(options, target.anchor);
           logger.debug({ anchor: target.anchor }, 'watching for link swaps');
         }
         const treeKey =
           target.realDir === undefined ? undefined : `${target.realDir}\0${target.identity ?? ''}`;
         if (treeWatch?.key !== treeKey) {
-          await closeOne(treeWatch);
+          await closeOne(options, treeWatch);
           treeWatch = undefined;
           if (target.realDir !== undefined && treeKey !== undefined) {
-            treeWatch = await startTreeWatch(target.realDir, treeKey);
+            treeWatch = await startTreeWatch(options, target.realDir, treeKey);
             logger.debug({ dir: target.realDir }, 'watching manifest files');
           }
         }
         if (closed) {
-          await closeOne(anchorWatch);
-          await closeOne(treeWatch);
+          await closeOne(options, anchorWatch);
+          await closeOne(options, treeWatch);
         }
       });
     },
@@ -182,11 +98,110 @@ export function createManifestWatcher(options: ManifestWatcherOptions): Manifest
     close() {
       closed = true;
       return serial(async () => {
-        await closeOne(anchorWatch);
-        await closeOne(treeWatch);
+        await closeOne(options, anchorWatch);
+        await closeOne(options, treeWatch);
         anchorWatch = undefined;
         treeWatch = undefined;
       });
     },
   };
+}
+
+function onError(options: ManifestWatcherOptions, which: string) {
+  return (err: unknown) => options.logger.warn({ watcher: which, err }, 'file watcher error');
+}
+
+async function ready(
+  options: ManifestWatcherOptions,
+  w: FSWatcher,
+  what: string,
+): Promise<boolean> {
+  const readyTimeoutMs = options.readyTimeoutMs ?? 5000;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const ok = await Promise.race([
+    new Promise<boolean>((resolve) => w.once('ready', () => resolve(true))),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), readyTimeoutMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (!ok) options.logger.warn({ watch: what }, 'file watcher not ready in time; continuing');
+  return ok;
+}
+
+/** Watches the entry `anchor` in its parent: a swap of the link is a change. */
+async function startAnchorWatch(options: ManifestWatcherOptions, anchor: string): Promise<Running> {
+  const { onChange } = options;
+  const parent = path.dirname(anchor);
+  const name = path.basename(anchor);
+  let isReady = false;
+  const watcher = watch(parent, {
+    depth: 0,
+    ignoreInitial: true,
+    followSymlinks: false,
+    ignored: (p: string) => p !== parent && path.basename(p) !== name,
+  });
+  watcher.on('error', onError(options, 'anchor'));
+  watcher.on('all', (_event, p) => {
+    if (isReady && path.basename(p) === name && path.dirname(p) === parent) {
+      onChange('link', p);
+    }
+  });
+  // A swap by rename leaves an entry of the same name, which chokidar's directory diff misses.
+  watcher.on('raw', (_event, file, details) => {
+    const watched = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
+    if (isReady && file === name && (watched === undefined || watched === parent)) {
+      onChange('link', anchor);
+    }
+  });
+  await ready(options, watcher, parent);
+  isReady = true;
+  return { key: anchor, watcher };
+}
+
+/** Watches the manifest tree: manifest files, directories, and the ConfigMap `..data` link. */
+async function startTreeWatch(
+  options: ManifestWatcherOptions,
+  root: string,
+  key: string,
+): Promise<Running> {
+  const { onChange } = options;
+  let isReady = false;
+  const watcher = watch(root, {
+    ignoreInitial: true,
+    followSymlinks: false,
+    ignored: (p: string) => {
+      if (p === root) return false;
+      const parts = path.relative(root, p).split(path.sep);
+      if (options.excluded?.(parts.join('/')) === true) return true;
+      const last = parts.length - 1;
+      return parts.some(
+        (part, i) => part.startsWith('.') && !(i === last && part === CONFIGMAP_DATA),
+      );
+    },
+  });
+  watcher.on('error', onError(options, 'tree'));
+  watcher.on('all', (event, p) => {
+    if (!isReady) return;
+    const base = path.basename(p);
+    if (base === CONFIGMAP_DATA) onChange('link', p);
+    else if (p === root) onChange('link', p);
+    else if (event === 'addDir' || event === 'unlinkDir') onChange('file', p);
+    else if (MANIFEST_FILE.test(base)) onChange('file', p);
+  });
+  await ready(options, watcher, root);
+  isReady = true;
+  return { key, watcher };
+}
+
+async function closeOne(
+  options: ManifestWatcherOptions,
+  running: Running | undefined,
+): Promise<void> {
+  if (!running) return;
+  try {
+    await running.watcher.close();
+  } catch (err) {
+    onError(options, 'close')(err);
+  }
 }

@@ -119,201 +119,235 @@ export function checkElectorTimings(o: {
   return undefined;
 }
 
-export function createElector(options: ElectorOptions): Elector {
-  const { store, identity } = options;
-  const timers = options.timers ?? realTimers;
-  const now = options.monotonic;
-  const wall = options.wallClock ?? (() => new Date());
-  const log = options.logger;
-  const leaseSeconds = Math.round(options.leaseDurationMs / 1000);
-
+/** One elector's settings and state, shared by the steps below. */
+interface ElectorState {
+  readonly options: ElectorOptions;
+  readonly timers: ElectorTimers;
+  readonly now: () => number;
+  readonly wall: () => Date;
+  readonly leaseSeconds: number;
   /** The version last seen and when (local, monotonic) it was first seen. */
-  let observed: { record: LeaseRecord; at: number } | undefined;
+  observed: { record: LeaseRecord; at: number } | undefined;
   /** Monotonic time the last successful acquire/renew was sent; undefined: not leader. */
-  let renewedAt: number | undefined;
-  let transitions = 0;
-  let timer: unknown;
+  renewedAt: number | undefined;
+  transitions: number;
+  timer: unknown;
   /** Fires when the renew deadline passes, so role, metrics and logs follow the fence at once. */
-  let deadlineTimer: unknown;
-  let stopped = false;
-  let running: Promise<void> | undefined;
+  deadlineTimer: unknown;
+  stopped: boolean;
+  running: Promise<void> | undefined;
+  /** The role and holder last told to `onChange`. */
+  last: string;
+}
 
-  const isLeader = (): boolean =>
-    renewedAt !== undefined && now() - renewedAt < options.renewDeadlineMs;
-
-  const status = (): ElectorStatus => {
-    const leader = isLeader();
-    return {
-      role: leader ? 'leader' : 'standby',
-      holder: leader ? identity : (observed?.record.holder ?? null) || null,
-      transitions,
-    };
+export function createElector(options: ElectorOptions): Elector {
+  const e: ElectorState = {
+    options,
+    timers: options.timers ?? realTimers,
+    now: options.monotonic,
+    wall: options.wallClock ?? (() => new Date()),
+    leaseSeconds: Math.round(options.leaseDurationMs / 1000),
+    observed: undefined,
+    renewedAt: undefined,
+    transitions: 0,
+    timer: undefined,
+    deadlineTimer: undefined,
+    stopped: false,
+    running: undefined,
+    last: '',
   };
-
-  let last = '';
-  const notify = () => {
-    const s = status();
-    const key = `${s.role}|${s.holder}`;
-    if (key === last) return;
-    last = key;
-    options.onChange?.(s);
-  };
-
-  const setLeader = (at: number | undefined) => {
-    const was = renewedAt !== undefined;
-    renewedAt = at;
-    armDeadline();
-    if (was !== (at !== undefined)) {
-      transitions += 1;
-      log?.info(
-        { identity, lease: store.description, role: at === undefined ? 'standby' : 'leader' },
-        at === undefined ? 'leadership lost' : 'leadership acquired',
-      );
-    }
-  };
-
-  // The fence reads the clock itself; without this, a renewal hanging past the deadline would
-  // leave /status, `edgesync_leader` and the log saying "leader" until the request gave up.
-  function armDeadline(): void {
-    if (deadlineTimer !== undefined) timers.clearTimeout(deadlineTimer);
-    deadlineTimer = undefined;
-    if (renewedAt === undefined || stopped) return;
-    const left = renewedAt + options.renewDeadlineMs - now();
-    deadlineTimer = timers.setTimeout(
-      () => {
-        deadlineTimer = undefined;
-        if (renewedAt === undefined) return;
-        // A timer may fire a little early by the monotonic clock: wait for the deadline itself.
-        if (isLeader()) armDeadline();
-        else {
-          setLeader(undefined);
-          notify();
-        }
-      },
-      Math.max(0, left),
-    );
-  }
-
-  const observe = (record: LeaseRecord | undefined, at: number) => {
-    if (record === undefined) {
-      observed = undefined;
-      return;
-    }
-    if (observed === undefined || observed.record.version !== record.version) {
-      observed = { record, at };
-    }
-  };
-
-  /** One attempt; true when this process holds the Lease afterwards. */
-  async function tryAcquireOrRenew(): Promise<boolean> {
-    const sentAt = now();
-    const current = await store.get();
-    const seenAt = now();
-    observe(current, seenAt);
-    const stamp = wall();
-    if (current === undefined) {
-      const created = await store.create({
-        holder: identity,
-        leaseDurationSeconds: leaseSeconds,
-        acquireTime: stamp,
-        renewTime: stamp,
-        transitions: 0,
-      });
-      observe(created, now());
-      setLeader(sentAt);
-      return true;
-    }
-    const mine = current.holder === identity;
-    const free = current.holder === undefined || current.holder === '';
-    if (!mine && !free) {
-      const since = observed?.at ?? seenAt;
-      if (seenAt - since < current.leaseDurationSeconds * 1000) return false;
-    }
-    const next: LeaseSpec = {
-      holder: identity,
-      leaseDurationSeconds: leaseSeconds,
-      acquireTime: mine ? (current.acquireTime ?? stamp) : stamp,
-      renewTime: stamp,
-      transitions: mine ? current.transitions : current.transitions + 1,
-    };
-    const replaced = await store.replace(next, current.version);
-    observe(replaced, now());
-    setLeader(sentAt);
-    return true;
-  }
-
-  async function attempt(): Promise<void> {
-    try {
-      const held = await tryAcquireOrRenew();
-      if (!held && renewedAt !== undefined) setLeader(undefined);
-    } catch (err) {
-      if (err instanceof LeaseAccessError) throw err;
-      if (!(err instanceof LeaseConflictError)) {
-        log?.warn({ err: errorMessage(err), lease: store.description }, 'lease request failed');
-      }
-      // A leader keeps trusting its last renewal until the deadline; then it steps down.
-      if (renewedAt !== undefined && !isLeader()) setLeader(undefined);
-    }
-    if (renewedAt !== undefined && !isLeader()) setLeader(undefined);
-    notify();
-  }
-
-  function schedule(): void {
-    if (stopped) return;
-    timer = timers.setTimeout(() => {
-      timer = undefined;
-      running = attempt().then(schedule, (err: unknown) => {
-        stopped = true;
-        setLeader(undefined);
-        notify();
-        log?.error({ err: errorMessage(err) }, 'lease access refused; leader election stopped');
-        if (err instanceof LeaseAccessError) options.onFatal?.(err);
-      });
-    }, options.retryPeriodMs);
-  }
-
   return {
     async start() {
-      await attempt();
-      schedule();
+      await attempt(e);
+      schedule(e);
     },
-    isLeader,
+    isLeader: () => isLeader(e),
     fence() {
-      if (!isLeader()) {
+      if (!isLeader(e)) {
         throw new LostLeadershipError(
-          `not the leader (${store.description}): the write was not sent`,
+          `not the leader (${options.store.description}): the write was not sent`,
         );
       }
     },
-    status,
-    async stop() {
-      stopped = true;
-      if (timer !== undefined) timers.clearTimeout(timer);
-      if (deadlineTimer !== undefined) timers.clearTimeout(deadlineTimer);
-      deadlineTimer = undefined;
-      await running?.catch(() => undefined);
-      if (!isLeader() || observed === undefined) {
-        setLeader(undefined);
-        return;
-      }
-      const current = observed.record;
-      setLeader(undefined);
-      try {
-        await store.replace(
-          {
-            holder: '',
-            leaseDurationSeconds: 1,
-            acquireTime: current.acquireTime,
-            renewTime: wall(),
-            transitions: current.transitions,
-          },
-          current.version,
-        );
-        log?.info({ identity, lease: store.description }, 'lease released');
-      } catch (err) {
-        log?.warn({ err: errorMessage(err) }, 'could not release the lease; it expires instead');
-      }
-      notify();
-    },
+    status: () => status(e),
+    stop: () => stopElector(e),
   };
+}
+
+function isLeader(e: ElectorState): boolean {
+  return e.renewedAt !== undefined && e.now() - e.renewedAt < e.options.renewDeadlineMs;
+}
+
+function status(e: ElectorState): ElectorStatus {
+  const leader = isLeader(e);
+  return {
+    role: leader ? 'leader' : 'standby',
+    holder: leader ? e.options.identity : (e.observed?.record.holder ?? null) || null,
+    transitions: e.transitions,
+  };
+}
+
+function notify(e: ElectorState): void {
+  const s = status(e);
+  const key = `${s.role}|${s.holder}`;
+  if (key === e.last) return;
+  e.last = key;
+  e.options.onChange?.(s);
+}
+
+function setLeader(e: ElectorState, at: number | undefined): void {
+  const { identity, store, logger: log } = e.options;
+  const was = e.renewedAt !== undefined;
+  e.renewedAt = at;
+  armDeadline(e);
+  if (was !== (at !== undefined)) {
+    e.transitions += 1;
+    log?.info(
+      { identity, lease: store.description, role: at === undefined ? 'standby' : 'leader' },
+      at === undefined ? 'leadership lost' : 'leadership acquired',
+    );
+  }
+}
+
+// The fence reads the clock itself; without this, a renewal hanging past the deadline would
+// leave /status, `edgesync_leader` and the log saying "leader" until the request gave up.
+function armDeadline(e: ElectorState): void {
+  const { timers } = e;
+  if (e.deadlineTimer !== undefined) timers.clearTimeout(e.deadlineTimer);
+  e.deadlineTimer = undefined;
+  if (e.renewedAt === undefined || e.stopped) return;
+  const left = e.renewedAt + e.options.renewDeadlineMs - e.now();
+  e.deadlineTimer = timers.setTimeout(
+    () => {
+      e.deadlineTimer = undefined;
+      if (e.renewedAt === undefined) return;
+      // A timer may fire a little early by the monotonic clock: wait for the deadline itself.
+      if (isLeader(e)) armDeadline(e);
+      else {
+        setLeader(e, undefined);
+        notify(e);
+      }
+    },
+    Math.max(0, left),
+  );
+}
+
+function observe(e: ElectorState, record: LeaseRecord | undefined, at: number): void {
+  if (record === undefined) {
+    e.observed = undefined;
+    return;
+  }
+  if (e.observed === undefined || e.observed.record.version !== record.version) {
+    e.observed = { record, at };
+  }
+}
+
+/** One attempt; true when this process holds the Lease afterwards. */
+async function tryAcquireOrRenew(e: ElectorState): Promise<boolean> {
+  const { store, identity } = e.options;
+  const sentAt = e.now();
+  const current = await store.get();
+  const seenAt = e.now();
+  observe(e, current, seenAt);
+  const stamp = e.wall();
+  if (current === undefined) {
+    const created = await store.create({
+      holder: identity,
+      leaseDurationSeconds: e.leaseSeconds,
+      acquireTime: stamp,
+      renewTime: stamp,
+      transitions: 0,
+    });
+    observe(e, created, e.now());
+    setLeader(e, sentAt);
+    return true;
+  }
+  const mine = current.holder === identity;
+  const free = current.holder === undefined || current.holder === '';
+  if (!mine && !free) {
+    const since = e.observed?.at ?? seenAt;
+    if (seenAt - since < current.leaseDurationSeconds * 1000) return false;
+  }
+  const next: LeaseSpec = {
+    holder: identity,
+    leaseDurationSeconds: e.leaseSeconds,
+    acquireTime: mine ? (current.acquireTime ?? stamp) : stamp,
+    renewTime: stamp,
+    transitions: mine ? current.transitions : current.transitions + 1,
+  };
+  const replaced = await store.replace(next, current.version);
+  observe(e, replaced, e.now());
+  setLeader(e, sentAt);
+  return true;
+}
+
+async function attempt(e: ElectorState): Promise<void> {
+  try {
+    const held = await tryAcquireOrRenew(e);
+    if (!held && e.renewedAt !== undefined) setLeader(e, undefined);
+  } catch (err) {
+    if (err instanceof LeaseAccessError) throw err;
+    if (!(err instanceof LeaseConflictError)) {
+      e.options.logger?.warn(
+        { err: errorMessage(err), lease: e.options.store.description },
+        'lease request failed',
+      );
+    }
+    // A leader keeps trusting its last renewal until the deadline; then it steps down.
+    if (e.renewedAt !== undefined && !isLeader(e)) setLeader(e, undefined);
+  }
+  if (e.renewedAt !== undefined && !isLeader(e)) setLeader(e, undefined);
+  notify(e);
+}
+
+function schedule(e: ElectorState): void {
+  if (e.stopped) return;
+  e.timer = e.timers.setTimeout(() => {
+    e.timer = undefined;
+    e.running = attempt(e).then(
+      () => schedule(e),
+      (err: unknown) => {
+        e.stopped = true;
+        setLeader(e, undefined);
+        notify(e);
+        e.options.logger?.error(
+          { err: errorMessage(err) },
+          'lease access refused; leader election stopped',
+        );
+        if (err instanceof LeaseAccessError) e.options.onFatal?.(err);
+      },
+    );
+  }, e.options.retryPeriodMs);
+}
+
+/** Stops the loop; a leader releases the Lease (empty holder) so a standby takes over soon. */
+async function stopElector(e: ElectorState): Promise<void> {
+  const { store, identity, logger: log } = e.options;
+  e.stopped = true;
+  if (e.timer !== undefined) e.timers.clearTimeout(e.timer);
+  if (e.deadlineTimer !== undefined) e.timers.clearTimeout(e.deadlineTimer);
+  e.deadlineTimer = undefined;
+  await e.running?.catch(() => undefined);
+  if (!isLeader(e) || e.observed === undefined) {
+    setLeader(e, undefined);
+    return;
+  }
+  const current = e.observed.record;
+  setLeader(e, undefined);
+  try {
+    await store.replace(
+      {
+        holder: '',
+        leaseDurationSeconds: 1,
+        acquireTime: current.acquireTime,
+        renewTime: e.wall(),
+        transitions: current.transitions,
+      },
+      current.version,
+    );
+    log?.info({ identity, lease: store.description }, 'lease released');
+  } catch (err) {
+    log?.warn({ err: errorMessage(err) }, 'could not release the lease; it expires instead');
+  }
+  notify(e);
 }

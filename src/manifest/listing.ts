@@ -120,85 +120,117 @@ export async function listManifestFiles(
   secretDirs: readonly string[],
   excluded: (rel: string) => boolean,
 ): Promise<Listing> {
-  const files: string[] = [];
-  const realPaths = new Map<string, string>();
-  const problems: Diagnostic[] = [];
-  const visited = new Set<string>();
-
-  const visit = async (realDir: string, rel: string): Promise<void> => {
-    if (visited.has(realDir)) return;
-    visited.add(realDir);
-    let names: string[];
-    try {
-      names = await fs.readdir(realDir);
-    } catch (err) {
-      if (rel === '') {
-        throw new ManifestDirError(
-          shownDir,
-          `manifest directory ${shownDir} cannot be listed: desired state unknown`,
-          { cause: err },
-        );
-      }
-      problems.push(problem(rel, `cannot list directory: ${errorMessage(err)}`));
-      return;
-    }
-    names.sort(compareCodeUnits);
-    for (const name of names) {
-      if (name.startsWith('.')) continue;
-      const childRel = rel === '' ? name : `${rel}/${name}`;
-      // Before any stat: an excluded tree is not ours, even its broken links and FIFOs.
-      if (excluded(childRel)) continue;
-      const childAbs = path.join(realDir, name);
-      let info: Stats;
-      let real = childAbs;
-      try {
-        info = await fs.lstat(childAbs);
-      } catch (err) {
-        problems.push(problem(childRel, `cannot stat: ${errorMessage(err)}`));
-        continue;
-      }
-      if (info.isSymbolicLink()) {
-        try {
-          real = await fs.realpath(childAbs);
-        } catch (err) {
-          problems.push(problem(childRel, linkProblem(err)));
-          continue;
-        }
-        if (!inside(root, real)) {
-          // A link to a mounted secret is what `--secret-dir` allows: `{ file }` may read it, the
-          // listing never does.
-          if (secretDirs.some((dir) => inside(dir, real))) continue;
-          problems.push(
-            problem(childRel, 'symbolic link points outside the manifest directory: not read'),
-          );
-          continue;
-        }
-        try {
-          info = await fs.stat(real);
-        } catch (err) {
-          problems.push(problem(childRel, `cannot stat the link's target: ${errorMessage(err)}`));
-          continue;
-        }
-      }
-      if (info.isDirectory()) {
-        await visit(real, childRel);
-        continue;
-      }
-      const special = specialKind(info);
-      if (special !== null) {
-        problems.push(problem(childRel, `${special} in the manifest directory: cannot be read`));
-        continue;
-      }
-      if (info.isFile() && isManifestName(name)) {
-        files.push(childRel);
-        realPaths.set(childRel, real);
-      }
-    }
+  const walk: Walk = {
+    root,
+    shownDir,
+    fs,
+    secretDirs,
+    excluded,
+    files: [],
+    realPaths: new Map(),
+    problems: [],
+    visited: new Set(),
   };
+  await visitDir(walk, root, '');
+  walk.files.sort(compareCodeUnits);
+  return { files: walk.files, realPaths: walk.realPaths, problems: walk.problems };
+}
 
-  await visit(root, '');
-  files.sort(compareCodeUnits);
-  return { files, realPaths, problems };
+/** One listing: what it reads from, and what it has found so far. */
+interface Walk {
+  readonly root: string;
+  readonly shownDir: string;
+  readonly fs: LoaderFs;
+  readonly secretDirs: readonly string[];
+  readonly excluded: (rel: string) => boolean;
+  readonly files: string[];
+  readonly realPaths: Map<string, string>;
+  readonly problems: Diagnostic[];
+  readonly visited: Set<string>;
+}
+
+async function visitDir(walk: Walk, realDir: string, rel: string): Promise<void> {
+  if (walk.visited.has(realDir)) return;
+  walk.visited.add(realDir);
+  let names: string[];
+  try {
+    names = await walk.fs.readdir(realDir);
+  } catch (err) {
+    if (rel === '') {
+      throw new ManifestDirError(
+        walk.shownDir,
+        `manifest directory ${walk.shownDir} cannot be listed: desired state unknown`,
+        { cause: err },
+      );
+    }
+    walk.problems.push(problem(rel, `cannot list directory: ${errorMessage(err)}`));
+    return;
+  }
+  names.sort(compareCodeUnits);
+  for (const name of names) {
+    if (name.startsWith('.')) continue;
+    const childRel = rel === '' ? name : `${rel}/${name}`;
+    // Before any stat: an excluded tree is not ours, even its broken links and FIFOs.
+    if (walk.excluded(childRel)) continue;
+    const entry = await entryOf(walk, path.join(realDir, name), childRel);
+    if (entry === undefined) continue;
+    const { info, real } = entry;
+    if (info.isDirectory()) {
+      await visitDir(walk, real, childRel);
+      continue;
+    }
+    const special = specialKind(info);
+    if (special !== null) {
+      walk.problems.push(problem(childRel, `${special} in the manifest directory: cannot be read`));
+      continue;
+    }
+    if (info.isFile() && isManifestName(name)) {
+      walk.files.push(childRel);
+      walk.realPaths.set(childRel, real);
+    }
+  }
+}
+
+/**
+ * What an entry is, a symbolic link followed to its target; undefined (a problem recorded, or
+ * a link into an allowed secret directory) when it is not to be read.
+ */
+async function entryOf(
+  walk: Walk,
+  childAbs: string,
+  childRel: string,
+): Promise<{ info: Stats; real: string } | undefined> {
+  const { fs, problems } = walk;
+  let info: Stats;
+  try {
+    info = await fs.lstat(childAbs);
+  } catch (err) {
+    problems.push(problem(childRel, `cannot stat: ${errorMessage(err)}`));
+    return undefined;
+  }
+  if (!info.isSymbolicLink()) return { info, real: childAbs };
+  let real: string;
+  try {
+    real = await fs.realpath(childAbs);
+  } catch (err) {
+    problems.push(problem(childRel, linkProblem(err)));
+    return undefined;
+  }
+  if (!inside(walk.root, real)) {
+    // A link to a mounted secret is what `--secret-dir` allows: `{ file }` may read it, the
+    // listing never does.
+    if (walk.secretDirs.some((dir) => inside(dir, real))) return undefined;
+    problems.push(
+      problem(childRel, 'symbolic link points outside the manifest directory: not read'),
+    );
+    return undefined;
+  }
+  try {
+    return { info: await fs.stat(real), real };
+  } catch (err) {
+    problems.push(problem(childRel, `cannot stat the link's target: ${errorMessage(err)}`));
+    return undefined;
+  }
 }
 
 /**

@@ -44,102 +44,121 @@ export function resolveRefs(
   file: string,
   reader: RefReader,
 ): ResolveResult {
-  const sensitive: FieldPath[] = [];
-  const failed: FieldPath[] = [];
-  const issues: RefIssue[] = [];
+  const w: RefWalk = { file, reader, path: [], sensitive: [], failed: [], issues: [] };
+  const resolved = walk(w, schema, value);
+  return { value: resolved, sensitive: w.sensitive, failed: w.failed, issues: w.issues };
+}
 
-  // One mutable path for the whole walk (copied only when something is recorded): this walk
-  // visits every node of every manifest, so it must not allocate per node.
-  const path: Segment[] = [];
-  const walk = (s: z.ZodType | undefined, v: unknown): unknown => {
-    if (typeof v !== 'object' || v === null) return v;
-    const { inner: outer, refable } = unwrap(s);
-    const inner = unionOption(outer, v);
-    if (refable && isPlainObject(v)) {
-      const keys = Object.keys(v);
-      if (keys.length > 0 && keys.every((k) => REF_KEYS.has(k))) {
-        return resolveOne(v, keys, [...path]);
-      }
+/** One resolution: its inputs, where the walk is, and what it has recorded. */
+interface RefWalk {
+  readonly file: string;
+  readonly reader: RefReader;
+  /**
+   * One mutable path for the whole walk (copied only when something is recorded): this walk
+   * visits every node of every manifest, so it must not allocate per node.
+   */
+  readonly path: Segment[];
+  readonly sensitive: FieldPath[];
+  readonly failed: FieldPath[];
+  readonly issues: RefIssue[];
+}
+
+function walk(w: RefWalk, s: z.ZodType | undefined, v: unknown): unknown {
+  if (typeof v !== 'object' || v === null) return v;
+  const { inner: outer, refable } = unwrap(s);
+  const inner = unionOption(outer, v);
+  if (refable && isPlainObject(v)) {
+    const keys = Object.keys(v);
+    if (keys.length > 0 && keys.every((k) => REF_KEYS.has(k))) {
+      return resolveOne(w, v, keys, [...w.path]);
     }
-    // Copy-on-write: a subtree without references or `__proto__` keys is returned as is, so a
-    // manifest without references costs no allocation here.
-    if (Array.isArray(v)) {
-      const def = defOf(inner);
-      const element = def?.type === 'array' ? (def.element as z.ZodType) : undefined;
-      let out: unknown[] | undefined;
-      for (let i = 0; i < v.length; i++) {
-        const item: unknown = v[i];
-        path.push(i);
-        const next = walk(element, item);
-        path.pop();
-        if (next !== item && out === undefined) out = v.slice(0, i);
-        if (out !== undefined) out.push(next);
-      }
-      return out ?? v;
+  }
+  // Copy-on-write: a subtree without references or `__proto__` keys is returned as is, so a
+  // manifest without references costs no allocation here.
+  if (Array.isArray(v)) return walkArray(w, inner, v);
+  if (isPlainObject(v)) return walkObject(w, inner, v);
+  return v;
+}
+
+function walkArray(w: RefWalk, inner: z.ZodType | undefined, v: unknown[]): unknown {
+  const def = defOf(inner);
+  const element = def?.type === 'array' ? (def.element as z.ZodType) : undefined;
+  let out: unknown[] | undefined;
+  for (let i = 0; i < v.length; i++) {
+    const item: unknown = v[i];
+    w.path.push(i);
+    const next = walk(w, element, item);
+    w.path.pop();
+    if (next !== item && out === undefined) out = v.slice(0, i);
+    if (out !== undefined) out.push(next);
+  }
+  return out ?? v;
+}
+
+function walkObject(w: RefWalk, inner: z.ZodType | undefined, v: Record<string, unknown>): unknown {
+  const { path } = w;
+  const def = defOf(inner);
+  const shape = def?.type === 'object' ? (def.shape as Record<string, z.ZodType>) : undefined;
+  const keys = Object.keys(v);
+  let out: Record<string, unknown> | undefined;
+  for (let k = 0; k < keys.length; k++) {
+    const key = keys[k] as string;
+    if (key === '__proto__') {
+      w.issues.push({
+        path: [...path],
+        at: [...path, key],
+        anchor: 'key',
+        message: 'unknown field "__proto__"',
+      });
+      out ??= copyKeys(v, keys, k);
+      continue;
     }
-    if (isPlainObject(v)) {
-      const def = defOf(inner);
-      const shape = def?.type === 'object' ? (def.shape as Record<string, z.ZodType>) : undefined;
-      const keys = Object.keys(v);
-      let out: Record<string, unknown> | undefined;
-      for (let k = 0; k < keys.length; k++) {
-        const key = keys[k] as string;
-        if (key === '__proto__') {
-          issues.push({
-            path: [...path],
-            at: [...path, key],
-            anchor: 'key',
-            message: 'unknown field "__proto__"',
-          });
-          out ??= copyKeys(v, keys, k);
-          continue;
-        }
-        let child: z.ZodType | undefined;
-        if (shape !== undefined) child = Object.hasOwn(shape, key) ? shape[key] : undefined;
-        else if (def?.type === 'record') child = def.valueType as z.ZodType;
-        const item = v[key];
-        path.push(key);
-        const next = walk(child, item);
-        path.pop();
-        if (next !== item) out ??= copyKeys(v, keys, k);
-        if (out !== undefined) out[key] = next;
-      }
-      return out ?? v;
-    }
-    return v;
+    let child: z.ZodType | undefined;
+    if (shape !== undefined) child = Object.hasOwn(shape, key) ? shape[key] : undefined;
+    else if (def?.type === 'record') child = def.valueType as z.ZodType;
+    const item = v[key];
+    path.push(key);
+    const next = walk(w, child, item);
+    path.pop();
+    if (next !== item) out ??= copyKeys(v, keys, k);
+    if (out !== undefined) out[key] = next;
+  }
+  return out ?? v;
+}
+
+/** The value an `{ env }` or `{ file }` reference reads; undefined, recorded, when it fails. */
+function resolveOne(
+  w: RefWalk,
+  ref: Record<string, unknown>,
+  keys: string[],
+  path: Segment[],
+): unknown {
+  const fail = (message: string, at: FieldPath = path): undefined => {
+    w.issues.push({ path, at, message });
+    w.failed.push(path);
+    return undefined;
   };
-
-  const resolveOne = (ref: Record<string, unknown>, keys: string[], path: Segment[]): unknown => {
-    const fail = (message: string, at: FieldPath = path): undefined => {
-      issues.push({ path, at, message });
-      failed.push(path);
-      return undefined;
-    };
-    if (keys.length !== 1) return fail('a reference takes exactly one of "env" or "file"');
-    const kind = keys[0] as 'env' | 'file';
-    const arg = ref[kind];
-    if (typeof arg !== 'string' || arg === '') {
-      return fail(`"${kind}" must be a non-empty string`, [...path, kind]);
-    }
-    if (kind === 'env') {
-      const found = reader.env(arg);
-      if (found === undefined)
-        return fail(`environment variable ${arg} is not set`, [...path, kind]);
-      sensitive.push(path);
-      return found;
-    }
-    const read = reader.file(file, arg);
-    if (!read.ok) return fail(read.message, [...path, kind]);
-    sensitive.push(path);
-    // Files written by editors and `echo` end with a newline that is not part of the value.
-    return read.text.endsWith('\r\n')
-      ? read.text.slice(0, -2)
-      : read.text.endsWith('\n')
-        ? read.text.slice(0, -1)
-        : read.text;
-  };
-
-  return { value: walk(schema, value), sensitive, failed, issues };
+  if (keys.length !== 1) return fail('a reference takes exactly one of "env" or "file"');
+  const kind = keys[0] as 'env' | 'file';
+  const arg = ref[kind];
+  if (typeof arg !== 'string' || arg === '') {
+    return fail(`"${kind}" must be a non-empty string`, [...path, kind]);
+  }
+  if (kind === 'env') {
+    const found = w.reader.env(arg);
+    if (found === undefined) return fail(`environment variable ${arg} is not set`, [...path, kind]);
+    w.sensitive.push(path);
+    return found;
+  }
+  const read = w.reader.file(w.file, arg);
+  if (!read.ok) return fail(read.message, [...path, kind]);
+  w.sensitive.push(path);
+  // Files written by editors and `echo` end with a newline that is not part of the value.
+  return read.text.endsWith('\r\n')
+    ? read.text.slice(0, -2)
+    : read.text.endsWith('\n')
+      ? read.text.slice(0, -1)
+      : read.text;
 }
 
 /**

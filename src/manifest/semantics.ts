@@ -380,68 +380,88 @@ function checkRoute(
       `stored metadata would be ${stored} bytes; the limit is ${LIMITS.metadataBytes}`,
     );
   }
-
-  const firstAuth = firstAuthModule(route);
-  if (firstAuth !== undefined) {
-    for (const extra of AUTH_MODULES) {
-      if (extra === firstAuth || route[extra] === undefined) continue;
-      add(
-        doc,
-        at(extra),
-        `at most one of oauth, oidc and saml may be set on a route; this route also sets ${firstAuth}`,
-        'key',
-      );
-    }
-  }
-
+  checkOneAuth(doc, route, at, add);
   if (route.oauth !== undefined) checkOAuth(doc, route.oauth, at, add);
-
   if (route.circuit_breaker !== undefined) {
     for (const v of checkCircuitBreaker(route.circuit_breaker)) {
       add(doc, at('circuit_breaker', v.field), v.message);
     }
   }
-
   const webhook = route.webhook_verification;
-  if (webhook !== undefined) {
-    const known: readonly string[] = WEBHOOK_PROVIDERS;
-    if (!known.includes(webhook.provider)) {
+  if (webhook !== undefined) checkWebhook(doc, webhook, at, add);
+  for (const headers of HEADER_MODULES) {
+    const added = route[headers]?.add;
+    if (added !== undefined) checkHeaderNames(doc, added, at(headers, 'add'), add);
+  }
+}
+
+/** At most one auth module per route: every one after the first is reported. */
+function checkOneAuth(
+  doc: number,
+  route: z.output<typeof RouteSchema>,
+  at: (...rest: FieldPath) => FieldPath,
+  add: Add,
+): void {
+  const firstAuth = firstAuthModule(route);
+  if (firstAuth === undefined) return;
+  for (const extra of AUTH_MODULES) {
+    if (extra === firstAuth || route[extra] === undefined) continue;
+    add(
+      doc,
+      at(extra),
+      `at most one of oauth, oidc and saml may be set on a route; this route also sets ${firstAuth}`,
+      'key',
+    );
+  }
+}
+
+function checkWebhook(
+  doc: number,
+  webhook: NonNullable<z.output<typeof RouteSchema>['webhook_verification']>,
+  at: (...rest: FieldPath) => FieldPath,
+  add: Add,
+): void {
+  const known: readonly string[] = WEBHOOK_PROVIDERS;
+  if (!known.includes(webhook.provider)) {
+    add(
+      doc,
+      at('webhook_verification', 'provider'),
+      `unknown webhook provider "${webhook.provider}"${didYouMean(webhook.provider, WEBHOOK_PROVIDERS)}`,
+    );
+  } else if (webhook.provider === WEBHOOK_PROVIDER_WITHOUT_SECRET) {
+    if (webhook.secret !== undefined) {
       add(
         doc,
-        at('webhook_verification', 'provider'),
-        `unknown webhook provider "${webhook.provider}"${didYouMean(webhook.provider, WEBHOOK_PROVIDERS)}`,
+        at('webhook_verification', 'secret'),
+        `the ${WEBHOOK_PROVIDER_WITHOUT_SECRET} provider takes no secret`,
       );
-    } else if (webhook.provider === WEBHOOK_PROVIDER_WITHOUT_SECRET) {
-      if (webhook.secret !== undefined) {
-        add(
-          doc,
-          at('webhook_verification', 'secret'),
-          `the ${WEBHOOK_PROVIDER_WITHOUT_SECRET} provider takes no secret`,
-        );
-      }
-    } else if (webhook.secret === undefined || webhook.secret === '') {
-      add(doc, at('webhook_verification'), `provider "${webhook.provider}" requires a secret`);
     }
+  } else if (webhook.secret === undefined || webhook.secret === '') {
+    add(doc, at('webhook_verification'), `provider "${webhook.provider}" requires a secret`);
   }
+}
 
-  for (const headers of HEADER_MODULES) {
-    const add_ = route[headers]?.add;
-    if (add_ === undefined) continue;
-    const names = Object.keys(add_);
-    if (names.length < 2) continue; // nothing can repeat
-    const seen = new Set<string>();
-    for (const name of names) {
-      const key = name.toLowerCase();
-      if (seen.has(key)) {
-        add(
-          doc,
-          at(headers, 'add', name),
-          `duplicate header "${name}" (header names are case-insensitive)`,
-          'key',
-        );
-      }
-      seen.add(key);
+/** Header names are case-insensitive: a second spelling of one name is a duplicate. */
+function checkHeaderNames(
+  doc: number,
+  added: Readonly<Record<string, unknown>>,
+  path: FieldPath,
+  add: Add,
+): void {
+  const names = Object.keys(added);
+  if (names.length < 2) return; // nothing can repeat
+  const seen = new Set<string>();
+  for (const name of names) {
+    const key = name.toLowerCase();
+    if (seen.has(key)) {
+      add(
+        doc,
+        [...path, name],
+        `duplicate header "${name}" (header names are case-insensitive)`,
+        'key',
+      );
     }
+    seen.add(key);
   }
 }
 

@@ -60,9 +60,11 @@ export interface ParseResult {
 
 type AnyDocument = Document.Parsed;
 
+type PositionOf = (offset: number) => Position;
+
 export function parseYaml(text: string, options: ParseOptions): ParseResult {
   const lineCounter = new LineCounter();
-  const pos = (offset: number): Position => {
+  const pos: PositionOf = (offset) => {
     const { line, col } = lineCounter.linePos(offset);
     return { line, column: col };
   };
@@ -82,69 +84,93 @@ export function parseYaml(text: string, options: ParseOptions): ParseResult {
   // parseAllDocuments returns an EmptyStream (an array with no documents) for empty input.
   const list: AnyDocument[] = Array.isArray(parsed) ? parsed : [];
   list.forEach((doc, index) => {
-    const issues = reportedIssues([...doc.errors, ...doc.warnings]);
-    if (issues.length > 0) {
-      for (const issue of issues) {
-        problems.push({ ...pos(issue.pos[0]), message: yamlMessage(issue, doc) });
-      }
-      return;
-    }
-    const contents = doc.contents;
-    const start = pos(contents?.range?.[0] ?? 0);
-    // Checked on the syntax tree before toJS: an undefined alias would throw, and a recursive one
-    // would build a cyclic value that overflows the stack of everything after the parser.
-    // (An alias is written with `*`: a text without one has none, and skips the walk.)
-    const aliasProblems = mayHaveAliases ? checkAliases(doc) : [];
-    if (aliasProblems.length > 0) {
-      for (const problem of aliasProblems)
-        problems.push({ ...pos(problem.offset), message: problem.message });
-      return;
-    }
-    let value: unknown;
-    try {
-      value = doc.toJS({ maxAliasCount: options.maxAliasCount });
-    } catch (err) {
-      problems.push({
-        ...start,
-        message:
-          err instanceof ReferenceError
-            ? `too many alias expansions (limit ${options.maxAliasCount}): refusing a possible alias bomb`
-            : `cannot read YAML document: ${err instanceof Error ? err.message : String(err)}`,
-      });
-      return;
-    }
-    // A document holding only comments (or nothing, e.g. after a trailing `---`) is skipped.
+    const value = documentValue(doc, { pos, options, mayHaveAliases, problems });
+    // A document holding only comments (or nothing, e.g. after a trailing `---`) is skipped,
+    // and so is one with problems (they are in `problems`).
     if (value === null || value === undefined) return;
-    documents.push({
-      index,
-      value,
-      start,
-      locate: (path, anchor = 'value') => {
-        const found = find(doc, path);
-        if (!found.complete) {
-          // A path into a YAML document held by a block literal string (a traffic policy).
-          const inner = blockText(text, found.node, pos);
-          const located =
-            inner === undefined ? undefined : locateInside(inner, path.slice(found.depth), anchor);
-          if (located !== undefined) return located;
-        }
-        const node = anchor === 'key' && found.complete && found.key ? found.key : found.node;
-        return pos(node?.range?.[0] ?? contents?.range?.[0] ?? 0);
-      },
-      textPosition: (path, line, column) => {
-        const found = find(doc, path);
-        const inner = found.complete ? blockText(text, found.node, pos) : undefined;
-        if (inner === undefined) return pos(found.node?.range?.[0] ?? contents?.range?.[0] ?? 0);
-        return { line: inner.line + line - 1, column: inner.indent + column };
-      },
-      scalarSource: (path) => {
-        const found = find(doc, path);
-        if (!found.complete || !isScalar(found.node)) return undefined;
-        return found.node.source === undefined ? undefined : String(found.node.source);
-      },
-    });
+    documents.push(parsedDocument(doc, index, value, text, pos));
   });
   return { documents, problems };
+}
+
+/** The document's plain value; undefined, with its problems recorded, when it has any. */
+function documentValue(
+  doc: AnyDocument,
+  at: {
+    readonly pos: PositionOf;
+    readonly options: ParseOptions;
+    readonly mayHaveAliases: boolean;
+    readonly problems: YamlProblem[];
+  },
+): unknown {
+  const { pos, options, problems } = at;
+  const issues = reportedIssues([...doc.errors, ...doc.warnings]);
+  if (issues.length > 0) {
+    for (const issue of issues) {
+      problems.push({ ...pos(issue.pos[0]), message: yamlMessage(issue, doc) });
+    }
+    return undefined;
+  }
+  // Checked on the syntax tree before toJS: an undefined alias would throw, and a recursive one
+  // would build a cyclic value that overflows the stack of everything after the parser.
+  // (An alias is written with `*`: a text without one has none, and skips the walk.)
+  const aliasProblems = at.mayHaveAliases ? checkAliases(doc) : [];
+  if (aliasProblems.length > 0) {
+    for (const problem of aliasProblems)
+      problems.push({ ...pos(problem.offset), message: problem.message });
+    return undefined;
+  }
+  try {
+    return doc.toJS({ maxAliasCount: options.maxAliasCount });
+  } catch (err) {
+    problems.push({
+      ...pos(doc.contents?.range?.[0] ?? 0),
+      message:
+        err instanceof ReferenceError
+          ? `too many alias expansions (limit ${options.maxAliasCount}): refusing a possible alias bomb`
+          : `cannot read YAML document: ${err instanceof Error ? err.message : String(err)}`,
+    });
+    return undefined;
+  }
+}
+
+/** A readable document with the ways back from a field path to the file's lines. */
+function parsedDocument(
+  doc: AnyDocument,
+  index: number,
+  value: unknown,
+  text: string,
+  pos: PositionOf,
+): ParsedDocument {
+  const contents = doc.contents;
+  return {
+    index,
+    value,
+    start: pos(contents?.range?.[0] ?? 0),
+    locate: (path, anchor = 'value') => {
+      const found = find(doc, path);
+      if (!found.complete) {
+        // A path into a YAML document held by a block literal string (a traffic policy).
+        const inner = blockText(text, found.node, pos);
+        const located =
+          inner === undefined ? undefined : locateInside(inner, path.slice(found.depth), anchor);
+        if (located !== undefined) return located;
+      }
+      const node = anchor === 'key' && found.complete && found.key ? found.key : found.node;
+      return pos(node?.range?.[0] ?? contents?.range?.[0] ?? 0);
+    },
+    textPosition: (path, line, column) => {
+      const found = find(doc, path);
+      const inner = found.complete ? blockText(text, found.node, pos) : undefined;
+      if (inner === undefined) return pos(found.node?.range?.[0] ?? contents?.range?.[0] ?? 0);
+      return { line: inner.line + line - 1, column: inner.indent + column };
+    },
+    scalarSource: (path) => {
+      const found = find(doc, path);
+      if (!found.complete || !isScalar(found.node)) return undefined;
+      return found.node.source === undefined ? undefined : String(found.node.source);
+    },
+  };
 }
 
 interface BlockText {

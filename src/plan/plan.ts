@@ -37,9 +37,16 @@ import { cutoverList } from './cutover.js';
 import { planCreate, planDelete, planUpdate } from './edges.js';
 import { endpointClaims, urlHandovers } from './endpoint-claims.js';
 import { type Deletable, guardDeletions, resolveHostports } from './guards.js';
-import { PLAN_FORMAT_VERSION, type Plan } from './model.js';
+import { type Cutover, PLAN_FORMAT_VERSION, type Plan } from './model.js';
 import { canonicalHostports } from './normalize.js';
-import { classifyLive, desiredEdges, type Orphan, resolveOwnership } from './ownership.js';
+import {
+  classifyLive,
+  desiredEdges,
+  type EdgeMatch,
+  type Orphan,
+  type Ownership,
+  resolveOwnership,
+} from './ownership.js';
 import { releaseAuthFirst } from './routes.js';
 
 export { DEFAULT_MAX_DELETES, PlanMemo, type PlanOptions } from './context.js';
@@ -94,19 +101,7 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
   ctx.blocked.push(...ownership.blocked);
 
   const endpoints = resolveEndpoints(desired.cloudEndpoints, live.cloudEndpoints ?? [], ctx.owner);
-
-  // Edges and endpoints are one managed set for the deletion guards.
-  const emptySet =
-    desired.tlsEdges.length + desired.httpsEdges.length + desired.cloudEndpoints.length === 0;
-  const allowed = guardDeletions(
-    ctx,
-    [
-      ...ownership.orphans.map((orphan): Deletion => ({ kind: 'edge', orphan })),
-      ...endpoints.orphans.map((orphan): Deletion => ({ kind: 'endpoint', orphan })),
-    ],
-    deletable,
-    emptySet,
-  );
+  const allowed = allowedDeletions(ctx, desired, ownership, endpoints.orphans);
   const deletions = allowed.flatMap((d) => (d.kind === 'edge' ? [d.orphan] : []));
   // Suspended resources keep everything they hold live (an edge its hostports).
   const matches = ownership.matches.filter(
@@ -116,13 +111,7 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
     (m: EndpointMatch) => !suspended(ctx, m.address, m.desired, m.live?.record.id),
   );
   const active = resolveHostports(ctx, matches, deletions, ownership.hostportHolders);
-  const claims = new Map<string, string>();
-  for (const m of active) {
-    const own = new Set(canonicalHostports(m.live?.record.hostports));
-    for (const h of ctx.wanted(m.desired)) {
-      if (!own.has(h)) claims.set(h, m.desired.address);
-    }
-  }
+  const claims = edgeClaimsOf(ctx, active);
   // What other edges claim, before the endpoints' claims join: an edge being deleted releases
   // these by a PATCH first, and the endpoints' by its DELETE (a cut-over).
   const edgeClaims = new Map(claims);
@@ -138,22 +127,57 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
     }),
     endpointOrphans,
   );
-  const endpointPlans = handovers.plans;
 
   for (const m of active) {
     if (m.live === undefined) planCreate(ctx, m.desired);
     else planUpdate(ctx, m, claims, ownership.hostportHolders);
   }
-  const cutovers = cutoverList(endpointPlans, deletions);
+  const cutovers = cutoverList(handovers.plans, deletions);
   const cutoverEdges = new Set(cutovers.map((c) => c.edge));
   for (const d of deletions) planDelete(ctx, d, edgeClaims, cutoverEdges.has(d.address));
-  for (const e of endpointPlans) planEndpoint(ctx, e);
+  for (const e of handovers.plans) planEndpoint(ctx, e);
   for (const o of endpointOrphans) {
     planEndpointDelete(ctx, o, handovers.releasing.has(o.address));
   }
   planBotUsers(ctx, desired.botUsers, live.botUsers);
   releaseAuthFirst(ctx, live.httpsEdges);
+  return finishPlan(ctx, cutovers);
+}
 
+/** The orphans (edges and endpoints, one managed set) the deletion guards let go. */
+function allowedDeletions(
+  ctx: PlanContext,
+  desired: DesiredSet,
+  ownership: Ownership,
+  endpointOrphans: readonly EndpointOrphan[],
+): Deletion[] {
+  const emptySet =
+    desired.tlsEdges.length + desired.httpsEdges.length + desired.cloudEndpoints.length === 0;
+  return guardDeletions(
+    ctx,
+    [
+      ...ownership.orphans.map((orphan): Deletion => ({ kind: 'edge', orphan })),
+      ...endpointOrphans.map((orphan): Deletion => ({ kind: 'endpoint', orphan })),
+    ],
+    deletable,
+    emptySet,
+  );
+}
+
+/** Hostport -> address of the active edge that claims it and does not hold it yet. */
+function edgeClaimsOf(ctx: PlanContext, active: readonly EdgeMatch[]): Map<string, string> {
+  const claims = new Map<string, string>();
+  for (const m of active) {
+    const own = new Set(canonicalHostports(m.live?.record.hostports));
+    for (const h of ctx.wanted(m.desired)) {
+      if (!own.has(h)) claims.set(h, m.desired.address);
+    }
+  }
+  return claims;
+}
+
+/** Sorts what the context gathered and counts it into the plan value. */
+function finishPlan(ctx: PlanContext, cutovers: Cutover[]): Plan {
   ctx.changes.sort((a, b) => compareCodeUnits(a.address, b.address));
   ctx.blocked.sort(
     (a, b) => compareCodeUnits(a.address, b.address) || compareCodeUnits(a.reason, b.reason),

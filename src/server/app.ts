@@ -281,189 +281,215 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex, opId:
   );
 }
 
+/** One server's settings and parts, shared by the request steps below. */
+interface App {
+  readonly deps: ServerDeps;
+  readonly now: () => number;
+  readonly random: () => number;
+  readonly sleep: (ms: number) => Promise<unknown>;
+  readonly handlers: ReturnType<typeof createHandlers>;
+  readonly accountThrottle: AccountThrottle;
+  readonly held: HeldWrites;
+  readonly log: ServerDeps['logger'];
+  readonly authenticate: ReturnType<typeof createAuthenticator>;
+  readonly operationId: () => string;
+}
+
 export function createServer(deps: ServerDeps): EdgeServer {
   const now = deps.now ?? Date.now;
-  const random = deps.random ?? Math.random;
-  const sleep = deps.sleep ?? ((ms: number) => delay(ms));
   const ids = deps.ids ?? createIdGenerator({ now });
   const renderer = new Renderer(deps.baseUrl);
-  const handlers = createHandlers({ store: deps.store, render: renderer, ids, now });
-  const accountThrottle = new AccountThrottle();
-  const held = new HeldWrites();
-  const log = deps.logger;
-  const authenticate = createAuthenticator(deps.apiKeys);
-  const operationId = createOperationIds(ids.next(ID_PREFIX.operation).slice(0, -8));
-
-  function accountOf(req: IncomingMessage): string {
-    const accountId = authenticate(req.headers.authorization);
-    if (accountId === undefined) {
-      throw new RequestError(
-        401,
-        ERROR_CODE.unauthorized,
-        'missing or unknown API key: send Authorization: Bearer <API key>',
-      );
-    }
-    return accountId;
-  }
-
-  /** The `rateLimit` knob: 429 with Retry-After once the account's window is full. */
-  function throttle(accountId: string): void {
-    const spec = deps.knobs.rateLimit;
-    if (spec === undefined) return;
-    const wait = accountThrottle.check(accountId, spec, now());
-    if (wait > 0) {
-      throw new RequestError(
-        429,
-        ERROR_CODE.rateLimited,
-        `rate limit exceeded; retry after ${wait} s`,
-        {
-          headers: { 'retry-after': String(wait) },
-        },
-      );
-    }
-  }
-
-  /**
-   * The latency, late-create and fault knobs, in that order. Returns whether this write is a
-   * held create (it goes ahead later whatever its client does) and whether the connection is to
-   * be reset instead of answered.
-   */
-  async function applyKnobs(head: RequestHead): Promise<{ late: boolean; reset: boolean }> {
-    const knobs = deps.knobs;
-    if (knobs.latencyMs !== undefined) {
-      const { min, max } = knobs.latencyMs;
-      const ms = min + random() * Math.max(0, max - min);
-      if (ms > 0) await sleep(ms);
-    }
-    const lateKnob = knobs.lateCreates;
-    const late = HeldWrites.takes(lateKnob, head.method, head.path);
-    if (late) await held.hold(lateKnob);
-    if (knobs.faultRate !== undefined && knobs.faultRate > 0 && random() < knobs.faultRate) {
-      throw new RequestError(
-        503,
-        ERROR_CODE.unavailable,
-        'injected fault: service unavailable (the request was not performed)',
-      );
-    }
-    const reset =
-      knobs.resetRate !== undefined && knobs.resetRate > 0 && random() < knobs.resetRate;
-    return { late, reset };
-  }
-
-  /** Every step of a request, in order; each one throws the RequestError it answers. */
-  async function pipeline(req: IncomingMessage, res: ServerResponse, opId: string) {
-    const head = headOf(req);
-    const accountId = accountOf(req);
-    checkVersion(req.headers['svc-version']);
-    const { resolved, handlerName } = routeOf(head);
-    const page = parseQuery(head.query, resolved);
-    checkEdgeAccess(deps.knobs, head);
-    throttle(accountId);
-    const raw = await rawBodyOf(req, head.method);
-    if (raw === undefined) {
-      tooLarge(req, res, opId);
-      return;
-    }
-    const { late, reset } = await applyKnobs(head);
-    const call: Call = {
-      accountId,
-      account: deps.store.account(accountId),
-      ids: resolved.ids.map(([id]) => id),
-      ...(resolved.module === undefined ? {} : { module: resolved.module }),
-      ...(page === undefined ? {} : { page }),
-      body: decodeBody(req, head.method, raw, deps.knobs),
-    };
-    let reply: Reply | undefined;
-    try {
-      reply = await answer(handlerName, call);
-      if (head.method !== 'GET' && !late) held.release();
-    } catch (err) {
-      // A reset knob drops the connection instead of answering a refusal; a bug still answers.
-      if (!reset || !(err instanceof RequestError)) throw err;
-    }
-    // Without an answer only when reset: a refusal dropped with the connection.
-    if (reset || reply === undefined) {
-      req.socket.destroy();
-      return;
-    }
-    send(res, opId, reply.status, reply.body);
-  }
-
-  /**
-   * Runs the handler; its answer goes out only once every write it may reflect is durable. A
-   * write's own `durable` covers every write applied before it (batches are synced in order).
-   * A read or a refusal that saw a write still being persisted waits for it; if that write is
-   * lost (and undone), the handler runs again on the state without it.
-   */
-  async function answer(name: HandlerName, call: Call): Promise<Reply> {
-    for (let attempt = 1; ; attempt++) {
-      const seen = deps.store.settled();
-      let reply: Reply;
-      try {
-        reply = handlers[name](call);
-      } catch (err) {
-        if (seen === undefined || !(err instanceof RequestError)) throw err;
-        if ((await lost(seen)) && attempt < MAX_ANSWER_ATTEMPTS) continue;
-        throw err;
+  const app: App = {
+    deps,
+    now,
+    random: deps.random ?? Math.random,
+    sleep: deps.sleep ?? ((ms: number) => delay(ms)),
+    handlers: createHandlers({ store: deps.store, render: renderer, ids, now }),
+    accountThrottle: new AccountThrottle(),
+    held: new HeldWrites(),
+    log: deps.logger,
+    authenticate: createAuthenticator(deps.apiKeys),
+    operationId: createOperationIds(ids.next(ID_PREFIX.operation).slice(0, -8)),
+  };
+  return {
+    handle: (req, res) => handle(app, req, res),
+    clientError: (err, socket) => {
+      if (!socket.writable) {
+        socket.destroy();
+        return;
       }
-      if (reply.durable !== undefined) {
-        await reply.durable;
-        return reply;
-      }
-      if (seen === undefined || !(await lost(seen))) return reply;
-      if (attempt >= MAX_ANSWER_ATTEMPTS) {
-        throw new StoreError('the writes this answer reflected could not be persisted');
-      }
-    }
-  }
+      answerClientError(err, socket, app.operationId());
+    },
+    renderer,
+  };
+}
 
-  /** A failed request's answer: its RequestError, 503 for storage, a bare 500 for a bug. */
-  function fail(req: IncomingMessage, res: ServerResponse, opId: string, err: unknown): void {
-    if (res.headersSent || res.destroyed) return;
-    if (err instanceof RequestError) {
-      sendError(res, opId, err);
-      return;
-    }
-    if (err instanceof StoreError) {
-      log.error({ err, operationId: opId }, 'store failure');
-      sendError(
-        res,
-        opId,
-        new RequestError(
-          503,
-          ERROR_CODE.unavailable,
-          'storage unavailable (is the disk full?): the write was not performed',
-        ),
-      );
-      return;
-    }
-    // A bug: log it, answer without internals.
-    log.error({ err, operationId: opId, method: req.method }, 'unexpected error');
-    send(res, opId, 500, errorBody(500, undefined, 'internal error', opId));
-  }
-
-  function handle(req: IncomingMessage, res: ServerResponse): void {
-    const opId = operationId();
-    pipeline(req, res, opId).then(
-      () => {
-        if (log.isLevelEnabled('debug')) {
-          log.debug(
-            { operationId: opId, method: req.method, url: req.url, status: res.statusCode },
-            'request',
-          );
-        }
-      },
-      (err: unknown) => fail(req, res, opId, err),
+function accountOf(app: App, req: IncomingMessage): string {
+  const accountId = app.authenticate(req.headers.authorization);
+  if (accountId === undefined) {
+    throw new RequestError(
+      401,
+      ERROR_CODE.unauthorized,
+      'missing or unknown API key: send Authorization: Bearer <API key>',
     );
   }
+  return accountId;
+}
 
-  function clientError(err: Error & { code?: string }, socket: Duplex): void {
-    if (!socket.writable) {
-      socket.destroy();
-      return;
-    }
-    answerClientError(err, socket, operationId());
+/** The `rateLimit` knob: 429 with Retry-After once the account's window is full. */
+function throttle(app: App, accountId: string): void {
+  const spec = app.deps.knobs.rateLimit;
+  if (spec === undefined) return;
+  const wait = app.accountThrottle.check(accountId, spec, app.now());
+  if (wait > 0) {
+    throw new RequestError(
+      429,
+      ERROR_CODE.rateLimited,
+      `rate limit exceeded; retry after ${wait} s`,
+      {
+        headers: { 'retry-after': String(wait) },
+      },
+    );
   }
+}
 
-  return { handle, clientError, renderer };
+/**
+ * The latency, late-create and fault knobs, in that order. Returns whether this write is a
+ * held create (it goes ahead later whatever its client does) and whether the connection is to
+ * be reset instead of answered.
+ */
+async function applyKnobs(app: App, head: RequestHead): Promise<{ late: boolean; reset: boolean }> {
+  const { random } = app;
+  const knobs = app.deps.knobs;
+  if (knobs.latencyMs !== undefined) {
+    const { min, max } = knobs.latencyMs;
+    const ms = min + random() * Math.max(0, max - min);
+    if (ms > 0) await app.sleep(ms);
+  }
+  const lateKnob = knobs.lateCreates;
+  const late = HeldWrites.takes(lateKnob, head.method, head.path);
+  if (late) await app.held.hold(lateKnob);
+  if (knobs.faultRate !== undefined && knobs.faultRate > 0 && random() < knobs.faultRate) {
+    throw new RequestError(
+      503,
+      ERROR_CODE.unavailable,
+      'injected fault: service unavailable (the request was not performed)',
+    );
+  }
+  const reset = knobs.resetRate !== undefined && knobs.resetRate > 0 && random() < knobs.resetRate;
+  return { late, reset };
+}
+
+/** Every step of a request, in order; each one throws the RequestError it answers. */
+async function pipeline(app: App, req: IncomingMessage, res: ServerResponse, opId: string) {
+  const { deps } = app;
+  const head = headOf(req);
+  const accountId = accountOf(app, req);
+  checkVersion(req.headers['svc-version']);
+  const { resolved, handlerName } = routeOf(head);
+  const page = parseQuery(head.query, resolved);
+  checkEdgeAccess(deps.knobs, head);
+  throttle(app, accountId);
+  const raw = await rawBodyOf(req, head.method);
+  if (raw === undefined) {
+    tooLarge(req, res, opId);
+    return;
+  }
+  const { late, reset } = await applyKnobs(app, head);
+  const call: Call = {
+    accountId,
+    account: deps.store.account(accountId),
+    ids: resolved.ids.map(([id]) => id),
+    ...(resolved.module === undefined ? {} : { module: resolved.module }),
+    ...(page === undefined ? {} : { page }),
+    body: decodeBody(req, head.method, raw, deps.knobs),
+  };
+  let reply: Reply | undefined;
+  try {
+    reply = await answer(app, handlerName, call);
+    if (head.method !== 'GET' && !late) app.held.release();
+  } catch (err) {
+    // A reset knob drops the connection instead of answering a refusal; a bug still answers.
+    if (!reset || !(err instanceof RequestError)) throw err;
+  }
+  // Without an answer only when reset: a refusal dropped with the connection.
+  if (reset || reply === undefined) {
+    req.socket.destroy();
+    return;
+  }
+  send(res, opId, reply.status, reply.body);
+}
+
+/**
+ * Runs the handler; its answer goes out only once every write it may reflect is durable. A
+ * write's own `durable` covers every write applied before it (batches are synced in order).
+ * A read or a refusal that saw a write still being persisted waits for it; if that write is
+ * lost (and undone), the handler runs again on the state without it.
+ */
+async function answer(app: App, name: HandlerName, call: Call): Promise<Reply> {
+  for (let attempt = 1; ; attempt++) {
+    const seen = app.deps.store.settled();
+    let reply: Reply;
+    try {
+      reply = app.handlers[name](call);
+    } catch (err) {
+      if (seen === undefined || !(err instanceof RequestError)) throw err;
+      if ((await lost(seen)) && attempt < MAX_ANSWER_ATTEMPTS) continue;
+      throw err;
+    }
+    if (reply.durable !== undefined) {
+      await reply.durable;
+      return reply;
+    }
+    if (seen === undefined || !(await lost(seen))) return reply;
+    if (attempt >= MAX_ANSWER_ATTEMPTS) {
+      throw new StoreError('the writes this answer reflected could not be persisted');
+    }
+  }
+}
+
+/** A failed request's answer: its RequestError, 503 for storage, a bare 500 for a bug. */
+function fail(
+  app: App,
+  req: IncomingMessage,
+  res: ServerResponse,
+  opId: string,
+  err: unknown,
+): void {
+  if (res.headersSent || res.destroyed) return;
+  if (err instanceof RequestError) {
+    sendError(res, opId, err);
+    return;
+  }
+  if (err instanceof StoreError) {
+    app.log.error({ err, operationId: opId }, 'store failure');
+    sendError(
+      res,
+      opId,
+      new RequestError(
+        503,
+        ERROR_CODE.unavailable,
+        'storage unavailable (is the disk full?): the write was not performed',
+      ),
+    );
+    return;
+  }
+  // A bug: log it, answer without internals.
+  app.log.error({ err, operationId: opId, method: req.method }, 'unexpected error');
+  send(res, opId, 500, errorBody(500, undefined, 'internal error', opId));
+}
+
+function handle(app: App, req: IncomingMessage, res: ServerResponse): void {
+  const opId = app.operationId();
+  pipeline(app, req, res, opId).then(
+    () => {
+      if (app.log.isLevelEnabled('debug')) {
+        app.log.debug(
+          { operationId: opId, method: req.method, url: req.url, status: res.statusCode },
+          'request',
+        );
+      }
+    },
+    (err: unknown) => fail(app, req, res, opId, err),
+  );
 }

@@ -77,6 +77,37 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     resetRate: options.resetRate,
     edgeAccess: options.edgeAccess,
   };
+  const { store, ids, journal } = await openState(options, apiKeys, logger);
+  const http: Server = createHttpServer({ keepAliveTimeout: 30_000 });
+  const url = await listen(http, options, journal);
+  const app = createServer({
+    store,
+    apiKeys,
+    baseUrl: (options.publicUrl ?? url).replace(/\/+$/, ''),
+    knobs,
+    logger,
+    ids,
+    ...(options.random === undefined ? {} : { random: options.random }),
+  });
+  const { requests, statuses } = countTraffic(http);
+  http.on('request', app.handle);
+  http.on('clientError', app.clientError);
+  logger.info({ url, persistent: journal !== undefined }, 'edge API server listening');
+  return { url, apiKeys, knobs, requests, statuses, close: closer(http, journal, logger) };
+}
+
+type Journal = Awaited<ReturnType<typeof openJournal>>;
+
+/** The store, loaded from the journal when persistent, with the agent endpoints seeded. */
+async function openState(
+  options: StartServerOptions,
+  apiKeys: readonly string[],
+  logger: Logger,
+): Promise<{
+  store: Store;
+  ids: ReturnType<typeof createIdGenerator>;
+  journal: Journal | undefined;
+}> {
   const store = new Store();
   const ids = createIdGenerator();
   const journal =
@@ -99,8 +130,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     await journal?.close();
     throw err;
   }
+  return { store, ids, journal };
+}
 
-  const http: Server = createHttpServer({ keepAliveTimeout: 30_000 });
+/** Listens (closing the journal when it cannot) and says the URL it listens on. */
+async function listen(
+  http: Server,
+  options: StartServerOptions,
+  journal: Journal | undefined,
+): Promise<string> {
   const host = options.host ?? '127.0.0.1';
   try {
     await new Promise<void>((resolve, reject) => {
@@ -120,16 +158,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   }
   const address = http.address() as AddressInfo;
   const hostInUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `http://${hostInUrl}:${address.port}`;
-  const app = createServer({
-    store,
-    apiKeys,
-    baseUrl: (options.publicUrl ?? url).replace(/\/+$/, ''),
-    knobs,
-    logger,
-    ids,
-    ...(options.random === undefined ? {} : { random: options.random }),
-  });
+  return `http://${hostInUrl}:${address.port}`;
+}
+
+/** Requests by method and responses by status, counted as they come and go. */
+function countTraffic(http: Server): {
+  requests: Record<string, number>;
+  statuses: Record<number, number>;
+} {
   const requests: Record<string, number> = {};
   const statuses: Record<number, number> = {};
   http.on('request', (req, res) => {
@@ -139,29 +175,23 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
     });
   });
-  http.on('request', app.handle);
-  http.on('clientError', app.clientError);
-  logger.info({ url, persistent: journal !== undefined }, 'edge API server listening');
+  return { requests, statuses };
+}
 
+/** The server's close: once, whoever calls it how often. */
+function closer(http: Server, journal: Journal | undefined, logger: Logger): () => Promise<void> {
   let closing: Promise<void> | undefined;
-  return {
-    url,
-    apiKeys,
-    knobs,
-    requests,
-    statuses,
-    close() {
-      closing ??= (async () => {
-        const closed = new Promise<void>((resolve) => http.close(() => resolve()));
-        http.closeIdleConnections();
-        // In-flight requests get a moment to finish (their writes are durable on reply).
-        const force = setTimeout(() => http.closeAllConnections(), 2_000);
-        await closed;
-        clearTimeout(force);
-        await journal?.close();
-        logger.info('edge API server closed');
-      })();
-      return closing;
-    },
+  return () => {
+    closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+      http.closeIdleConnections();
+      // In-flight requests get a moment to finish (their writes are durable on reply).
+      const force = setTimeout(() => http.closeAllConnections(), 2_000);
+      await closed;
+      clearTimeout(force);
+      await journal?.close();
+      logger.info('edge API server closed');
+    })();
+    return closing;
   };
 }

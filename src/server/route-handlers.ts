@@ -65,6 +65,7 @@ function checkRoute(edge: HttpsEdgeRec, match: string, modules: RouteModules, se
   }
 }
 
+// Long on purpose: a table of one short handler per route operation, over shared deps.
 export function routeHandlers({ store, render, ids, now }: HandlerDeps) {
   /** The stored SAML module: keeps the certificate the route already has. */
   function withSamlCertificate(routeId: string, next: AnyModules, previous?: RouteModules) {

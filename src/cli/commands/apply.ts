@@ -11,7 +11,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import type { ApiClient } from '../../api/index.js';
+import type { ApiClient, LiveSnapshot } from '../../api/index.js';
 import { applyAndVerify } from '../../apply/cycle.js';
 import { DEFAULT_CONCURRENCY, type ExecuteResult } from '../../apply/executor.js';
 import { checkGuards, desiredCount } from '../../apply/guards.js';
@@ -152,6 +152,48 @@ interface Voice {
   readonly report: (result: ApplyResultJson) => void;
 }
 
+function voiceOf(
+  ctx: CliContext,
+  options: Options,
+  mask: ValueMask,
+  secrets: () => readonly string[],
+): Voice {
+  return {
+    // Every people's line after the manifests are read goes through the mask too.
+    say: (text) => ctx.stderr.write(mask.apply(text)),
+    report: (result) => {
+      if (options.json) ctx.stdout.write(maskJson(renderApplyResult(result), secrets()));
+    },
+  };
+}
+
+/**
+ * The post-apply check: read back what was touched (GET by ID), and plan the same desired set
+ * the same way on that view.
+ */
+function replanner(
+  ctx: CliContext,
+  options: Options,
+  client: ApiClient,
+  prepared: PreparedPlan,
+): (result: ExecuteResult) => Promise<{ live: LiveSnapshot; plan: Plan }> {
+  const { plan, snapshot: live, desired: set } = prepared;
+  const planOptions = {
+    owner: plan.owner,
+    maxDeletes: options.maxDeletes,
+    allowEmpty: options.allowEmpty,
+  };
+  return async (result) => {
+    const again = await observeAfterApply(client, plan, live, result, {
+      signal: ctx.signal,
+      concurrency: options.concurrency,
+    });
+    // Bot users this run provably created after a lost answer may go as duplicates.
+    const ownBotUsers = ownBotUsersOf(result);
+    return { live: again, plan: buildPlan(set, again, { ...planOptions, ownBotUsers }) };
+  };
+}
+
 async function applyWith(
   ctx: CliContext,
   options: Options,
@@ -163,13 +205,7 @@ async function applyWith(
   mask: ValueMask,
 ): Promise<number> {
   let secrets: readonly string[] = [];
-  const voice: Voice = {
-    // Every people's line after the manifests are read goes through the mask too.
-    say: (text) => ctx.stderr.write(mask.apply(text)),
-    report: (result) => {
-      if (options.json) ctx.stdout.write(maskJson(renderApplyResult(result), secrets));
-    },
-  };
+  const voice = voiceOf(ctx, options, mask, () => secrets);
   const { savedPlan, dir, owner } = await applyTarget(ctx, options);
 
   // The same pipeline as `edgesync plan`: load + observe + plan + fingerprints.
@@ -192,23 +228,6 @@ async function applyWith(
   secrets = secretValues(set, live);
   mask.set(secrets);
   if (savedPlan !== undefined) checkFresh(savedPlan, plan, dir);
-  const planOptions = {
-    owner: plan.owner,
-    maxDeletes: options.maxDeletes,
-    allowEmpty: options.allowEmpty,
-  };
-  // The post-apply check: read back what was touched (GET by ID), and plan the same desired
-  // set the same way on that view.
-  const replan = async (result: ExecuteResult) => {
-    const again = await observeAfterApply(client, plan, live, result, {
-      signal: ctx.signal,
-      concurrency: options.concurrency,
-    });
-    // Bot users this run provably created after a lost answer may go as duplicates.
-    const ownBotUsers = ownBotUsersOf(result);
-    return { live: again, plan: buildPlan(set, again, { ...planOptions, ownBotUsers }) };
-  };
-
   const color = tty && ctx.env.NO_COLOR === undefined;
   voice.say(renderText(maskPlan(plan, secrets), { color }));
   voice.say('\n');
@@ -236,7 +255,7 @@ async function applyWith(
     signal: ctx.signal,
     logger,
     guards: guardOptions,
-    replan,
+    replan: replanner(ctx, options, client, prepared),
     onProgress: progress.onProgress,
   }).finally(() => progress.end());
   voice.say(summarize(outcome));

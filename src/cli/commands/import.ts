@@ -10,7 +10,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { observe } from '../../api/index.js';
-import { importLive } from '../../apply/import.js';
+import { type ImportResult, importLive } from '../../apply/import.js';
 import { ConfigError, EdgesyncError, errorMessage, UsageError } from '../../errors.js';
 import { escapeControl } from '../../escape.js';
 import { findRepositoryRoot } from '../../manifest/git.js';
@@ -61,6 +61,13 @@ export const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+/** A file `import` writes into the output directory. */
+interface OutFile {
+  readonly file: string;
+  readonly text: string;
+  readonly adopts?: string | undefined;
+}
+
 export async function run(ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
   if (values.help) {
@@ -98,14 +105,33 @@ export async function run(ctx: CliContext): Promise<number> {
     all: values.all === true,
     schemaUrl: schemaUrl ?? schema?.url ?? `./${SCHEMA_FILE}`,
   });
-  const files: { file: string; text: string; adopts?: string | undefined }[] = [...result.files];
-  if (schema?.copy === true) {
+  const files = await filesToWrite(out, result, schema?.copy === true);
+  const force = values.force === true;
+  const existing = files.filter((f) => existsSync(path.join(out, f.file)));
+  if (existing.length > 0 && !force) {
+    ctx.stderr.write(
+      `Not imported: ${existing.length} file(s) already exist in ${out} (pass --force to overwrite):\n${existing.map((f) => `  ${escapeControl(f.file)}`).join('\n')}\n`,
+    );
+    return ExitCode.error;
+  }
+  await writeFiles(ctx, out, files, force);
+  reportImport(ctx, out, result);
+  return ExitCode.ok;
+}
+
+/** The manifests, plus the schema copy when one is due; each checked to land inside `out`. */
+async function filesToWrite(
+  out: string,
+  result: ImportResult,
+  copySchema: boolean,
+): Promise<OutFile[]> {
+  const files: OutFile[] = [...result.files];
+  if (copySchema) {
     const text = manifestJsonSchemaText();
     const existing = await readFile(path.join(out, SCHEMA_FILE), 'utf8').catch(() => undefined);
     // The same schema already there is no conflict: a second import into the directory is one.
     if (existing !== text) files.push({ file: SCHEMA_FILE, text });
   }
-
   for (const f of files) {
     // importLive only makes names of [a-z0-9._-]; this keeps that promise checked at the door.
     if (path.dirname(path.join(out, f.file)) !== out) {
@@ -115,13 +141,15 @@ export async function run(ctx: CliContext): Promise<number> {
       );
     }
   }
-  const existing = files.filter((f) => existsSync(path.join(out, f.file)));
-  if (existing.length > 0 && values.force !== true) {
-    ctx.stderr.write(
-      `Not imported: ${existing.length} file(s) already exist in ${out} (pass --force to overwrite):\n${existing.map((f) => `  ${escapeControl(f.file)}`).join('\n')}\n`,
-    );
-    return ExitCode.error;
-  }
+  return files;
+}
+
+async function writeFiles(
+  ctx: CliContext,
+  out: string,
+  files: readonly OutFile[],
+  force: boolean,
+): Promise<void> {
   try {
     await makeDirectory(out);
   } catch (err) {
@@ -130,13 +158,17 @@ export async function run(ctx: CliContext): Promise<number> {
   for (const f of files) {
     const file = path.join(out, f.file);
     try {
-      await writeFile(file, f.text, { flag: values.force === true ? 'w' : 'wx' });
+      await writeFile(file, f.text, { flag: force ? 'w' : 'wx' });
     } catch (err) {
       throw new ConfigError(`cannot write ${file}: ${errorMessage(err)}`, { cause: err });
     }
     const adopts = f.adopts === undefined ? '' : ` (adopts ${f.adopts} when applied)`;
     ctx.stderr.write(`wrote ${escapeControl(path.join(out, f.file))}${adopts}\n`);
   }
+}
+
+/** The notes, warnings and secret variables to set, after the files are written. */
+function reportImport(ctx: CliContext, out: string, result: ImportResult): void {
   for (const note of result.notes) ctx.stderr.write(`note: ${escapeControl(note)}\n`);
   for (const w of result.warnings) ctx.stderr.write(`warning: ${escapeControl(w)}\n`);
   if (result.secrets.length > 0) {
@@ -148,7 +180,6 @@ export async function run(ctx: CliContext): Promise<number> {
     }
   }
   ctx.stderr.write(`imported ${result.files.length} resource(s) into ${escapeControl(out)}\n`);
-  return ExitCode.ok;
 }
 
 /**

@@ -317,6 +317,32 @@ async function apiOf(
   };
 }
 
+/** The full collection run after each cycle, when Node exposes it (else said once, why not). */
+function garbageCollector(root: Logger): ReturnType<typeof fullGarbageCollector> {
+  const collectGarbage = fullGarbageCollector();
+  if (collectGarbage === undefined) {
+    root.info(
+      "no collection after each cycle: start Node with --expose-gc (NODE_OPTIONS=--expose-gc; npm start and the Docker image do) to keep resident memory near one cycle's peak",
+    );
+  }
+  return collectGarbage;
+}
+
+/** `--notify`: the daemon's events sent on to the configured webhooks. */
+function notifyFrom(
+  settings: RunSettings,
+  daemon: ReturnType<typeof daemonOf>,
+  root: Logger,
+): void {
+  if (settings.notify.urls.length === 0) return;
+  const notifier = createNotifier({
+    urls: settings.notify.urls,
+    format: settings.notify.format,
+    logger: root.child({ module: 'notify' }),
+  });
+  daemon.events.subscribe((e) => notifier.send(e));
+}
+
 export async function run(ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
   if (values.help) {
@@ -333,12 +359,7 @@ export async function run(ctx: CliContext): Promise<number> {
   const root = rootLogger(ctx, values, mask);
   const { api, embedded } = await apiOf(ctx, settings, root);
 
-  const collectGarbage = fullGarbageCollector();
-  if (collectGarbage === undefined) {
-    root.info(
-      "no collection after each cycle: start Node with --expose-gc (NODE_OPTIONS=--expose-gc; npm start and the Docker image do) to keep resident memory near one cycle's peak",
-    );
-  }
+  const collectGarbage = garbageCollector(root);
   const metrics = createDaemonMetrics();
   const budget = clientBudget(settings.rateLimit, ctx.env, embedded !== undefined);
   const client = createAccountClient({
@@ -370,14 +391,7 @@ export async function run(ctx: CliContext): Promise<number> {
     collectGarbage,
   });
   life.daemon = daemon;
-  if (settings.notify.urls.length > 0) {
-    const notifier = createNotifier({
-      urls: settings.notify.urls,
-      format: settings.notify.format,
-      logger: root.child({ module: 'notify' }),
-    });
-    daemon.events.subscribe((e) => notifier.send(e));
-  }
+  notifyFrom(settings, daemon, root);
   try {
     await daemon.start();
     const address = daemon.address;

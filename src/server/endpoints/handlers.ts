@@ -98,6 +98,7 @@ function checkUnique(
   }
 }
 
+// Long on purpose: a table of one short handler per endpoint operation, over shared deps.
 export function endpointHandlers({ store, render, ids, now }: HandlerDeps) {
   const view = new EndpointRenderer(render.base);
   const one = (rec: EndpointRec) => view.endpoint(rec);
