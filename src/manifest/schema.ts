@@ -60,8 +60,8 @@ import {
   WebhookVerificationSchema,
   WebsocketTcpConverterSchema,
 } from './modules.js';
-import { PolicyDocumentSchema } from './policy/schema.js';
 import { fieldPathSchema } from './paths.js';
+import { PolicyDocumentSchema } from './policy/schema.js';
 
 export * from './modules.js';
 

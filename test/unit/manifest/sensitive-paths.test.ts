@@ -128,7 +128,7 @@ describe('sensitive paths as segments', () => {
 
     const live = liveState();
     const plan = buildPlan(built.set, live, { owner: 'default' });
-    const masked = maskPlan(plan, secretValues(built.set, live));
+    const masked = maskPlan(plan, secretValues(built.set, { httpsEdges: [], cloudEndpoints: [] }));
     const json = renderJson(masked);
     const text = renderText(masked, { color: false });
     for (const out of [json, text]) {
