@@ -24,7 +24,14 @@
  * (`liveSecretValues`).
  */
 import { compareCodeUnits } from '../compare.js';
-import type { FieldChange, Operation, Plan, PlanFile, ResourceChange } from '../plan/model.js';
+import type {
+  FieldChange,
+  Operation,
+  Plan,
+  PlanFile,
+  ResourceChange,
+  ResourceChangeFile,
+} from '../plan/model.js';
 import { type FieldPath, formatPath, type Segment } from './paths.js';
 import { SECRET_CONFIG_FIELDS } from './policy/actions.js';
 import { parsePolicyText } from './policy-text.js';
@@ -440,8 +447,7 @@ declare const masked: unique symbol;
  */
 export type MaskedPlan = PlanFile & { readonly [masked]: true };
 
-type ChangeFile = PlanFile['changes'][number];
-type OperationFile = ChangeFile['operations'][number];
+type OperationFile = ResourceChangeFile['operations'][number];
 
 function cloneJson<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
@@ -484,8 +490,8 @@ function maskOperation(op: Operation): OperationFile {
  * A change with nothing to mask as shown: its operations' path lists are all empty, and an
  * empty list is the same in both forms (no copy of the thousands of unchanged resources).
  */
-function unchanged(change: ResourceChange): ChangeFile {
-  return change as Omit<ResourceChange, 'operations'> as ChangeFile;
+function unchanged(change: ResourceChange): ResourceChangeFile {
+  return change as Omit<ResourceChange, 'operations'> as ResourceChangeFile;
 }
 
 const isSensitive = (f: FieldChange): boolean => f.sensitive;

@@ -84,8 +84,7 @@ const operationSchemaOf = <P extends z.ZodType>(path: P) =>
      */
     requires: z.array(z.string()).optional(),
   });
-const operationSchema = operationSchemaOf(fieldPathSchema);
-export type Operation = z.infer<typeof operationSchema>;
+export type Operation = ResourceChange['operations'][number];
 
 export const fieldChangeSchema = z.object({
   /** Field path relative to the resource, e.g. `hostports`, `oauth.provider.google.client_id`. */
@@ -123,9 +122,7 @@ const resourceChangeSchemaOf = <P extends z.ZodType>(path: P) =>
     modules: z.array(moduleChangeSchema).default([]),
     operations: z.array(operationSchemaOf(path)).default([]),
   });
-export type ResourceChange = z.infer<
-  ReturnType<typeof resourceChangeSchemaOf<typeof fieldPathSchema>>
->;
+export type ResourceChange = Plan['changes'][number];
 
 /** A resource the plan will not touch, and why (foreign hostport conflict, guard, protect). */
 export const blockedSchema = z.object({
