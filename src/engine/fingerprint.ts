@@ -11,7 +11,8 @@ import { createHmac, type Hmac } from 'node:crypto';
 import { configure } from 'safe-stable-stringify';
 import type { LiveSnapshot } from '../api/observe.js';
 import { compareCodeUnits } from '../compare.js';
-import type { DesiredSet } from '../manifest/schema.js';
+import { formatPath } from '../manifest/paths.js';
+import type { DesiredSet, Located } from '../manifest/schema.js';
 
 // Keyed hashes (HMAC-SHA256): the manifests fingerprint covers resolved secret values, and an
 // unkeyed hash of them in a published plan (a pull-request comment, a CI artifact) would let
@@ -69,11 +70,25 @@ export function fingerprintLive(
 export function fingerprintManifests(key: Buffer, owner: string, desired: DesiredSet): string {
   const hash = createHmac('sha256', key);
   hash.update(`owner:${canonicalJson(owner)}\n`);
-  hashList(hash, 'tls_edges', desired.tlsEdges);
-  hashList(hash, 'https_edges', desired.httpsEdges);
-  hashList(hash, 'bot_users', desired.botUsers);
+  hashList(hash, 'tls_edges', desired.tlsEdges.map(hashed));
+  hashList(
+    hash,
+    'https_edges',
+    desired.httpsEdges.map((e) => ({ ...hashed(e), routes: e.routes.map(hashed) })),
+  );
+  hashList(hash, 'bot_users', desired.botUsers.map(hashed));
   if (desired.cloudEndpoints.length > 0) {
-    hashList(hash, 'cloud_endpoints', desired.cloudEndpoints);
+    hashList(hash, 'cloud_endpoints', desired.cloudEndpoints.map(hashed));
   }
   return `${FINGERPRINT_PREFIX}${hash.digest('hex')}`;
+}
+
+/**
+ * A resource as its fingerprint has always hashed it: its sensitive paths in their written form
+ * (`a.b[0].c`, sorted), so a plan saved by an earlier version with the same manifests and key
+ * is not taken for stale.
+ */
+function hashed<T extends Located>(resource: T): Omit<T, 'sensitive'> & { sensitive: unknown[] } {
+  if (resource.sensitive.length === 0) return resource;
+  return { ...resource, sensitive: resource.sensitive.map(formatPath).sort(compareCodeUnits) };
 }

@@ -13,7 +13,7 @@ import { sortDiagnostics } from './diagnostics.js';
 import { defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { DEFAULT_OWNER } from './metadata.js';
 import { aboutPruned, originalPath } from './partial.js';
-import { type FieldPath, formatPath } from './paths.js';
+import { type FieldPath, formatPath, uniquePaths } from './paths.js';
 import { policySecretPaths } from './policy/actions.js';
 import type { RefReader } from './refs.js';
 import type {
@@ -278,9 +278,8 @@ function routeSecrets(route: DocumentRoute): FieldPath[] {
 
 type DocumentRoute = Extract<DocumentValue, { kind: 'HTTPSEdge' }>['routes'][number];
 
-function uniqueSorted(paths: readonly FieldPath[]): string[] {
-  if (paths.length === 0) return [];
-  return [...new Set(paths.map(formatPath))].sort();
+function uniqueSorted(paths: readonly FieldPath[]): FieldPath[] {
+  return paths.length === 0 ? [] : uniquePaths(paths);
 }
 
 /**

@@ -1,11 +1,16 @@
 /**
- * Field paths inside a manifest document: the segments form used internally and the one string
- * form shown in diagnostics and stored in `sensitive` (`routes[0].oauth.provider`,
- * `metadata["edgesync/owner"]`), and back (`parsePath`). Pure.
+ * Field paths inside a manifest document: kept as segments (`['routes', 0, 'oauth']`) from where
+ * they are found to where they are used, and formatted to the one string form only where they
+ * are shown (diagnostics, plan output, the saved plan file): `routes[0].oauth.provider`,
+ * `metadata["edgesync/owner"]`. Nothing reads that form back. Pure.
  */
+import { z } from 'zod';
 
 export type Segment = string | number;
 export type FieldPath = readonly Segment[];
+
+/** A field path as data: string keys and list indices. */
+export const fieldPathSchema = z.array(z.union([z.string(), z.int().nonnegative()])).readonly();
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -17,48 +22,31 @@ export function formatPath(path: FieldPath): string {
 }
 
 /** A formatted path one segment longer: `formatPath([...path, segment])` from `formatPath(path)`. */
-export function appendSegment(formatted: string, segment: Segment): string {
+function appendSegment(formatted: string, segment: Segment): string {
   if (typeof segment === 'number') return `${formatted}[${segment}]`;
   if (IDENTIFIER.test(segment)) return formatted === '' ? segment : `${formatted}.${segment}`;
   return `${formatted}[${JSON.stringify(segment)}]`;
 }
 
 /**
- * `formatPath`'s inverse: `oauth.provider.google.client_secret`, `add["X-Key"]`, `a[0]` to
- * segments; undefined for anything it would not write.
+ * A total order of paths, segment by segment: an index before a key, indices by value, keys by
+ * code unit, a path before the paths below it. Only for a stable order in memory: what is shown
+ * is sorted by its formatted form where it is formatted.
  */
-export function parsePath(formatted: string): Segment[] | undefined {
-  const out: Segment[] = [];
-  let i = 0;
-  while (i < formatted.length) {
-    if (formatted[i] === '[') {
-      const close = formatted.indexOf(']', i);
-      if (formatted[i + 1] === '"') {
-        // A JSON string: its end is the first `"]` whose quote is not escaped.
-        let end = i + 2;
-        for (; end < formatted.length; end++) {
-          if (formatted[end] === '\\') end += 1;
-          else if (formatted[end] === '"') break;
-        }
-        if (formatted[end + 1] !== ']') return undefined;
-        out.push(JSON.parse(formatted.slice(i + 1, end + 1)) as string);
-        i = end + 2;
-      } else {
-        const digits = formatted.slice(i + 1, close);
-        if (close === -1 || !/^(0|[1-9][0-9]*)$/.test(digits)) return undefined;
-        out.push(Number(digits));
-        i = close + 1;
-      }
-    } else {
-      if (out.length > 0) {
-        if (formatted[i] !== '.') return undefined;
-        i += 1;
-      }
-      const match = /^[A-Za-z_][A-Za-z0-9_]*/.exec(formatted.slice(i));
-      if (match === null) return undefined;
-      out.push(match[0]);
-      i += match[0].length;
-    }
+export function comparePaths(a: FieldPath, b: FieldPath): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a[i] as Segment;
+    const y = b[i] as Segment;
+    if (x === y) continue;
+    if (typeof x !== typeof y) return typeof x === 'number' ? -1 : 1;
+    return x < y ? -1 : 1;
   }
-  return formatPath(out) === formatted ? out : undefined;
+  return a.length - b.length;
+}
+
+/** The paths sorted (`comparePaths`), each once. */
+export function uniquePaths(paths: readonly FieldPath[]): FieldPath[] {
+  const sorted = [...paths].sort(comparePaths);
+  return sorted.filter((p, i) => i === 0 || comparePaths(sorted[i - 1] as FieldPath, p) !== 0);
 }

@@ -23,9 +23,10 @@
  * - Bot users: `active` defaults to true, `ensure` to `present`.
  * - Each edge, route and bot user carries `source: { file, line, column }` (file relative to the
  *   manifest directory, `/`-separated; 1-based position of the resource's mapping) and
- *   `sensitive: string[]`: paths of sensitive fields (relative to the resource; a route's paths
- *   are relative to the route and are NOT repeated on its edge), formatted like diagnostic paths
- *   (`formatPath`): `oauth.provider.google.client_secret`, `request_headers.add["X-Key"]`.
+ *   `sensitive: FieldPath[]`: paths of sensitive fields (relative to the resource; a route's
+ *   paths are relative to the route and are NOT repeated on its edge), as segments, sorted
+ *   (`uniquePaths`): `['oauth', 'provider', 'google', 'client_secret']`,
+ *   `['request_headers', 'add', 'X-Key']`; formatted (`formatPath`) only where they are shown.
  *   Sensitive = every `client_secret`, every webhook `secret` and every value read from env/file.
  *   Later stages must mask them and never print or log them.
  */
@@ -59,6 +60,7 @@ import {
   WebhookVerificationSchema,
   WebsocketTcpConverterSchema,
 } from './modules.js';
+import { fieldPathSchema } from './paths.js';
 import { PolicyDocumentSchema } from './policy/schema.js';
 
 export * from './modules.js';
@@ -245,8 +247,8 @@ export type Source = z.infer<typeof SourceSchema>;
 /** What the loader adds to every resource and route. */
 export const LocatedSchema = z.strictObject({
   source: SourceSchema,
-  /** Paths (relative to this resource or route) of values to mask. */
-  sensitive: z.array(z.string()),
+  /** Paths (relative to this resource or route) of values to mask, as segments. */
+  sensitive: z.array(fieldPathSchema),
 });
 export type Located = z.infer<typeof LocatedSchema>;
 
@@ -285,7 +287,7 @@ export type TrafficPolicyDocument = { readonly [phase: string]: unknown };
  * host, no default port for https and http); `bindings` has the service's default filled in
  * (`internal` for a `.internal` host, else `public`); `pooling_enabled` defaults to false;
  * `sensitive` paths point into `traffic_policy`
- * (`traffic_policy.on_http_request[0].actions[1].config.client_secret`).
+ * (`['traffic_policy', 'on_http_request', 0, 'actions', 1, 'config', 'client_secret']`).
  */
 export interface CloudEndpointManifest extends Located {
   kind: 'CloudEndpoint';

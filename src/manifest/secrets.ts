@@ -23,14 +23,22 @@
  * The values are the manifest set's (`sensitiveValues`) and the live snapshot's secret fields
  * (`liveSecretValues`).
  */
-import { type FieldChange, MASK, type Operation, type Plan } from '../plan/model.js';
-import { appendSegment, parsePath, type Segment } from './paths.js';
+import { compareCodeUnits } from '../compare.js';
+import type {
+  FieldChange,
+  Operation,
+  Plan,
+  PlanFile,
+  ResourceChange,
+  ResourceChangeFile,
+} from '../plan/model.js';
+import { type FieldPath, formatPath, type Segment } from './paths.js';
 import { SECRET_CONFIG_FIELDS } from './policy/actions.js';
 import { parsePolicyText } from './policy-text.js';
 import type { DesiredSet } from './schema.js';
 
-/** What a masked value is shown as (the plan's own mask). */
-export const MASKED = MASK;
+/** What a masked value is shown as, in every output. */
+export const MASKED = '(sensitive)';
 
 const CREDENTIAL_HEADER_EXACT: ReadonlySet<string> = new Set([
   'authorization',
@@ -169,11 +177,9 @@ export const MIN_MASKED_LENGTH = 4;
 /** The string values at the `sensitive` paths of every resource and route of the set. */
 export function sensitiveValues(set: DesiredSet): string[] {
   const out = new Set<string>();
-  // The same few paths recur on thousands of resources: each is parsed once per call.
-  const parsed = new Map<string, readonly Segment[] | undefined>();
-  const collect = (resource: object, sensitive: readonly string[]) => {
+  const collect = (resource: object, sensitive: readonly FieldPath[]) => {
     if (sensitive.length === 0) return;
-    for (const value of valuesOf(resource, sensitive, parsed)) out.add(value);
+    for (const value of valuesOf(resource, sensitive)) out.add(value);
   };
   for (const e of set.tlsEdges) collect(e, e.sensitive);
   for (const e of set.httpsEdges) {
@@ -195,40 +201,36 @@ export function sensitiveValues(set: DesiredSet): string[] {
  */
 const resourceValues = new WeakMap<object, readonly string[]>();
 
-function valuesOf(
-  resource: object,
-  sensitive: readonly string[],
-  parsed: Map<string, readonly Segment[] | undefined>,
-): readonly string[] {
+function valuesOf(resource: object, sensitive: readonly FieldPath[]): readonly string[] {
   const known = resourceValues.get(resource);
   if (known !== undefined) return known;
   const out: string[] = [];
   // Straight down each sensitive path (no walk over the rest of the resource).
-  for (const formatted of sensitive) {
-    let path = parsed.get(formatted);
-    if (path === undefined && !parsed.has(formatted)) {
-      path = parsePath(formatted);
-      parsed.set(formatted, path);
-    }
-    if (path === undefined || path.length === 0) return walkedValuesOf(resource, sensitive);
+  for (const path of sensitive) {
     // Never the loader's own fields, nor an edge's routes (each route has its own paths).
-    if (path[0] === 'source' || path[0] === 'sensitive' || path[0] === 'routes') continue;
-    let value: unknown = resource;
-    for (const segment of path) {
-      // A number names a list item and a string an object's key, as `formatPath` wrote them.
-      const fits =
-        typeof segment === 'number'
-          ? Array.isArray(value)
-          : typeof value === 'object' && value !== null && !Array.isArray(value);
-      value =
-        fits && Object.hasOwn(value as object, segment)
-          ? (value as Record<string | number, unknown>)[segment]
-          : undefined;
-    }
-    collectStrings(value, out);
+    if (path.length === 0 || LOADER_FIELDS.has(path[0] as Segment)) continue;
+    collectStrings(valueAt(resource, path), out);
   }
   resourceValues.set(resource, out);
   return out;
+}
+
+const LOADER_FIELDS: ReadonlySet<Segment> = new Set(['source', 'sensitive', 'routes']);
+
+/** The value at `path`: a number names a list item, a string an object's own key. */
+function valueAt(root: unknown, path: FieldPath): unknown {
+  let value = root;
+  for (const segment of path) {
+    const fits =
+      typeof segment === 'number'
+        ? Array.isArray(value)
+        : typeof value === 'object' && value !== null && !Array.isArray(value);
+    value =
+      fits && Object.hasOwn(value as object, segment)
+        ? (value as Record<string | number, unknown>)[segment]
+        : undefined;
+  }
+  return value;
 }
 
 /** Every string at or below `value` (long enough to mask). */
@@ -240,31 +242,6 @@ function collectStrings(value: unknown, out: string[]): void {
   } else if (typeof value === 'object' && value !== null) {
     for (const key in value) collectStrings((value as Record<string, unknown>)[key], out);
   }
-}
-
-/** The reference: a walk over the whole resource, matching formatted paths. */
-function walkedValuesOf(resource: object, sensitive: readonly string[]): readonly string[] {
-  const out: string[] = [];
-  const wanted = new Set(sensitive);
-  const walk = (value: unknown, path: string, inside: boolean): void => {
-    const here = inside || (path !== '' && wanted.has(path));
-    if (typeof value === 'string') {
-      if (here && value.length >= MIN_MASKED_LENGTH) out.push(value);
-      return;
-    }
-    if (typeof value !== 'object' || value === null) return;
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) walk(value[i], appendSegment(path, i), here);
-      return;
-    }
-    for (const key in value) {
-      if (path === '' && (key === 'source' || key === 'sensitive' || key === 'routes')) continue;
-      walk((value as Record<string, unknown>)[key], appendSegment(path, key), here);
-    }
-  };
-  walk(resource, '', false);
-  resourceValues.set(resource, out);
-  return out;
 }
 
 /**
@@ -464,67 +441,90 @@ export function maskTree<T>(value: T, values: readonly string[], keep: readonly 
 declare const masked: unique symbol;
 
 /**
- * A plan that may be shown or written anywhere: made only by `maskPlan`. The renderers take this
- * type, so a plan cannot reach an output unmasked.
+ * A plan that may be shown or written anywhere, in the form a plan file has (sensitive paths
+ * formatted): made only by `maskPlan`. The renderers take this type, so a plan cannot reach an
+ * output unmasked.
  */
-export type MaskedPlan = Plan & { readonly [masked]: true };
+export type MaskedPlan = PlanFile & { readonly [masked]: true };
+
+type OperationFile = ResourceChangeFile['operations'][number];
 
 function cloneJson<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
 }
 
 /** Replaces the value at `path` inside `root` (mutates the clone it is given). */
-function maskAt(root: unknown, segments: readonly Segment[]): unknown {
-  if (segments.length === 0) return MASK;
+function maskAt(root: unknown, path: FieldPath): unknown {
+  if (path.length === 0) return MASKED;
   let node: unknown = root;
-  for (let i = 0; i < segments.length - 1; i += 1) {
+  for (let i = 0; i < path.length - 1; i += 1) {
     if (typeof node !== 'object' || node === null) return root;
-    node = (node as Record<Segment, unknown>)[segments[i] as Segment];
+    node = (node as Record<Segment, unknown>)[path[i] as Segment];
   }
-  const last = segments[segments.length - 1] as Segment;
+  const last = path[path.length - 1] as Segment;
   if (typeof node === 'object' && node !== null && last in node) {
-    (node as Record<Segment, unknown>)[last] = MASK;
+    (node as Record<Segment, unknown>)[last] = MASKED;
   }
   return root;
 }
 
-function maskOperation(op: Operation): Operation {
-  if (op.sensitive_paths.length === 0 || op.body === undefined) return op;
+/**
+ * The operation as shown: the values at its sensitive paths masked, and the paths formatted
+ * (`a.b[0].c`), sorted as text, each once.
+ */
+function maskOperation(op: Operation): OperationFile {
+  const paths = op.sensitive_paths;
+  // Keys keep their places (a spread, then the same keys replaced): the JSON output lists them
+  // in the order the planner wrote them.
+  const shown = {
+    ...op,
+    sensitive_paths: [...new Set(paths.map(formatPath))].sort(compareCodeUnits),
+  };
+  if (paths.length === 0 || op.body === undefined) return shown;
   let body: unknown = cloneJson(op.body);
-  for (const path of op.sensitive_paths) {
-    const segments = parsePath(path);
-    // A path we cannot read masks the whole body: never risk showing a secret.
-    body = segments === undefined ? MASK : maskAt(body, segments);
-  }
-  return { ...op, body };
+  for (const path of paths) body = maskAt(body, path);
+  return { ...shown, body };
+}
+
+/**
+ * A change with nothing to mask as shown: its operations' path lists are all empty, and an
+ * empty list is the same in both forms (no copy of the thousands of unchanged resources).
+ */
+function unchanged(change: ResourceChange): ResourceChangeFile {
+  return change as Omit<ResourceChange, 'operations'> as ResourceChangeFile;
 }
 
 const isSensitive = (f: FieldChange): boolean => f.sensitive;
 const hasSensitivePaths = (op: Operation): boolean => op.sensitive_paths.length > 0;
+
+function maskFields(fields: readonly FieldChange[]): FieldChange[] {
+  return fields.map((f) => {
+    if (!f.sensitive) return f;
+    const out = { ...f };
+    if ('before' in f) out.before = MASKED;
+    if ('after' in f) out.after = MASKED;
+    return out;
+  });
+}
 
 /**
  * The copy of a plan that may be shown or written anywhere: every sensitive field value
  * (`FieldChange.sensitive`) and every value at an operation's `sensitive_paths` becomes
  * `(sensitive)`, then every occurrence of `values` in any string or key (an address built from a
  * name read from env, a hostport in a conflict reason) does, except under `fingerprint` (hex
- * digests a short value could match inside). The input plan is not modified.
+ * digests a short value could match inside). The sensitive paths are formatted here, where the
+ * plan turns into what is shown. The input plan is not modified.
  */
 export function maskPlan(plan: Plan, values: readonly string[]): MaskedPlan {
-  const byPath: Plan = {
+  const byPath: PlanFile = {
     ...plan,
     changes: plan.changes.map((change) =>
       // Nothing to hide (every unchanged resource of a converged plan): the change itself.
       !change.fields.some(isSensitive) && !change.operations.some(hasSensitivePaths)
-        ? change
+        ? unchanged(change)
         : {
             ...change,
-            fields: change.fields.map((f) => {
-              if (!f.sensitive) return f;
-              const out = { ...f };
-              if ('before' in f) out.before = MASK;
-              if ('after' in f) out.after = MASK;
-              return out;
-            }),
+            fields: maskFields(change.fields),
             operations: change.operations.map(maskOperation),
           },
     ),

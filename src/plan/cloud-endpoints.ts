@@ -20,7 +20,7 @@ import { compareCodeUnits } from '../compare.js';
 import { defaultEndpointBinding, normalizeEndpointUrl } from '../manifest/endpoint-url.js';
 import { type ParsedMetadata, recordMetadata, storedMetadata } from '../manifest/metadata.js';
 import type { Segment } from '../manifest/paths.js';
-import { formatPath } from '../manifest/paths.js';
+import { type FieldPath, formatPath, uniquePaths } from '../manifest/paths.js';
 import { LEGACY_PHASES } from '../manifest/policy/actions.js';
 import { parsePolicyText } from '../manifest/policy-text.js';
 import type { CloudEndpointManifest } from '../manifest/schema.js';
@@ -210,11 +210,7 @@ function policyChanges(
     for (const key of keys) policyChanges([...path, key], b[key], a[key], sensitivity, out);
     return;
   }
-  const formatted = formatPath(path);
-  const change: FieldChange = {
-    path: formatted,
-    sensitive: sensitivity.isSensitive(formatted) || isSecretField(path),
-  };
+  const change: FieldChange = { path: formatPath(path), sensitive: sensitivity.isSensitive(path) };
   if (before !== undefined) change.before = before;
   if (after !== undefined) change.after = after;
   out.push(change);
@@ -236,11 +232,13 @@ function hasSecretField(value: unknown, path: Segment[] = []): boolean {
  * secret anywhere in it makes the whole `traffic_policy` field sensitive (labels likewise make
  * `metadata` sensitive, see `bodySensitivePaths`).
  */
-function bodySensitivity(m: CloudEndpointManifest): string[] {
-  const out = m.sensitive.map((p) => (p.startsWith('traffic_policy') ? 'traffic_policy' : p));
-  if (hasSecretField(m.traffic_policy)) out.push('traffic_policy');
-  return [...new Set(out)];
+function bodySensitivity(m: CloudEndpointManifest): FieldPath[] {
+  const out = m.sensitive.map((p) => (p[0] === 'traffic_policy' ? POLICY : p));
+  if (hasSecretField(m.traffic_policy)) out.push(POLICY);
+  return uniquePaths(out);
 }
+
+const POLICY: FieldPath = ['traffic_policy'];
 
 // ---- operations -------------------------------------------------------------------------------
 
@@ -349,7 +347,7 @@ function createFieldsOf(
     fields.push({
       path: key,
       after: Array.isArray(value) ? [...value] : value,
-      sensitive: sensitivity.isSensitive(key),
+      sensitive: sensitivity.isSensitive([key]),
     });
   }
   policyChanges(['traffic_policy'], undefined, policy, sensitivity, fields);
@@ -376,7 +374,7 @@ function planUpdate(
       path: key,
       before: Array.isArray(have[key]) ? [...(have[key] as string[])] : have[key],
       after: Array.isArray(want[key]) ? [...(want[key] as string[])] : want[key],
-      sensitive: sensitivity.isSensitive(key),
+      sensitive: sensitivity.isSensitive([key]),
     });
   }
   if (changed.includes('description')) patch.description = want.description;

@@ -4,7 +4,7 @@
  * both sides are compared in canonical form (./normalize.ts), so only real differences count.
  */
 import equal from 'fast-deep-equal';
-import { formatPath, parsePath, type Segment } from '../manifest/paths.js';
+import { type FieldPath, formatPath, type Segment } from '../manifest/paths.js';
 import { isSecretField } from '../manifest/secrets.js';
 import type { FieldChange, ModuleChange } from './model.js';
 import { canonicalModule, type Plain, type PlainObject } from './normalize.js';
@@ -42,40 +42,37 @@ export function diffModule(
  * Sensitivity of field paths: a field is sensitive when a sensitive path equals it, lies below
  * it or above it, or when it is a secret by definition (`isSecretField`: a `client_secret`, a
  * webhook `secret`, a credential header's value), which also covers live values the manifest
- * does not declare (a header set by hand on the live edge). Compared lower-cased, because header
- * names are shown lower-cased: masking more is safe, masking less is not.
+ * does not declare (a header set by hand on the live edge). Keys are compared lower-cased,
+ * because header names are shown lower-cased: masking more is safe, masking less is not.
  */
 export class Sensitivity {
-  readonly #given: readonly string[];
+  readonly #given: readonly FieldPath[];
   /** Lower-cased on first use: most resources of a plan never ask. */
-  #paths: readonly string[] | undefined;
+  #paths: readonly FieldPath[] | undefined;
 
-  constructor(paths: readonly string[]) {
+  constructor(paths: readonly FieldPath[]) {
     this.#given = paths;
   }
 
-  isSensitive(path: string): boolean {
-    const p = path.toLowerCase();
-    if (SECRET_HINT.test(p)) {
-      // A path that cannot be read back is taken as a secret: masking more is safe.
-      const segments = parsePath(p);
-      if (segments === undefined || isSecretField(segments)) return true;
-    }
-    this.#paths ??= this.#given.map((s) => s.toLowerCase());
-    return this.#paths.some((s) => s === p || isBelow(s, p) || isBelow(p, s));
+  isSensitive(path: FieldPath): boolean {
+    if (isSecretField(path)) return true;
+    if (this.#given.length === 0) return false;
+    this.#paths ??= this.#given.map(lowerCased);
+    const p = lowerCased(path);
+    // Equal, below or above: the shorter one is a prefix of the other.
+    return this.#paths.some((s) =>
+      isPrefix(s.length <= p.length ? s : p, s.length <= p.length ? p : s),
+    );
   }
 }
 
-/** Only paths like these can name a secret field: the others are not parsed. */
-const SECRET_HINT = /secret|headers\.add/;
+function lowerCased(path: FieldPath): FieldPath {
+  return path.map((s) => (typeof s === 'string' ? s.toLowerCase() : s));
+}
 
-/** True when `path` lies strictly below `parent` (`a.b` below `a`, `a[0]` below `a`). */
-function isBelow(path: string, parent: string): boolean {
-  return (
-    path.length > parent.length &&
-    path.startsWith(parent) &&
-    (path[parent.length] === '.' || path[parent.length] === '[')
-  );
+function isPrefix(prefix: FieldPath, path: FieldPath): boolean {
+  for (let i = 0; i < prefix.length; i++) if (prefix[i] !== path[i]) return false;
+  return true;
 }
 
 /**
@@ -102,8 +99,10 @@ export function fieldChanges(
     for (const key of keys) fieldChanges([...prefix, key], b[key], a[key], sensitivity, out);
     return out;
   }
-  const path = formatPath(prefix);
-  const change: FieldChange = { path, sensitive: sensitivity.isSensitive(path) };
+  const change: FieldChange = {
+    path: formatPath(prefix),
+    sensitive: sensitivity.isSensitive(prefix),
+  };
   if (before !== undefined) change.before = before;
   if (after !== undefined) change.after = after;
   out.push(change);

@@ -6,8 +6,10 @@
  *
  * Secrets: in memory, operation bodies and field values hold real values so the applier can
  * send them; every sensitive spot is listed (`FieldChange.sensitive`,
- * `Operation.sensitive_paths`), and `maskPlan()` replaces them before anything is rendered or
- * written. A plan file therefore never holds a secret; `apply plan.json` recomputes the plan
+ * `Operation.sensitive_paths`, field paths as segments), and `maskPlan()` replaces them before
+ * anything is rendered or written, formatting the paths (`a.b[0].c`) on the way: the plan as
+ * shown and saved is `PlanFile` (`planFileSchema`), the in-memory one `Plan`. A plan file
+ * therefore never holds a secret; `apply plan.json` recomputes the plan
  * from the manifests and live state, checks both fingerprints, and executes the fresh in-memory
  * plan (which is identical by construction when the fingerprints match).
  *
@@ -17,11 +19,11 @@
  * for people (placeholders shown as `{address}`); nothing parses it back.
  */
 import { z } from 'zod';
+import { fieldPathSchema } from '../manifest/paths.js';
 import { plannedTargetSchema } from './target.js';
 
 /** 2: operations carry a typed `target` (1 had only the path). */
 export const PLAN_FORMAT_VERSION = 2;
-export const MASK = '(sensitive)';
 
 export const resourceKindSchema = z.enum([
   'tls_edge',
@@ -55,29 +57,34 @@ export type Action = z.infer<typeof actionSchema>;
 export const phaseSchema = z.enum(['release', 'cutover', 'main', 'delete']);
 export type Phase = z.infer<typeof phaseSchema>;
 
-export const operationSchema = z.object({
-  method: z.enum(['POST', 'PATCH', 'PUT', 'DELETE']),
-  /** What the operation acts on. */
-  target: plannedTargetSchema,
-  /** The target's API path, for display; `{address}` stands for an ID created earlier. */
-  path: z.string(),
-  body: z.unknown().optional(),
-  phase: phaseSchema,
-  /** For a POST that creates a resource: the address whose ID its response provides. */
-  binds: z.string().optional(),
-  /** JSON paths into `body` (dotted, `a.b[0].c`) whose values are sensitive. */
-  sensitive_paths: z.array(z.string()).default([]),
-  /** Short human description, e.g. "remove module oauth". */
-  description: z.string(),
-  /**
-   * Roots (addresses) whose operations of earlier phases must all have succeeded before this
-   * one is sent: an endpoint claiming a host and port an edge of the plan releases, or a URL
-   * another endpoint of the plan leaves. When one of them failed or was not run, this operation
-   * is not attempted (it fails, closed).
-   */
-  requires: z.array(z.string()).optional(),
-});
-export type Operation = z.infer<typeof operationSchema>;
+/**
+ * An operation whose sensitive paths are `path`: segments in memory (`fieldPathSchema`), their
+ * formatted text in a plan file (`z.string()`).
+ */
+const operationSchemaOf = <P extends z.ZodType>(path: P) =>
+  z.object({
+    method: z.enum(['POST', 'PATCH', 'PUT', 'DELETE']),
+    /** What the operation acts on. */
+    target: plannedTargetSchema,
+    /** The target's API path, for display; `{address}` stands for an ID created earlier. */
+    path: z.string(),
+    body: z.unknown().optional(),
+    phase: phaseSchema,
+    /** For a POST that creates a resource: the address whose ID its response provides. */
+    binds: z.string().optional(),
+    /** Paths into `body` whose values are sensitive (in a plan file formatted, `a.b[0].c`). */
+    sensitive_paths: z.array(path).default([]),
+    /** Short human description, e.g. "remove module oauth". */
+    description: z.string(),
+    /**
+     * Roots (addresses) whose operations of earlier phases must all have succeeded before this
+     * one is sent: an endpoint claiming a host and port an edge of the plan releases, or a URL
+     * another endpoint of the plan leaves. When one of them failed or was not run, this operation
+     * is not attempted (it fails, closed).
+     */
+    requires: z.array(z.string()).optional(),
+  });
+export type Operation = ResourceChange['operations'][number];
 
 export const fieldChangeSchema = z.object({
   /** Field path relative to the resource, e.g. `hostports`, `oauth.provider.google.client_id`. */
@@ -95,26 +102,27 @@ export const moduleChangeSchema = z.object({
 });
 export type ModuleChange = z.infer<typeof moduleChangeSchema>;
 
-export const resourceChangeSchema = z.object({
-  /** `tls_edge.api`, `https_edge.storefront`, `https_edge.storefront.route["/api"]`, `bot_user.ci`. */
-  address: z.string(),
-  kind: resourceKindSchema,
-  /** The manifest name (edges, bot users) or the route's `match`. */
-  name: z.string(),
-  /** The root resource's address: the edge for a route, itself otherwise. */
-  root: z.string(),
-  action: actionSchema,
-  /** Why this action, in words (e.g. "not found live", "hostports changed", "manifest removed"). */
-  reason: z.string(),
-  /** Live ID when the resource exists. */
-  id: z.string().optional(),
-  /** Where the desired resource was declared, when it was. */
-  source: z.object({ file: z.string(), line: z.number(), column: z.number() }).optional(),
-  fields: z.array(fieldChangeSchema).default([]),
-  modules: z.array(moduleChangeSchema).default([]),
-  operations: z.array(operationSchema).default([]),
-});
-export type ResourceChange = z.infer<typeof resourceChangeSchema>;
+const resourceChangeSchemaOf = <P extends z.ZodType>(path: P) =>
+  z.object({
+    /** `tls_edge.api`, `https_edge.storefront`, `https_edge.storefront.route["/api"]`, `bot_user.ci`. */
+    address: z.string(),
+    kind: resourceKindSchema,
+    /** The manifest name (edges, bot users) or the route's `match`. */
+    name: z.string(),
+    /** The root resource's address: the edge for a route, itself otherwise. */
+    root: z.string(),
+    action: actionSchema,
+    /** Why this action, in words (e.g. "not found live", "hostports changed", "manifest removed"). */
+    reason: z.string(),
+    /** Live ID when the resource exists. */
+    id: z.string().optional(),
+    /** Where the desired resource was declared, when it was. */
+    source: z.object({ file: z.string(), line: z.number(), column: z.number() }).optional(),
+    fields: z.array(fieldChangeSchema).default([]),
+    modules: z.array(moduleChangeSchema).default([]),
+    operations: z.array(operationSchemaOf(path)).default([]),
+  });
+export type ResourceChange = Plan['changes'][number];
 
 /** A resource the plan will not touch, and why (foreign hostport conflict, guard, protect). */
 export const blockedSchema = z.object({
@@ -149,23 +157,35 @@ export const cutoverSchema = z.object({
 });
 export type Cutover = z.infer<typeof cutoverSchema>;
 
-export const planSchema = z.object({
-  format_version: z.literal(PLAN_FORMAT_VERSION),
-  owner: z.string(),
-  changes: z.array(resourceChangeSchema),
-  blocked: z.array(blockedSchema).default([]),
-  /** Things worth a person's attention that change nothing by themselves (namesake bot users). */
-  warnings: z.array(z.string()).default([]),
-  /** Edges replaced by cloud endpoints, in the order they are cut over (absent: none). */
-  cutovers: z.array(cutoverSchema).optional(),
-  summary: summarySchema,
-  /**
-   * The manifest directory the plan was made from, relative to the plan file's own directory
-   * (`/`-separated), so `apply PLANFILE` finds it without `--dir` also when the checkout moved
-   * with the plan. Set by `plan --out`.
-   */
-  manifest_dir: z.string().optional(),
-  /** Fingerprints of what the plan saw; set by whoever has the inputs (not the pure core). */
-  fingerprint: z.object({ live: z.string(), manifests: z.string() }).optional(),
-});
+const planSchemaOf = <P extends z.ZodType>(path: P) =>
+  z.object({
+    format_version: z.literal(PLAN_FORMAT_VERSION),
+    owner: z.string(),
+    changes: z.array(resourceChangeSchemaOf(path)),
+    blocked: z.array(blockedSchema).default([]),
+    /** Things worth a person's attention that change nothing by themselves (namesake bot users). */
+    warnings: z.array(z.string()).default([]),
+    /** Edges replaced by cloud endpoints, in the order they are cut over (absent: none). */
+    cutovers: z.array(cutoverSchema).optional(),
+    summary: summarySchema,
+    /**
+     * The manifest directory the plan was made from, relative to the plan file's own directory
+     * (`/`-separated), so `apply PLANFILE` finds it without `--dir` also when the checkout moved
+     * with the plan. Set by `plan --out`.
+     */
+    manifest_dir: z.string().optional(),
+    /** Fingerprints of what the plan saw; set by whoever has the inputs (not the pure core). */
+    fingerprint: z.object({ live: z.string(), manifests: z.string() }).optional(),
+  });
+
+/** The plan in memory: sensitive paths as segments. */
+export const planSchema = planSchemaOf(fieldPathSchema);
 export type Plan = z.infer<typeof planSchema>;
+
+/**
+ * The plan as shown and saved (`plan --output json`, `plan --out`, read back by `apply
+ * PLANFILE`): sensitive paths formatted. Made from a `Plan` only by `maskPlan`.
+ */
+export const planFileSchema = planSchemaOf(z.string());
+export type PlanFile = z.infer<typeof planFileSchema>;
+export type ResourceChangeFile = PlanFile['changes'][number];

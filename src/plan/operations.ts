@@ -14,7 +14,7 @@ import type {
   RouteUpdate,
   TlsEdgeWrite,
 } from '../api/schemas.js';
-import { compareCodeUnits } from '../compare.js';
+import { type FieldPath, uniquePaths } from '../manifest/paths.js';
 import type { Operation, Phase } from './model.js';
 import type { EdgeKind } from './ownership.js';
 import { type PlannedTarget, type Ref, targetPath } from './target.js';
@@ -35,7 +35,7 @@ interface Extra {
   /** Roots whose earlier operations must have succeeded first (see `Operation.requires`). */
   readonly requires?: readonly string[];
   /** Manifest sensitive paths of the resource (see bodySensitivePaths). */
-  readonly sensitive?: readonly string[];
+  readonly sensitive?: readonly FieldPath[];
 }
 
 function op(
@@ -68,18 +68,20 @@ function op(
  * shape, except that labels (and the name) travel inside the `metadata` string, which is then
  * sensitive as a whole. Paths whose field the body does not carry are dropped.
  */
-function bodySensitivePaths(body: object, sensitive: readonly string[]): string[] {
-  const out = new Set<string>();
+function bodySensitivePaths(body: object, sensitive: readonly FieldPath[]): FieldPath[] {
+  const out: FieldPath[] = [];
   for (const path of sensitive) {
-    const top = /^[A-Za-z_][A-Za-z0-9_]*/.exec(path)?.[0] ?? '';
+    const top = path[0];
     if (top === 'metadata' || top === 'name') {
-      if ('metadata' in body) out.add('metadata');
-    } else if (top in body) {
-      out.add(path);
+      if ('metadata' in body) out.push(METADATA);
+    } else if (typeof top === 'string' && top in body) {
+      out.push(path);
     }
   }
-  return [...out].sort(compareCodeUnits);
+  return out.length < 2 ? out : uniquePaths(out);
 }
+
+const METADATA: FieldPath = ['metadata'];
 
 export function createEdge<K extends EdgeKind>(
   kind: K,

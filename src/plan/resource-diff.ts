@@ -117,7 +117,7 @@ export function diffResource<W extends object>(
     changedScalars.push(s.name);
     patch ??= {};
     patch[s.name] = s.after as W[typeof s.name];
-    const change: FieldChange = { path: s.name, sensitive: sensitivity.isSensitive(s.name) };
+    const change: FieldChange = { path: s.name, sensitive: sensitivity.isSensitive([s.name]) };
     if (s.before !== undefined) change.before = s.before;
     if (s.after !== undefined) change.after = s.after;
     fields ??= [];
@@ -174,7 +174,7 @@ export function createFields(values: object, sensitivity: Sensitivity): FieldCha
       const d = diffModule(key, value as Readonly<Record<string, unknown>>, undefined);
       fieldChanges([key], undefined, d?.after, sensitivity, out);
     } else {
-      out.push({ path: key, after: value, sensitive: sensitivity.isSensitive(key) });
+      out.push({ path: key, after: value, sensitive: sensitivity.isSensitive([key]) });
     }
   }
   return out;

@@ -46,7 +46,8 @@ import {
   operationCount,
   PLAN_FORMAT_VERSION,
   type Plan,
-  planSchema,
+  type PlanFile,
+  planFileSchema,
   renderText,
 } from '../../plan/index.js';
 import { createAccountClient, requireApiConfig } from '../client.js';
@@ -384,7 +385,7 @@ async function confirm(ctx: CliContext, yes: boolean, operations: number): Promi
 }
 
 /** A saved plan, when the target is a file (not a manifest directory). */
-async function readPlanFile(target: string): Promise<Plan | undefined> {
+async function readPlanFile(target: string): Promise<PlanFile | undefined> {
   let isFile = false;
   try {
     isFile = (await stat(target)).isFile();
@@ -401,7 +402,7 @@ async function readPlanFile(target: string): Promise<Plan | undefined> {
     const reason = err instanceof SyntaxError ? 'not valid JSON' : errorMessage(err);
     throw new UsageError(`${target} is not a plan file: ${reason}`, { cause: err });
   }
-  const parsed = planSchema.safeParse(data);
+  const parsed = planFileSchema.safeParse(data);
   if (!parsed.success) {
     const version = (data as { format_version?: unknown } | null)?.format_version;
     if (typeof version === 'number' && version !== PLAN_FORMAT_VERSION) {
@@ -419,7 +420,7 @@ async function readPlanFile(target: string): Promise<Plan | undefined> {
   return parsed.data;
 }
 
-function checkFresh(saved: Plan, fresh: Plan, dir: string): void {
+function checkFresh(saved: PlanFile, fresh: Plan, dir: string): void {
   const a = saved.fingerprint;
   const b = fresh.fingerprint;
   if (a === undefined || b === undefined) {

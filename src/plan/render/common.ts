@@ -4,7 +4,13 @@
  * field and by value, before any of them escapes text for its format.
  */
 import { escapeControl } from '../../escape.js';
-import { type Action, type FieldChange, MASK, type Plan, type ResourceChange } from '../model.js';
+import { MASKED } from '../../manifest/secrets.js';
+import type {
+  Action,
+  FieldChange,
+  PlanFile as Plan,
+  ResourceChangeFile as ResourceChange,
+} from '../model.js';
 
 export const SYMBOL: Readonly<Record<Action, string>> = {
   create: '+',
@@ -31,7 +37,7 @@ export const NO_CHANGES = 'No changes. Live state matches the manifests.';
  * escapes C0 controls itself; DEL, C1 and bidirectional controls are escaped on top.
  */
 export function formatValue(value: unknown): string {
-  if (value === MASK) return MASK;
+  if (value === MASKED) return MASKED;
   return escapeControl(JSON.stringify(value) ?? 'null');
 }
 

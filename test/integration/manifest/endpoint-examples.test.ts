@@ -50,7 +50,7 @@ describe('config-examples/endpoints', () => {
       expect(types, type).toContain(`"type":"${type}"`);
     }
     expect(portal?.sensitive).toEqual([
-      'traffic_policy.on_http_request[1].actions[0].config.client_secret',
+      ['traffic_policy', 'on_http_request', 1, 'actions', 0, 'config', 'client_secret'],
     ]);
   });
 

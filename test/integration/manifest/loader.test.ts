@@ -152,10 +152,10 @@ describe('loadManifests', () => {
       expect(
         allowed.ok && allowed.set.tlsEdges.map((e) => [e.name, e.description, e.sensitive]),
       ).toEqual([
-        ['a', 'Shared description', ['description']],
-        ['b', 's3cret', ['description']],
-        ['c', 's3cret', ['description']],
-        ['d', 's3cret', ['description']],
+        ['a', 'Shared description', [['description']]],
+        ['b', 's3cret', [['description']]],
+        ['c', 's3cret', [['description']]],
+        ['d', 's3cret', [['description']]],
       ]);
     } finally {
       await rm(outside, { recursive: true, force: true });

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../../src/api/client.js';
 import { main } from '../../../src/cli/main.js';
 import { preparePlan } from '../../../src/engine/pipeline.js';
-import { planSchema } from '../../../src/plan/model.js';
+import { planFileSchema } from '../../../src/plan/model.js';
 import { startTestServer } from '../../helpers/server.js';
 import { type Api, executePlan, removeDir, tempDir, writeManifests } from './helpers.js';
 
@@ -124,7 +124,7 @@ describe('edgesync plan', () => {
     expect(stderr).toContain('Saved the plan to plan.json');
     const saved = await readFile(path.join(dir, 'plan.json'), 'utf8');
     expect(saved).not.toContain('whsec_topsecret');
-    const plan = planSchema.parse(JSON.parse(saved));
+    const plan = planFileSchema.parse(JSON.parse(saved));
     expect(plan.fingerprint?.live).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
     expect(plan.fingerprint?.manifests).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
     // The saved file also records the manifest directory, relative to itself.
@@ -132,7 +132,7 @@ describe('edgesync plan', () => {
     expect(manifest_dir).toBe('.');
     expect(JSON.parse(stdout)).toEqual(savedPlan);
     // A changed secret changes the manifests fingerprint; the live one stays.
-    const rotated = planSchema.parse(
+    const rotated = planFileSchema.parse(
       JSON.parse((await run(['--output', 'json'], { HOOK_SECRET: 'other' })).stdout),
     );
     expect(rotated.fingerprint?.manifests).not.toBe(plan.fingerprint?.manifests);
@@ -140,11 +140,11 @@ describe('edgesync plan', () => {
     // Keyed by the API key: the same run is stable, and the same manifests and secret under
     // another key (another empty account) give other digests, so a published plan is no oracle
     // for guessing the secret without the key.
-    const again = planSchema.parse(JSON.parse((await run(['--output', 'json'])).stdout));
+    const again = planFileSchema.parse(JSON.parse((await run(['--output', 'json'])).stdout));
     expect(again.fingerprint).toEqual(plan.fingerprint);
     const other = await startTestServer();
     try {
-      const foreign = planSchema.parse(
+      const foreign = planFileSchema.parse(
         JSON.parse(
           (
             await run(['--output', 'json'], {

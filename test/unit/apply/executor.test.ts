@@ -295,7 +295,7 @@ describe('executePlan', () => {
       change('https_edge.a.route["/"]', [
         op('PUT', '/edges/https/edghts_a/routes/rt_1/oidc', {
           body: { issuer: 'https://i', client_id: 'c', client_secret: secret },
-          sensitive_paths: ['client_secret'],
+          sensitive_paths: [['client_secret']],
         }),
       ]),
     ]);

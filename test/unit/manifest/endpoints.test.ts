@@ -697,9 +697,9 @@ describe('the CloudEndpoint model', () => {
       { actions: [{ type: 'forward-internal', config: { url: 'https://web.internal' } }] },
     ]);
     expect(zz.sensitive).toEqual([
-      'traffic_policy.on_http_request[0].actions[0].config.client_id',
-      'traffic_policy.on_http_request[0].actions[0].config.client_secret',
-      'traffic_policy.on_http_request[0].actions[1].config.headers["x-api"]',
+      ['traffic_policy', 'on_http_request', 0, 'actions', 0, 'config', 'client_id'],
+      ['traffic_policy', 'on_http_request', 0, 'actions', 0, 'config', 'client_secret'],
+      ['traffic_policy', 'on_http_request', 0, 'actions', 1, 'config', 'headers', 'x-api'],
     ]);
   });
 
@@ -713,7 +713,9 @@ describe('the CloudEndpoint model', () => {
         ),
       ),
     );
-    expect(ep?.sensitive).toEqual(['traffic_policy.on_http_request[0].actions[0].config.secret']);
+    expect(ep?.sensitive).toEqual([
+      ['traffic_policy', 'on_http_request', 0, 'actions', 0, 'config', 'secret'],
+    ]);
     const [tls] = load(
       one(
         endpoint(
@@ -723,7 +725,7 @@ describe('the CloudEndpoint model', () => {
       ),
     );
     expect(tls?.sensitive).toEqual([
-      'traffic_policy.on_tcp_connect[0].actions[0].config.server_private_key',
+      ['traffic_policy', 'on_tcp_connect', 0, 'actions', 0, 'config', 'server_private_key'],
     ]);
   });
 

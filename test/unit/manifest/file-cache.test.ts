@@ -89,7 +89,7 @@ traffic_policy:
     const second = set(build({ 'a.yaml': endpoint }, cache));
     expect(second.cloudEndpoints[0]).toBe(first.cloudEndpoints[0]);
     expect(second.cloudEndpoints[0]?.sensitive).toEqual([
-      'traffic_policy.on_http_request[0].actions[0].config.secret',
+      ['traffic_policy', 'on_http_request', 0, 'actions', 0, 'config', 'secret'],
     ]);
   });
 

@@ -36,15 +36,15 @@ routes:
     expect(edge?.description).toBe('The shop');
     // A label called `env` whose value is a plain string stays a label.
     expect(edge?.metadata).toEqual({ env: 'prod' });
-    expect(edge?.sensitive).toEqual(['description', 'metadata.env']);
+    expect(edge?.sensitive).toEqual([['description'], ['metadata', 'env']]);
     const route = edge?.routes[0];
     expect(route?.backend?.backend_id).toBe('bkdhr_2abc');
     expect(route?.request_headers?.add).toEqual({ env: 'literal', 'X-Key': 'k-123' });
     expect(route?.traffic_policy?.value).toBe('{"on_http_request":[]}');
     expect(route?.sensitive).toEqual([
-      'backend.backend_id',
-      'request_headers.add["X-Key"]',
-      'traffic_policy.value',
+      ['backend', 'backend_id'],
+      ['request_headers', 'add', 'X-Key'],
+      ['traffic_policy', 'value'],
     ]);
   });
 

@@ -1,11 +1,11 @@
 /**
  * `sensitiveValues` goes straight down each sensitive path instead of walking every resource;
- * the walk (every string at or below a node whose formatted path is sensitive) is the
- * reference. `parsePath` must undo `formatPath` for every path it can write.
+ * the walk (every string at or below a node whose path is sensitive) is the reference. Paths are
+ * segments: a key holding `.`, `[` or quotes is one key, `"0"` is no index.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type FieldPath, formatPath, parsePath } from '../../../src/manifest/paths.js';
+import { comparePaths, type FieldPath, uniquePaths } from '../../../src/manifest/paths.js';
 import type { DesiredSet } from '../../../src/manifest/schema.js';
 import { MIN_MASKED_LENGTH, sensitiveValues } from '../../../src/manifest/secrets.js';
 
@@ -22,14 +22,20 @@ const segment = fc.oneof(
     '0',
     'é',
     '',
+    'x.y',
+    'a[0]',
   ),
   fc.nat({ max: 3 }),
 );
 
-function reference(resource: Record<string, unknown>, sensitive: readonly string[]): Set<string> {
+function reference(
+  resource: Record<string, unknown>,
+  sensitive: readonly FieldPath[],
+): Set<string> {
+  const wanted = new Set(sensitive.map((p) => JSON.stringify(p)));
   const out = new Set<string>();
   const walk = (value: unknown, path: FieldPath, inside: boolean): void => {
-    const here = inside || (path.length > 0 && sensitive.includes(formatPath(path)));
+    const here = inside || (path.length > 0 && wanted.has(JSON.stringify(path)));
     if (typeof value === 'string') {
       if (here && value.length >= MIN_MASKED_LENGTH) out.add(value);
     } else if (Array.isArray(value)) {
@@ -52,7 +58,18 @@ const { tree } = fc.letrec((tie) => ({
     leaf,
     fc.array(tie('tree'), { maxLength: 3 }),
     fc.dictionary(
-      fc.constantFrom('oauth', 'provider', 'google', 'client_secret', 'add', 'X-Key', 'a b', '0'),
+      fc.constantFrom(
+        'oauth',
+        'provider',
+        'google',
+        'client_secret',
+        'add',
+        'X-Key',
+        'a b',
+        '0',
+        'x.y',
+        'x',
+      ),
       tie('tree'),
       { maxKeys: 3 },
     ),
@@ -60,15 +77,20 @@ const { tree } = fc.letrec((tie) => ({
 }));
 
 describe('sensitive values', () => {
-  it('parsePath undoes formatPath', () => {
+  it('are ordered and made unique segment by segment (comparePaths, uniquePaths)', () => {
+    const path = fc.array(segment, { maxLength: 4 });
     fc.assert(
-      fc.property(fc.array(segment, { minLength: 1, maxLength: 5 }), (path) => {
-        expect(parsePath(formatPath(path))).toStrictEqual(path);
+      fc.property(fc.array(path, { maxLength: 6 }), (paths) => {
+        const unique = uniquePaths(paths);
+        const distinct = new Set(paths.map((p) => JSON.stringify(p)));
+        expect(unique.map((p) => JSON.stringify(p)).sort()).toEqual([...distinct].sort());
+        for (let i = 1; i < unique.length; i++) {
+          expect(comparePaths(unique[i - 1] as FieldPath, unique[i] as FieldPath)).toBeLessThan(0);
+        }
+        for (const p of paths) expect(comparePaths(p, [...p])).toBe(0);
       }),
       { numRuns: 2000 },
     );
-    expect(parsePath('a..b')).toBeUndefined();
-    expect(parsePath('a[01]')).toBeUndefined();
   });
 
   it('are the strings at or below every sensitive path, as a walk finds them', () => {
@@ -91,7 +113,7 @@ describe('sensitive values', () => {
                 : path,
             ];
           });
-          const sensitive = [...randomPaths, ...picked].map((p) => formatPath(p));
+          const sensitive = [...randomPaths, ...picked];
           const set = {
             tlsEdges: [{ ...resource, sensitive }],
             httpsEdges: [],

@@ -296,7 +296,7 @@ describe('route modules', () => {
       client_secret: 's3cret',
       scopes: ['openid', 'email'],
     });
-    expect(route?.sensitive).toEqual(['oauth.provider.google.client_secret']);
+    expect(route?.sensitive).toEqual([['oauth', 'provider', 'google', 'client_secret']]);
   });
 
   it('oidc and webhook secrets are sensitive', () => {
@@ -320,7 +320,7 @@ routes:
       client_secret: 'x',
       scopes: ['openid'],
     });
-    expect(a?.sensitive).toEqual(['oidc.client_secret']);
-    expect(hook?.sensitive).toEqual(['webhook_verification.secret']);
+    expect(a?.sensitive).toEqual([['oidc', 'client_secret']]);
+    expect(hook?.sensitive).toEqual([['webhook_verification', 'secret']]);
   });
 });

@@ -20,6 +20,7 @@ import {
   TLS_EDGE_MODULES,
 } from '../../../src/hosted/edge-api.js';
 import { storedMetadata, storedRouteMetadata } from '../../../src/manifest/metadata.js';
+import type { FieldPath } from '../../../src/manifest/paths.js';
 import {
   type BotUserManifest,
   BotUserSchema,
@@ -51,14 +52,14 @@ type Loose = Record<string, unknown>;
 
 export function tlsManifest(
   fields: Loose & { name: string },
-  sensitive: string[] = [],
+  sensitive: FieldPath[] = [],
 ): TlsEdgeManifest {
   return { ...TlsEdgeSchema.parse({ kind: 'TLSEdge', ...fields }), source: SOURCE, sensitive };
 }
 
 export function routeManifest(
   fields: Loose & { match: string },
-  sensitive: string[] = [],
+  sensitive: FieldPath[] = [],
 ): RouteManifest {
   return {
     ...RouteSchema.parse({ match_type: 'path_prefix', ...fields }),
@@ -69,7 +70,7 @@ export function routeManifest(
 
 export function httpsManifest(
   fields: Loose & { name: string; routes?: RouteManifest[] },
-  sensitive: string[] = [],
+  sensitive: FieldPath[] = [],
 ): HttpsEdgeManifest {
   const { routes = [], ...rest } = fields;
   const parsed = HttpsEdgeSchema.parse({ kind: 'HTTPSEdge', ...rest });
@@ -124,7 +125,7 @@ export function endpointManifest(
     name: string;
     url: string;
   },
-  sensitive: string[] = [],
+  sensitive: FieldPath[] = [],
 ): CloudEndpointManifest {
   const url = parseEndpointUrl(fields.url);
   return {

@@ -521,9 +521,9 @@ describe('cloud endpoints: secrets', () => {
       expect(out).toContain('client_id');
     }
     // The body's policy string is sensitive as a whole.
-    expect(change(plan, 'cloud_endpoint.web').operations[0]?.sensitive_paths).toContain(
+    expect(change(plan, 'cloud_endpoint.web').operations[0]?.sensitive_paths).toContainEqual([
       'traffic_policy',
-    );
+    ]);
   });
 
   it('reads live secrets of a hand-written YAML policy too', () => {

@@ -491,12 +491,22 @@ describe('field changes', () => {
   });
 
   it.each([
-    ['the path itself', ['request_headers.add["X-Key"]'], 'request_headers.add["x-key"]', true],
-    ['a list element below the field', ['hostports[1]'], 'hostports', true],
-    ['a field below a sensitive object', ['oauth'], 'oauth.provider.google.client_id', true],
-    ['an unrelated path', ['description'], 'descriptions', false],
-    ['a webhook secret by name', [], 'webhook_verification.secret', true],
-  ])('sensitivity: %s', (_name, paths, path, expected) => {
+    [
+      'the path itself',
+      [['request_headers', 'add', 'X-Key']],
+      ['request_headers', 'add', 'x-key'],
+      true,
+    ],
+    ['a list element below the field', [['hostports', 1]], ['hostports'], true],
+    [
+      'a field below a sensitive object',
+      [['oauth']],
+      ['oauth', 'provider', 'google', 'client_id'],
+      true,
+    ],
+    ['an unrelated path', [['description']], ['descriptions'], false],
+    ['a webhook secret by name', [], ['webhook_verification', 'secret'], true],
+  ] as const)('sensitivity: %s', (_name, paths, path, expected) => {
     expect(new Sensitivity(paths).isSensitive(path)).toBe(expected);
   });
 });

@@ -5,8 +5,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { storedMetadata } from '../../../src/manifest/metadata.js';
-import { maskPlan } from '../../../src/manifest/secrets.js';
-import { MASK, type Plan, planSchema } from '../../../src/plan/model.js';
+import { MASKED, maskPlan } from '../../../src/manifest/secrets.js';
+import { type Plan, type PlanFile, planSchema } from '../../../src/plan/model.js';
 import { buildPlan, planHasChanges } from '../../../src/plan/plan.js';
 import {
   botManifest,
@@ -21,7 +21,7 @@ import {
   tlsManifest,
 } from './builders.js';
 
-function change(plan: Plan, address: string) {
+function change<P extends Plan | PlanFile>(plan: P, address: string): P['changes'][number] {
   const c = plan.changes.find((x) => x.address === address);
   if (c === undefined)
     throw new Error(`no change ${address} in ${plan.changes.map((x) => x.address).join(', ')}`);
@@ -82,7 +82,7 @@ const fullSet = () =>
                 },
                 compression: {},
               },
-              ['oauth.provider.google.client_secret'],
+              [['oauth', 'provider', 'google', 'client_secret']],
             ),
             routeManifest({
               match: '/sso',
@@ -99,7 +99,7 @@ const fullSet = () =>
                 websocket_tcp_converter: {},
                 traffic_policy: { enabled: false, value: '{}' },
               },
-              ['webhook_verification.secret'],
+              [['webhook_verification', 'secret']],
             ),
             routeManifest({
               match: '/oidc',
@@ -158,7 +158,7 @@ describe('create on an empty account', () => {
         method: 'POST',
         path: '/edges/https/{https_edge.shop}/routes',
         binds: 'https_edge.shop.route["/"]',
-        sensitive_paths: ['oauth.provider.google.client_secret'],
+        sensitive_paths: [['oauth', 'provider', 'google', 'client_secret']],
       }),
     ]);
     expect(change(plan, 'https_edge.shop.route["/sso"]').operations[0]?.body).toMatchObject({
@@ -193,7 +193,7 @@ describe('create on an empty account', () => {
     const field = change(maskPlan(plan, []), 'https_edge.shop.route["/"]').fields.find(
       (f) => f.path === 'oauth.provider.google.client_secret',
     );
-    expect(field).toMatchObject({ after: MASK, sensitive: true });
+    expect(field).toMatchObject({ after: MASKED, sensitive: true });
   });
 });
 

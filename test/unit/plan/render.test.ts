@@ -62,7 +62,7 @@ function samplePlan() {
               match: '/',
               oauth: { provider: { google: { client_id: 'id', client_secret: 'new-secret' } } },
             },
-            ['oauth.provider.google.client_secret'],
+            [['oauth', 'provider', 'google', 'client_secret']],
           ),
         ],
       }),
