@@ -18,7 +18,7 @@ import { KINDS, type Kind, SCHEMA_BY_KIND } from './schema.js';
 import { maskValues } from './secrets.js';
 import type { DocumentValue } from './semantics.js';
 import { didYouMean } from './suggest.js';
-import { type Anchor, type ParsedDocument, type Position, parseYaml } from './yaml.js';
+import { type Anchor, eachYamlDocument, type ParsedDocument, type Position } from './yaml.js';
 
 /**
  * The schemas compiled (`z.compile`: generated code, with zod's runtime parser as its fallback,
@@ -57,26 +57,37 @@ export interface FileResult {
   readonly partials: ShapedDoc[];
 }
 
-/** One file's documents through the shape phase: parsed once, by `yaml`, checked by zod. */
+/**
+ * One file's documents through the shape phase, each parsed once by `yaml` and checked by zod,
+ * one document at a time: `ownRules` runs on each checked document while its parse is at hand
+ * (any position in it can be named), then the document keeps only the positions the rest of a
+ * build asks for (see `keptDocument`) and its tree goes before the next is read. Returns the
+ * file's result (as `FileCache` keeps it) and the diagnostics of the documents' own rules.
+ */
 export function processFile(
   file: string,
   text: string,
   reader: RefReader,
-  options: { maxAliasCount: number },
-): FileResult {
-  const { documents, problems } = parseYaml(text, { maxAliasCount: options.maxAliasCount });
-  const diagnostics = problems.map((p) => fileProblem(file, p.message, p.line, p.column));
+  options: { maxAliasCount: number; ownRules: (doc: ShapedDoc) => Diagnostic[] },
+): { result: FileResult; own: Diagnostic[] } {
+  const diagnostics: Diagnostic[] = [];
   const kinds: (Kind | undefined)[] = [];
   const shaped: ShapedDoc[] = [];
   const partials: ShapedDoc[] = [];
-  for (const doc of documents) {
+  const own: Diagnostic[] = [];
+  const kept = (d: ShapedDoc): ShapedDoc => {
+    own.push(...options.ownRules(d));
+    return { ...d, doc: keptDocument(d.doc, d.value, d.partial === undefined) };
+  };
+  const problems = eachYamlDocument(text, { maxAliasCount: options.maxAliasCount }, (doc) => {
     const result = shapeDocument(file, doc, reader);
     diagnostics.push(...result.diagnostics);
     kinds.push(result.kind);
-    if (result.shaped !== undefined) shaped.push(result.shaped);
-    if (result.partial !== undefined) partials.push(result.partial);
-  }
-  return { diagnostics, kinds, shaped, partials };
+    if (result.shaped !== undefined) shaped.push(kept(result.shaped));
+    if (result.partial !== undefined) partials.push(kept(result.partial));
+  });
+  for (const p of problems) diagnostics.push(fileProblem(file, p.message, p.line, p.column));
+  return { result: { diagnostics, kinds, shaped, partials }, own };
 }
 
 // ---- decoding ---------------------------------------------------------------------------------
@@ -243,23 +254,7 @@ function startsWith(path: FieldPath, prefix: FieldPath): boolean {
   return prefix.length <= path.length && prefix.every((s, i) => s === path[i]);
 }
 
-/**
- * A file's result once its file is done (as `FileCache` keeps it, and as the rest of a build
- * uses it): each document keeps its start and the positions the set-wide rules and assembly ask
- * for (its `name`, adopted `id`, `hostports[i]` and `routes[r]`, as written). The parsed value
- * and the parser's tree, most of a file's memory, are let go, and nothing needs them again: the
- * rules that can point anywhere in a document run before this (`checkWithinDocuments`), so no
- * file is read or parsed twice, however many errors it has.
- */
-export function slimResult(result: FileResult): FileResult {
-  const slim = (d: ShapedDoc): ShapedDoc => ({
-    ...d,
-    doc: keptDocument(d.doc, d.value, d.partial === undefined),
-  });
-  return { ...result, shaped: result.shaped.map(slim), partials: result.partials.map(slim) };
-}
-
-/** Where a kept document's fields are (see `slimResult`). */
+/** Where a kept document's fields are (see `keptDocument`). */
 interface KeptPositions {
   readonly start: Position;
   readonly name: Position;
@@ -269,6 +264,13 @@ interface KeptPositions {
   readonly routes: readonly Position[];
 }
 
+/**
+ * A document once its own rules ran (as `FileCache` keeps it, and as the rest of a build uses
+ * it): its start and the positions the set-wide rules and assembly ask for (its `name`, adopted
+ * `id`, `url`, `hostports[i]` and `routes[r]`, as written). The parsed value and the parser's
+ * tree, most of a file's memory, are let go, and nothing needs them again: no file is read or
+ * parsed twice, however many errors it has.
+ */
 function keptDocument(doc: ParsedDocument, value: DocumentValue, whole: boolean): ParsedDocument {
   const edge = value.kind === 'BotUser' || value.kind === 'CloudEndpoint' ? undefined : value;
   return positionsOnly(doc.index, {
