@@ -297,13 +297,22 @@ async function latencyAtScale(tmp: string): Promise<void> {
     );
     const calls = proxy.seen.length;
     const samples: number[] = [];
+    /** API calls of each save's cycle: 3 (GET, PATCH, GET) incremental, about 104 full. */
+    const perSave: number[] = [];
     for (let round = 0; round <= saves; round++) {
+      const before = proxy.seen.length;
       const ms = await edit(from + round);
+      perSave.push(proxy.seen.length - before);
       if (round > 0) samples.push(ms); // round 0 warms up
     }
     const perEdit = (proxy.seen.length - calls) / (saves + 1);
+    // A cycle that had a create with an unknown outcome (a timeout, a reset connection) keeps
+    // no snapshot (its lost attempt may land late), so the next save's cycle lists everything.
+    const unknown = d
+      .logLines()
+      .filter((l) => l.msg === 'create outcome unknown; looked it up').length;
     process.stdout.write(
-      `${label} (first cycle ${first.last_reconcile?.result}, ${first.last_reconcile?.writes} writes): save -> PATCH median ${quantile(samples, 0.5)} ms, max ${Math.max(...samples)} ms over ${samples.length} saves; ${perEdit.toFixed(1)} API calls per save\n`,
+      `${label} (first cycle ${first.last_reconcile?.result}, ${first.last_reconcile?.writes} writes, ${unknown} creates with an unknown outcome): save -> PATCH median ${quantile(samples, 0.5)} ms, max ${Math.max(...samples)} ms over ${samples.length} saves; ${perEdit.toFixed(1)} API calls per save (each save, warm-up first: ${perSave.join(' ')})\n`,
     );
     await d.stop('SIGKILL');
   };

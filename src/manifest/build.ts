@@ -28,14 +28,7 @@ import type {
 } from './schema.js';
 import { isCredentialHeader, maskValues } from './secrets.js';
 import { checkAcrossDocuments, checkWithinDocuments, type DocumentValue } from './semantics.js';
-import {
-  decode,
-  type FileResult,
-  fileProblem,
-  processFile,
-  type ShapedDoc,
-  slimResult,
-} from './shape.js';
+import { decode, type FileResult, fileProblem, processFile, type ShapedDoc } from './shape.js';
 import type { Anchor, Position } from './yaml.js';
 
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
@@ -68,7 +61,7 @@ export interface BuildOptions {
  * Each file's shape-phase result by path, with a digest of the text it came from. Only files
  * whose result depends on nothing but their text are kept: no `{ env }` / `{ file }` reference,
  * no diagnostic. One cache serves one set of build options (owner, alias bound). A kept result
- * holds neither the text nor the parse (see `slimResult`): a diagnostic about a kept document
+ * holds neither the text nor the parse (see `processFile`): a diagnostic about a kept document
  * (a name another file now repeats) is located from the positions it kept.
  */
 export class FileCache {
@@ -85,7 +78,7 @@ export class FileCache {
   }
 
   /**
-   * Keeps `result` (slimmed: `slimResult`) when it depends on nothing but its text and had no
+   * Keeps `result` (its documents' positions only: `processFile`) when it depends on nothing but its text and had no
    * diagnostic, of its shape (in `result`) or of its documents' own rules (`ownIssues`).
    */
   store(file: string, digest: string, result: FileResult, ownIssues: number): void {
@@ -159,14 +152,15 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
     const cached = options.cache && { cache: options.cache, digest: textDigest(text) };
     let result = cached?.cache.lookup(source.file, cached.digest);
     if (result === undefined) {
-      result = processFile(source.file, text, options.reader, { maxAliasCount });
-      // The documents' own rules while the parse is at hand; then the parse goes, now rather
-      // than after the whole set is assembled (kept that long, 10,000 edges' worth of trees
-      // reached the old generation as garbage).
-      const own = withinDocuments([...result.shaped, ...result.partials], owner);
-      semantic.push(...own);
-      result = slimResult(result);
-      cached?.cache.store(source.file, cached.digest, result, own.length);
+      // The documents' own rules while each one's parse is at hand; then the parse goes,
+      // document by document (see `processFile`).
+      const done = processFile(source.file, text, options.reader, {
+        maxAliasCount,
+        ownRules: (d) => located([d], checkWithinDocuments, owner),
+      });
+      result = done.result;
+      semantic.push(...done.own);
+      cached?.cache.store(source.file, cached.digest, result, done.own.length);
     }
     diagnostics.push(...result.diagnostics);
     counts.documents += result.kinds.length;
@@ -244,11 +238,6 @@ function located(
     });
   }
   return out;
-}
-
-/** One file's documents' own rules (any position in them, while the parse is at hand). */
-function withinDocuments(docs: readonly ShapedDoc[], owner: string): Diagnostic[] {
-  return docs.length === 0 ? [] : located(docs, checkWithinDocuments, owner);
 }
 
 /** The rules across the whole set (names, IDs, hostports: positions every kept document has). */

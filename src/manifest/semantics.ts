@@ -65,7 +65,7 @@ const KIND_LABEL = {
  * unique across all edges, a cloud endpoint's URL and binding shared only by pooling endpoints
  * and never on a host and port an edge serves. Positions are asked for `name`, `id`, `url` and
  * `hostports[i]` only, so a
- * document that has let go of its parse keeps just those (see `slimResult` in ./shape.ts).
+ * document that has let go of its parse keeps just those (see `keptDocument` in ./shape.ts).
  */
 export function checkAcrossDocuments(
   docs: readonly SemanticDoc[],

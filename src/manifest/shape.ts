@@ -18,7 +18,7 @@ import { KINDS, type Kind, SCHEMA_BY_KIND } from './schema.js';
 import { maskValues } from './secrets.js';
 import type { DocumentValue } from './semantics.js';
 import { didYouMean } from './suggest.js';
-import { type Anchor, type ParsedDocument, type Position, parseYaml } from './yaml.js';
+import { type Anchor, eachYamlDocument, type ParsedDocument, type Position } from './yaml.js';
 
 /**
  * The schemas compiled (`z.compile`: generated code, with zod's runtime parser as its fallback,
@@ -57,26 +57,37 @@ export interface FileResult {
   readonly partials: ShapedDoc[];
 }
 
-/** One file's documents through the shape phase: parsed once, by `yaml`, checked by zod. */
+/**
+ * One file's documents through the shape phase, each parsed once by `yaml` and checked by zod,
+ * one document at a time: `ownRules` runs on each checked document while its parse is at hand
+ * (any position in it can be named), then the document keeps only the positions the rest of a
+ * build asks for (see `keptDocument`) and its tree goes before the next is read. Returns the
+ * file's result (as `FileCache` keeps it) and the diagnostics of the documents' own rules.
+ */
 export function processFile(
   file: string,
   text: string,
   reader: RefReader,
-  options: { maxAliasCount: number },
-): FileResult {
-  const { documents, problems } = parseYaml(text, { maxAliasCount: options.maxAliasCount });
-  const diagnostics = problems.map((p) => fileProblem(file, p.message, p.line, p.column));
+  options: { maxAliasCount: number; ownRules: (doc: ShapedDoc) => Diagnostic[] },
+): { result: FileResult; own: Diagnostic[] } {
+  const diagnostics: Diagnostic[] = [];
   const kinds: (Kind | undefined)[] = [];
   const shaped: ShapedDoc[] = [];
   const partials: ShapedDoc[] = [];
-  for (const doc of documents) {
+  const own: Diagnostic[] = [];
+  const kept = (d: ShapedDoc): ShapedDoc => {
+    own.push(...options.ownRules(d));
+    return { ...d, doc: keptDocument(d.doc, d.value, d.partial === undefined) };
+  };
+  const problems = eachYamlDocument(text, { maxAliasCount: options.maxAliasCount }, (doc) => {
     const result = shapeDocument(file, doc, reader);
     diagnostics.push(...result.diagnostics);
     kinds.push(result.kind);
-    if (result.shaped !== undefined) shaped.push(result.shaped);
-    if (result.partial !== undefined) partials.push(result.partial);
-  }
-  return { diagnostics, kinds, shaped, partials };
+    if (result.shaped !== undefined) shaped.push(kept(result.shaped));
+    if (result.partial !== undefined) partials.push(kept(result.partial));
+  });
+  for (const p of problems) diagnostics.push(fileProblem(file, p.message, p.line, p.column));
+  return { result: { diagnostics, kinds, shaped, partials }, own };
 }
 
 // ---- decoding ---------------------------------------------------------------------------------
@@ -104,95 +115,93 @@ interface ShapeResult {
   readonly partial?: ShapedDoc;
 }
 
-function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): ShapeResult {
-  const diagnostics: Diagnostic[] = [];
-  const bad: FieldPath[] = [];
-  let secrets: string[] = [];
-  const report = (
-    path: FieldPath,
-    message: string,
-    at: FieldPath = path,
-    anchor?: Anchor,
-  ): void => {
-    // An unknown field is reported on its parent; what is left out is the field itself.
-    bad.push(anchor === 'key' ? at : path);
-    const { line, column } = doc.locate(at, anchor);
-    const shown = secrets.length === 0 ? message : maskValues(message, secrets);
-    diagnostics.push({
-      file,
-      line,
-      column,
-      path: formatPath(path),
-      message: shown,
-      severity: 'error',
-    });
-  };
+/** A document's diagnostics and what they leave out, reported as the shape phase finds them. */
+interface Reporter {
+  readonly diagnostics: Diagnostic[];
+  /** Paths that carry an error: left out of the partial document (see ./partial.ts). */
+  readonly bad: FieldPath[];
+  /** Values read from env or file (and a policy's secret fields): masked in every message. */
+  secrets: string[];
+  report(path: FieldPath, message: string, at?: FieldPath, anchor?: Anchor): void;
+}
 
-  const raw = doc.value;
+function reporter(file: string, doc: ParsedDocument): Reporter {
+  const r: Reporter = {
+    diagnostics: [],
+    bad: [],
+    secrets: [],
+    report(path, message, at = path, anchor) {
+      // An unknown field is reported on its parent; what is left out is the field itself.
+      r.bad.push(anchor === 'key' ? at : path);
+      const { line, column } = doc.locate(at, anchor);
+      const shown = r.secrets.length === 0 ? message : maskValues(message, r.secrets);
+      r.diagnostics.push({
+        file,
+        line,
+        column,
+        path: formatPath(path),
+        message: shown,
+        severity: 'error',
+      });
+    },
+  };
+  return r;
+}
+
+/** The document's kind, or undefined once the reason it has none we know is reported. */
+function documentKind(raw: unknown, r: Reporter): Kind | undefined {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    report([], `a manifest document must be a mapping with a "kind" (one of ${KINDS.join(', ')})`);
-    return { kind: undefined, diagnostics };
+    r.report(
+      [],
+      `a manifest document must be a mapping with a "kind" (one of ${KINDS.join(', ')})`,
+    );
+    return undefined;
   }
   const kindValue: unknown = (raw as Record<string, unknown>).kind;
   if (kindValue === undefined) {
-    report([], `missing "kind" (one of ${KINDS.join(', ')})`);
-    return { kind: undefined, diagnostics };
+    r.report([], `missing "kind" (one of ${KINDS.join(', ')})`);
+    return undefined;
   }
   if (typeof kindValue !== 'string' || !(KINDS as readonly string[]).includes(kindValue)) {
     const shown = typeof kindValue === 'string' ? `"${kindValue}"` : String(kindValue);
     const hint = typeof kindValue === 'string' ? didYouMean(kindValue, KINDS) : '';
-    report(['kind'], `unknown kind ${shown}${hint || `; expected one of ${KINDS.join(', ')}`}`);
-    return { kind: undefined, diagnostics };
+    r.report(['kind'], `unknown kind ${shown}${hint || `; expected one of ${KINDS.join(', ')}`}`);
+    return undefined;
   }
-  const kind = kindValue as Kind;
+  return kindValue as Kind;
+}
+
+function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): ShapeResult {
+  const r = reporter(file, doc);
+  const { diagnostics, bad } = r;
+  const raw = doc.value;
+  const kind = documentKind(raw, r);
+  if (kind === undefined) return { kind, diagnostics };
   const schema: z.ZodType = SCHEMA_BY_KIND[kind];
 
   const read = kind === 'CloudEndpoint' ? readStringPolicy(raw as Record<string, unknown>) : {};
-  if (read.problem !== undefined) {
-    const at = read.problem.at;
-    const { line, column } =
-      at === undefined ? doc.locate(POLICY) : doc.textPosition(POLICY, at.line, at.column);
-    bad.push(POLICY);
-    diagnostics.push({
-      file,
-      line,
-      column,
-      path: formatPath(POLICY),
-      message: read.problem.message,
-      severity: 'error',
-    });
-  }
+  if (read.problem !== undefined) reportPolicyText(read.problem, file, doc, r);
   const resolved: ResolveResult = resolveRefs(schema, read.value ?? raw, file, reader);
   // Secret config fields of a policy are secrets even when written inline.
   const policySecrets =
     kind === 'CloudEndpoint'
       ? policySecretPaths((resolved.value as Record<string, unknown>).traffic_policy)
       : [];
-  secrets = [...resolved.sensitive, ...policySecrets]
+  r.secrets = [...resolved.sensitive, ...policySecrets]
     .map((p) => valueAt(resolved.value, p))
     .filter((v): v is string => typeof v === 'string');
+  const secrets = r.secrets;
   for (const issue of resolved.issues)
-    report(issue.path, issue.message, issue.at ?? issue.path, issue.anchor);
+    r.report(issue.path, issue.message, issue.at ?? issue.path, issue.anchor);
 
   const parsed = compiledCheck(kind).safeParse(resolved.value, { error: errorMap });
   if (!parsed.success) {
     const failed = read.problem === undefined ? resolved.failed : [...resolved.failed, POLICY];
-    for (const issue of parsed.error.issues) {
-      // A rule across fields (a pair of credentials, JSON-only data) over a value whose
-      // reference failed judges a hole the reference error already explains.
-      const path = issue.path.filter((s): s is string | number => typeof s !== 'symbol');
-      if (
-        issue.code === 'custom' &&
-        failed.some(
-          (f) => (f.length > 1 && startsWith(path, f.slice(0, -1))) || startsWith(f, path),
-        )
-      )
-        continue;
-      for (const d of describeIssue(kind, schema, issue, resolved.value, doc)) {
-        if (failed.some((f) => startsWith(d.path, f))) continue;
-        report(d.path, d.message, d.at, d.anchor);
-      }
-    }
+    reportSchemaIssues(
+      parsed.error.issues,
+      { kind, schema, value: resolved.value, doc, failed },
+      r,
+    );
   }
   if (diagnostics.length > 0 || !parsed.success) {
     const partial = partialDocument(schema, resolved.value, [...bad, ...resolved.failed]);
@@ -214,6 +223,56 @@ function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): Sh
       secrets,
     },
   };
+}
+
+/** A policy written as a string that is not a policy document: located in the string. */
+function reportPolicyText(
+  problem: { message: string; at?: { line: number; column: number } },
+  file: string,
+  doc: ParsedDocument,
+  r: Reporter,
+): void {
+  const at = problem.at;
+  const { line, column } =
+    at === undefined ? doc.locate(POLICY) : doc.textPosition(POLICY, at.line, at.column);
+  r.bad.push(POLICY);
+  r.diagnostics.push({
+    file,
+    line,
+    column,
+    path: formatPath(POLICY),
+    message: problem.message,
+    severity: 'error',
+  });
+}
+
+/** zod's issues, described and located, except those a failed reference already explains. */
+function reportSchemaIssues(
+  issues: readonly z.core.$ZodIssue[],
+  on: {
+    kind: Kind;
+    schema: z.ZodType;
+    value: unknown;
+    doc: ParsedDocument;
+    failed: readonly FieldPath[];
+  },
+  r: Reporter,
+): void {
+  const { failed } = on;
+  for (const issue of issues) {
+    // A rule across fields (a pair of credentials, JSON-only data) over a value whose
+    // reference failed judges a hole the reference error already explains.
+    const path = issue.path.filter((s): s is string | number => typeof s !== 'symbol');
+    if (
+      issue.code === 'custom' &&
+      failed.some((f) => (f.length > 1 && startsWith(path, f.slice(0, -1))) || startsWith(f, path))
+    )
+      continue;
+    for (const d of describeIssue(on.kind, on.schema, issue, on.value, on.doc)) {
+      if (failed.some((f) => startsWith(d.path, f))) continue;
+      r.report(d.path, d.message, d.at, d.anchor);
+    }
+  }
 }
 
 const POLICY: FieldPath = ['traffic_policy'];
@@ -243,23 +302,7 @@ function startsWith(path: FieldPath, prefix: FieldPath): boolean {
   return prefix.length <= path.length && prefix.every((s, i) => s === path[i]);
 }
 
-/**
- * A file's result once its file is done (as `FileCache` keeps it, and as the rest of a build
- * uses it): each document keeps its start and the positions the set-wide rules and assembly ask
- * for (its `name`, adopted `id`, `hostports[i]` and `routes[r]`, as written). The parsed value
- * and the parser's tree, most of a file's memory, are let go, and nothing needs them again: the
- * rules that can point anywhere in a document run before this (`checkWithinDocuments`), so no
- * file is read or parsed twice, however many errors it has.
- */
-export function slimResult(result: FileResult): FileResult {
-  const slim = (d: ShapedDoc): ShapedDoc => ({
-    ...d,
-    doc: keptDocument(d.doc, d.value, d.partial === undefined),
-  });
-  return { ...result, shaped: result.shaped.map(slim), partials: result.partials.map(slim) };
-}
-
-/** Where a kept document's fields are (see `slimResult`). */
+/** Where a kept document's fields are (see `keptDocument`). */
 interface KeptPositions {
   readonly start: Position;
   readonly name: Position;
@@ -269,6 +312,13 @@ interface KeptPositions {
   readonly routes: readonly Position[];
 }
 
+/**
+ * A document once its own rules ran (as `FileCache` keeps it, and as the rest of a build uses
+ * it): its start and the positions the set-wide rules and assembly ask for (its `name`, adopted
+ * `id`, `url`, `hostports[i]` and `routes[r]`, as written). The parsed value and the parser's
+ * tree, most of a file's memory, are let go, and nothing needs them again: no file is read or
+ * parsed twice, however many errors it has.
+ */
 function keptDocument(doc: ParsedDocument, value: DocumentValue, whole: boolean): ParsedDocument {
   const edge = value.kind === 'BotUser' || value.kind === 'CloudEndpoint' ? undefined : value;
   return positionsOnly(doc.index, {

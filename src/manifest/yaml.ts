@@ -4,6 +4,7 @@
  * field path can be mapped back to the line and column of its value (or key). Pure: no I/O.
  */
 import {
+  Composer,
   type Document,
   isAlias,
   isMap,
@@ -12,7 +13,7 @@ import {
   isSeq,
   LineCounter,
   type Node,
-  parseAllDocuments,
+  Parser,
   visit,
   type YAMLError,
 } from 'yaml';
@@ -60,16 +61,33 @@ export interface ParseResult {
 
 type AnyDocument = Document.Parsed;
 
-type PositionOf = (offset: number) => Position;
-
+/** Every document of `text` at once (a command that needs them together, e.g. `migrate`). */
 export function parseYaml(text: string, options: ParseOptions): ParseResult {
+  const documents: ParsedDocument[] = [];
+  const problems = eachYamlDocument(text, options, (doc) => {
+    documents.push(doc);
+  });
+  return { documents, problems };
+}
+
+/**
+ * Reads `text` one document at a time (`yaml`'s own parser and composer, as `parseAllDocuments`
+ * runs them) and hands each to `visit` as soon as it is composed, so that a caller that keeps
+ * only what it extracts lets each syntax tree go before the next is built: a file's trees are
+ * never all alive at once, and they die young (a scavenge) instead of reaching the old
+ * generation as garbage. Returns the problems that keep documents out.
+ */
+export function eachYamlDocument(
+  text: string,
+  options: ParseOptions,
+  visit: (doc: ParsedDocument) => void,
+): YamlProblem[] {
   const lineCounter = new LineCounter();
-  const pos: PositionOf = (offset) => {
+  const pos = (offset: number): Position => {
     const { line, col } = lineCounter.linePos(offset);
     return { line, column: col };
   };
-  const parsed = parseAllDocuments(text, {
-    lineCounter,
+  const composer = new Composer({
     prettyErrors: false,
     uniqueKeys: true,
     merge: true,
@@ -79,74 +97,81 @@ export function parseYaml(text: string, options: ParseOptions): ParseResult {
     logLevel: 'error',
   });
   const problems: YamlProblem[] = [];
-  const documents: ParsedDocument[] = [];
   const mayHaveAliases = text.includes('*');
-  // parseAllDocuments returns an EmptyStream (an array with no documents) for empty input.
-  const list: AnyDocument[] = Array.isArray(parsed) ? parsed : [];
-  list.forEach((doc, index) => {
-    const value = documentValue(doc, { pos, options, mayHaveAliases, problems });
-    // A document holding only comments (or nothing, e.g. after a trailing `---`) is skipped,
-    // and so is one with problems (they are in `problems`).
-    if (value === null || value === undefined) return;
-    documents.push(parsedDocument(doc, index, value, text, pos));
-  });
-  return { documents, problems };
+  // Composed lazily: a document is complete when it is handed out (the next one has begun).
+  // Problems outside any document (an empty stream's) are not reported, as before.
+  let index = 0;
+  for (const doc of composer.compose(new Parser(lineCounter.addNewLine).parse(text))) {
+    const read = readDocument(doc, index, { text, pos, mayHaveAliases, options });
+    index += 1;
+    if (Array.isArray(read)) problems.push(...read);
+    else if (read !== undefined) visit(read);
+  }
+  return problems;
 }
 
-/** The document's plain value; undefined, with its problems recorded, when it has any. */
-function documentValue(
+interface ReadContext {
+  readonly text: string;
+  readonly pos: (offset: number) => Position;
+  readonly mayHaveAliases: boolean;
+  readonly options: ParseOptions;
+}
+
+/** One composed document: its problems, nothing (only comments), or the document. */
+function readDocument(
   doc: AnyDocument,
-  at: {
-    readonly pos: PositionOf;
-    readonly options: ParseOptions;
-    readonly mayHaveAliases: boolean;
-    readonly problems: YamlProblem[];
-  },
-): unknown {
-  const { pos, options, problems } = at;
+  index: number,
+  { text, pos, mayHaveAliases, options }: ReadContext,
+): YamlProblem[] | ParsedDocument | undefined {
   const issues = reportedIssues([...doc.errors, ...doc.warnings]);
   if (issues.length > 0) {
-    for (const issue of issues) {
-      problems.push({ ...pos(issue.pos[0]), message: yamlMessage(issue, doc) });
-    }
-    return undefined;
+    return issues.map((issue) => ({ ...pos(issue.pos[0]), message: yamlMessage(issue, doc) }));
   }
+  const contents = doc.contents;
+  const start = pos(contents?.range?.[0] ?? 0);
   // Checked on the syntax tree before toJS: an undefined alias would throw, and a recursive one
   // would build a cyclic value that overflows the stack of everything after the parser.
   // (An alias is written with `*`: a text without one has none, and skips the walk.)
-  const aliasProblems = at.mayHaveAliases ? checkAliases(doc) : [];
+  const aliasProblems = mayHaveAliases ? checkAliases(doc) : [];
   if (aliasProblems.length > 0) {
-    for (const problem of aliasProblems)
-      problems.push({ ...pos(problem.offset), message: problem.message });
-    return undefined;
+    return aliasProblems.map((problem) => ({ ...pos(problem.offset), message: problem.message }));
   }
+  let value: unknown;
   try {
-    return doc.toJS({ maxAliasCount: options.maxAliasCount });
+    value = doc.toJS({ maxAliasCount: options.maxAliasCount });
   } catch (err) {
-    problems.push({
-      ...pos(doc.contents?.range?.[0] ?? 0),
-      message:
-        err instanceof ReferenceError
-          ? `too many alias expansions (limit ${options.maxAliasCount}): refusing a possible alias bomb`
-          : `cannot read YAML document: ${err instanceof Error ? err.message : String(err)}`,
-    });
-    return undefined;
+    return [
+      {
+        ...start,
+        message:
+          err instanceof ReferenceError
+            ? `too many alias expansions (limit ${options.maxAliasCount}): refusing a possible alias bomb`
+            : `cannot read YAML document: ${err instanceof Error ? err.message : String(err)}`,
+      },
+    ];
   }
+  // A document holding only comments (or nothing, e.g. after a trailing `---`) is skipped.
+  if (value === null || value === undefined) return undefined;
+  return locatable(doc, { index, value, start, text, pos });
 }
 
-/** A readable document with the ways back from a field path to the file's lines. */
-function parsedDocument(
+/** A document with the ways to find its fields' positions in the tree and the text. */
+function locatable(
   doc: AnyDocument,
-  index: number,
-  value: unknown,
-  text: string,
-  pos: PositionOf,
+  at: {
+    index: number;
+    value: unknown;
+    start: Position;
+    text: string;
+    pos: (offset: number) => Position;
+  },
 ): ParsedDocument {
-  const contents = doc.contents;
+  const { text, pos } = at;
+  const top = doc.contents?.range?.[0] ?? 0;
   return {
-    index,
-    value,
-    start: pos(contents?.range?.[0] ?? 0),
+    index: at.index,
+    value: at.value,
+    start: at.start,
     locate: (path, anchor = 'value') => {
       const found = find(doc, path);
       if (!found.complete) {
@@ -157,12 +182,12 @@ function parsedDocument(
         if (located !== undefined) return located;
       }
       const node = anchor === 'key' && found.complete && found.key ? found.key : found.node;
-      return pos(node?.range?.[0] ?? contents?.range?.[0] ?? 0);
+      return pos(node?.range?.[0] ?? top);
     },
     textPosition: (path, line, column) => {
       const found = find(doc, path);
       const inner = found.complete ? blockText(text, found.node, pos) : undefined;
-      if (inner === undefined) return pos(found.node?.range?.[0] ?? contents?.range?.[0] ?? 0);
+      if (inner === undefined) return pos(found.node?.range?.[0] ?? top);
       return { line: inner.line + line - 1, column: inner.indent + column };
     },
     scalarSource: (path) => {

@@ -13,9 +13,9 @@ vi.mock('../../../src/manifest/yaml.js', async (original) => {
   const real = await original<typeof import('../../../src/manifest/yaml.js')>();
   return {
     ...real,
-    parseYaml: (text: string, options: Parameters<typeof real.parseYaml>[1]) => {
-      parses.push(text);
-      return real.parseYaml(text, options);
+    eachYamlDocument: (...args: Parameters<typeof real.eachYamlDocument>) => {
+      parses.push(args[0]);
+      return real.eachYamlDocument(...args);
     },
   };
 });
