@@ -344,8 +344,14 @@ async function spentBudget(): Promise<void> {
       return c.requests - c.throttled;
     };
     let seen = counted();
+    // When each 429 was answered (same poll).
+    const refusedAt: number[] = [];
+    let refusedSeen = serverCounts(server).throttled;
     const poll = setInterval(() => {
       for (const c = counted(); seen < c; seen++) admitted.push(performance.now());
+      for (const r = serverCounts(server).throttled; refusedSeen < r; refusedSeen++) {
+        refusedAt.push(performance.now());
+      }
     }, 2);
     // One plan without any limit first: the pace of a plan on its own (its requests' times).
     const u0 = performance.now();
@@ -358,7 +364,7 @@ async function spentBudget(): Promise<void> {
     server.knobs.rateLimit = real;
     // The unlimited plan's calls must leave the window before the measured pair starts.
     await new Promise((resolve) => setTimeout(resolve, real.windowMs + 1000));
-    const rows: { requests: number; throttled: number; wallS: number }[] = [];
+    const rows: { requests: number; throttled: number; wallS: number; startedAt: number }[] = [];
     const t0 = performance.now();
     let end = t0;
     try {
@@ -372,6 +378,7 @@ async function spentBudget(): Promise<void> {
           requests: after.requests - before.requests,
           throttled: after.throttled - before.throttled,
           wallS: (end - start) / 1000,
+          startedAt: start,
         });
       }
     } finally {
@@ -395,8 +402,14 @@ async function spentBudget(): Promise<void> {
     const floorS = (Math.floor((n - 1) / real.limit) * real.windowMs) / 1000;
     const ratio = wallS / minimumS;
     const [first, second] = rows as [(typeof rows)[0], (typeof rows)[0]];
+    // Where the second process's time went: its start, its 429s, its admissions after them.
+    const rel = (t: number | undefined) => (t === undefined ? '-' : ((t - t0) / 1000).toFixed(1));
+    const secondsAdmitted = admitted.filter((t) => t >= second.startedAt);
+    const lastRefused = refusedAt.at(-1);
+    const afterPause = secondsAdmitted.filter((t) => lastRefused === undefined || t > lastRefused);
+    const timeline = `The second process: started at ${rel(second.startedAt)} s; 429s at ${refusedAt.map((t) => `${rel(t)} s`).join(', ') || 'none'}; ${secondsAdmitted.length - afterPause.length} requests admitted before, ${afterPause.length} after (from ${rel(afterPause[0])} s to ${rel(afterPause.at(-1))} s); the first process's requests were admitted from ${rel(admitted[0])} s to ${rel(admitted[first.requests - first.throttled - 1])} s.`;
     process.stdout.write(
-      `\nA process started on a spent budget: two \`edgesync plan\` processes of 10,000 edges back to back, server and client at ${REAL_LIMIT_TEXT} (real time):\n\n| process | requests | 429s | wall |\n|---|---:|---:|---:|\n| first | ${first.requests} | ${first.throttled} | ${first.wallS.toFixed(1)} s |\n| second | ${second.requests} | ${second.throttled} | ${second.wallS.toFixed(1)} s |\n\nBoth: ${n} requests counted, ${first.throttled + second.throttled} 429s, ${wallS.toFixed(1)} s. Minimum the window allows: ${minimumS.toFixed(1)} s (the window opens for the last request ${((windowOpens - t0) / 1000).toFixed(1)} s after the start, one window after the ${n - real.limit}th request; then the second process's own ${(tailMs / 1000).toFixed(1)} s after its last answer; or, if later, a window after the first request plus the ${(ownPaceMs / 1000).toFixed(1)} s a plan alone (${((alone.end - alone.start) / 1000).toFixed(1)} s) takes from its ${k + 1}th request to its exit; the bare floor, every request but the last window's a window late: ${floorS.toFixed(1)} s). Ratio ${ratio.toFixed(3)} (target <= 1.10: ${ratio <= 1.1 ? 'OK' : 'OVER TARGET'}); 429s per process: ${first.throttled}, ${second.throttled}.\n`,
+      `\nA process started on a spent budget: two \`edgesync plan\` processes of 10,000 edges back to back, server and client at ${REAL_LIMIT_TEXT} (real time):\n\n| process | requests | 429s | wall |\n|---|---:|---:|---:|\n| first | ${first.requests} | ${first.throttled} | ${first.wallS.toFixed(1)} s |\n| second | ${second.requests} | ${second.throttled} | ${second.wallS.toFixed(1)} s |\n\nBoth: ${n} requests counted, ${first.throttled + second.throttled} 429s, ${wallS.toFixed(1)} s. Minimum the window allows: ${minimumS.toFixed(1)} s (the window opens for the last request ${((windowOpens - t0) / 1000).toFixed(1)} s after the start, one window after the ${n - real.limit}th request; then the second process's own ${(tailMs / 1000).toFixed(1)} s after its last answer; or, if later, a window after the first request plus the ${(ownPaceMs / 1000).toFixed(1)} s a plan alone (${((alone.end - alone.start) / 1000).toFixed(1)} s) takes from its ${k + 1}th request to its exit; the bare floor, every request but the last window's a window late: ${floorS.toFixed(1)} s). Ratio ${ratio.toFixed(3)} (target <= 1.10: ${ratio <= 1.1 ? 'OK' : 'OVER TARGET'}); 429s per process: ${first.throttled}, ${second.throttled}.\n\n${timeline}\n`,
     );
   } finally {
     await server.close();

@@ -14,13 +14,14 @@
  *   requests other clients of the account sent; a 429 says the service's window is full, and
  *   its `Retry-After` when the oldest request of that window leaves it. The first 429 (or the
  *   first after a quiet window at the full pace) un-counts the refused request (the service did
- *   not count it), fills the window up to `limit` with the others' requests it now knows of,
- *   spread evenly from the oldest (leaving at `Retry-After`) to now, and pauses every request
- *   until `Retry-After`. From then on the window rule alone lets requests go as those slots
- *   free, at the full rate, so a process started on a budget another one just spent finishes
- *   when the window allows. The spread errs late (`Retry-After` is rounded up to whole
- *   seconds): the slots free no earlier than the service's when the others' requests spread
- *   over their window.
+ *   not count it), fills the window up to `limit` with the others' requests it now knows of
+ *   (the oldest leaving at `Retry-After`, the rest no later than this process's first request
+ *   of the window: a budget spent before it began), and pauses every request until
+ *   `Retry-After`. From then on the window rule alone lets requests go as those slots free, at
+ *   the full rate, so a process started on a budget another one just spent finishes when the
+ *   window allows, with that one 429. Spreading the others evenly instead freed slots the
+ *   service still counted whenever their requests were uneven (a plan's listings wait on its
+ *   manifest parsing): a second 429 a window later, and a halved pace.
  * - **A second 429 soon after means the budget is being shared: the pace adapts.** Another
  *   client is still sending, and learning again at the full rate would meet it at the limit
  *   every window (measured: a tenth of all calls wasted by two processes sharing an account).
@@ -259,14 +260,22 @@ class WindowLimiter implements RateLimiter {
   }
 
   /**
-   * The window is full at the service: the slots we do not account for are the others'. They
-   * are spread evenly from the oldest, which leaves the service's window at `leavesAt`, to now.
+   * The window is full at the service: the slots we do not account for are the others'. The
+   * oldest leaves the service's window at `leavesAt` (`Retry-After`); nothing says when the rest
+   * do, and a guess that frees them too early costs a second 429. So they are taken to be as
+   * late as a budget spent before this process's requests of the window can be: at our first
+   * request still in the window (or now). Were the others still sending, the next 429 comes
+   * within a window of this lesson, which is what a shared budget looks like, and the pace
+   * adapts (`halve`).
    */
   private learnOthers(t: number, leavesAt: number): void {
     const missing = this.limit - this.sent.length;
-    const first = Math.min(t, leavesAt - this.span);
-    const step = missing > 1 ? (t - first) / (missing - 1) : 0;
-    for (let i = 0; i < missing; i++) this.insert(first + step * i);
+    if (missing <= 0) return;
+    const oldest = Math.min(t, leavesAt - this.span);
+    const ourFirst = this.sent.length > 0 ? (this.sent[0] as number) : t;
+    const rest = Math.min(t, Math.max(oldest, ourFirst));
+    this.insert(oldest);
+    for (let i = 1; i < missing; i++) this.insert(rest);
   }
 
   /** A request let go was answered: the next may go if it waited for this one. */
