@@ -44,6 +44,11 @@ const LATENCY_TARGET_MS = 500;
 const RESYNCS = Number(process.env.EDGESYNC_BENCH_RESYNCS ?? 10);
 const RSS_TARGET_MB = 300;
 
+/** Extra Node flags for the daemon child, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
+const EXTRA_NODE_ARGS = (process.env.EDGESYNC_BENCH_DAEMON_NODE_ARGS ?? '')
+  .split(' ')
+  .filter(Boolean);
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 const startServer = (cwd: string) => startServerChild({ apiKeys: [API_KEY], cwd });
@@ -53,7 +58,7 @@ function startDaemon(dir: string, url: string, extra: readonly string[], cwd: st
   return startDaemonChild({
     args: [dir, ...extra],
     cwd,
-    nodeArgs: ['--expose-gc'],
+    nodeArgs: ['--expose-gc', ...EXTRA_NODE_ARGS],
     timeoutMs: 30_000,
     env: {
       EDGESYNC_LOG_LEVEL: 'warn',
@@ -314,7 +319,8 @@ async function latencyAtScale(tmp: string): Promise<void> {
     process.stdout.write(
       `${label} (first cycle ${first.last_reconcile?.result}, ${first.last_reconcile?.writes} writes, ${unknown} creates with an unknown outcome): save -> PATCH median ${quantile(samples, 0.5)} ms, max ${Math.max(...samples)} ms over ${samples.length} saves; ${perEdit.toFixed(1)} API calls per save (each save, warm-up first: ${perSave.join(' ')})\n`,
     );
-    await d.stop('SIGKILL');
+    // A profiling child (EDGESYNC_BENCH_DAEMON_NODE_ARGS) writes its profile on a clean exit.
+    await d.stop(EXTRA_NODE_ARGS.length > 0 ? 'SIGTERM' : 'SIGKILL');
   };
   try {
     await measure('10,000 edges, no limit', ['--concurrency', '16'], 10, 0);

@@ -208,9 +208,9 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
       `refusing to apply the plan:\n${verdict.refusals.map((r) => `  - ${r}`).join('\n')}`,
     );
   }
-  const steps: Step[] = plan.changes.flatMap((change) =>
-    change.operations.map((op) => ({ change, op })),
-  );
+  // A loop, not flatMap: 25,000 changes after one save, a few of them with operations.
+  const steps: Step[] = [];
+  for (const change of plan.changes) for (const op of change.operations) steps.push({ change, op });
   const run = startRun(options, steps.length);
   for (const phase of PHASES) {
     const inPhase = steps.filter((s) => s.op.phase === phase);

@@ -41,9 +41,13 @@ export function touchedRoots(plan: Plan, result: Pick<ExecuteResult, 'created'>)
     bots: new Set(),
     endpoints: new Set(),
   };
-  const roots = new Map(
-    plan.changes.filter((c) => c.address === c.root).map((c) => [c.address, c]),
-  );
+  // The roots of the changes that write (a handful, in a 10,000-edge plan after one save).
+  const writing = new Set<string>();
+  for (const change of plan.changes) if (change.operations.length > 0) writing.add(change.root);
+  if (writing.size === 0) return touched;
+  const roots = new Map<string, Plan['changes'][number]>();
+  for (const c of plan.changes)
+    if (c.address === c.root && writing.has(c.address)) roots.set(c.address, c);
   for (const change of plan.changes) {
     if (change.operations.length === 0) continue;
     const root = roots.get(change.root);

@@ -52,6 +52,8 @@ export function endpointClaims(
   matches: readonly EndpointMatch[],
   edges: EdgeSide,
 ): EndpointPlanInput[] {
+  // The hostports edges release matter only to endpoints: without any, skip the pass over edges.
+  if (matches.length === 0) return [];
   const releasedBy = new Map<string, string>();
   const deleted = new Set<string>();
   for (const o of edges.deletions) {

@@ -202,11 +202,14 @@ export function canonicalHostports(
   hostports: readonly string[] | null | undefined,
 ): readonly string[] {
   if (hostports === null || hostports === undefined) return NO_HOSTPORTS;
-  // Most lists already are: lower-case and in order (one hostport, or what edgesync wrote).
-  if (isCanonical(hostports)) return hostports;
   let canonical = canonicalLists.get(hostports);
   if (canonical === undefined) {
-    canonical = [...new Set(hostports.map((h) => h.toLowerCase()))].sort(compareCodeUnits);
+    // Most lists already are: lower-case and in order (one hostport, or what edgesync wrote).
+    // Kept either way: a plan asks for each list several times, and a 10,000-edge plan after one
+    // file changed should not lower-case 20,000 strings again to find them unchanged.
+    canonical = isCanonical(hostports)
+      ? hostports
+      : [...new Set(hostports.map((h) => h.toLowerCase()))].sort(compareCodeUnits);
     canonicalLists.set(hostports, canonical);
   }
   return canonical;

@@ -14,6 +14,7 @@ import type { HttpsEdge, TlsEdge } from '../api/schemas.js';
 import { type ParsedMetadata, recordMetadata } from '../manifest/metadata.js';
 import type { DesiredSet, HttpsEdgeManifest, TlsEdgeManifest } from '../manifest/schema.js';
 import type { Blocked } from './model.js';
+import { canonicalHostports } from './normalize.js';
 import { survivorFirst } from './survivor.js';
 
 export type EdgeKind = 'tls_edge' | 'https_edge';
@@ -68,37 +69,50 @@ function byAge(a: LiveEdge, b: LiveEdge): number {
   return survivorFirst(a.record, b.record);
 }
 
+/**
+ * Each record's view, kept per record object: the daemon plans the same records cycle after
+ * cycle, and a view is fixed by its record (never changed), kind and owner.
+ */
+const liveViews = new WeakMap<
+  object,
+  { readonly kind: EdgeKind; readonly ownerId: string; readonly edge: LiveEdge }
+>();
+
+function liveEdgeOf(kind: EdgeKind, record: TlsEdge | HttpsEdge, owner: string): LiveEdge {
+  const known = liveViews.get(record);
+  if (known !== undefined && known.kind === kind && known.ownerId === owner) return known.edge;
+  const meta = recordMetadata(record);
+  const edge: LiveEdge = { kind, record, meta, owned: meta?.owner === owner };
+  liveViews.set(record, { kind, ownerId: owner, edge });
+  return edge;
+}
+
 export function classifyLive(
   live: { readonly tlsEdges: readonly TlsEdge[]; readonly httpsEdges: readonly HttpsEdge[] },
   owner: string,
 ): LiveEdge[] {
   const out: LiveEdge[] = [];
-  const add = (kind: EdgeKind, record: TlsEdge | HttpsEdge) => {
-    const meta = recordMetadata(record);
-    out.push({ kind, record, meta, owned: meta?.owner === owner });
-  };
-  for (const e of live.tlsEdges) add('tls_edge', e);
-  for (const e of live.httpsEdges) add('https_edge', e);
+  for (const e of live.tlsEdges) out.push(liveEdgeOf('tls_edge', e, owner));
+  for (const e of live.httpsEdges) out.push(liveEdgeOf('https_edge', e, owner));
   return out;
 }
 
+/** Each manifest's desired edge, kept per manifest object (a manifest is never changed). */
+const desiredViews = new WeakMap<object, DesiredEdge>();
+
+function desiredEdgeOf(kind: EdgeKind, manifest: TlsEdgeManifest | HttpsEdgeManifest): DesiredEdge {
+  const known = desiredViews.get(manifest);
+  if (known !== undefined && known.kind === kind) return known;
+  const edge = { kind, manifest, address: edgeAddress(kind, manifest.name) } as DesiredEdge;
+  desiredViews.set(manifest, edge);
+  return edge;
+}
+
 export function desiredEdges(desired: DesiredSet): DesiredEdge[] {
-  return [
-    ...desired.tlsEdges.map(
-      (manifest): DesiredEdge => ({
-        kind: 'tls_edge',
-        manifest,
-        address: edgeAddress('tls_edge', manifest.name),
-      }),
-    ),
-    ...desired.httpsEdges.map(
-      (manifest): DesiredEdge => ({
-        kind: 'https_edge',
-        manifest,
-        address: edgeAddress('https_edge', manifest.name),
-      }),
-    ),
-  ];
+  const out: DesiredEdge[] = [];
+  for (const m of desired.tlsEdges) out.push(desiredEdgeOf('tls_edge', m));
+  for (const m of desired.httpsEdges) out.push(desiredEdgeOf('https_edge', m));
+  return out;
 }
 
 /** Who holds a live edge, in words, for conflict messages. */
@@ -179,7 +193,8 @@ export function resolveOwnership(
 
   const hostportHolders = new Map<string, LiveEdge>();
   for (const e of liveEdges) {
-    for (const h of e.record.hostports) hostportHolders.set(h.toLowerCase(), e);
+    // The same keys as each hostport lower-cased, without lower-casing them again each plan.
+    for (const h of canonicalHostports(e.record.hostports)) hostportHolders.set(h, e);
   }
   return { matches, orphans, blocked, hostportHolders };
 }

@@ -168,9 +168,10 @@ function allowedDeletions(
 function edgeClaimsOf(ctx: PlanContext, active: readonly EdgeMatch[]): Map<string, string> {
   const claims = new Map<string, string>();
   for (const m of active) {
-    const own = new Set(canonicalHostports(m.live?.record.hostports));
+    // A list of one or two: `includes` beats building a Set per edge.
+    const own = canonicalHostports(m.live?.record.hostports);
     for (const h of ctx.wanted(m.desired)) {
-      if (!own.has(h)) claims.set(h, m.desired.address);
+      if (!own.includes(h)) claims.set(h, m.desired.address);
     }
   }
   return claims;
