@@ -3,11 +3,11 @@
  * snapshot, full for everything else. No call is made: choosing reads nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { createApiClient, type LiveSnapshot, NO_CALLS } from '../../../src/api/index.js';
+import { type LiveSnapshot, NO_CALLS } from '../../../src/api/index.js';
 import { newEngineState, type ReconcilerOptions } from '../../../src/engine/context.js';
 import type { ReconcileInput, TriggerReason } from '../../../src/engine/contract.js';
 import { choosePreparation } from '../../../src/engine/preparation.js';
-import { silentLogger } from '../../../src/log.js';
+import { reconcilerOptions } from './options.js';
 
 const KEPT: LiveSnapshot = {
   tlsEdges: [],
@@ -18,18 +18,7 @@ const KEPT: LiveSnapshot = {
 };
 
 function options(incremental?: boolean): ReconcilerOptions {
-  return {
-    // Never called: port 9 (discard) on loopback, should a bug make it call.
-    client: createApiClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'test-key' }),
-    owner: 'default',
-    allowEmpty: false,
-    maxDeletes: 10,
-    concurrency: 1,
-    env: {},
-    secretDirs: [],
-    logger: silentLogger(),
-    ...(incremental === undefined ? {} : { incremental }),
-  };
+  return reconcilerOptions(incremental === undefined ? {} : { incremental });
 }
 
 function input(reason: TriggerReason): ReconcileInput {

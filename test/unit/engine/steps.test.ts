@@ -3,29 +3,16 @@
  * cycle with its report or hands it on, and only the steps move the kept snapshot.
  */
 import { describe, expect, it } from 'vitest';
-import { createApiClient, type LiveSnapshot, NO_CALLS } from '../../../src/api/index.js';
-import { newEngineState, type ReconcilerOptions } from '../../../src/engine/context.js';
+import { type LiveSnapshot, NO_CALLS } from '../../../src/api/index.js';
+import { newEngineState } from '../../../src/engine/context.js';
 import type { Prepared } from '../../../src/engine/incremental.js';
 import { assess, holdBack } from '../../../src/engine/steps.js';
-import { silentLogger } from '../../../src/log.js';
 import type { DesiredSet } from '../../../src/manifest/schema.js';
 import { buildPlan } from '../../../src/plan/index.js';
 import { desiredSet, tlsManifest } from '../plan/builders.js';
+import { reconcilerOptions } from './options.js';
 
-function options(extra: Partial<ReconcilerOptions> = {}): ReconcilerOptions {
-  return {
-    // Never called: port 9 (discard) on loopback, should a bug make it call.
-    client: createApiClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'test-key' }),
-    owner: 'default',
-    allowEmpty: false,
-    maxDeletes: 10,
-    concurrency: 1,
-    env: {},
-    secretDirs: [],
-    logger: silentLogger(),
-    ...extra,
-  };
-}
+const options = reconcilerOptions;
 
 const EMPTY_LIVE: LiveSnapshot = {
   tlsEdges: [],
