@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The executable: runs the bundled CLI from dist/bundle/ (built by `npm ci` through `prepare`:
-// tsc, then scripts/bundle.mjs).
+// The executable: runs the bundled CLI from dist/bundle/ (scripts/bundle.mjs, which `npm ci` runs
+// through `prepare` and `npm run build`).
 import { main } from '../dist/bundle/main.js';
 
 const controller = new AbortController();

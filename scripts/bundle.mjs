@@ -1,5 +1,8 @@
 /**
- * Bundles the compiled CLI (dist/src, from `tsc`) into dist/bundle/, which bin/edgesync.js runs.
+ * Bundles the CLI from its TypeScript sources (src/cli/main.ts) into dist/bundle/, which
+ * bin/edgesync.js runs. esbuild strips the types itself: the bundle does not wait for `tsc`, and
+ * the container image's build stage runs this script alone (`npm run bundle`), since type checking
+ * is the CI's job, not the image's.
  *
  * Why: a short command such as `edgesync plan` spent about a sixth of its CPU loading modules,
  * one file at a time (resolution, reading, compiling 300 files of ours and of our dependencies).
@@ -66,8 +69,8 @@ const common = {
 
 // Chunk names carry a content hash: an earlier build's chunks must not pile up beside these.
 for (const [entry, outdir] of [
-  ['dist/src/cli/main.js', 'dist/bundle'],
-  ['dist/bench/plan-child.js', 'dist/bench-bundle'],
+  ['src/cli/main.ts', 'dist/bundle'],
+  ['bench/plan-child.ts', 'dist/bench-bundle'],
 ]) {
   rmSync(outdir, { recursive: true, force: true });
   await build({ ...common, entryPoints: [entry], outdir });

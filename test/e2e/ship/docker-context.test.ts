@@ -7,6 +7,12 @@
  * standing in for the image's root. npm installs offline, from the npm cache that `npm ci`
  * filled. The assembled runtime stage then runs as the image's non-root user over files that user
  * cannot write, as a read-only root would have it.
+ *
+ * One RUN is not played again: the build stage's full install (`npm ci --ignore-scripts`) of the
+ * same lockfile is the install this suite runs on (CI's `npm ci`), so the stage links the
+ * repository's node_modules instead of spending a minute of the suite rebuilding it. The bundle
+ * that follows does run, on the filtered context, so a file the build needs and .dockerignore
+ * drops still fails here. The runtime stage's production install is played as written.
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -19,6 +25,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -121,6 +128,10 @@ function play(stage: Stage, root: StageRoot, context: string, built: Map<string,
         break;
       }
       case 'RUN': {
+        if (isSuiteInstall(root, args.join(' '))) {
+          symlinkSync(path.join(ROOT, 'node_modules'), root.resolve('node_modules'), 'dir');
+          break;
+        }
         // An absolute path in a command is a path in the image: under the stage's root here,
         // never on this machine.
         const command = args.map((a) => (a.startsWith('/') ? root.resolve(a) : a)).join(' ');
@@ -129,6 +140,16 @@ function play(stage: Stage, root: StageRoot, context: string, built: Map<string,
       }
     }
   }
+}
+
+/** The build stage's full install of the repository's own lockfile: the suite's install. */
+function isSuiteInstall(root: StageRoot, command: string): boolean {
+  const lock = (dir: string) => readFileSync(path.join(dir, 'package-lock.json'), 'utf8');
+  return (
+    command === 'npm ci --ignore-scripts' &&
+    existsSync(root.resolve('package-lock.json')) &&
+    lock(root.resolve('.')) === lock(ROOT)
+  );
 }
 
 /** `npm cache clean` in the runtime stage must not empty the machine's cache: the stages use a copy. */
