@@ -7,7 +7,7 @@
  */
 import { mkdir, realpath, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parse } from 'yaml';
+import { Document, parse, parseAllDocuments } from 'yaml';
 import { ConfigError, UsageError } from '../../errors.js';
 import { formatDiagnostic } from '../../manifest/diagnostics.js';
 import { loadManifests, readLoadedFile } from '../../manifest/loader.js';
@@ -189,6 +189,11 @@ async function sourceDocuments(
   for (const file of [...files].sort()) {
     const text = await readLoadedFile(resolvedDir, file);
     if (typeof text !== 'string') throw new ConfigError(`${file}: ${text.error}`);
+    // The documents as yaml's Document (comments kept), for those copied as written.
+    const written = parseAllDocuments(text);
+    const all = Array.isArray(written) ? written : [];
+    // The output places its own `---` between documents.
+    for (const doc of all) doc.directives.docStart = null;
     const documents = parseYaml(text, { maxAliasCount: 100 }).documents.map(
       (doc): SourceDocument => {
         const at = key({ file, ...doc.start });
@@ -202,10 +207,10 @@ async function sourceDocuments(
         if (kind === 'TLSEdge' || kind === 'HTTPSEdge') {
           throw new ConfigError(`${file} changed while it was migrated: run the migration again`);
         }
-        return { kind: 'copy', raw: doc.value };
+        return { kind: 'copy', document: all[doc.index] ?? new Document(doc.value) };
       },
     );
-    out.push({ file, documents });
+    out.push({ file, text, documents });
   }
   return out;
 }
