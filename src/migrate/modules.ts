@@ -300,7 +300,7 @@ export function routePolicyRules(
       const usable = phase === 'tls' ? PHASE_KEYS.tls.includes(key) : !PHASE_KEYS.tls.includes(key);
       if (!known || !usable)
         emit(
-          at,
+          [...at, key],
           'error',
           `the policy's ${key} rules cannot run ${phase === 'tls' ? 'on a tls:// endpoint' : 'under a route'}`,
         );
@@ -313,7 +313,9 @@ export function routePolicyRules(
       const expressions = [...guards, ...own];
       const name = `${label} ${typeof rule.name === 'string' ? rule.name : `${key}[${i}]`}`;
       const actions = (Array.isArray(rule.actions) ? rule.actions : []) as Action[];
-      for (const action of actions) checkAction(action, phaseOf(key as PhaseKey), at, emit);
+      actions.forEach((action, j) => {
+        checkAction(action, phaseOf(key as PhaseKey), [...at, key, i, 'actions', j], emit);
+      });
       const out: Rule = expressions.length > 0 ? { name, expressions, actions } : { name, actions };
       return out;
     });
