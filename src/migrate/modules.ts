@@ -166,10 +166,14 @@ const SAML_DROPPED = [
   'allow_idp_initiated',
   'nameid_format',
   'cookie_prefix',
-  'inactivity_timeout',
-  'maximum_duration',
   'options_passthrough',
 ] as const;
+
+/**
+ * The `saml` action takes `idp_metadata` only: without these timers a session would go on after
+ * the edge had ended it, admitting requests the edge refused.
+ */
+const SAML_TIMERS = ['inactivity_timeout', 'maximum_duration'] as const;
 
 function saml(
   module: NonNullable<RouteManifest['saml']>,
@@ -180,6 +184,14 @@ function saml(
   for (const field of SAML_DROPPED) {
     if (module[field] !== undefined)
       emit([...path, field], 'warning', `SAML ${field} has no equivalent: it is dropped`);
+  }
+  for (const field of SAML_TIMERS) {
+    if (module[field] !== undefined)
+      emit(
+        [...path, field],
+        'error',
+        `SAML ${field} has no equivalent: sessions would outlive what the edge allowed`,
+      );
   }
   if (module.authorized_groups?.length) {
     emit(

@@ -228,6 +228,22 @@ describe('translateEdge: gaps', () => {
       'routes[0].saml.force_authn',
       'warning',
     ],
+    // A session the edge ended would go on: traffic the edge refused would pass.
+    [
+      '    saml: { idp_metadata: "<x/>", inactivity_timeout: 300 }\n',
+      'routes[0].saml.inactivity_timeout',
+      'error',
+    ],
+    [
+      '    saml: { idp_metadata: "<x/>", maximum_duration: 3600 }\n',
+      'routes[0].saml.maximum_duration',
+      'error',
+    ],
+    [
+      '    saml: { idp_metadata: "<x/>", options_passthrough: true }\n',
+      'routes[0].saml.options_passthrough',
+      'warning',
+    ],
     ['    websocket_tcp_converter: {}\n', 'routes[0].websocket_tcp_converter', 'warning'],
     [
       '    circuit_breaker: { tripped_duration: 300 }\n',
