@@ -34,10 +34,9 @@ function sessionConfig(
 ): void {
   if (module.options_passthrough !== undefined)
     config.allow_cors_preflight = module.options_passthrough;
-  if (module.inactivity_timeout !== undefined)
-    config.idle_session_timeout = duration(module.inactivity_timeout);
-  if (module.maximum_duration !== undefined)
-    config.max_session_duration = duration(module.maximum_duration);
+  // 0 is "never" on an edge, and no duration on an endpoint: the endpoint's own timer applies.
+  if (module.inactivity_timeout) config.idle_session_timeout = duration(module.inactivity_timeout);
+  if (module.maximum_duration) config.max_session_duration = duration(module.maximum_duration);
 }
 
 function cookiePrefixGap(
@@ -91,7 +90,7 @@ function oauth(
     );
   }
   sessionConfig(module, config);
-  if (module.auth_check_interval !== undefined)
+  if (module.auth_check_interval)
     config.userinfo_refresh_interval = duration(module.auth_check_interval);
   cookiePrefixGap(module, path, emit);
   const addresses = source.literals(
