@@ -69,7 +69,7 @@ describe('cut-over of a TLS edge to a tls:// endpoint', () => {
     expect(endpoints.map((e) => e.url)).toEqual(['tls://db.example.com:443']);
     // A tls:// endpoint terminates TLS only with a terminate-tls action: the edge's termination
     // at the edge carried over, then the backend.
-    const policy = JSON.parse(endpoints[0]!.traffic_policy) as {
+    const policy = JSON.parse(endpoints[0]!.traffic_policy ?? 'null') as {
       on_tcp_connect: { actions: { type: string; config?: Record<string, unknown> }[] }[];
     };
     expect(policy.on_tcp_connect.flatMap((r) => r.actions)).toEqual([

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Action } from '../../../src/migrate/actions.js';
-import { type Policy, translateEdge } from '../../../src/migrate/translate.js';
+import { type Policy, type Rule, translateEdge } from '../../../src/migrate/translate.js';
 import { edgeFromYaml } from './helpers.js';
 
 const WEB = 'bkdtg_2kt3xG55hdajmiOILUFbeDE0v5z';
@@ -299,7 +299,9 @@ function translate(yaml: string) {
 }
 
 const types = (policy: Policy) =>
-  Object.values(policy).flatMap((rules) => rules.flatMap((r) => r.actions.map((a) => a.type)));
+  Object.values(policy).flatMap((rules: Rule[]) =>
+    rules.flatMap((r) => r.actions.map((a) => a.type)),
+  );
 
 describe('the mapping, row by row', () => {
   it.each(ROWS)('$row', ({ yaml, phase, rule, expressions, actions }) => {
