@@ -152,6 +152,22 @@ describe('edgesync migrate', () => {
     expect(written).toContain('shop.yaml:9:18: warning: routes[0].description');
   });
 
+  it("a route's match or an edge's name read from env is an error at its field; the value is printed nowhere", async () => {
+    const text = (await readFile(path.join(dir, 'shop.yaml'), 'utf8'))
+      .replace('name: shop\n', 'name: { env: EDGE_NAME }\n')
+      .replace('    match: /\n', '    match: { env: ROUTE_PATH }\n');
+    await writeFile(path.join(dir, 'shop.yaml'), text);
+    const r = await runCli(
+      ['migrate', dir, '--out', out, '--backend', `${WEB}=https://web.internal`, '--allow-lossy'],
+      { env: { UPSTREAM_KEY: SECRET, EDGE_NAME: 'hidden-edge-name', ROUTE_PATH: '/hidden-path' } },
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('shop.yaml:2:7: name: a value read from env or file');
+    expect(r.stderr).toContain('shop.yaml:8:12: routes[0].match: a value read from env or file');
+    expect(r.stderr).not.toContain('hidden-');
+    await expect(stat(out)).rejects.toThrow(/ENOENT/);
+  });
+
   it('--allow-lossy never turns an error into a warning: an error beside a warning writes nothing', async () => {
     await writeFile(
       path.join(dir, 'team', 'db.yaml'),
