@@ -234,13 +234,12 @@ function httpsPolicy(
   // into every guard and rule name.
   const written = edge.routes
     .map((route, index) => ({ ...route, index }))
-    .filter(
-      (route) =>
-        ![
-          source.refused(['routes', route.index, 'match_type'], 'a CEL expression', emit),
-          source.refused(['routes', route.index, 'match'], 'a CEL expression', emit),
-        ].includes(true),
-    );
+    .filter((route) => {
+      const at: FieldPath = ['routes', route.index];
+      const matchType = source.refused([...at, 'match_type'], 'a CEL expression', emit);
+      const match = source.refused([...at, 'match'], 'a CEL expression', emit);
+      return !matchType && !match;
+    });
   const ordered = bySpecificity(written);
   const guards = routeGuards(ordered);
   const routes: RouteInfo[] = ordered.map((route, i) => ({
