@@ -30,14 +30,23 @@ interface MutualTls {
 /**
  * One `terminate-tls` for the edge's TLS termination and mutual TLS, or none when TLS passes
  * through (`terminate_at` upstream or agent) or nothing is set. TLS 1.0 and 1.1 have no equivalent: the
- * endpoint then accepts 1.2 and up, which refuses old clients (stricter, so a warning).
+ * endpoint then accepts 1.2 and up, which refuses old clients (stricter, so a warning). The
+ * minimum version and the CA IDs stay references when written as such; `terminate_at` decides
+ * whether there is an action at all, so it cannot be one.
  */
 export function terminateTls(
-  termination: TlsTermination | undefined,
-  mutual: MutualTls | undefined,
-  path: FieldPath,
+  edge: {
+    readonly tls_termination?: TlsTermination | undefined;
+    readonly mutual_tls?: MutualTls | undefined;
+  },
+  source: Source,
   emit: Emit,
 ): Action | undefined {
+  const { tls_termination: termination, mutual_tls: mutual } = edge;
+  const path: FieldPath = ['tls_termination'];
+  if (source.refused([...path, 'terminate_at'], 'the choice of a terminate-tls action', emit)) {
+    return undefined;
+  }
   const terminates =
     termination?.enabled === true && (termination.terminate_at ?? 'edge') === 'edge';
   const mtls = mutual?.enabled === true;
@@ -52,10 +61,13 @@ export function terminateTls(
     );
     config.min_version = '1.2';
   } else if (min !== undefined) {
-    config.min_version = min;
+    config.min_version = source.keep([...path, 'min_version'], min);
   }
   if (mtls) {
-    config.mutual_tls_certificate_authorities = [...mutual.certificate_authority_ids];
+    config.mutual_tls_certificate_authorities = source.keep(
+      ['mutual_tls', 'certificate_authority_ids'],
+      mutual.certificate_authority_ids,
+    );
     config.mutual_tls_verification_strategy = 'require-and-verify';
   }
   return { type: 'terminate-tls', config };
@@ -88,7 +100,10 @@ export function headerActions(
   emit: Emit,
 ): Action[] | undefined {
   if (!headers?.enabled) return undefined;
-  const actions: Action[] = chunks(headers.remove ?? []).map((names) => ({
+  const removed = (headers.remove ?? []).filter(
+    (_, i) => !source.refused([...path, 'remove', i], 'a header name', emit),
+  );
+  const actions: Action[] = chunks(removed).map((names) => ({
     type: 'remove-headers',
     config: { headers: names.map((n) => n.toLowerCase()) },
   }));

@@ -1,8 +1,10 @@
 /**
  * A whole manifest set -> the migrated set: every edge becomes its endpoints (`translateEdge`),
  * bot users are copied as written, and each source file becomes one output file of the same
- * relative path, in the same document order. Pure: the command reads and writes. The output is a
- * function of the input alone, so a second migration of the same set writes the same bytes.
+ * relative path, in the same document order. A file without edges is copied byte for byte; in a
+ * file with edges the other documents keep the comments yaml's Document carries. Pure: the
+ * command reads and writes. The output is a function of the input alone, so a second migration
+ * of the same set writes the same bytes.
  */
 import { Document } from 'yaml';
 import type { Diagnostic } from '../errors.js';
@@ -13,11 +15,13 @@ import { translateEdge } from './translate.js';
 /** One document of a source file, in file order. */
 export type SourceDocument =
   | { readonly kind: 'edge'; readonly input: EdgeInput }
-  | { readonly kind: 'copy'; readonly raw: unknown };
+  | { readonly kind: 'copy'; readonly document: Document };
 
 export interface SourceFileDocs {
   /** Relative to the manifest directory, `/`-separated. */
   readonly file: string;
+  /** The file's text, written unchanged when it holds no edge. */
+  readonly text: string;
   readonly documents: readonly SourceDocument[];
 }
 
@@ -39,24 +43,32 @@ export function migrateSet(files: readonly SourceFileDocs[], options: MigrateOpt
   const names = new Map<string, string>();
   const counts = { edges: 0, endpoints: 0, copied: 0 };
   const out = new Map<string, string>();
-  for (const { file, documents } of files) {
+  for (const { file, text, documents } of files) {
+    if (documents.every((d) => d.kind === 'copy')) {
+      counts.copied += documents.length;
+      if (documents.length > 0) out.set(file, text);
+      continue;
+    }
     const docs: Document[] = [];
+    // Warnings of edges with no endpoint to carry them: acknowledged at the top of the file.
+    const unplaced: Diagnostic[] = [];
     for (const document of documents) {
       if (document.kind === 'copy') {
-        docs.push(new Document(document.raw));
+        docs.push(document.document);
         counts.copied += 1;
         continue;
       }
       counts.edges += 1;
       const { endpoints, diagnostics: found } = translateEdge(document.input, options.backends);
       diagnostics.push(...found, ...duplicateNames(endpoints, document.input, names));
-      const warnings = found.filter((d) => d.severity === 'warning');
+      const warnings = options.allowLossy ? found.filter((d) => d.severity === 'warning') : [];
+      if (endpoints.length === 0) unplaced.push(...warnings);
       for (const endpoint of endpoints) {
-        docs.push(endpointDocument(endpoint, file, options.allowLossy ? warnings : []));
+        docs.push(endpointDocument(endpoint, file, warnings));
         counts.endpoints += 1;
       }
     }
-    if (docs.length > 0) out.set(file, render(file, docs));
+    out.set(file, render(file, docs, unplaced));
   }
   const sorted = sortDiagnostics(diagnostics);
   const blocked = sorted.some((d) => d.severity === 'error' || !options.allowLossy);
@@ -83,23 +95,31 @@ function duplicateNames(
   });
 }
 
+/** The comment lines (without `#`) that acknowledge lossy translations, or none. */
+function acknowledgement(file: string, acknowledged: readonly Diagnostic[]): string[] {
+  if (acknowledged.length === 0) return [];
+  return [
+    ' Lossy translation, acknowledged with --allow-lossy:',
+    ...sortDiagnostics(acknowledged).map((d) => ` - ${formatDiagnostic({ ...d, file })}`),
+  ];
+}
+
 function endpointDocument(
   endpoint: CloudEndpointDoc,
   file: string,
   acknowledged: readonly Diagnostic[],
 ): Document {
   const doc = new Document(endpoint);
-  if (acknowledged.length > 0) {
-    doc.commentBefore = [
-      ' Lossy translation, acknowledged with --allow-lossy:',
-      ...sortDiagnostics(acknowledged).map((d) => ` - ${formatDiagnostic({ ...d, file })}`),
-    ].join('\n');
-  }
+  const lines = acknowledgement(file, acknowledged);
+  if (lines.length > 0) doc.commentBefore = lines.join('\n');
   return doc;
 }
 
-function render(file: string, docs: readonly Document[]): string {
-  const header = `# Migrated by edgesync from ${file}: cloud endpoints replace its edges. Review before applying.\n`;
+function render(file: string, docs: readonly Document[], unplaced: readonly Diagnostic[]): string {
+  const header = [
+    `# Migrated by edgesync from ${file}: cloud endpoints replace its edges. Review before applying.`,
+    ...acknowledgement(file, unplaced).map((line) => `#${line}`),
+  ].join('\n');
   const body = docs.map((doc) => doc.toString({ lineWidth: 0 })).join('---\n');
-  return header + body;
+  return `${header}\n${body}`;
 }

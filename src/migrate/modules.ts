@@ -34,10 +34,9 @@ function sessionConfig(
 ): void {
   if (module.options_passthrough !== undefined)
     config.allow_cors_preflight = module.options_passthrough;
-  if (module.inactivity_timeout !== undefined)
-    config.idle_session_timeout = duration(module.inactivity_timeout);
-  if (module.maximum_duration !== undefined)
-    config.max_session_duration = duration(module.maximum_duration);
+  // 0 is "never" on an edge, and no duration on an endpoint: the endpoint's own timer applies.
+  if (module.inactivity_timeout) config.idle_session_timeout = duration(module.inactivity_timeout);
+  if (module.maximum_duration) config.max_session_duration = duration(module.maximum_duration);
 }
 
 function cookiePrefixGap(
@@ -91,7 +90,7 @@ function oauth(
     );
   }
   sessionConfig(module, config);
-  if (module.auth_check_interval !== undefined)
+  if (module.auth_check_interval)
     config.userinfo_refresh_interval = duration(module.auth_check_interval);
   cookiePrefixGap(module, path, emit);
   const addresses = source.literals(
@@ -166,10 +165,14 @@ const SAML_DROPPED = [
   'allow_idp_initiated',
   'nameid_format',
   'cookie_prefix',
-  'inactivity_timeout',
-  'maximum_duration',
   'options_passthrough',
 ] as const;
+
+/**
+ * The `saml` action takes `idp_metadata` only: without these timers a session would go on after
+ * the edge had ended it, admitting requests the edge refused.
+ */
+const SAML_TIMERS = ['inactivity_timeout', 'maximum_duration'] as const;
 
 function saml(
   module: NonNullable<RouteManifest['saml']>,
@@ -180,6 +183,14 @@ function saml(
   for (const field of SAML_DROPPED) {
     if (module[field] !== undefined)
       emit([...path, field], 'warning', `SAML ${field} has no equivalent: it is dropped`);
+  }
+  for (const field of SAML_TIMERS) {
+    if (module[field] !== undefined)
+      emit(
+        [...path, field],
+        'error',
+        `SAML ${field} has no equivalent: sessions would outlive what the edge allowed`,
+      );
   }
   if (module.authorized_groups?.length) {
     emit(
@@ -300,7 +311,7 @@ export function routePolicyRules(
       const usable = phase === 'tls' ? PHASE_KEYS.tls.includes(key) : !PHASE_KEYS.tls.includes(key);
       if (!known || !usable)
         emit(
-          at,
+          [...at, key],
           'error',
           `the policy's ${key} rules cannot run ${phase === 'tls' ? 'on a tls:// endpoint' : 'under a route'}`,
         );
@@ -313,7 +324,9 @@ export function routePolicyRules(
       const expressions = [...guards, ...own];
       const name = `${label} ${typeof rule.name === 'string' ? rule.name : `${key}[${i}]`}`;
       const actions = (Array.isArray(rule.actions) ? rule.actions : []) as Action[];
-      for (const action of actions) checkAction(action, phaseOf(key as PhaseKey), at, emit);
+      actions.forEach((action, j) => {
+        checkAction(action, phaseOf(key as PhaseKey), [...at, key, i, 'actions', j], emit);
+      });
       const out: Rule = expressions.length > 0 ? { name, expressions, actions } : { name, actions };
       return out;
     });

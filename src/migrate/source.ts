@@ -16,6 +16,12 @@ export interface Source {
   keep<T>(path: FieldPath, value: T): T | unknown;
   /** Values written into CEL: a reference cannot be kept there, so it is an error. */
   literals(path: FieldPath, values: readonly string[], emit: Emit): string[];
+  /**
+   * Whether the value at `path` was written as a reference where the translation needs the value
+   * itself (`into`: a CEL expression, an endpoint's name or URL, a header name): reported as an
+   * error, and the caller leaves the resolved value out of everything it writes.
+   */
+  refused(path: FieldPath, into: string, emit: Emit): boolean;
   /** Whether the value at `path` was written as a reference. */
   isReference(path: FieldPath): boolean;
 }
@@ -55,16 +61,18 @@ export function documentSource(
     },
     isReference: (path) => holdsRef(at(raw, path)),
     literals(path, values, emit) {
-      values.forEach((_, i) => {
-        if (isRef(at(raw, [...path, i]))) {
-          emit(
-            [...path, i],
-            'error',
-            `a value read from env or file cannot be written into a CEL expression (${formatPath([...path, i])}): write it in the manifest`,
-          );
-        }
-      });
-      return [...values];
+      return values.filter((_, i) => !refused([...path, i], 'a CEL expression', emit));
     },
+    refused: (path, into, emit) => refused(path, into, emit),
   };
+
+  function refused(path: FieldPath, into: string, emit: Emit): boolean {
+    if (!isRef(at(raw, path))) return false;
+    emit(
+      path,
+      'error',
+      `a value read from env or file cannot be written into ${into} (${formatPath(path)}): write it in the manifest`,
+    );
+    return true;
+  }
 }

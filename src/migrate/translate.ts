@@ -56,6 +56,9 @@ export function translateEdge(input: EdgeInput, backends: BackendMap): Translati
       ? tlsPolicy(input.edge, input.source, backends, emit)
       : httpsPolicy(input.edge, input.source, backends, emit);
   noteLeftBehind(input.edge, emit);
+  // The name goes into every endpoint's name: a reference there leaves no endpoint to write.
+  if (input.source.refused(['name'], "an endpoint's name", emit))
+    return { endpoints: [], diagnostics };
   const endpoints = endpointUrls(input, emit).map(({ name, url }) => {
     const doc: CloudEndpointDoc = { kind: 'CloudEndpoint', name, url, traffic_policy: policy };
     const description = input.source.keep(['description'], input.edge.description);
@@ -88,9 +91,10 @@ const NAME_MAX = 63;
 
 function endpointUrls(input: EdgeInput, emit: Emit): { name: string; url: string }[] {
   const { edge } = input;
-  const parsed = edge.hostports.map((hostport, i) => {
+  const parsed = edge.hostports.flatMap((hostport, i) => {
+    if (input.source.refused(['hostports', i], "an endpoint's URL", emit)) return [];
     const at = hostport.lastIndexOf(':');
-    return { host: hostport.slice(0, at).toLowerCase(), port: hostport.slice(at + 1), i };
+    return [{ host: hostport.slice(0, at).toLowerCase(), port: hostport.slice(at + 1), i }];
   });
   const single = parsed.length === 1;
   return parsed.flatMap(({ host, port, i }) => {
@@ -134,9 +138,11 @@ function tlsPolicy(
   const rules: Rule[] = [];
   const name = (module: string) => `${edge.name} ${module}`;
   const ip = edge.ip_restriction;
-  if (ip?.enabled)
-    rules.push({ name: name('ip_restriction'), actions: [restrictIps(ip.ip_policy_ids)] });
-  const tls = terminateTls(edge.tls_termination, edge.mutual_tls, ['tls_termination'], emit);
+  if (ip?.enabled) {
+    const ids = source.keep(['ip_restriction', 'ip_policy_ids'], ip.ip_policy_ids);
+    rules.push({ name: name('ip_restriction'), actions: [restrictIps(ids)] });
+  }
+  const tls = terminateTls(edge, source, emit);
   if (tls) rules.push({ name: name('tls_termination'), actions: [tls] });
   const policy = edge.traffic_policy;
   if (policy?.enabled) {
@@ -154,18 +160,20 @@ function tlsPolicy(
   }
   rules.push({
     name: name('backend'),
-    actions: [backendAction(edge.backend, ['backend'], backends, 'tls', emit)],
+    actions: [backendAction(edge.backend, ['backend'], source, backends, 'tls', emit)],
   });
   return { on_tcp_connect: rules };
 }
 
-function restrictIps(ids: readonly string[]): Action {
-  return { type: 'restrict-ips', config: { enforce: true, ip_policies: [...ids] } };
+/** `ids` as written: IP policy IDs read from env or file stay references in the config. */
+function restrictIps(ids: unknown): Action {
+  return { type: 'restrict-ips', config: { enforce: true, ip_policies: ids } };
 }
 
 function backendAction(
   backend: { enabled: boolean; backend_id: string } | undefined,
   path: FieldPath,
+  source: Source,
   backends: BackendMap,
   protocol: 'tls' | 'http',
   emit: Emit,
@@ -175,6 +183,11 @@ function backendAction(
     return protocol === 'tls'
       ? { type: 'deny' }
       : { type: 'custom-response', config: { status_code: 404 } };
+  }
+  // The mapping is keyed by the ID as written (and a diagnostic may not show a value read from
+  // env or file).
+  if (source.refused([...path, 'backend_id'], 'a backend mapping', emit)) {
+    return { type: 'forward-internal', config: { url: 'unmapped:' } };
   }
   const url = backends.get(backend.backend_id);
   if (url === undefined) {
@@ -217,7 +230,17 @@ function httpsPolicy(
   backends: BackendMap,
   emit: Emit,
 ): Policy {
-  const ordered = bySpecificity(edge.routes.map((route, index) => ({ ...route, index })));
+  // A route whose match is a reference is reported and left out: its value would be written
+  // into every guard and rule name.
+  const written = edge.routes
+    .map((route, index) => ({ ...route, index }))
+    .filter((route) => {
+      const at: FieldPath = ['routes', route.index];
+      const matchType = source.refused([...at, 'match_type'], 'a CEL expression', emit);
+      const match = source.refused([...at, 'match'], 'a CEL expression', emit);
+      return !matchType && !match;
+    });
+  const ordered = bySpecificity(written);
   const guards = routeGuards(ordered);
   const routes: RouteInfo[] = ordered.map((route, i) => ({
     route,
@@ -226,12 +249,20 @@ function httpsPolicy(
     label: `${edge.name} ${route.match}`,
   }));
   const policy: Policy = {};
-  const tls = terminateTls(edge.tls_termination, edge.mutual_tls, ['tls_termination'], emit);
+  const tls = terminateTls(edge, source, emit);
   if (tls) policy.on_tcp_connect = [{ name: `${edge.name} tls_termination`, actions: [tls] }];
   const request = [
     ...stage(
       routes,
-      (r) => r.route.ip_restriction?.enabled && [restrictIps(r.route.ip_restriction.ip_policy_ids)],
+      (r) =>
+        r.route.ip_restriction?.enabled && [
+          restrictIps(
+            source.keep(
+              [...r.path, 'ip_restriction', 'ip_policy_ids'],
+              r.route.ip_restriction.ip_policy_ids,
+            ),
+          ),
+        ],
       'ip_restriction',
     ),
     ...routes.flatMap((r) => userAgentRule(r, source, emit)),
@@ -258,7 +289,9 @@ function httpsPolicy(
     ...routes.map((r) => ({
       name: `${r.label} backend`,
       expressions: [r.guard],
-      actions: [backendAction(r.route.backend, [...r.path, 'backend'], backends, 'http', emit)],
+      actions: [
+        backendAction(r.route.backend, [...r.path, 'backend'], source, backends, 'http', emit),
+      ],
     })),
     {
       name: `${edge.name} no route`,

@@ -5,9 +5,9 @@
  * every gap is reported at its source field, and nothing is written while an error stands (or a
  * warning, without --allow-lossy).
  */
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, realpath, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parse } from 'yaml';
+import { Document, parse, parseAllDocuments } from 'yaml';
 import { ConfigError, UsageError } from '../../errors.js';
 import { formatDiagnostic } from '../../manifest/diagnostics.js';
 import { loadManifests, readLoadedFile } from '../../manifest/loader.js';
@@ -61,11 +61,7 @@ export async function run(ctx: CliContext): Promise<number> {
   if (values.out === undefined) throw new UsageError(`--out OUTDIR is required\n${USAGE}`);
   const dir = path.resolve(ctx.cwd, manifestDirArg(ctx, positionals[0]));
   const out = path.resolve(ctx.cwd, values.out);
-  if (out === dir || out.startsWith(`${dir}${path.sep}`)) {
-    throw new UsageError(
-      `--out ${values.out} is inside ${dir}: the migrated manifests would be read with the edges`,
-    );
-  }
+  await checkApart(dir, out, values.out);
   const backends = await backendMap(ctx, values.backend ?? [], values.backends);
 
   const loaded = await loadManifests(dir, {
@@ -99,6 +95,45 @@ export async function run(ctx: CliContext): Promise<number> {
     `${endpoints} cloud endpoint(s) from ${edges} edge(s), ${copied} other document(s) copied, in ${migration.files.size} file(s) under ${out}\n`,
   );
   return ExitCode.ok;
+}
+
+/**
+ * DIR is never modified: OUT may neither be inside DIR (the migrated manifests would be read with
+ * the edges, or written over them) nor hold it (OUT/a/b.yaml may be DIR's own file). Compared by
+ * real path, so that no symbolic link on either side hides an overlap; OUT need not exist yet, so
+ * its nearest existing ancestor is resolved and the rest appended.
+ */
+async function checkApart(dir: string, out: string, written: string): Promise<void> {
+  const realDir = await realpath(dir).catch(() => dir);
+  const realOut = await realExisting(out);
+  const inside = (child: string, parent: string) =>
+    child === parent ||
+    child.startsWith(parent.endsWith(path.sep) ? parent : `${parent}${path.sep}`);
+  if (inside(realOut, realDir)) {
+    throw new UsageError(
+      `--out ${written} is inside ${dir}${realOut === out ? '' : ` (it resolves to ${realOut})`}: the migrated manifests would be written into the directory they are read from`,
+    );
+  }
+  if (inside(realDir, realOut)) {
+    throw new UsageError(
+      `--out ${written} holds ${dir}${realDir === dir ? '' : ` (${realDir})`}: a migrated file could be written over a file of the directory it is read from`,
+    );
+  }
+}
+
+async function realExisting(target: string): Promise<string> {
+  const rest: string[] = [];
+  let at = target;
+  for (;;) {
+    try {
+      return path.join(await realpath(at), ...rest);
+    } catch (error) {
+      const parent = path.dirname(at);
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || parent === at) throw error;
+      rest.unshift(path.basename(at));
+      at = parent;
+    }
+  }
 }
 
 async function backendMap(
@@ -154,6 +189,11 @@ async function sourceDocuments(
   for (const file of [...files].sort()) {
     const text = await readLoadedFile(resolvedDir, file);
     if (typeof text !== 'string') throw new ConfigError(`${file}: ${text.error}`);
+    // The documents as yaml's Document (comments kept), for those copied as written.
+    const written = parseAllDocuments(text);
+    const all = Array.isArray(written) ? written : [];
+    // The output places its own `---` between documents.
+    for (const doc of all) doc.directives.docStart = null;
     const documents = parseYaml(text, { maxAliasCount: 100 }).documents.map(
       (doc): SourceDocument => {
         const at = key({ file, ...doc.start });
@@ -167,10 +207,10 @@ async function sourceDocuments(
         if (kind === 'TLSEdge' || kind === 'HTTPSEdge') {
           throw new ConfigError(`${file} changed while it was migrated: run the migration again`);
         }
-        return { kind: 'copy', raw: doc.value };
+        return { kind: 'copy', document: all[doc.index] ?? new Document(doc.value) };
       },
     );
-    out.push({ file, documents });
+    out.push({ file, text, documents });
   }
   return out;
 }

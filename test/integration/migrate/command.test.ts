@@ -4,7 +4,7 @@
  * unacknowledged loss, and the same bytes from a second run.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -150,6 +150,106 @@ describe('edgesync migrate', () => {
     const written = await readFile(path.join(out, 'shop.yaml'), 'utf8');
     expect(written).toContain('# Lossy translation, acknowledged with --allow-lossy:');
     expect(written).toContain('shop.yaml:9:18: warning: routes[0].description');
+  });
+
+  it("a route's match or an edge's name read from env is an error at its field; the value is printed nowhere", async () => {
+    const text = (await readFile(path.join(dir, 'shop.yaml'), 'utf8'))
+      .replace('name: shop\n', 'name: { env: EDGE_NAME }\n')
+      .replace('    match: /\n', '    match: { env: ROUTE_PATH }\n');
+    await writeFile(path.join(dir, 'shop.yaml'), text);
+    const r = await runCli(
+      ['migrate', dir, '--out', out, '--backend', `${WEB}=https://web.internal`, '--allow-lossy'],
+      { env: { UPSTREAM_KEY: SECRET, EDGE_NAME: 'hidden-edge-name', ROUTE_PATH: '/hidden-path' } },
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('shop.yaml:2:7: name: a value read from env or file');
+    expect(r.stderr).toContain('shop.yaml:8:12: routes[0].match: a value read from env or file');
+    expect(r.stderr).not.toContain('hidden-');
+    await expect(stat(out)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('--allow-lossy never turns an error into a warning: an error beside a warning writes nothing', async () => {
+    await writeFile(
+      path.join(dir, 'team', 'db.yaml'),
+      'kind: TLSEdge\nname: db\nprotect: true\nhostports: [192.0.2.10:5432]\n',
+    );
+    const r = await migrate('--allow-lossy');
+    expect(r.stderr).toContain('team/db.yaml:3:10: warning: protect');
+    expect(r.stderr).toContain('team/db.yaml:4:');
+    expect(r.stderr).toContain('1 error(s): nothing written');
+    expect(r.code).toBe(1);
+    await expect(stat(out)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('an edge without hostports has no endpoint to carry its warning: --allow-lossy acknowledges it at the top of the file', async () => {
+    await writeFile(
+      path.join(dir, 'team', 'idle.yaml'),
+      'kind: HTTPSEdge\nname: idle\nhostports: []\n',
+    );
+    const refused = await migrate();
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('team/idle.yaml:1:1: warning: the edge has no hostports');
+    const accepted = await migrate('--allow-lossy');
+    expect(accepted.code).toBe(0);
+    const written = await readFile(path.join(out, 'team', 'idle.yaml'), 'utf8');
+    expect(written).toContain('# Lossy translation, acknowledged with --allow-lossy:');
+    expect(written).toContain(
+      '# - team/idle.yaml:1:1: warning: the edge has no hostports: no endpoint is written for it',
+    );
+    expect(parseAllDocuments(written).map((d) => d.toJS())).toEqual([]);
+  });
+
+  it('a file of bot users only is copied byte for byte; bot users beside an edge keep their comments', async () => {
+    const bots =
+      '# yaml-language-server: $schema=../../schema/edgesync.schema.json\n# The CI robots.\nkind: BotUser\nname: ci   # the runner\nactive: false\n---\n# deploys\nkind: BotUser\nname: cd\n';
+    await writeFile(path.join(dir, 'team', 'bots.yaml'), bots);
+    const shop = (await readFile(path.join(dir, 'shop.yaml'), 'utf8')).replace(
+      '---\nkind: BotUser\nname: deployer\n',
+      '---\n# The deployer.\nkind: BotUser\nname: deployer # pushes releases\n',
+    );
+    await writeFile(path.join(dir, 'shop.yaml'), shop);
+    const r = await migrate();
+    expect(r.code).toBe(0);
+    expect(await readFile(path.join(out, 'team', 'bots.yaml'), 'utf8')).toBe(bots);
+    const mixed = await readFile(path.join(out, 'shop.yaml'), 'utf8');
+    expect(mixed).toContain('# The deployer.\nkind: BotUser\nname: deployer # pushes releases\n');
+  });
+
+  describe('DIR is never modified, whichever way OUT reaches it', () => {
+    it('OUT under a symbolic link to DIR', async () => {
+      await symlink(dir, path.join(root, 'link'));
+      const before = await digest(dir);
+      const r = await migrate('--out', path.join(root, 'link', 'out'));
+      expect(r.stderr).toMatch(/--out .*link\/out is inside .*edges/);
+      expect(r.code).toBe(64);
+      expect(await digest(dir)).toBe(before);
+    });
+
+    it('DIR named through a symbolic link, OUT inside it', async () => {
+      await symlink(dir, path.join(root, 'link'));
+      const r = await runCli(
+        [
+          'migrate',
+          path.join(root, 'link'),
+          '--out',
+          path.join(dir, 'out'),
+          '--backend',
+          `${WEB}=https://web.internal`,
+        ],
+        { env: { UPSTREAM_KEY: SECRET } },
+      );
+      expect(r.stderr).toContain('is inside');
+      expect(r.code).toBe(64);
+      await expect(stat(path.join(dir, 'out'))).rejects.toThrow(/ENOENT/);
+    });
+
+    it('OUT holding DIR (a file of DIR could be written over)', async () => {
+      const before = await digest(dir);
+      const r = await migrate('--out', root);
+      expect(r.stderr).toContain('holds');
+      expect(r.code).toBe(64);
+      expect(await digest(dir)).toBe(before);
+    });
   });
 
   it.each([

@@ -12,15 +12,23 @@ import type { EdgeInput, Rule } from '../../../src/migrate/translate.js';
 
 export const RESOLVED = 'resolved-from-reference';
 
-function resolveRefs(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(resolveRefs);
+/** References resolved as the loader would: `{ env: NAME }` from `env`, anything else to RESOLVED. */
+function resolveRefs(value: unknown, env: Readonly<Record<string, string>>): unknown {
+  if (Array.isArray(value)) return value.map((v) => resolveRefs(v, env));
   if (typeof value !== 'object' || value === null) return value;
   const keys = Object.keys(value);
-  if (keys.length === 1 && (keys[0] === 'env' || keys[0] === 'file')) return RESOLVED;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveRefs(v)]));
+  if (keys.length === 1 && (keys[0] === 'env' || keys[0] === 'file')) {
+    const name = (value as { env?: unknown }).env;
+    return typeof name === 'string' && Object.hasOwn(env, name) ? env[name] : RESOLVED;
+  }
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveRefs(v, env)]));
 }
 
-export function edgeFromYaml(text: string, file = 'edges.yaml'): EdgeInput {
+export function edgeFromYaml(
+  text: string,
+  file = 'edges.yaml',
+  env: Readonly<Record<string, string>> = {},
+): EdgeInput {
   const { documents, problems } = parseYaml(text, { maxAliasCount: 100 });
   if (problems.length > 0 || !documents[0])
     throw new Error(`bad test YAML: ${JSON.stringify(problems)}`);
@@ -34,11 +42,11 @@ export function edgeFromYaml(text: string, file = 'edges.yaml'): EdgeInput {
   if (raw.kind === 'TLSEdge') {
     return {
       kind: 'TLSEdge',
-      edge: { ...TlsEdgeSchema.parse(resolveRefs(raw)), ...located },
+      edge: { ...TlsEdgeSchema.parse(resolveRefs(raw, env)), ...located },
       source,
     };
   }
-  const edge = HttpsEdgeSchema.parse(resolveRefs(raw));
+  const edge = HttpsEdgeSchema.parse(resolveRefs(raw, env));
   return {
     kind: 'HTTPSEdge',
     edge: { ...edge, routes: edge.routes.map((r) => ({ ...r, ...located })), ...located },

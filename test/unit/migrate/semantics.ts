@@ -19,6 +19,21 @@ const PATTERNS = ['bot', '^curl', '^$', 'Mozilla', '.*', 'x{0}'];
 const EMAILS = ['a@x.com', 'b@y.com'];
 const DOMAINS = ['x.com', 'z.com'];
 
+const HOSTPORTS = ['shop.example.com:443', 'www.example.com:443', 'shop.internal:443'];
+
+/**
+ * A route's own traffic policy: one rule whose expression the model can read (`holds`), ending
+ * the request (`custom-response`) or not (`add-headers`).
+ */
+const ROUTE_POLICIES = [
+  { expression: "req.url.path.endsWith('x')", holds: (r: Request) => r.path.endsWith('x') },
+  { expression: "hasReqHeader('user-agent')", holds: (r: Request) => r.userAgent !== undefined },
+] as const;
+const ROUTE_ACTIONS = [
+  { type: 'custom-response', config: { status_code: 418 } },
+  { type: 'add-headers', config: { headers: { 'x-policy': 'route' } } },
+] as const;
+
 const optionalList = <T>(items: readonly T[]) =>
   fc.option(fc.subarray([...items], { minLength: 0 }), { nil: undefined });
 
@@ -54,31 +69,68 @@ const routeArb = fc.record(
     request_headers: fc.option(fc.constant({ add: { 'X-From': 'edge' }, remove: ['X-Drop'] }), {
       nil: undefined,
     }),
+    webhook_verification: fc.option(
+      fc.constant({ provider: 'github', secret: 'whsec-0123456789' }),
+      { nil: undefined },
+    ),
+    traffic_policy: fc.option(
+      fc
+        .record({
+          policy: fc.integer({ min: 0, max: ROUTE_POLICIES.length - 1 }),
+          action: fc.integer({ min: 0, max: ROUTE_ACTIONS.length - 1 }),
+        })
+        .map(({ policy, action }) => ({
+          value: {
+            on_http_request: [
+              {
+                name: `p${policy}a${action}`,
+                expressions: [ROUTE_POLICIES[policy]!.expression],
+                actions: [ROUTE_ACTIONS[action]!],
+              },
+            ],
+          },
+        })),
+      { nil: undefined },
+    ),
   },
   { requiredKeys: ['match_type', 'match'] },
 );
 
+interface EdgeJson {
+  readonly routes: readonly { readonly match: string }[];
+}
+
 /** Clean JSON (no undefined keys) of an HTTPS edge with routes unique by `match`. */
-export const edgeArb = fc
-  .uniqueArray(routeArb, { minLength: 1, maxLength: 4, selector: (r) => r.match })
+export const edgeArb: fc.Arbitrary<EdgeJson> = fc
+  .record({
+    routes: fc.uniqueArray(routeArb, { minLength: 1, maxLength: 4, selector: (r) => r.match }),
+    hostports: fc.subarray(HOSTPORTS, { minLength: 1 }),
+  })
   .map(
-    (routes) =>
+    ({ routes, hostports }) =>
       JSON.parse(
-        JSON.stringify({
-          kind: 'HTTPSEdge',
-          name: 'shop',
-          hostports: ['shop.example.com:443'],
-          routes,
-        }),
-      ) as unknown,
+        JSON.stringify({ kind: 'HTTPSEdge', name: 'shop', hostports, routes }),
+      ) as EdgeJson,
   );
 
-export const requestArb: fc.Arbitrary<Request> = fc.record({
-  path: fc.constantFrom(...PATHS, '/a/bc', '/c', '/abc', "/it's/x"),
-  host: fc.constant('shop.example.com'),
-  userAgent: fc.constantFrom(undefined, '', 'bot/1', 'curl/8', 'Mozilla/5.0'),
-  email: fc.constantFrom('a@x.com', 'b@y.com', 'c@z.com', 'd@w.com', 'e@notx.com'),
-});
+/** What a request's path may go on with after a route's match. */
+const suffixArb = fc.string({ unit: fc.constantFrom('a', 'b', 'x', '/', "'", '\\'), maxLength: 4 });
+
+/** Requests for `edge`: paths from its routes' matches (or others) with random suffixes. */
+export const requestArb = (edge: EdgeJson): fc.Arbitrary<Request> =>
+  fc.record({
+    path: fc
+      .tuple(fc.constantFrom(...edge.routes.map((r) => r.match), ...PATHS, '/c'), suffixArb)
+      .map(([prefix, suffix]) => prefix + suffix),
+    host: fc.constant('shop.example.com'),
+    userAgent: fc.constantFrom(undefined, '', 'bot/1', 'curl/8', 'Mozilla/5.0'),
+    email: fc.constantFrom('a@x.com', 'b@y.com', 'c@z.com', 'd@w.com', 'e@notx.com'),
+  });
+
+/** An edge and requests for it. */
+export const caseArb = edgeArb.chain((edge) =>
+  fc.tuple(fc.constant(edge), fc.array(requestArb(edge), { minLength: 1, maxLength: 12 })),
+);
 
 // ---- the reference model of an edge ------------------------------------------------------------
 
@@ -124,26 +176,55 @@ export function edgeOutcome(edge: HttpsEdgeManifest, request: Request): Outcome 
   if (route.user_agent_filter && !userAgentAllowed(route.user_agent_filter, request.userAgent)) {
     return { end: 'deny 403', applied };
   }
+  if (route.webhook_verification) applied.push('verify-webhook');
   if (route.oauth) {
     applied.push('oauth');
     if (!emailAllowed(route.oauth.provider.google ?? {}, request.email))
       return { end: 'deny 403', applied };
   }
   if (route.circuit_breaker) applied.push('circuit-breaker');
+  const own = routePolicyEnd(route, request, applied);
+  if (own !== undefined) return { end: own, applied };
   if (route.request_headers) applied.push('remove-headers', 'add-headers');
   if (!route.backend) return { end: 'respond 404', applied };
   return { end: `forward ${BACKENDS.get(route.backend.backend_id)}`, applied };
 }
 
-/** The property: for every request, the translated policy does what the edge did. */
+/** The route's own traffic-policy rule, read back from what the generator wrote. */
+function routePolicyEnd(
+  route: RouteManifest,
+  request: Request,
+  applied: string[],
+): string | undefined {
+  if (!route.traffic_policy) return undefined;
+  const name = /^p(\d)a(\d)$/.exec(
+    (JSON.parse(route.traffic_policy.value) as { on_http_request: { name: string }[] })
+      .on_http_request[0]!.name,
+  )!;
+  if (!ROUTE_POLICIES[Number(name[1])]!.holds(request)) return undefined;
+  const action = ROUTE_ACTIONS[Number(name[2])]!;
+  if (action.type === 'custom-response') return 'respond 418';
+  applied.push(action.type);
+  return undefined;
+}
+
+/**
+ * The property: one endpoint per hostport, and on each, for every request, the translated
+ * policy does what the edge did.
+ */
 export function agrees(edgeJson: unknown, requests: readonly Request[]): boolean {
   const input = edgeFromYaml(JSON.stringify(edgeJson));
   if (input.kind !== 'HTTPSEdge') throw new Error('expected an HTTPS edge');
   const { endpoints } = translateEdge(input, BACKENDS);
-  const rules = endpoints[0]!.traffic_policy.on_http_request ?? [];
-  return requests.every((request) => {
-    const got = evaluate(rules, request);
-    const want = edgeOutcome(input.edge, request);
-    return got.end === want.end && JSON.stringify(got.applied) === JSON.stringify(want.applied);
+  if (endpoints.length !== input.edge.hostports.length) return false;
+  return endpoints.every((endpoint) => {
+    const rules = endpoint.traffic_policy.on_http_request ?? [];
+    const host = new URL(endpoint.url).hostname;
+    return requests.every((r) => {
+      const request = { ...r, host };
+      const got = evaluate(rules, request);
+      const want = edgeOutcome(input.edge, request);
+      return got.end === want.end && JSON.stringify(got.applied) === JSON.stringify(want.applied);
+    });
   });
 }

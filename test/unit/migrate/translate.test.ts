@@ -228,6 +228,22 @@ describe('translateEdge: gaps', () => {
       'routes[0].saml.force_authn',
       'warning',
     ],
+    // A session the edge ended would go on: traffic the edge refused would pass.
+    [
+      '    saml: { idp_metadata: "<x/>", inactivity_timeout: 300 }\n',
+      'routes[0].saml.inactivity_timeout',
+      'error',
+    ],
+    [
+      '    saml: { idp_metadata: "<x/>", maximum_duration: 3600 }\n',
+      'routes[0].saml.maximum_duration',
+      'error',
+    ],
+    [
+      '    saml: { idp_metadata: "<x/>", options_passthrough: true }\n',
+      'routes[0].saml.options_passthrough',
+      'warning',
+    ],
     ['    websocket_tcp_converter: {}\n', 'routes[0].websocket_tcp_converter', 'warning'],
     [
       '    circuit_breaker: { tripped_duration: 300 }\n',
@@ -310,20 +326,32 @@ routes:
       ),
     );
     expect(bad.diagnostics).toContainEqual(
-      expect.objectContaining({ severity: 'error', path: 'routes[0].traffic_policy.value' }),
+      expect.objectContaining({
+        severity: 'error',
+        path: 'routes[0].traffic_policy.value.on_tcp_connect',
+      }),
     );
   });
 
   it('an action cloud endpoints do not know, or not in that phase, is an error (never dropped, never copied)', () => {
     const unknown = translate(
-      https(
-        `    traffic_policy: { value: { on_http_request: [{ actions: [{ type: rate-limit, config: { capacity: 10 } }] }] } }\n`,
-      ),
+      https(`    traffic_policy:
+      value:
+        on_http_request:
+          - name: limit
+            actions:
+              - type: deny
+              - type: rate-limit
+                config: { capacity: 10 }
+`),
     );
+    // Located at the action itself, not at the policy as a whole.
     expect(unknown.diagnostics).toContainEqual(
       expect.objectContaining({
         severity: 'error',
-        path: 'routes[0].traffic_policy.value',
+        path: 'routes[0].traffic_policy.value.on_http_request[0].actions[1]',
+        line: 14,
+        column: 17,
         message: expect.stringContaining('"rate-limit" has no cloud endpoint equivalent'),
       }),
     );
@@ -335,6 +363,7 @@ routes:
     expect(misplaced.diagnostics).toContainEqual(
       expect.objectContaining({
         severity: 'error',
+        path: 'routes[0].traffic_policy.value.on_http_response[0].actions[0]',
         message: expect.stringContaining('"verify-webhook" cannot run in on_http_response'),
       }),
     );
