@@ -1,7 +1,9 @@
 /**
  * Crashes: the `edgesync apply` process is killed with SIGKILL at 20 random points (after a
  * random number of its operations, others in flight) against a persistent child server. Each
- * rerun converges, and no edge, route or bot user is ever duplicated. Runs the compiled CLI
+ * rerun converges, and no edge, route or bot user is ever duplicated. The points run as two
+ * sequences of ten side by side, each on an account of its own (an API key is an account): the
+ * test waits on its children, not on the CPU. Runs the compiled CLI
  * (`npm test` builds first; a stale build of this area is rebuilt here).
  */
 
@@ -81,16 +83,37 @@ function applyAndKill(
   });
 }
 
+/** Ten kill points from `seed` on one account: returns how many fell inside the apply. */
+async function killPoints(url: string, apiKey: string, dir: string, seed: number) {
+  const env = apiEnv(url, apiKey);
+  let kills = 0;
+  const random = seededRandom(seed);
+  for (let i = 0; i < 10; i++) {
+    await writeManifests(dir, manifests(i));
+    // Point: after 0..30 logged operations (a cold version has about 27), others in flight.
+    const killAfter = Math.floor(random() * 31);
+    const crashed = await applyAndKill(dir, env, killAfter);
+    if (crashed.killed) kills += 1;
+    expect(duplicates(await snapshotOf(url, apiKey))).toEqual([]);
+
+    const rerun = await runCli(['apply', dir, '--yes'], { env });
+    expect(rerun.stderr).toMatch(/converged/);
+    expect(rerun.code).toBe(0);
+    expect(duplicates(await snapshotOf(url, apiKey))).toEqual([]);
+  }
+  return kills;
+}
+
 describe('apply killed with SIGKILL', () => {
   let tmp: Awaited<ReturnType<typeof tempDir>>;
   let server: ServerChild;
-  const apiKey = generateApiKey();
+  const apiKeys = [generateApiKey(), generateApiKey()];
 
   beforeAll(async () => {
     assertFreshBuild();
     tmp = await tempDir();
     server = await startServerChild({
-      apiKeys: [apiKey],
+      apiKeys,
       dataDir: path.join(tmp.dir, 'data'),
       extraArgs: ['--latency', '2-6'],
     });
@@ -101,25 +124,13 @@ describe('apply killed with SIGKILL', () => {
   });
 
   it('converges on every rerun, with no duplicates, at 20 random kill points', async () => {
-    const env = apiEnv(server.url, apiKey);
-    const dir = path.join(tmp.dir, 'manifests');
-    let kills = 0;
     // Seeded: the same kill points on every run.
-    const random = seededRandom(20261125);
-    for (let i = 0; i < 20; i++) {
-      await writeManifests(dir, manifests(i));
-      // Point: after 0..30 logged operations (a cold version has about 27), others in flight.
-      const killAfter = Math.floor(random() * 31);
-      const crashed = await applyAndKill(dir, env, killAfter);
-      if (crashed.killed) kills += 1;
-      expect(duplicates(await snapshotOf(server.url, apiKey))).toEqual([]);
-
-      const rerun = await runCli(['apply', dir, '--yes'], { env });
-      expect(rerun.stderr).toMatch(/converged/);
-      expect(rerun.code).toBe(0);
-      expect(duplicates(await snapshotOf(server.url, apiKey))).toEqual([]);
-    }
+    const kills = await Promise.all(
+      apiKeys.map((key, i) =>
+        killPoints(server.url, key, path.join(tmp.dir, `manifests-${i}`), 20261125 + i),
+      ),
+    );
     // Most points fall inside the apply (the rest are after it finished).
-    expect(kills).toBeGreaterThan(10);
+    expect(kills.reduce((a, b) => a + b, 0)).toBeGreaterThan(10);
   }, 120_000);
 });
