@@ -58,7 +58,13 @@ export interface LiveState {
   readonly botUsers: readonly BotUser[];
   /** Every endpoint listed, agent ones included (never touched); absent reads as none. */
   readonly cloudEndpoints?: readonly CloudEndpoint[] | undefined;
+  /** The account has no access to edges (its edge lists were refused): it has none. */
+  readonly edgesUnavailable?: boolean | undefined;
 }
+
+/** The plan's note on an account without access to edges (its edges read as none). */
+export const EDGES_UNAVAILABLE_WARNING =
+  'the account has no access to edges: its edges read as none; cloud endpoints and bot users are managed as usual';
 
 type Deletion =
   | { readonly kind: 'edge'; readonly orphan: Orphan }
@@ -96,6 +102,7 @@ function suspended(
 /** The plan that makes `live` match `desired`. Pure and deterministic (sorted by address). */
 export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOptions = {}): Plan {
   const ctx = new PlanContext(options);
+  if (live.edgesUnavailable === true) ctx.warnings.push(EDGES_UNAVAILABLE_WARNING);
   const liveEdges = classifyLive(live, ctx.owner);
   const ownership = resolveOwnership(desiredEdges(desired), liveEdges);
   ctx.blocked.push(...ownership.blocked);
