@@ -35,7 +35,7 @@ import {
 import { PlanContext, type PlanOptions } from './context.js';
 import { cutoverList } from './cutover.js';
 import { planCreate, planDelete, planUpdate } from './edges.js';
-import { endpointClaims, urlHandovers } from './endpoint-claims.js';
+import { blockHeldUrls, endpointClaims, urlHandovers } from './endpoint-claims.js';
 import { type Deletable, guardDeletions, resolveHostports } from './guards.js';
 import { type Cutover, PLAN_FORMAT_VERSION, type Plan } from './model.js';
 import { canonicalHostports } from './normalize.js';
@@ -126,12 +126,17 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
   // URL passing between endpoints: the one leaving it goes first.
   const endpointOrphans = allowed.flatMap((d) => (d.kind === 'endpoint' ? [d.orphan] : []));
   const handovers = urlHandovers(
-    endpointClaims(ctx, endpointMatches, {
-      active,
-      deletions,
-      holders: ownership.hostportHolders,
-      claims,
-    }),
+    blockHeldUrls(
+      ctx,
+      endpointClaims(ctx, endpointMatches, {
+        active,
+        deletions,
+        holders: ownership.hostportHolders,
+        claims,
+      }),
+      live.cloudEndpoints ?? [],
+      keptOrphans(endpoints.orphans, endpointOrphans),
+    ),
     endpointOrphans,
   );
 
@@ -149,6 +154,16 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
   planBotUsers(ctx, desired.botUsers, live.botUsers);
   releaseAuthFirst(ctx, live.httpsEdges);
   return finishPlan(ctx, cutovers);
+}
+
+/** IDs of our endpoints no manifest keeps that stay all the same (protect, a guard). */
+function keptOrphans(
+  all: readonly EndpointOrphan[],
+  deleted: readonly EndpointOrphan[],
+): ReadonlySet<string> {
+  if (all.length === deleted.length) return new Set();
+  const going = new Set(deleted.map((o) => o.live.record.id));
+  return new Set(all.map((o) => o.live.record.id).filter((id) => !going.has(id)));
 }
 
 /** The orphans (edges and endpoints, one managed set) the deletion guards let go. */
