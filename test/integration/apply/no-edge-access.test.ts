@@ -6,9 +6,12 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { observe } from '../../../src/api/index.js';
+import { run as serverCommand } from '../../../src/cli/commands/server.js';
+import { generateApiKey } from '../../../src/server/index.js';
 import { startDaemon, stopDaemons } from '../../helpers/daemon.js';
 import { startTestServer, writesAt } from '../../helpers/server.js';
 import { waitFor } from '../daemon/helpers.js';
@@ -130,5 +133,47 @@ describe('an account with no access to edges', () => {
     expect(last_error?.message).toContain('the account has no access to edges');
     expect(last_error?.message).toContain('edges/db.yaml');
     expect(writesAt(server)).toBe(1);
+  });
+
+  it('against `edgesync server --no-edge-access` itself: apply, then an empty plan', async () => {
+    const key = generateApiKey();
+    const stderr = new PassThrough();
+    let err = '';
+    stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
+    const stdout = new PassThrough().resume();
+    const controller = new AbortController();
+    const done = serverCommand({
+      argv: ['--port', '0', '--api-key', key, '--no-edge-access'],
+      stdout,
+      stderr,
+      env: { EDGESYNC_LOG_LEVEL: 'silent' },
+      cwd: tmp.dir,
+      signal: controller.signal,
+    });
+    try {
+      const url = await waitFor(
+        'the server to listen',
+        () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(err)?.[1],
+      );
+      await write({ 'web.yaml': [ENDPOINT], 'bots.yaml': [BOT] });
+      const env = apiEnv(url, key);
+      const apply = await runCli(['apply', '--yes', dir], { env });
+      expect(apply.stderr).not.toContain('ERR_SVC_7302');
+      expect(apply.code).toBe(0);
+      expect((await runCli(['plan', '--detailed-exitcode', dir], { env })).code).toBe(0);
+      const client = apiClient(url, key);
+      try {
+        const live = await observe(client);
+        expect(live.edgesUnavailable).toBe(true);
+        expect(live.cloudEndpoints.map((e) => e.url)).toEqual(['https://web.example.com']);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      controller.abort();
+      expect(await done).toBe(0);
+    }
   });
 });
