@@ -100,7 +100,9 @@ function livePolicySecrets(endpoint: {
   const known = policySecrets.get(endpoint);
   if (known !== undefined) return known;
   const text = endpoint.traffic_policy ?? '';
-  const out = /secret|private_key|headers/i.test(text)
+  // Only a text that names a secret field or a credential header (`isCredentialHeader`'s
+  // words: `authorization` has `auth`, `set-cookie` `cookie`) is parsed.
+  const out = /secret|key|token|password|signature|auth|cookie/i.test(text)
     ? policySecretValues(parsePolicyText(text))
     : [];
   policySecrets.set(endpoint, out);
