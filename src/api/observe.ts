@@ -3,11 +3,18 @@
  * edges with their routes and modules embedded, bot users, endpoints), run concurrently; no
  * per-resource GET. All or nothing: the first failure aborts the other listings and is thrown,
  * because a partial snapshot diffed against the manifests would look like deletions.
+ *
+ * One refusal is not a failure: an account without access to edges (the edge lists answer
+ * 403, `ERR_SVC_7302` from the local server) has no edges at all, so its edges are read as
+ * none and the snapshot says they are unavailable. Its cloud endpoints and bot users are
+ * managed as on any account; a directory that declares edges is refused by the engine
+ * (`assertEdgesAvailable`), never planned against the empty lists.
  */
 
+import { accountStateOf } from '../errors.js';
 import { throwIfAborted } from './retry.js';
 import type { BotUser, CloudEndpoint, HttpsEdge, TlsEdge } from './schemas.js';
-import type { ApiClient } from './types.js';
+import type { ApiClient, ListResult } from './types.js';
 
 export interface LiveSnapshot {
   readonly tlsEdges: readonly TlsEdge[];
@@ -15,7 +22,15 @@ export interface LiveSnapshot {
   readonly botUsers: readonly BotUser[];
   /** Every endpoint the list returns, agent ones included (the planner ignores those). */
   readonly cloudEndpoints: readonly CloudEndpoint[];
-  /** List calls per kind: `max(1, ceil(n / 100))` against a server that ends a full last page. */
+  /**
+   * The account has no access to edges: the edge lists were refused, so `tlsEdges` and
+   * `httpsEdges` are empty because there cannot be any, not because none were listed.
+   */
+  readonly edgesUnavailable?: boolean | undefined;
+  /**
+   * List calls per kind: `max(1, ceil(n / 100))` against a server that ends a full last page;
+   * a refused edge list counts its one call.
+   */
   readonly calls: {
     readonly tls: number;
     readonly https: number;
@@ -53,12 +68,14 @@ export async function observe(
   };
   try {
     const [tls, https, bots, endpoints] = await Promise.all([
-      client.listTlsEdges({ signal }).catch(fail),
-      client.listHttpsEdges({ signal }).catch(fail),
+      client.listTlsEdges({ signal }).catch(edgesRefused).catch(fail),
+      client.listHttpsEdges({ signal }).catch(edgesRefused).catch(fail),
       client.listBotUsers({ signal }).catch(fail),
       client.listEndpoints({ signal }).catch(fail),
     ]);
+    const unavailable = 'unavailable' in tls || 'unavailable' in https;
     return {
+      ...(unavailable ? { edgesUnavailable: true } : {}),
       tlsEdges: tls.items,
       httpsEdges: https.items,
       botUsers: bots.items,
@@ -73,4 +90,13 @@ export async function observe(
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * An edge list refused because the account has no access to edges: no edges, one call spent.
+ * Any other failure is rethrown.
+ */
+function edgesRefused(err: unknown): ListResult<never> & { readonly unavailable: true } {
+  if (accountStateOf(err) !== 'no-access') throw err;
+  return { items: [], calls: 1, unavailable: true };
 }

@@ -123,6 +123,7 @@ export async function verifyTouched(
     fetchAll<CloudEndpoint>(touched.endpoints, (id) => client.getEndpoint(id, o), n),
   ]);
   return {
+    ...(live.edgesUnavailable === true ? { edgesUnavailable: true } : {}),
     tlsEdges: overlay(live.tlsEdges, tls),
     httpsEdges: overlay(live.httpsEdges, https),
     botUsers: overlay(live.botUsers, bots),

@@ -16,6 +16,7 @@ import type { DesiredSet } from '../manifest/schema.js';
 import { buildPlan, type Plan } from '../plan/index.js';
 import type { PlanOptions } from '../plan/plan.js';
 import type { ReconcileInput } from './contract.js';
+import { assertEdgesAvailable } from './edge-access.js';
 
 /** Triggers that say only the manifests changed: a file saved, a git-sync revision. */
 export const INCREMENTAL_REASONS: ReadonlySet<string> = new Set(['file', 'link']);
@@ -78,6 +79,7 @@ export async function prepareIncremental(
     throw new ManifestError(loaded.diagnostics);
   }
   const desired = loaded.set;
+  assertEdgesAvailable(desired, known);
   const guess = buildPlan(desired, known, options.plan);
   // Creates have no ID yet: nothing live to read for them.
   const touched = touchedRoots(guess, { created: {} });

@@ -13,6 +13,7 @@ import { DEFAULT_OWNER } from '../manifest/metadata.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import type { Plan } from '../plan/model.js';
 import { buildPlan, DEFAULT_MAX_DELETES, type PlanMemo } from '../plan/plan.js';
+import { assertEdgesAvailable } from './edge-access.js';
 import { fingerprintHmacKey, fingerprintLive, fingerprintManifests } from './fingerprint.js';
 
 export interface PreparePlanOptions {
@@ -121,6 +122,7 @@ export async function preparePlan(options: PreparePlanOptions): Promise<Prepared
     if (observed.status === 'rejected') throw observed.reason;
     const { ok: _ok, set: desired, diagnostics: _none, ...manifests } = loaded.value;
     const snapshot = observed.value;
+    assertEdgesAvailable(desired, snapshot);
     let fingerprint: Fingerprint | undefined;
     if (options.fingerprint === true && options.fingerprintKey === undefined) {
       throw new EdgesyncError('ES_INTERNAL', 'fingerprints need the API key to key them');

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../errors.js';
 import { EdgesyncError } from '../errors.js';
+import { isCredentialHeader } from './credential-headers.js';
 import { sortDiagnostics } from './diagnostics.js';
 import { defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { DEFAULT_OWNER } from './metadata.js';
@@ -26,7 +27,7 @@ import type {
   TlsEdgeManifest,
   TrafficPolicyDocument,
 } from './schema.js';
-import { isCredentialHeader, maskValues } from './secrets.js';
+import { maskValues } from './secrets.js';
 import { checkAcrossDocuments, checkWithinDocuments, type DocumentValue } from './semantics.js';
 import { decode, type FileResult, fileProblem, processFile, type ShapedDoc } from './shape.js';
 import type { Anchor, Position } from './yaml.js';

@@ -12,6 +12,19 @@ export const SCHEMA_ID = 'urn:edgesync:schema:manifest:1';
 
 type JsonObject = Record<string, unknown>;
 
+/**
+ * Formats zod writes for its own string checks (`startsWith` and the like) that JSON Schema does
+ * not define: a standard validator refuses the schema (Ajv in strict mode) or ignores them. The
+ * `pattern` beside each states the same rule, so they are left out.
+ */
+const ZOD_ONLY_FORMATS: ReadonlySet<unknown> = new Set([
+  'starts_with',
+  'ends_with',
+  'includes',
+  'lowercase',
+  'uppercase',
+]);
+
 export function manifestJsonSchema(): JsonObject {
   const secretRef = z.toJSONSchema(SecretRefSchema, { target: 'draft-2020-12', io: 'input' });
   delete secretRef.$schema;
@@ -19,6 +32,8 @@ export function manifestJsonSchema(): JsonObject {
     target: 'draft-2020-12',
     io: 'input',
     override: (ctx) => {
+      const node = ctx.jsonSchema as JsonObject;
+      if (ZOD_ONLY_FORMATS.has(node.format) && typeof node.pattern === 'string') delete node.format;
       const zodSchema = ctx.zodSchema as unknown as z.ZodType;
       if (TEXT_OR_MAPPING.has(zodSchema)) {
         const { description, ...mapping } = ctx.jsonSchema as JsonObject;

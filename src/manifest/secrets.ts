@@ -6,8 +6,9 @@
  *   webhook verification `secret`, the secret config fields of traffic policy actions (the
  *   action table's: `client_secret`, verify-webhook's `secret`, terminate-tls's
  *   `server_private_key`), and the value of a header added by the request or response
- *   headers module when its name is a credential's (`isCredentialHeader`), on the manifest side
- *   and on the live side alike (a header set by hand on the live edge was never in Git);
+ *   headers module, or set by a policy action's header map (add-headers, custom-response),
+ *   when its name is a credential's (`isCredentialHeader`), on the manifest side and on the
+ *   live side alike (a header set by hand on the live edge was never in Git);
  * - every value read through `{ env }` / `{ file }`, whatever field holds it (a `name` too).
  *
  * How it is kept out: a value can travel further than its field, into an address
@@ -32,39 +33,25 @@ import type {
   ResourceChange,
   ResourceChangeFile,
 } from '../plan/model.js';
+import { isCredentialHeader } from './credential-headers.js';
 import { type FieldPath, formatPath, type Segment } from './paths.js';
-import { SECRET_CONFIG_FIELDS } from './policy/actions.js';
+import { HEADER_MAP_CONFIG_FIELDS, SECRET_CONFIG_FIELDS } from './policy/actions.js';
 import { parsePolicyText } from './policy-text.js';
 import type { DesiredSet } from './schema.js';
 
 /** What a masked value is shown as, in every output. */
 export const MASKED = '(sensitive)';
 
-const CREDENTIAL_HEADER_EXACT: ReadonlySet<string> = new Set([
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'set-cookie',
-]);
-const CREDENTIAL_HEADER_PART = /key|token|secret|password|signature|auth/i;
 const HEADER_MODULES: ReadonlySet<string> = new Set(['request_headers', 'response_headers']);
-
-/**
- * Whether a header with this name carries a credential: `Authorization`, `Proxy-Authorization`,
- * `Cookie`, `Set-Cookie`, or any name containing `key`, `token`, `secret`, `password`,
- * `signature` or `auth` (case-insensitive).
- */
-export function isCredentialHeader(name: string): boolean {
-  return CREDENTIAL_HEADER_EXACT.has(name.toLowerCase()) || CREDENTIAL_HEADER_PART.test(name);
-}
 
 /**
  * Whether the field at `path` is a secret by definition, wherever the path starts (a route, a
  * module, a request body, a traffic policy): `...client_secret`, `...server_private_key`,
  * `...webhook_verification.secret`, `...config.<secret config field>` of a policy action (the
  * action table names them) and any action's `config.secret` (the path does not say the type,
- * and masking more is safe), and
- * `...request_headers.add.<credential header>` (or `response_headers`).
+ * and masking more is safe), `...request_headers.add.<credential header>` (or
+ * `response_headers`), and the same credential headers in a policy action's header map
+ * (`...config.headers.<credential header>`: add-headers, custom-response).
  */
 export function isSecretField(path: readonly Segment[]): boolean {
   const n = path.length;
@@ -76,8 +63,11 @@ export function isSecretField(path: readonly Segment[]): boolean {
   if ((parent === 'webhook_verification' || parent === 'config') && key === 'secret') return true;
   // A traffic policy action's config: the action table names its secret fields.
   if (parent === 'config' && SECRET_CONFIG_FIELDS.has(last)) return true;
-  const module = typeof path[n - 3] === 'string' ? (path[n - 3] as string).toLowerCase() : '';
-  return parent === 'add' && HEADER_MODULES.has(module) && isCredentialHeader(last);
+  const grand = typeof path[n - 3] === 'string' ? (path[n - 3] as string).toLowerCase() : '';
+  if (!isCredentialHeader(last)) return false;
+  // A policy action's header map: `config.<map>.<name>` (the map's field is the parent).
+  if (grand === 'config' && HEADER_MAP_CONFIG_FIELDS.has(parent)) return true;
+  return parent === 'add' && HEADER_MODULES.has(grand);
 }
 
 /**
@@ -110,7 +100,11 @@ function livePolicySecrets(endpoint: {
   const known = policySecrets.get(endpoint);
   if (known !== undefined) return known;
   const text = endpoint.traffic_policy ?? '';
-  const out = /secret|private_key/i.test(text) ? policySecretValues(parsePolicyText(text)) : [];
+  // Only a text that names a secret field or a credential header (`isCredentialHeader`'s
+  // words: `authorization` has `auth`, `set-cookie` `cookie`) is parsed.
+  const out = /secret|key|token|password|signature|auth|cookie/i.test(text)
+    ? policySecretValues(parsePolicyText(text))
+    : [];
   policySecrets.set(endpoint, out);
   return out;
 }

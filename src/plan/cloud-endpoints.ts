@@ -53,6 +53,11 @@ export function endpointAddress(name: string): string {
   return `cloud_endpoint.${name}`;
 }
 
+/** Ours: a cloud endpoint (agents own theirs, whatever their metadata says) of our owner. */
+export function ownedEndpoint(record: CloudEndpoint, owner: string): boolean {
+  return record.type === 'cloud' && recordMetadata(record)?.owner === owner;
+}
+
 /** Manifests matched to our live endpoints, and our live endpoints no manifest keeps. */
 export function resolveEndpoints(
   desired: readonly CloudEndpointManifest[],
@@ -62,10 +67,9 @@ export function resolveEndpoints(
   const byName = new Map<string, LiveEndpoint[]>();
   const orphans: EndpointOrphan[] = [];
   for (const record of live) {
-    // Agent endpoints belong to their agent, whatever their metadata says.
-    if (record.type !== 'cloud') continue;
+    if (!ownedEndpoint(record, owner)) continue;
     const meta = recordMetadata(record);
-    if (meta?.owner !== owner) continue;
+    if (meta === undefined) continue;
     if (meta.name === undefined) {
       orphans.push({
         live: { record, meta },

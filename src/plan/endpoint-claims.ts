@@ -15,7 +15,10 @@
  * Likewise a URL and binding passing between endpoints (the service refuses a second holder
  * unless both pool: 18009, 18016, 18017): the endpoint leaving it (deleted, or replaced by one on
  * another URL) has its DELETE in phase `release`, and the create or PATCH that takes it
- * `requires` that endpoint's root. Pure.
+ * `requires` that endpoint's root. A URL and binding held by an endpoint this plan does not move
+ * (an agent's, another owner's, an unowned one, or one of ours the guards keep) blocks, as a
+ * conflict, the endpoint whose write would take it without both pooling: it is not attempted.
+ * Pure.
  */
 
 import type { CloudEndpoint } from '../api/schemas.js';
@@ -24,7 +27,13 @@ import {
   endpointHostport,
   normalizeEndpointUrl,
 } from '../manifest/endpoint-url.js';
-import type { EndpointMatch, EndpointOrphan, EndpointPlanInput } from './cloud-endpoints.js';
+import { recordMetadata } from '../manifest/metadata.js';
+import {
+  type EndpointMatch,
+  type EndpointOrphan,
+  type EndpointPlanInput,
+  ownedEndpoint,
+} from './cloud-endpoints.js';
 import type { PlanContext } from './context.js';
 import { canonicalHostports } from './normalize.js';
 import {
@@ -122,6 +131,78 @@ function liveSeat(root: string, r: CloudEndpoint): Seat {
   };
 }
 
+/** Where the desired endpoint of `plan` sits, and whether its live record already sits there. */
+function wantedSeat(plan: EndpointPlanInput): { seat: Seat; seated: boolean } {
+  const d = plan.match.desired;
+  const seat: Seat = {
+    root: plan.match.address,
+    url: normalizeEndpointUrl(d.url),
+    binding: d.bindings[0] ?? defaultEndpointBinding(d.url),
+    pooling: d.pooling_enabled,
+  };
+  const live = plan.match.live === undefined ? undefined : liveSeat('', plan.match.live.record);
+  const seated =
+    live?.url === seat.url && live.binding === seat.binding && live.pooling === seat.pooling;
+  return { seat, seated };
+}
+
+/** Whether two endpoints may not share one URL and binding (the service's pooling rule). */
+function clash(a: Seat, b: Seat): boolean {
+  return a.url === b.url && a.binding === b.binding && !(a.pooling && b.pooling);
+}
+
+/**
+ * The plans minus those whose write would take a URL and binding an endpoint this plan leaves
+ * in place holds: live endpoints not ours, and our orphans the guards keep (`kept`, by ID).
+ * Those are blocked as conflicts, as an edge held by another owner is, and never sent (the
+ * service would answer 18009, 18016 or 18017).
+ */
+export function blockHeldUrls(
+  ctx: PlanContext,
+  plans: readonly EndpointPlanInput[],
+  live: readonly CloudEndpoint[],
+  kept: ReadonlySet<string>,
+): EndpointPlanInput[] {
+  const claiming = plans.filter((p) => !wantedSeat(p).seated);
+  if (claiming.length === 0 || live.length === 0) return [...plans];
+  const byUrl = new Map<string, CloudEndpoint[]>();
+  for (const r of live) {
+    if (ownedEndpoint(r, ctx.owner) && !kept.has(r.id)) continue;
+    const url = normalizeEndpointUrl(r.url);
+    const list = byUrl.get(url);
+    if (list === undefined) byUrl.set(url, [r]);
+    else list.push(r);
+  }
+  const blocked = new Set<EndpointPlanInput>();
+  for (const plan of claiming) {
+    const { seat } = wantedSeat(plan);
+    const holder = byUrl.get(seat.url)?.find((r) => clash(seat, liveSeat('', r)));
+    if (holder === undefined) continue;
+    blocked.add(plan);
+    ctx.blocked.push({
+      address: plan.match.address,
+      kind: 'conflict',
+      reason: `url ${seat.url} (${seat.binding}) is held by endpoint ${holder.id} ${describeEndpointHolder(holder, ctx.owner)}, ${poolingWhy(seat.pooling, holder.pooling_enabled ?? false)}; not attempted`,
+    });
+  }
+  return plans.filter((p) => !blocked.has(p));
+}
+
+function describeEndpointHolder(r: CloudEndpoint, owner: string): string {
+  if (r.type !== 'cloud') return `(an ${r.type} endpoint: its agent holds it)`;
+  const meta = recordMetadata(r);
+  if (meta === undefined) return "which edgesync does not manage (its metadata is not edgesync's)";
+  if (meta.owner === undefined) return 'which has no edgesync owner';
+  if (meta.owner === owner) return 'which is ours and is kept (protect or a guard)';
+  return `which belongs to owner "${meta.owner}"`;
+}
+
+function poolingWhy(ours: boolean, theirs: boolean): string {
+  if (theirs) return 'which pools on it: set pooling_enabled: true to join the pool';
+  if (ours) return 'which does not pool';
+  return 'and neither pools';
+}
+
 /**
  * The endpoints' plans with the URL handovers added: a desired endpoint whose seat a leaving
  * endpoint of this plan holds (an allowed deletion, or the old record of a replacement) without
@@ -143,19 +224,10 @@ export function urlHandovers(
   }
   const releasing = new Set<string>();
   const out = plans.map((plan): EndpointPlanInput => {
-    const d = plan.match.desired;
-    const url = normalizeEndpointUrl(d.url);
-    const binding = d.bindings[0] ?? defaultEndpointBinding(d.url);
-    const live = plan.match.live === undefined ? undefined : liveSeat('', plan.match.live.record);
+    const { seat, seated } = wantedSeat(plan);
     // Already seated there (a PATCH of other fields, or nothing): no write claims the seat.
-    const seated =
-      live?.url === url && live.binding === binding && live.pooling === d.pooling_enabled;
     const held = (seated ? [] : leaving).filter(
-      (l) =>
-        l.root !== plan.match.address &&
-        l.url === url &&
-        l.binding === binding &&
-        !(l.pooling && d.pooling_enabled),
+      (l) => l.root !== plan.match.address && clash(seat, l),
     );
     for (const l of held) releasing.add(l.root);
     return held.length === 0

@@ -35,7 +35,7 @@ import {
 import { PlanContext, type PlanOptions } from './context.js';
 import { cutoverList } from './cutover.js';
 import { planCreate, planDelete, planUpdate } from './edges.js';
-import { endpointClaims, urlHandovers } from './endpoint-claims.js';
+import { blockHeldUrls, endpointClaims, urlHandovers } from './endpoint-claims.js';
 import { type Deletable, guardDeletions, resolveHostports } from './guards.js';
 import { type Cutover, PLAN_FORMAT_VERSION, type Plan } from './model.js';
 import { canonicalHostports } from './normalize.js';
@@ -58,7 +58,13 @@ export interface LiveState {
   readonly botUsers: readonly BotUser[];
   /** Every endpoint listed, agent ones included (never touched); absent reads as none. */
   readonly cloudEndpoints?: readonly CloudEndpoint[] | undefined;
+  /** The account has no access to edges (its edge lists were refused): it has none. */
+  readonly edgesUnavailable?: boolean | undefined;
 }
+
+/** The plan's note on an account without access to edges (its edges read as none). */
+export const EDGES_UNAVAILABLE_WARNING =
+  'the account has no access to edges: its edges read as none; cloud endpoints and bot users are managed as usual';
 
 type Deletion =
   | { readonly kind: 'edge'; readonly orphan: Orphan }
@@ -96,6 +102,7 @@ function suspended(
 /** The plan that makes `live` match `desired`. Pure and deterministic (sorted by address). */
 export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOptions = {}): Plan {
   const ctx = new PlanContext(options);
+  if (live.edgesUnavailable === true) ctx.warnings.push(EDGES_UNAVAILABLE_WARNING);
   const liveEdges = classifyLive(live, ctx.owner);
   const ownership = resolveOwnership(desiredEdges(desired), liveEdges);
   ctx.blocked.push(...ownership.blocked);
@@ -119,12 +126,17 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
   // URL passing between endpoints: the one leaving it goes first.
   const endpointOrphans = allowed.flatMap((d) => (d.kind === 'endpoint' ? [d.orphan] : []));
   const handovers = urlHandovers(
-    endpointClaims(ctx, endpointMatches, {
-      active,
-      deletions,
-      holders: ownership.hostportHolders,
-      claims,
-    }),
+    blockHeldUrls(
+      ctx,
+      endpointClaims(ctx, endpointMatches, {
+        active,
+        deletions,
+        holders: ownership.hostportHolders,
+        claims,
+      }),
+      live.cloudEndpoints ?? [],
+      keptOrphans(endpoints.orphans, endpointOrphans),
+    ),
     endpointOrphans,
   );
 
@@ -142,6 +154,16 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
   planBotUsers(ctx, desired.botUsers, live.botUsers);
   releaseAuthFirst(ctx, live.httpsEdges);
   return finishPlan(ctx, cutovers);
+}
+
+/** IDs of our endpoints no manifest keeps that stay all the same (protect, a guard). */
+function keptOrphans(
+  all: readonly EndpointOrphan[],
+  deleted: readonly EndpointOrphan[],
+): ReadonlySet<string> {
+  if (all.length === deleted.length) return new Set();
+  const going = new Set(deleted.map((o) => o.live.record.id));
+  return new Set(all.map((o) => o.live.record.id).filter((id) => !going.has(id)));
 }
 
 /** The orphans (edges and endpoints, one managed set) the deletion guards let go. */

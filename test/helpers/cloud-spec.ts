@@ -918,6 +918,32 @@ const BODY_FIELDS: readonly BodyFieldRow[] = [
   },
 ];
 
+/**
+ * Section 2, uniqueness: two creates of one URL that are both accepted. `%n` stands for a name
+ * fresh per case; the URL is written as the holder sends it, upper-cased for the newcomer.
+ */
+export interface SharingCase {
+  readonly name: string;
+  readonly url: string;
+  readonly holder: Readonly<Record<string, unknown>>;
+  readonly newcomer: Readonly<Record<string, unknown>>;
+}
+
+const SHARING: readonly SharingCase[] = [
+  {
+    name: 'both pool',
+    url: 'https://%n.example.com',
+    holder: { pooling_enabled: true },
+    newcomer: { pooling_enabled: true },
+  },
+  {
+    name: 'same URL, different binding (neither pools)',
+    url: 'http://%n.default',
+    holder: { bindings: ['public'] },
+    newcomer: { bindings: ['kubernetes'] },
+  },
+];
+
 /** The whole specification table. */
 export const CLOUD_SPEC = {
   /** Section 3: the phases each scheme has (the first is its entry phase). */
@@ -930,6 +956,7 @@ export const CLOUD_SPEC = {
   legacyPhases: { inbound: 'on_http_request', outbound: 'on_http_response' } as const,
   actions: ACTIONS,
   rules: RULES,
+  sharing: SHARING,
   urls: URLS,
   body: BODY_FIELDS,
   /** The shared body codes of edge-api.md for a field's own value. */

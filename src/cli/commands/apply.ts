@@ -81,8 +81,9 @@ options:
   --concurrency N       edges applied in parallel (default ${DEFAULT_CONCURRENCY})
   --rate-limit N/Ws     client-side budget per rolling window, or none (default: 120/60s,
                         the hosted service's; also EDGESYNC_RATE_LIMIT)
-  --max-deletes N       refuse a plan deleting more edges than N (default ${DEFAULT_MAX_DELETES})
-  --allow-empty         let an empty manifest set delete the edges it owns
+  --max-deletes N       refuse a plan deleting more edges and cloud endpoints (together) than N
+                        (default ${DEFAULT_MAX_DELETES})
+  --allow-empty         let an empty manifest set delete the edges and cloud endpoints it owns
   --dir DIR             the manifest directory of a PLANFILE (default: the one recorded in
                         the plan file by "plan --out", else $EDGESYNC_DIR, else the current
                         directory)

@@ -1,7 +1,7 @@
 /**
  * `edgesync import [--out DIR] [--all] [--owner ID] [--force]`: writes one manifest file per
- * live edge this owner manages (with `--all`, unmanaged edges too, carrying `id:` so that
- * applying them adopts them) and per bot user. Secrets the API echoes are written as
+ * live edge and cloud endpoint this owner manages (with `--all`, unmanaged edges too, carrying
+ * `id:` so that applying them adopts them) and per bot user. Secrets the API echoes are written as
  * `{ env: NAME }` references, never as values; the variables to set are listed on stderr.
  * Existing files are never overwritten without `--force`: nothing is written if any exists.
  */
@@ -23,21 +23,23 @@ import { ExitCode } from '../exit.js';
 import { clientBudget, parseCommandArgs, rateLimitFlag } from '../flags.js';
 import { chosenOwner, ownerOrDefault } from '../owner.js';
 
-export const summary = 'write manifests for the live edges and bot users';
+export const summary = 'write manifests for the live edges, cloud endpoints and bot users';
 
 /** The schema copy `import` writes beside the manifests when the package's is out of reach. */
 const SCHEMA_FILE = 'edgesync.schema.json';
 
 export const USAGE = `usage: edgesync import [options]
 
-Writes one manifest file per live edge owned by OWNER and per bot user, in the manifest format.
-Secrets are written as { env: NAME } references; the variables to set are printed.
+Writes one manifest file per live edge and cloud endpoint owned by OWNER and per bot user, in
+the manifest format (agent endpoints are never imported). Secrets are written as { env: NAME }
+references; the variables to set are printed.
 
 options:
   --out DIR          where to write the files (default: the current directory)
   --all              also edges edgesync does not manage, with id: so that applying adopts them
-  --owner ID         owner id whose edges to import (else EDGESYNC_OWNER, else
-                     .edgesync-owner in the --out directory, else "${DEFAULT_OWNER}")
+                     (cloud endpoints are not adopted: only OWNER's are imported)
+  --owner ID         owner id whose edges and cloud endpoints to import (else EDGESYNC_OWNER,
+                     else .edgesync-owner in the --out directory, else "${DEFAULT_OWNER}")
   --force            overwrite existing files
   --schema-url URL   the $schema of the yaml-language-server line (default: this package's
                      schema, relative to DIR when both are in one repository; otherwise a

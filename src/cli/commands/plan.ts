@@ -57,8 +57,9 @@ options:
   --detailed-exitcode   exit 2 when there are changes (0 none, 1 error)
   --owner ID            owner id of the edges edgesync manages (else EDGESYNC_OWNER, else
                         DIR/.edgesync-owner, else "default"; --out needs one chosen)
-  --max-deletes N       refuse to delete more than N edges in one plan (default 10)
-  --allow-empty         let an empty manifest set delete the edges it owns
+  --max-deletes N       refuse to delete more than N edges and cloud endpoints (together) in
+                        one plan (default 10)
+  --allow-empty         let an empty manifest set delete the edges and cloud endpoints it owns
   --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
   --exclude GLOB        skip files and directories matching GLOB, relative to DIR (repeatable;
                         also $EDGESYNC_EXCLUDE, comma-separated), e.g. "k8s/**"

@@ -77,8 +77,9 @@ options:
   --notify-format F     json (default) or slack (incoming-webhook body)
   --resync-budget F     share of the API budget periodic resyncs may use (default 0.25): the
                         resync interval stretches with the account's size (shown in /status)
-  --max-deletes N       refuse a cycle deleting more edges than N (default 10)
-  --allow-empty         let an empty manifest set delete the edges it owns
+  --max-deletes N       refuse a cycle deleting more edges and cloud endpoints (together) than N
+                        (default 10)
+  --allow-empty         let an empty manifest set delete the edges and cloud endpoints it owns
   --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
   --exclude GLOB        skip files and directories matching GLOB, relative to DIR (repeatable;
                         also $EDGESYNC_EXCLUDE, comma-separated), e.g. "k8s/**"

@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import { parseDuration } from '../../duration.js';
 import { checkHeaderName, checkHeaderValue, WEBHOOK_PROVIDERS } from '../../hosted/edge-api.js';
+import { isCredentialHeader } from '../credential-headers.js';
 import { REFABLE, refable } from '../modules.js';
 import type { FieldPath } from '../paths.js';
 
@@ -47,6 +48,11 @@ export interface FieldSpec {
   readonly default?: unknown;
   /** A secret whatever it is written as (masked in every output). */
   readonly secret?: boolean;
+  /**
+   * A header name -> value map: the value of a credential header (`isCredentialHeader`) is a
+   * secret whatever it is written as, by the rule the edges' headers modules follow.
+   */
+  readonly headerMap?: boolean;
 }
 
 export interface ActionSpec {
@@ -337,6 +343,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     fields: {
       headers: {
         schema: headerMap(1, { noUserAgent: true }),
+        headerMap: true,
         required: true,
         description: `Header name -> value (1..10); values may interpolate \${CEL}.`,
       },
@@ -521,6 +528,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
       body: { schema: str(), description: `The body; may interpolate \${CEL}.` },
       headers: {
         schema: headerMap(0, { noUserAgent: false }),
+        headerMap: true,
         description: 'Response headers (at most 10).',
       },
     },
@@ -568,9 +576,19 @@ export const SECRET_CONFIG_FIELDS: ReadonlySet<string> = new Set(
   ),
 );
 
+/** Names of the config fields that map header names to values (`headers`). */
+export const HEADER_MAP_CONFIG_FIELDS: ReadonlySet<string> = new Set(
+  Object.values(ACTIONS).flatMap((a) =>
+    Object.entries(a.fields)
+      .filter(([, f]) => f.headerMap === true)
+      .map(([name]) => name),
+  ),
+);
+
 /**
- * The paths (from the resource, `traffic_policy.<phase>[r].actions[a].config.<field>`) of the
- * secret config fields a policy sets, however they are written.
+ * The paths (from the resource, `traffic_policy.<phase>[r].actions[a].config.<field>`, and
+ * `...config.headers.<name>` for a credential header) of the secret config fields a policy
+ * sets, however they are written.
  */
 export function policySecretPaths(policy: unknown): FieldPath[] {
   const out: FieldPath[] = [];
@@ -584,9 +602,12 @@ export function policySecretPaths(policy: unknown): FieldPath[] {
       if (!Array.isArray(actions)) continue;
       for (const [a, action] of actions.entries()) {
         const config: unknown = (action as { config?: unknown } | null)?.config;
-        for (const [field] of entries(config)) {
-          if (SECRET_CONFIG_FIELDS.has(field))
-            out.push(['traffic_policy', phase, r, 'actions', a, 'config', field]);
+        for (const [field, value] of entries(config)) {
+          const at: FieldPath = ['traffic_policy', phase, r, 'actions', a, 'config', field];
+          if (SECRET_CONFIG_FIELDS.has(field)) out.push(at);
+          if (!HEADER_MAP_CONFIG_FIELDS.has(field) || Array.isArray(value)) continue;
+          for (const [name] of entries(value))
+            if (isCredentialHeader(name)) out.push([...at, name]);
         }
       }
     }

@@ -74,7 +74,8 @@ describe('account states', () => {
     const env = apiEnv(server.url, server.apiKey);
     const plan = await runCli(['plan', dir], { env });
     expect(plan.code).toBe(1);
-    expect(plan.stderr).toMatch(/403 ERR_SVC_7302: this account has no access to edges/);
+    // Refused because the directory declares edges (cloud endpoints alone would be planned).
+    expect(plan.stderr).toMatch(/the account has no access to edges .* 3 edges: /);
     const apply = await runCli(['apply', '--yes', dir], { env });
     expect(apply.code).toBe(1);
     expect(writes(server)).toBe(0);

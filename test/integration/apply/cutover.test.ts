@@ -17,6 +17,7 @@ import { buildPlan } from '../../../src/plan/plan.js';
 import { startTestServer, writesAt } from '../../helpers/server.js';
 import { desiredSet, endpointManifest } from '../../unit/plan/builders.js';
 import { apiClient, apiEnv, runCli, tempDir, writeManifests } from './helpers.js';
+import { startRacingProxy } from './proxy.js';
 
 type Server = Awaited<ReturnType<typeof startTestServer>>;
 
@@ -203,14 +204,33 @@ async function directories(n: number): Promise<{ old: string; migrated: string }
 }
 
 describe('cut-over: a create refused after its edge went', () => {
-  // An agent already serves e1's URL: the service refuses a second endpoint on it (neither
-  // pools), which it can only say once e1's edge is gone.
-  const AGENT = { agentEndpoints: [{ url: 'https://e1.example.com' }] };
+  // Another actor takes e1's URL the moment e1's edge is gone, before our create arrives: the
+  // service refuses a second endpoint on it (neither pools, 18009), which the plan could not
+  // foresee (when it was made, the edge held the host and port).
+  let racing: Awaited<ReturnType<typeof startRacingProxy>> | undefined;
+  afterEach(async () => {
+    await racing?.close();
+    racing = undefined;
+  });
+  async function raceForE1(): Promise<string> {
+    let raced = false;
+    racing = await startRacingProxy(server.url, async (method, urlPath, body) => {
+      if (raced || method !== 'POST' || urlPath !== '/endpoints') return;
+      if (!body.includes('"https://e1.example.com"')) return;
+      raced = true;
+      await client.createEndpoint({
+        url: 'https://e1.example.com',
+        traffic_policy: JSON.stringify(POLICY),
+        metadata: storedMetadata({}, { owner: 'someone-else', name: 'e1', protect: false }),
+      });
+    });
+    return racing.url;
+  }
 
   it('stops there, names the unserved host and port, and the old directory restores the edge', async () => {
-    await start(AGENT);
+    await start();
     const { old, migrated } = await directories(3);
-    const env = apiEnv(server.url, server.apiKey);
+    const env = apiEnv(await raceForE1(), server.apiKey);
     const run = await runCli(['apply', '--yes', '--concurrency', '1', migrated], { env });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
@@ -221,10 +241,13 @@ describe('cut-over: a create refused after its edge went', () => {
       /cut-over stopped at https_edge\.e1: 1 edge\(s\) not cut over, still serving \(https_edge\.e2\)/,
     );
     let live = await observe(client);
-    // e0 was cut over, e1 is unserved, e2 was never touched.
+    // e0 was cut over, e1 is unserved by us (the other actor holds its URL), e2 never touched.
     expect(live.httpsEdges.flatMap((e) => e.hostports)).toEqual(['e2.example.com:443']);
-    expect(live.cloudEndpoints.filter((e) => e.type === 'cloud').map((e) => e.url)).toEqual([
+    const ours = live.cloudEndpoints.filter((e) => e.metadata === OURS('e0'));
+    expect(ours.map((e) => e.url)).toEqual(['https://e0.example.com']);
+    expect(live.cloudEndpoints.map((e) => e.url).sort()).toEqual([
       'https://e0.example.com',
+      'https://e1.example.com',
     ]);
 
     // The restore the message gives: the edge manifests, applied again.
@@ -239,9 +262,9 @@ describe('cut-over: a create refused after its edge went', () => {
   });
 
   it('apply --output json lists the unserved hosts and ports', async () => {
-    await start(AGENT);
+    await start();
     const { migrated } = await directories(2);
-    const env = apiEnv(server.url, server.apiKey);
+    const env = apiEnv(await raceForE1(), server.apiKey);
     const run = await runCli(['apply', '--yes', '--output', 'json', migrated], { env });
     expect(run.code).toBe(1);
     const json = JSON.parse(run.stdout) as {
@@ -257,10 +280,11 @@ describe('cut-over: a create refused after its edge went', () => {
   });
 
   it("the daemon's cycle error says which host and port is unserved and how to restore it", async () => {
-    await start(AGENT);
+    await start();
     const { migrated } = await directories(2);
+    const raced = apiClient(await raceForE1(), server.apiKey);
     const reconcile = createReconciler({
-      client,
+      client: raced,
       owner: 'default',
       allowEmpty: false,
       maxDeletes: 10,
@@ -276,6 +300,7 @@ describe('cut-over: a create refused after its edge went', () => {
       signal: new AbortController().signal,
       assertCurrent: async () => undefined,
     });
+    await raced.close();
     expect(report.result).toBe('error');
     expect(report.error).toMatch(/e1\.example\.com:443 \(edge https_edge\.e1 /);
     expect(report.error).toContain('edgesync apply --dir');

@@ -57,3 +57,52 @@ export async function startThrottlingProxy(
       }),
   };
 }
+
+/**
+ * A loopback HTTP proxy in front of the local server that lets another actor act first: before
+ * each request is forwarded, `before(method, path, body)` runs (and may itself call the server),
+ * so a write can race the one in flight. Every answer is the server's own.
+ */
+export async function startRacingProxy(
+  target: string,
+  before: (method: string, path: string, body: string) => Promise<void>,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const upstream = new URL(target);
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      before(req.method ?? 'GET', req.url ?? '/', body.toString('utf8')).then(
+        () => {
+          const forward = request(
+            {
+              host: upstream.hostname,
+              port: upstream.port,
+              method: req.method,
+              path: req.url,
+              headers: req.headers,
+            },
+            (up) => {
+              res.writeHead(up.statusCode ?? 502, up.headers);
+              up.pipe(res);
+            },
+          );
+          forward.on('error', () => res.destroy());
+          forward.end(body);
+        },
+        () => res.destroy(),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

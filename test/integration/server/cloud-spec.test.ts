@@ -289,11 +289,17 @@ async function expectRuleCase(code: string, c: RuleCase): Promise<void> {
   expectTaken((await createWith(scheme, policy, { url })).r);
 }
 
-it('pooling: two endpoints that both pool share a URL and binding', async () => {
-  const url = urlFor('https');
-  const policy = { on_http_request: [lastRule('https')] };
-  expectTaken((await createWith('https', policy, { url, pooling_enabled: true })).r);
-  expectTaken((await createWith('https', policy, { url, pooling_enabled: true })).r);
+describe('two endpoints on one URL (section 2, uniqueness)', () => {
+  it.each(CLOUD_SPEC.sharing)('$name: both are accepted', async (c) => {
+    const url = c.url.replace('%n', `share${++counter}`);
+    const scheme = url.slice(0, url.indexOf(':')) as Scheme;
+    const policy = { on_http_request: [lastRule(scheme)] };
+    const holder = await createWith(scheme, policy, { url, ...c.holder });
+    expectTaken(holder.r);
+    const newcomer = await createWith(scheme, policy, { url: url.toUpperCase(), ...c.newcomer });
+    expectTaken(newcomer.r);
+    expect(newcomer.r.json.url).toBe(holder.r.json.url);
+  });
 });
 
 describe('URLs and bindings (section 2)', () => {

@@ -1,7 +1,7 @@
 /** Which header names import treats as credentials, and which values it warns about. */
 import { describe, expect, it } from 'vitest';
 import { credentialLikeReason } from '../../../src/apply/credentials.js';
-import { isCredentialHeader } from '../../../src/manifest/secrets.js';
+import { isCredentialHeader } from '../../../src/manifest/credential-headers.js';
 
 describe('isCredentialHeader', () => {
   it.each([

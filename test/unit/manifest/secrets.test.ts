@@ -109,8 +109,37 @@ describe('secret fields by definition, on either side', () => {
     [['on_http_request', 2, 'actions', 0, 'config', 'client_secret'], true],
     [['traffic_policy', 'on_tcp_connect', 0, 'actions', 0, 'config', 'server_certificate'], false],
     [['traffic_policy', 'on_http_request', 0, 'actions', 1, 'config', 'provider'], false],
+    // A policy action's header map (add-headers, custom-response): the edges' credential rule.
+    [
+      ['traffic_policy', 'on_http_request', 0, 'actions', 0, 'config', 'headers', 'authorization'],
+      true,
+    ],
+    [
+      ['traffic_policy', 'on_http_request', 0, 'actions', 0, 'config', 'headers', 'x-api-key'],
+      true,
+    ],
+    [['on_http_response', 1, 'actions', 2, 'config', 'headers', 'Set-Cookie'], true],
+    [['traffic_policy', 'on_http_request', 0, 'actions', 0, 'config', 'headers', 'x-trace'], false],
+    // remove-headers lists names: a name is no value.
+    [['traffic_policy', 'on_http_request', 0, 'actions', 0, 'config', 'headers', 0], false],
+    // Not under an action's config: an edge route's own `headers` is nothing of the kind.
+    [['traffic_policy', 'headers', 'authorization'], false],
   ] as const)('%j: %s', (path, secret) => {
     expect(isSecretField(path)).toBe(secret);
+  });
+
+  it('collects a live policy’s credential header values, not the others', () => {
+    const policy = [
+      'on_http_request:',
+      '  - actions:',
+      '      - type: add-headers',
+      '        config: { headers: { authorization: Bearer live-policy-token, x-trace: on-trace } }',
+      '      - type: custom-response',
+      '        config: { status_code: 200, headers: { x-auth-token: live-response-token } }',
+    ].join('\n');
+    expect(
+      liveSecretValues({ httpsEdges: [], cloudEndpoints: [{ traffic_policy: policy }] }).sort(),
+    ).toEqual(['Bearer live-policy-token', 'live-response-token']);
   });
 
   it('collects the live routes’ secret values (a header set by hand included)', () => {

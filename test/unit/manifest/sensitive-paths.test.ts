@@ -155,3 +155,49 @@ describe('sensitive paths as segments', () => {
     });
   });
 });
+
+describe('credential headers in a policy, however they are written', () => {
+  it('an add-headers or custom-response credential header is sensitive as a literal too', () => {
+    const built = buildFrom({
+      'web.yaml': [
+        'kind: CloudEndpoint',
+        'name: web',
+        'url: https://web.example.com',
+        'traffic_policy:',
+        '  on_http_request:',
+        '    - actions:',
+        '        - type: add-headers',
+        '          config:',
+        '            headers:',
+        '              authorization: Bearer literal-bearer-77',
+        '              x-api-key: literal-api-key-88',
+        '              x-trace: shown-trace',
+        '        - type: custom-response',
+        '          config: { status_code: 200, headers: { set-cookie: literal-cookie-99 } }',
+        '',
+      ].join('\n'),
+    });
+    expect(errorLines(built)).toEqual([]);
+    if (!built.ok) return;
+    const at = ['traffic_policy', 'on_http_request', 0, 'actions'] as const;
+    expect(built.set.cloudEndpoints[0]?.sensitive).toEqual([
+      [...at, 0, 'config', 'headers', 'authorization'],
+      [...at, 0, 'config', 'headers', 'x-api-key'],
+      [...at, 1, 'config', 'headers', 'set-cookie'],
+    ]);
+    const plan = buildPlan(built.set, liveState(), { owner: 'default' });
+    const masked = maskPlan(plan, secretValues(built.set, { httpsEdges: [], cloudEndpoints: [] }));
+    const fields = masked.changes[0]?.fields ?? [];
+    const headers = 'traffic_policy.on_http_request[0].actions[0].config.headers';
+    expect(fields.find((f) => f.path === `${headers}.authorization`)).toMatchObject({
+      after: MASKED,
+      sensitive: true,
+    });
+    for (const out of [renderJson(masked), renderText(masked, { color: false })]) {
+      for (const secret of ['literal-bearer-77', 'literal-api-key-88', 'literal-cookie-99']) {
+        expect(out).not.toContain(secret);
+      }
+      expect(out).toContain('shown-trace');
+    }
+  });
+});

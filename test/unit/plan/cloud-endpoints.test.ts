@@ -536,3 +536,115 @@ describe('cloud endpoints: secrets', () => {
     ]);
   });
 });
+
+describe('cloud endpoints: a URL held by an endpoint that is not ours', () => {
+  const URL = 'https://shop.example.com';
+  const holders = {
+    agent: liveEndpoint({ id: 'ep_agent', type: 'agent', url: URL }),
+    foreign: liveEndpoint({ id: 'ep_foreign', url: URL, name: 'shop', owner: 'other-team' }),
+    unowned: liveEndpoint({ id: 'ep_unowned', url: URL }),
+  };
+
+  it.each(Object.entries(holders))(
+    'held by an %s endpoint: blocked as a conflict, no request',
+    (_kind, holder) => {
+      const plan = buildPlan(
+        desiredSet({ endpoints: [endpointManifest({ name: 'shop', url: URL })] }),
+        liveState({ endpoints: [holder] }),
+      );
+      expect(ops(plan)).toEqual([]);
+      expect(plan.blocked).toEqual([
+        {
+          address: 'cloud_endpoint.shop',
+          kind: 'conflict',
+          reason: expect.stringMatching(
+            new RegExp(
+              `^url ${URL} \\(public\\) is held by endpoint ${holder.id} .*; not attempted$`,
+            ),
+          ),
+        },
+      ]);
+    },
+  );
+
+  it('a replacement onto a held URL is blocked too; the old record is left alone', () => {
+    const plan = buildPlan(
+      desiredSet({ endpoints: [endpointManifest({ name: 'web', url: URL })] }),
+      liveState({ endpoints: [holders.foreign, webLive()] }),
+    );
+    expect(ops(plan)).toEqual([]);
+    expect(plan.blocked.map((b) => [b.address, b.kind])).toEqual([
+      ['cloud_endpoint.web', 'conflict'],
+    ]);
+  });
+
+  it.each([
+    ['both pool', true, true, 'public', false],
+    ['another binding', false, false, 'internal', false],
+    ['only ours pools', true, false, 'public', true],
+    ['only the holder pools', false, true, 'public', true],
+  ] as const)('%s: blocked when they may not share it', (_name, ours, theirs, binding, blocked) => {
+    const url = binding === 'internal' ? 'https://shop.internal' : URL;
+    const plan = buildPlan(
+      desiredSet({
+        endpoints: [
+          endpointManifest({ name: 'shop', url, pooling_enabled: ours, bindings: ['public'] }),
+        ],
+      }),
+      liveState({
+        endpoints: [
+          liveEndpoint({
+            id: 'ep_f',
+            url,
+            owner: 'other',
+            pooling_enabled: theirs,
+            bindings: [binding],
+          }),
+        ],
+      }),
+    );
+    expect(plan.blocked.length > 0).toBe(blocked);
+    expect(ops(plan)).toEqual(blocked ? [] : ['main POST /endpoints']);
+  });
+
+  it('held by one of ours no manifest keeps, kept by protect: blocked too', () => {
+    const plan = buildPlan(
+      desiredSet({ endpoints: [endpointManifest({ name: 'shop', url: URL })] }),
+      liveState({
+        endpoints: [liveEndpoint({ id: 'ep_p', url: URL, name: 'old', protect: true })],
+      }),
+    );
+    expect(ops(plan)).toEqual([]);
+    expect(plan.blocked.find((b) => b.address === 'cloud_endpoint.shop')?.reason).toContain(
+      'which is ours and is kept',
+    );
+  });
+
+  it('an endpoint already seated beside the holder (both pool) stays a no-op', () => {
+    const plan = buildPlan(
+      desiredSet({ endpoints: [web({ pooling_enabled: true })] }),
+      liveState({
+        endpoints: [
+          webLive({ pooling_enabled: true }),
+          liveEndpoint({ id: 'ep_f', url: 'https://web.example.com', pooling_enabled: true }),
+        ],
+      }),
+    );
+    expect(plan.blocked).toEqual([]);
+    expect(ops(plan)).toEqual([]);
+  });
+
+  it('leaving a pool a foreign endpoint is in: blocked (the service answers 18016)', () => {
+    const plan = buildPlan(
+      desiredSet({ endpoints: [web({ pooling_enabled: false })] }),
+      liveState({
+        endpoints: [
+          webLive({ pooling_enabled: true }),
+          liveEndpoint({ id: 'ep_f', url: 'https://web.example.com', pooling_enabled: true }),
+        ],
+      }),
+    );
+    expect(ops(plan)).toEqual([]);
+    expect(plan.blocked.map((b) => b.address)).toEqual(['cloud_endpoint.web']);
+  });
+});
