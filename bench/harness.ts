@@ -107,6 +107,10 @@ export function spawnCli(args: readonly string[], options: SpawnCliOptions = {})
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(options.uid === undefined ? {} : { uid: options.uid }),
     ...(options.gid === undefined ? {} : { gid: options.gid }),
+    // A command of the caller's may be a wrapper that runs the CLI as its own child (`npx
+    // edgesync`): it leads a process group of its own, and stopping it signals the whole group,
+    // or the CLI would outlive the test.
+    detached: options.command !== undefined,
   };
   const child = spawn(program, [...first, ...args], spawnOptions);
   let out = '';
@@ -129,7 +133,14 @@ export function spawnCli(args: readonly string[], options: SpawnCliOptions = {})
     stderr: () => err,
     exited,
     stop: (signal = 'SIGTERM') => {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      if (child.exitCode === null && child.signalCode === null) {
+        try {
+          if (spawnOptions.detached && child.pid !== undefined) process.kill(-child.pid, signal);
+          else child.kill(signal);
+        } catch {
+          // Gone between the check and the signal: nothing to stop.
+        }
+      }
       return exited;
     },
   };
