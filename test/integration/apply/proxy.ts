@@ -3,8 +3,51 @@
  * (`Retry-After: 0`, not forwarded): the server's own rate-limit knob only produces waits of a
  * second or more, too slow for a test that wants many 429s.
  */
-import { createServer, request } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  request,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
+
+/** Sends `req` on to `upstream` (its body: `body` if read already, else piped) and its answer back. */
+function forward(upstream: URL, req: IncomingMessage, res: ServerResponse, body?: Buffer): void {
+  const out = request(
+    {
+      host: upstream.hostname,
+      port: upstream.port,
+      method: req.method,
+      path: req.url,
+      headers: req.headers,
+    },
+    (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+    },
+  );
+  // The server resets some connections on purpose: pass the reset on.
+  out.on('error', () => res.destroy());
+  if (body === undefined) req.pipe(out);
+  else out.end(body);
+}
+
+/** Listens on a loopback port of the system's choosing: the proxy's URL and how to close it. */
+async function listenLoopback(
+  server: Server,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
 
 export async function startThrottlingProxy(
   target: string,
@@ -28,34 +71,9 @@ export async function startThrottlingProxy(
       res.end(body);
       return;
     }
-    const forward = request(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        method: req.method,
-        path: req.url,
-        headers: req.headers,
-      },
-      (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      },
-    );
-    // The server resets some connections on purpose: pass the reset on.
-    forward.on('error', () => res.destroy());
-    req.pipe(forward);
+    forward(upstream, req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    throttled: () => throttled,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...(await listenLoopback(server)), throttled: () => throttled };
 }
 
 /**
@@ -74,35 +92,10 @@ export async function startRacingProxy(
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       before(req.method ?? 'GET', req.url ?? '/', body.toString('utf8')).then(
-        () => {
-          const forward = request(
-            {
-              host: upstream.hostname,
-              port: upstream.port,
-              method: req.method,
-              path: req.url,
-              headers: req.headers,
-            },
-            (up) => {
-              res.writeHead(up.statusCode ?? 502, up.headers);
-              up.pipe(res);
-            },
-          );
-          forward.on('error', () => res.destroy());
-          forward.end(body);
-        },
+        () => forward(upstream, req, res, body),
         () => res.destroy(),
       );
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenLoopback(server);
 }
