@@ -20,3 +20,12 @@ const CREDENTIAL_HEADER_PART = /key|token|secret|password|signature|auth/i;
 export function isCredentialHeader(name: string): boolean {
   return CREDENTIAL_HEADER_EXACT.has(name.toLowerCase()) || CREDENTIAL_HEADER_PART.test(name);
 }
+
+/**
+ * Whether `text` may name a credential header or a secret field (`client_secret`,
+ * `server_private_key`, `secret`): the words of the rule above, so that a policy text mentioning
+ * none of them need not be parsed to look for secrets. A cheap filter, never a verdict.
+ */
+export function mayNameCredential(text: string): boolean {
+  return CREDENTIAL_HEADER_PART.test(text) || /cookie/i.test(text);
+}

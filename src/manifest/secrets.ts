@@ -33,7 +33,7 @@ import type {
   ResourceChange,
   ResourceChangeFile,
 } from '../plan/model.js';
-import { isCredentialHeader } from './credential-headers.js';
+import { isCredentialHeader, mayNameCredential } from './credential-headers.js';
 import { type FieldPath, formatPath, type Segment } from './paths.js';
 import { HEADER_MAP_CONFIG_FIELDS, SECRET_CONFIG_FIELDS } from './policy/actions.js';
 import { parsePolicyText } from './policy-text.js';
@@ -100,11 +100,8 @@ function livePolicySecrets(endpoint: {
   const known = policySecrets.get(endpoint);
   if (known !== undefined) return known;
   const text = endpoint.traffic_policy ?? '';
-  // Only a text that names a secret field or a credential header (`isCredentialHeader`'s
-  // words: `authorization` has `auth`, `set-cookie` `cookie`) is parsed.
-  const out = /secret|key|token|password|signature|auth|cookie/i.test(text)
-    ? policySecretValues(parsePolicyText(text))
-    : [];
+  // Only a text that may name a secret field or a credential header is parsed.
+  const out = mayNameCredential(text) ? policySecretValues(parsePolicyText(text)) : [];
   policySecrets.set(endpoint, out);
   return out;
 }

@@ -163,7 +163,7 @@ export function blockHeldUrls(
   live: readonly CloudEndpoint[],
   kept: ReadonlySet<string>,
 ): EndpointPlanInput[] {
-  const claiming = plans.filter((p) => !wantedSeat(p).seated);
+  const claiming = plans.map((plan) => ({ plan, ...wantedSeat(plan) })).filter((c) => !c.seated);
   if (claiming.length === 0 || live.length === 0) return [...plans];
   const byUrl = new Map<string, CloudEndpoint[]>();
   for (const r of live) {
@@ -174,8 +174,7 @@ export function blockHeldUrls(
     else list.push(r);
   }
   const blocked = new Set<EndpointPlanInput>();
-  for (const plan of claiming) {
-    const { seat } = wantedSeat(plan);
+  for (const { plan, seat } of claiming) {
     const holder = byUrl.get(seat.url)?.find((r) => clash(seat, liveSeat('', r)));
     if (holder === undefined) continue;
     blocked.add(plan);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Document, parse, parseAllDocuments } from 'yaml';
 import { ConfigError, UsageError } from '../../errors.js';
 import { formatDiagnostic } from '../../manifest/diagnostics.js';
+import { inside } from '../../manifest/listing.js';
 import { loadManifests, readLoadedFile } from '../../manifest/loader.js';
 import type { FieldPath } from '../../manifest/paths.js';
 import type { DesiredSet } from '../../manifest/schema.js';
@@ -106,15 +107,12 @@ export async function run(ctx: CliContext): Promise<number> {
 async function checkApart(dir: string, out: string, written: string): Promise<void> {
   const realDir = await realpath(dir).catch(() => dir);
   const realOut = await realExisting(out);
-  const inside = (child: string, parent: string) =>
-    child === parent ||
-    child.startsWith(parent.endsWith(path.sep) ? parent : `${parent}${path.sep}`);
-  if (inside(realOut, realDir)) {
+  if (inside(realDir, realOut)) {
     throw new UsageError(
       `--out ${written} is inside ${dir}${realOut === out ? '' : ` (it resolves to ${realOut})`}: the migrated manifests would be written into the directory they are read from`,
     );
   }
-  if (inside(realDir, realOut)) {
+  if (inside(realOut, realDir)) {
     throw new UsageError(
       `--out ${written} holds ${dir}${realDir === dir ? '' : ` (${realDir})`}: a migrated file could be written over a file of the directory it is read from`,
     );
@@ -189,30 +187,38 @@ async function sourceDocuments(
   for (const file of [...files].sort()) {
     const text = await readLoadedFile(resolvedDir, file);
     if (typeof text !== 'string') throw new ConfigError(`${file}: ${text.error}`);
-    // The documents as yaml's Document (comments kept), for those copied as written.
-    const written = parseAllDocuments(text);
-    const all = Array.isArray(written) ? written : [];
-    // The output places its own `---` between documents.
-    for (const doc of all) doc.directives.docStart = null;
-    const documents = parseYaml(text, { maxAliasCount: 100 }).documents.map(
-      (doc): SourceDocument => {
-        const at = key({ file, ...doc.start });
-        const source = documentSource(file, doc.value, (p: FieldPath) => doc.locate(p));
-        const tlsEdge = tls.get(at);
-        if (tlsEdge) return { kind: 'edge', input: { kind: 'TLSEdge', edge: tlsEdge, source } };
-        const httpsEdge = https.get(at);
-        if (httpsEdge)
-          return { kind: 'edge', input: { kind: 'HTTPSEdge', edge: httpsEdge, source } };
-        const kind = (doc.value as { kind?: unknown }).kind;
-        if (kind === 'TLSEdge' || kind === 'HTTPSEdge') {
-          throw new ConfigError(`${file} changed while it was migrated: run the migration again`);
-        }
-        return { kind: 'copy', document: all[doc.index] ?? new Document(doc.value) };
-      },
-    );
+    const parsed = parseYaml(text, { maxAliasCount: 100 }).documents;
+    const hasEdge = parsed.some((doc) => {
+      const at = key({ file, ...doc.start });
+      return tls.has(at) || https.has(at);
+    });
+    // Copied beside an edge's endpoints, documents keep their comments (yaml's Document); a file
+    // without edges is copied as its text, so it is not parsed a second time.
+    const written = hasEdge ? writtenDocuments(text) : [];
+    const documents = parsed.map((doc): SourceDocument => {
+      const at = key({ file, ...doc.start });
+      const source = documentSource(file, doc.value, (p: FieldPath) => doc.locate(p));
+      const tlsEdge = tls.get(at);
+      if (tlsEdge) return { kind: 'edge', input: { kind: 'TLSEdge', edge: tlsEdge, source } };
+      const httpsEdge = https.get(at);
+      if (httpsEdge) return { kind: 'edge', input: { kind: 'HTTPSEdge', edge: httpsEdge, source } };
+      const kind = (doc.value as { kind?: unknown }).kind;
+      if (kind === 'TLSEdge' || kind === 'HTTPSEdge') {
+        throw new ConfigError(`${file} changed while it was migrated: run the migration again`);
+      }
+      return { kind: 'copy', document: written[doc.index] ?? new Document(doc.value) };
+    });
     out.push({ file, text, documents });
   }
   return out;
+}
+
+/** The file's documents as written, comments kept, without their own `---` (the output places its own). */
+function writtenDocuments(text: string): Document.Parsed[] {
+  const parsed = parseAllDocuments(text);
+  const all = Array.isArray(parsed) ? parsed : [];
+  for (const doc of all) doc.directives.docStart = null;
+  return all;
 }
 
 function key(at: { file: string; line: number; column: number }): string {

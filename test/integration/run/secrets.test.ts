@@ -221,26 +221,27 @@ function shopWithHeader(name: unknown = 'shop') {
   };
 }
 
+/** The daemon's arguments in these tests: trace logging, the secret directory, and `extra`. */
+function daemonArgs(...extra: string[]): string[] {
+  const timing = ['--interval', '1h', '--debounce', '50ms'];
+  return [edges, ...timing, '--log-level', 'trace', '--secret-dir', secretDir, ...extra];
+}
+
+/** The daemon's environment: the server, the owner and the env secret the manifests read. */
+function daemonEnv(): Record<string, string> {
+  return {
+    EDGESYNC_API_URL: server.url,
+    EDGESYNC_API_KEY: server.apiKey,
+    EDGESYNC_OWNER: 'default',
+    GOOGLE_CLIENT_SECRET: ENV_SECRET,
+  };
+}
+
 describe('edgesync run keeps keys and secrets out of its output', () => {
   it('through creates, secret rotation, a manifest error and API failures', async () => {
     await writeYaml(path.join(edges, 'shop.yaml'), [shop(), staff()]);
-    const args = [
-      edges,
-      '--interval',
-      '1h',
-      '--debounce',
-      '50ms',
-      '--log-level',
-      'trace',
-      '--secret-dir',
-      secretDir,
-    ];
-    const env = {
-      EDGESYNC_API_URL: server.url,
-      EDGESYNC_API_KEY: server.apiKey,
-      EDGESYNC_OWNER: 'default',
-      GOOGLE_CLIENT_SECRET: ENV_SECRET,
-    };
+    const args = daemonArgs();
+    const env = daemonEnv();
     const daemon = await startDaemon({ args, cwd: tmp.dir, env });
     await waitForCycle(daemon, 0, (s) => s.last_reconcile?.result === 'changed');
 
@@ -291,25 +292,8 @@ describe('edgesync run keeps keys and secrets out of its output', () => {
     const receiver = await startReceiver();
     try {
       await writeYaml(path.join(edges, 'shop.yaml'), [shopWithHeader(), staff()]);
-      const env = {
-        EDGESYNC_API_URL: server.url,
-        EDGESYNC_API_KEY: server.apiKey,
-        EDGESYNC_OWNER: 'default',
-        GOOGLE_CLIENT_SECRET: ENV_SECRET,
-      };
-      const args = [
-        edges,
-        '--interval',
-        '1h',
-        '--debounce',
-        '50ms',
-        '--log-level',
-        'trace',
-        '--secret-dir',
-        secretDir,
-        '--notify',
-        receiver.url,
-      ];
+      const env = daemonEnv();
+      const args = daemonArgs('--notify', receiver.url);
       const daemon = await startDaemon({ args, cwd: tmp.dir, env });
       await waitForCycle(daemon, 0, (s) => s.last_reconcile?.result === 'changed');
 
