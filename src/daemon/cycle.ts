@@ -30,6 +30,11 @@ export interface CycleDeps {
   readonly pointWatchers: (anchor: string, resolved: ResolvedDir | undefined) => Promise<void>;
   /** Asks for another cycle at once (a newer revision arrived). */
   readonly retrigger: () => void;
+  /**
+   * Waits for the manifests being read ahead (if any) and resolves the watcher's generation: the
+   * reconcile step takes over that read when it was made at the same one.
+   */
+  readonly readAhead?: () => Promise<number>;
 }
 
 /** One cycle, step by step; each step records and ends the cycle, or hands it on. */
@@ -50,9 +55,10 @@ export async function runCycle(
   // 2. Re-point the watchers at what it resolved to.
   await deps.pointWatchers(resolved.link ?? deps.absDir, resolved);
   if (signal.aborted) return 'superseded';
-  // 3. Reconcile, with the check that the git-sync link did not move.
+  // 3. Reconcile, with the check that the git-sync link did not move, from what was read ahead.
+  const generation = await deps.readAhead?.();
   const swap = swapCheck(deps, resolved);
-  const report = await reconcileStep(deps, { resolved, reason, signal, swap });
+  const report = await reconcileStep(deps, { resolved, reason, signal, swap, generation });
   // 4. Record what happened, as the loop needs it.
   const settled = settle(report, signal, swap.superseded());
   record(settled, resolved, swap.superseded());
@@ -140,6 +146,7 @@ async function reconcileStep(
     readonly reason: TriggerReason;
     readonly signal: AbortSignal;
     readonly swap: SwapCheck;
+    readonly generation: number | undefined;
   },
 ): Promise<ReconcileReport> {
   try {
@@ -149,6 +156,7 @@ async function reconcileStep(
       reason: cycle.reason,
       signal: cycle.signal,
       assertCurrent: cycle.swap.assertCurrent,
+      generation: cycle.generation,
     });
   } catch (err) {
     return err instanceof ManifestError

@@ -100,6 +100,10 @@ interface DaemonCore {
   state: StatusState;
   conditions: Conditions;
   lastListCalls: number | undefined;
+  /** Changes the watcher reported so far: a cycle takes over what was read ahead at its count. */
+  generation: number;
+  /** The read ahead of a change's cycle in flight (`readAhead`), and whether another is due. */
+  ahead: { running: Promise<void> | undefined; again: boolean };
   suspended: boolean;
   accepting: boolean;
   started: Promise<void> | undefined;
@@ -152,7 +156,9 @@ function newCore(options: DaemonOptions): DaemonCore {
     excluded: excludeMatcher(options.exclude),
     onChange: (kind, file) => {
       logger.debug({ kind, file }, 'manifest change seen');
+      core.generation += 1;
       core.loop.notifyChange(kind);
+      readAhead(core);
     },
   });
   const core: DaemonCore = {
@@ -170,6 +176,8 @@ function newCore(options: DaemonOptions): DaemonCore {
     state: INITIAL_STATUS,
     conditions: NO_CONDITIONS,
     lastListCalls: undefined,
+    generation: 0,
+    ahead: { running: undefined, again: false },
     suspended: options.suspended ?? false,
     accepting: false,
     started: undefined,
@@ -198,6 +206,7 @@ function reconcileLoop(
             record: (rec) => record(core(), rec),
             pointWatchers: (anchor, resolved) => pointWatchers(core(), anchor, resolved),
             retrigger: () => loop.trigger('link'),
+            readAhead: () => readAheadDone(core()),
           },
           reason,
           signal,
@@ -220,6 +229,44 @@ function reconcileLoop(
       core().logger.error({ err: errorMessage(err) }, 'reconcile cycle crashed'),
   });
   return loop;
+}
+
+/**
+ * While a change's debounce runs, the reconcile step reads the manifests and plans them ahead
+ * (`anticipate`), so the cycle that follows starts from there. One read at a time; a change
+ * during it asks for one more. None starts while a cycle runs: that cycle, or the one queued
+ * behind it, reads for itself.
+ */
+function readAhead(core: DaemonCore): void {
+  const { anticipate } = core.options;
+  if (anticipate === undefined || !core.accepting) return;
+  if (core.ahead.running !== undefined) {
+    core.ahead.again = true;
+    return;
+  }
+  if (core.loop.snapshot().inFlight !== undefined) return;
+  core.ahead.running = (async () => {
+    do {
+      core.ahead.again = false;
+      const generation = core.generation;
+      const resolved = await resolveManifestDir(core.settings.absDir).catch(() => undefined);
+      // The cycle records why the directory does not resolve.
+      if (resolved === undefined) return;
+      await anticipate({ dir: resolved.realDir, revision: resolved.revision, generation });
+    } while (core.ahead.again && core.accepting && core.loop.snapshot().inFlight === undefined);
+  })()
+    .catch((err: unknown) =>
+      core.logger.debug({ err: errorMessage(err) }, 'reading ahead failed; the cycle reads again'),
+    )
+    .finally(() => {
+      core.ahead.running = undefined;
+    });
+}
+
+/** The watcher's count once the read ahead in flight (if any) ended: the cycle's generation. */
+async function readAheadDone(core: DaemonCore): Promise<number> {
+  await core.ahead.running;
+  return core.generation;
 }
 
 function afterCycle({ options, logger }: DaemonCore): void {
@@ -438,6 +485,7 @@ async function doStop(core: DaemonCore): Promise<void> {
   const loopStopped = core.loop.stop(graceMs);
   await core.watcher.close();
   const finished = await loopStopped;
+  await core.ahead.running;
   if (!finished) {
     core.logger.warn(
       { grace_ms: graceMs },

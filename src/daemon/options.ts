@@ -12,12 +12,23 @@ import { controlTokenProblem, isLoopbackHost } from './control.js';
 import type { EventLog } from './events.js';
 import { DEFAULT_LISTEN, type ListenAddress } from './listen.js';
 import type { DaemonMetrics } from './metrics.js';
-import type { BackoffOptions, LeadershipStatus, ReconcileFn, Timers } from './types.js';
+import type {
+  AnticipateFn,
+  BackoffOptions,
+  LeadershipStatus,
+  ReconcileFn,
+  Timers,
+} from './types.js';
 
 export interface DaemonOptions {
   /** The manifest directory; may be (or go through) a git-sync symlink. Relative: to the process cwd. */
   readonly dir: string;
   readonly reconcile: ReconcileFn;
+  /**
+   * Reading ahead of a file event's cycle while the debounce runs (the reconciler's
+   * `anticipate`): the cycle that follows takes over what it read when no change came since.
+   */
+  readonly anticipate?: AnticipateFn | undefined;
   /** Periodic resync. Default 60 s. */
   readonly intervalMs?: number;
   /** Quiet time after the last file event before a cycle. Default 250 ms. */

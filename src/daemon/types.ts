@@ -6,6 +6,7 @@ import type { ReconcileResult, TriggerReason } from '../engine/contract.js';
 import type { PlanSummary } from '../plan/model.js';
 
 export {
+  type AnticipateFn,
   MANAGED_KINDS,
   type ManagedCounts,
   type PlanResources,

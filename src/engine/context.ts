@@ -8,6 +8,7 @@ import { FileCache } from '../manifest/build.js';
 import type { ValueMask } from '../manifest/secrets.js';
 import { PlanMemo } from '../plan/index.js';
 import type { PlanOptions } from '../plan/plan.js';
+import type { Guess } from './incremental.js';
 
 export interface ReconcilerOptions {
   readonly client: ApiClient;
@@ -56,10 +57,31 @@ export interface EngineState {
   readonly files: FileCache;
   /** The last cycle's sensitive values: the same array while they do not change. */
   secrets: readonly string[];
+  /**
+   * The manifests read and planned against `kept` ahead of a cycle, while the daemon waited out
+   * a change's debounce (`anticipate`): taken by the next incremental cycle when nothing changed
+   * since (same directory, revision, watcher generation and kept snapshot), dropped otherwise.
+   */
+  ahead: Ahead | undefined;
+}
+
+/** What `anticipate` read and planned, and what it read it from. */
+export interface Ahead {
+  readonly dir: string;
+  readonly revision: string | undefined;
+  readonly generation: number;
+  readonly known: LiveSnapshot;
+  readonly read: Guess;
 }
 
 export function newEngineState(): EngineState {
-  return { memo: new PlanMemo(), kept: undefined, files: new FileCache(), secrets: [] };
+  return {
+    memo: new PlanMemo(),
+    kept: undefined,
+    files: new FileCache(),
+    secrets: [],
+    ahead: undefined,
+  };
 }
 
 /** The planner's options for this reconciler, with the memo as it is now. */

@@ -139,6 +139,28 @@ export interface ReconcileInput {
   readonly signal: AbortSignal;
   /** Throws `ManifestDirError` if `dir` is no longer what the link resolves to. See header. */
   assertCurrent(): Promise<void>;
+  /**
+   * How many changes the watcher had reported when the cycle began. Work anticipated at the same
+   * generation (`AnticipateFn`) read the same files: the cycle may take it over.
+   */
+  readonly generation?: number | undefined;
 }
 
 export type ReconcileFn = (input: ReconcileInput) => Promise<ReconcileReport>;
+
+/** What the daemon knows when a change arrives, before the debounce ends. */
+export interface AnticipateInput {
+  /** Resolved real path of the manifest directory, as a cycle would get it. */
+  readonly dir: string;
+  readonly revision: string | undefined;
+  /** The watcher's change count when this read began (see `ReconcileInput.generation`). */
+  readonly generation: number;
+}
+
+/**
+ * Work a reconcile step does ahead of a file event's cycle, while the daemon waits out the
+ * debounce: read the manifests and plan them against the kept snapshot, with no API call and no
+ * write. The next cycle takes it over when no change arrived since; otherwise it is dropped.
+ * Never throws.
+ */
+export type AnticipateFn = (input: AnticipateInput) => Promise<void>;

@@ -11,7 +11,7 @@ import { type ApiClient, type LiveSnapshot, NO_CALLS } from '../api/index.js';
 import { pagesOf, touchedCount, touchedRoots, verifyTouched } from '../apply/verify.js';
 import { ManifestError } from '../errors.js';
 import type { FileCache } from '../manifest/build.js';
-import { loadManifests } from '../manifest/loader.js';
+import { type LoadResult, loadManifests } from '../manifest/loader.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { buildPlan, type Plan } from '../plan/index.js';
 import type { PlanOptions } from '../plan/plan.js';
@@ -49,38 +49,61 @@ export interface IncrementalOptions {
   readonly cache: FileCache;
 }
 
+/** The manifests as read, and the plan they make against a kept snapshot (no API call). */
+export interface Guess {
+  readonly loaded: LoadResult;
+  /** Undefined when the manifests are invalid (`loaded.ok` false). */
+  readonly guess: Plan | undefined;
+}
+
 /**
- * Read the manifests, plan against the kept snapshot `known`, read the roots that plan has
- * operations for by ID, and plan again from their current state. Undefined when a full cycle
- * is the better deal.
+ * Read the manifests and plan them against the kept snapshot `known`: the part of an incremental
+ * cycle that makes no API call, so the daemon can run it while it waits out a change's debounce
+ * (`anticipate` in reconciler.ts). Throws what the loader throws for the directory.
+ */
+export async function guessPlan(
+  dir: string,
+  known: LiveSnapshot,
+  options: IncrementalOptions,
+): Promise<Guess> {
+  const loaded = await loadManifests(dir, {
+    owner: options.owner,
+    env: options.env,
+    secretDirs: options.secretDirs,
+    ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
+    cache: options.cache,
+  });
+  if (!loaded.ok) return { loaded, guess: undefined };
+  assertEdgesAvailable(loaded.set, known);
+  return { loaded, guess: buildPlan(loaded.set, known, options.plan) };
+}
+
+/**
+ * Read the manifests (or take them as read ahead, `ahead`), plan against the kept snapshot
+ * `known`, read the roots that plan has operations for by ID, and plan again from their current
+ * state. Undefined when a full cycle is the better deal.
  */
 export async function prepareIncremental(
   { dir, signal, assertCurrent }: ReconcileInput,
   known: LiveSnapshot,
   options: IncrementalOptions,
+  ahead?: Guess,
 ): Promise<Prepared | undefined> {
   const { client } = options;
-  let loaded: Awaited<ReturnType<typeof loadManifests>>;
+  let read: Guess;
   try {
-    loaded = await loadManifests(dir, {
-      owner: options.owner,
-      env: options.env,
-      secretDirs: options.secretDirs,
-      ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
-      cache: options.cache,
-    });
+    read = ahead ?? (await guessPlan(dir, known, options));
   } catch (err) {
     // git-sync deletes the old worktree right after a swap: report the swap when the link moved.
     await assertCurrent();
     throw err;
   }
-  if (!loaded.ok) {
+  const { loaded, guess } = read;
+  if (!loaded.ok || guess === undefined) {
     await assertCurrent();
     throw new ManifestError(loaded.diagnostics);
   }
   const desired = loaded.set;
-  assertEdgesAvailable(desired, known);
-  const guess = buildPlan(desired, known, options.plan);
   // Creates have no ID yet: nothing live to read for them.
   const touched = touchedRoots(guess, { created: {} });
   const reads = touchedCount(touched);

@@ -6,10 +6,18 @@
  * over to the full one when a listing is the better deal. `choosePreparation` picks one per cycle.
  */
 import type { LiveSnapshot } from '../api/index.js';
+import { errorMessage } from '../errors.js';
+import { loadManifests } from '../manifest/loader.js';
 import { PlanMemo } from '../plan/index.js';
 import { type EngineState, planOptionsOf, type ReconcilerOptions } from './context.js';
-import type { ReconcileInput } from './contract.js';
-import { INCREMENTAL_REASONS, type Prepared, prepareIncremental } from './incremental.js';
+import type { AnticipateInput, ReconcileInput } from './contract.js';
+import {
+  type Guess,
+  guessPlan,
+  INCREMENTAL_REASONS,
+  type Prepared,
+  prepareIncremental,
+} from './incremental.js';
 import { type PreparedPlan, preparePlan } from './pipeline.js';
 
 export interface Preparation {
@@ -67,16 +75,77 @@ export function incrementalPreparation(
   return {
     kind: 'incremental',
     async prepare(input) {
-      const prepared = await prepareIncremental(input, known, {
-        ...options,
-        plan: planOptionsOf(options, state),
-        cache: state.files,
-      });
+      const prepared = await prepareIncremental(
+        input,
+        known,
+        incrementalOptionsOf(options, state),
+        takeAhead(state, input, known),
+      );
       if (prepared !== undefined) return prepared;
       options.logger.debug('the change touches many resources: full cycle');
       return full.prepare(input);
     },
   };
+}
+
+function incrementalOptionsOf(options: ReconcilerOptions, state: EngineState) {
+  return { ...options, plan: planOptionsOf(options, state), cache: state.files };
+}
+
+/**
+ * What `anticipate` read and planned for this cycle: only when nothing changed since (the same
+ * directory, revision and watcher generation, planned against the same kept snapshot). Taken
+ * once either way.
+ */
+function takeAhead(
+  state: EngineState,
+  input: ReconcileInput,
+  known: LiveSnapshot,
+): Guess | undefined {
+  const ahead = state.ahead;
+  state.ahead = undefined;
+  if (
+    ahead === undefined ||
+    ahead.generation !== input.generation ||
+    ahead.dir !== input.dir ||
+    ahead.revision !== input.revision ||
+    ahead.known !== known
+  ) {
+    return undefined;
+  }
+  return ahead.read;
+}
+
+/**
+ * `AnticipateFn`: while the daemon waits out a change's debounce, read the manifests and plan
+ * them against the kept snapshot (`state.ahead`), with no API call. When the next cycle will be
+ * a full one (nothing kept), the read only fills the file cache, so that cycle parses no file
+ * again. A failure keeps nothing: the cycle reads again and reports it.
+ */
+export async function anticipate(
+  input: AnticipateInput,
+  options: ReconcilerOptions,
+  state: EngineState,
+): Promise<void> {
+  state.ahead = undefined;
+  const known = state.kept;
+  const incremental = incrementalOptionsOf(options, state);
+  try {
+    if (options.incremental === false || known === undefined) {
+      await loadManifests(input.dir, {
+        owner: options.owner,
+        env: options.env,
+        secretDirs: options.secretDirs,
+        ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
+        cache: state.files,
+      });
+      return;
+    }
+    const read = await guessPlan(input.dir, known, incremental);
+    state.ahead = { ...input, known, read };
+  } catch (err) {
+    options.logger.debug({ err: errorMessage(err) }, 'reading ahead failed; the cycle reads again');
+  }
 }
 
 /**

@@ -21,22 +21,34 @@
 import { withPriority } from '../api/priority.js';
 import { ACCOUNT_STATE_MESSAGE, accountStateOf, EdgesyncError } from '../errors.js';
 import { type EngineState, newEngineState, type ReconcilerOptions } from './context.js';
-import type { ReconcileFn, ReconcileInput, ReconcileReport } from './contract.js';
+import type {
+  AnticipateFn,
+  AnticipateInput,
+  ReconcileFn,
+  ReconcileInput,
+  ReconcileReport,
+} from './contract.js';
 import type { Prepared } from './incremental.js';
-import { choosePreparation } from './preparation.js';
+import { anticipate, choosePreparation } from './preparation.js';
 import { appliedReport, applyCycle, assess, holdBack, savedWhileRead } from './steps.js';
 
 /** Triggers that carry a change (of the manifests, or an operator's request): high priority. */
 const CHANGE_REASONS: ReadonlySet<string> = new Set(['file', 'link', 'webhook', 'manual']);
 
-export function createReconciler(options: ReconcilerOptions): ReconcileFn {
+/** The reconcile step, and the reading it can do ahead of a file event's cycle. */
+export type Reconciler = ReconcileFn & { readonly anticipate: AnticipateFn };
+
+export function createReconciler(options: ReconcilerOptions): Reconciler {
   const state = newEngineState();
-  return async (input): Promise<ReconcileReport> =>
+  const reconcile: ReconcileFn = async (input): Promise<ReconcileReport> =>
     // A manifest change (or an operator's request) goes ahead of background work (a resync's
     // listing) in the limiter.
     withPriority(CHANGE_REASONS.has(input.reason) ? 'high' : 'normal', () =>
       reconcileOnce(input, options, state),
     );
+  return Object.assign(reconcile, {
+    anticipate: (input: AnticipateInput) => anticipate(input, options, state),
+  });
 }
 
 /**

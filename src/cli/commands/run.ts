@@ -435,27 +435,29 @@ function daemonOf(
   },
 ) {
   const { client, mask, root, election, budget, metrics, life, collectGarbage } = deps;
+  const reconcile = createReconciler({
+    client,
+    owner: settings.owner,
+    allowEmpty: values['allow-empty'],
+    maxDeletes: settings.maxDeletes,
+    concurrency: settings.concurrency,
+    env: ctx.env,
+    secretDirs: secretDirs(ctx, values['secret-dir']),
+    exclude: settings.exclude,
+    mask,
+    // The executor adds its own `module` binding.
+    logger: root,
+    leadership: election?.elector,
+    mode: () =>
+      life.daemon?.mode() ??
+      (settings.mode === 'observe' || values.suspended ? 'observe' : 'enforce'),
+    budget,
+  });
   return createDaemon({
     dir: settings.dir,
     mask: mask.apply,
-    reconcile: createReconciler({
-      client,
-      owner: settings.owner,
-      allowEmpty: values['allow-empty'],
-      maxDeletes: settings.maxDeletes,
-      concurrency: settings.concurrency,
-      env: ctx.env,
-      secretDirs: secretDirs(ctx, values['secret-dir']),
-      exclude: settings.exclude,
-      mask,
-      // The executor adds its own `module` binding.
-      logger: root,
-      leadership: election?.elector,
-      mode: () =>
-        life.daemon?.mode() ??
-        (settings.mode === 'observe' || values.suspended ? 'observe' : 'enforce'),
-      budget,
-    }),
+    reconcile,
+    anticipate: reconcile.anticipate,
     ...(election === undefined
       ? {}
       : {

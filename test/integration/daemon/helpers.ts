@@ -30,6 +30,7 @@ export interface RecordedCall {
   readonly reason: ReconcileInput['reason'];
   readonly at: number;
   readonly signal: AbortSignal;
+  readonly generation: number | undefined;
 }
 
 export const CONVERGED: ReconcileReport = {
@@ -55,6 +56,7 @@ export function recorder(
       reason: input.reason,
       at: Date.now(),
       signal: input.signal,
+      generation: input.generation,
     });
     return respond(input, calls.length - 1);
   };
