@@ -50,7 +50,7 @@ EXPOSE 9090
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:9090/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-ENTRYPOINT ["node", "--expose-gc", "/app/bin/edgesync.js", "run"]
+ENTRYPOINT ["node", "--expose-gc", "--heap-growing-percent=25", "--max-semi-space-size=8", "/app/bin/edgesync.js", "run"]
 # Inside a container the daemon must listen beyond loopback for probes and Prometheus. When you
 # override these arguments, keep `--listen 0.0.0.0:9090` (the HEALTHCHECK expects port 9090).
 # On that address POST /-/suspend, /-/resume and /-/reconcile are off; the admin listener serves

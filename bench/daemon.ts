@@ -24,6 +24,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { DAEMON_NODE_FLAGS } from '../src/daemon/memory.js';
 import { generate } from './corpus.js';
 import {
   type DaemonChild,
@@ -53,12 +54,12 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 const startServer = (cwd: string) => startServerChild({ apiKeys: [API_KEY], cwd });
 
-/** `run` as the Docker image and npm start run it: with --expose-gc (src/daemon/memory.ts). */
+/** `run` as the Docker image and npm start run it: with the daemon's Node flags (src/daemon/memory.ts). */
 function startDaemon(dir: string, url: string, extra: readonly string[], cwd: string) {
   return startDaemonChild({
     args: [dir, ...extra],
     cwd,
-    nodeArgs: ['--expose-gc', ...EXTRA_NODE_ARGS],
+    nodeArgs: [...DAEMON_NODE_FLAGS, ...EXTRA_NODE_ARGS],
     timeoutMs: 30_000,
     env: {
       EDGESYNC_LOG_LEVEL: 'warn',

@@ -100,13 +100,30 @@ export function fieldChanges(
     return out;
   }
   const change: FieldChange = {
-    path: formatPath(prefix),
+    path: sharedPath(formatPath(prefix)),
     sensitive: sensitivity.isSensitive(prefix),
   };
   if (before !== undefined) change.before = before;
   if (after !== undefined) change.after = after;
   out.push(change);
   return out;
+}
+
+/**
+ * One string per field path. A plan of 25,000 creates lists the same few hundred paths 250,000
+ * times, and a daemon keeps the plan's resources (`/status`) until its next cycle: shared, they
+ * cost one string each instead of one per field of every resource. Bounded: a set of manifests
+ * with more distinct paths than this only shares less.
+ */
+const paths = new Map<string, string>();
+const MAX_SHARED_PATHS = 10_000;
+
+function sharedPath(formatted: string): string {
+  const known = paths.get(formatted);
+  if (known !== undefined) return known;
+  if (paths.size >= MAX_SHARED_PATHS) paths.clear();
+  paths.set(formatted, formatted);
+  return formatted;
 }
 
 function isPlainObject(value: Plain | undefined): value is PlainObject {

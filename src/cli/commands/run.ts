@@ -13,9 +13,11 @@ import {
   createDaemon,
   createDaemonMetrics,
   DAEMON_DEFAULTS,
+  DAEMON_NODE_FLAGS,
   DEFAULT_LISTEN,
   fullGarbageCollector,
   type ListenAddress,
+  missingDaemonFlags,
   parseListenAddress,
 } from '../../daemon/index.js';
 import { createNotifier } from '../../daemon/notify.js';
@@ -318,12 +320,19 @@ async function apiOf(
   };
 }
 
-/** The full collection run after each cycle, when Node exposes it (else said once, why not). */
+/**
+ * The full collection run after each cycle, when Node exposes it; the daemon's Node flags it was
+ * started without are said once, with what they are for.
+ */
 function garbageCollector(root: Logger): ReturnType<typeof fullGarbageCollector> {
   const collectGarbage = fullGarbageCollector();
-  if (collectGarbage === undefined) {
+  const missing = missingDaemonFlags().filter(
+    (flag) => flag !== '--expose-gc' || collectGarbage === undefined,
+  );
+  if (missing.length > 0) {
     root.info(
-      "no collection after each cycle: start Node with --expose-gc (NODE_OPTIONS=--expose-gc; npm start and the Docker image do) to keep resident memory near one cycle's peak",
+      { missing_node_flags: missing },
+      `started without the daemon's Node flags (node ${DAEMON_NODE_FLAGS.join(' ')} ...; npm start and the Docker image pass them): resident memory peaks higher${collectGarbage === undefined ? ', and there is no collection after each cycle' : ''}`,
     );
   }
   return collectGarbage;

@@ -1,7 +1,8 @@
 /**
  * The `afterCycle` hook (edgesync run passes a full garbage collection): it runs once after
  * every cycle, whatever the cycle's result, and a hook that throws never stops the loop. And
- * the collector itself: present only when Node was started with `--expose-gc`.
+ * the collector itself: present only when Node was started with `--expose-gc`. And the daemon's
+ * Node flags: the ones `npm start` and the Docker image pass, accepted by this Node.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -11,7 +12,11 @@ import { promisify } from 'node:util';
 import { runInNewContext } from 'node:vm';
 import { afterEach, expect, it } from 'vitest';
 import { createDaemon, type Daemon } from '../../../src/daemon/daemon.js';
-import { fullGarbageCollector } from '../../../src/daemon/memory.js';
+import {
+  DAEMON_NODE_FLAGS,
+  fullGarbageCollector,
+  missingDaemonFlags,
+} from '../../../src/daemon/memory.js';
 import { createDaemonMetrics } from '../../../src/daemon/metrics.js';
 import { assertFreshBuild } from '../../helpers/built.js';
 import { CONVERGED, makeTempDir, recorder, removeDir, waitFor } from './helpers.js';
@@ -74,4 +79,46 @@ it('offers a full collector when Node was started with --expose-gc', async () =>
     script,
   ]);
   expect(stdout.trim()).toBe('function');
+});
+
+it("npm start and the Docker image start the daemon with exactly the daemon's Node flags", async () => {
+  const pkg = JSON.parse(await fs.readFile('package.json', 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  expect(pkg.scripts.start).toBe(
+    `node ${DAEMON_NODE_FLAGS.join(' ')} bin/edgesync.js run config-examples/edges`,
+  );
+  const dockerfile = await fs.readFile('Dockerfile', 'utf8');
+  const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1];
+  expect(JSON.parse(entrypoint ?? 'null')).toEqual([
+    'node',
+    ...DAEMON_NODE_FLAGS,
+    '/app/bin/edgesync.js',
+    'run',
+  ]);
+});
+
+it("this Node accepts the daemon's flags, and a process started with them misses none", async () => {
+  assertFreshBuild();
+  const memory = pathToFileURL(path.resolve('dist/src/daemon/memory.js')).href;
+  const script = `const m = await import(${JSON.stringify(memory)}); console.log(JSON.stringify(m.missingDaemonFlags()), typeof m.fullGarbageCollector());`;
+  const { stdout } = await run(process.execPath, [
+    ...DAEMON_NODE_FLAGS,
+    '--input-type=module',
+    '-e',
+    script,
+  ]);
+  expect(stdout.trim()).toBe('[] function');
+});
+
+it('names the flags a process was started without, from its command line or NODE_OPTIONS', () => {
+  expect(missingDaemonFlags([], '')).toEqual([...DAEMON_NODE_FLAGS]);
+  expect(missingDaemonFlags([...DAEMON_NODE_FLAGS], '')).toEqual([]);
+  expect(
+    missingDaemonFlags(['--heap-growing-percent=25'], '--expose-gc  --max-semi-space-size=8'),
+  ).toEqual([]);
+  expect(missingDaemonFlags(['--heap-growing-percent=50', '--expose-gc'], '')).toEqual([
+    '--heap-growing-percent=25',
+    '--max-semi-space-size=8',
+  ]);
 });

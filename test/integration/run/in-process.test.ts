@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { waitFor } from '../../../bench/harness.js';
 import { main } from '../../../src/cli/main.js';
+import { missingDaemonFlags } from '../../../src/daemon/memory.js';
 import type { RunningServer } from '../../../src/server/index.js';
 import { Capture } from '../../helpers/capture.js';
 import { startTestServer, writesAt } from '../../helpers/server.js';
@@ -54,6 +55,10 @@ it('reconciles, serves /status, and stops with exit 0 when its signal aborts', a
   controller.abort();
   expect(await exited).toBe(0);
   expect(stdout.lines().some((l) => l.msg === 'daemon stopped')).toBe(true);
+  // This worker was not started with the daemon's Node flags: said once, naming them.
+  const missing = missingDaemonFlags();
+  const flagLines = stdout.lines().filter((l) => l.missing_node_flags !== undefined);
+  expect(flagLines.map((l) => l.missing_node_flags)).toEqual(missing.length > 0 ? [missing] : []);
   // The API key given through the environment never reaches a log line.
   expect(stdout.text).not.toContain(server.apiKey);
   expect(stderr.text).not.toContain(server.apiKey);
