@@ -36,10 +36,24 @@ function name(commonName: string): Buffer {
   return seq(der(0x31, cn));
 }
 
-export function makeSigningCertificate(commonName: string, nowMs: number): string {
+/**
+ * A DER INTEGER's content for a positive serial number from random bytes: the first byte in
+ * 0x01-0x7f, so the number is positive (top bit clear) and minimally encoded (no leading zero
+ * byte, which parsers refuse as "illegal padding").
+ */
+export function serialNumber(random: Buffer): Buffer {
+  const serial = Buffer.from(random);
+  serial[0] = (serial[0] as number) & 0x7f || 0x01;
+  return serial;
+}
+
+export function makeSigningCertificate(
+  commonName: string,
+  nowMs: number,
+  random: Buffer = randomBytes(16),
+): string {
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-  const serial = randomBytes(16);
-  serial[0] = (serial[0] as number) & 0x7f; // positive INTEGER
+  const serial = serialNumber(random);
   const algorithm = seq(Buffer.from(OID_ED25519));
   const tbs = seq(
     der(0xa0, der(0x02, Buffer.from([2]))), // version v3
