@@ -32,8 +32,10 @@ export function fullPreparation(options: ReconcilerOptions, state: EngineState):
     kind: 'full',
     async prepare({ dir, signal, assertCurrent }) {
       let prepared: PreparedPlan;
-      // Every record of a listing is new: nothing in the old memo would be reused.
+      // Every record of a listing is new: nothing in the old memo would be reused, nor a plan
+      // read ahead against the old snapshot.
       state.memo = new PlanMemo();
+      state.ahead = undefined;
       try {
         prepared = await preparePlan({
           dir,

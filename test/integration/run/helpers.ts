@@ -13,8 +13,13 @@ import {
   type LiveSnapshot,
   observe,
 } from '../../../src/api/index.js';
+import type { ReconcilerOptions } from '../../../src/engine/context.js';
+import type { ReconcileInput, TriggerReason } from '../../../src/engine/index.js';
+import { silentLogger } from '../../../src/log.js';
 import { parseStoredMetadata } from '../../../src/manifest/metadata.js';
+import type { RunningServer } from '../../../src/server/index.js';
 import { assertFreshBuild } from '../../helpers/built.js';
+import { seededRandom, startTestServer } from '../../helpers/server.js';
 
 /** The children spawn the compiled CLI: fail with the remedy rather than a confusing crash. */
 export function assertBuilt(): void {
@@ -24,6 +29,65 @@ export function assertBuilt(): void {
 export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'edgesync-run-'));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** What an in-process reconciler test runs against: a seeded local server, a client, a directory. */
+export interface ReconcilerScene {
+  readonly server: RunningServer & { apiKey: string };
+  readonly client: ApiClient;
+  readonly dir: string;
+  close(): Promise<void>;
+}
+
+/** A fresh scene (each test of a file opens one in `beforeEach` and closes it after). */
+export async function openScene(seed: number): Promise<ReconcilerScene> {
+  const server = await startTestServer({ random: seededRandom(seed) });
+  const client = createApiClient({ baseUrl: server.url, apiKey: server.apiKey, retry: false });
+  const { dir, cleanup } = await tempDir();
+  return {
+    server,
+    client,
+    dir,
+    async close() {
+      await client.close();
+      await server.close();
+      await cleanup();
+    },
+  };
+}
+
+/** The reconciler options these tests share (owner `default`, no env, a silent log). */
+export function reconcilerOptions(
+  client: ApiClient,
+  extra: Partial<ReconcilerOptions> = {},
+): ReconcilerOptions {
+  return {
+    client,
+    owner: 'default',
+    allowEmpty: false,
+    maxDeletes: 50,
+    concurrency: 4,
+    env: {},
+    secretDirs: [],
+    logger: silentLogger(),
+    ...extra,
+  };
+}
+
+/** A cycle's input for `dir`, its link never moving. */
+export function cycleInput(
+  dir: string,
+  reason: TriggerReason,
+  extra: Partial<ReconcileInput> = {},
+): ReconcileInput {
+  return {
+    dir,
+    revision: undefined,
+    reason,
+    signal: new AbortController().signal,
+    assertCurrent: async () => undefined,
+    ...extra,
+  };
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -5,58 +5,39 @@
  */
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type ApiClient, createApiClient } from '../../../src/api/index.js';
+import type { ApiClient } from '../../../src/api/index.js';
 import {
   createReconciler,
   INCREMENTAL_MAX_READS,
   type ReconcileInput,
   type TriggerReason,
 } from '../../../src/engine/index.js';
-import { silentLogger } from '../../../src/log.js';
-import type { RunningServer } from '../../../src/server/index.js';
-import { seededRandom, startTestServer } from '../../helpers/server.js';
-import { httpsEdge, tempDir, tlsEdge, writeYaml } from './helpers.js';
+import {
+  cycleInput,
+  httpsEdge,
+  openScene,
+  type ReconcilerScene,
+  reconcilerOptions,
+  tlsEdge,
+  writeYaml,
+} from './helpers.js';
 
-let server: RunningServer & { apiKey: string };
+let scene: ReconcilerScene;
+let server: ReconcilerScene['server'];
 let client: ApiClient;
 let dir: string;
-let cleanup: () => Promise<void>;
 
 beforeEach(async () => {
-  server = await startTestServer({ random: seededRandom(11) });
-  client = createApiClient({ baseUrl: server.url, apiKey: server.apiKey, retry: false });
-  ({ dir, cleanup } = await tempDir());
+  scene = await openScene(11);
+  ({ server, client, dir } = scene);
 });
-afterEach(async () => {
-  await client.close();
-  await server.close();
-  await cleanup();
-});
+afterEach(() => scene.close());
 
 const calls = () => Object.values(server.requests).reduce((a, b) => a + b, 0);
 
-function reconciler() {
-  return createReconciler({
-    client,
-    owner: 'default',
-    allowEmpty: false,
-    maxDeletes: 50,
-    concurrency: 4,
-    env: {},
-    secretDirs: [],
-    logger: silentLogger(),
-  });
-}
+const reconciler = () => createReconciler(reconcilerOptions(client));
 
-function input(reason: TriggerReason): ReconcileInput {
-  return {
-    dir,
-    revision: undefined,
-    reason,
-    signal: new AbortController().signal,
-    assertCurrent: async () => undefined,
-  };
-}
+const input = (reason: TriggerReason): ReconcileInput => cycleInput(dir, reason);
 
 /** 250 TLS edges in 5 files, and one HTTPS edge with a route in its own file. */
 async function writeAccount(edit: (i: number) => Record<string, unknown> = () => ({})) {

@@ -12,7 +12,7 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type ApiClient, createApiClient } from '../../../src/api/index.js';
+import type { ApiClient } from '../../../src/api/index.js';
 import {
   type AnticipateInput,
   createReconciler,
@@ -20,55 +20,33 @@ import {
   type TriggerReason,
 } from '../../../src/engine/index.js';
 import { ManifestError } from '../../../src/errors.js';
-import { silentLogger } from '../../../src/log.js';
-import type { RunningServer } from '../../../src/server/index.js';
-import { seededRandom, startTestServer } from '../../helpers/server.js';
-import { liveState, ownedEdges, tempDir, tlsEdge, writeYaml } from './helpers.js';
+import {
+  cycleInput,
+  liveState,
+  openScene,
+  ownedEdges,
+  type ReconcilerScene,
+  reconcilerOptions,
+  tempDir,
+  tlsEdge,
+  writeYaml,
+} from './helpers.js';
 
-let server: RunningServer & { apiKey: string };
+let scene: ReconcilerScene;
 let client: ApiClient;
 let dir: string;
-let cleanup: () => Promise<void>;
 
 beforeEach(async () => {
-  server = await startTestServer({ random: seededRandom(23) });
-  client = createApiClient({ baseUrl: server.url, apiKey: server.apiKey, retry: false });
-  ({ dir, cleanup } = await tempDir());
+  scene = await openScene(23);
+  ({ client, dir } = scene);
 });
-afterEach(async () => {
-  await client.close();
-  await server.close();
-  await cleanup();
-});
+afterEach(() => scene.close());
 
-function reconciler(incremental = true) {
-  return createReconciler({
-    client,
-    owner: 'default',
-    allowEmpty: false,
-    maxDeletes: 50,
-    concurrency: 4,
-    env: {},
-    secretDirs: [],
-    logger: silentLogger(),
-    incremental,
-  });
-}
+const reconciler = (incremental = true) =>
+  createReconciler(reconcilerOptions(client, { incremental }));
 
-function input(
-  reason: TriggerReason,
-  generation?: number,
-  revision: string | undefined = undefined,
-): ReconcileInput {
-  return {
-    dir,
-    revision,
-    reason,
-    signal: new AbortController().signal,
-    assertCurrent: async () => undefined,
-    generation,
-  };
-}
+const input = (reason: TriggerReason, generation?: number, revision?: string): ReconcileInput =>
+  cycleInput(dir, reason, { generation, revision });
 
 const ahead = (generation: number, extra: Partial<AnticipateInput> = {}): AnticipateInput => ({
   dir,

@@ -5,54 +5,37 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type ApiClient, createApiClient } from '../../../src/api/index.js';
+import type { ApiClient } from '../../../src/api/index.js';
 import { createReconciler, type ReconcileInput } from '../../../src/engine/index.js';
 import { GuardError, ManifestError } from '../../../src/errors.js';
-import { silentLogger } from '../../../src/log.js';
 import { storedMetadata } from '../../../src/manifest/metadata.js';
-import type { RunningServer } from '../../../src/server/index.js';
-import { seededRandom, startTestServer, writesAt } from '../../helpers/server.js';
-import { httpsEdge, tempDir, tlsEdge, writeYaml } from './helpers.js';
+import { writesAt } from '../../helpers/server.js';
+import {
+  cycleInput,
+  httpsEdge,
+  openScene,
+  type ReconcilerScene,
+  reconcilerOptions,
+  tlsEdge,
+  writeYaml,
+} from './helpers.js';
 
-let server: RunningServer & { apiKey: string };
+let scene: ReconcilerScene;
+let server: ReconcilerScene['server'];
 let client: ApiClient;
 let dir: string;
-let cleanup: () => Promise<void>;
 
 beforeEach(async () => {
-  server = await startTestServer({ random: seededRandom(7) });
-  client = createApiClient({ baseUrl: server.url, apiKey: server.apiKey, retry: false });
-  ({ dir, cleanup } = await tempDir());
+  scene = await openScene(7);
+  ({ server, client, dir } = scene);
 });
-afterEach(async () => {
-  await client.close();
-  await server.close();
-  await cleanup();
-});
+afterEach(() => scene.close());
 
-function reconciler(maxDeletes = 10) {
-  return createReconciler({
-    client,
-    owner: 'default',
-    allowEmpty: false,
-    maxDeletes,
-    concurrency: 2,
-    env: {},
-    secretDirs: [],
-    logger: silentLogger(),
-  });
-}
+const reconciler = (maxDeletes = 10) =>
+  createReconciler(reconcilerOptions(client, { maxDeletes, concurrency: 2 }));
 
-function input(extra: Partial<ReconcileInput> = {}): ReconcileInput {
-  return {
-    dir,
-    revision: undefined,
-    reason: 'manual',
-    signal: new AbortController().signal,
-    assertCurrent: async () => undefined,
-    ...extra,
-  };
-}
+const input = (extra: Partial<ReconcileInput> = {}): ReconcileInput =>
+  cycleInput(dir, 'manual', extra);
 
 describe('createReconciler', () => {
   it('changed, then converged, with managed counts and no writes the second time', async () => {
