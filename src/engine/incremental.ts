@@ -56,6 +56,20 @@ export interface Guess {
   readonly guess: Plan | undefined;
 }
 
+/** The manifests under `dir`, through the reconciler's file cache (unchanged files not parsed again). */
+export function readManifests(
+  dir: string,
+  options: Omit<IncrementalOptions, 'client' | 'concurrency' | 'plan'>,
+): Promise<LoadResult> {
+  return loadManifests(dir, {
+    owner: options.owner,
+    env: options.env,
+    secretDirs: options.secretDirs,
+    ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
+    cache: options.cache,
+  });
+}
+
 /**
  * Read the manifests and plan them against the kept snapshot `known`: the part of an incremental
  * cycle that makes no API call, so the daemon can run it while it waits out a change's debounce
@@ -66,13 +80,7 @@ export async function guessPlan(
   known: LiveSnapshot,
   options: IncrementalOptions,
 ): Promise<Guess> {
-  const loaded = await loadManifests(dir, {
-    owner: options.owner,
-    env: options.env,
-    secretDirs: options.secretDirs,
-    ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
-    cache: options.cache,
-  });
+  const loaded = await readManifests(dir, options);
   if (!loaded.ok) return { loaded, guess: undefined };
   assertEdgesAvailable(loaded.set, known);
   return { loaded, guess: buildPlan(loaded.set, known, options.plan) };

@@ -7,7 +7,6 @@
  */
 import type { LiveSnapshot } from '../api/index.js';
 import { errorMessage } from '../errors.js';
-import { loadManifests } from '../manifest/loader.js';
 import { PlanMemo } from '../plan/index.js';
 import { type EngineState, planOptionsOf, type ReconcilerOptions } from './context.js';
 import type { AnticipateInput, ReconcileInput } from './contract.js';
@@ -17,6 +16,7 @@ import {
   INCREMENTAL_REASONS,
   type Prepared,
   prepareIncremental,
+  readManifests,
 } from './incremental.js';
 import { type PreparedPlan, preparePlan } from './pipeline.js';
 
@@ -134,13 +134,7 @@ export async function anticipate(
   const incremental = incrementalOptionsOf(options, state);
   try {
     if (options.incremental === false || known === undefined) {
-      await loadManifests(input.dir, {
-        owner: options.owner,
-        env: options.env,
-        secretDirs: options.secretDirs,
-        ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
-        cache: state.files,
-      });
+      await readManifests(input.dir, incremental);
       return;
     }
     const read = await guessPlan(input.dir, known, incremental);

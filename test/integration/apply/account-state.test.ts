@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createReconciler } from '../../../src/engine/index.js';
-import { silentLogger } from '../../../src/log.js';
+import { reconcilerOptions } from '../../helpers/reconciler.js';
 import { startTestServer } from '../../helpers/server.js';
 import { apiClient, apiEnv, runCli, tempDir, writeManifests } from './helpers.js';
 
@@ -90,16 +90,7 @@ describe('account states', () => {
       server = await startTestServer({ edgeAccess: state });
       const client = apiClient(server.url, server.apiKey);
       try {
-        const reconcile = createReconciler({
-          client,
-          owner: 'default',
-          allowEmpty: false,
-          maxDeletes: 10,
-          concurrency: 1,
-          env: {},
-          secretDirs: [],
-          logger: silentLogger(),
-        });
+        const reconcile = createReconciler(reconcilerOptions({ client }));
         const run = reconcile({
           dir,
           revision: undefined,

@@ -11,9 +11,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ApiClient, observe } from '../../../src/api/index.js';
 import { executePlan } from '../../../src/apply/executor.js';
 import { createReconciler } from '../../../src/engine/index.js';
-import { silentLogger } from '../../../src/log.js';
 import { storedMetadata } from '../../../src/manifest/metadata.js';
 import { buildPlan } from '../../../src/plan/plan.js';
+import { reconcilerOptions } from '../../helpers/reconciler.js';
 import { startTestServer, writesAt } from '../../helpers/server.js';
 import { desiredSet, endpointManifest } from '../../unit/plan/builders.js';
 import { apiClient, apiEnv, runCli, tempDir, writeManifests } from './helpers.js';
@@ -283,16 +283,7 @@ describe('cut-over: a create refused after its edge went', () => {
     await start();
     const { migrated } = await directories(2);
     const raced = apiClient(await raceForE1(), server.apiKey);
-    const reconcile = createReconciler({
-      client: raced,
-      owner: 'default',
-      allowEmpty: false,
-      maxDeletes: 10,
-      concurrency: 1,
-      env: {},
-      secretDirs: [],
-      logger: silentLogger(),
-    });
+    const reconcile = createReconciler(reconcilerOptions({ client: raced }));
     const report = await reconcile({
       dir: migrated,
       revision: undefined,

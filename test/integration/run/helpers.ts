@@ -13,9 +13,7 @@ import {
   type LiveSnapshot,
   observe,
 } from '../../../src/api/index.js';
-import type { ReconcilerOptions } from '../../../src/engine/context.js';
 import type { ReconcileInput, TriggerReason } from '../../../src/engine/index.js';
-import { silentLogger } from '../../../src/log.js';
 import { parseStoredMetadata } from '../../../src/manifest/metadata.js';
 import type { RunningServer } from '../../../src/server/index.js';
 import { assertFreshBuild } from '../../helpers/built.js';
@@ -53,24 +51,6 @@ export async function openScene(seed: number): Promise<ReconcilerScene> {
       await server.close();
       await cleanup();
     },
-  };
-}
-
-/** The reconciler options these tests share (owner `default`, no env, a silent log). */
-export function reconcilerOptions(
-  client: ApiClient,
-  extra: Partial<ReconcilerOptions> = {},
-): ReconcilerOptions {
-  return {
-    client,
-    owner: 'default',
-    allowEmpty: false,
-    maxDeletes: 50,
-    concurrency: 4,
-    env: {},
-    secretDirs: [],
-    logger: silentLogger(),
-    ...extra,
   };
 }
 

@@ -12,12 +12,12 @@ import {
   type ReconcileInput,
   type TriggerReason,
 } from '../../../src/engine/index.js';
+import { reconcilerOptions } from '../../helpers/reconciler.js';
 import {
   cycleInput,
   httpsEdge,
   openScene,
   type ReconcilerScene,
-  reconcilerOptions,
   tlsEdge,
   writeYaml,
 } from './helpers.js';
@@ -35,7 +35,8 @@ afterEach(() => scene.close());
 
 const calls = () => Object.values(server.requests).reduce((a, b) => a + b, 0);
 
-const reconciler = () => createReconciler(reconcilerOptions(client));
+const reconciler = () =>
+  createReconciler(reconcilerOptions({ client, maxDeletes: 50, concurrency: 4 }));
 
 const input = (reason: TriggerReason): ReconcileInput => cycleInput(dir, reason);
 

@@ -20,13 +20,13 @@ import {
   type TriggerReason,
 } from '../../../src/engine/index.js';
 import { ManifestError } from '../../../src/errors.js';
+import { reconcilerOptions } from '../../helpers/reconciler.js';
 import {
   cycleInput,
   liveState,
   openScene,
   ownedEdges,
   type ReconcilerScene,
-  reconcilerOptions,
   tempDir,
   tlsEdge,
   writeYaml,
@@ -43,7 +43,7 @@ beforeEach(async () => {
 afterEach(() => scene.close());
 
 const reconciler = (incremental = true) =>
-  createReconciler(reconcilerOptions(client, { incremental }));
+  createReconciler(reconcilerOptions({ client, maxDeletes: 50, concurrency: 4, incremental }));
 
 const input = (reason: TriggerReason, generation?: number, revision?: string): ReconcileInput =>
   cycleInput(dir, reason, { generation, revision });

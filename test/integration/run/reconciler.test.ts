@@ -9,13 +9,13 @@ import type { ApiClient } from '../../../src/api/index.js';
 import { createReconciler, type ReconcileInput } from '../../../src/engine/index.js';
 import { GuardError, ManifestError } from '../../../src/errors.js';
 import { storedMetadata } from '../../../src/manifest/metadata.js';
+import { reconcilerOptions } from '../../helpers/reconciler.js';
 import { writesAt } from '../../helpers/server.js';
 import {
   cycleInput,
   httpsEdge,
   openScene,
   type ReconcilerScene,
-  reconcilerOptions,
   tlsEdge,
   writeYaml,
 } from './helpers.js';
@@ -32,7 +32,7 @@ beforeEach(async () => {
 afterEach(() => scene.close());
 
 const reconciler = (maxDeletes = 10) =>
-  createReconciler(reconcilerOptions(client, { maxDeletes, concurrency: 2 }));
+  createReconciler(reconcilerOptions({ client, maxDeletes, concurrency: 2 }));
 
 const input = (extra: Partial<ReconcileInput> = {}): ReconcileInput =>
   cycleInput(dir, 'manual', extra);

@@ -7,7 +7,7 @@ import { type LiveSnapshot, NO_CALLS } from '../../../src/api/index.js';
 import { newEngineState, type ReconcilerOptions } from '../../../src/engine/context.js';
 import type { ReconcileInput, TriggerReason } from '../../../src/engine/contract.js';
 import { choosePreparation } from '../../../src/engine/preparation.js';
-import { reconcilerOptions } from './options.js';
+import { reconcilerOptions } from '../../helpers/reconciler.js';
 
 const KEPT: LiveSnapshot = {
   tlsEdges: [],

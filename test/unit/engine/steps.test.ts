@@ -9,8 +9,8 @@ import type { Prepared } from '../../../src/engine/incremental.js';
 import { assess, holdBack } from '../../../src/engine/steps.js';
 import type { DesiredSet } from '../../../src/manifest/schema.js';
 import { buildPlan } from '../../../src/plan/index.js';
+import { reconcilerOptions } from '../../helpers/reconciler.js';
 import { desiredSet, tlsManifest } from '../plan/builders.js';
-import { reconcilerOptions } from './options.js';
 
 const options = reconcilerOptions;
 

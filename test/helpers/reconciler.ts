@@ -1,7 +1,10 @@
-/** Reconciler options for the engine's unit tests: a client that is never called. */
-import { createApiClient } from '../../../src/api/index.js';
-import type { ReconcilerOptions } from '../../../src/engine/context.js';
-import { silentLogger } from '../../../src/log.js';
+/**
+ * Reconciler options for tests: owner `default`, no environment, a silent log. The client is one
+ * that is never called unless a test passes its own (`{ client }`).
+ */
+import { createApiClient } from '../../src/api/index.js';
+import type { ReconcilerOptions } from '../../src/engine/context.js';
+import { silentLogger } from '../../src/log.js';
 
 export function reconcilerOptions(extra: Partial<ReconcilerOptions> = {}): ReconcilerOptions {
   return {
