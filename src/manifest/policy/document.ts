@@ -1,12 +1,16 @@
 /**
  * A traffic policy written as a string: the YAML or JSON document inside it, read with `yaml`
  * (the one YAML reader; JSON is YAML) under the rules the service applies to the text it is
- * sent: one document, the core schema, duplicate keys and unknown tags refused, alias
+ * sent: exactly one document (a second is an error, never dropped), the core schema, duplicate keys and unknown tags refused, alias
  * expansion and nesting bounded. Pure.
  */
 import { LineCounter, parseDocument } from 'yaml';
 
 const MAX_ALIASES = 100;
+
+/** A policy is exactly one document: a second one (after `---`) is refused, never dropped. */
+const MULTIPLE_DOCUMENTS =
+  'holds more than one YAML document (a policy is exactly one document: merge the rules into one, or remove the "---")';
 const MAX_DEPTH = 64;
 
 export type PolicyText =
@@ -22,7 +26,9 @@ export function readPolicyText(text: string): PolicyText {
       uniqueKeys: true,
       strict: true,
       prettyErrors: false,
-      logLevel: 'silent',
+      // Not 'silent': that level also drops the error for a second document, and the parser
+      // would hand back the first one alone (a policy's later rules silently lost).
+      logLevel: 'error',
       lineCounter,
     });
   } catch (err) {
@@ -32,6 +38,9 @@ export function readPolicyText(text: string): PolicyText {
   const problem = [...doc.errors, ...doc.warnings][0];
   if (problem !== undefined) {
     const { line, col } = lineCounter.linePos(problem.pos[0]);
+    if (problem.code === 'MULTIPLE_DOCS') {
+      return { error: MULTIPLE_DOCUMENTS, at: { line, column: col } };
+    }
     const why =
       problem.code === 'DUPLICATE_KEY' ? 'duplicate key' : (problem.message.split('\n')[0] ?? '');
     return { error: `not a YAML or JSON document: ${why}`, at: { line, column: col } };

@@ -127,7 +127,8 @@ function nestsTooDeep(text: string): boolean {
 }
 
 /**
- * The document as plain values, with `yaml` (JSON is YAML; the core schema): duplicate keys,
+ * The document as plain values, with `yaml` (JSON is YAML; the core schema): exactly one
+ * document (a second is refused, never dropped), duplicate keys,
  * unknown tags and documents nested deeper than the bounds are errors, and aliases may expand to
  * at most `MAX_NODES` values.
  */
@@ -139,10 +140,15 @@ function readDocument(text: string): { value: unknown } | { error: string } {
     uniqueKeys: true,
     strict: true,
     prettyErrors: false,
-    logLevel: 'silent',
+    // Not 'silent': that level also drops the error for a second document, and the parser
+    // would hand back the first one alone.
+    logLevel: 'error',
   });
   const problem = [...doc.errors, ...doc.warnings][0];
   if (problem !== undefined) {
+    if (problem.code === 'MULTIPLE_DOCS') {
+      return { error: 'holds more than one YAML document (a policy is exactly one document)' };
+    }
     return refuse(
       problem.code === 'DUPLICATE_KEY' ? 'duplicate key' : (problem.message.split('\n')[0] ?? ''),
     );

@@ -526,6 +526,22 @@ const cases: Case[] = [
   },
 
   {
+    rule: 'a policy string of two YAML documents: refused at the second, never cut to the first',
+    valid: one(
+      endpoint(
+        '  |\n  on_http_request:\n    - actions: [{ type: restrict-ips, config: { enforce: true, allow: [10.0.0.0/8] } }]\n    - actions: [{ type: deny }]',
+      ).replace('traffic_policy:\n', 'traffic_policy:'),
+    ),
+    invalid: one(
+      endpoint(
+        '  |\n  on_http_request:\n    - actions: [{ type: deny }]\n  ---\n  on_http_request:\n    - actions: [{ type: restrict-ips, config: { enforce: true, allow: [10.0.0.0/8] } }]',
+      ).replace('traffic_policy:\n', 'traffic_policy:'),
+    ),
+    expected: [
+      'a.yaml:7:3: traffic_policy: holds more than one YAML document (a policy is exactly one document',
+    ],
+  },
+  {
     rule: 'a reference that fails is the one error about its field (no rule over the hole)',
     valid: one(
       endpoint(

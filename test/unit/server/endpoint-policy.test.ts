@@ -608,6 +608,20 @@ describe('refused policies: code and the path inside the document', () => {
   });
 });
 
+describe('one document', () => {
+  it('refuses a policy text of two YAML documents instead of keeping the first', () => {
+    const first = stringify({ on_http_request: [action('deny')] });
+    const second = stringify(
+      http(action('restrict-ips', { enforce: true, allow: ['10.0.0.0/8'] })),
+    );
+    expect(check('https', first)).toBeUndefined();
+    const err = check('https', `${first}---\n${second}`);
+    expect(err?.status).toBe(400);
+    expect(err?.errorCode).toBe(CODE.badPolicy);
+    expect(err?.message).toContain('more than one YAML document');
+  });
+});
+
 describe('CEL through a real parser', () => {
   it('accepts what a naive pattern would refuse and refuses what it would accept', () => {
     const withBraces = http({
