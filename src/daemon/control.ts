@@ -6,6 +6,12 @@
  * default, or the `--admin-listen` listener, which must be). A listener on another address with
  * no token serves them to no one, and the daemon says so at start. Read-only endpoints are not
  * concerned.
+ *
+ * A browser is a client too: any web page can POST to a loopback port (a form, `fetch` in
+ * `no-cors` mode), and a page whose host name its owner rebinds to 127.0.0.1 (DNS rebinding)
+ * even does so as its own origin. So before the token is looked at, every POST is checked for
+ * what only a page's request carries (`crossSiteRefusal`): a foreign `Origin`, a `Host` that
+ * does not name the loopback listener, and a body a page can send without asking first.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
@@ -84,7 +90,91 @@ export function controlPolicy(
 
 export type ControlVerdict =
   | { readonly ok: true }
-  | { readonly ok: false; readonly status: 401 | 403; readonly error: string };
+  | { readonly ok: false; readonly status: 401 | 403 | 415; readonly error: string };
+
+/** The request headers `crossSiteRefusal` reads (lower-case names, as node:http gives them). */
+export interface ControlRequestHeaders {
+  readonly host?: string | undefined;
+  readonly origin?: string | undefined;
+  readonly 'content-type'?: string | undefined;
+  readonly 'content-length'?: string | undefined;
+  readonly 'transfer-encoding'?: string | undefined;
+}
+
+/** Characters a `Host` header may hold: a name or address and a port (no user info, no path). */
+const HOST_HEADER = /^[A-Za-z0-9.:[\]-]+$/;
+
+/** `application/json` or any `+json` type, parameters allowed. */
+const JSON_TYPE = /^application\/([a-z0-9.-]+\+)?json\s*(;|$)/i;
+
+/**
+ * Why a mutating request is refused as cross-site or rebinding, or undefined:
+ * - `Origin` (sent by browsers on every POST, never by curl, git-sync or edgesync) must be this
+ *   listener's own origin: any other page is another site;
+ * - on a listener that takes no token (bound to loopback), `Host` must name a loopback address
+ *   (`localhost`, 127.0.0.0/8, `::1`): a rebound name is some site's, resolved to us;
+ * - the body must be empty or JSON (`Content-Type: application/json`): the types a page may send
+ *   without the browser asking first (text/plain, forms) are refused, and a JSON one makes the
+ *   browser ask (a CORS preflight), which this listener never grants.
+ * A listener with a token is reached under any name (a Kubernetes Service), so its `Host` is
+ * not checked: a page cannot know the token.
+ */
+export function crossSiteRefusal(
+  access: ControlAccess,
+  headers: ControlRequestHeaders,
+): ControlVerdict | undefined {
+  const refuse = (status: 403 | 415, error: string): ControlVerdict => ({
+    ok: false,
+    status,
+    error,
+  });
+  const host = headers.host?.trim().toLowerCase();
+  if (host !== undefined && !HOST_HEADER.test(host)) {
+    return refuse(403, 'refused: the Host header is not a host name and port');
+  }
+  if (host !== undefined && access.kind === 'open' && !isLoopbackHost(hostnameOf(host))) {
+    return refuse(
+      403,
+      `refused: Host "${host}" does not name this loopback listener (a DNS-rebinding request?); use http://127.0.0.1:PORT or http://localhost:PORT`,
+    );
+  }
+  const origin = headers.origin?.trim();
+  if (origin !== undefined && !sameOrigin(origin, host)) {
+    return refuse(403, 'refused: a cross-site request (its Origin is not this listener)');
+  }
+  const type = headers['content-type']?.trim();
+  const length = headers['content-length'];
+  const hasBody =
+    headers['transfer-encoding'] !== undefined || (length !== undefined && length.trim() !== '0');
+  if (
+    (type !== undefined && type !== '' && !JSON_TYPE.test(type)) ||
+    (hasBody && type === undefined)
+  ) {
+    return refuse(
+      415,
+      'refused: a control request takes an empty body or a JSON one (Content-Type: application/json)',
+    );
+  }
+  return undefined;
+}
+
+/** `localhost`, `127.0.0.1` or `::1` from a Host header value (`[::1]:9090`). */
+function hostnameOf(host: string): string {
+  if (host.startsWith('[')) return host.slice(1, host.indexOf(']'));
+  const colon = host.lastIndexOf(':');
+  return colon < 0 ? host : host.slice(0, colon);
+}
+
+/** Whether `origin` is `http://<host>`: the page was served by this listener itself. */
+function sameOrigin(origin: string, host: string | undefined): boolean {
+  if (host === undefined) return false;
+  try {
+    const url = new URL(origin);
+    return url.protocol === 'http:' && url.host === host && origin === url.origin;
+  } catch {
+    return false; // `null` (a sandboxed page, a file:) and anything else that is no origin
+  }
+}
 
 /** Checks one request's `Authorization` header against the listener's access. */
 export function authorize(access: ControlAccess, header: string | undefined): ControlVerdict {

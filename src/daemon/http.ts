@@ -10,12 +10,14 @@
  *   POST /-/suspend    200: writes stopped; POST /-/resume: allowed again
  *
  * The three POSTs change what the daemon does: each listener serves them according to its
- * `control` access (./control.ts): 401 without the right bearer token, 403 where they are off.
+ * `control` access (./control.ts): 401 without the right bearer token, 403 where they are off,
+ * and 403 / 415 to what only a web page sends (a foreign Origin, a rebound Host, a text/plain or
+ * form body).
  * Unknown paths answer 404, known paths with another method 405 with `Allow`. Request bodies are
  * never read (drained and discarded). Errors answer 500 with a one-line message, never a stack.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { authorize, type ControlAccess } from './control.js';
+import { authorize, type ControlAccess, crossSiteRefusal } from './control.js';
 import type { DaemonStatus } from './types.js';
 
 export interface DaemonHttpDeps {
@@ -168,9 +170,13 @@ function dispatch(
   }
 }
 
-/** Answers 401 or 403 (and returns false) unless the listener lets this request through. */
+/**
+ * Answers 403, 415 or 401 (and returns false) unless the listener lets this request through:
+ * a browser's cross-site or rebinding request first (./control.ts), then the token.
+ */
 function permitted(access: ControlAccess, req: IncomingMessage, res: ServerResponse): boolean {
-  const verdict = authorize(access, req.headers.authorization);
+  const verdict =
+    crossSiteRefusal(access, req.headers) ?? authorize(access, req.headers.authorization);
   if (verdict.ok) return true;
   const headers: Record<string, string> =
     verdict.status === 401 ? { 'www-authenticate': 'Bearer realm="edgesync"' } : {};

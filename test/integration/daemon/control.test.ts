@@ -4,7 +4,7 @@
  * cycles paced by the resync budget, and suspend/resume without repeats.
  */
 import fs from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -94,6 +94,72 @@ describe('a control token', () => {
     expect((await post(`${base}/-/resume`, `Bearer ${TOKEN}`)).status).toBe(200);
     expect((await post(`${base}/-/reconcile`, `Bearer ${TOKEN}`)).status).toBe(202);
     await waitFor('the requested cycles', () => calls.length >= 2);
+  });
+});
+
+/** A raw POST (fetch may not set Host): status and body. */
+function rawPost(
+  base: string,
+  pathname: string,
+  headers: Record<string, string>,
+  body = '',
+): Promise<{ status: number; text: string }> {
+  const url = new URL(pathname, base);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('a web page on the default loopback listener', () => {
+  it('cannot suspend the daemon: a foreign Origin, a rebound Host and a text/plain body are refused', async () => {
+    const { d, base } = await startDaemon();
+    const host = new URL(base).host;
+    const attempts = [
+      { headers: { host, origin: 'https://evil.example' }, status: 403 },
+      { headers: { host: `evil.example:${new URL(base).port}` }, status: 403 },
+      {
+        headers: { host, 'content-type': 'text/plain', 'content-length': '2' },
+        status: 415,
+        body: '{}',
+      },
+      // The recipe: all three at once.
+      {
+        headers: {
+          host: `evil.example:${new URL(base).port}`,
+          origin: 'https://evil.example',
+          'content-type': 'text/plain',
+          'content-length': '2',
+        },
+        status: 403,
+        body: '{}',
+      },
+    ];
+    for (const p of POSTS) {
+      for (const a of attempts) {
+        const res = await rawPost(base, p, a.headers, a.body);
+        expect(res.status, `${p} ${JSON.stringify(a.headers)}`).toBe(a.status);
+        expect(JSON.parse(res.text)).toHaveProperty('error', expect.stringMatching(/^refused: /));
+      }
+    }
+    expect(d.status().suspended).toBe(false);
+    // What curl, git-sync and the CLI send still works: no Origin, an empty or JSON body.
+    expect((await rawPost(base, '/-/suspend', { host })).status).toBe(200);
+    expect(d.status().suspended).toBe(true);
+    const json = { host, 'content-type': 'application/json', 'content-length': '2' };
+    expect((await rawPost(base, '/-/resume', json, '{}')).status).toBe(200);
+    expect(d.status().suspended).toBe(false);
   });
 });
 

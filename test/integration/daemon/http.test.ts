@@ -189,7 +189,11 @@ describe('daemon HTTP surface', () => {
     await waitFor('the startup cycle', () => calls.length === 1);
     const answers = await Promise.all(
       Array.from({ length: 8 }, () =>
-        fetch(`${base}/-/reconcile`, { method: 'POST', body: 'ignored' }).then(async (r) => {
+        fetch(`${base}/-/reconcile`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"ignored":true}',
+        }).then(async (r) => {
           await r.text();
           return r.status;
         }),

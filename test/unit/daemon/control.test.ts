@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   authorize,
+  type ControlAccess,
   controlPolicy,
   controlTokenProblem,
+  crossSiteRefusal,
   isLoopbackHost,
 } from '../../../src/daemon/control.js';
 
@@ -98,5 +100,65 @@ describe('controlTokenProblem', () => {
     [TOKEN, false],
   ])('%j refused: %s', (token, refused) => {
     expect(controlTokenProblem(token) !== undefined).toBe(refused);
+  });
+});
+
+describe('crossSiteRefusal', () => {
+  const open: ControlAccess = { kind: 'open' };
+  const token = controlPolicy({ host: '0.0.0.0', port: 9090 }, TOKEN, undefined).main;
+  const local = { host: '127.0.0.1:9090' };
+
+  it.each([
+    ['curl, git-sync and the CLI (no Origin, no body)', local],
+    ['localhost', { host: 'localhost:9090' }],
+    ['IPv6 loopback', { host: '[::1]:9090' }],
+    ['an HTTP/1.0 request without Host', {}],
+    ['a JSON body', { ...local, 'content-type': 'application/json', 'content-length': '2' }],
+    ['a JSON type with a charset', { ...local, 'content-type': 'application/json; charset=utf-8' }],
+    ['a page served by this listener', { ...local, origin: 'http://127.0.0.1:9090' }],
+  ])('lets through %s', (_, headers) => {
+    expect(crossSiteRefusal(open, headers)).toBeUndefined();
+  });
+
+  it.each([
+    ['a foreign Origin', { ...local, origin: 'https://evil.example' }, 403, /cross-site/],
+    ['Origin null', { ...local, origin: 'null' }, 403, /cross-site/],
+    ['an Origin on another port', { ...local, origin: 'http://127.0.0.1:8080' }, 403, /cross-site/],
+    ['a rebound Host', { host: 'evil.example:9090' }, 403, /DNS-rebinding/],
+    [
+      'a rebound Host with its own Origin',
+      { host: 'evil.example:9090', origin: 'http://evil.example:9090' },
+      403,
+      /DNS-rebinding/,
+    ],
+    ['a Host with user info', { host: 'x@127.0.0.1:9090' }, 403, /not a host name/],
+    [
+      'a text/plain body',
+      { ...local, 'content-type': 'text/plain', 'content-length': '2' },
+      415,
+      /empty body or a JSON one/,
+    ],
+    [
+      'a form body',
+      { ...local, 'content-type': 'application/x-www-form-urlencoded', 'content-length': '3' },
+      415,
+      /empty body or a JSON one/,
+    ],
+    ['a body without a type', { ...local, 'content-length': '5' }, 415, /JSON/],
+    ['a chunked body without a type', { ...local, 'transfer-encoding': 'chunked' }, 415, /JSON/],
+  ])('refuses %s', (_, headers, status, error) => {
+    const verdict = crossSiteRefusal(open, headers);
+    expect(verdict).toMatchObject({ ok: false, status });
+    expect(verdict?.ok === false && verdict.error).toMatch(error);
+  });
+
+  it('does not check Host where a token is required (a Service name), but still Origin and body', () => {
+    expect(crossSiteRefusal(token, { host: 'edgesync.ops.svc:9090' })).toBeUndefined();
+    expect(
+      crossSiteRefusal(token, { host: 'edgesync.ops.svc:9090', origin: 'https://evil.example' }),
+    ).toMatchObject({ status: 403 });
+    expect(
+      crossSiteRefusal(token, { host: 'edgesync.ops.svc:9090', 'content-type': 'text/plain' }),
+    ).toMatchObject({ status: 415 });
   });
 });
