@@ -9,6 +9,7 @@ export {
 } from '../errors.js';
 export { createApiClient } from './client.js';
 export { resolveApiConfig } from './config.js';
+export { createExchange, type Exchange } from './exchange.js';
 export {
   callCount,
   type LiveSnapshot,

@@ -338,19 +338,20 @@ function garbageCollector(root: Logger): ReturnType<typeof fullGarbageCollector>
   return collectGarbage;
 }
 
-/** `--notify`: the daemon's events sent on to the configured webhooks. */
+/** `--notify`: the daemon's events sent on to the configured webhooks (closed at the end). */
 function notifyFrom(
   settings: RunSettings,
   daemon: ReturnType<typeof daemonOf>,
   root: Logger,
-): void {
-  if (settings.notify.urls.length === 0) return;
+): ReturnType<typeof createNotifier> | undefined {
+  if (settings.notify.urls.length === 0) return undefined;
   const notifier = createNotifier({
     urls: settings.notify.urls,
     format: settings.notify.format,
     logger: root.child({ module: 'notify' }),
   });
   daemon.events.subscribe((e) => notifier.send(e));
+  return notifier;
 }
 
 export async function run(ctx: CliContext): Promise<number> {
@@ -401,7 +402,7 @@ export async function run(ctx: CliContext): Promise<number> {
     collectGarbage,
   });
   life.daemon = daemon;
-  notifyFrom(settings, daemon, root);
+  const notifier = notifyFrom(settings, daemon, root);
   try {
     await daemon.start();
     const address = daemon.address;
@@ -422,6 +423,7 @@ export async function run(ctx: CliContext): Promise<number> {
     // at once; the bound stays so that no exchange's close can hold the exit (the process exits
     // after `run`).
     await settledWithin(client.close(), CLIENT_CLOSE_WAIT_MS);
+    if (notifier !== undefined) await settledWithin(notifier.close(), CLIENT_CLOSE_WAIT_MS);
     await embedded?.close();
     root.flush();
   }
