@@ -41,6 +41,8 @@ export interface StartServerOptions extends ServerKnobs {
   onSalvage?: (report: SalvageReport) => void;
   /** The journal's file operations (tests inject short and failing writes). */
   journalIo?: JournalIo;
+  /** The snapshots' file operations (tests inject a compaction that fails). */
+  snapshotIo?: JournalIo;
   /** Read-only agent endpoints, seeded into every account at each start (never persisted). */
   agentEndpoints?: readonly AgentEndpointSeed[];
 }
@@ -121,6 +123,7 @@ async function openState(
           ...(options.salvage === undefined ? {} : { salvage: options.salvage }),
           ...(options.onSalvage === undefined ? {} : { onSalvage: options.onSalvage }),
           ...(options.journalIo === undefined ? {} : { io: options.journalIo }),
+          ...(options.snapshotIo === undefined ? {} : { snapshotIo: options.snapshotIo }),
         });
   // IDs minted from now on must sort after every loaded one, even if the clock went back.
   for (const id of store.ids()) ids.observe(id);

@@ -25,6 +25,14 @@
  *   is written to `snapshot.tmp`, synced and atomically renamed over `snapshot.json`, which
  *   names a fresh, empty log; the old log is then removed. A crash at any point leaves either
  *   the old snapshot+log or the new pair, and stray files are removed on start.
+ * - A snapshot is never one string: it is a head line (format, sequence number, log
+ *   generation), one line per record (the mutations that rebuild the state, each checksummed
+ *   like a log record) and an end line with their count, written in chunks of about
+ *   `snapshotChunkBytes` and read back a line at a time, so a state past what one string can
+ *   hold (about 512 MB in V8) is compacted and loaded like any other. A compaction that fails
+ *   anyway (a full disk, a runtime limit) is logged, the log stays in use and the server keeps
+ *   serving; it is tried again once the log has grown by a quarter of `compactBytes`. The
+ *   one-line snapshots of earlier versions (format 1) are still read.
  */
 import { closeSync, constants, fsyncSync, openSync } from 'node:fs';
 import { type FileHandle, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
@@ -37,28 +45,37 @@ import { StoreError } from './errors.js';
 import { type SalvageReport, scanLog } from './journal-scan.js';
 import { type DirLock, lockDirectory } from './lock.js';
 import type { Mutation } from './model.js';
-import type { Journal, StateSnapshot, Store } from './store.js';
+import { type Journal, type StateSnapshot, type Store, snapshotMutations } from './store.js';
 
 export type { SalvageReport } from './journal-scan.js';
 
 const SNAPSHOT = 'snapshot.json';
 const SNAPSHOT_TMP = 'snapshot.tmp';
-const FORMAT = 1;
+/** The whole state on one line (read only: written by earlier versions). */
+const FORMAT_ONE_LINE = 1;
+/** A head line, a line per record, an end line (written and read a line at a time). */
+const FORMAT = 2;
 const LOG_PATTERN = /^log-(\d+)\.jsonl$/;
 export const DEFAULT_COMPACT_BYTES = 16 * 1024 * 1024;
+/** About how many bytes of a snapshot are written at once (and read at once on start). */
+export const DEFAULT_SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
 
-interface SnapshotFile {
+/** A snapshot's first line. Format 1 carries the state on it; format 2 the records after it. */
+interface SnapshotHead {
   readonly format: number;
   /** The last sequence number whose effect the state includes. */
   readonly seq: number;
   /** Generation of the log that continues this snapshot (`log-<gen>.jsonl`). */
   readonly gen: number;
-  readonly state: StateSnapshot;
+  readonly state?: StateSnapshot;
 }
 
 type Record_ = Mutation & { readonly s: number };
 
-/** The file operations of an append, injectable so that tests can make them fail or fall short. */
+/**
+ * The file operations of an append (and, separately, of a snapshot's chunks), injectable so
+ * that tests can make them fail or fall short.
+ */
 export interface JournalIo {
   /** Writes up to `length` bytes of `buffer` from `offset` at file `position`. */
   write(
@@ -85,6 +102,10 @@ export interface OpenJournalOptions {
   readonly compactBytes?: number;
   /** The appends' file operations (tests inject short and failing writes). */
   readonly io?: JournalIo;
+  /** The snapshots' chunk writes and sync (tests inject a compaction that fails). */
+  readonly snapshotIo?: JournalIo;
+  /** About how many bytes of a snapshot are written at once (default 1 MiB). */
+  readonly snapshotChunkBytes?: number;
   /**
    * Start despite a damaged log: keep every record whose checksum holds, move the damaged file
    * to `<name>.corrupt` and write a clean log. Reported through `onSalvage`.
@@ -113,21 +134,10 @@ export async function openJournal(options: OpenJournalOptions): Promise<FileJour
 
 async function load(options: OpenJournalOptions, lock: DirLock): Promise<FileJournal> {
   const { dir, store, logger } = options;
-  let seq = 0;
-  let gen = 0;
-  let snapshotBytes = 0;
-  const snapText = await readIfExists(join(dir, SNAPSHOT));
-  if (snapText !== undefined) {
-    const snap = decodeLine(snapText.replace(/\n$/, '')) as SnapshotFile | undefined;
-    if (snap === undefined || snap.format !== FORMAT) {
-      // Snapshots are renamed into place only once complete; a bad one is not a torn write.
-      throw new StoreError(`${join(dir, SNAPSHOT)} is corrupt; refusing to start`);
-    }
-    store.load(snap.state);
-    seq = snap.seq;
-    gen = snap.gen;
-    snapshotBytes = snapText.length;
-  }
+  const snap = await readSnapshot(join(dir, SNAPSHOT), store);
+  let seq = snap?.seq ?? 0;
+  const gen = snap?.gen ?? 0;
+  const snapshotBytes = snap?.bytes ?? 0;
   const logName = `log-${gen}.jsonl`;
   const logPath = join(dir, logName);
   const logText = await readFile(logPath).catch((err: NodeJS.ErrnoException) => {
@@ -177,6 +187,7 @@ async function load(options: OpenJournalOptions, lock: DirLock): Promise<FileJou
     store,
     logger,
     io: options.io ?? nodeJournalIo,
+    snapshotIo: options.snapshotIo ?? nodeJournalIo,
     lock,
     fh,
     gen,
@@ -184,6 +195,7 @@ async function load(options: OpenJournalOptions, lock: DirLock): Promise<FileJou
     logBytes: offset,
     snapshotBytes,
     compactBytes: options.compactBytes ?? DEFAULT_COMPACT_BYTES,
+    snapshotChunkBytes: options.snapshotChunkBytes ?? DEFAULT_SNAPSHOT_CHUNK_BYTES,
   });
   store.setJournal(journal);
   return journal;
@@ -203,7 +215,9 @@ export class FileJournal implements Journal {
   readonly #store: Store;
   readonly #logger: Logger;
   readonly #compactBytes: number;
+  readonly #snapshotChunkBytes: number;
   readonly #io: JournalIo;
+  readonly #snapshotIo: JournalIo;
   readonly #lock: DirLock;
   #fh: FileHandle;
   #gen: number;
@@ -230,6 +244,7 @@ export class FileJournal implements Journal {
     store: Store;
     logger: Logger;
     io: JournalIo;
+    snapshotIo: JournalIo;
     lock: DirLock;
     fh: FileHandle;
     gen: number;
@@ -237,11 +252,13 @@ export class FileJournal implements Journal {
     logBytes: number;
     snapshotBytes: number;
     compactBytes: number;
+    snapshotChunkBytes: number;
   }) {
     this.#dir = init.dir;
     this.#store = init.store;
     this.#logger = init.logger;
     this.#io = init.io;
+    this.#snapshotIo = init.snapshotIo;
     this.#lock = init.lock;
     this.#fh = init.fh;
     this.#gen = init.gen;
@@ -250,6 +267,7 @@ export class FileJournal implements Journal {
     this.#logBytes = init.logBytes;
     this.#snapshotBytes = init.snapshotBytes;
     this.#compactBytes = init.compactBytes;
+    this.#snapshotChunkBytes = init.snapshotChunkBytes;
   }
 
   append(m: Mutation, undo: () => void): Promise<void> {
@@ -308,21 +326,7 @@ export class FileJournal implements Journal {
   async #persist(bytes: Buffer): Promise<void> {
     if (this.#dirtyTail) await this.#cutTail();
     this.#dirtyTail = true;
-    let done = 0;
-    while (done < bytes.length) {
-      const { bytesWritten } = await this.#io.write(
-        this.#fh,
-        bytes,
-        done,
-        bytes.length - done,
-        this.#logBytes + done,
-      );
-      // A write that makes no progress would loop forever: treat it as the failure it is.
-      if (!(bytesWritten > 0)) {
-        throw new StoreError(`short write: ${done} of ${bytes.length} bytes written`);
-      }
-      done += bytesWritten;
-    }
+    await writeAll(this.#io, this.#fh, bytes, this.#logBytes);
     await this.#io.sync(this.#fh);
     this.#logBytes += bytes.length;
     this.#dirtyTail = false;
@@ -379,34 +383,40 @@ export class FileJournal implements Journal {
 
   /**
    * Runs inside the flush loop, so nothing is written to the log meanwhile. Never throws: a
-   * failed compaction (a full disk) leaves the current log in use and is retried later.
+   * failed compaction (a full disk, a runtime limit) leaves the current log in use, is logged,
+   * and is retried later; the server keeps serving either way.
    */
   async #compact(): Promise<void> {
     const started = Date.now();
-    const snap: SnapshotFile = {
-      format: FORMAT,
-      seq: this.#durableSeq,
-      gen: this.#gen + 1,
-      state: this.#durableState(),
-    };
-    const newLog = join(this.#dir, `log-${snap.gen}.jsonl`);
+    const head = { format: FORMAT, seq: this.#durableSeq, gen: this.#gen + 1 };
+    const newLog = join(this.#dir, `log-${head.gen}.jsonl`);
     const tmp = join(this.#dir, SNAPSHOT_TMP);
-    const text = `${encodeLine(snap)}\n`;
     let newFh: FileHandle | undefined;
+    let bytes: number;
     try {
+      // Records are never changed in place (a change puts a new record), so this view stays
+      // the durable state while the chunks are written and requests change the store.
+      const state = this.#durableState();
       newFh = await open(newLog, 'w+');
       await newFh.sync();
-      await writeSynced(tmp, text);
+      bytes = await writeSnapshot(tmp, head, state, this.#snapshotIo, this.#snapshotChunkBytes);
       await rename(tmp, join(this.#dir, SNAPSHOT));
     } catch (err) {
       await newFh?.close().catch(() => undefined);
       await unlink(newLog).catch(() => undefined);
       await unlink(tmp).catch(() => undefined);
       this.#compactRetryAt = this.#logBytes + Math.ceil(this.#compactBytes / 4);
-      this.#logger.warn(
-        { err },
-        'compaction failed; the log stays in use, and compaction is retried later',
-      );
+      if (err instanceof RangeError) {
+        this.#logger.error(
+          { err, logBytes: this.#logBytes },
+          'the state is too large to compact (a runtime limit); the log stays in use and keeps growing, the server keeps serving, and compaction is retried later',
+        );
+      } else {
+        this.#logger.warn(
+          { err },
+          'compaction failed; the log stays in use, and compaction is retried later',
+        );
+      }
       return;
     }
     // From here on the snapshot on disk names the new log: switch to it whatever happens.
@@ -418,16 +428,16 @@ export class FileJournal implements Journal {
     const oldFh = this.#fh;
     const oldLog = join(this.#dir, `log-${this.#gen}.jsonl`);
     this.#fh = newFh;
-    this.#gen = snap.gen;
+    this.#gen = head.gen;
     this.#logBytes = 0;
     this.#dirtyTail = false;
     this.#compactRetryAt = 0;
-    this.#snapshotBytes = text.length;
+    this.#snapshotBytes = bytes;
     this.stats.compactions += 1;
     await oldFh.close().catch(() => undefined);
     await unlink(oldLog).catch(() => undefined);
     this.#logger.info(
-      { gen: snap.gen, snapshotBytes: text.length, ms: Date.now() - started },
+      { gen: head.gen, snapshotBytes: bytes, ms: Date.now() - started },
       'compacted the log into a snapshot',
     );
   }
@@ -481,6 +491,138 @@ function countLines(bytes: Buffer): number {
   return n;
 }
 
+/** Writes every byte of `bytes` at `position`, continuing short writes; throws if none progress. */
+async function writeAll(
+  io: JournalIo,
+  fh: FileHandle,
+  bytes: Buffer,
+  position: number,
+): Promise<void> {
+  let done = 0;
+  while (done < bytes.length) {
+    const { bytesWritten } = await io.write(fh, bytes, done, bytes.length - done, position + done);
+    // A write that makes no progress would loop forever: treat it as the failure it is.
+    if (!(bytesWritten > 0)) {
+      throw new StoreError(`short write: ${done} of ${bytes.length} bytes written`);
+    }
+    done += bytesWritten;
+  }
+}
+
+/**
+ * Writes a snapshot to `file` a chunk at a time (never the state as one string): the head, a
+ * line per record, the end line with their count; then syncs it. Returns its size in bytes.
+ */
+async function writeSnapshot(
+  file: string,
+  head: SnapshotHead,
+  state: StateSnapshot,
+  io: JournalIo,
+  chunkBytes: number,
+): Promise<number> {
+  const fh = await open(file, 'w');
+  try {
+    let position = 0;
+    let lines: string[] = [];
+    let pending = 0;
+    const flush = async () => {
+      const bytes = Buffer.from(lines.join(''));
+      lines = [];
+      pending = 0;
+      await writeAll(io, fh, bytes, position);
+      position += bytes.length;
+    };
+    const add = async (value: unknown) => {
+      const line = `${encodeLine(value)}\n`;
+      lines.push(line);
+      pending += Buffer.byteLength(line);
+      if (pending >= chunkBytes) await flush();
+    };
+    await add(head);
+    let count = 0;
+    for (const m of snapshotMutations(state)) {
+      await add(m);
+      count += 1;
+    }
+    await add({ end: count });
+    await flush();
+    await io.sync(fh);
+    return position;
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Loads `file` into `store`, a line at a time; undefined when there is none. A snapshot is
+ * renamed into place only once complete, so any damage (a bad checksum, a missing end line, a
+ * count that does not match) is not a torn write: the start is refused.
+ */
+async function readSnapshot(
+  file: string,
+  store: Store,
+): Promise<{ seq: number; gen: number; bytes: number } | undefined> {
+  let fh: FileHandle;
+  try {
+    fh = await open(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new StoreError(`cannot read ${file}: ${errorMessage(err)}`, { cause: err });
+  }
+  const corrupt = () => new StoreError(`${file} is corrupt; refusing to start`);
+  try {
+    let head: SnapshotHead | undefined;
+    let count = 0;
+    let ended = false;
+    for await (const line of fileLines(fh)) {
+      const value = decodeLine(line) as Record<string, unknown> | undefined;
+      if (typeof value !== 'object' || value === null || ended) throw corrupt();
+      if (head === undefined) {
+        head = value as unknown as SnapshotHead;
+        if (head.format === FORMAT_ONE_LINE && head.state !== undefined) {
+          store.load(head.state);
+          ended = true;
+        } else if (head.format !== FORMAT) throw corrupt();
+      } else if ('end' in value) {
+        if (value.end !== count) throw corrupt();
+        ended = true;
+      } else {
+        store.apply(value as unknown as Mutation);
+        count += 1;
+      }
+    }
+    if (head === undefined || !ended) throw corrupt();
+    return { seq: head.seq, gen: head.gen, bytes: (await fh.stat()).size };
+  } catch (err) {
+    if (err instanceof StoreError) throw err;
+    throw new StoreError(`cannot read ${file}: ${errorMessage(err)}`, { cause: err });
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
+}
+
+/** The file's lines (without their `\n`), read a chunk at a time. */
+async function* fileLines(fh: FileHandle): AsyncGenerator<string> {
+  const chunk = Buffer.alloc(DEFAULT_SNAPSHOT_CHUNK_BYTES);
+  // The start of a line that continues in the next chunk (copied: the chunk is reused).
+  let partial: Buffer[] = [];
+  for (;;) {
+    const { bytesRead } = await fh.read(chunk, 0, chunk.length, null);
+    if (bytesRead === 0) break;
+    const read = chunk.subarray(0, bytesRead);
+    let start = 0;
+    for (let nl = read.indexOf(10); nl >= 0; nl = read.indexOf(10, start)) {
+      partial.push(read.subarray(start, nl));
+      yield Buffer.concat(partial).toString('utf8');
+      partial = [];
+      start = nl + 1;
+    }
+    if (start < bytesRead) partial.push(Buffer.from(read.subarray(start)));
+  }
+  // A last line without its newline (written so by hand): a line too.
+  if (partial.length > 0) yield Buffer.concat(partial).toString('utf8');
+}
+
 /** Writes a whole file and fsyncs it, before it is renamed into place. */
 async function writeSynced(file: string, data: string | Buffer): Promise<void> {
   const fh = await open(file, 'w');
@@ -505,15 +647,6 @@ export function decodeLine(line: string): unknown {
     return JSON.parse(json);
   } catch {
     return undefined;
-  }
-}
-
-async function readIfExists(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new StoreError(`cannot read ${path}: ${errorMessage(err)}`, { cause: err });
   }
 }
 

@@ -233,6 +233,24 @@ export interface StateSnapshot {
   >;
 }
 
+/**
+ * A state as the mutations that rebuild it, one record each (an HTTPS edge without its routes,
+ * then each route): what `load` applies, and what a snapshot file holds line by line, so a
+ * state of any size is written and read a record at a time.
+ */
+export function* snapshotMutations(snapshot: StateSnapshot): Generator<Mutation> {
+  for (const [a, state] of Object.entries(snapshot.accounts)) {
+    if (state === undefined) continue;
+    for (const r of state.tls) yield { t: 'put', k: 'tls', a, r };
+    for (const r of state.bots) yield { t: 'put', k: 'bot', a, r };
+    for (const r of state.endpoints ?? []) yield { t: 'put', k: 'endpoint', a, r };
+    for (const edge of state.https) {
+      yield { t: 'put', k: 'https', a, r: { ...edge, routes: [] } };
+      for (const r of edge.routes) yield { t: 'put', k: 'route', a, r };
+    }
+  }
+}
+
 export class Store {
   readonly #accounts = new Map<string, AccountState>();
   #journal: Journal | undefined;
@@ -289,16 +307,7 @@ export class Store {
   }
 
   load(snapshot: StateSnapshot): void {
-    for (const [a, state] of Object.entries(snapshot.accounts)) {
-      if (state === undefined) continue;
-      for (const r of state.tls) this.apply({ t: 'put', k: 'tls', a, r });
-      for (const r of state.bots) this.apply({ t: 'put', k: 'bot', a, r });
-      for (const r of state.endpoints ?? []) this.apply({ t: 'put', k: 'endpoint', a, r });
-      for (const edge of state.https) {
-        this.apply({ t: 'put', k: 'https', a, r: { ...edge, routes: [] } });
-        for (const r of edge.routes) this.apply({ t: 'put', k: 'route', a, r });
-      }
-    }
+    for (const m of snapshotMutations(snapshot)) this.apply(m);
   }
 
   /** Every record ID, for seeding the ID generator after a load. */
