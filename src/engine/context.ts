@@ -2,9 +2,11 @@
  * What a reconciler is configured with, and what it keeps between cycles. The steps of a cycle
  * (preparation.ts, steps.ts) read the options and update the kept state; nothing else does.
  */
+
 import type { ApiClient, LiveSnapshot } from '../api/index.js';
 import type { Logger } from '../log.js';
 import { FileCache } from '../manifest/build.js';
+import type { OwnCredential } from '../manifest/own-credentials.js';
 import type { ValueMask } from '../manifest/secrets.js';
 import { PlanMemo } from '../plan/index.js';
 import type { PlanOptions } from '../plan/plan.js';
@@ -18,6 +20,8 @@ export interface ReconcilerOptions {
   readonly concurrency: number;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly secretDirs: readonly string[];
+  /** The controller's credentials beyond `env`'s, which no reference may read. */
+  readonly credentials?: readonly OwnCredential[] | undefined;
   /** `--exclude` globs, relative to the manifest directory. */
   readonly exclude?: readonly string[] | undefined;
   readonly logger: Logger;

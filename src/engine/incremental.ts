@@ -7,11 +7,13 @@
  * module costs 3 calls (GET, PATCH, GET). A change whose plan touches more roots than
  * `INCREMENTAL_MAX_READS` (or than a listing would cost) is left to a full cycle.
  */
+
 import { type ApiClient, type LiveSnapshot, NO_CALLS } from '../api/index.js';
 import { pagesOf, touchedCount, touchedRoots, verifyTouched } from '../apply/verify.js';
 import { ManifestError } from '../errors.js';
 import type { FileCache } from '../manifest/build.js';
 import { type LoadResult, loadManifests } from '../manifest/loader.js';
+import type { OwnCredential } from '../manifest/own-credentials.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { buildPlan, type Plan } from '../plan/index.js';
 import type { PlanOptions } from '../plan/plan.js';
@@ -43,6 +45,7 @@ export interface IncrementalOptions {
   readonly owner: string;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly secretDirs: readonly string[];
+  readonly credentials?: readonly OwnCredential[] | undefined;
   readonly exclude?: readonly string[] | undefined;
   readonly concurrency: number;
   readonly plan: PlanOptions;
@@ -65,6 +68,7 @@ export function readManifests(
     owner: options.owner,
     env: options.env,
     secretDirs: options.secretDirs,
+    ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
     ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
     cache: options.cache,
   });

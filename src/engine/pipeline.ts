@@ -5,11 +5,13 @@
  * planner: it owns the rule that a manifest error or a listing error means no plan at all (so
  * nothing can be deleted from a partial view).
  */
+
 import { type LiveSnapshot, type ObserveClient, observe } from '../api/observe.js';
 import { EdgesyncError, ManifestError, UsageError } from '../errors.js';
 import type { FileCache } from '../manifest/build.js';
 import { type LoadResult, loadManifests } from '../manifest/loader.js';
 import { DEFAULT_OWNER } from '../manifest/metadata.js';
+import type { OwnCredential } from '../manifest/own-credentials.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import type { Plan } from '../plan/model.js';
 import { buildPlan, DEFAULT_MAX_DELETES, type PlanMemo } from '../plan/plan.js';
@@ -27,6 +29,8 @@ export interface PreparePlanOptions {
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
   /** Extra directories `{ file }` references may read (mounted secrets). */
   readonly secretDirs?: readonly string[] | undefined;
+  /** The controller's credentials beyond `env`'s, which no reference may read. */
+  readonly credentials?: readonly OwnCredential[] | undefined;
   /** Globs (relative to `dir`) of files and directories not to read (`--exclude`). */
   readonly exclude?: readonly string[] | undefined;
   /** The daemon's parsed files, kept between cycles (`FileCache`). */
@@ -106,6 +110,7 @@ export async function preparePlan(options: PreparePlanOptions): Promise<Prepared
       owner,
       ...(options.env === undefined ? {} : { env: options.env }),
       ...(options.secretDirs === undefined ? {} : { secretDirs: options.secretDirs }),
+      ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
       ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
       ...(options.cache === undefined ? {} : { cache: options.cache }),
     }).then((result) => {

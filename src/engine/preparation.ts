@@ -43,6 +43,7 @@ export function fullPreparation(options: ReconcilerOptions, state: EngineState):
           ...planOptionsOf(options, state),
           env: options.env,
           secretDirs: options.secretDirs,
+          credentials: options.credentials,
           exclude: options.exclude,
           cache: state.files,
           signal,

@@ -36,6 +36,12 @@ import {
   problem,
   readRegularFile,
 } from './listing.js';
+import {
+  credentialIn,
+  credentialVariable,
+  type OwnCredential,
+  ownCredentials,
+} from './own-credentials.js';
 import type { ReadResult, RefReader } from './refs.js';
 import { resolveManifestDir } from './resolve.js';
 import type { DesiredSet } from './schema.js';
@@ -66,6 +72,11 @@ export interface LoadOptions {
   readonly exclude?: readonly string[];
   /** Kept between loads by the daemon: unchanged files are not parsed again (`FileCache`). */
   readonly cache?: FileCache;
+  /**
+   * The controller's credentials held beyond `env`'s own variables (an `--api-key`, the
+   * control token file's, the embedded server's key): no reference may read them.
+   */
+  readonly credentials?: readonly OwnCredential[];
 }
 
 interface LoadInfo {
@@ -122,6 +133,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     env: options.env ?? process.env,
     secretDirs: options.secretDirs ?? [],
     maxFileBytes,
+    credentials: options.credentials ?? [],
   });
   const built: BuildResult = buildDesiredSet(sources, {
     reader,
@@ -256,6 +268,7 @@ async function readManifest(
  * `{ env }` from the given environment; `{ file }` relative to the manifest file's directory,
  * allowed only inside the manifest tree or one of `secretDirs` (after resolving symlinks, so a
  * link cannot escape either). Successful reads are cached for the load: one secret file is read once.
+ * Neither may read the controller's own credentials (the environment's and `credentials`).
  */
 export function createRefReader(
   root: string,
@@ -263,8 +276,10 @@ export function createRefReader(
     env: Readonly<Record<string, string | undefined>>;
     secretDirs: readonly string[];
     maxFileBytes: number;
+    credentials?: readonly OwnCredential[];
   },
 ): RefReader {
+  const credentials = ownCredentials(options.env, options.credentials);
   const cache = new Map<string, ReadResult>();
   const allowed = [root, ...options.secretDirs.map((d) => safeRealpath(path.resolve(d)))].filter(
     (d): d is string => d !== undefined,
@@ -287,6 +302,9 @@ export function createRefReader(
       if (result.ok) cache.set(target, result);
       return result;
     },
+    ownCredential: ({ env, value }) =>
+      (env === undefined ? undefined : credentialVariable(env)) ??
+      (value === undefined ? undefined : credentialIn(value, credentials)),
   };
 }
 

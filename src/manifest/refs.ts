@@ -16,6 +16,12 @@ export interface RefReader {
   env(name: string): string | undefined;
   /** `path` as written in the manifest; `fromFile` is the manifest's path relative to the root. */
   file(fromFile: string, path: string): ReadResult;
+  /**
+   * Which of the controller's own credentials (./own-credentials.ts) a reference reads, by the
+   * variable it names or the value it read (`"the API key"`); undefined when none. Such a
+   * reference is refused, its value never shown.
+   */
+  ownCredential?(read: { readonly env?: string; readonly value?: string }): string | undefined;
 }
 
 export interface RefIssue {
@@ -144,14 +150,25 @@ function resolveOne(
   if (typeof arg !== 'string' || arg === '') {
     return fail(`"${kind}" must be a non-empty string`, [...path, kind]);
   }
+  const refused = (whose: string) =>
+    fail(
+      `${kind === 'env' ? 'environment variable' : 'file'} ${arg} holds ${whose}, the controller's own credential: a manifest may not read it`,
+      [...path, kind],
+    );
   if (kind === 'env') {
+    const whose = w.reader.ownCredential?.({ env: arg });
+    if (whose !== undefined) return refused(whose);
     const found = w.reader.env(arg);
     if (found === undefined) return fail(`environment variable ${arg} is not set`, [...path, kind]);
+    const held = w.reader.ownCredential?.({ value: found });
+    if (held !== undefined) return refused(held);
     w.sensitive.push(path);
     return found;
   }
   const read = w.reader.file(w.file, arg);
   if (!read.ok) return fail(read.message, [...path, kind]);
+  const held = w.reader.ownCredential?.({ value: read.text });
+  if (held !== undefined) return refused(held);
   w.sensitive.push(path);
   // Files written by editors and `echo` end with a newline that is not part of the value.
   return read.text.endsWith('\r\n')

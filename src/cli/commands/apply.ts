@@ -8,6 +8,7 @@
  * Without a terminal and without `--yes`, nothing is applied (like `terraform apply` without
  * `-auto-approve` in CI): an unattended apply must say so explicitly.
  */
+
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
@@ -33,6 +34,7 @@ import { type PreparedPlan, preparePlan } from '../../engine/index.js';
 import { errorMessage, ManifestError, StalePlanError, UsageError } from '../../errors.js';
 import { createLogger, type Logger, parseLogLevel, silentLogger } from '../../log.js';
 import { formatDiagnostic } from '../../manifest/diagnostics.js';
+import { heldCredentials } from '../../manifest/own-credentials.js';
 import {
   createValueMask,
   maskJson,
@@ -221,6 +223,7 @@ async function applyWith(
       maxDeletes: options.maxDeletes,
       env: ctx.env,
       secretDirs: secretDirs(ctx, options.secretDirs),
+      credentials: heldCredentials({ apiKey: fingerprintKey }),
       exclude: options.exclude,
       signal: ctx.signal,
     }),

@@ -9,6 +9,7 @@
  * --detailed-exitcode when there are changes or blocked resources; 1 any error (invalid
  * manifests, unknown directory, API or listing failure); 64 usage errors.
  */
+
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { classifyBlocked } from '../../apply/guards.js';
@@ -19,6 +20,7 @@ import {
   diagnosticToJson,
   formatDiagnostic,
 } from '../../manifest/diagnostics.js';
+import { heldCredentials } from '../../manifest/own-credentials.js';
 import {
   createValueMask,
   type MaskedPlan,
@@ -187,6 +189,7 @@ async function prepareWith(
       maxDeletes: opts.maxDeletes,
       env: ctx.env,
       secretDirs: secretDirs(ctx, values['secret-dir']),
+      credentials: heldCredentials({ apiKey: api.apiKey }),
       exclude: excludeGlobs(ctx, values.exclude),
       signal: ctx.signal,
       fingerprint: values.out !== undefined || opts.output === 'json',

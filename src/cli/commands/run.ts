@@ -25,6 +25,7 @@ import { checkMaxDeletes, createReconciler } from '../../engine/index.js';
 import { ConfigError, errorMessage, UsageError } from '../../errors.js';
 import { LEASE_DEFAULTS, leaseTimingsProblem, startLeaderElection } from '../../lease/setup.js';
 import { createLogger, type Logger, parseLogLevel } from '../../log.js';
+import { CONTROL_TOKEN_ENV, heldCredentials } from '../../manifest/own-credentials.js';
 import { createValueMask } from '../../manifest/secrets.js';
 import { makeDirectory } from '../../mkdir.js';
 import type { RunningServer } from '../../server/index.js';
@@ -393,6 +394,7 @@ export async function run(ctx: CliContext): Promise<number> {
   );
   const daemon = daemonOf(ctx, values, settings, {
     client,
+    apiKey: api.apiKey,
     mask,
     root,
     election,
@@ -436,6 +438,7 @@ function daemonOf(
   settings: RunSettings,
   deps: {
     readonly client: ReturnType<typeof createAccountClient>;
+    readonly apiKey: string;
     readonly mask: ReturnType<typeof createValueMask>;
     readonly root: Logger;
     readonly election: Awaited<ReturnType<typeof electionOf>>;
@@ -445,7 +448,7 @@ function daemonOf(
     readonly collectGarbage: ReturnType<typeof fullGarbageCollector>;
   },
 ) {
-  const { client, mask, root, election, budget, metrics, life, collectGarbage } = deps;
+  const { client, apiKey, mask, root, election, budget, metrics, life, collectGarbage } = deps;
   const reconcile = createReconciler({
     client,
     owner: settings.owner,
@@ -454,6 +457,11 @@ function daemonOf(
     concurrency: settings.concurrency,
     env: ctx.env,
     secretDirs: secretDirs(ctx, values['secret-dir']),
+    // The API key (configured or the embedded server's) and the control token.
+    credentials: heldCredentials({
+      apiKey,
+      controlToken: settings.controlToken,
+    }),
     exclude: settings.exclude,
     mask,
     // The executor adds its own `module` binding.
@@ -554,9 +562,6 @@ function adminListenFlag(text: string | undefined): ListenAddress | undefined {
   }
   return addr;
 }
-
-/** The environment variable holding the control token (a Kubernetes Secret's usual way in). */
-const CONTROL_TOKEN_ENV = 'EDGESYNC_CONTROL_TOKEN';
 
 /**
  * The control token: `--control-token-file` (a mounted Secret), else EDGESYNC_CONTROL_TOKEN.
