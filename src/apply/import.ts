@@ -6,9 +6,11 @@
  * (`all`) get a name derived from their first hostport and carry `id:`, so that applying the
  * imported file adopts them.
  *
- * Secrets: the API echoes `client_secret` and webhook `secret` in clear. They are never written
- * to a file: each becomes an `{ env: NAME }` reference with a generated variable name, and the
- * caller prints which variables to set (names only).
+ * Secrets: the API echoes `client_secret` and webhook `secret` in clear. One credential rule
+ * holds for every kind (`moveCredentialsOut`): a value that is a secret by its field, or that
+ * looks like a credential in free text (a description, a traffic policy), is never written to a
+ * file: it becomes an `{ env: NAME }` reference with a generated variable name, and the caller
+ * prints which variables to set (names only); a look-alike is also warned about.
  */
 
 import { stringify } from 'yaml';
@@ -25,8 +27,10 @@ import { moduleDefault } from '../hosted/defaults.js';
 import { MODULES, type ModuleDefinition } from '../hosted/modules/index.js';
 import { defaultEndpointBinding } from '../manifest/endpoint-url.js';
 import { parseStoredMetadata } from '../manifest/metadata.js';
+import type { FieldPath, Segment } from '../manifest/paths.js';
 import { parsePolicyText } from '../manifest/policy-text.js';
-import { NAME_PATTERN } from '../manifest/schema.js';
+import { takesReference } from '../manifest/refs.js';
+import { type Kind, NAME_PATTERN, SCHEMA_BY_KIND } from '../manifest/schema.js';
 import { isSecretField } from '../manifest/secrets.js';
 import { liveModuleToWrite, type Plain, type PlainObject } from '../plan/normalize.js';
 import { credentialLikeReason } from './credentials.js';
@@ -63,7 +67,10 @@ export interface ImportResult {
   readonly secrets: SecretVariable[];
   /** Things left out or changed, in words. */
   readonly notes: string[];
-  /** Values written in clear that look like credentials (descriptions, traffic policies). */
+  /**
+   * Values that look like credentials (in descriptions, traffic policies): each moved out to a
+   * variable, or written as it is where no reference can stand (said so).
+   */
   readonly warnings: string[];
 }
 
@@ -98,16 +105,12 @@ export function importLive(live: LiveSnapshot, options: ImportOptions): ImportRe
     const file = edgeFile(ctx, kind, edge);
     if (file !== undefined) files.push(file);
   }
-  const endpoints = endpointFiles(live.cloudEndpoints, options.owner, ctx.header, (name, path) => {
-    const env = uniqueEnv(`cloud_endpoint_${name}_${path}`, ctx.usedEnv);
-    ctx.secrets.push({ env, address: `cloud_endpoint.${name}`, path });
-    return env;
-  });
+  const endpoints = endpointFiles(ctx, live.cloudEndpoints);
   files.push(...endpoints.files);
   ctx.notes.push(...endpoints.notes);
   const botNames = new Set<string>();
   for (const bot of [...live.botUsers].sort((a, b) => compareCodeUnits(a.id, b.id))) {
-    const file = botFile(bot, botNames, ctx.notes, ctx.header);
+    const file = botFile(ctx, bot, botNames);
     if (file !== undefined) files.push(file);
   }
   if (ctx.unmanaged > 0) {
@@ -190,17 +193,9 @@ function edgeDocument(
   meta: ReturnType<typeof parseStoredMetadata>,
 ): Record<string, unknown> {
   const owner = kind === 'TLSEdge' ? 'tls_edge' : 'https_edge';
-  const address = `${owner}.${name}`;
-  /** `where` names the route (`route1`) for route fields, '' for the edge's own. */
-  const secretEnv = (at: string, where: string, path: string): string => {
-    const env = uniqueEnv(`${owner}_${name}_${where}_${path}`, ctx.usedEnv);
-    ctx.secrets.push({ env, address: at, path });
-    return env;
-  };
   const doc: Record<string, unknown> = { kind, name };
   if (!ours) doc.id = edge.id;
   if (edge.description) doc.description = edge.description;
-  warnEdgeCredentials(ctx.warnings, address, kind, edge);
   if (meta === undefined) {
     ctx.notes.push(
       `${edge.id}: its metadata is not a set of labels; adopting it replaces the metadata`,
@@ -212,44 +207,18 @@ function edgeDocument(
   if (edge.hostports.length > 0) doc.hostports = [...edge.hostports];
   const fields = edge as unknown as Readonly<Record<string, unknown>>;
   for (const [module, def] of Object.entries(MODULES[owner])) {
-    const value = manifestModule(module, def, fields[module], (p) =>
-      secretEnv(address, '', `${module}.${p}`),
-    );
+    const value = manifestModule(module, def, fields[module]);
     if (value !== undefined) doc[module] = value;
   }
   if (kind === 'HTTPSEdge') {
     const routes = (edge as HttpsEdge).routes
       .slice()
       .sort((a, b) => compareCodeUnits(a.id, b.id))
-      .map((route, i) =>
-        manifestRoute(route, edge.id, ctx.notes, (p) =>
-          secretEnv(`${address}.route[${JSON.stringify(route.match)}]`, `route${i + 1}`, p),
-        ),
-      );
+      .map((route) => manifestRoute(route, edge.id, ctx.notes));
     if (routes.length > 0) doc.routes = routes;
   }
+  moveCredentialsOut(ctx, kind, doc, `${owner}.${name}`);
   return doc;
-}
-
-/** Descriptions and traffic policies are written in clear: warned about when they look secret. */
-function warnEdgeCredentials(
-  warnings: string[],
-  address: string,
-  kind: EdgeKind,
-  edge: TlsEdge | HttpsEdge,
-): void {
-  warnIfCredential(warnings, `${address} description`, edge.description);
-  warnIfCredential(
-    warnings,
-    `${address} traffic_policy`,
-    (edge as { traffic_policy?: { value?: unknown } | null }).traffic_policy?.value,
-  );
-  if (kind !== 'HTTPSEdge') return;
-  for (const route of (edge as HttpsEdge).routes) {
-    const at = `${address}.route[${JSON.stringify(route.match)}]`;
-    warnIfCredential(warnings, `${at} description`, route.description);
-    warnIfCredential(warnings, `${at} traffic_policy`, route.traffic_policy?.value);
-  }
 }
 
 /**
@@ -259,11 +228,10 @@ function warnEdgeCredentials(
  * would create a second endpoint on the same URL).
  */
 function endpointFiles(
+  ctx: ImportContext,
   live: readonly CloudEndpoint[],
-  owner: string,
-  header: string,
-  secretEnv: (name: string, path: string) => string,
 ): { files: ImportedFile[]; notes: string[] } {
+  const { owner } = ctx.options;
   const files: ImportedFile[] = [];
   const notes: string[] = [];
   const names = new Set<string>();
@@ -287,14 +255,17 @@ function endpointFiles(
       continue;
     }
     names.add(name);
-    const doc = endpointDocument(e, meta.labels, meta.protect, notes, (path) =>
-      secretEnv(name, path),
-    );
+    const doc = {
+      kind: 'CloudEndpoint',
+      name,
+      ...endpointDocument(e, meta.labels, meta.protect, notes),
+    };
+    moveCredentialsOut(ctx, 'CloudEndpoint', doc, `cloud_endpoint.${name}`);
     files.push({
       file: `endpoint-${name}.yaml`,
       kind: 'CloudEndpoint',
       name,
-      text: header + stringify({ kind: 'CloudEndpoint', name, ...doc }, { lineWidth: 0 }),
+      text: ctx.header + stringify(doc, { lineWidth: 0 }),
     });
   }
   if (skipped > 0) {
@@ -311,7 +282,6 @@ function endpointDocument(
   labels: Readonly<Record<string, string>>,
   protect: boolean,
   notes: string[],
-  secretEnv: (path: string) => string,
 ): Record<string, unknown> {
   const doc: Record<string, unknown> = { url: e.url };
   if (e.description) doc.description = e.description;
@@ -327,7 +297,7 @@ function endpointDocument(
   if (protect) doc.protect = true;
   const policy = parsePolicyText(e.traffic_policy ?? '');
   if (typeof policy === 'object' && policy !== null && !Array.isArray(policy)) {
-    doc.traffic_policy = policySecretsAsEnv(policy, ['traffic_policy'], secretEnv);
+    doc.traffic_policy = policy;
   } else {
     notes.push(`${e.id}: its traffic policy is not a YAML mapping, written as the text it is`);
     doc.traffic_policy = e.traffic_policy ?? '';
@@ -335,30 +305,8 @@ function endpointDocument(
   return doc;
 }
 
-/** The document with every secret field (`isSecretField`) replaced by an `{ env }` reference. */
-function policySecretsAsEnv(
-  value: unknown,
-  path: readonly (string | number)[],
-  secretEnv: (path: string) => string,
-): unknown {
-  if (typeof value === 'string') {
-    return isSecretField(path) ? { env: secretEnv(path.slice(1).join('_')) } : value;
-  }
-  if (Array.isArray(value))
-    return value.map((v, i) => policySecretsAsEnv(v, [...path, i], secretEnv));
-  if (typeof value !== 'object' || value === null) return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value))
-    out[k] = policySecretsAsEnv(v, [...path, k], secretEnv);
-  return out;
-}
-
-function botFile(
-  bot: BotUser,
-  names: Set<string>,
-  notes: string[],
-  header: string,
-): ImportedFile | undefined {
+function botFile(ctx: ImportContext, bot: BotUser, names: Set<string>): ImportedFile | undefined {
+  const { notes, header } = ctx;
   if (!NAME_PATTERN.test(bot.name)) {
     notes.push(`bot user ${bot.id}: name "${bot.name}" is not a valid manifest name, skipped`);
     return undefined;
@@ -370,6 +318,7 @@ function botFile(
   names.add(bot.name);
   const doc: Record<string, unknown> = { kind: 'BotUser', name: bot.name };
   if (!bot.active) doc.active = false;
+  moveCredentialsOut(ctx, 'BotUser', doc, `bot_user.${bot.name}`);
   return {
     file: `bot-${bot.name}.yaml`,
     kind: 'BotUser',
@@ -382,7 +331,6 @@ function manifestRoute(
   route: HttpsRoute,
   edgeId: string,
   notes: string[],
-  secretEnv: (path: string) => string,
 ): Record<string, unknown> {
   const doc: Record<string, unknown> = { match_type: route.match_type, match: route.match };
   if (route.description) doc.description = route.description;
@@ -396,7 +344,7 @@ function manifestRoute(
   }
   const fields = route as unknown as Readonly<Record<string, unknown>>;
   for (const [module, def] of Object.entries(MODULES.route)) {
-    const value = manifestModule(module, def, fields[module], (p) => secretEnv(`${module}.${p}`));
+    const value = manifestModule(module, def, fields[module]);
     if (value !== undefined) doc[module] = value;
   }
   return doc;
@@ -410,7 +358,6 @@ function manifestModule(
   module: string,
   def: ModuleDefinition,
   read: unknown,
-  secretEnv: (path: string) => string,
 ): PlainObject | undefined {
   const raw = liveModuleToWrite(module, read);
   if (raw === undefined) return undefined;
@@ -437,7 +384,7 @@ function manifestModule(
     const choice = field.oneOf === true ? namedChoice(write[key]) : undefined;
     if (choice !== undefined) out[key] = choice;
   }
-  return replaceSecrets(module, out, [], secretEnv) as PlainObject;
+  return out;
 }
 
 /** The one key of a one-of mapping that is set, with its settings less their zero values. */
@@ -466,32 +413,79 @@ function withoutZeros(value: Plain, key: string): Plain | undefined {
   return value;
 }
 
-/** Writes are not secrets by field, but say so when a description or policy looks like one. */
-function warnIfCredential(warnings: string[], where: string, text: unknown): void {
-  if (typeof text !== 'string') return;
-  const why = credentialLikeReason(text);
-  if (why !== undefined) {
-    warnings.push(
-      `${where} looks like it holds ${why}; it is written to the manifest as it is: move it out before committing`,
-    );
-  }
+/** The fields of a resource (or route) that hold free text, where a credential may hide. */
+const FREE_TEXT: ReadonlySet<Segment> = new Set(['description', 'traffic_policy']);
+
+/**
+ * The one credential rule of `import`, the same for every kind: over a finished document, a
+ * string that is a secret by its field (`isSecretField`: a client secret, a webhook secret, a
+ * credential header, a policy action's secret config) or that looks like a credential in free
+ * text (`credentialLikeReason`: a description, a traffic policy) is never written in clear. It
+ * becomes an `{ env: EDGESYNC_... }` reference, listed as a variable to set; a look-alike is
+ * also warned about. Where the manifest takes no reference (a CEL expression, a rule's name, a
+ * set-vars value: the resolver's own rule says where one may stand), the value stays as it is
+ * and the warning says so, to be moved out by hand.
+ */
+function moveCredentialsOut(
+  ctx: ImportContext,
+  kind: Kind,
+  doc: Record<string, unknown>,
+  address: string,
+): void {
+  const schema = SCHEMA_BY_KIND[kind];
+  const checked = (text: string, path: FieldPath): unknown => {
+    const place = placeOf(doc, address, path);
+    const secret = isSecretField(path);
+    const why =
+      !secret && FREE_TEXT.has(place.field[0] as Segment) ? credentialLikeReason(text) : undefined;
+    if (!secret && why === undefined) return text;
+    const shown = `${place.address} ${place.field.join('.')}`;
+    if (!takesReference(schema, path, doc)) {
+      ctx.warnings.push(
+        `${shown} looks like it holds ${why ?? 'a secret'}; this field takes no { env } reference, so it is written to the manifest as it is: move it out before committing`,
+      );
+      return text;
+    }
+    const env = uniqueEnv(`${place.prefix}_${place.field.join('_')}`, ctx.usedEnv);
+    ctx.secrets.push({ env, address: place.address, path: place.field.join('.') });
+    if (why !== undefined) {
+      ctx.warnings.push(
+        `${shown} looks like it holds ${why}; it is written as { env: ${env} } (set it to the live value)`,
+      );
+    }
+    return { env };
+  };
+  const visit = (value: unknown, path: Segment[]): unknown => {
+    if (typeof value === 'string') return checked(value, path);
+    if (typeof value !== 'object' || value === null) return value;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) value[i] = visit(value[i], [...path, i]);
+      return value;
+    }
+    const record = value as Record<string, unknown>;
+    for (const key of Object.keys(record)) record[key] = visit(record[key], [...path, key]);
+    return value;
+  };
+  visit(doc, []);
 }
 
-/** The module's secret fields (`isSecretField`) as `{ env }` references. */
-function replaceSecrets(
-  module: string,
-  value: Plain,
-  path: readonly string[],
-  secretEnv: (path: string) => string,
-): Plain {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-  const out: PlainObject = {};
-  for (const [k, v] of Object.entries(value)) {
-    const p = [...path, k];
-    const secret = typeof v === 'string' && isSecretField([module, ...p]);
-    out[k] = secret ? { env: secretEnv(p.join('.')) } : replaceSecrets(module, v, p, secretEnv);
-  }
-  return out;
+/**
+ * Where a path of a document belongs: the resource, or a route (`<address>.route["/api"]`),
+ * the field inside it, and the prefix of its variable's name (`https_edge_shop_route1`).
+ */
+function placeOf(
+  doc: Record<string, unknown>,
+  address: string,
+  path: FieldPath,
+): { address: string; field: FieldPath; prefix: string } {
+  const prefix = address.replace('.', '_');
+  if (path[0] !== 'routes' || typeof path[1] !== 'number') return { address, field: path, prefix };
+  const route = (doc.routes as Record<string, unknown>[])[path[1]];
+  return {
+    address: `${address}.route[${JSON.stringify(route?.match)}]`,
+    field: path.slice(2),
+    prefix: `${prefix}_route${path[1] + 1}`,
+  };
 }
 
 /** A manifest name from an edge's first hostport's host, else from its ID. */

@@ -302,6 +302,23 @@ export function schemaAt(
   return unionOption(unwrap(s).inner, value);
 }
 
+/**
+ * Whether a `{ env }` / `{ file }` reference may stand for the value at `path` of `input` (the
+ * resolver's own rule, REFABLE): for a writer of manifests (`import`) that moves a value out.
+ */
+export function takesReference(schema: z.ZodType, path: FieldPath, input: unknown): boolean {
+  const last = path[path.length - 1];
+  if (last === undefined) return false;
+  const def = defOf(schemaAt(schema, path.slice(0, -1), input));
+  let child: z.ZodType | undefined;
+  if (def?.type === 'object') {
+    const shape = def.shape as Record<string, z.ZodType>;
+    child = typeof last === 'string' && Object.hasOwn(shape, last) ? shape[last] : undefined;
+  } else if (def?.type === 'array') child = def.element as z.ZodType;
+  else if (def?.type === 'record') child = def.valueType as z.ZodType;
+  return unwrap(child).refable;
+}
+
 /** Keys an object schema accepts, or none. */
 export function objectKeys(schema: z.ZodType | undefined): string[] {
   const def = defOf(schema);

@@ -162,6 +162,7 @@ describe('edgesync import', () => {
       (await readdir(out)).map((f) => readFile(path.join(out, f), 'utf8')),
     );
     for (const secret of [
+      'hunter22',
       'gh-secret-value',
       'whsec-value',
       'oidc-secret-value',
@@ -176,6 +177,7 @@ describe('edgesync import', () => {
     expect(run.stderr).toMatch(/metadata is not a set of labels/);
     const vars = [...run.stderr.matchAll(/^ {2}(EDGESYNC_[A-Z0-9_]+) {2}\((\S+) (\S+)\)$/gm)];
     expect(vars.map((m) => m[3]).sort()).toEqual([
+      'description',
       'oauth.provider.github.client_secret',
       'oidc.client_secret',
       'request_headers.add.Authorization',
@@ -184,7 +186,7 @@ describe('edgesync import', () => {
       'webhook_verification.secret',
     ]);
     // A header that is no credential stays in clear; a description that looks like one is
-    // written as it is, with a warning.
+    // moved out to a variable too, with a warning.
     expect(texts.join('\n')).toContain('X-Team: web');
     expect(run.stderr).toMatch(
       /^warning: https_edge\.[a-z0-9.-]+\.route\["\/hook"\] description looks like it holds an assignment of a secret/m,

@@ -3,6 +3,7 @@ import { parse } from 'yaml';
 import type { HttpsEdge, LiveSnapshot, TlsEdge } from '../../../src/api/index.js';
 import { importLive } from '../../../src/apply/import.js';
 import { route as liveRoute } from '../api/records.js';
+import { buildFrom, errorLines } from '../manifest/helpers.js';
 import { owned } from './fake.js';
 
 function https(id: string, metadata: string | null, extra: Partial<HttpsEdge> = {}): HttpsEdge {
@@ -256,7 +257,7 @@ describe('importLive: cloud endpoints', () => {
                 config: {
                   provider: 'google',
                   client_secret: {
-                    env: 'EDGESYNC_CLOUD_ENDPOINT_WEB_ON_HTTP_REQUEST_0_ACTIONS_0_CONFIG_CLIENT_SECRET',
+                    env: 'EDGESYNC_CLOUD_ENDPOINT_WEB_TRAFFIC_POLICY_ON_HTTP_REQUEST_0_ACTIONS_0_CONFIG_CLIENT_SECRET',
                   },
                 },
               },
@@ -269,6 +270,69 @@ describe('importLive: cloud endpoints', () => {
     expect(result.secrets.map((s) => s.address)).toEqual(['cloud_endpoint.web']);
     expect(result.notes.join('\n')).toMatch(/ep_3: owned by "team-b", skipped/);
     expect(result.notes.join('\n')).toMatch(/1 cloud endpoint\(s\) not managed by edgesync/);
+  });
+
+  it('applies one credential rule to every kind: nothing that looks like a credential is written in clear', () => {
+    const KEY = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----';
+    const GHP = `ghp_${'A1b2C3d4E5'.repeat(4)}`;
+    const AKIA = 'AKIAIOSFODNN7EXAMPLE';
+    const PASSWORD = 'password=hunter22';
+    const leaky = {
+      on_http_request: [
+        {
+          expressions: [`req.headers['x-token'][0] == '${GHP}'`],
+          actions: [
+            { type: 'add-headers', config: { headers: { 'x-upstream': `token ${GHP}` } } },
+            { type: 'add-headers', config: { headers: { 'x-aws': AKIA } } },
+            { type: 'custom-response', config: { status_code: 200, body: KEY } },
+          ],
+        },
+        { actions: [{ type: 'deny' }] },
+      ],
+    };
+    const edgeDescription = `an edge, ${PASSWORD}`;
+    const result = importLive(
+      live({
+        cloudEndpoints: [
+          endpoint('ep_1', 'cloud', owned('web'), {
+            description: `the site, ${PASSWORD}`,
+            traffic_policy: JSON.stringify(leaky),
+          }),
+        ],
+        httpsEdges: [https('edghts_1', owned('shop'), { description: edgeDescription })],
+      }),
+      options,
+    );
+    const text = result.files.map((f) => f.text).join('\n');
+    // Where a reference can stand, nothing is left in clear, for the endpoint as for the edge.
+    for (const secret of ['hunter22', AKIA, 'BEGIN RSA PRIVATE KEY', `token ${GHP}`]) {
+      expect(text).not.toContain(secret);
+    }
+    const endpointDoc = parse(result.files.find((f) => f.kind === 'CloudEndpoint')?.text ?? '');
+    expect(endpointDoc.description).toEqual({ env: 'EDGESYNC_CLOUD_ENDPOINT_WEB_DESCRIPTION' });
+    const actions = endpointDoc.traffic_policy.on_http_request[0].actions;
+    expect(actions[0].config.headers['x-upstream']).toHaveProperty('env');
+    expect(actions[1].config.headers['x-aws']).toHaveProperty('env');
+    expect(actions[2].config.body).toHaveProperty('env');
+    expect(parse(result.files.find((f) => f.kind === 'HTTPSEdge')?.text ?? '').description).toEqual(
+      { env: 'EDGESYNC_HTTPS_EDGE_SHOP_DESCRIPTION' },
+    );
+    // Each is said, with its variable; a CEL expression takes no reference: said so.
+    const warnings = result.warnings.join('\n');
+    expect(warnings).toMatch(
+      /^cloud_endpoint\.web description looks like it holds an assignment of a secret; it is written as \{ env: EDGESYNC_CLOUD_ENDPOINT_WEB_DESCRIPTION \}/m,
+    );
+    expect(warnings).toMatch(/x-upstream looks like it holds a GitHub token/);
+    expect(warnings).toMatch(/x-aws looks like it holds an AWS access key/);
+    expect(warnings).toMatch(/body looks like it holds a private key/);
+    expect(warnings).toMatch(/^https_edge\.shop description looks like it holds/m);
+    expect(warnings).toMatch(
+      /expressions\.0 looks like it holds a GitHub token; this field takes no \{ env \} reference, so it is written to the manifest as it is/,
+    );
+    // The files validate once the variables are set to the live values.
+    const env = Object.fromEntries(result.secrets.map((v) => [v.env, 'value-from-env']));
+    const built = buildFrom(Object.fromEntries(result.files.map((f) => [f.file, f.text])), { env });
+    expect(errorLines(built)).toEqual([]);
   });
 
   it('writes only the fields of the owner’s definition, and names a one-of choice with no settings', () => {
