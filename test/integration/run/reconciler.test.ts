@@ -9,6 +9,7 @@ import type { ApiClient } from '../../../src/api/index.js';
 import { createReconciler, type ReconcileInput } from '../../../src/engine/index.js';
 import { GuardError, ManifestError } from '../../../src/errors.js';
 import { storedMetadata } from '../../../src/manifest/metadata.js';
+import { heldCredentials } from '../../../src/manifest/own-credentials.js';
 import { reconcilerOptions } from '../../helpers/reconciler.js';
 import { writesAt } from '../../helpers/server.js';
 import {
@@ -83,6 +84,31 @@ describe('createReconciler', () => {
     expect(err).toBeInstanceOf(ManifestError);
     expect((err as ManifestError).diagnostics[0]).toMatchObject({ file: 'edges.yaml' });
     expect(writesAt(server)).toBe(0);
+  });
+
+  it('a reference reading the daemon’s own credentials is refused, in a full and an incremental cycle', async () => {
+    const TOKEN = 'the-control-token-0123456789';
+    const daemon = createReconciler(
+      reconcilerOptions({
+        client,
+        env: { SOME_VALUE: TOKEN },
+        credentials: heldCredentials({ apiKey: server.apiKey, controlToken: TOKEN }),
+      }),
+    );
+    await writeYaml(path.join(dir, 'edges.yaml'), [tlsEdge('db')]);
+    expect((await daemon(input())).result).toBe('changed');
+    const writes = writesAt(server);
+    await writeYaml(path.join(dir, 'edges.yaml'), [
+      tlsEdge('db', { description: { env: 'SOME_VALUE' } }),
+    ]);
+    for (const reason of ['file', 'manual'] as const) {
+      const err = await daemon(cycleInput(dir, reason)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ManifestError);
+      const [d] = (err as ManifestError).diagnostics;
+      expect(d?.message).toMatch(/SOME_VALUE holds the control token/);
+      expect(JSON.stringify((err as ManifestError).diagnostics)).not.toContain(TOKEN);
+    }
+    expect(writesAt(server)).toBe(writes);
   });
 
   it('an account whose edges are read-only is one plain error', async () => {
