@@ -414,13 +414,13 @@ function withoutZeros(value: Plain, key: string): Plain | undefined {
 }
 
 /** The fields of a resource (or route) that hold free text, where a credential may hide. */
-const FREE_TEXT: ReadonlySet<Segment> = new Set(['description', 'traffic_policy']);
+const FREE_TEXT: ReadonlySet<Segment> = new Set(['description', 'metadata', 'traffic_policy']);
 
 /**
  * The one credential rule of `import`, the same for every kind: over a finished document, a
  * string that is a secret by its field (`isSecretField`: a client secret, a webhook secret, a
  * credential header, a policy action's secret config) or that looks like a credential in free
- * text (`credentialLikeReason`: a description, a traffic policy) is never written in clear. It
+ * text (`credentialLikeReason`: a description, a label, a traffic policy) is never written in clear. It
  * becomes an `{ env: EDGESYNC_... }` reference, listed as a variable to set; a look-alike is
  * also warned about. Where the manifest takes no reference (a CEL expression, a rule's name, a
  * set-vars value: the resolver's own rule says where one may stand), the value stays as it is

@@ -299,7 +299,11 @@ describe('importLive: cloud endpoints', () => {
             traffic_policy: JSON.stringify(leaky),
           }),
         ],
-        httpsEdges: [https('edghts_1', owned('shop'), { description: edgeDescription })],
+        httpsEdges: [
+          https('edghts_1', JSON.stringify({ ...JSON.parse(owned('shop')), deploy: AKIA }), {
+            description: edgeDescription,
+          }),
+        ],
       }),
       options,
     );
@@ -326,6 +330,7 @@ describe('importLive: cloud endpoints', () => {
     expect(warnings).toMatch(/x-aws looks like it holds an AWS access key/);
     expect(warnings).toMatch(/body looks like it holds a private key/);
     expect(warnings).toMatch(/^https_edge\.shop description looks like it holds/m);
+    expect(warnings).toMatch(/^https_edge\.shop metadata\.deploy looks like it holds an AWS/m);
     expect(warnings).toMatch(
       /expressions\.0 looks like it holds a GitHub token; this field takes no \{ env \} reference, so it is written to the manifest as it is/,
     );
