@@ -1,12 +1,12 @@
 /**
- * Which live values `import` must warn about. Pure.
+ * Which live values look like a credential, for `import`'s one credential rule. Pure.
  *
  * Secrets by field (`isSecretField` in src/manifest/secrets.ts: `client_secret`, the webhook
  * `secret`, credential headers) are always written as `{ env: EDGESYNC_... }` references.
- * Values that merely look like a credential (a description, a traffic policy) are written as
- * they are, since they are not secrets by definition, but `import` warns about them: a private
- * key block, a bearer token, `password=...`-style assignments, well-known token prefixes, a
- * JSON Web Token, and long high-entropy strings.
+ * Free text (a description, a label, a traffic policy) that merely looks like a credential is
+ * moved out the same way, with a warning: a private key block, a bearer token,
+ * `password=...`-style assignments, well-known token prefixes, a JSON Web Token, and long
+ * high-entropy strings.
  */
 
 const PATTERNS: readonly (readonly [RegExp, string])[] = [
