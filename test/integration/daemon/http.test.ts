@@ -163,7 +163,8 @@ describe('daemon HTTP surface', () => {
 
   it.each([
     ['GET', '/nope', 404, null],
-    ['GET', '/', 404, null],
+    ['GET', '/', 200, null],
+    ['POST', '/', 405, 'GET, HEAD'],
     ['POST', '/healthz', 405, 'GET, HEAD'],
     ['PUT', '/metrics', 405, 'GET, HEAD'],
     ['DELETE', '/status', 405, 'GET, HEAD'],
