@@ -121,7 +121,11 @@ export async function run(ctx: CliContext): Promise<number> {
     ctx.stdout.write(USAGE);
     return ExitCode.ok;
   }
-  const api = requireApiConfig({ apiUrl: options.apiUrl, apiKey: options.apiKey }, ctx.env);
+  const api = requireApiConfig(
+    { apiUrl: options.apiUrl, apiKey: options.apiKey },
+    ctx.env,
+    ctx.cwd,
+  );
   const tty = ctx.stderr.isTTY === true;
   // The secret values, known once the manifests are read and the account listed: masked in
   // every line, in the API's messages and in the error line.

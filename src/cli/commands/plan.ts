@@ -108,7 +108,11 @@ export async function run(ctx: CliContext): Promise<number> {
   const maxDeletes = wholeNumber('max-deletes', values['max-deletes'], undefined, 0);
   const dirArg = manifestDirArg(ctx, positionals[0]);
   const dir = path.resolve(ctx.cwd, dirArg);
-  const api = requireApiConfig({ apiUrl: values['api-url'], apiKey: values['api-key'] }, ctx.env);
+  const api = requireApiConfig(
+    { apiUrl: values['api-url'], apiKey: values['api-key'] },
+    ctx.env,
+    ctx.cwd,
+  );
   const owner = await planOwner(ctx, values, dir);
 
   // The secret values, once known: in every output, the API's messages and the error line too.

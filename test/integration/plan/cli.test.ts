@@ -167,7 +167,7 @@ describe('edgesync plan', () => {
     const md = await run(['--output', 'markdown']);
     expect(md.code).toBe(0);
     expect(md.stdout).toContain(
-      '<details><summary>+ <code>tls&#95;edge.db</code> will be created</summary>',
+      '<details><summary>+ <code>tls_edge.db</code> will be created</summary>',
     );
     expect(md.stdout).toContain('+ description = "pipe | and `ticks`"');
     expect(md.stdout).toContain('+ webhook_verification.secret = (sensitive)');
