@@ -32,7 +32,7 @@ import { observeAfterApply, ownBotUsersOf } from '../../apply/verify.js';
 import { type PreparedPlan, preparePlan } from '../../engine/index.js';
 import { errorMessage, ManifestError, StalePlanError, UsageError } from '../../errors.js';
 import { createLogger, type Logger, parseLogLevel, silentLogger } from '../../log.js';
-import { formatDiagnostic } from '../../manifest/diagnostics.js';
+import { formatDiagnostic, invalidSetLine } from '../../manifest/diagnostics.js';
 import {
   createValueMask,
   maskJson,
@@ -309,7 +309,7 @@ async function preparedOrReported(
     if (!(err instanceof ManifestError)) throw err;
     for (const d of err.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
     ctx.stderr.write(
-      `${err.diagnostics.length} manifest error(s): nothing was applied (no write happens while any manifest is invalid)\n`,
+      `${invalidSetLine(err.diagnostics, 'nothing was applied (no write happens while any manifest is invalid)')}\n`,
     );
     voice.report(notAppliedResult('invalid', { diagnostics: err.diagnostics }));
     return undefined;

@@ -18,6 +18,7 @@ import {
   DIAGNOSTICS_FORMAT_VERSION,
   diagnosticToJson,
   formatDiagnostic,
+  invalidSetLine,
 } from '../../manifest/diagnostics.js';
 import {
   createValueMask,
@@ -223,7 +224,7 @@ async function preparedOrReported<T>(
       ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     }
     for (const d of err.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
-    ctx.stderr.write(`${err.diagnostics.length} manifest error(s): no plan was made\n`);
+    ctx.stderr.write(`${invalidSetLine(err.diagnostics, 'no plan was made')}\n`);
     return undefined;
   }
 }

@@ -242,7 +242,7 @@ describe('daemon HTTP surface', () => {
       expect(status).toMatchObject({
         ready: false,
         last_reconcile: { result: 'invalid', writes: 0 },
-        last_error: { message: '3 manifest error(s)' },
+        last_error: { message: '3 errors in 2 files: the manifests are invalid' },
         backoff_ms: 60_000,
         diagnostics_by_file: {
           'web/shop.yaml': [
