@@ -9,6 +9,10 @@
  * constant, so the Content-Security-Policy pins its one script and one style by hash and allows
  * nothing else: no other script, no inline handler, no frame, no form, no image, and requests to
  * the page's own origin only.
+ *
+ * The DNS section is drawn only when `/status` carries `domains: [{ domain, dns_records: [...] }]`
+ * (each record shown with whatever fields it has); today's `/status` has no domains, so the
+ * section stays hidden until the daemon reports them.
  */
 import { createHash } from 'node:crypto';
 
