@@ -39,6 +39,18 @@ export interface CreateLoggerOptions {
   readonly mask?: (line: string) => string;
 }
 
+/**
+ * pino-pretty's settings for a terminal: one line per event (the fields follow the message on
+ * the same line, as `key=value` JSON, instead of one indented line each), the clock time only,
+ * and without the pid and host name that every line would repeat.
+ */
+export const PRETTY_OPTIONS = {
+  colorize: true,
+  singleLine: true,
+  translateTime: 'SYS:HH:MM:ss.l',
+  ignore: 'pid,hostname,name',
+} as const;
+
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const base: LoggerOptions = {
     level: options.level ?? 'info',
@@ -57,7 +69,7 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
       hooks: {
         streamWrite: mask === undefined ? escapeForPretty : (line) => escapeForPretty(mask(line)),
       },
-      transport: { target: 'pino-pretty', options: { colorize: true, destination: 1 } },
+      transport: { target: 'pino-pretty', options: { ...PRETTY_OPTIONS, destination: 1 } },
     });
   }
   return pino(base);

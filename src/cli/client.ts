@@ -11,6 +11,7 @@ import { currentPriority } from '../api/priority.js';
 import { sharedRateLimiter } from '../api/rate-limit.js';
 import { ConfigError } from '../errors.js';
 import type { RateLimitSpec } from '../rate-limit-notation.js';
+import { runningEmbeddedApi } from './embedded-api.js';
 
 export function createAccountClient(
   options: Omit<ApiClientOptions, 'rateLimit' | 'rateLimiter'> & {
@@ -29,15 +30,25 @@ export function createAccountClient(
   return createApiClient({ ...rest, rateLimiter: limiter });
 }
 
-/** The API to talk to; unlike the daemon, `plan` and `apply` need one configured. */
+/**
+ * The API to talk to; unlike the daemon, `plan` and `apply` need one configured. When none is and
+ * a daemon in `cwd` runs the embedded one, the error says how to reach it.
+ */
 export function requireApiConfig(
   flags: { readonly apiUrl?: string | undefined; readonly apiKey?: string | undefined },
   env: Readonly<Record<string, string | undefined>>,
+  cwd?: string,
 ): ApiConfig {
   const config = resolveApiConfig({ flags, env });
   if (config === undefined) {
+    const embedded = cwd === undefined ? undefined : runningEmbeddedApi(cwd);
+    const hint =
+      embedded === undefined
+        ? ''
+        : `; the daemon running here serves its embedded Edge API at ${embedded.url}: ` +
+          `${API_URL_ENV}=${embedded.url} ${API_KEY_ENV}="$(cat ${embedded.keyFile})" edgesync ...`;
     throw new ConfigError(
-      `no Edge API configured: pass --api-url and --api-key, or set ${API_URL_ENV} and ${API_KEY_ENV}`,
+      `no Edge API configured: pass --api-url and --api-key, or set ${API_URL_ENV} and ${API_KEY_ENV}${hint}`,
     );
   }
   return config;

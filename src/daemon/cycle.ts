@@ -5,7 +5,9 @@
  * still points where it did, and record what happened. A cycle whose revision was replaced
  * while it ran ends `superseded`, and the new revision is reconciled next.
  */
+
 import { errorMessage, ManifestDirError, ManifestError } from '../errors.js';
+import { invalidSetLine } from '../manifest/diagnostics.js';
 import {
   findAnchor,
   type ResolvedDir,
@@ -165,7 +167,7 @@ async function reconcileStep(
           summary: EMPTY_SUMMARY,
           writes: 0,
           diagnostics: err.diagnostics,
-          error: err.message,
+          error: invalidSetLine(err.diagnostics),
         }
       : { result: 'error', summary: EMPTY_SUMMARY, writes: 0, error: errorMessage(err) };
   }

@@ -100,6 +100,8 @@ interface DaemonCore {
   state: StatusState;
   conditions: Conditions;
   lastListCalls: number | undefined;
+  /** The findings of the invalid set last logged in full (a retry of the same set logs at debug). */
+  lastInvalid: string | undefined;
   /** Changes the watcher reported so far: a cycle takes over what was read ahead at its count. */
   generation: number;
   /** The read ahead of a change's cycle in flight (`readAhead`), and whether another is due. */
@@ -176,6 +178,7 @@ function newCore(options: DaemonOptions): DaemonCore {
     state: INITIAL_STATUS,
     conditions: NO_CONDITIONS,
     lastListCalls: undefined,
+    lastInvalid: undefined,
     generation: 0,
     ahead: { running: undefined, again: false },
     suspended: options.suspended ?? false,
@@ -339,16 +342,21 @@ function record(core: DaemonCore, unmasked: CycleRecord): void {
     manifestErrors: resolved ? errorCount(report) : undefined,
     consecutiveFailures: failuresAfter,
   });
-  logCycle(core.logger, rec, durationMs, failuresAfter);
+  logCycle(core, rec, durationMs, failuresAfter);
 }
 
-/** The cycle's one log line: info for a success (or superseded), warn otherwise. */
+/**
+ * The cycle's one log line: info for a success (or superseded), warn otherwise. An invalid set
+ * is logged in full once per change: the retries of the same findings (backoff, resyncs) log at
+ * debug, so a broken commit does not repeat its errors in the log until it is fixed.
+ */
 function logCycle(
-  logger: Logger,
+  core: DaemonCore,
   { report, reason, resolved }: CycleRecord,
   durationMs: number,
   failuresAfter: number,
 ): void {
+  const { logger } = core;
   const line = {
     result: report.result,
     reason,
@@ -364,9 +372,19 @@ function logCycle(
     error: report.error,
     consecutive_failures: failuresAfter,
   };
-  if (SUCCESS_RESULTS.has(report.result) || report.result === 'superseded') {
+  if (report.result === 'superseded') {
     logger.info(line, `reconcile ${report.result}`);
-  } else logger.warn(line, `reconcile ${report.result}`);
+    return;
+  }
+  const invalid =
+    report.result === 'invalid'
+      ? JSON.stringify([report.error, line.diagnostics, line.first_diagnostics])
+      : undefined;
+  const repeat = invalid !== undefined && invalid === core.lastInvalid;
+  core.lastInvalid = invalid;
+  if (SUCCESS_RESULTS.has(report.result)) logger.info(line, `reconcile ${report.result}`);
+  else if (repeat) logger.debug(line, 'reconcile invalid: the same findings as before');
+  else logger.warn(line, `reconcile ${report.result}`);
 }
 
 function status(core: DaemonCore): DaemonStatus {

@@ -1,6 +1,7 @@
 /**
  * The daemon's HTTP surface, as a plain `node:http` request handler (the daemon binds it):
  *
+ *   GET  /             the status page (./page.ts): HTML that draws /status and /events
  *   GET  /healthz      200 "ok" while the process serves requests (liveness)
  *   GET  /readyz       200 after the first successful reconcile, else 503 (readiness)
  *   GET  /metrics      Prometheus text exposition
@@ -18,6 +19,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authorize, type ControlAccess, crossSiteRefusal } from './control.js';
+import { STATUS_PAGE_HEADERS, STATUS_PAGE_HTML } from './page.js';
 import type { DaemonStatus } from './types.js';
 
 export interface DaemonHttpDeps {
@@ -69,6 +71,17 @@ export function createDaemonHttpHandler(deps: DaemonHttpDeps): Handler {
 /** Path -> method -> handler: the whole surface of the daemon's listener, in one table. */
 function routesOf(deps: DaemonHttpDeps): Routes {
   return {
+    '/': {
+      GET: (req, res) =>
+        send(
+          res,
+          200,
+          STATUS_PAGE_HTML,
+          'text/html; charset=utf-8',
+          STATUS_PAGE_HEADERS,
+          req.method === 'HEAD',
+        ),
+    },
     '/healthz': {
       GET: (req, res) => send(res, 200, 'ok\n', undefined, {}, req.method === 'HEAD'),
     },

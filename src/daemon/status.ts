@@ -4,6 +4,7 @@
  * clock, no I/O: the daemon passes times in, and the unit tests drive it directly.
  */
 import path from 'node:path';
+import { invalidSetLine } from '../manifest/diagnostics.js';
 import type { LoopSnapshot } from './loop.js';
 import {
   type DaemonStatus,
@@ -104,11 +105,12 @@ export function reduceStatus(state: StatusState, rec: CycleRecord): StatusState 
     lastSuccessAt = at;
     lastError = undefined;
   } else if (report.result !== 'superseded') {
-    const n = errorCount(report);
     lastError = {
       message:
         report.error ??
-        (report.result === 'invalid' ? `${n} manifest error(s)` : 'reconcile failed'),
+        (report.result === 'invalid'
+          ? invalidSetLine(report.diagnostics ?? [])
+          : 'reconcile failed'),
       at,
     };
   }

@@ -19,6 +19,26 @@ export function formatDiagnostic(d: Diagnostic): string {
 }
 
 /** Sorted by file, line, column, then path and message; exact duplicates removed. */
+/**
+ * The closing line's count of findings, in the same words wherever an invalid set stops a
+ * command (validate, plan, apply, migrate) or a daemon cycle: "2 errors in 1 file", with the
+ * warnings counted apart when there are any.
+ */
+export function diagnosticsSummary(list: readonly Diagnostic[]): string {
+  const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+  const errors = list.filter((d) => d.severity === 'error');
+  const warnings = list.length - errors.length;
+  const files = new Set((errors.length > 0 ? errors : list).map((d) => d.file)).size;
+  const counted = `${plural(errors.length, 'error')} in ${plural(files, 'file')}`;
+  return warnings === 0 ? counted : `${counted} (and ${plural(warnings, 'warning')})`;
+}
+
+/** What an invalid set stops, said after the summary: "...: the manifests are invalid, so ...". */
+export function invalidSetLine(list: readonly Diagnostic[], consequence?: string): string {
+  const line = `${diagnosticsSummary(list)}: the manifests are invalid`;
+  return consequence === undefined ? line : `${line}, so ${consequence}`;
+}
+
 export function sortDiagnostics(list: readonly Diagnostic[]): Diagnostic[] {
   const sorted = [...list].sort(
     (a, b) =>

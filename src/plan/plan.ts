@@ -66,6 +66,20 @@ export interface LiveState {
 export const EDGES_UNAVAILABLE_WARNING =
   'the account has no access to edges: its edges read as none; cloud endpoints and bot users are managed as usual';
 
+/**
+ * A plan that creates edges: the hosted service no longer accepts new ones (an account that still
+ * has edges may keep and change them), so the way forward is said where the create is planned.
+ */
+export function newEdgesWarning(addresses: readonly string[]): string {
+  const shown = addresses.slice(0, 3).join(', ');
+  const more = addresses.length > 3 ? ` and ${addresses.length - 3} more` : '';
+  const what = addresses.length === 1 ? 'a new edge' : `${addresses.length} new edges`;
+  return (
+    `${what} (${shown}${more}): the hosted service no longer accepts new edges; ` +
+    'write a CloudEndpoint manifest instead (edgesync migrate translates edge manifests; see docs/migrate.md)'
+  );
+}
+
 type Deletion =
   | { readonly kind: 'edge'; readonly orphan: Orphan }
   | { readonly kind: 'endpoint'; readonly orphan: EndpointOrphan };
@@ -144,6 +158,8 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
     if (m.live === undefined) planCreate(ctx, m.desired);
     else planUpdate(ctx, m, claims, ownership.hostportHolders);
   }
+  const newEdges = active.filter((m) => m.live === undefined).map((m) => m.desired.address);
+  if (newEdges.length > 0) ctx.warnings.push(newEdgesWarning(newEdges));
   const cutovers = cutoverList(handovers.plans, deletions);
   const cutoverEdges = new Set(cutovers.map((c) => c.edge));
   for (const d of deletions) planDelete(ctx, d, edgeClaims, cutoverEdges.has(d.address));

@@ -33,7 +33,7 @@ import { observeAfterApply, ownBotUsersOf } from '../../apply/verify.js';
 import { type PreparedPlan, preparePlan } from '../../engine/index.js';
 import { errorMessage, ManifestError, StalePlanError, UsageError } from '../../errors.js';
 import { createLogger, type Logger, parseLogLevel, silentLogger } from '../../log.js';
-import { formatDiagnostic } from '../../manifest/diagnostics.js';
+import { formatDiagnostic, invalidSetLine } from '../../manifest/diagnostics.js';
 import { heldCredentials } from '../../manifest/own-credentials.js';
 import {
   createValueMask,
@@ -123,7 +123,11 @@ export async function run(ctx: CliContext): Promise<number> {
     ctx.stdout.write(USAGE);
     return ExitCode.ok;
   }
-  const api = requireApiConfig({ apiUrl: options.apiUrl, apiKey: options.apiKey }, ctx.env);
+  const api = requireApiConfig(
+    { apiUrl: options.apiUrl, apiKey: options.apiKey },
+    ctx.env,
+    ctx.cwd,
+  );
   const tty = ctx.stderr.isTTY === true;
   // The secret values, known once the manifests are read and the account listed: masked in
   // every line, in the API's messages and in the error line.
@@ -308,7 +312,7 @@ async function preparedOrReported(
     if (!(err instanceof ManifestError)) throw err;
     for (const d of err.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
     ctx.stderr.write(
-      `${err.diagnostics.length} manifest error(s): nothing was applied (no write happens while any manifest is invalid)\n`,
+      `${invalidSetLine(err.diagnostics, 'nothing was applied (no write happens while any manifest is invalid)')}\n`,
     );
     voice.report(notAppliedResult('invalid', { diagnostics: err.diagnostics }));
     return undefined;

@@ -86,7 +86,11 @@ export async function run(ctx: CliContext): Promise<number> {
   if (schemaUrl !== undefined && (schemaUrl === '' || /\p{Cc}/u.test(schemaUrl))) {
     throw new UsageError('--schema-url must be a non-empty URL without control characters');
   }
-  const api = requireApiConfig({ apiUrl: values['api-url'], apiKey: values['api-key'] }, ctx.env);
+  const api = requireApiConfig(
+    { apiUrl: values['api-url'], apiKey: values['api-key'] },
+    ctx.env,
+    ctx.cwd,
+  );
   const out = path.resolve(ctx.cwd, values.out ?? '.');
   const owner = ownerOrDefault(await chosenOwner(values.owner, ctx.env, out)).id;
 

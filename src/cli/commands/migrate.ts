@@ -9,7 +9,7 @@ import { mkdir, realpath, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Document, parse, parseAllDocuments } from 'yaml';
 import { ConfigError, UsageError } from '../../errors.js';
-import { formatDiagnostic } from '../../manifest/diagnostics.js';
+import { formatDiagnostic, invalidSetLine } from '../../manifest/diagnostics.js';
 import { inside } from '../../manifest/listing.js';
 import { loadManifests, readLoadedFile } from '../../manifest/loader.js';
 import type { FieldPath } from '../../manifest/paths.js';
@@ -72,9 +72,7 @@ export async function run(ctx: CliContext): Promise<number> {
   });
   if (!loaded.ok) {
     for (const d of loaded.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
-    ctx.stderr.write(
-      'the manifests are invalid: nothing migrated (edgesync validate shows the same)\n',
-    );
+    ctx.stderr.write(`${invalidSetLine(loaded.diagnostics, 'nothing was migrated')}\n`);
     return ExitCode.error;
   }
   const files = await sourceDocuments(loaded.resolvedDir, loaded.files, loaded.set);

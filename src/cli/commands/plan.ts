@@ -19,6 +19,7 @@ import {
   DIAGNOSTICS_FORMAT_VERSION,
   diagnosticToJson,
   formatDiagnostic,
+  invalidSetLine,
 } from '../../manifest/diagnostics.js';
 import { heldCredentials } from '../../manifest/own-credentials.js';
 import {
@@ -110,7 +111,11 @@ export async function run(ctx: CliContext): Promise<number> {
   const maxDeletes = wholeNumber('max-deletes', values['max-deletes'], undefined, 0);
   const dirArg = manifestDirArg(ctx, positionals[0]);
   const dir = path.resolve(ctx.cwd, dirArg);
-  const api = requireApiConfig({ apiUrl: values['api-url'], apiKey: values['api-key'] }, ctx.env);
+  const api = requireApiConfig(
+    { apiUrl: values['api-url'], apiKey: values['api-key'] },
+    ctx.env,
+    ctx.cwd,
+  );
   const owner = await planOwner(ctx, values, dir);
 
   // The secret values, once known: in every output, the API's messages and the error line too.
@@ -222,7 +227,7 @@ async function preparedOrReported<T>(
       ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     }
     for (const d of err.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
-    ctx.stderr.write(`${err.diagnostics.length} manifest error(s): no plan was made\n`);
+    ctx.stderr.write(`${invalidSetLine(err.diagnostics, 'no plan was made')}\n`);
     return undefined;
   }
 }

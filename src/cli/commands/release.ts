@@ -73,7 +73,11 @@ export async function run(ctx: CliContext): Promise<number> {
   const chosen = await chosenOwner(values.owner, ctx.env, ownerDir);
   // A dry run writes nothing: it may look as the default owner.
   const owner = (dryRun ? ownerOrDefault(chosen) : requireOwner(chosen, 'release', ownerDir)).id;
-  const api = requireApiConfig({ apiUrl: values['api-url'], apiKey: values['api-key'] }, ctx.env);
+  const api = requireApiConfig(
+    { apiUrl: values['api-url'], apiKey: values['api-key'] },
+    ctx.env,
+    ctx.cwd,
+  );
 
   const client = createAccountClient({
     baseUrl: api.baseUrl,

@@ -31,6 +31,12 @@ import { makeDirectory } from '../../mkdir.js';
 import type { RunningServer } from '../../server/index.js';
 import { createAccountClient } from '../client.js';
 import type { CliContext } from '../context.js';
+import {
+  clearEmbeddedApi,
+  DEFAULT_STATE_DIR,
+  KEY_FILE,
+  recordEmbeddedApi,
+} from '../embedded-api.js';
 import { ExitCode } from '../exit.js';
 import {
   clientBudget,
@@ -140,7 +146,7 @@ export const OPTIONS = {
 
 /** The embedded server's key lives in the state directory (0600), stable across restarts. */
 async function embeddedKey(stateDir: string, generateApiKey: () => string): Promise<string> {
-  const file = path.join(stateDir, 'api-key');
+  const file = path.join(stateDir, KEY_FILE);
   try {
     const key = (await readFile(file, 'utf8')).trim();
     if (key !== '') return key;
@@ -157,7 +163,7 @@ async function startEmbedded(
   stateDir: string,
   port: number,
   logger: Logger,
-): Promise<{ server: RunningServer; apiKey: string }> {
+): Promise<{ server: RunningServer; apiKey: string; portTaken: boolean }> {
   // Loaded only for the embedded server: a daemon against a real API does not hold its code.
   const { generateApiKey, startServer } = await import('../../server/index.js');
   await makeDirectory(path.join(stateDir, 'server'));
@@ -169,16 +175,17 @@ async function startEmbedded(
     logger,
   };
   try {
-    return { server: await startServer({ ...options, port }), apiKey };
+    return { server: await startServer({ ...options, port }), apiKey, portTaken: false };
   } catch (err) {
-    // Another process holds the default port: any free port will do for an embedded server.
+    // Another process holds the port: any free port will do for an embedded server, and the
+    // caller says so beside the URL (commands copied from the docs name the usual port).
     // (startServer wraps the listen error in a ConfigError: the errno code is on its cause.)
     const cause = (err as { cause?: unknown }).cause as NodeJS.ErrnoException | undefined;
     const inUse =
       cause?.code === 'EADDRINUSE' || (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
     if (!inUse || port === 0) throw err;
     logger.warn({ port }, 'embedded server port in use; using a free port instead');
-    return { server: await startServer({ ...options, port: 0 }), apiKey };
+    return { server: await startServer({ ...options, port: 0 }), apiKey, portTaken: true };
   }
 }
 
@@ -268,7 +275,7 @@ async function runSettings(ctx: CliContext, values: RunValues, dirArg: string | 
     mode: modeFlag(values.mode ?? ctx.env.EDGESYNC_MODE ?? 'enforce'),
     notify: notifySettings(values, ctx.env),
     lease: leaseSettings(values),
-    stateDir: path.resolve(ctx.cwd, values['state-dir'] ?? '.edgesync'),
+    stateDir: path.resolve(ctx.cwd, values['state-dir'] ?? DEFAULT_STATE_DIR),
     configuredApi: resolveApiConfig({
       flags: { apiUrl: values['api-url'], apiKey: values['api-key'] },
       env: ctx.env,
@@ -311,6 +318,12 @@ async function apiOf(
   const started = await startEmbedded(settings.stateDir, settings.embeddedPort, root);
   // The embedded server is a local sandbox: its URL and key are printed so people can look at
   // it with curl. A configured (real) API key is never printed or logged.
+  if (started.portTaken) {
+    ctx.stderr.write(
+      `edgesync: port ${settings.embeddedPort} is in use by another process; the embedded Edge API listens on port ${new URL(started.server.url).port} instead (--embedded-port chooses it)\n`,
+    );
+  }
+  await recordEmbeddedApi(settings.stateDir, started.server.url);
   ctx.stderr.write(
     `edgesync: no API configured; embedded Edge API at ${started.server.url} (state in ${settings.stateDir})\n` +
       `edgesync: embedded API key: ${started.apiKey}\n`,
@@ -388,6 +401,7 @@ export async function run(ctx: CliContext): Promise<number> {
   const election = await electionOf(ctx, values, settings, { metrics, root, life }).catch(
     async (err: unknown) => {
       await client.close();
+      if (embedded !== undefined) await clearEmbeddedApi(settings.stateDir);
       await embedded?.close();
       throw err;
     },
@@ -409,9 +423,8 @@ export async function run(ctx: CliContext): Promise<number> {
     await daemon.start();
     const address = daemon.address;
     if (address !== undefined) {
-      ctx.stderr.write(
-        `edgesync: watching ${dir}; status on http://${address.host}:${address.port}/status\n`,
-      );
+      const base = `http://${address.host}:${address.port}`;
+      ctx.stderr.write(`edgesync: watching ${dir}; status on ${base}/status, a page at ${base}/\n`);
     }
     await daemon.closed;
     if (life.fatal !== undefined) throw life.fatal;
@@ -426,6 +439,7 @@ export async function run(ctx: CliContext): Promise<number> {
     // after `run`).
     await settledWithin(client.close(), CLIENT_CLOSE_WAIT_MS);
     if (notifier !== undefined) await settledWithin(notifier.close(), CLIENT_CLOSE_WAIT_MS);
+    if (embedded !== undefined) await clearEmbeddedApi(settings.stateDir);
     await embedded?.close();
     root.flush();
   }

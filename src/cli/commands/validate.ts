@@ -10,6 +10,7 @@ import {
   DIAGNOSTICS_FORMAT_VERSION,
   diagnosticToJson,
   formatDiagnostic,
+  invalidSetLine,
 } from '../../manifest/diagnostics.js';
 import { loadManifests } from '../../manifest/loader.js';
 import type { CliContext } from '../context.js';
@@ -85,10 +86,6 @@ export async function run(ctx: CliContext): Promise<number> {
     return ExitCode.ok;
   }
   for (const d of result.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
-  const files = new Set(result.diagnostics.map((d) => d.file)).size;
-  const n = result.diagnostics.length;
-  ctx.stderr.write(
-    `${n} error${n === 1 ? '' : 's'} in ${files} file${files === 1 ? '' : 's'}: the manifests are invalid\n`,
-  );
+  ctx.stderr.write(`${invalidSetLine(result.diagnostics)}\n`);
   return ExitCode.error;
 }

@@ -2,41 +2,50 @@
  * The Markdown renderer (`--output markdown`), for pull-request comments: the summary line, a
  * table of the resources that change, one collapsible `<details>` per resource holding a
  * `diff` code block, and the blocked resources. Every piece of outside text is escaped for the
- * place it lands in (HTML entities in summaries and table cells, a fence longer than any
- * backtick run in code blocks), so no manifest value can break the comment's layout. Pure.
+ * place it lands in (backslashes where Markdown would read a character, code spans for
+ * addresses, HTML entities inside the `<summary>` HTML, a fence longer than any backtick run in
+ * code blocks), so no manifest value can break the comment's layout, and no more than that, so
+ * the raw text reads as cleanly as the rendered comment. Pure.
  */
 import { escapeControl } from '../../escape.js';
 import type { MaskedPlan } from '../../manifest/secrets.js';
 import { fieldLines, NO_CHANGES, SYMBOL, summaryLine, VERB, visibleChanges } from './common.js';
 import { CUTOVER_TITLE, cutoverLines } from './cutover.js';
 
-const ENTITIES: Readonly<Record<string, string>> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-  '|': '&#124;',
-  '`': '&#96;',
-  '*': '&#42;',
-  _: '&#95;',
-  '[': '&#91;',
-  ']': '&#93;',
-  '~': '&#126;',
-  '\\': '&#92;',
-  '#': '&#35;',
-};
-
-/** Text safe inside HTML and inside a table cell: entities for markup, spaces for newlines. */
+/**
+ * Text in a Markdown paragraph or table cell, escaped with backslashes where a character would
+ * otherwise be read as Markdown or HTML, and only there, so the raw comment reads as it renders:
+ * `circuit_breaker` stays as it is (an underscore inside a word starts no emphasis), while
+ * `*`, a word-edge `_`, `` ` ``, `[`, `]`, `<`, `>`, `|`, `~` and `\` are escaped, and `&` only where
+ * it would start a character reference. Newlines become spaces (a cell is one line).
+ */
 export function escapeInline(text: string): string {
+  return escapeControl(text.replace(/\r\n|\r|\n/g, ' '))
+    .replace(/[\\`*[\]<>|~]/g, (c) => `\\${c}`)
+    .replace(/(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu, '\\_')
+    .replace(/&(?=#?[A-Za-z0-9]+;)/g, '&amp;');
+}
+
+/** Text inside an HTML block (a `<summary>`): Markdown is not read there, only HTML is. */
+function escapeHtml(text: string): string {
   return escapeControl(text.replace(/\r\n|\r|\n/g, ' ')).replace(
-    /[&<>"'|`*_[\]~\\#]/g,
-    (c) => ENTITIES[c] ?? c,
+    /[&<>]/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c] ?? c,
   );
 }
 
+/** A code span: nothing in it is read as Markdown; `|` escaped so a table cell holds it. */
 function code(text: string): string {
-  return `<code>${escapeInline(text)}</code>`;
+  const content = escapeControl(text.replace(/\r\n|\r|\n/g, ' ')).replaceAll('|', '\\|');
+  const longest = Math.max(0, ...(content.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longest + 1);
+  const pad = content.startsWith('`') || content.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${content}${pad}${fence}`;
+}
+
+/** A code element inside an HTML block. */
+function htmlCode(text: string): string {
+  return `<code>${escapeHtml(text)}</code>`;
 }
 
 /** A fenced block whose fence no line of the content can close. */
@@ -60,14 +69,14 @@ export function renderMarkdown(masked: MaskedPlan): string {
     out.push('| | Resource | Action | Reason |', '|---|---|---|---|');
     for (const c of changes) {
       out.push(
-        `| ${escapeInline(SYMBOL[c.action])} | ${code(c.address)} | ${c.action} | ${escapeInline(c.reason)} |`,
+        `| ${code(SYMBOL[c.action])} | ${code(c.address)} | ${c.action} | ${escapeInline(c.reason)} |`,
       );
     }
     out.push('');
     for (const c of changes) {
-      const id = c.id === undefined ? '' : ` (${code(c.id)})`;
+      const id = c.id === undefined ? '' : ` (${htmlCode(c.id)})`;
       out.push(
-        `<details><summary>${escapeInline(SYMBOL[c.action])} ${code(c.address)}${id} ${VERB[c.action]}</summary>`,
+        `<details><summary>${escapeHtml(SYMBOL[c.action])} ${htmlCode(c.address)}${id} ${VERB[c.action]}</summary>`,
         '',
       );
       const lines = [`# ${escapeControl(c.reason)}`];

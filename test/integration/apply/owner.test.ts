@@ -108,7 +108,7 @@ describe('the plan shows the owner', () => {
   it.each([
     ['text', [], /^edgesync will perform the following actions \(owner "team-a"\):/],
     ['json', ['--output', 'json'], /"owner": "team-a"/],
-    ['markdown', ['--output', 'markdown'], /^#### edgesync plan \(owner <code>team-a<\/code>\)/],
+    ['markdown', ['--output', 'markdown'], /^#### edgesync plan \(owner `team-a`\)/],
   ])('%s', async (_n, flags, shown) => {
     await writeFile(path.join(dir, '.edgesync-owner'), 'team-a\n');
     const run = await runCli(['plan', ...flags, dir], { env: noOwner });

@@ -85,8 +85,10 @@ it("npm start and the Docker image start the daemon with exactly the daemon's No
   const pkg = JSON.parse(await fs.readFile('package.json', 'utf8')) as {
     scripts: Record<string, string>;
   };
+  // `exec`: npm's shell hands its place to Node, so a Ctrl-C reaches the daemon alone and npm
+  // exits with the daemon's status (a shell in between dies of the SIGINT itself: status 130).
   expect(pkg.scripts.start).toBe(
-    `node ${DAEMON_NODE_FLAGS.join(' ')} bin/edgesync.js run config-examples/edges`,
+    `exec node ${DAEMON_NODE_FLAGS.join(' ')} bin/edgesync.js run config-examples/edges`,
   );
   const dockerfile = await fs.readFile('Dockerfile', 'utf8');
   const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1];

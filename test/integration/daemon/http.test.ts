@@ -163,7 +163,8 @@ describe('daemon HTTP surface', () => {
 
   it.each([
     ['GET', '/nope', 404, null],
-    ['GET', '/', 404, null],
+    ['GET', '/', 200, null],
+    ['POST', '/', 405, 'GET, HEAD'],
     ['POST', '/healthz', 405, 'GET, HEAD'],
     ['PUT', '/metrics', 405, 'GET, HEAD'],
     ['DELETE', '/status', 405, 'GET, HEAD'],
@@ -245,7 +246,7 @@ describe('daemon HTTP surface', () => {
       expect(status).toMatchObject({
         ready: false,
         last_reconcile: { result: 'invalid', writes: 0 },
-        last_error: { message: '3 manifest error(s)' },
+        last_error: { message: '3 errors in 2 files: the manifests are invalid' },
         backoff_ms: 60_000,
         diagnostics_by_file: {
           'web/shop.yaml': [

@@ -167,7 +167,7 @@ describe('edgesync plan', () => {
     const md = await run(['--output', 'markdown']);
     expect(md.code).toBe(0);
     expect(md.stdout).toContain(
-      '<details><summary>+ <code>tls&#95;edge.db</code> will be created</summary>',
+      '<details><summary>+ <code>tls_edge.db</code> will be created</summary>',
     );
     expect(md.stdout).toContain('+ description = "pipe | and `ticks`"');
     expect(md.stdout).toContain('+ webhook_verification.secret = (sensitive)');
@@ -192,7 +192,13 @@ describe('edgesync plan', () => {
     ['a bad --max-deletes', ['--max-deletes', '-1'], {}, 64, '--max-deletes'],
     ['a bad --owner', ['--owner', 'no spaces'], {}, 64, 'invalid owner id'],
     ['a missing directory', ['does-not-exist'], {}, 1, 'does-not-exist'],
-    ['a missing secret', ['.'], { HOOK_SECRET: '' }, 1, 'manifest error(s): no plan was made'],
+    [
+      'a missing secret',
+      ['.'],
+      { HOOK_SECRET: '' },
+      1,
+      'the manifests are invalid, so no plan was made',
+    ],
   ])('fails on %s', async (_name, argv, env, code, message) => {
     dir = await tempDir();
     await writeManifests(dir, MANIFESTS);
@@ -200,6 +206,29 @@ describe('edgesync plan', () => {
     expect(result.code).toBe(code);
     expect(result.stderr).toContain(message);
     expect(result.stdout).toBe('');
+  });
+
+  it('summarises an invalid set in the words validate uses', async () => {
+    dir = await tempDir();
+    await writeManifests(dir, {
+      ...MANIFESTS,
+      'bad.yaml': 'kind: TLSEdge\nname: x\nhostport: [a:1]\n---\nkind: TLSEdge\nname: Y\n',
+    });
+    const lastLine = (text: string) => text.trimEnd().split('\n').at(-1);
+    const planned = await run([]);
+    const stdout = new Capture(false);
+    const stderr = new Capture(false);
+    await main({
+      argv: ['validate'],
+      stdout,
+      stderr,
+      env: { HOOK_SECRET: 'whsec_topsecret' },
+      cwd: dir,
+      signal: new AbortController().signal,
+    });
+    const validated = lastLine(stderr.text);
+    expect(validated).toMatch(/^\d+ errors in 1 file: the manifests are invalid$/);
+    expect(lastLine(planned.stderr)).toBe(`${validated}, so no plan was made`);
   });
 
   it('with --output json, an invalid set is a JSON document of the diagnostics (exit 1)', async () => {

@@ -78,7 +78,7 @@ describe('status reducer', () => {
   it('groups diagnostics by file relative to the checkout, and an invalid set names its count', () => {
     const s = reduceStatus(INITIAL_STATUS, invalid);
     expect(Object.keys(s.diagnostics)).toEqual(['team/a.yaml']);
-    expect(s.lastError?.message).toBe('1 manifest error(s)');
+    expect(s.lastError?.message).toBe('1 error in 1 file: the manifests are invalid');
   });
 
   it('diagnostics of an earlier set do not linger once a cycle read a new set', () => {

@@ -171,7 +171,7 @@ describe('cloud endpoints: changes', () => {
     expect(plan.summary).toMatchObject({ create: 1, delete: 1, update: 0 });
     const text = renderText(maskPlan(plan, []));
     expect(text).toContain('-/+ cloud_endpoint.web (ep_web) will be replaced');
-    expect(renderMarkdown(maskPlan(plan, []))).toContain('| -/+ |');
+    expect(renderMarkdown(maskPlan(plan, []))).toContain('| `-/+` |');
     expect(text).toContain('+ traffic_policy.on_http_request[0].actions[0].type = "deny"');
   });
 

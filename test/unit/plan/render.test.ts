@@ -1,4 +1,5 @@
 /** Inline snapshots of the three renderers, on one small plan with every kind of entry. */
+import MarkdownIt from 'markdown-it';
 import { describe, expect, it } from 'vitest';
 import { maskPlan } from '../../../src/manifest/secrets.js';
 import { buildPlan } from '../../../src/plan/plan.js';
@@ -98,6 +99,8 @@ describe('text', () => {
 
         ! tls_edge.blocked: conflict: hostport taken.example.com:443 is held by TLS edge edgtls_for which belongs to owner "team-b"; not attempted
 
+      Warning: a new edge (tls_edge.api): the hosted service no longer accepts new edges; write a CloudEndpoint manifest instead (edgesync migrate translates edge manifests; see docs/migrate.md)
+
       Plan: 1 to create, 2 to update, 1 to delete, 1 to adopt, 1 blocked.
       "
     `);
@@ -190,19 +193,21 @@ describe('json', () => {
 describe('markdown', () => {
   it('renders a summary table and one collapsible block per resource', () => {
     expect(renderMarkdown(maskPlan(samplePlan(), []))).toMatchInlineSnapshot(`
-      "#### edgesync plan (owner <code>default</code>)
+      "#### edgesync plan (owner \`default\`)
+
+      > **Warning:** a new edge (tls_edge.api): the hosted service no longer accepts new edges; write a CloudEndpoint manifest instead (edgesync migrate translates edge manifests; see docs/migrate.md)
 
       **Plan: 1 to create, 2 to update, 1 to delete, 1 to adopt, 1 blocked.**
 
       | | Resource | Action | Reason |
       |---|---|---|---|
-      | &#126; | <code>https&#95;edge.shop</code> | update | changed hostports |
-      | &#126; | <code>https&#95;edge.shop.route&#91;&quot;/&quot;&#93;</code> | update | set oauth |
-      | + | <code>tls&#95;edge.api</code> | create | not found live |
-      | &#126; | <code>tls&#95;edge.legacy</code> | adopt | adopt edgtls&#95;leg named by id: (its metadata is not edgesync&#39;s); changed metadata |
-      | - | <code>tls&#95;edge.old</code> | delete | manifest removed |
+      | \`~\` | \`https_edge.shop\` | update | changed hostports |
+      | \`~\` | \`https_edge.shop.route["/"]\` | update | set oauth |
+      | \`+\` | \`tls_edge.api\` | create | not found live |
+      | \`~\` | \`tls_edge.legacy\` | adopt | adopt edgtls_leg named by id: (its metadata is not edgesync's); changed metadata |
+      | \`-\` | \`tls_edge.old\` | delete | manifest removed |
 
-      <details><summary>&#126; <code>https&#95;edge.shop</code> (<code>edghts&#95;shop</code>) will be updated in place</summary>
+      <details><summary>~ <code>https_edge.shop</code> (<code>edghts_shop</code>) will be updated in place</summary>
 
       \`\`\`diff
       # changed hostports
@@ -212,7 +217,7 @@ describe('markdown', () => {
 
       </details>
 
-      <details><summary>&#126; <code>https&#95;edge.shop.route&#91;&quot;/&quot;&#93;</code> (<code>edghtsrt&#95;1</code>) will be updated in place</summary>
+      <details><summary>~ <code>https_edge.shop.route["/"]</code> (<code>edghtsrt_1</code>) will be updated in place</summary>
 
       \`\`\`diff
       # set oauth
@@ -222,7 +227,7 @@ describe('markdown', () => {
 
       </details>
 
-      <details><summary>+ <code>tls&#95;edge.api</code> will be created</summary>
+      <details><summary>+ <code>tls_edge.api</code> will be created</summary>
 
       \`\`\`diff
       # not found live
@@ -234,7 +239,7 @@ describe('markdown', () => {
 
       </details>
 
-      <details><summary>&#126; <code>tls&#95;edge.legacy</code> (<code>edgtls&#95;leg</code>) will be adopted</summary>
+      <details><summary>~ <code>tls_edge.legacy</code> (<code>edgtls_leg</code>) will be adopted</summary>
 
       \`\`\`diff
       # adopt edgtls_leg named by id: (its metadata is not edgesync's); changed metadata
@@ -244,7 +249,7 @@ describe('markdown', () => {
 
       </details>
 
-      <details><summary>- <code>tls&#95;edge.old</code> (<code>edgtls&#95;old</code>) will be deleted</summary>
+      <details><summary>- <code>tls_edge.old</code> (<code>edgtls_old</code>) will be deleted</summary>
 
       \`\`\`diff
       # manifest removed
@@ -257,15 +262,38 @@ describe('markdown', () => {
 
       | Resource | Kind | Reason |
       |---|---|---|
-      | <code>tls&#95;edge.blocked</code> | conflict | hostport taken.example.com:443 is held by TLS edge edgtls&#95;for which belongs to owner &quot;team-b&quot;; not attempted |
+      | \`tls_edge.blocked\` | conflict | hostport taken.example.com:443 is held by TLS edge edgtls_for which belongs to owner "team-b"; not attempted |
       "
     `);
   });
 
-  it('escapes what could break the comment', () => {
+  it('escapes only what Markdown would read, so the raw text stays readable', () => {
     expect(escapeInline('a|b <x> `c` *d* _e_ [f](g)\nh')).toBe(
-      'a&#124;b &lt;x&gt; &#96;c&#96; &#42;d&#42; &#95;e&#95; &#91;f&#93;(g) h',
+      'a\\|b \\<x\\> \\`c\\` \\*d\\* \\_e\\_ \\[f\\](g) h',
     );
+    // Inside words, underscores and quotes are left alone; `&` only before a reference.
+    expect(escapeInline('set circuit_breaker on route["/api"] & more &amp;')).toBe(
+      'set circuit_breaker on route\\["/api"\\] & more &amp;amp;',
+    );
+  });
+
+  it.each([
+    'set circuit_breaker; removed user_agent_filter',
+    'a|b <x> `c` *d* _e_ [f](g) ~~s~~ \\ &amp; &#42; # h',
+    '__init__ *_mixed_* <script>alert(1)</script>',
+  ])('renders %j in a table cell as exactly that text', (text) => {
+    const md = `| a | b |\n|---|---|\n| x | ${escapeInline(text)} |\n`;
+    const html = new MarkdownIt({ html: true }).render(md);
+    const cell = /<td>x<\/td>\s*<td>([\s\S]*?)<\/td>/.exec(html)?.[1] ?? '';
+    const decoded = cell
+      .replaceAll('&lt;', '<')
+      .replaceAll('&gt;', '>')
+      .replaceAll('&quot;', '"')
+      .replaceAll('&amp;', '&');
+    expect(decoded).toBe(text);
+  });
+
+  it('escapes what could break the comment', () => {
     const plan = buildPlan(
       desiredSet({
         tls: [tlsManifest({ name: 'x', description: '```\n</details> | ```` <script>' })],
@@ -285,7 +313,7 @@ describe('markdown', () => {
     expect(
       renderMarkdown(maskPlan(buildPlan(desiredSet(), liveState()), [])),
     ).toMatchInlineSnapshot(`
-      "#### edgesync plan (owner <code>default</code>)
+      "#### edgesync plan (owner \`default\`)
 
       No changes. Live state matches the manifests.
       "
