@@ -1,18 +1,20 @@
 #!/usr/bin/env node
 // The executable: runs the bundled CLI from dist/bundle/ (scripts/bundle.mjs, which `npm ci` runs
 // through `prepare` and `npm run build`).
-import { main } from '../dist/bundle/main.js';
+import { main, watchParent } from '../dist/bundle/main.js';
 
 const controller = new AbortController();
 let signals = 0;
-for (const sig of ['SIGINT', 'SIGTERM']) {
-  process.on(sig, () => {
-    signals += 1;
-    // A second signal means "now": skip the graceful path.
-    if (signals > 1) process.exit(130);
-    controller.abort(new Error(sig));
-  });
-}
+const stop = (reason) => {
+  signals += 1;
+  // A second signal means "now": skip the graceful path.
+  if (signals > 1) process.exit(130);
+  controller.abort(new Error(reason));
+};
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => stop(sig));
+// A parent that goes away (npx killed with SIGTERM, which it does not pass on) stops us as
+// SIGTERM would: see src/cli/parent.ts.
+watchParent({ onGone: () => stop('parent process exited') });
 
 const code = await main({
   argv: process.argv.slice(2),

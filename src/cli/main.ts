@@ -12,6 +12,9 @@ import { commands } from './commands.js';
 import type { CliContext } from './context.js';
 import { ExitCode, exitCodeFor } from './exit.js';
 
+// The executable's own helper, bundled with `main` (bin/edgesync.js imports only this module).
+export { watchParent } from './parent.js';
+
 export async function main(ctx: CliContext): Promise<number> {
   // `edgesync help plan` is `edgesync plan --help`.
   if (ctx.argv[0] === 'help' && ctx.argv[1] !== undefined && ctx.argv.length === 2) {
