@@ -164,7 +164,7 @@ function checkPlace(
   forbidden: readonly { dir: string; what: string }[],
   options: WriteSetOptions,
 ): void {
-  const where = `${options.shown}/${level.split(path.sep).join('/')}`;
+  const where = path.join(options.shown, level);
   for (const f of forbidden) {
     if (inside(f.dir, real)) {
       throw new UsageError(
