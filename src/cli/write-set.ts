@@ -98,6 +98,13 @@ export async function writeFileSet(
         dir: await realpath(f.dir).catch(() => path.resolve(f.dir)),
       })),
     );
+    for (const f of forbidden) {
+      if (inside(f.dir, realOut)) {
+        throw new UsageError(
+          `refusing to write into ${options.shown}: it resolves to ${realOut}, inside ${f.what}: nothing was written`,
+        );
+      }
+    }
     const staging = await mkdtemp(path.join(realOut, '.edgesync-staging-'));
     try {
       const placed: Staged[] = [];
