@@ -10,8 +10,8 @@
  * won): the newcomer claims the next number, and only one `symlink` to that name succeeds.
  * Whoever claims a number looks again and backs off if a higher one exists (it scanned before
  * someone else won). Liveness is more than `process.kill(pid, 0)`: a pid is reused (pid 1 of a
- * restarted container is always alive), so on Linux the lock also names the holder's start, the
- * boot id and the process's start in clock ticks since boot (`/proc/<pid>/stat`), written as
+ * restarted container is always alive), so on Linux the lock also names when its holder started:
+ * the boot id and the process's start in clock ticks since boot (`/proc/<pid>/stat`), written as
  * `<pid>@<host>+<boot>:<ticks>#<token>` (in the host part, where an older edgesync reads it as
  * part of the host name). A live pid whose start differs is another process, so the lock is
  * stale. A lock without it (an older edgesync's) is stale when the process of that pid started
