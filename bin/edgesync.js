@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The executable: runs the bundled CLI from dist/bundle/ (scripts/bundle.mjs, which `npm ci` runs
 // through `prepare` and `npm run build`).
-import { main } from '../dist/bundle/main.js';
+import { main, watchParent } from '../dist/bundle/main.js';
 
 const controller = new AbortController();
 /**
@@ -11,18 +11,20 @@ const controller = new AbortController();
  */
 const SAME_SIGNAL_MS = 1_000;
 let firstSignalAt;
-for (const sig of ['SIGINT', 'SIGTERM']) {
-  process.on(sig, () => {
-    const now = Date.now();
-    if (firstSignalAt === undefined) {
-      firstSignalAt = now;
-      controller.abort(new Error(sig));
-      return;
-    }
-    // A second signal means "now": skip the graceful path.
-    if (now - firstSignalAt >= SAME_SIGNAL_MS) process.exit(130);
-  });
-}
+const stop = (reason) => {
+  const now = Date.now();
+  if (firstSignalAt === undefined) {
+    firstSignalAt = now;
+    controller.abort(new Error(reason));
+    return;
+  }
+  // A second signal means "now": skip the graceful path.
+  if (now - firstSignalAt >= SAME_SIGNAL_MS) process.exit(130);
+};
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => stop(sig));
+// A parent that goes away (npx killed with SIGTERM, which it does not pass on) stops us as
+// SIGTERM would: see src/cli/parent.ts.
+watchParent({ onGone: () => stop('parent process exited') });
 
 // The reader of stdout went away (`edgesync schema | head`, `edgesync run | head`): what was left
 // to print has no reader, so the command ends quietly, the way a pipeline expects, instead of

@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'ES_ACCOUNT_STATE'
   | 'ES_SUSPENDED'
   | 'ES_FILE_REFUSED'
+  | 'ES_DISK_FULL'
   | 'ES_LEASE'
   | 'ES_LEASE_CONFLICT'
   | 'ES_LEASE_ACCESS'
@@ -237,6 +238,34 @@ export class FileRefusedError extends EdgesyncError {
     super('ES_FILE_REFUSED', message);
     this.reason = reason;
   }
+}
+
+/**
+ * The file system has no room left (ENOSPC, or EDQUOT: the user's quota): said plainly, never as
+ * an internal error. The message says what could not be written and what was left behind.
+ */
+export class DiskFullError extends EdgesyncError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ES_DISK_FULL', message, options);
+  }
+}
+
+/** An error of a file-system call that means "no space left" (the errno, anywhere on the chain). */
+export function isDiskFull(err: unknown): boolean {
+  for (let at = err, depth = 0; at instanceof Error && depth < 8; at = at.cause, depth++) {
+    const code = (at as NodeJS.ErrnoException).code;
+    if (code === 'ENOSPC' || code === 'EDQUOT') return true;
+  }
+  return false;
+}
+
+/**
+ * What `main` reports for an error no command wrapped: a full disk is a `DiskFullError` ("disk
+ * full: ..."), not an internal error; anything else is returned as it is.
+ */
+export function knownSystemError(err: unknown): unknown {
+  if (err instanceof EdgesyncError || !isDiskFull(err)) return err;
+  return new DiskFullError(`disk full: ${errorMessage(err)}`, { cause: err });
 }
 
 /** The leader-election Lease store failed (no answer in time, an unexpected HTTP status): retried. */

@@ -17,7 +17,13 @@
 import type { CloudEndpoint, LiveSnapshot } from '../api/index.js';
 import { recordMetadata } from '../manifest/metadata.js';
 import type { DesiredSet } from '../manifest/schema.js';
-import type { Blocked, Operation, Plan, ResourceChange } from '../plan/model.js';
+import {
+  type Blocked,
+  leftAlone,
+  type Operation,
+  type Plan,
+  type ResourceChange,
+} from '../plan/model.js';
 import { DEFAULT_MAX_DELETES } from '../plan/plan.js';
 import { refersToCreated, targetEdge } from '../plan/target.js';
 
@@ -132,8 +138,9 @@ export function classifyBlocked(
   const changed = new Set(plan.changes.map((c) => c.address));
   for (const b of plan.blocked) {
     if (b.kind === 'conflict') conflicts.push(b);
-    // `suspend: true`: left as it is on purpose, like a kept protected edge.
-    else if (b.kind === 'suspended') kept.push(b);
+    // `suspend: true`, or declared in an excluded file: left as it is on purpose, like a kept
+    // protected edge.
+    else if (leftAlone(b)) kept.push(b);
     // Protected and no manifest for it any more (no change at that address): kept on purpose.
     else if (protectedAddresses.has(b.address) && !changed.has(b.address)) kept.push(b);
     else fatal.push(b);

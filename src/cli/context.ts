@@ -5,6 +5,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { ParseArgsConfig } from 'node:util';
 import type { ValueMask } from '../manifest/secrets.js';
+import type { WriteFs } from './write-set.js';
 
 /** A command's flags, as node:util parseArgs declares them (./flags.ts parses with them). */
 export type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
@@ -30,6 +31,11 @@ export interface CliContext {
    * account) here, and `main` masks the error line of a failed command with them.
    */
   readonly mask?: ValueMask | undefined;
+  /**
+   * The file-system calls that write a command's output files (`import`, `migrate`); tests
+   * inject a failing one (a full disk). Default: Node's.
+   */
+  readonly writeFs?: WriteFs | undefined;
 }
 
 /** A command: a plain async function returning its exit code. */

@@ -3,7 +3,7 @@
  * This is the only place that calls `process.exit` (via the returned code in bin/).
  */
 
-import { errorMessage, isEdgesyncError } from '../errors.js';
+import { errorMessage, isEdgesyncError, knownSystemError } from '../errors.js';
 import { escapeControl, escapeControlKeepNewlines } from '../escape.js';
 import { createValueMask } from '../manifest/secrets.js';
 import { didYouMean } from '../manifest/suggest.js';
@@ -11,6 +11,9 @@ import { VERSION } from '../version.js';
 import { commands } from './commands.js';
 import type { CliContext } from './context.js';
 import { ExitCode, exitCodeFor } from './exit.js';
+
+// The executable's own helper, bundled with `main` (bin/edgesync.js imports only this module).
+export { watchParent } from './parent.js';
 
 export async function main(ctx: CliContext): Promise<number> {
   // `edgesync help plan` is `edgesync plan --help`.
@@ -40,7 +43,8 @@ export async function main(ctx: CliContext): Promise<number> {
   try {
     const mod = await load();
     return await mod.run({ ...ctx, argv: rest, mask });
-  } catch (err) {
+  } catch (thrown) {
+    const err = knownSystemError(thrown);
     const code = exitCodeFor(err);
     // Masked before it is escaped: an escaped secret would no longer be recognised.
     const say = (text: string) => escapeControlKeepNewlines(mask.apply(text));

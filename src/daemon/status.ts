@@ -182,7 +182,7 @@ function resourceStates(report: ReconcileReport): ResourceStatus[] {
       kind: kindOf(b.address),
       address: b.address,
       id: null,
-      state: b.kind === 'conflict' ? 'conflict' : b.kind === 'suspended' ? 'suspended' : 'blocked',
+      state: b.kind === 'guard' ? 'blocked' : b.kind,
       reason: b.reason,
       fields: [],
     });

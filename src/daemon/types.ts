@@ -101,7 +101,14 @@ export interface ResourceStatus {
   readonly kind: string;
   readonly address: string;
   readonly id: string | null;
-  readonly state: 'in_sync' | 'out_of_sync' | 'conflict' | 'blocked' | 'suspended' | 'error';
+  readonly state:
+    | 'in_sync'
+    | 'out_of_sync'
+    | 'conflict'
+    | 'blocked'
+    | 'suspended'
+    | 'excluded'
+    | 'error';
   /** Why it is not in sync: the plan's reason, the holder for a conflict, the guard for a block. */
   readonly reason: string | null;
   /** Paths of the fields that differ (values are never shown). */

@@ -119,7 +119,7 @@ export interface PlanResources {
   }[];
   readonly blocked: readonly {
     readonly address: string;
-    readonly kind: 'conflict' | 'guard' | 'suspended';
+    readonly kind: 'conflict' | 'guard' | 'suspended' | 'excluded';
     readonly reason: string;
   }[];
   readonly noop: readonly {

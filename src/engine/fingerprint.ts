@@ -80,6 +80,11 @@ export function fingerprintManifests(key: Buffer, owner: string, desired: Desire
   if (desired.cloudEndpoints.length > 0) {
     hashList(hash, 'cloud_endpoints', desired.cloudEndpoints.map(hashed));
   }
+  // What excluded files declare decides what is left alone: a saved plan is stale once it moves.
+  if (desired.excluded !== undefined) {
+    hashList(hash, 'excluded', [...desired.excluded.declared]);
+    hashList(hash, 'excluded_unreadable', [...desired.excluded.unreadable]);
+  }
   return `${FINGERPRINT_PREFIX}${hash.digest('hex')}`;
 }
 

@@ -33,6 +33,13 @@ export interface Listing {
   /** Where each file of `files` was found, links resolved: what is read is what was checked. */
   readonly realPaths: ReadonlyMap<string, string>;
   readonly problems: Diagnostic[];
+  /**
+   * The manifest files `--exclude` skipped (relative, sorted), by real path: read only for the
+   * names they declare (./excluded.ts), so that exclusion never turns into deletion.
+   */
+  readonly excluded: ReadonlyMap<string, string>;
+  /** Excluded entries that could not be listed or stat'ed: what they declare is unknown. */
+  readonly excludedUnreadable: string[];
 }
 
 /**
@@ -130,10 +137,20 @@ export async function listManifestFiles(
     realPaths: new Map(),
     problems: [],
     visited: new Set(),
+    excludedFiles: new Map(),
+    excludedUnreadable: [],
+    excludedVisited: new Set(),
   };
   await visitDir(walk, root, '');
   walk.files.sort(compareCodeUnits);
-  return { files: walk.files, realPaths: walk.realPaths, problems: walk.problems };
+  const skipped = new Map([...walk.excludedFiles].sort(([a], [b]) => compareCodeUnits(a, b)));
+  return {
+    files: walk.files,
+    realPaths: walk.realPaths,
+    problems: walk.problems,
+    excluded: skipped,
+    excludedUnreadable: walk.excludedUnreadable.sort(compareCodeUnits),
+  };
 }
 
 /** One listing: what it reads from, and what it has found so far. */
@@ -147,6 +164,9 @@ interface Walk {
   readonly realPaths: Map<string, string>;
   readonly problems: Diagnostic[];
   readonly visited: Set<string>;
+  readonly excludedFiles: Map<string, string>;
+  readonly excludedUnreadable: string[];
+  readonly excludedVisited: Set<string>;
 }
 
 async function visitDir(walk: Walk, realDir: string, rel: string): Promise<void> {
@@ -170,8 +190,12 @@ async function visitDir(walk: Walk, realDir: string, rel: string): Promise<void>
   for (const name of names) {
     if (name.startsWith('.')) continue;
     const childRel = rel === '' ? name : `${rel}/${name}`;
-    // Before any stat: an excluded tree is not ours, even its broken links and FIFOs.
-    if (walk.excluded(childRel)) continue;
+    // Before any stat: an excluded tree is not ours, even its broken links and FIFOs. Its
+    // manifest files are still found, for the names they declare.
+    if (walk.excluded(childRel)) {
+      await visitExcluded(walk, path.join(realDir, name), childRel);
+      continue;
+    }
     const entry = await entryOf(walk, path.join(realDir, name), childRel);
     if (entry === undefined) continue;
     const { info, real } = entry;
@@ -188,6 +212,45 @@ async function visitDir(walk: Walk, realDir: string, rel: string): Promise<void>
       walk.files.push(childRel);
       walk.realPaths.set(childRel, real);
     }
+  }
+}
+
+/**
+ * An excluded entry: its manifest files (`*.yaml`, links followed inside the tree only) are
+ * recorded for the names they declare; nothing here is a problem of the load (broken links,
+ * FIFOs, other YAML are not ours), except an entry that cannot be stat'ed or listed at all,
+ * whose declarations are then unknown.
+ */
+async function visitExcluded(walk: Walk, abs: string, rel: string): Promise<void> {
+  let info: Stats;
+  let real = abs;
+  try {
+    info = await walk.fs.lstat(abs);
+    if (info.isSymbolicLink()) {
+      real = await walk.fs.realpath(abs).catch(() => '');
+      // A broken link, or one leading out of the tree, declares nothing of this directory.
+      if (real === '' || !inside(walk.root, real)) return;
+      info = await walk.fs.stat(real);
+    }
+  } catch {
+    walk.excludedUnreadable.push(rel);
+    return;
+  }
+  if (info.isFile()) {
+    if (isManifestName(path.basename(rel))) walk.excludedFiles.set(rel, real);
+    return;
+  }
+  if (!info.isDirectory() || walk.excludedVisited.has(real)) return;
+  walk.excludedVisited.add(real);
+  let names: string[];
+  try {
+    names = await walk.fs.readdir(real);
+  } catch {
+    walk.excludedUnreadable.push(rel);
+    return;
+  }
+  for (const name of names.sort(compareCodeUnits)) {
+    if (!name.startsWith('.')) await visitExcluded(walk, path.join(real, name), `${rel}/${name}`);
   }
 }
 

@@ -27,9 +27,11 @@ import {
   type SourceFile,
 } from './build.js';
 import { sortDiagnostics } from './diagnostics.js';
+import { declaredIn, type ExcludedDeclarations, type ExcludedResource } from './excluded.js';
 import {
   excludeMatcher,
   inside,
+  type Listing,
   type LoaderFs,
   listManifestFiles,
   nodeFs,
@@ -142,6 +144,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     ...(options.cache === undefined ? {} : { cache: options.cache }),
     ...(options.owner === undefined ? {} : { owner: options.owner }),
   });
+  const excluded = await readExcluded(fs, listing, maxFileBytes, options.maxAliasCount);
   const info = {
     dir: absolute,
     resolvedDir,
@@ -150,10 +153,42 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     counts: { ...built.counts, files: listing.files.length },
     stamps,
   };
-  if (built.ok && readProblems.length === 0)
-    return { ...info, ok: true, set: built.set, diagnostics: [] };
+  if (built.ok && readProblems.length === 0) {
+    const set = excluded === undefined ? built.set : { ...built.set, excluded };
+    return { ...info, ok: true, set, diagnostics: [] };
+  }
   const diagnostics = sortDiagnostics([...readProblems, ...built.diagnostics]);
   return { ...info, ok: false, diagnostics };
+}
+
+/**
+ * The kind and name of what each excluded manifest file declares (./excluded.ts); undefined
+ * when nothing was excluded. A file that is not a regular file, is over the size cap or is not
+ * text is no manifest and declares nothing; one that cannot be read at all is `unreadable`.
+ */
+async function readExcluded(
+  fs: LoaderFs,
+  listing: Listing,
+  maxFileBytes: number,
+  maxAliasCount = DEFAULT_MAX_ALIAS_COUNT,
+): Promise<ExcludedDeclarations | undefined> {
+  if (listing.excluded.size === 0 && listing.excludedUnreadable.length === 0) return undefined;
+  const declared: ExcludedResource[] = [];
+  const unreadable = [...listing.excludedUnreadable];
+  for (const [rel, real] of listing.excluded) {
+    let bytes: Uint8Array;
+    try {
+      const info = await fs.stat(real);
+      if (!info.isFile() || info.size > maxFileBytes) continue;
+      bytes = await fs.readFile(real);
+    } catch (err) {
+      if (!(err instanceof FileRefusedError)) unreadable.push(rel);
+      continue;
+    }
+    const text = decode(bytes, maxFileBytes);
+    if (typeof text === 'string') declared.push(...declaredIn(rel, text, maxAliasCount));
+  }
+  return { declared, unreadable };
 }
 
 /**

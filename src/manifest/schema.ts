@@ -33,6 +33,7 @@
 import { z } from 'zod';
 import { checkHostport, ID_PREFIX, MATCH_TYPES } from '../hosted/edge-api.js';
 import { ENDPOINT_BINDINGS, parseEndpointUrl } from './endpoint-url.js';
+import type { ExcludedDeclarations } from './excluded.js';
 import {
   BackendSchema,
   CircuitBreakerSchema,
@@ -270,6 +271,11 @@ export interface DesiredSet {
   httpsEdges: HttpsEdgeManifest[];
   botUsers: BotUserManifest[];
   cloudEndpoints: CloudEndpointManifest[];
+  /**
+   * What the files `--exclude` skipped declare (./excluded.ts): left alone, never deleted.
+   * Absent when nothing is excluded.
+   */
+  excluded?: ExcludedDeclarations;
 }
 
 /** The bindings of a cloud endpoint (at most one per endpoint). */

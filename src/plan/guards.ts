@@ -1,15 +1,62 @@
 /**
- * The planner's refusals: the deletion guards (protect, the empty set, max deletes) and the
- * hostport conflicts, each recorded as a `blocked` entry of the plan.
+ * The planner's refusals: the deletion guards (exclusion, protect, the empty set, max deletes)
+ * and the hostport conflicts, each recorded as a `blocked` entry of the plan.
  */
+import type { ExcludedDeclarations } from '../manifest/excluded.js';
+import type { Kind } from '../manifest/modules.js';
+import { endpointAddress } from './cloud-endpoints.js';
 import type { PlanContext } from './context.js';
 import {
   describeHolder,
   type EdgeMatch,
+  edgeAddress,
   KIND_LABEL,
   type LiveEdge,
   type Orphan,
 } from './ownership.js';
+
+/** The address a kind's resource of `name` has in a plan; bot users are never orphans. */
+const ORPHAN_ADDRESS: Readonly<Record<Kind, ((name: string) => string) | undefined>> = {
+  TLSEdge: (name) => edgeAddress('tls_edge', name),
+  HTTPSEdge: (name) => edgeAddress('https_edge', name),
+  CloudEndpoint: endpointAddress,
+  BotUser: undefined,
+};
+
+/**
+ * Exclusion never turns into deletion: an orphan that a file `--exclude` skipped declares (by
+ * kind and name, duplicates `#ID` included) is left as it is live; when an excluded file could
+ * not be read, what it declares is unknown and no orphan is deleted. Returns the others.
+ */
+export function leaveExcluded<T>(
+  ctx: PlanContext,
+  orphans: readonly T[],
+  view: (o: T) => Deletable,
+  excluded: ExcludedDeclarations | undefined,
+): T[] {
+  if (excluded === undefined || orphans.length === 0) return [...orphans];
+  const declaredBy = new Map<string, string>();
+  for (const d of excluded.declared) {
+    const address = ORPHAN_ADDRESS[d.kind]?.(d.name);
+    if (address !== undefined && !declaredBy.has(address)) declaredBy.set(address, d.file);
+  }
+  const unreadable = excluded.unreadable[0];
+  return orphans.filter((o) => {
+    const v = view(o);
+    const hash = v.address.indexOf('#');
+    const file = declaredBy.get(hash === -1 ? v.address : v.address.slice(0, hash));
+    if (file === undefined && unreadable === undefined) return true;
+    ctx.blocked.push({
+      address: v.address,
+      kind: 'excluded',
+      reason:
+        file !== undefined
+          ? `${v.id}: declared in ${file}, which --exclude skips: left as it is live (an excluded file is never a reason to delete)`
+          : `${v.id}: the excluded ${unreadable} cannot be read, so what it declares is unknown: nothing is deleted`,
+    });
+    return false;
+  });
+}
 
 /** What the deletion guards need of a candidate (an owned edge or endpoint no manifest keeps). */
 export interface Deletable {

@@ -130,9 +130,15 @@ export const blockedSchema = z.object({
   reason: z.string(),
   /** `conflict`: a foreign edge holds a hostport; `guard`: a safety rule refused a write. */
   /** `suspended`: the manifest says `suspend: true`, so it is left as it is live. */
-  kind: z.enum(['conflict', 'guard', 'suspended']),
+  /** `excluded`: a file `--exclude` skipped declares it, so it is left as it is live. */
+  kind: z.enum(['conflict', 'guard', 'suspended', 'excluded']),
 });
 export type Blocked = z.infer<typeof blockedSchema>;
+
+/** Blocked entries that are left alone on purpose: neither a refusal nor a change still to make. */
+export function leftAlone(b: Blocked): boolean {
+  return b.kind === 'suspended' || b.kind === 'excluded';
+}
 
 /** Counts by action; a `replace` counts as one create and one delete, as Terraform counts it. */
 export const summarySchema = z.object({

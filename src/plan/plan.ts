@@ -2,7 +2,7 @@
  * The planner: (desired set, live snapshot, options) -> Plan. Pure: no I/O, no clock, no client.
  *
  * Steps: ownership (./ownership.ts) matches manifests to live edges; the deletion guards
- * (./guards.ts: protect, empty set, max deletes) decide which orphans may go; hostport conflicts
+ * (./guards.ts: exclusion, protect, empty set, max deletes) decide which orphans may go; hostport conflicts
  * are resolved to a fixpoint (a hostport is claimable when it is free, already ours, or released
  * in this plan by an edge that is itself not blocked); then each resource gets its diff and the
  * typed API operations that realise it (design section 4):
@@ -36,8 +36,8 @@ import { PlanContext, type PlanOptions } from './context.js';
 import { cutoverList } from './cutover.js';
 import { planCreate, planDelete, planUpdate } from './edges.js';
 import { blockHeldUrls, endpointClaims, urlHandovers } from './endpoint-claims.js';
-import { type Deletable, guardDeletions, resolveHostports } from './guards.js';
-import { type Cutover, PLAN_FORMAT_VERSION, type Plan } from './model.js';
+import { type Deletable, guardDeletions, leaveExcluded, resolveHostports } from './guards.js';
+import { type Cutover, leftAlone, PLAN_FORMAT_VERSION, type Plan } from './model.js';
 import { canonicalHostports } from './normalize.js';
 import {
   classifyLive,
@@ -191,15 +191,16 @@ function allowedDeletions(
 ): Deletion[] {
   const emptySet =
     desired.tlsEdges.length + desired.httpsEdges.length + desired.cloudEndpoints.length === 0;
-  return guardDeletions(
+  const orphans = leaveExcluded(
     ctx,
     [
       ...ownership.orphans.map((orphan): Deletion => ({ kind: 'edge', orphan })),
       ...endpointOrphans.map((orphan): Deletion => ({ kind: 'endpoint', orphan })),
     ],
     deletable,
-    emptySet,
+    desired.excluded,
   );
+  return guardDeletions(ctx, orphans, deletable, emptySet);
 }
 
 /** Hostport -> address of the active edge that claims it and does not hold it yet. */
@@ -247,13 +248,10 @@ export function operationCount(plan: Plan): number {
   return plan.changes.reduce((n, c) => n + c.operations.length, 0);
 }
 
-/** True when applying the plan would write something (or something is blocked; suspended is not).
+/** True when applying the plan would write something (or something is blocked; left alone is not).
  *
  * @internal
  */
 export function planHasChanges(plan: Plan): boolean {
-  return (
-    plan.blocked.some((b) => b.kind !== 'suspended') ||
-    plan.changes.some((c) => c.action !== 'noop')
-  );
+  return plan.blocked.some((b) => !leftAlone(b)) || plan.changes.some((c) => c.action !== 'noop');
 }

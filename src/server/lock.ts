@@ -9,20 +9,34 @@
  * process never removes or rewrites it (two starters could both do that, each believing it
  * won): the newcomer claims the next number, and only one `symlink` to that name succeeds.
  * Whoever claims a number looks again and backs off if a higher one exists (it scanned before
- * someone else won). Liveness is `process.kill(pid, 0)`; a lock naming our own pid that this
- * process does not hold is a previous incarnation (a container's restarted pid 1). Pids mean
+ * someone else won). Liveness is more than `process.kill(pid, 0)`: a pid is reused (pid 1 of a
+ * restarted container is always alive), so on Linux the lock also names when its holder started:
+ * the boot id and the process's start in clock ticks since boot (`/proc/<pid>/stat`), written as
+ * `<pid>@<host>+<boot>:<ticks>#<token>` (in the host part, where an older edgesync reads it as
+ * part of the host name). A live pid whose start differs is another process, so the lock is
+ * stale. A lock without it (an older edgesync's) is stale when the process of that pid started
+ * after the lock was made (its mtime), with a margin for the boot time's one-second grain. A lock
+ * naming our own pid that this process does not hold is a previous incarnation. Where `/proc`
+ * cannot tell (another system, a hidden process), a live pid is a live holder. Pids mean
  * something on one machine (pid namespace) only: the directory must not be shared across
  * machines.
  */
 import { randomBytes } from 'node:crypto';
-import { lstat, readdir, readlink, symlink, unlink } from 'node:fs/promises';
+import { lstat, readdir, readFile, readlink, symlink, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
 import { StoreError } from './errors.js';
 
 const LOCK_PATTERN = /^lock\.(\d+)$/;
-const HOLDER_PATTERN = /^(\d+)@([^#]*)#([0-9a-f]+)$/;
+const HOLDER_PATTERN = /^(\d+)@([^#+]*)(?:\+([0-9a-f-]+:\d+))?#([0-9a-f]+)$/;
+/**
+ * How much later than its lock a holder's computed start may be: the boot time `/proc/stat`
+ * gives is in whole seconds, so a start computed from it is off by up to one.
+ */
+const START_MARGIN_MS = 2000;
+/** Clock ticks per second of `/proc/<pid>/stat` (USER_HZ, 100 on the architectures Node runs on). */
+const TICKS_PER_SECOND = 100;
 /** Rounds of scan-and-claim before giving up (each lost round means another starter won). */
 const MAX_ROUNDS = 20;
 
@@ -30,6 +44,8 @@ interface Holder {
   readonly pid: number;
   readonly host: string;
   readonly token: string;
+  /** `<boot id>:<start ticks>` of the holder, when the lock was written where /proc tells it. */
+  readonly start: string | undefined;
 }
 
 export interface DirLock {
@@ -46,15 +62,16 @@ const heldHere = new Set<string>();
  */
 export async function lockDirectory(dir: string): Promise<DirLock> {
   const token = randomBytes(6).toString('hex');
-  // Host names hold neither @ nor #; the replace only guards the format.
-  const me = `${process.pid}@${hostname().replace(/[@#]/g, '_')}#${token}`;
+  // Host names hold none of @ + #; the replace only guards the format.
+  const start = await processStart(process.pid);
+  const me = `${process.pid}@${hostname().replace(/[@#+]/g, '_')}${start === undefined ? '' : `+${start}`}#${token}`;
   // Counted as held from before the link exists: another claim in this process that reads our
   // link while we still check it must see a live holder, not a previous run's leftover.
   heldHere.add(token);
   try {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const top = await highest(dir);
-      if (top?.holder !== undefined && alive(top.holder)) {
+      if (top?.holder !== undefined && (await alive(top.holder, join(dir, `lock.${top.n}`)))) {
         throw new StoreError(await busyMessage(dir, top.n, top.holder));
       }
       const n = (top?.n ?? 0) + 1;
@@ -106,18 +123,57 @@ async function readHolder(file: string): Promise<Holder | undefined> {
   const m = HOLDER_PATTERN.exec(target);
   const pid = Number(m?.[1]);
   if (m === null || !Number.isSafeInteger(pid) || pid <= 0) return undefined;
-  return { pid, host: m[2] as string, token: m[3] as string };
+  return { pid, host: m[2] as string, start: m[3], token: m[4] as string };
 }
 
-function alive(holder: Holder): boolean {
+async function alive(holder: Holder, file: string): Promise<boolean> {
   if (holder.pid === process.pid) return heldHere.has(holder.token);
   try {
     process.kill(holder.pid, 0);
-    return true;
   } catch (err) {
     // EPERM: the process exists but belongs to another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  // The pid is taken: by the holder, or by a process that reused it.
+  const start = await processStart(holder.pid);
+  if (start === undefined) return true;
+  if (holder.start !== undefined) return holder.start === start;
+  const [startedAt, made] = await Promise.all([
+    startedAtMs(start),
+    lstat(file).then(
+      (st) => st.mtimeMs,
+      () => undefined,
+    ),
+  ]);
+  return startedAt === undefined || made === undefined || startedAt <= made + START_MARGIN_MS;
+}
+
+/**
+ * `<boot id>:<start in clock ticks since boot>` of a process, from /proc; undefined where /proc
+ * does not tell (not Linux, a process hidden from us, gone).
+ */
+async function processStart(pid: number): Promise<string | undefined> {
+  try {
+    const [boot, stat] = await Promise.all([
+      readFile('/proc/sys/kernel/random/boot_id', 'utf8'),
+      readFile(`/proc/${pid}/stat`, 'utf8'),
+    ]);
+    // The command name (field 2) is in parentheses and may hold spaces and parentheses: the
+    // fields are counted after its last `)`, from field 3; the start time is field 22.
+    const ticks = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    if (ticks === undefined || !/^\d+$/.test(ticks)) return undefined;
+    return `${boot.trim()}:${ticks}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** When a process started, in ms since the epoch, from its `processStart` and the boot time. */
+async function startedAtMs(start: string): Promise<number | undefined> {
+  const ticks = Number(start.slice(start.lastIndexOf(':') + 1));
+  const stat = await readFile('/proc/stat', 'utf8').catch(() => '');
+  const btime = /^btime (\d+)$/m.exec(stat)?.[1];
+  return btime === undefined ? undefined : Number(btime) * 1000 + (ticks * 1000) / TICKS_PER_SECOND;
 }
 
 async function busyMessage(dir: string, n: number, holder: Holder): Promise<string> {

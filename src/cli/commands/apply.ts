@@ -9,7 +9,7 @@
  * `-auto-approve` in CI): an unattended apply must say so explicitly.
  */
 
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { ApiClient, LiveSnapshot } from '../../api/index.js';
@@ -86,9 +86,9 @@ options:
   --max-deletes N       refuse a plan deleting more edges and cloud endpoints (together) than N
                         (default ${DEFAULT_MAX_DELETES})
   --allow-empty         let an empty manifest set delete the edges and cloud endpoints it owns
-  --dir DIR             the manifest directory of a PLANFILE (default: the one recorded in
-                        the plan file by "plan --out", else $EDGESYNC_DIR, else the current
-                        directory)
+  --dir DIR             the manifest directory: alone, the same as "apply DIR"; with a
+                        PLANFILE, its manifests (default: the one recorded in the plan file by
+                        "plan --out", else $EDGESYNC_DIR, else the current directory)
   --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
   --exclude GLOB        skip files and directories matching GLOB, relative to DIR (repeatable;
                         also $EDGESYNC_EXCLUDE, comma-separated), e.g. "k8s/**"
@@ -102,7 +102,8 @@ exit codes: 0 converged or nothing to do, 1 error or not converged, 64 usage err
 `;
 
 interface Options {
-  readonly target: string;
+  /** DIR or PLANFILE as given; undefined: --dir, else $EDGESYNC_DIR, else the current directory. */
+  readonly target: string | undefined;
   readonly yes: boolean;
   readonly owner: string | undefined;
   readonly concurrency: number;
@@ -277,8 +278,18 @@ async function applyWith(
  * else the one `plan --out` recorded, else the default) and the owner it was planned for.
  */
 async function applyTarget(ctx: CliContext, options: Options) {
-  const target = path.resolve(ctx.cwd, options.target);
+  // `apply --dir DIR` alone applies DIR: the cut-over's recovery advice says exactly that.
+  const target = path.resolve(
+    ctx.cwd,
+    options.target ?? options.dir ?? manifestDirArg(ctx, undefined),
+  );
   const savedPlan = await readPlanFile(target);
+  if (savedPlan === undefined) await sameDirectory(ctx, options, target);
+  else if (options.target === undefined && options.dir !== undefined) {
+    throw new UsageError(
+      `--dir ${options.dir} is a file: --dir takes the manifest directory; give a plan file as the argument (edgesync apply PLANFILE --dir DIR)`,
+    );
+  }
   const dir =
     savedPlan === undefined
       ? target
@@ -298,6 +309,20 @@ async function applyTarget(ctx: CliContext, options: Options) {
     dir,
   );
   return { savedPlan, dir, owner };
+}
+
+/**
+ * `apply DIR --dir OTHER`: two manifest directories, and applying either one could delete what
+ * the other declares; refused rather than guessed. The same directory twice is no conflict.
+ */
+async function sameDirectory(ctx: CliContext, options: Options, target: string): Promise<void> {
+  if (options.target === undefined || options.dir === undefined) return;
+  const real = (p: string) => realpath(p).catch(() => p);
+  const other = path.resolve(ctx.cwd, options.dir);
+  if ((await real(other)) === (await real(target))) return;
+  throw new UsageError(
+    `apply ${options.target} --dir ${options.dir} names two manifest directories: give one (--dir is for a PLANFILE's directory, or on its own)`,
+  );
 }
 
 /** Invalid manifests: every diagnostic, the `invalid` result, and undefined (nothing written). */
@@ -455,7 +480,7 @@ function parseOptions(ctx: CliContext): Options | 'help' {
       `expected at most one DIR or PLANFILE\nRun "edgesync apply --help" for its options.`,
     );
   return {
-    target: manifestDirArg(ctx, positionals[0]),
+    target: positionals[0],
     yes: values.yes === true,
     owner: values.owner,
     concurrency: wholeNumber('concurrency', values.concurrency, DEFAULT_CONCURRENCY, 1),

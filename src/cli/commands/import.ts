@@ -3,25 +3,26 @@
  * live edge and cloud endpoint this owner manages (with `--all`, unmanaged edges too, carrying
  * `id:` so that applying them adopts them) and per bot user. Secrets the API echoes are written as
  * `{ env: NAME }` references, never as values; the variables to set are listed on stderr.
- * Existing files are never overwritten without `--force`: nothing is written if any exists.
+ * Existing files are never overwritten without `--force`: nothing is written if any exists. The
+ * files are written all or none (../write-set.ts): a full disk leaves the directory as it was.
  */
 import { existsSync, realpathSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { observe } from '../../api/index.js';
 import { type ImportResult, importLive } from '../../apply/import.js';
-import { ConfigError, EdgesyncError, errorMessage, UsageError } from '../../errors.js';
+import { EdgesyncError, UsageError } from '../../errors.js';
 import { escapeControl } from '../../escape.js';
 import { findRepositoryRoot } from '../../manifest/git.js';
 import { manifestJsonSchemaText } from '../../manifest/jsonschema.js';
 import { DEFAULT_OWNER } from '../../manifest/metadata.js';
-import { makeDirectory } from '../../mkdir.js';
 import { createAccountClient, requireApiConfig } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
 import { clientBudget, parseCommandArgs, rateLimitFlag } from '../flags.js';
 import { chosenOwner, ownerOrDefault } from '../owner.js';
+import { writeFileSet } from '../write-set.js';
 
 export const summary = 'write manifests for the live edges, cloud endpoints and bot users';
 
@@ -150,24 +151,15 @@ async function filesToWrite(
   return files;
 }
 
+/** All the files or none (a partial set would validate, and applying it delete the rest). */
 async function writeFiles(
   ctx: CliContext,
   out: string,
   files: readonly OutFile[],
   force: boolean,
 ): Promise<void> {
-  try {
-    await makeDirectory(out);
-  } catch (err) {
-    throw new ConfigError(`cannot create ${out}: ${errorMessage(err)}`, { cause: err });
-  }
+  await writeFileSet(out, files, { overwrite: force, shown: out, fs: ctx.writeFs });
   for (const f of files) {
-    const file = path.join(out, f.file);
-    try {
-      await writeFile(file, f.text, { flag: force ? 'w' : 'wx' });
-    } catch (err) {
-      throw new ConfigError(`cannot write ${file}: ${errorMessage(err)}`, { cause: err });
-    }
     const adopts = f.adopts === undefined ? '' : ` (adopts ${f.adopts} when applied)`;
     ctx.stderr.write(`wrote ${escapeControl(path.join(out, f.file))}${adopts}\n`);
   }

@@ -3,13 +3,15 @@
  * that replace the edges of DIR (one per hostport, with a traffic policy each) and copies the bot
  * users, file for file. DIR is only read. The set is validated first, as `validate` does; then
  * every gap is reported at its source field, and nothing is written while an error stands (or a
- * warning, without --allow-lossy).
+ * warning, without --allow-lossy). The files are written all or none, each path checked to stay
+ * inside OUTDIR and out of DIR (../write-set.ts).
  */
-import { mkdir, realpath, rename, writeFile } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { Document, parse, parseAllDocuments } from 'yaml';
 import { ConfigError, UsageError } from '../../errors.js';
 import { formatDiagnostic, invalidSetLine } from '../../manifest/diagnostics.js';
+import type { ExcludedDeclarations } from '../../manifest/excluded.js';
 import { inside } from '../../manifest/listing.js';
 import { loadManifests, readLoadedFile } from '../../manifest/loader.js';
 import type { FieldPath } from '../../manifest/paths.js';
@@ -20,6 +22,7 @@ import { documentSource } from '../../migrate/source.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
 import { excludeGlobs, manifestDirArg, parseCommandArgs, secretDirs } from '../flags.js';
+import { writeFileSet } from '../write-set.js';
 
 export const summary = 'translate edge manifests into cloud endpoints with a traffic policy';
 
@@ -38,7 +41,9 @@ options:
                         errors (translations that would let through traffic the edge refused)
                         always stop the migration
   --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
-  --exclude GLOB        skip files and directories matching GLOB, relative to DIR (repeatable)
+  --exclude GLOB        do not migrate files and directories matching GLOB, relative to DIR
+                        (repeatable): an excluded file that declares edges is copied unchanged,
+                        so that applying OUTDIR keeps them
   -h, --help            show this help
 `;
 
@@ -87,13 +92,52 @@ export async function run(ctx: CliContext): Promise<number> {
     );
     return ExitCode.error;
   }
-  for (const [rel, text] of migration.files)
-    await writeAtomically(path.join(out, ...rel.split('/')), text);
+  const kept = await excludedFiles(loaded.resolvedDir, loaded.set.excluded);
+  const migrated = [...migration.files].map(([file, text]) => ({ file, text }));
+  await writeFileSet(out, [...migrated, ...kept], {
+    overwrite: true,
+    shown: values.out,
+    forbidden: [{ dir, what: `the source directory ${dir}` }],
+    fs: ctx.writeFs,
+  });
   const { edges, endpoints, copied } = migration.counts;
   ctx.stderr.write(
     `${endpoints} cloud endpoint(s) from ${edges} edge(s), ${copied} other document(s) copied, in ${migration.files.size} file(s) under ${out}\n`,
   );
+  if (kept.length > 0) {
+    ctx.stderr.write(
+      `${kept.length} excluded file(s) copied unchanged, not migrated: what they declare stays as it is when ${out} is applied (${kept.map((k) => k.file).join(', ')})\n`,
+    );
+  }
   return ExitCode.ok;
+}
+
+/**
+ * The excluded files that declare resources, as written: `--exclude` leaves them out of the
+ * migration, not out of the account, so they go into OUTDIR unchanged, and applying OUTDIR (the
+ * next step) keeps their edges instead of deleting them. An excluded file that cannot be read
+ * stops the migration: what it declares could not be carried over.
+ */
+async function excludedFiles(
+  resolvedDir: string,
+  excluded: ExcludedDeclarations | undefined,
+): Promise<{ file: string; text: string }[]> {
+  if (excluded === undefined) return [];
+  const unreadable = excluded.unreadable[0];
+  if (unreadable !== undefined) {
+    throw new ConfigError(
+      `the excluded ${unreadable} cannot be read: what it declares could not be copied into the output, and applying it would delete that; nothing written`,
+    );
+  }
+  const files = [...new Set(excluded.declared.map((d) => d.file))].sort();
+  return Promise.all(
+    files.map(async (file) => {
+      const text = await readLoadedFile(resolvedDir, file);
+      if (typeof text !== 'string')
+        throw new ConfigError(`${file}: ${text.error}: nothing written`);
+      return { file, text };
+    }),
+  );
 }
 
 /**
@@ -221,11 +265,4 @@ function writtenDocuments(text: string): Document.Parsed[] {
 
 function key(at: { file: string; line: number; column: number }): string {
   return `${at.file}:${at.line}:${at.column}`;
-}
-
-async function writeAtomically(file: string, text: string): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.tmp`;
-  await writeFile(temporary, text);
-  await rename(temporary, file);
 }

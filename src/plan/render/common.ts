@@ -49,11 +49,13 @@ export function visibleChanges(plan: Plan): ResourceChange[] {
 export function summaryLine(plan: Plan): string {
   const s = plan.summary;
   // A plan that is only blocked must say so, not read as "nothing to do".
-  const nBlocked = plan.blocked.filter((b) => b.kind !== 'suspended').length;
-  const nSuspended = plan.blocked.length - nBlocked;
+  const nSuspended = plan.blocked.filter((b) => b.kind === 'suspended').length;
+  const nExcluded = plan.blocked.filter((b) => b.kind === 'excluded').length;
+  const nBlocked = plan.blocked.length - nSuspended - nExcluded;
   const blocked = nBlocked > 0 ? `, ${nBlocked} blocked` : '';
   const suspended = nSuspended > 0 ? `, ${nSuspended} suspended` : '';
-  return `Plan: ${s.create} to create, ${s.update} to update, ${s.delete} to delete, ${s.adopt} to adopt${blocked}${suspended}.`;
+  const excluded = nExcluded > 0 ? `, ${nExcluded} excluded` : '';
+  return `Plan: ${s.create} to create, ${s.update} to update, ${s.delete} to delete, ${s.adopt} to adopt${blocked}${suspended}${excluded}.`;
 }
 
 /** The headline of a resource: `tls_edge.api (edgtls_1) will be deleted: manifest removed`. */

@@ -6,7 +6,7 @@
  */
 import { escapeControl } from '../../escape.js';
 import type { MaskedPlan } from '../../manifest/secrets.js';
-import type { Action } from '../model.js';
+import { type Action, leftAlone } from '../model.js';
 import { fieldLines, headline, NO_CHANGES, SYMBOL, summaryLine, visibleChanges } from './common.js';
 import { CUTOVER_TITLE, cutoverLines } from './cutover.js';
 
@@ -15,6 +15,12 @@ export interface TextOptions {
 }
 
 const CODES = { green: 32, yellow: 33, red: 31, bold: 1 } as const;
+
+/** The sections of resources left as they are live, by the kind of their blocked entry. */
+const LEFT_ALONE_TITLES = [
+  ['suspended', ['Suspended', '(suspend: true, left as they are live)']],
+  ['excluded', ['Excluded', '(declared in files --exclude skips, left as they are live)']],
+] as const;
 type Colour = keyof typeof CODES;
 
 const ACTION_COLOUR: Readonly<Record<Action, Colour | undefined>> = {
@@ -68,11 +74,12 @@ export function renderText(masked: MaskedPlan, options: TextOptions = {}): strin
     });
     lines.push('');
   }
-  const suspended = masked.blocked.filter((b) => b.kind === 'suspended');
-  const blocked = masked.blocked.filter((b) => b.kind !== 'suspended');
-  if (suspended.length > 0) {
-    lines.push(`${paint('yellow', 'Suspended')} (suspend: true, left as they are live):`, '');
-    for (const b of suspended) {
+  const blocked = masked.blocked.filter((b) => !leftAlone(b));
+  for (const [kind, title] of LEFT_ALONE_TITLES) {
+    const alone = masked.blocked.filter((b) => b.kind === kind);
+    if (alone.length === 0) continue;
+    lines.push(`${paint('yellow', title[0])} ${title[1]}:`, '');
+    for (const b of alone) {
       lines.push(`  ${paint('yellow', '=')} ${escapeControl(`${b.address}: ${b.reason}`)}`);
     }
     lines.push('');

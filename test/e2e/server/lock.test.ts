@@ -1,12 +1,22 @@
 /**
  * One process per data directory: a second server (a real process, or one in-process, or a
  * second `edgesync run` daemon on the same state directory) refuses to start, naming the
- * holder's pid and the directory; the lock of a dead process (kill -9, a stale file) is taken
- * over, by exactly one of several starters racing for it. Runs the compiled CLI (`npm run
+ * holder's pid and the directory; the lock of a dead process (kill -9, a stale file), or one
+ * whose pid another process now has (pid 1 of a restarted container), is taken over, by exactly
+ * one of several starters racing for it. Runs the compiled CLI (`npm run
  * build`; `npm test` builds first).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readlink, rm, symlink } from 'node:fs/promises';
+import {
+  lutimes,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  symlink,
+} from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -55,6 +65,25 @@ async function deadPid(): Promise<number> {
   const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
   await new Promise((resolve) => child.once('exit', resolve));
   return child.pid as number;
+}
+
+/** A live process that is not edgesync: it holds a pid a stale lock names (killed after each test). */
+const unrelated: ChildProcess[] = [];
+async function unrelatedProcess(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 60_000)'], {
+    stdio: 'ignore',
+  });
+  unrelated.push(child);
+  await new Promise((resolve) => child.once('spawn', resolve));
+  return child.pid as number;
+}
+afterEach(() => {
+  for (const child of unrelated.splice(0)) child.kill('SIGKILL');
+});
+
+/** Sets a lock file's own modification time (the link, not a target). */
+async function madeAt(name: string, when: Date): Promise<void> {
+  await lutimes(join(dir, name), when, when);
 }
 
 async function locks(): Promise<string[]> {
@@ -119,6 +148,45 @@ describe('one process per data directory', () => {
     expect(await locks()).toEqual([]);
     const again = await startTestServer({ dataDir: dir, apiKeys: [KEY] });
     await again.close();
+  });
+
+  it('a lock whose pid now belongs to an unrelated process is stale, in either lock format', async () => {
+    // An older edgesync's lock (no start recorded), made an hour before the process of its pid
+    // started: that process cannot be its holder.
+    const pid = await unrelatedProcess();
+    await symlink(`${pid}@${hostname()}#0123456789ab`, join(dir, 'lock.1'));
+    await madeAt('lock.1', new Date(Date.now() - 3_600_000));
+    const first = await lockDirectory(dir);
+    expect(await locks()).toEqual(['lock.2']);
+    // This version's lock records its holder's start: the same pid with another start is stale.
+    const mine = await readlink(join(dir, 'lock.2'));
+    const boot = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
+    expect(mine).toMatch(new RegExp(`^${process.pid}@[^#]*\\+${boot}:\\d+#[0-9a-f]+$`));
+    await first.release();
+    await symlink(`${pid}@${hostname()}+${boot}:1#0123456789ab`, join(dir, 'lock.3'));
+    const second = await lockDirectory(dir);
+    expect(await locks()).toEqual(['lock.4']);
+    await second.release();
+  });
+
+  it('pid 1 of a restarted container does not hold a lock its previous incarnation made', async () => {
+    // Pid 1 is always alive; the lock was made before it started (a previous container), or
+    // names another start of it.
+    await symlink(`1@${hostname()}#0123456789ab`, join(dir, 'lock.1'));
+    await madeAt('lock.1', new Date('2000-01-01T00:00:00Z'));
+    const first = await lockDirectory(dir);
+    await first.release();
+    await symlink(`1@${hostname()}+not-this-boot:24#0123456789ab`, join(dir, 'lock.5'));
+    const second = await lockDirectory(dir);
+    expect(await locks()).toEqual(['lock.6']);
+    await second.release();
+  });
+
+  it('an older lock whose process started before it was made is still held', async () => {
+    const pid = await unrelatedProcess();
+    await symlink(`${pid}@${hostname()}#0123456789ab`, join(dir, 'lock.1'));
+    await expect(lockDirectory(dir)).rejects.toThrow(`${dir} is in use by process ${pid}`);
+    expect(await locks()).toEqual(['lock.1']);
   });
 
   it('concurrent claims in one process: exactly one wins', async () => {

@@ -185,6 +185,27 @@ describe('edgesync apply (CLI, in-process, local server)', () => {
     expect(run.stderr).toContain(`(manifests read from ${other}; --dir sets it)`);
   });
 
+  it('apply --dir DIR applies DIR, not the current directory, and refuses two directories', async () => {
+    const dir = path.join(tmp.dir, 'by-dir');
+    const cwd = path.join(tmp.dir, 'by-dir-cwd');
+    await writeManifests(dir, [
+      { kind: 'TLSEdge', name: 'by-dir', hostports: ['by-dir.example.com:443'] },
+    ]);
+    await writeManifests(cwd, []);
+    const run = await runCli(['apply', '--dir', dir, '--yes'], { env, cwd });
+    expect(run.stderr).toContain('converged');
+    expect(run.code).toBe(0);
+    const live = await snapshotOf(server.url, server.apiKey);
+    expect(live.tlsEdges.some((e) => e.hostports.includes('by-dir.example.com:443'))).toBe(true);
+
+    const both = await runCli(['apply', cwd, '--dir', dir, '--yes'], { env, cwd });
+    expect(both.code).toBe(64);
+    expect(both.stderr).toMatch(/names two manifest directories/);
+    // The same directory twice is no conflict.
+    const same = await runCli(['apply', dir, '--dir', dir, '--yes'], { env, cwd });
+    expect(same.code).toBe(0);
+  });
+
   it.each([
     ['a secret file', 'top-secret-value-4711\n', /is not a plan file: not valid JSON/],
     ['binary bytes', '\u0000\u00ff\u0001', /is not a plan file: not valid JSON/],

@@ -593,6 +593,51 @@ describe('guards', () => {
     ).toBe(2);
   });
 
+  it('an orphan an excluded file declares is left alone, duplicates included; the rest go', () => {
+    const live = liveState({
+      tls: [
+        ...owned(2),
+        liveTls({ id: 'edgtls_dup', name: 'e0', created_at: '2030-01-01T00:00:00Z' }),
+      ],
+    });
+    const desired = {
+      ...desiredSet({ tls: [tlsManifest({ name: 'keep' })] }),
+      excluded: {
+        declared: [
+          { kind: 'TLSEdge' as const, name: 'e0', file: 'internal/a.yaml' },
+          // Another kind of the same name protects nothing of this one.
+          { kind: 'HTTPSEdge' as const, name: 'e1', file: 'internal/a.yaml' },
+        ],
+        unreadable: [],
+      },
+    };
+    const plan = buildPlan(desired, live);
+    expect(plan.changes.filter((c) => c.action === 'delete').map((c) => c.address)).toEqual([
+      'tls_edge.e1',
+    ]);
+    expect(plan.blocked.map((b) => [b.address, b.kind])).toEqual([
+      ['tls_edge.e0', 'excluded'],
+      ['tls_edge.e0', 'excluded'],
+    ]);
+    expect(plan.blocked[0]?.reason).toBe(
+      'edgtls_0: declared in internal/a.yaml, which --exclude skips: left as it is live (an excluded file is never a reason to delete)',
+    );
+    expect(planHasChanges({ ...plan, changes: [] })).toBe(false);
+  });
+
+  it('an excluded file that cannot be read deletes nothing', () => {
+    const desired = {
+      ...desiredSet({ tls: [tlsManifest({ name: 'keep' })] }),
+      excluded: { declared: [], unreadable: ['internal'] },
+    };
+    const plan = buildPlan(desired, liveState({ tls: owned(2) }));
+    expect(plan.summary.delete).toBe(0);
+    expect(plan.blocked.map((b) => b.reason)).toEqual([
+      'edgtls_0: the excluded internal cannot be read, so what it declares is unknown: nothing is deleted',
+      'edgtls_1: the excluded internal cannot be read, so what it declares is unknown: nothing is deleted',
+    ]);
+  });
+
   it('more deletions than maxDeletes blocks all of them', () => {
     const desired = desiredSet({ tls: [tlsManifest({ name: 'keep' })] });
     const plan = buildPlan(desired, liveState({ tls: owned(4) }), { maxDeletes: 3 });
