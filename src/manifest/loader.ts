@@ -32,6 +32,7 @@ import {
   inside,
   type LoaderFs,
   listManifestFiles,
+  listNamedFiles,
   nodeFs,
   problem,
   readRegularFile,
@@ -39,9 +40,16 @@ import {
 import type { ReadResult, RefReader } from './refs.js';
 import { resolveManifestDir } from './resolve.js';
 import type { DesiredSet } from './schema.js';
+import type { DeferredCheck } from './shape.js';
 import { decode } from './shape.js';
 
-export { excludeMatcher, type LoaderFs } from './listing.js';
+export {
+  excludeMatcher,
+  inside,
+  isSkippedName,
+  type LoaderFs,
+  SKIPPED_DIRECTORIES,
+} from './listing.js';
 
 export interface LoadOptions {
   /** Owner id stored in edge metadata (counts towards the 4096-byte limit). Default `default`. */
@@ -66,6 +74,17 @@ export interface LoadOptions {
   readonly exclude?: readonly string[];
   /** Kept between loads by the daemon: unchanged files are not parsed again (`FileCache`). */
   readonly cache?: FileCache;
+  /**
+   * Only these files (relative to the directory, `/`-separated) instead of the listing:
+   * `validate a.yaml b.yaml`. The rules across documents then see these files only.
+   */
+  readonly files?: readonly string[];
+  /**
+   * A reference whose value is not there (a variable not set, a file not found) is left for
+   * later instead of an error (`validate`; see `RefReader.deferUnresolved`). The set of such a
+   * load is not to be acted on.
+   */
+  readonly deferUnresolved?: boolean;
 }
 
 interface LoadInfo {
@@ -83,6 +102,8 @@ interface LoadInfo {
    * read), for `manifestsChangedSince`: a file saved while it was read must not be acted on.
    */
   readonly stamps: ReadonlyMap<string, string>;
+  /** The references left for later (`deferUnresolved`), in file order. */
+  readonly deferred: DeferredCheck[];
 }
 
 export type LoadResult =
@@ -99,13 +120,16 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   const secretDirs = (options.secretDirs ?? [])
     .map((d) => safeRealpath(path.resolve(d)))
     .filter((d): d is string => d !== undefined);
-  const listing = await listManifestFiles(
-    resolvedDir,
-    absolute,
-    fs,
-    secretDirs,
-    excludeMatcher(options.exclude),
-  );
+  const listing =
+    options.files === undefined
+      ? await listManifestFiles(
+          resolvedDir,
+          absolute,
+          fs,
+          secretDirs,
+          excludeMatcher(options.exclude),
+        )
+      : await listNamedFiles(resolvedDir, fs, options.files);
   const sources: SourceFile[] = [];
   const readProblems: Diagnostic[] = [...listing.problems];
   const stamps = new Map<string, string>();
@@ -122,6 +146,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     env: options.env ?? process.env,
     secretDirs: options.secretDirs ?? [],
     maxFileBytes,
+    deferUnresolved: options.deferUnresolved === true,
   });
   const built: BuildResult = buildDesiredSet(sources, {
     reader,
@@ -137,6 +162,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     files: listing.files,
     counts: { ...built.counts, files: listing.files.length },
     stamps,
+    deferred: built.deferred,
   };
   if (built.ok && readProblems.length === 0)
     return { ...info, ok: true, set: built.set, diagnostics: [] };
@@ -263,6 +289,7 @@ export function createRefReader(
     env: Readonly<Record<string, string | undefined>>;
     secretDirs: readonly string[];
     maxFileBytes: number;
+    deferUnresolved?: boolean;
   },
 ): RefReader {
   const cache = new Map<string, ReadResult>();
@@ -271,6 +298,7 @@ export function createRefReader(
   );
   const decoder = new TextDecoder('utf-8', { fatal: true });
   return {
+    deferUnresolved: options.deferUnresolved === true,
     // Own string values only: `{ env: constructor }` must not find Object.prototype's.
     env: (name) => {
       if (!Object.hasOwn(options.env, name)) return undefined;
@@ -306,7 +334,7 @@ function readRefFile(
   decoder: { decode(bytes: Uint8Array): string },
 ): ReadResult {
   const real = safeRealpath(target);
-  if (real === undefined) return { ok: false, message: `file ${shown} not found` };
+  if (real === undefined) return { ok: false, message: `file ${shown} not found`, missing: true };
   if (!allowed.some((dir) => inside(dir, real))) {
     return {
       ok: false,

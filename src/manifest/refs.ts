@@ -9,13 +9,29 @@ import type { z } from 'zod';
 import type { FieldPath, Segment } from './paths.js';
 import { REFABLE } from './schema.js';
 
-export type ReadResult = { ok: true; text: string } | { ok: false; message: string };
+/** A file reference's read; `missing` when nothing is there (as opposed to something wrong). */
+export type ReadResult =
+  | { ok: true; text: string }
+  | { ok: false; message: string; missing?: true };
 
 /** Access to what references point at. The loader implements it on the real environment/disk. */
 export interface RefReader {
   env(name: string): string | undefined;
   /** `path` as written in the manifest; `fromFile` is the manifest's path relative to the root. */
   file(fromFile: string, path: string): ReadResult;
+  /**
+   * Set by `validate`: a reference whose value is not there (a variable not set, a file not
+   * found: the secrets of a CI job without them) is left for later rather than an error. Its
+   * form is checked; the checks of its value run where values are resolved (plan, apply, run).
+   */
+  readonly deferUnresolved?: boolean;
+}
+
+/** A reference whose value was not there, left for later (`RefReader.deferUnresolved`). */
+export interface DeferredRef {
+  readonly path: FieldPath;
+  /** As written: `env NAME` or `file PATH` (names and paths, never a value). */
+  readonly reference: string;
 }
 
 export interface RefIssue {
@@ -34,6 +50,8 @@ export interface ResolveResult {
   /** Paths whose reference failed: shape errors under them are noise and get dropped. */
   readonly failed: FieldPath[];
   readonly issues: RefIssue[];
+  /** References left for later (also in `failed`: their value is a hole, not an error). */
+  readonly deferred: DeferredRef[];
 }
 
 const REF_KEYS = new Set(['env', 'file']);
@@ -44,9 +62,23 @@ export function resolveRefs(
   file: string,
   reader: RefReader,
 ): ResolveResult {
-  const w: RefWalk = { file, reader, path: [], sensitive: [], failed: [], issues: [] };
+  const w: RefWalk = {
+    file,
+    reader,
+    path: [],
+    sensitive: [],
+    failed: [],
+    issues: [],
+    deferred: [],
+  };
   const resolved = walk(w, schema, value);
-  return { value: resolved, sensitive: w.sensitive, failed: w.failed, issues: w.issues };
+  return {
+    value: resolved,
+    sensitive: w.sensitive,
+    failed: w.failed,
+    issues: w.issues,
+    deferred: w.deferred,
+  };
 }
 
 /** One resolution: its inputs, where the walk is, and what it has recorded. */
@@ -61,6 +93,7 @@ interface RefWalk {
   readonly sensitive: FieldPath[];
   readonly failed: FieldPath[];
   readonly issues: RefIssue[];
+  readonly deferred: DeferredRef[];
 }
 
 function walk(w: RefWalk, s: z.ZodType | undefined, v: unknown): unknown {
@@ -144,13 +177,22 @@ function resolveOne(
   if (typeof arg !== 'string' || arg === '') {
     return fail(`"${kind}" must be a non-empty string`, [...path, kind]);
   }
+  const defer = (): undefined => {
+    w.deferred.push({ path, reference: `${kind} ${arg}` });
+    w.failed.push(path);
+    return undefined;
+  };
   if (kind === 'env') {
     const found = w.reader.env(arg);
-    if (found === undefined) return fail(`environment variable ${arg} is not set`, [...path, kind]);
+    if (found === undefined) {
+      if (w.reader.deferUnresolved === true) return defer();
+      return fail(`environment variable ${arg} is not set`, [...path, kind]);
+    }
     w.sensitive.push(path);
     return found;
   }
   const read = w.reader.file(w.file, arg);
+  if (!read.ok && read.missing === true && w.reader.deferUnresolved === true) return defer();
   if (!read.ok) return fail(read.message, [...path, kind]);
   w.sensitive.push(path);
   // Files written by editors and `echo` end with a newline that is not part of the value.
