@@ -8,7 +8,7 @@ import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveApiConfig } from '../../api/index.js';
 import { DEFAULT_CONCURRENCY } from '../../apply/executor.js';
-import { controlTokenProblem, isLoopbackHost } from '../../daemon/control.js';
+import { isLoopbackHost } from '../../daemon/control.js';
 import {
   createDaemon,
   createDaemonMetrics,
@@ -22,7 +22,7 @@ import {
 } from '../../daemon/index.js';
 import { createNotifier } from '../../daemon/notify.js';
 import { checkMaxDeletes, createReconciler } from '../../engine/index.js';
-import { ConfigError, errorMessage, UsageError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import { LEASE_DEFAULTS, leaseTimingsProblem, startLeaderElection } from '../../lease/setup.js';
 import { createLogger, type Logger, parseLogLevel } from '../../log.js';
 import { createValueMask } from '../../manifest/secrets.js';
@@ -30,6 +30,7 @@ import { makeDirectory } from '../../mkdir.js';
 import type { RunningServer } from '../../server/index.js';
 import { createAccountClient } from '../client.js';
 import type { CliContext } from '../context.js';
+import { controlTokenFrom } from '../control-token.js';
 import { ExitCode } from '../exit.js';
 import {
   clientBudget,
@@ -43,7 +44,6 @@ import {
   wholeNumber,
 } from '../flags.js';
 import { type ChosenOwner, chosenOwner, ownerOrDefault, requireOwner } from '../owner.js';
-import { readSmallTextFile } from '../small-file.js';
 
 export const summary = 'run the controller: watch the manifests and keep the live account matching';
 
@@ -551,41 +551,6 @@ function adminListenFlag(text: string | undefined): ListenAddress | undefined {
     );
   }
   return addr;
-}
-
-/** The environment variable holding the control token (a Kubernetes Secret's usual way in). */
-const CONTROL_TOKEN_ENV = 'EDGESYNC_CONTROL_TOKEN';
-
-/**
- * The control token: `--control-token-file` (a mounted Secret), else EDGESYNC_CONTROL_TOKEN.
- * Surrounding whitespace (a trailing newline) is not part of it. The value never appears in a
- * message.
- */
-async function controlTokenFrom(
-  ctx: CliContext,
-  file: string | undefined,
-): Promise<string | undefined> {
-  if (file === undefined) {
-    const fromEnv = ctx.env[CONTROL_TOKEN_ENV]?.trim();
-    if (fromEnv === undefined || fromEnv === '') return undefined;
-    const problem = controlTokenProblem(fromEnv);
-    if (problem !== undefined) throw new ConfigError(`${CONTROL_TOKEN_ENV}: ${problem}`);
-    return fromEnv;
-  }
-  const abs = path.resolve(ctx.cwd, file);
-  let text: string;
-  try {
-    text = await readSmallTextFile(abs);
-  } catch (err) {
-    throw new ConfigError(`--control-token-file ${abs}: cannot read it: ${errorMessage(err)}`, {
-      cause: err,
-    });
-  }
-  const token = text.trim();
-  if (token === '') throw new ConfigError(`--control-token-file ${abs}: the file is empty`);
-  const problem = controlTokenProblem(token);
-  if (problem !== undefined) throw new ConfigError(`--control-token-file ${abs}: ${problem}`);
-  return token;
 }
 
 /** How long closing the API client may take once the daemon has stopped. */
