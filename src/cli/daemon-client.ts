@@ -153,34 +153,34 @@ function refusal(target: DaemonTarget, what: string, status: number, body: unkno
 
 /**
  * The parts of the `/status` document (`DaemonStatus`, src/daemon/types.ts) the command line
- * reads, checked at the door; anything else it holds is passed through (`-o json`).
+ * reads, checked at the door (`-o json` prints the document as it came).
  * `test/unit/cli/daemon-client.test.ts` holds it to the daemon's type.
  */
-export const daemonStatusSchema = z
-  .object({
-    format_version: z.literal(1),
-    dir: z.string(),
-    resolved_dir: z.string().nullable(),
-    revision: z.string().nullable(),
-    ready: z.boolean(),
-    in_flight: z.boolean(),
-    last_reconcile: z
-      .object({
-        result: z.enum(RECONCILE_RESULTS),
-        reason: z.enum(TRIGGER_REASONS),
-        revision: z.string().nullable(),
-        at: z.string(),
-        duration_ms: z.number(),
-        summary: summarySchema,
-        writes: z.number(),
-        out_of_sync: z.number().nullable(),
-      })
-      .nullable(),
-    last_success_at: z.string().nullable(),
-    last_error: z.object({ message: z.string(), at: z.string() }).nullable(),
-    diagnostics_by_file: z.record(
-      z.string(),
-      z.array(
+export const daemonStatusSchema = z.object({
+  format_version: z.literal(1),
+  dir: z.string(),
+  resolved_dir: z.string().nullable(),
+  revision: z.string().nullable(),
+  ready: z.boolean(),
+  in_flight: z.boolean(),
+  last_reconcile: z
+    .object({
+      result: z.enum(RECONCILE_RESULTS),
+      reason: z.enum(TRIGGER_REASONS),
+      revision: z.string().nullable(),
+      at: z.string(),
+      duration_ms: z.number(),
+      summary: summarySchema,
+      writes: z.number(),
+      out_of_sync: z.number().nullable(),
+    })
+    .nullable(),
+  last_success_at: z.string().nullable(),
+  last_error: z.object({ message: z.string(), at: z.string() }).nullable(),
+  diagnostics_by_file: z.record(
+    z.string(),
+    z
+      .array(
         z.object({
           line: z.number(),
           column: z.number(),
@@ -188,26 +188,28 @@ export const daemonStatusSchema = z
           message: z.string(),
           severity: z.enum(['error', 'warning']),
         }),
-      ),
-    ),
-    warnings: z.array(z.string()),
-    next_resync_at: z.string().nullable(),
-    backoff_ms: z.number(),
-    consecutive_failures: z.number(),
-    suspended: z.boolean(),
-    mode: z.enum(['enforce', 'observe']),
-    resources: z.array(
+      )
+      .readonly(),
+  ),
+  warnings: z.array(z.string()).readonly(),
+  next_resync_at: z.string().nullable(),
+  backoff_ms: z.number(),
+  consecutive_failures: z.number(),
+  suspended: z.boolean(),
+  mode: z.enum(['enforce', 'observe']),
+  resources: z
+    .array(
       z.object({
         kind: z.string(),
         address: z.string(),
         id: z.string().nullable(),
         state: z.enum(['in_sync', 'out_of_sync', 'conflict', 'blocked', 'suspended', 'error']),
         reason: z.string().nullable(),
-        fields: z.array(z.string()),
+        fields: z.array(z.string()).readonly(),
       }),
-    ),
-  })
-  .loose();
+    )
+    .readonly(),
+});
 
 export type DaemonStatusAnswer = z.output<typeof daemonStatusSchema>;
 

@@ -156,6 +156,7 @@ describe('edgesync completion', () => {
       `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')})`,
       `COMP_CWORD=${words.length - 1}`,
       '_edgesync',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's, not a template
       'printf "%s\\n" "${COMPREPLY[@]}"',
     ].join('\n');
     const { stdout } = await run('bash', ['-c', script], { cwd: tmp.dir });

@@ -11,7 +11,7 @@ import type { DaemonStatus } from '../../../src/daemon/types.js';
 describe('daemonStatusSchema', () => {
   it("accepts every document of the daemon's type", () => {
     // Compiles only while every `DaemonStatus` is a valid input of the schema.
-    const asInput = (s: DaemonStatus): z.input<typeof daemonStatusSchema> => s;
+    const asInput = (s: DaemonStatus): z.output<typeof daemonStatusSchema> => s;
     expect(typeof asInput).toBe('function');
   });
 });
