@@ -20,7 +20,7 @@ import {
   missingDaemonFlags,
   parseListenAddress,
 } from '../../daemon/index.js';
-import { createNotifier } from '../../daemon/notify.js';
+import { createNotifier, notifyReceivers } from '../../daemon/notify.js';
 import { checkMaxDeletes, createReconciler } from '../../engine/index.js';
 import { UsageError } from '../../errors.js';
 import { LEASE_DEFAULTS, leaseTimingsProblem, startLeaderElection } from '../../lease/setup.js';
@@ -75,8 +75,15 @@ options:
                         difference as drift, never write (also EDGESYNC_MODE)
   --suspended           start suspended: observe until POST /-/resume
   --notify URL          POST every event (drift, changed, blocked, invalid, error, recovered,
-                        suspended, resumed) to URL; repeatable (also EDGESYNC_NOTIFY, comma-separated)
-  --notify-format F     json (default) or slack (incoming-webhook body)
+                        suspended, resumed) to URL; repeatable (also EDGESYNC_NOTIFY,
+                        comma-separated). FORMAT=URL gives a receiver its own format: json,
+                        slack, or github / gitlab: a commit status (success, failure, pending)
+                        on the revision each cycle read, posted to the repository's API URL
+                        (github=https://api.github.com/repos/OWNER/REPO, token in
+                        EDGESYNC_GITHUB_TOKEN; gitlab=https://HOST/api/v4/projects/ID, token in
+                        EDGESYNC_GITLAB_TOKEN)
+  --notify-format F     the format of a --notify URL given without one: json (default) or
+                        slack (incoming-webhook body)
   --resync-budget F     share of the API budget periodic resyncs may use (default 0.25): the
                         resync interval stretches with the account's size (shown in /status)
   --max-deletes N       refuse a cycle deleting more edges and cloud endpoints (together) than N
@@ -183,29 +190,18 @@ async function startEmbedded(
 
 type RunValues = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
 
-/** `--notify` URLs (and EDGESYNC_NOTIFY) and `--notify-format`, checked. */
+/** `--notify` receivers (and EDGESYNC_NOTIFY), each with its format (`--notify-format`'s default). */
 function notifySettings(values: RunValues, env: CliContext['env']) {
-  const format = values['notify-format'] ?? 'json';
-  if (format !== 'json' && format !== 'slack') {
-    throw new UsageError(`--notify-format must be json or slack, got "${format}"`);
-  }
-  const urls = [
+  const texts = [
     ...(values.notify ?? []),
     ...(env.EDGESYNC_NOTIFY ?? '')
       .split(',')
       .map((u) => u.trim())
       .filter((u) => u !== ''),
   ];
-  for (const u of urls) {
-    let ok = false;
-    try {
-      ok = ['http:', 'https:'].includes(new URL(u).protocol);
-    } catch {
-      ok = false;
-    }
-    if (!ok) throw new UsageError('--notify must be an http(s) URL');
-  }
-  return { format, urls } as const;
+  return {
+    receivers: notifyReceivers(texts, values['notify-format'] ?? 'json', (name) => env[name]),
+  } as const;
 }
 
 function modeFlag(mode: string): 'enforce' | 'observe' {
@@ -344,13 +340,13 @@ function notifyFrom(
   daemon: ReturnType<typeof daemonOf>,
   root: Logger,
 ): void {
-  if (settings.notify.urls.length === 0) return;
+  if (settings.notify.receivers.length === 0) return;
   const notifier = createNotifier({
-    urls: settings.notify.urls,
-    format: settings.notify.format,
+    receivers: settings.notify.receivers,
     logger: root.child({ module: 'notify' }),
   });
   daemon.events.subscribe((e) => notifier.send(e));
+  daemon.onCycle((outcome) => notifier.sendCycle(outcome));
 }
 
 export async function run(ctx: CliContext): Promise<number> {
