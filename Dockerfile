@@ -4,8 +4,9 @@
 #
 #   docker build -t edgesync .
 #   docker run --rm -v "$PWD/edges:/manifests:ro" \
-#     -e EDGESYNC_API_URL=https://api.example.com -e EDGESYNC_API_KEY -e EDGESYNC_OWNER=team-web \
-#     -p 9090:9090 edgesync
+#     -e EDGESYNC_API_URL=https://api.example.com -e EDGESYNC_API_KEY -p 9090:9090 edgesync
+#
+# (the owner id is edges/.edgesync-owner, the file `edgesync import` writes)
 #
 # Two stages: the build stage bundles the CLI from its TypeScript sources with the dev dependencies;
 # the runtime stage holds only the production dependencies and the bundle, and runs as a non-root
@@ -56,5 +57,5 @@ ENTRYPOINT ["node", "--expose-gc", "--heap-growing-percent=25", "--max-semi-spac
 # On that address POST /-/suspend, /-/resume and /-/reconcile are off; the admin listener serves
 # them inside the container only (a sidecar's webhook, `docker exec ... wget`). To serve them on
 # 9090 instead, pass a token: -e EDGESYNC_CONTROL_TOKEN (clients send "Authorization: Bearer").
-# A real API also needs the owner id: -e EDGESYNC_OWNER=... (or .edgesync-owner in /manifests).
+# A real API also needs the owner id: .edgesync-owner in /manifests (or -e EDGESYNC_OWNER=...).
 CMD ["/manifests", "--listen", "0.0.0.0:9090", "--admin-listen", "127.0.0.1:9091"]

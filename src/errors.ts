@@ -26,6 +26,7 @@ export type ErrorCode =
   | 'ES_LEASE_CONFLICT'
   | 'ES_LEASE_ACCESS'
   | 'ES_LOST_LEADERSHIP'
+  | 'ES_DAEMON'
   | 'ES_INTERNAL';
 
 export class EdgesyncError extends Error {
@@ -202,6 +203,20 @@ export class TimeoutError extends EdgesyncError {
     this.path = path;
     this.timeoutMs = timeoutMs;
     this.outcomeUnknown = options?.outcomeUnknown ?? false;
+  }
+}
+
+/**
+ * A running daemon did not do what the command line asked (`status`, `reconcile`, `suspend`,
+ * `resume`): unreachable, refused (`status` 401 or 403), or not an edgesync daemon.
+ */
+export class DaemonError extends EdgesyncError {
+  /** The HTTP status it answered, if it answered. */
+  readonly status: number | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; status?: number }) {
+    super('ES_DAEMON', message, { cause: options?.cause });
+    this.status = options?.status;
   }
 }
 

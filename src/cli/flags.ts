@@ -10,6 +10,7 @@ import { parseDuration } from '../duration.js';
 import { ConfigError, errorMessage, UsageError } from '../errors.js';
 import { HOSTED_RATE_LIMIT } from '../hosted/rate-limit.js';
 import { didYouMean } from '../manifest/suggest.js';
+import { resolveTargets } from '../plan/targets.js';
 import { parseRateLimit, type RateLimitSpec } from '../rate-limit-notation.js';
 import type { CliContext, OptionsConfig } from './context.js';
 
@@ -170,4 +171,15 @@ export function excludeGlobs(ctx: CliContext, values: readonly string[] | undefi
     }
   }
   return globs;
+}
+
+/**
+ * `--target ADDRESS` (repeatable, plan and apply): the resources to plan, or undefined for all
+ * (src/plan/targets.ts). Not with a saved plan: its file is what it is.
+ */
+export function targetFlag(values: readonly string[] | undefined): ReadonlySet<string> | undefined {
+  if (values === undefined || values.length === 0) return undefined;
+  const resolved = resolveTargets(values);
+  if (!resolved.ok) throw new UsageError(resolved.problem);
+  return resolved.targets;
 }

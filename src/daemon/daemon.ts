@@ -31,6 +31,7 @@ import { errorMessage } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import { excludeMatcher } from '../manifest/loader.js';
 import { findAnchor, type ResolvedDir, resolveManifestDir } from '../manifest/resolve.js';
+import type { CycleOutcome } from './commit-status.js';
 import { type ControlAccess, controlPolicy } from './control.js';
 import { runCycle } from './cycle.js';
 import { type Conditions, cycleEvents, EventLog, NO_CONDITIONS } from './events.js';
@@ -70,6 +71,8 @@ export interface Daemon {
   /** `observe` when `--mode observe` or suspended: what the reconcile step must do. */
   mode(): 'enforce' | 'observe';
   readonly events: EventLog;
+  /** Hears every finished cycle's outcome (commit-status notifications), after its record. */
+  onCycle(listener: (outcome: CycleOutcome) => void): void;
   trigger(reason?: TriggerReason): void;
   stop(): Promise<void>;
   status(): DaemonStatus;
@@ -93,6 +96,7 @@ interface DaemonCore {
   readonly metrics: DaemonMetrics;
   readonly now: () => number;
   readonly events: EventLog;
+  readonly cycleListeners: Array<(outcome: CycleOutcome) => void>;
   readonly watcher: ManifestWatcher;
   readonly loop: ReconcileLoop;
   readonly closed: Promise<void>;
@@ -122,6 +126,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
     resume: () => resume(core),
     mode: () => mode(core),
     events: core.events,
+    onCycle: (listener) => {
+      core.cycleListeners.push(listener);
+    },
     trigger(reason = 'manual') {
       if (core.accepting) core.loop.trigger(reason);
     },
@@ -171,6 +178,7 @@ function newCore(options: DaemonOptions): DaemonCore {
     metrics,
     now,
     events: options.events ?? new EventLog(),
+    cycleListeners: [],
     watcher,
     loop: reconcileLoop(options, settings, now, () => core),
     closed,
@@ -343,6 +351,26 @@ function record(core: DaemonCore, unmasked: CycleRecord): void {
     consecutiveFailures: failuresAfter,
   });
   logCycle(core, rec, durationMs, failuresAfter);
+  tellCycle(core, rec);
+}
+
+/** The cycle's outcome to its listeners; one failing never stops the daemon. */
+function tellCycle(core: DaemonCore, { report, resolved }: CycleRecord): void {
+  const outcome: CycleOutcome = {
+    result: report.result,
+    revision: resolved?.revision,
+    summary: report.summary,
+    writes: report.writes,
+    outOfSync: report.outOfSync,
+    errors: resolved ? errorCount(report) : 0,
+  };
+  for (const listener of core.cycleListeners) {
+    try {
+      listener(outcome);
+    } catch (err) {
+      core.logger.warn({ err: errorMessage(err) }, 'cycle listener failed');
+    }
+  }
 }
 
 /**

@@ -1,6 +1,8 @@
 /**
- * Notifications: every daemon event POSTed as JSON to each `--notify URL`, or as a
- * Slack-compatible incoming-webhook body (`--notify-format slack`). Events already mark a
+ * Notifications: each `--notify` receiver has its own format. `json` (every daemon event POSTed
+ * as JSON) and `slack` (a Slack-compatible incoming-webhook body) hear the events; `github` and
+ * `gitlab` post a commit status for the revision each cycle read (./commit-status.ts), once per
+ * revision and outcome. Events already mark a
  * condition's start and end (./events.ts), so a receiver hears about a drift once when it starts
  * and once when it clears. Delivery runs beside the reconcile loop, never in it: `send` only
  * queues; each receiver has its own queue, retries with backoff, and a dead receiver is logged,
@@ -14,15 +16,82 @@
  * and `>` (a resource name or label cannot become a `<!channel>` mention or a disguised link).
  */
 import { createExchange, type Exchange } from '../api/index.js';
-import { errorMessage } from '../errors.js';
+import { ConfigError, errorMessage, UsageError } from '../errors.js';
 import type { Logger } from '../log.js';
+import {
+  COMMIT_STATUS_FORMATS,
+  COMMIT_STATUS_TOKEN_ENV,
+  type CommitStatusFormat,
+  type CycleOutcome,
+  commitStatusOf,
+  commitStatusRequest,
+} from './commit-status.js';
 import type { DaemonEvent } from './events.js';
 
-export type NotifyFormat = 'json' | 'slack';
+/** The formats of the receivers that hear the daemon's events. */
+export const EVENT_FORMATS = ['json', 'slack'] as const;
+export type EventFormat = (typeof EVENT_FORMATS)[number];
+export type NotifyFormat = EventFormat | CommitStatusFormat;
+export const NOTIFY_FORMATS: readonly NotifyFormat[] = [...EVENT_FORMATS, ...COMMIT_STATUS_FORMATS];
+
+/** One `--notify` receiver. */
+export type NotifyReceiver =
+  | { readonly url: string; readonly format: EventFormat }
+  /** A Git host's repository (or project) API URL, and the token its API takes. */
+  | { readonly url: string; readonly format: CommitStatusFormat; readonly token: string };
+
+/**
+ * The receivers of `--notify` values: `URL` (in `defaultFormat`, `--notify-format`'s) or
+ * `FORMAT=URL` (`slack=https://hooks.slack.com/...`, `github=https://api.github.com/repos/O/R`,
+ * `gitlab=https://gitlab.example.com/api/v4/projects/42`). A Git host's receiver needs its token
+ * (`COMMIT_STATUS_TOKEN_ENV`), read through `token`.
+ */
+export function notifyReceivers(
+  values: readonly string[],
+  defaultFormat: string,
+  token: (name: string) => string | undefined,
+): NotifyReceiver[] {
+  const isFormat = (f: string): f is NotifyFormat =>
+    (NOTIFY_FORMATS as readonly string[]).includes(f);
+  if (!isFormat(defaultFormat)) {
+    throw new UsageError(
+      `--notify-format must be one of ${NOTIFY_FORMATS.join(', ')}, got "${defaultFormat}"`,
+    );
+  }
+  return values.map((text): NotifyReceiver => {
+    const named = /^([a-z]+)=(.*)$/s.exec(text);
+    const format = named?.[1] ?? defaultFormat;
+    const url = named?.[2] ?? text;
+    if (!isFormat(format)) {
+      throw new UsageError(
+        `--notify ${format}=...: the format is one of ${NOTIFY_FORMATS.join(', ')}`,
+      );
+    }
+    let ok = false;
+    try {
+      ok = ['http:', 'https:'].includes(new URL(url).protocol);
+    } catch {
+      ok = false;
+    }
+    // The value may carry a webhook's token: never quoted.
+    if (!ok)
+      throw new UsageError(
+        `--notify must be an http(s) URL (or FORMAT=URL, FORMAT one of ${NOTIFY_FORMATS.join(', ')})`,
+      );
+    if (format === 'json' || format === 'slack') return { url, format };
+    const name = COMMIT_STATUS_TOKEN_ENV[format];
+    const value = token(name)?.trim();
+    if (value === undefined || value === '') {
+      throw new ConfigError(
+        `--notify ${format}=...: set ${name} to a token that may post commit statuses`,
+      );
+    }
+    return { url, format, token: value };
+  });
+}
 
 export interface NotifierOptions {
-  readonly urls: readonly string[];
-  readonly format: NotifyFormat;
+  readonly receivers: readonly NotifyReceiver[];
   readonly logger?: Logger | undefined;
   /** Attempts per event and receiver (default 5), and the first backoff (default 1 s, doubling). */
   readonly attempts?: number;
@@ -35,6 +104,8 @@ export interface NotifierOptions {
 
 export interface Notifier {
   send(event: DaemonEvent): void;
+  /** A finished cycle: the commit-status receivers post its revision's status. */
+  sendCycle(outcome: CycleOutcome): void;
   /** Resolves when every queue is empty (tests, shutdown). */
   idle(): Promise<void>;
   /** Closes the notifier's own connections (an injected exchange is left to its owner). */
@@ -42,7 +113,7 @@ export interface Notifier {
 }
 
 /** The body for one event, every value escaped for the receiver's format. */
-export function notificationBody(event: DaemonEvent, format: NotifyFormat): unknown {
+export function notificationBody(event: DaemonEvent, format: EventFormat): unknown {
   // JSON.stringify escapes every value of this one.
   if (format === 'json') return { source: 'edgesync', ...event };
   const where = event.resource === null ? '' : ` ${slackEscape(event.resource)}`;
@@ -74,37 +145,59 @@ function safeUrl(url: string): string {
   }
 }
 
+/** One POST a receiver's queue holds: its body, and where and how when not the receiver's URL. */
+interface Delivery {
+  readonly body: string;
+  /** For log lines: the event type, or the commit status. */
+  readonly event: string;
+  readonly url?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+interface Queue {
+  readonly items: Delivery[];
+  running: Promise<void> | undefined;
+  /** The last commit status queued (commit-status receivers). */
+  last: string;
+}
+
 export function createNotifier(options: NotifierOptions): Notifier {
   const attempts = options.attempts ?? 5;
   const backoff = options.backoffMs ?? 1000;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const queues = new Map<string, { items: DaemonEvent[]; running: Promise<void> | undefined }>();
+  const queues = new Map<NotifyReceiver, Queue>();
   const owned = options.exchange === undefined ? createExchange() : undefined;
   const http = (options.exchange ?? (owned as Exchange)).exchange;
 
-  async function deliver(url: string, event: DaemonEvent): Promise<void> {
-    const body = JSON.stringify(notificationBody(event, options.format));
+  /** One POST to a receiver (with retries); `event` names it in log lines. */
+  async function deliver(url: string, item: Delivery): Promise<void> {
+    const { body, event } = item;
+    const target = item.url ?? url;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       try {
         const res = await http({
           method: 'POST',
-          url,
-          headers: { 'content-type': 'application/json', 'user-agent': 'edgesync' },
+          url: target,
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': 'edgesync',
+            ...item.headers,
+          },
           body,
           signal: AbortSignal.timeout(timeoutMs),
         });
         if (res.status >= 200 && res.status < 300) return;
         if (res.status >= 300 && res.status < 400) {
           options.logger?.warn(
-            { url: safeUrl(url), status: res.status, event: event.type },
+            { url: safeUrl(url), status: res.status, event },
             'notification answered with a redirect, which is never followed; not delivered',
           );
           return;
         }
         if (res.status < 500 && res.status !== 429) {
           options.logger?.warn(
-            { url: safeUrl(url), status: res.status, event: event.type },
+            { url: safeUrl(url), status: res.status, event },
             'notification refused; not retried',
           );
           return;
@@ -112,7 +205,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
       } catch (err) {
         if (attempt === attempts) {
           options.logger?.warn(
-            { url: safeUrl(url), err: errorMessage(err), event: event.type },
+            { url: safeUrl(url), err: errorMessage(err), event },
             'notification not delivered',
           );
           return;
@@ -120,26 +213,47 @@ export function createNotifier(options: NotifierOptions): Notifier {
       }
       if (attempt < attempts) await sleep(backoff * 2 ** (attempt - 1));
     }
-    options.logger?.warn({ url: safeUrl(url), event: event.type }, 'notification not delivered');
+    options.logger?.warn({ url: safeUrl(url), event }, 'notification not delivered');
   }
 
-  function drain(url: string): void {
-    const q = queues.get(url);
+  function drain(receiver: NotifyReceiver): void {
+    const q = queues.get(receiver);
     if (q === undefined || q.running !== undefined) return;
     q.running = (async () => {
-      for (let e = q.items.shift(); e !== undefined; e = q.items.shift()) await deliver(url, e);
+      for (let e = q.items.shift(); e !== undefined; e = q.items.shift()) {
+        await deliver(receiver.url, e);
+      }
     })().finally(() => {
       q.running = undefined;
-      if (q.items.length > 0) drain(url);
+      if (q.items.length > 0) drain(receiver);
     });
   }
 
-  for (const url of options.urls) queues.set(url, { items: [], running: undefined });
+  function enqueue(receiver: NotifyReceiver, q: Queue, item: Delivery): void {
+    q.items.push(item);
+    drain(receiver);
+  }
+
+  for (const r of options.receivers) queues.set(r, { items: [], running: undefined, last: '' });
   return {
     send(event) {
-      for (const [url, q] of queues) {
-        q.items.push(event);
-        drain(url);
+      for (const [r, q] of queues) {
+        if (r.format !== 'json' && r.format !== 'slack') continue;
+        const body = JSON.stringify(notificationBody(event, r.format));
+        enqueue(r, q, { body, event: event.type });
+      }
+    },
+    sendCycle(outcome) {
+      const status = commitStatusOf(outcome);
+      if (status === undefined) return;
+      for (const [r, q] of queues) {
+        if (r.format !== 'github' && r.format !== 'gitlab') continue;
+        // Once per revision and outcome: a resync that finds it all the same says nothing new.
+        const key = `${status.sha} ${status.state} ${status.description}`;
+        if (q.last === key) continue;
+        q.last = key;
+        const request = commitStatusRequest(r.format, r.url, r.token, status);
+        enqueue(r, q, { ...request, event: `commit status ${status.state}` });
       }
     },
     async idle() {

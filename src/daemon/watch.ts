@@ -18,6 +18,7 @@
 import path from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
 import type { Logger } from '../log.js';
+import { isSkippedName } from '../manifest/loader.js';
 
 export type ChangeKind = 'file' | 'link';
 
@@ -176,7 +177,7 @@ async function startTreeWatch(
       if (options.excluded?.(parts.join('/')) === true) return true;
       const last = parts.length - 1;
       return parts.some(
-        (part, i) => part.startsWith('.') && !(i === last && part === CONFIGMAP_DATA),
+        (part, i) => isSkippedName(part) && !(i === last && part === CONFIGMAP_DATA),
       );
     },
   });

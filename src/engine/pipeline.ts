@@ -13,8 +13,10 @@ import { type LoadResult, loadManifests } from '../manifest/loader.js';
 import { DEFAULT_OWNER } from '../manifest/metadata.js';
 import type { OwnCredential } from '../manifest/own-credentials.js';
 import type { DesiredSet } from '../manifest/schema.js';
+import { didYouMean } from '../manifest/suggest.js';
 import type { Plan } from '../plan/model.js';
 import { buildPlan, DEFAULT_MAX_DELETES, type PlanMemo } from '../plan/plan.js';
+import { targetedAddresses, unknownTargets } from '../plan/targets.js';
 import { assertEdgesAvailable } from './edge-access.js';
 import { fingerprintHmacKey, fingerprintLive, fingerprintManifests } from './fingerprint.js';
 
@@ -49,6 +51,11 @@ export interface PreparePlanOptions {
    * both hold the key.
    */
   readonly fingerprintKey?: string | undefined;
+  /**
+   * `--target`: plan these resources only (`PlanOptions.targets`). A target that names no
+   * resource of the manifests or of the plan is a UsageError: a typo must not plan nothing.
+   */
+  readonly targets?: ReadonlySet<string> | undefined;
 }
 
 export interface Fingerprint {
@@ -144,10 +151,23 @@ export async function preparePlan(options: PreparePlanOptions): Promise<Prepared
       allowEmpty: options.allowEmpty,
       maxDeletes,
       memo: options.memo,
+      targets: options.targets,
     });
+    if (options.targets !== undefined) checkTargets(options.targets, desired, built);
     const plan: Plan = fingerprint === undefined ? built : { ...built, fingerprint };
     return { plan, desired, snapshot, fingerprint, manifests };
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/** Every target names a resource of the manifests or of the plan (an orphan to delete). */
+function checkTargets(targets: ReadonlySet<string>, desired: DesiredSet, plan: Plan): void {
+  const known = targetedAddresses(desired, plan);
+  const unknown = unknownTargets(targets, known);
+  if (unknown.length === 0) return;
+  const first = unknown[0] as string;
+  throw new UsageError(
+    `--target ${first} names no resource of the manifests or of owner "${plan.owner}" in the account${didYouMean(first, [...known])}`,
+  );
 }

@@ -29,7 +29,14 @@ import type {
 } from './schema.js';
 import { maskValues } from './secrets.js';
 import { checkAcrossDocuments, checkWithinDocuments, type DocumentValue } from './semantics.js';
-import { decode, type FileResult, fileProblem, processFile, type ShapedDoc } from './shape.js';
+import {
+  type DeferredCheck,
+  decode,
+  type FileResult,
+  fileProblem,
+  processFile,
+  type ShapedDoc,
+} from './shape.js';
 import type { Anchor, Position } from './yaml.js';
 
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
@@ -87,6 +94,7 @@ export class FileCache {
       ownIssues === 0 &&
       result.diagnostics.length === 0 &&
       result.partials.length === 0 &&
+      result.deferred.length === 0 &&
       // Values read from env or file can change under an unchanged text; secrets written inline
       // (a policy's secret config fields, in `secrets` for masking only) cannot.
       result.shaped.every((d) => d.sensitive.length === 0);
@@ -115,14 +123,25 @@ export interface ResourceCounts {
   cloud_endpoints: number;
 }
 
+/**
+ * `deferred` lists the references left for later; it is never empty unless the reader defers
+ * (`validate`, which does not act on the set: a document missing a deferred required value is
+ * not assembled into it).
+ */
 export type BuildResult =
   | {
       readonly ok: true;
       readonly set: DesiredSet;
       readonly diagnostics: [];
       readonly counts: ResourceCounts;
+      readonly deferred: DeferredCheck[];
     }
-  | { readonly ok: false; readonly diagnostics: Diagnostic[]; readonly counts: ResourceCounts };
+  | {
+      readonly ok: false;
+      readonly diagnostics: Diagnostic[];
+      readonly counts: ResourceCounts;
+      readonly deferred: DeferredCheck[];
+    };
 
 export function buildDesiredSet(files: readonly SourceFile[], options: BuildOptions): BuildResult {
   const owner = options.owner ?? DEFAULT_OWNER;
@@ -142,6 +161,7 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
   };
   const shaped: ShapedDoc[] = [];
   const partials: ShapedDoc[] = [];
+  const deferred: DeferredCheck[] = [];
 
   const ordered = [...files].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   for (const source of ordered) {
@@ -175,7 +195,15 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
       if (d.value.kind === 'HTTPSEdge') counts.routes += d.value.routes.length;
       shaped.push(d);
     }
-    partials.push(...result.partials);
+    for (const d of result.partials) {
+      // A document only missing a deferred value is whole as written: its routes count.
+      if (d.deferred !== undefined && d.value.kind === 'HTTPSEdge' && d.partial !== undefined) {
+        counts.routes += d.partial.routeIndex.length;
+        counts.routes += d.partial.pruned.filter((p) => p[0] === 'routes' && p.length === 2).length;
+      }
+      partials.push(d);
+    }
+    deferred.push(...result.deferred);
   }
   options.cache?.retain(new Set(files.map((f) => f.file)));
 
@@ -188,9 +216,9 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
   }
 
   if (diagnostics.length > 0) {
-    return { ok: false, diagnostics: sortDiagnostics(diagnostics), counts };
+    return { ok: false, diagnostics: sortDiagnostics(diagnostics), counts, deferred };
   }
-  return { ok: true, set: assemble(shaped), diagnostics: [], counts };
+  return { ok: true, set: assemble(shaped), diagnostics: [], counts, deferred };
 }
 
 /** Where a semantic issue's path is in the document as written (a partial one is renumbered). */
@@ -228,6 +256,7 @@ function located(
     const d = docs[issue.doc] as ShapedDoc;
     const path = written(d, issue.path);
     if (d.partial !== undefined && aboutPruned(d.partial, path)) continue;
+    if (d.deferred !== undefined && aboutDeferred(d.deferred, path)) continue;
     const { line, column } = position(d, issue.path, issue.anchor);
     out.push({
       file: d.file,
@@ -239,6 +268,18 @@ function located(
     });
   }
   return out;
+}
+
+/**
+ * A rule's finding about a field left for later, or about what holds it (a pair of fields that
+ * go together), judges a value that is not there yet: the cycle that resolves it checks again.
+ */
+function aboutDeferred(deferred: readonly FieldPath[], path: FieldPath): boolean {
+  const startsWith = (a: FieldPath, b: FieldPath) =>
+    b.length <= a.length && b.every((s, i) => s === a[i]);
+  return deferred.some(
+    (f) => startsWith(path, f) || (path.length === f.length - 1 && startsWith(f, path)),
+  );
 }
 
 /** The rules across the whole set (names, IDs, hostports: positions every kept document has). */

@@ -1,7 +1,7 @@
 /**
  * The manifest tree's listing: which files `loadManifests` reads. Recursive and deterministic
- * (`*.yaml` / `*.yml` in any case, names starting with `.` skipped, so `..data` and `.git` are;
- * sorted by code unit), symlinks followed only inside the tree, `--exclude` globs applied before
+ * (`*.yaml` / `*.yml` in any case; names starting with `.` skipped, so `..data` and `.git` are,
+ * and `node_modules`; sorted by code unit), symlinks followed only inside the tree, `--exclude` globs applied before
  * any stat, and every entry that cannot be listed, stat'ed or resolved a diagnostic: desired
  * state unknown is never "empty". The file-system calls are injectable (`LoaderFs`).
  */
@@ -23,6 +23,17 @@ import { compareCodeUnits } from '../compare.js';
 import { type Diagnostic, errorMessage, FileRefusedError, ManifestDirError } from '../errors.js';
 
 const MANIFEST_EXTENSIONS = ['.yaml', '.yml'];
+
+/**
+ * Directories never read besides the dot-named ones (`.git`, `.github`, `..data`): a project
+ * that installed edgesync has a `node_modules` full of other packages' YAML.
+ */
+export const SKIPPED_DIRECTORIES: readonly string[] = ['node_modules'];
+
+/** A name the listing (and the daemon's watcher) passes over: dot-named, or a skipped directory. */
+export function isSkippedName(name: string): boolean {
+  return name.startsWith('.') || SKIPPED_DIRECTORIES.includes(name);
+}
 
 export function problem(file: string, message: string): Diagnostic {
   return { file, line: 1, column: 1, path: '', message, severity: 'error' };
@@ -188,7 +199,7 @@ async function visitDir(walk: Walk, realDir: string, rel: string): Promise<void>
   }
   names.sort(compareCodeUnits);
   for (const name of names) {
-    if (name.startsWith('.')) continue;
+    if (isSkippedName(name)) continue;
     const childRel = rel === '' ? name : `${rel}/${name}`;
     // Before any stat: an excluded tree is not ours, even its broken links and FIFOs. Its
     // manifest files are still found, for the names they declare.
@@ -316,4 +327,44 @@ function isManifestName(name: string): boolean {
 export function inside(dir: string, file: string): boolean {
   const rel = path.relative(dir, file);
   return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+}
+
+/**
+ * Files named on the command line instead of a listing (`validate a.yaml b.yaml`), relative to
+ * `root` (their deepest common directory): each must be a regular file inside it once links
+ * are resolved. One that is not is a diagnostic, as in a listing. Named, a file is read whatever
+ * its extension or name.
+ */
+export async function listNamedFiles(
+  root: string,
+  fs: LoaderFs,
+  named: readonly string[],
+): Promise<Listing> {
+  const files: string[] = [];
+  const realPaths = new Map<string, string>();
+  const problems: Diagnostic[] = [];
+  for (const rel of [...new Set(named)].sort(compareCodeUnits)) {
+    const abs = path.join(root, ...rel.split('/'));
+    let real: string;
+    let info: Stats;
+    try {
+      real = await fs.realpath(abs);
+      info = await fs.stat(real);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      problems.push(
+        problem(rel, code === 'ENOENT' ? 'no such file' : `cannot stat: ${errorMessage(err)}`),
+      );
+      continue;
+    }
+    if (!inside(root, real)) {
+      problems.push(problem(rel, 'symbolic link points outside the manifest directory: not read'));
+    } else if (!info.isFile()) {
+      problems.push(problem(rel, `${specialKind(info) ?? 'not a regular file'}: cannot be read`));
+    } else {
+      files.push(rel);
+      realPaths.set(rel, real);
+    }
+  }
+  return { files, realPaths, problems, excluded: new Map(), excludedUnreadable: [] };
 }

@@ -34,6 +34,7 @@ import {
   type Listing,
   type LoaderFs,
   listManifestFiles,
+  listNamedFiles,
   nodeFs,
   problem,
   readRegularFile,
@@ -47,9 +48,16 @@ import {
 import type { ReadResult, RefReader } from './refs.js';
 import { resolveManifestDir } from './resolve.js';
 import type { DesiredSet } from './schema.js';
+import type { DeferredCheck } from './shape.js';
 import { decode } from './shape.js';
 
-export { excludeMatcher, type LoaderFs } from './listing.js';
+export {
+  excludeMatcher,
+  inside,
+  isSkippedName,
+  type LoaderFs,
+  SKIPPED_DIRECTORIES,
+} from './listing.js';
 
 export interface LoadOptions {
   /** Owner id stored in edge metadata (counts towards the 4096-byte limit). Default `default`. */
@@ -79,6 +87,17 @@ export interface LoadOptions {
    * control token file's, the embedded server's key): no reference may read them.
    */
   readonly credentials?: readonly OwnCredential[];
+  /**
+   * Only these files (relative to the directory, `/`-separated) instead of the listing:
+   * `validate a.yaml b.yaml`. The rules across documents then see these files only.
+   */
+  readonly files?: readonly string[];
+  /**
+   * A reference whose value is not there (a variable not set, a file not found) is left for
+   * later instead of an error (`validate`; see `RefReader.deferUnresolved`). The set of such a
+   * load is not to be acted on.
+   */
+  readonly deferUnresolved?: boolean;
 }
 
 interface LoadInfo {
@@ -96,6 +115,8 @@ interface LoadInfo {
    * read), for `manifestsChangedSince`: a file saved while it was read must not be acted on.
    */
   readonly stamps: ReadonlyMap<string, string>;
+  /** The references left for later (`deferUnresolved`), in file order. */
+  readonly deferred: DeferredCheck[];
 }
 
 export type LoadResult =
@@ -112,13 +133,16 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   const secretDirs = (options.secretDirs ?? [])
     .map((d) => safeRealpath(path.resolve(d)))
     .filter((d): d is string => d !== undefined);
-  const listing = await listManifestFiles(
-    resolvedDir,
-    absolute,
-    fs,
-    secretDirs,
-    excludeMatcher(options.exclude),
-  );
+  const listing =
+    options.files === undefined
+      ? await listManifestFiles(
+          resolvedDir,
+          absolute,
+          fs,
+          secretDirs,
+          excludeMatcher(options.exclude),
+        )
+      : await listNamedFiles(resolvedDir, fs, options.files);
   const sources: SourceFile[] = [];
   const readProblems: Diagnostic[] = [...listing.problems];
   const stamps = new Map<string, string>();
@@ -136,6 +160,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     secretDirs: options.secretDirs ?? [],
     maxFileBytes,
     credentials: options.credentials ?? [],
+    deferUnresolved: options.deferUnresolved === true,
   });
   const built: BuildResult = buildDesiredSet(sources, {
     reader,
@@ -152,6 +177,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     files: listing.files,
     counts: { ...built.counts, files: listing.files.length },
     stamps,
+    deferred: built.deferred,
   };
   if (built.ok && readProblems.length === 0) {
     const set = excluded === undefined ? built.set : { ...built.set, excluded };
@@ -312,6 +338,7 @@ export function createRefReader(
     secretDirs: readonly string[];
     maxFileBytes: number;
     credentials?: readonly OwnCredential[];
+    deferUnresolved?: boolean;
   },
 ): RefReader {
   const credentials = ownCredentials(options.env, options.credentials);
@@ -321,6 +348,7 @@ export function createRefReader(
   );
   const decoder = new TextDecoder('utf-8', { fatal: true });
   return {
+    deferUnresolved: options.deferUnresolved === true,
     // Own string values only: `{ env: constructor }` must not find Object.prototype's.
     env: (name) => {
       if (!Object.hasOwn(options.env, name)) return undefined;
@@ -359,7 +387,7 @@ function readRefFile(
   decoder: { decode(bytes: Uint8Array): string },
 ): ReadResult {
   const real = safeRealpath(target);
-  if (real === undefined) return { ok: false, message: `file ${shown} not found` };
+  if (real === undefined) return { ok: false, message: `file ${shown} not found`, missing: true };
   if (!allowed.some((dir) => inside(dir, real))) {
     return {
       ok: false,

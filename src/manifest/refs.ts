@@ -9,7 +9,10 @@ import type { z } from 'zod';
 import type { FieldPath, Segment } from './paths.js';
 import { REFABLE } from './schema.js';
 
-export type ReadResult = { ok: true; text: string } | { ok: false; message: string };
+/** A file reference's read; `missing` when nothing is there (as opposed to something wrong). */
+export type ReadResult =
+  | { ok: true; text: string }
+  | { ok: false; message: string; missing?: true };
 
 /** Access to what references point at. The loader implements it on the real environment/disk. */
 export interface RefReader {
@@ -22,6 +25,19 @@ export interface RefReader {
    * reference is refused, its value never shown.
    */
   ownCredential?(read: { readonly env?: string; readonly value?: string }): string | undefined;
+  /**
+   * Set by `validate`: a reference whose value is not there (a variable not set, a file not
+   * found: the secrets of a CI job without them) is left for later rather than an error. Its
+   * form is checked; the checks of its value run where values are resolved (plan, apply, run).
+   */
+  readonly deferUnresolved?: boolean;
+}
+
+/** A reference whose value was not there, left for later (`RefReader.deferUnresolved`). */
+export interface DeferredRef {
+  readonly path: FieldPath;
+  /** As written: `env NAME` or `file PATH` (names and paths, never a value). */
+  readonly reference: string;
 }
 
 export interface RefIssue {
@@ -40,6 +56,8 @@ export interface ResolveResult {
   /** Paths whose reference failed: shape errors under them are noise and get dropped. */
   readonly failed: FieldPath[];
   readonly issues: RefIssue[];
+  /** References left for later (also in `failed`: their value is a hole, not an error). */
+  readonly deferred: DeferredRef[];
 }
 
 const REF_KEYS = new Set(['env', 'file']);
@@ -50,9 +68,23 @@ export function resolveRefs(
   file: string,
   reader: RefReader,
 ): ResolveResult {
-  const w: RefWalk = { file, reader, path: [], sensitive: [], failed: [], issues: [] };
+  const w: RefWalk = {
+    file,
+    reader,
+    path: [],
+    sensitive: [],
+    failed: [],
+    issues: [],
+    deferred: [],
+  };
   const resolved = walk(w, schema, value);
-  return { value: resolved, sensitive: w.sensitive, failed: w.failed, issues: w.issues };
+  return {
+    value: resolved,
+    sensitive: w.sensitive,
+    failed: w.failed,
+    issues: w.issues,
+    deferred: w.deferred,
+  };
 }
 
 /** One resolution: its inputs, where the walk is, and what it has recorded. */
@@ -67,6 +99,7 @@ interface RefWalk {
   readonly sensitive: FieldPath[];
   readonly failed: FieldPath[];
   readonly issues: RefIssue[];
+  readonly deferred: DeferredRef[];
 }
 
 function walk(w: RefWalk, s: z.ZodType | undefined, v: unknown): unknown {
@@ -155,17 +188,26 @@ function resolveOne(
       `${kind === 'env' ? 'environment variable' : 'file'} ${arg} holds ${whose}, the controller's own credential: a manifest may not read it`,
       [...path, kind],
     );
+  const defer = (): undefined => {
+    w.deferred.push({ path, reference: `${kind} ${arg}` });
+    w.failed.push(path);
+    return undefined;
+  };
   if (kind === 'env') {
     const whose = w.reader.ownCredential?.({ env: arg });
     if (whose !== undefined) return refused(whose);
     const found = w.reader.env(arg);
-    if (found === undefined) return fail(`environment variable ${arg} is not set`, [...path, kind]);
+    if (found === undefined) {
+      if (w.reader.deferUnresolved === true) return defer();
+      return fail(`environment variable ${arg} is not set`, [...path, kind]);
+    }
     const held = w.reader.ownCredential?.({ value: found });
     if (held !== undefined) return refused(held);
     w.sensitive.push(path);
     return found;
   }
   const read = w.reader.file(w.file, arg);
+  if (!read.ok && read.missing === true && w.reader.deferUnresolved === true) return defer();
   if (!read.ok) return fail(read.message, [...path, kind]);
   const held = w.reader.ownCredential?.({ value: read.text });
   if (held !== undefined) return refused(held);

@@ -13,7 +13,7 @@ import { type PartialDocument, partialDocument } from './partial.js';
 import { type FieldPath, formatPath } from './paths.js';
 import { policySecretPaths } from './policy/actions.js';
 import { readPolicyText } from './policy/document.js';
-import { type RefReader, type ResolveResult, resolveRefs } from './refs.js';
+import { type DeferredRef, type RefReader, type ResolveResult, resolveRefs } from './refs.js';
 import { KINDS, type Kind, SCHEMA_BY_KIND } from './schema.js';
 import { maskValues } from './secrets.js';
 import type { DocumentValue } from './semantics.js';
@@ -42,6 +42,22 @@ export interface ShapedDoc {
   readonly secrets: readonly string[];
   /** Set when the document had shape errors: only its valid parts, for the semantic phase. */
   readonly partial?: PartialDocument;
+  /**
+   * Fields whose reference was left for later (`RefReader.deferUnresolved`): a rule's finding
+   * about one of them, or about what holds it, judges a hole and is dropped.
+   */
+  readonly deferred?: readonly FieldPath[];
+}
+
+/** A reference left for later, located: what `validate` lists as not checked yet. */
+export interface DeferredCheck {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+  /** The field, as diagnostics show paths. */
+  readonly path: string;
+  /** As written: `env NAME` or `file PATH`. */
+  readonly reference: string;
 }
 
 export function fileProblem(file: string, message: string, line = 1, column = 1): Diagnostic {
@@ -55,6 +71,8 @@ export interface FileResult {
   readonly shaped: ShapedDoc[];
   /** Documents with shape errors, as far as they parsed (see ./partial.ts). */
   readonly partials: ShapedDoc[];
+  /** References whose value was not there, left for later (only when the reader defers). */
+  readonly deferred: DeferredCheck[];
 }
 
 /**
@@ -74,6 +92,7 @@ export function processFile(
   const kinds: (Kind | undefined)[] = [];
   const shaped: ShapedDoc[] = [];
   const partials: ShapedDoc[] = [];
+  const deferred: DeferredCheck[] = [];
   const own: Diagnostic[] = [];
   const kept = (d: ShapedDoc): ShapedDoc => {
     own.push(...options.ownRules(d));
@@ -82,12 +101,18 @@ export function processFile(
   const problems = eachYamlDocument(text, { maxAliasCount: options.maxAliasCount }, (doc) => {
     const result = shapeDocument(file, doc, reader);
     diagnostics.push(...result.diagnostics);
+    for (const d of result.deferred ?? []) deferred.push(locateDeferred(file, doc, d));
     kinds.push(result.kind);
     if (result.shaped !== undefined) shaped.push(kept(result.shaped));
     if (result.partial !== undefined) partials.push(kept(result.partial));
   });
   for (const p of problems) diagnostics.push(fileProblem(file, p.message, p.line, p.column));
-  return { result: { diagnostics, kinds, shaped, partials }, own };
+  return { result: { diagnostics, kinds, shaped, partials, deferred }, own };
+}
+
+function locateDeferred(file: string, doc: ParsedDocument, d: DeferredRef): DeferredCheck {
+  const { line, column } = doc.locate(d.path);
+  return { file, line, column, path: formatPath(d.path), reference: d.reference };
 }
 
 // ---- decoding ---------------------------------------------------------------------------------
@@ -113,6 +138,7 @@ interface ShapeResult {
   readonly diagnostics: Diagnostic[];
   readonly shaped?: ShapedDoc;
   readonly partial?: ShapedDoc;
+  readonly deferred?: readonly DeferredRef[];
 }
 
 /** A document's diagnostics and what they leave out, reported as the shape phase finds them. */
@@ -203,13 +229,18 @@ function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): Sh
       r,
     );
   }
+  // Only `validate` defers; a deferred field is a hole its rules must not judge.
+  const deferredPaths = resolved.deferred.map((d) => d.path);
+  const holes = deferredPaths.length === 0 ? {} : { deferred: deferredPaths };
+  const later = resolved.deferred.length === 0 ? {} : { deferred: resolved.deferred };
   if (diagnostics.length > 0 || !parsed.success) {
     const partial = partialDocument(schema, resolved.value, [...bad, ...resolved.failed]);
-    if (partial === undefined) return { kind, diagnostics };
+    if (partial === undefined) return { kind, diagnostics, ...later };
     return {
       kind,
       diagnostics,
-      partial: { file, doc, value: partial.value, sensitive: [], secrets, partial },
+      partial: { file, doc, value: partial.value, sensitive: [], secrets, partial, ...holes },
+      ...later,
     };
   }
   return {
@@ -221,7 +252,9 @@ function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): Sh
       value: parsed.data as DocumentValue,
       sensitive: resolved.sensitive,
       secrets,
+      ...holes,
     },
+    ...later,
   };
 }
 

@@ -14,6 +14,11 @@ import type { PlanContext } from './context.js';
 import { createBotUser, deleteBotUser, updateBotUser } from './operations.js';
 import { survivorFirst } from './survivor.js';
 
+/** `bot_user.ci`: a bot user's address (its name: bot users have no owner mark). */
+export function botUserAddress(name: string): string {
+  return `bot_user.${name}`;
+}
+
 export function planBotUsers(
   ctx: PlanContext,
   desired: readonly BotUserManifest[],
@@ -30,7 +35,7 @@ export function planBotUsers(
     if (d.suspend === true) {
       const found = byName.get(d.name) ?? [];
       ctx.blocked.push({
-        address: `bot_user.${d.name}`,
+        address: botUserAddress(d.name),
         kind: 'suspended',
         reason:
           found.length === 0
@@ -64,7 +69,7 @@ function planOwnDuplicate(
   b: BotUser,
   found: readonly BotUser[],
 ): void {
-  const address = `bot_user.${d.name}#${b.id}`;
+  const address = `${botUserAddress(d.name)}#${b.id}`;
   const others = found.filter((o) => o !== b).map((o) => o.id);
   ctx.changes.push({
     kind: 'bot_user',
@@ -82,7 +87,7 @@ function planOwnDuplicate(
 }
 
 function planBotUser(ctx: PlanContext, d: BotUserManifest, found: readonly BotUser[]): void {
-  const address = `bot_user.${d.name}`;
+  const address = botUserAddress(d.name);
   if (found.length > 1) {
     ctx.warnings.push(
       `${found.length} bot users named ${JSON.stringify(d.name)} (${found.map((b) => b.id).join(', ')}): ` +

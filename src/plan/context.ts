@@ -27,6 +27,13 @@ export interface PlanOptions {
    * only namesakes the plan may delete as duplicates; any other namesake is only reported.
    */
   readonly ownBotUsers?: ReadonlySet<string> | undefined;
+  /**
+   * `--target`: the addresses of the only resources to plan (edges with their routes and
+   * modules, cloud endpoints, bot users; see ./targets.ts). Nothing else is planned, created,
+   * updated or deleted; a targeted resource whose change needs another one's (a hostport or
+   * URL it holds) is blocked by it, as that one is not planned. Absent: every resource.
+   */
+  readonly targets?: ReadonlySet<string> | undefined;
 }
 
 /**

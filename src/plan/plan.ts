@@ -24,7 +24,7 @@
 import type { BotUser, CloudEndpoint, HttpsEdge, TlsEdge } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
 import type { DesiredSet } from '../manifest/schema.js';
-import { planBotUsers } from './bot-users.js';
+import { botUserAddress, planBotUsers } from './bot-users.js';
 import {
   type EndpointMatch,
   type EndpointOrphan,
@@ -117,12 +117,22 @@ function suspended(
 export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOptions = {}): Plan {
   const ctx = new PlanContext(options);
   if (live.edgesUnavailable === true) ctx.warnings.push(EDGES_UNAVAILABLE_WARNING);
+  if (options.targets !== undefined) ctx.warnings.push(targetedWarning(options.targets));
   const liveEdges = classifyLive(live, ctx.owner);
-  const ownership = resolveOwnership(desiredEdges(desired), liveEdges);
+  // Matched over the whole set, then narrowed to `--target`: what is not targeted is neither
+  // planned nor an orphan to delete; its live hostports and URLs stay held.
+  const ownership = narrowOwnership(
+    resolveOwnership(desiredEdges(desired), liveEdges),
+    options.targets,
+  );
   ctx.blocked.push(...ownership.blocked);
 
-  const endpoints = resolveEndpoints(desired.cloudEndpoints, live.cloudEndpoints ?? [], ctx.owner);
+  const endpoints = narrowEndpoints(
+    resolveEndpoints(desired.cloudEndpoints, live.cloudEndpoints ?? [], ctx.owner),
+    options.targets,
+  );
   const allowed = allowedDeletions(ctx, desired, ownership, endpoints.orphans);
+  const { targets } = options;
   const deletions = allowed.flatMap((d) => (d.kind === 'edge' ? [d.orphan] : []));
   // Suspended resources keep everything they hold live (an edge its hostports).
   const matches = ownership.matches.filter(
@@ -167,9 +177,47 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
   for (const o of endpointOrphans) {
     planEndpointDelete(ctx, o, handovers.releasing.has(o.address));
   }
-  planBotUsers(ctx, desired.botUsers, live.botUsers);
+  planBotUsers(
+    ctx,
+    targets === undefined
+      ? desired.botUsers
+      : desired.botUsers.filter((b) => targets.has(botUserAddress(b.name))),
+    live.botUsers,
+  );
   releaseAuthFirst(ctx, live.httpsEdges);
   return finishPlan(ctx, cutovers);
+}
+
+/** The note a narrowed plan carries: like `terraform -target`, it is not the whole picture. */
+function targetedWarning(targets: ReadonlySet<string>): string {
+  return `--target: only ${[...targets].sort(compareCodeUnits).join(', ')} planned; every other resource is left as it is (plan without --target to see the whole)`;
+}
+
+/** The edges of `--target` only (all of them without one). */
+function narrowOwnership(
+  ownership: Ownership,
+  targets: ReadonlySet<string> | undefined,
+): Ownership {
+  if (targets === undefined) return ownership;
+  return {
+    ...ownership,
+    matches: ownership.matches.filter((m) => targets.has(m.desired.address)),
+    orphans: ownership.orphans.filter((o) => targets.has(o.address)),
+    blocked: ownership.blocked.filter((b) => targets.has(b.address)),
+  };
+}
+
+/** The cloud endpoints of `--target` only (all of them without one). */
+function narrowEndpoints<T extends { matches: EndpointMatch[]; orphans: EndpointOrphan[] }>(
+  endpoints: T,
+  targets: ReadonlySet<string> | undefined,
+): T {
+  if (targets === undefined) return endpoints;
+  return {
+    ...endpoints,
+    matches: endpoints.matches.filter((m) => targets.has(m.address)),
+    orphans: endpoints.orphans.filter((o) => targets.has(o.address)),
+  };
 }
 
 /** IDs of our endpoints no manifest keeps that stay all the same (protect, a guard). */

@@ -63,6 +63,7 @@ import {
   type RateLimitChoice,
   rateLimitFlag,
   secretDirs,
+  targetFlag,
   wholeNumber,
 } from '../flags.js';
 import { chosenOwner, requireOwner } from '../owner.js';
@@ -86,6 +87,9 @@ options:
   --max-deletes N       refuse a plan deleting more edges and cloud endpoints (together) than N
                         (default ${DEFAULT_MAX_DELETES})
   --allow-empty         let an empty manifest set delete the edges and cloud endpoints it owns
+  --target ADDRESS      apply only this resource (repeatable): https_edge.NAME, tls_edge.NAME,
+                        cloud_endpoint.NAME or bot_user.NAME (a route's address: its edge).
+                        Nothing else is planned, written or deleted; not with a PLANFILE
   --dir DIR             the manifest directory: alone, the same as "apply DIR"; with a
                         PLANFILE, its manifests (default: the one recorded in the plan file by
                         "plan --out", else $EDGESYNC_DIR, else the current directory)
@@ -110,6 +114,8 @@ interface Options {
   readonly rateLimit: RateLimitChoice;
   readonly maxDeletes: number;
   readonly allowEmpty: boolean;
+  /** `--target`: the only resources to plan and apply (all without it). */
+  readonly targets: ReadonlySet<string> | undefined;
   readonly dir: string | undefined;
   readonly secretDirs: string[];
   readonly exclude: string[];
@@ -191,6 +197,7 @@ function replanner(
     owner: plan.owner,
     maxDeletes: options.maxDeletes,
     allowEmpty: options.allowEmpty,
+    targets: options.targets,
   };
   return async (result) => {
     const again = await observeAfterApply(client, plan, live, result, {
@@ -216,6 +223,11 @@ async function applyWith(
   let secrets: readonly string[] = [];
   const voice = voiceOf(ctx, options, mask, () => secrets);
   const { savedPlan, dir, owner } = await applyTarget(ctx, options);
+  if (savedPlan !== undefined && options.targets !== undefined) {
+    throw new UsageError(
+      '--target does not go with a saved plan: it is applied whole (apply DIR --target ADDRESS plans and applies the targeted resources)',
+    );
+  }
 
   // The same pipeline as `edgesync plan`: load + observe + plan + fingerprints.
   const prepared = await preparedOrReported(ctx, voice, () =>
@@ -226,6 +238,7 @@ async function applyWith(
       fingerprintKey,
       allowEmpty: options.allowEmpty,
       maxDeletes: options.maxDeletes,
+      targets: options.targets,
       env: ctx.env,
       secretDirs: secretDirs(ctx, options.secretDirs),
       credentials: heldCredentials({ apiKey: fingerprintKey }),
@@ -487,6 +500,7 @@ function parseOptions(ctx: CliContext): Options | 'help' {
     rateLimit: rateLimitFlag(values['rate-limit']),
     maxDeletes: wholeNumber('max-deletes', values['max-deletes'], DEFAULT_MAX_DELETES, 0),
     allowEmpty: values['allow-empty'] === true,
+    targets: targetFlag(values.target),
     dir: values.dir,
     secretDirs: values['secret-dir'] ?? [],
     exclude: excludeGlobs(ctx, values.exclude),
@@ -503,6 +517,7 @@ export const OPTIONS = {
   'rate-limit': { type: 'string' },
   'max-deletes': { type: 'string' },
   'allow-empty': { type: 'boolean' },
+  target: { type: 'string', multiple: true },
   dir: { type: 'string' },
   'secret-dir': { type: 'string', multiple: true },
   exclude: { type: 'string', multiple: true },

@@ -1,7 +1,9 @@
 /**
  * `edgesync import [--out DIR] [--all] [--owner ID] [--force]`: writes one manifest file per
  * live edge and cloud endpoint this owner manages (with `--all`, unmanaged edges too, carrying
- * `id:` so that applying them adopts them) and per bot user. Secrets the API echoes are written as
+ * `id:` so that applying them adopts them) and per bot user, and `.edgesync-owner` with the
+ * owner they were imported for (so `plan`, `apply`, `run` and CI read the one owner from where
+ * the manifests are). Secrets the API echoes are written as
  * `{ env: NAME }` references, never as values; the variables to set are listed on stderr.
  * Existing files are never overwritten without `--force`: nothing is written if any exists. The
  * files are written all or none (../write-set.ts): a full disk leaves the directory as it was.
@@ -21,7 +23,7 @@ import { createAccountClient, requireApiConfig } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
 import { clientBudget, parseCommandArgs, rateLimitFlag } from '../flags.js';
-import { chosenOwner, ownerOrDefault } from '../owner.js';
+import { chosenOwner, OWNER_FILE, ownerOrDefault } from '../owner.js';
 import { writeFileSet } from '../write-set.js';
 
 export const summary = 'write manifests for the live edges, cloud endpoints and bot users';
@@ -32,7 +34,8 @@ const SCHEMA_FILE = 'edgesync.schema.json';
 export const USAGE = `usage: edgesync import [options]
 
 Writes one manifest file per live edge and cloud endpoint owned by OWNER and per bot user, in
-the manifest format (agent endpoints are never imported). Secrets are written as { env: NAME }
+the manifest format (agent endpoints are never imported), and ${OWNER_FILE} holding OWNER, which
+plan, apply and run then read from the directory. Secrets are written as { env: NAME }
 references; the variables to set are printed.
 
 options:
@@ -112,7 +115,7 @@ export async function run(ctx: CliContext): Promise<number> {
     all: values.all === true,
     schemaUrl: schemaUrl ?? schema?.url ?? `./${SCHEMA_FILE}`,
   });
-  const files = await filesToWrite(out, result, schema?.copy === true);
+  const files = await filesToWrite(out, result, schema?.copy === true, owner);
   const force = values.force === true;
   const existing = files.filter((f) => existsSync(path.join(out, f.file)));
   if (existing.length > 0 && !force) {
@@ -126,13 +129,21 @@ export async function run(ctx: CliContext): Promise<number> {
   return ExitCode.ok;
 }
 
-/** The manifests, plus the schema copy when one is due; each checked to land inside `out`. */
+/**
+ * The manifests, the owner file and the schema copy when one is due; each checked to land
+ * inside `out`.
+ */
 async function filesToWrite(
   out: string,
   result: ImportResult,
   copySchema: boolean,
+  owner: string,
 ): Promise<OutFile[]> {
   const files: OutFile[] = [...result.files];
+  // The owner the manifests were imported for, written once where every command reads it. The
+  // same owner already there is no conflict; another one is (a different --owner), as any file.
+  const ownerNow = await readFile(path.join(out, OWNER_FILE), 'utf8').catch(() => undefined);
+  if (ownerNow?.trim() !== owner) files.push({ file: OWNER_FILE, text: `${owner}\n` });
   if (copySchema) {
     const text = manifestJsonSchemaText();
     const existing = await readFile(path.join(out, SCHEMA_FILE), 'utf8').catch(() => undefined);

@@ -43,6 +43,7 @@ import {
   parseCommandArgs,
   rateLimitFlag,
   secretDirs,
+  targetFlag,
   wholeNumber,
 } from '../flags.js';
 import { chosenOwner, howToChooseOwner, ownerOrDefault, requireOwner } from '../owner.js';
@@ -63,6 +64,9 @@ options:
   --max-deletes N       refuse to delete more than N edges and cloud endpoints (together) in
                         one plan (default 10)
   --allow-empty         let an empty manifest set delete the edges and cloud endpoints it owns
+  --target ADDRESS      plan only this resource (repeatable): https_edge.NAME, tls_edge.NAME,
+                        cloud_endpoint.NAME or bot_user.NAME (a route's address: its edge).
+                        Nothing else is planned or deleted; not with --out
   --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
   --exclude GLOB        skip files and directories matching GLOB, relative to DIR (repeatable;
                         also $EDGESYNC_EXCLUDE, comma-separated), e.g. "k8s/**"
@@ -85,6 +89,7 @@ export const OPTIONS = {
   owner: { type: 'string' },
   'max-deletes': { type: 'string' },
   'allow-empty': { type: 'boolean', default: false },
+  target: { type: 'string', multiple: true },
   'secret-dir': { type: 'string', multiple: true },
   exclude: { type: 'string', multiple: true },
   'no-color': { type: 'boolean', default: false },
@@ -109,6 +114,12 @@ export async function run(ctx: CliContext): Promise<number> {
   if (positionals.length > 1)
     throw new UsageError(`expected at most one DIR\nRun "edgesync plan --help" for its options.`);
   const maxDeletes = wholeNumber('max-deletes', values['max-deletes'], undefined, 0);
+  const targets = targetFlag(values.target);
+  if (targets !== undefined && values.out !== undefined) {
+    throw new UsageError(
+      '--target and --out do not go together: a saved plan is applied whole; apply --target plans and applies the targeted resources at once',
+    );
+  }
   const dirArg = manifestDirArg(ctx, positionals[0]);
   const dir = path.resolve(ctx.cwd, dirArg);
   const api = requireApiConfig(
@@ -121,7 +132,7 @@ export async function run(ctx: CliContext): Promise<number> {
   // The secret values, once known: in every output, the API's messages and the error line too.
   const secretMask = ctx.mask ?? createValueMask();
   const prepared = await preparedOrReported(ctx, output, () =>
-    prepareWith(ctx, values, { dir, api, owner, maxDeletes, output, mask: secretMask }),
+    prepareWith(ctx, values, { dir, api, owner, maxDeletes, output, mask: secretMask, targets }),
   );
   if (prepared === undefined) return ExitCode.error;
   const { plan } = prepared;
@@ -176,6 +187,7 @@ async function prepareWith(
     readonly maxDeletes: number | undefined;
     readonly output: Output;
     readonly mask: ReturnType<typeof createValueMask>;
+    readonly targets: ReadonlySet<string> | undefined;
   },
 ) {
   const { dir, api } = opts;
@@ -199,6 +211,7 @@ async function prepareWith(
       signal: ctx.signal,
       fingerprint: values.out !== undefined || opts.output === 'json',
       fingerprintKey: api.apiKey,
+      targets: opts.targets,
     });
   } finally {
     await client.close();

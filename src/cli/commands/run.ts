@@ -8,7 +8,7 @@ import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveApiConfig } from '../../api/index.js';
 import { DEFAULT_CONCURRENCY } from '../../apply/executor.js';
-import { controlTokenProblem, isLoopbackHost } from '../../daemon/control.js';
+import { isLoopbackHost } from '../../daemon/control.js';
 import {
   createDaemon,
   createDaemonMetrics,
@@ -20,9 +20,9 @@ import {
   missingDaemonFlags,
   parseListenAddress,
 } from '../../daemon/index.js';
-import { createNotifier } from '../../daemon/notify.js';
+import { createNotifier, notifyReceivers } from '../../daemon/notify.js';
 import { checkMaxDeletes, createReconciler } from '../../engine/index.js';
-import { ConfigError, errorMessage, UsageError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import { LEASE_DEFAULTS, leaseTimingsProblem, startLeaderElection } from '../../lease/setup.js';
 import { createLogger, type Logger, parseLogLevel } from '../../log.js';
 import { CONTROL_TOKEN_ENV, heldCredentials } from '../../manifest/own-credentials.js';
@@ -31,6 +31,7 @@ import { makeDirectory } from '../../mkdir.js';
 import type { RunningServer } from '../../server/index.js';
 import { createAccountClient } from '../client.js';
 import type { CliContext } from '../context.js';
+import { controlTokenFrom } from '../control-token.js';
 import {
   clearEmbeddedApi,
   DEFAULT_STATE_DIR,
@@ -50,7 +51,6 @@ import {
   wholeNumber,
 } from '../flags.js';
 import { type ChosenOwner, chosenOwner, ownerOrDefault, requireOwner } from '../owner.js';
-import { readSmallTextFile } from '../small-file.js';
 
 export const summary = 'run the controller: watch the manifests and keep the live account matching';
 
@@ -82,8 +82,15 @@ options:
                         difference as drift, never write (also EDGESYNC_MODE)
   --suspended           start suspended: observe until POST /-/resume
   --notify URL          POST every event (drift, changed, blocked, invalid, error, recovered,
-                        suspended, resumed) to URL; repeatable (also EDGESYNC_NOTIFY, comma-separated)
-  --notify-format F     json (default) or slack (incoming-webhook body)
+                        suspended, resumed) to URL; repeatable (also EDGESYNC_NOTIFY,
+                        comma-separated). FORMAT=URL gives a receiver its own format: json,
+                        slack, or github / gitlab: a commit status (success, failure, pending)
+                        on the revision each cycle read, posted to the repository's API URL
+                        (github=https://api.github.com/repos/OWNER/REPO, token in
+                        EDGESYNC_GITHUB_TOKEN; gitlab=https://HOST/api/v4/projects/ID, token in
+                        EDGESYNC_GITLAB_TOKEN)
+  --notify-format F     the format of a --notify URL given without one: json (default) or
+                        slack (incoming-webhook body)
   --resync-budget F     share of the API budget periodic resyncs may use (default 0.25): the
                         resync interval stretches with the account's size (shown in /status)
   --max-deletes N       refuse a cycle deleting more edges and cloud endpoints (together) than N
@@ -191,29 +198,18 @@ async function startEmbedded(
 
 type RunValues = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
 
-/** `--notify` URLs (and EDGESYNC_NOTIFY) and `--notify-format`, checked. */
+/** `--notify` receivers (and EDGESYNC_NOTIFY), each with its format (`--notify-format`'s default). */
 function notifySettings(values: RunValues, env: CliContext['env']) {
-  const format = values['notify-format'] ?? 'json';
-  if (format !== 'json' && format !== 'slack') {
-    throw new UsageError(`--notify-format must be json or slack, got "${format}"`);
-  }
-  const urls = [
+  const texts = [
     ...(values.notify ?? []),
     ...(env.EDGESYNC_NOTIFY ?? '')
       .split(',')
       .map((u) => u.trim())
       .filter((u) => u !== ''),
   ];
-  for (const u of urls) {
-    let ok = false;
-    try {
-      ok = ['http:', 'https:'].includes(new URL(u).protocol);
-    } catch {
-      ok = false;
-    }
-    if (!ok) throw new UsageError('--notify must be an http(s) URL');
-  }
-  return { format, urls } as const;
+  return {
+    receivers: notifyReceivers(texts, values['notify-format'] ?? 'json', (name) => env[name]),
+  } as const;
 }
 
 function modeFlag(mode: string): 'enforce' | 'observe' {
@@ -358,13 +354,13 @@ function notifyFrom(
   daemon: ReturnType<typeof daemonOf>,
   root: Logger,
 ): ReturnType<typeof createNotifier> | undefined {
-  if (settings.notify.urls.length === 0) return undefined;
+  if (settings.notify.receivers.length === 0) return undefined;
   const notifier = createNotifier({
-    urls: settings.notify.urls,
-    format: settings.notify.format,
+    receivers: settings.notify.receivers,
     logger: root.child({ module: 'notify' }),
   });
   daemon.events.subscribe((e) => notifier.send(e));
+  daemon.onCycle((outcome) => notifier.sendCycle(outcome));
   return notifier;
 }
 
@@ -575,38 +571,6 @@ function adminListenFlag(text: string | undefined): ListenAddress | undefined {
     );
   }
   return addr;
-}
-
-/**
- * The control token: `--control-token-file` (a mounted Secret), else EDGESYNC_CONTROL_TOKEN.
- * Surrounding whitespace (a trailing newline) is not part of it. The value never appears in a
- * message.
- */
-async function controlTokenFrom(
-  ctx: CliContext,
-  file: string | undefined,
-): Promise<string | undefined> {
-  if (file === undefined) {
-    const fromEnv = ctx.env[CONTROL_TOKEN_ENV]?.trim();
-    if (fromEnv === undefined || fromEnv === '') return undefined;
-    const problem = controlTokenProblem(fromEnv);
-    if (problem !== undefined) throw new ConfigError(`${CONTROL_TOKEN_ENV}: ${problem}`);
-    return fromEnv;
-  }
-  const abs = path.resolve(ctx.cwd, file);
-  let text: string;
-  try {
-    text = await readSmallTextFile(abs);
-  } catch (err) {
-    throw new ConfigError(`--control-token-file ${abs}: cannot read it: ${errorMessage(err)}`, {
-      cause: err,
-    });
-  }
-  const token = text.trim();
-  if (token === '') throw new ConfigError(`--control-token-file ${abs}: the file is empty`);
-  const problem = controlTokenProblem(token);
-  if (problem !== undefined) throw new ConfigError(`--control-token-file ${abs}: ${problem}`);
-  return token;
 }
 
 /** How long closing the API client may take once the daemon has stopped. */

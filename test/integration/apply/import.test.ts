@@ -134,7 +134,9 @@ describe('edgesync import', () => {
     const run = await runCli(['import', '--out', out], { env });
     expect(run.code).toBe(0);
     const files = (await readdir(out)).sort();
-    expect(files).toEqual(['bot-deployer.yaml', 'https-owned.yaml']);
+    expect(files).toEqual(['.edgesync-owner', 'bot-deployer.yaml', 'https-owned.yaml']);
+    // The owner the manifests were imported for, where every command reads it.
+    expect(await readFile(path.join(out, '.edgesync-owner'), 'utf8')).toBe('default\n');
     // Unmanaged edges are not imported without --all, and the output says how many.
     expect(run.stderr).toMatch(
       /^note: \d+ edges not managed by edgesync were skipped \(import them with --all/m,
@@ -161,6 +163,7 @@ describe('edgesync import', () => {
     const texts = await Promise.all(
       (await readdir(out)).map((f) => readFile(path.join(out, f), 'utf8')),
     );
+    expect(texts).toContain('default\n');
     for (const secret of [
       'hunter22',
       'gh-secret-value',
@@ -238,6 +241,27 @@ describe('edgesync import', () => {
     expect(run.stderr).toMatch(message);
     expect(run.stderr).not.toMatch(/internal error|\n\s+at /);
     expect(run.code).toBe(code);
+  });
+
+  it('writes the owner once: plan and apply read it from the directory, another --owner is a conflict', async () => {
+    const out = path.join(tmp.dir, 'team');
+    const { EDGESYNC_OWNER: _chosen, ...noOwner } = env;
+    const first = await runCli(['import', '--out', out, '--owner', 'team-web'], { env: noOwner });
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain(`wrote ${path.join(out, '.edgesync-owner')}`);
+    expect(await readFile(path.join(out, '.edgesync-owner'), 'utf8')).toBe('team-web\n');
+    // No flag or variable: the owner comes from the file the import wrote.
+    const plan = await runCli(['plan', out, '--output', 'json'], { env: noOwner });
+    expect(plan.code).toBe(0);
+    expect(JSON.parse(plan.stdout).owner).toBe('team-web');
+    expect(plan.stderr).not.toContain('no owner chosen');
+    const applied = await runCli(['apply', out, '--yes'], { env: noOwner });
+    expect(applied.code).toBe(0);
+    // Importing again into it as that owner is no conflict over the owner file; another is.
+    const other = await runCli(['import', '--out', out, '--owner', 'team-api'], { env: noOwner });
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain('  .edgesync-owner');
+    expect(await readFile(path.join(out, '.edgesync-owner'), 'utf8')).toBe('team-web\n');
   });
 
   it('refuses to overwrite existing files without --force', async () => {

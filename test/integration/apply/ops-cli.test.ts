@@ -111,7 +111,8 @@ describe('operator CLI', () => {
       expect(inRepo.code, inRepo.stderr).toBe(0);
       const line = (await readFile(path.join(own, 'tls-imp.yaml'), 'utf8')).split('\n')[0];
       expect(line).toBe('# yaml-language-server: $schema=../schema/edgesync.schema.json');
-      expect(await readdir(own)).toEqual(['tls-imp.yaml']);
+      // No schema copy: the manifest and the owner file only.
+      expect((await readdir(own)).sort()).toEqual(['.edgesync-owner', 'tls-imp.yaml']);
     } finally {
       await rm(own, { recursive: true, force: true });
     }

@@ -69,8 +69,7 @@ describe('notifications', () => {
     }));
     const capture = logCapture();
     const notifier = createNotifier({
-      urls: [redirecting.url],
-      format: 'json',
+      receivers: [{ url: redirecting.url, format: 'json' }],
       logger: createLogger({ level: 'warn', destination: capture.destination }),
       sleep: async () => {},
     });
@@ -86,7 +85,7 @@ describe('notifications', () => {
 
   it('escape every value of a Slack text: no raw mention, no disguised link', async () => {
     const hook = await receiver();
-    const notifier = createNotifier({ urls: [hook.url], format: 'slack' });
+    const notifier = createNotifier({ receivers: [{ url: hook.url, format: 'slack' }] });
     notifier.send(
       event({
         resource: 'https_edge.<!channel>',
@@ -134,8 +133,7 @@ describe('notifications', () => {
     let notifier: ReturnType<typeof createNotifier>;
     try {
       notifier = createNotifier({
-        urls: ['http://receiver.invalid/services/T0/B0/X'],
-        format: 'json',
+        receivers: [{ url: 'http://receiver.invalid/services/T0/B0/X', format: 'json' }],
         attempts: 1,
         timeoutMs: 5000,
       });

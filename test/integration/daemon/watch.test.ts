@@ -85,12 +85,15 @@ describe('file-system triggers (real chokidar)', () => {
     expect(rec.calls.at(-1)?.dir).toBe(dir);
   });
 
-  it('ignores other files, hidden files and hidden directories', async () => {
+  it('ignores other files, hidden files, hidden directories and node_modules', async () => {
     await start();
     await fs.writeFile(path.join(dir, 'notes.txt'), 'hello');
     await fs.writeFile(path.join(dir, '.hidden.yaml'), 'x: 1\n');
     await fs.mkdir(path.join(dir, '.git'));
     await fs.writeFile(path.join(dir, '.git', 'inside.yaml'), 'x: 1\n');
+    // The loader skips it (a project's installed packages): so does the watcher.
+    await fs.mkdir(path.join(dir, 'node_modules', 'pkg'), { recursive: true });
+    await fs.writeFile(path.join(dir, 'node_modules', 'pkg', 'action.yml'), 'on: push\n');
     await fs.writeFile(path.join(dir, 'team', 'README.md'), '# team');
     // Positive control, written last: once its event is seen, the watcher has reported (or
     // dropped) the events of everything written before it. No waiting for time.

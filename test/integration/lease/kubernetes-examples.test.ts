@@ -69,8 +69,25 @@ describe('config-examples/kubernetes', () => {
     const gitSync = containers.find((c) => c.name === 'git-sync');
     const admin = edgesync?.args[edgesync.args.indexOf('--admin-listen') + 1];
     expect(admin).toMatch(/^127\.0\.0\.1:\d+$/);
-    expect(edgesync?.args).toContain('--owner');
     expect(gitSync?.args).toContain(`--webhook-url=http://${admin}/-/reconcile`);
+  });
+
+  it('takes the owner from .edgesync-owner in the checkout, made by an init container first', async () => {
+    const docs = await documents();
+    const [deployment] = find(docs, 'Deployment').map((d) => d.value);
+    const pod = deployment?.spec.template.spec;
+    const edgesync = pod.containers.find((c: { name: string }) => c.name === 'edgesync');
+    // No second statement of the owner: the one written with the manifests is read.
+    expect(edgesync.args).not.toContain('--owner');
+    expect(JSON.stringify(edgesync.env)).not.toMatch(/OWNER/);
+    for (const { value } of find(docs, 'ConfigMap')) expect(value.data.owner).toBeUndefined();
+    const [init] = pod.initContainers;
+    const gitSync = pod.containers.find((c: { name: string }) => c.name === 'git-sync');
+    expect(init.args).toContain('--one-time');
+    expect(init.image).toBe(gitSync.image);
+    for (const flag of gitSync.args.filter((a: string) => /^--(repo|ref|root|link)=/.test(a))) {
+      expect(init.args).toContain(flag);
+    }
   });
 
   it('two replicas elect a leader with a service account allowed get, create, update on leases', async () => {

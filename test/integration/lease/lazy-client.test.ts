@@ -36,9 +36,18 @@ function staticClosure(entry: string): Set<string> {
   return seen;
 }
 
-/** A command's chunk, as `main.js` loads it (a dynamic import per command). */
+/**
+ * A command's chunk, as `main.js` loads it (a dynamic import per command, in `main.js` or in a
+ * chunk it imports statically: the command table is shared with `completion`).
+ */
 function chunk(command: string): string {
-  const found = specifiers('main.js', DYNAMIC).find((s) => s.startsWith(`./${command}-`));
+  const files = [
+    'main.js',
+    ...[...staticClosure('main.js')].filter((s) => s.startsWith('./')).map((s) => s.slice(2)),
+  ];
+  const found = files
+    .flatMap((f) => specifiers(f, DYNAMIC))
+    .find((s) => s.startsWith(`./${command}-`));
   if (found === undefined) throw new Error(`main.js does not import a ${command} chunk`);
   return found.slice(2);
 }

@@ -76,14 +76,6 @@ describe('edgesync validate', () => {
       diagnostics: [
         {
           file: 'a.yaml',
-          line: 3,
-          column: 21,
-          path: 'description',
-          message: 'environment variable DESC is not set',
-          severity: 'error',
-        },
-        {
-          file: 'a.yaml',
           line: 6,
           column: 7,
           path: 'name',
@@ -101,6 +93,16 @@ describe('edgesync validate', () => {
         bot_users: 1,
         cloud_endpoints: 0,
       },
+      deferred: [
+        {
+          file: 'a.yaml',
+          line: 3,
+          column: 14,
+          path: 'description',
+          reference: 'env DESC',
+          checked_by: ['plan', 'apply', 'run'],
+        },
+      ],
     });
   });
 
@@ -129,7 +131,7 @@ describe('edgesync validate', () => {
   it.each([
     [['validate', '--output', 'yaml']],
     [['validate', '--nope']],
-    [['validate', 'a', 'b']],
+    [['validate', '.', 'a.yaml']],
     [['schema', 'extra']],
   ])('usage errors exit 64: %j', async (argv) => {
     const r = await cli(argv, dir);
