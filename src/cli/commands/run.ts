@@ -457,6 +457,8 @@ function daemonOf(
     // The executor adds its own `module` binding.
     logger: root,
     leadership: election?.elector,
+    // A file that got smaller is acted on once it stayed unchanged for a debounce.
+    settleMs: settings.debounceMs,
     mode: () =>
       life.daemon?.mode() ??
       (settings.mode === 'observe' || values.suspended ? 'observe' : 'enforce'),
