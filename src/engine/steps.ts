@@ -12,7 +12,6 @@ import { checkGuards, desiredCount, type GuardVerdict } from '../apply/guards.js
 import { progressSteps } from '../apply/progress.js';
 import { observeAfterApply, ownBotUsersOf } from '../apply/verify.js';
 import { ACCOUNT_STATE_MESSAGE, EdgesyncError, GuardError } from '../errors.js';
-import type { Logger } from '../log.js';
 import { manifestsChangedSince } from '../manifest/loader.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { maskValues } from '../manifest/secrets.js';

@@ -87,7 +87,7 @@ describe('a save in place', () => {
     const file = path.join(scene.dir, 'a.yaml');
     await writeYaml(file, [tlsEdge('a', { description: 'v0' })]);
     await writeYaml(path.join(scene.dir, 'b.yaml'), [tlsEdge('b')]);
-    const { d, lines } = await started();
+    const { d } = await started();
     // Pauses shorter than the watcher library's 50 ms window, in which it reports one change.
     for (const [i, pause] of [10, 20, 30, 40].entries()) {
       const handle = await open(file, 'w');
