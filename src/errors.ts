@@ -27,6 +27,7 @@ export type ErrorCode =
   | 'ES_LEASE_ACCESS'
   | 'ES_LOST_LEADERSHIP'
   | 'ES_DAEMON'
+  | 'ES_FENCED'
   | 'ES_INTERNAL';
 
 export class EdgesyncError extends Error {
@@ -311,6 +312,20 @@ export class LeaseAccessError extends EdgesyncError {
 export class LostLeadershipError extends EdgesyncError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ES_LOST_LEADERSHIP', message, options);
+  }
+}
+
+/**
+ * A write the fence refused at the moment it was to leave (leadership lost, writes suspended, the
+ * cycle aborted): that attempt was not sent, nor any after it. `cause` is the fence's own error.
+ */
+export class FencedWriteError extends EdgesyncError {
+  readonly method: string;
+  readonly path: string;
+  constructor(method: string, path: string, message: string, options?: { cause?: unknown }) {
+    super('ES_FENCED', message, options);
+    this.method = method;
+    this.path = path;
   }
 }
 

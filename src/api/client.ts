@@ -47,6 +47,7 @@ function send(
     route: op.template,
     path,
     signal: options.signal,
+    fence: options.fence,
     ...(op.body === undefined ? {} : { body }),
   };
   if (op.answer === undefined) return transport.sendNoContent(call);

@@ -19,4 +19,4 @@ export {
 } from './observe.js';
 export { realSleep, type Sleep } from './retry.js';
 export * from './schemas.js';
-export type { ApiClient, ApiClientOptions } from './types.js';
+export type { ApiClient, ApiClientOptions, RequestOptions } from './types.js';

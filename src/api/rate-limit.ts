@@ -90,6 +90,11 @@ export interface RateLimiter {
    * request until the window frees; learn what others spent, or lower the pace (the header).
    */
   throttled(retryAfterMs: number | undefined, sentAt: number): void;
+  /**
+   * The request granted at `sentAt` did not go out (its fence refused it at the last moment):
+   * its slot is given back, as if it had never been granted.
+   */
+  unused(sentAt: number): void;
   /** When the next request could go, at the current pace (0: now). For ETAs. */
   estimateWaitMs(requests: number): number;
   snapshot(): RateLimiterSnapshot;
@@ -196,6 +201,12 @@ class WindowLimiter implements RateLimiter {
 
   answered(sentAt: number): void {
     this.retime(sentAt, this.clock.now());
+    this.settle();
+  }
+
+  unused(sentAt: number): void {
+    const i = this.sent.lastIndexOf(sentAt);
+    if (i >= 0) this.sent.splice(i, 1);
     this.settle();
   }
 

@@ -11,6 +11,7 @@ import {
   ApiResponseError,
   type EdgesyncError,
   errorMessage,
+  FencedWriteError,
   NetworkError,
   TimeoutError,
 } from '../errors.js';
@@ -54,6 +55,8 @@ export interface Call {
   readonly path: string;
   readonly body?: unknown;
   readonly signal: AbortSignal | undefined;
+  /** Checked as each attempt leaves (`RequestOptions.fence`). */
+  readonly fence?: (() => void) | undefined;
 }
 
 interface Answer {
@@ -259,6 +262,14 @@ async function exchange(w: Wire, call: Call): Promise<Answer> {
   for (let attempt = 1; ; attempt++) {
     throwIfAborted(call.signal);
     const sentAt = await limiter?.acquire(call.signal, options.priority?.() ?? 'normal');
+    // The fence, at the moment the request leaves: nothing is awaited between this check and
+    // the send, so a lease lost or writes suspended while this call waited (in the limiter, or
+    // out a retry's backoff) stops it here. The slot it was granted goes back.
+    const refused = stopped(call);
+    if (refused !== undefined) {
+      if (sentAt !== undefined) limiter?.unused(sentAt);
+      throw refused;
+    }
     let result: AttemptResult | undefined;
     try {
       result = await attemptOnce(w, call, attempt);
@@ -286,6 +297,21 @@ async function exchange(w: Wire, call: Call): Promise<Answer> {
       }
     }
     await retryOrThrow(w, call, attempt, result);
+  }
+}
+
+/**
+ * Why this attempt must not leave: the caller's signal fired (an abort during the limiter's wait
+ * or the backoff), or the call's fence refused it. Undefined: it may go.
+ */
+function stopped(call: Call): EdgesyncError | undefined {
+  if (call.signal?.aborted) return abortedError(call.signal);
+  if (call.fence === undefined) return undefined;
+  try {
+    call.fence();
+    return undefined;
+  } catch (err) {
+    return new FencedWriteError(call.method, call.path, errorMessage(err), { cause: err });
   }
 }
 

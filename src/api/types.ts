@@ -81,6 +81,13 @@ export interface ApiClientOptions {
 
 export interface RequestOptions {
   readonly signal?: AbortSignal | undefined;
+  /**
+   * The write fence: called at the moment each attempt of this request is to leave (after the
+   * limiter's wait and any retry's backoff, with no wait between the call and the send). When it
+   * throws, that attempt is not sent, nor any after it, and the call rejects with
+   * `FencedWriteError` (its `cause` what the fence threw).
+   */
+  readonly fence?: (() => void) | undefined;
 }
 
 export interface ListOptions extends RequestOptions {

@@ -6,7 +6,7 @@
  * messages name paths and problems only, never body values (they may be secrets).
  */
 import type { z } from 'zod';
-import type { ApiClient, ModuleOwner } from '../api/index.js';
+import type { ApiClient, ModuleOwner, RequestOptions } from '../api/index.js';
 import { type ApiOperation, operationFor, templateParams } from '../api/routes.js';
 import { EdgesyncError } from '../errors.js';
 import type { Operation } from '../plan/model.js';
@@ -60,14 +60,16 @@ function callArgs(op: ApiOperation, target: Target): unknown[] {
 }
 
 /**
- * Sends one operation through the typed client. No signal is passed: an operation once
- * started is let finish (abort stops launching new ones).
+ * Sends one operation through the typed client. No signal is passed: an exchange once started
+ * is let finish. The caller's `fence` (its abort, leadership, suspension) is checked by the
+ * client as each attempt leaves, retries included.
  */
 export async function sendOperation(
   client: ApiClient,
   method: Operation['method'],
   target: Target,
   body: unknown,
+  fence?: () => void,
 ): Promise<Sent> {
   const what = `${method} ${targetPath(target)}`;
   const op = operationFor(method, target);
@@ -75,6 +77,10 @@ export async function sendOperation(
   const args = callArgs(op, target);
   if (op.body === undefined) noBody(body, what);
   else args.push(checked(op.body, body, what));
+  if (fence !== undefined) {
+    const options: RequestOptions = { fence };
+    args.push(options);
+  }
   // The table names the method (`satisfies` in src/api/routes.ts ties each name to ApiClient).
   const call = client[op.name] as (...a: unknown[]) => Promise<unknown>;
   const answer = await call.apply(client, args);

@@ -11,7 +11,9 @@
  *   whose outcome is unknown is re-sent only after a fresh read shows it did not happen;
  * - deletes only when the cycle is clean: if any earlier operation failed, the delete phase is
  *   skipped, and the result says so;
- * - abort: no new operation starts once the signal fires; the one in flight finishes.
+ * - abort: no new operation starts once the signal fires; the exchange in flight finishes;
+ * - the fence (`beforeWrite`, and the abort) is checked as each request leaves, every retry
+ *   included (`RequestOptions.fence`): a write refused there is reported as not sent.
  * One structured log line per operation: method, concrete path (IDs only), address, status,
  * duration, outcome. Never a body: bodies carry secrets.
  */
@@ -19,10 +21,12 @@
 import type { ApiClient } from '../api/index.js';
 import { isNotFound, isOutcomeUnknown, realSleep, type Sleep } from '../api/index.js';
 import {
+  AbortedError,
   ACCOUNT_STATE_MESSAGE,
   accountStateOf,
   EdgesyncError,
   errorMessage,
+  FencedWriteError,
   GuardError,
 } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
@@ -140,9 +144,11 @@ export interface ExecuteOptions {
   readonly now?: (() => number) | undefined;
   readonly random?: (() => number) | undefined;
   /**
-   * Fencing: called before every write is sent (each POST attempt included). When it throws,
-   * that write is not sent, no further operation starts, and the result says `fenced` (leader
-   * election: this process no longer holds a lease renewed within the renew deadline).
+   * Fencing: called as every write leaves, each attempt included (a retry after a backoff or a
+   * 429, a request that waited in the rate limiter, a POST re-sent after a lookup). When it
+   * throws, that write is not sent, no further operation starts, and the result says `fenced`
+   * (leader election: this process no longer holds a lease renewed within the renew deadline;
+   * a suspended daemon).
    */
   readonly beforeWrite?: (() => void) | undefined;
 }
@@ -151,13 +157,6 @@ interface Step {
   readonly change: ResourceChange;
   readonly op: Operation;
 }
-
-/**
- * A write the fence refused (inside the POST retry loop): the step is skipped, not failed. A
- * private signal, caught where the step ends and never seen by a caller (the result says
- * `fenced`), so it is outside the error hierarchy and carries no code.
- */
-class FencedError extends Error {}
 
 /** A failure that carries an exact, user-facing message (vanished resources). */
 class VanishedError extends EdgesyncError {
@@ -382,15 +381,36 @@ function report(
   run.options.onProgress?.(event);
 }
 
-/** The fence, before each write: false (and `fenced` set) when the write must not go out. */
-function mayWrite(run: Run): boolean {
-  if (run.fenced !== undefined) return false;
-  try {
+/**
+ * The fence the client checks as each write of this run leaves (every attempt): the run's abort,
+ * a fence that already refused, and `beforeWrite`. Throws when the write must not go out.
+ */
+function writeFence(run: Run): () => void {
+  return () => {
+    if (run.signal?.aborted) throw new AbortedError('aborted: no further operations were started');
+    if (run.fenced !== undefined) throw new EdgesyncError('ES_FENCED', run.fenced);
     run.options.beforeWrite?.();
+  };
+}
+
+/** Records a refusal of the fence: nothing more is sent this run. */
+function fenced(run: Run, err: FencedWriteError): void {
+  // An abort is the run's own: the result says `aborted`, not `fenced`.
+  if (err.cause instanceof AbortedError || run.fenced !== undefined) return;
+  run.fenced = err.message;
+  run.log.warn(
+    { reason: run.fenced, method: err.method, path: err.path },
+    'write fenced: not sent, and no further operation is sent',
+  );
+}
+
+/** The fence, before an operation starts: false (and `fenced` set) when it must not go out. */
+function mayWrite(run: Run, method: Operation['method'], path: string): boolean {
+  try {
+    writeFence(run)();
     return true;
   } catch (err) {
-    run.fenced = errorMessage(err);
-    run.log.warn({ reason: run.fenced }, 'write fenced: no further operation is sent');
+    fenced(run, new FencedWriteError(method, path, errorMessage(err), { cause: err }));
     return false;
   }
 }
@@ -438,9 +458,14 @@ async function postWithRecovery(
     }
   };
   for (let attempt = 1; ; attempt++) {
-    if (!mayWrite(run)) throw new FencedError(run.fenced ?? 'fenced');
     try {
-      const sent = await sendOperation(run.options.client, 'POST', target, step.op.body);
+      const sent = await sendOperation(
+        run.options.client,
+        'POST',
+        target,
+        step.op.body,
+        writeFence(run),
+      );
       settled(sent.id, true);
       return { ...sent, found: false };
     } catch (err) {
@@ -493,7 +518,7 @@ async function runStep(run: Run, step: Step): Promise<boolean> {
   const target = concreteTarget(run, step);
   if (target === undefined) return false;
   const path = targetPath(target);
-  if (op.method !== 'POST' && !mayWrite(run)) {
+  if (!mayWrite(run, op.method, path)) {
     report(run, step, path, 'skipped', 0);
     return false;
   }
@@ -503,7 +528,13 @@ async function runStep(run: Run, step: Step): Promise<boolean> {
       op.method === 'POST'
         ? await postWithRecovery(run, step, target, path)
         : {
-            ...(await sendOperation(run.options.client, op.method, target, op.body)),
+            ...(await sendOperation(
+              run.options.client,
+              op.method,
+              target,
+              op.body,
+              writeFence(run),
+            )),
             found: false,
           };
     if (op.binds !== undefined) {
@@ -538,7 +569,9 @@ function stepFailed(run: Run, step: Step, path: string, err: unknown, ms: number
     fail(run, step, path, vanishedError, ms, 404);
     return false;
   }
-  if (err instanceof FencedError) {
+  if (err instanceof FencedWriteError) {
+    // Not sent: skipped, not failed.
+    fenced(run, err);
     report(run, step, path, 'skipped', 0);
     return false;
   }

@@ -32,6 +32,7 @@ import { parsePolicyText } from '../manifest/policy-text.js';
 import { takesReference } from '../manifest/refs.js';
 import { type Kind, NAME_PATTERN, SCHEMA_BY_KIND } from '../manifest/schema.js';
 import { isSecretField } from '../manifest/secrets.js';
+import { hasSecretField } from '../plan/cloud-endpoints.js';
 import { liveModuleToWrite, type Plain, type PlainObject } from '../plan/normalize.js';
 import { credentialLikeReason } from './credentials.js';
 
@@ -384,7 +385,22 @@ function manifestModule(
     const choice = field.oneOf === true ? namedChoice(write[key]) : undefined;
     if (choice !== undefined) out[key] = choice;
   }
-  return out;
+  return policyAsMapping(module, out);
+}
+
+/**
+ * A traffic policy module's text as the YAML mapping it holds, so a review reads a policy, not
+ * an escaped JSON string. Only when the mapping is sent back as exactly that text (the manifest
+ * sends a mapping as its JSON): an imported set plans no change. A policy holding a secret keeps
+ * its text (and its warning): a mapping would put the secret in the file as a field.
+ */
+function policyAsMapping(module: string, out: PlainObject): PlainObject {
+  const text = out.value;
+  if (module !== 'traffic_policy' || typeof text !== 'string') return out;
+  const doc = parsePolicyText(text);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return out;
+  if (JSON.stringify(doc) !== text || hasSecretField(doc)) return out;
+  return { ...out, value: doc as PlainObject };
 }
 
 /** The one key of a one-of mapping that is set, with its settings less their zero values. */

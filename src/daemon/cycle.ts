@@ -3,7 +3,8 @@
  * missing or unreadable directory records an error: the reconcile step never runs without an
  * existing directory), re-point the watchers, reconcile with a check that the git-sync link
  * still points where it did, and record what happened. A cycle whose revision was replaced
- * while it ran ends `superseded`, and the new revision is reconciled next.
+ * while it ran ends `superseded`, and the new revision is reconciled next; one that read a file
+ * still being written asks for a cycle after a debounce.
  */
 
 import { errorMessage, ManifestDirError, ManifestError } from '../errors.js';
@@ -32,6 +33,11 @@ export interface CycleDeps {
   readonly pointWatchers: (anchor: string, resolved: ResolvedDir | undefined) => Promise<void>;
   /** Asks for another cycle at once (a newer revision arrived). */
   readonly retrigger: () => void;
+  /**
+   * Asks for another cycle after a debounce, as a file event does: a file the cycle read was
+   * still being written (`ReconcileReport.reread`).
+   */
+  readonly reread: () => void;
   /**
    * Waits for the manifests being read ahead (if any) and resolves the watcher's generation: the
    * reconcile step takes over that read when it was made at the same one.
@@ -64,6 +70,9 @@ export async function runCycle(
   // 4. Record what happened, as the loop needs it.
   const settled = settle(report, signal, swap.superseded());
   record(settled, resolved, swap.superseded());
+  // A save that landed while the cycle read gets a cycle of its own, even if the watcher
+  // reported it before the read (or not at all).
+  if (report.reread === true) deps.reread();
   if (settled.result === 'superseded') return 'superseded';
   if (!SUCCESS_RESULTS.has(settled.result)) return 'failure';
   return settled.mode === 'incremental' ? 'partial' : 'success';

@@ -165,9 +165,7 @@ function newCore(options: DaemonOptions): DaemonCore {
     excluded: excludeMatcher(options.exclude),
     onChange: (kind, file) => {
       logger.debug({ kind, file }, 'manifest change seen');
-      core.generation += 1;
-      core.loop.notifyChange(kind);
-      readAhead(core);
+      changed(core, kind);
     },
   });
   const core: DaemonCore = {
@@ -217,6 +215,7 @@ function reconcileLoop(
             record: (rec) => record(core(), rec),
             pointWatchers: (anchor, resolved) => pointWatchers(core(), anchor, resolved),
             retrigger: () => loop.trigger('link'),
+            reread: () => changed(core(), 'file'),
             readAhead: () => readAheadDone(core()),
           },
           reason,
@@ -240,6 +239,13 @@ function reconcileLoop(
       core().logger.error({ err: errorMessage(err) }, 'reconcile cycle crashed'),
   });
   return loop;
+}
+
+/** A change of the manifests (seen by the watcher, or by a cycle that read one mid-save). */
+function changed(core: DaemonCore, kind: 'file' | 'link'): void {
+  core.generation += 1;
+  core.loop.notifyChange(kind);
+  readAhead(core);
 }
 
 /**

@@ -11,10 +11,18 @@
  *   that save by rename or unlink+add produce add/unlink/change events here; all of them just
  *   request a (debounced) cycle.
  *
+ * - *Rechecks.* chokidar reports one change of a file per 50 ms and drops the others (no trailing
+ *   event), and drops raw events 5 ms apart: a save in place (truncate, then write a few
+ *   milliseconds later) reports the truncation only. So every reported change of a manifest file
+ *   is followed by a look at the file after that window (`RECHECK_MS`): when its size, times or
+ *   inode differ from what the report saw, the change is reported again (and looked at again).
+ *
  * The daemon calls `pointAt` at the start of each cycle with the fresh resolution, before the
  * reconcile reads anything, so a change made after the read is always seen. Events from before a
  * watcher's `ready` are dropped: they describe the state the coming cycle reads anyway.
  */
+import type { Stats } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
 import type { Logger } from '../log.js';
@@ -50,9 +58,14 @@ const MANIFEST_FILE = /\.ya?ml$/i;
 /** Kubernetes ConfigMap/Secret volumes swap this symlink to publish a new version. */
 const CONFIGMAP_DATA = '..data';
 
+/** After chokidar's window of one change per file (50 ms), with room for its stat. */
+const RECHECK_MS = 100;
+
 interface Running {
   readonly key: string;
   readonly watcher: FSWatcher;
+  /** Stops the tree watcher's rechecks (none for the anchor watcher). */
+  readonly stop?: () => void;
 }
 
 export function createManifestWatcher(options: ManifestWatcherOptions): ManifestWatcher {
@@ -168,9 +181,12 @@ async function startTreeWatch(
 ): Promise<Running> {
   const { onChange } = options;
   let isReady = false;
+  const recheck = rechecks((file) => onChange('file', file));
   const watcher = watch(root, {
     ignoreInitial: true,
     followSymlinks: false,
+    // Every add and change comes with the file's stats: what a recheck compares with.
+    alwaysStat: true,
     ignored: (p: string) => {
       if (p === root) return false;
       const parts = path.relative(root, p).split(path.sep);
@@ -182,17 +198,60 @@ async function startTreeWatch(
     },
   });
   watcher.on('error', onError(options, 'tree'));
-  watcher.on('all', (event, p) => {
+  watcher.on('all', (event, p, stats) => {
     if (!isReady) return;
     const base = path.basename(p);
     if (base === CONFIGMAP_DATA) onChange('link', p);
     else if (p === root) onChange('link', p);
     else if (event === 'addDir' || event === 'unlinkDir') onChange('file', p);
-    else if (MANIFEST_FILE.test(base)) onChange('file', p);
+    else if (MANIFEST_FILE.test(base)) {
+      onChange('file', p);
+      if (event === 'add' || event === 'change') recheck(p, stats);
+    }
   });
   await ready(options, watcher, root);
   isReady = true;
-  return { key, watcher };
+  return { key, watcher, stop: () => recheck.stop() };
+}
+
+/** What a recheck compares: the same key, the same file and content as far as stat can tell. */
+function statKey(stats: Stats | undefined): string {
+  return stats === undefined ? '' : `${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}:${stats.ino}`;
+}
+
+/**
+ * Looks at a reported file again `RECHECK_MS` later and reports it once more when it changed
+ * since the report (a change chokidar dropped), then looks again, until it stays as reported.
+ */
+function rechecks(report: (file: string) => void) {
+  const timers = new Map<string, ReturnType<typeof setTimeout>>();
+  let stopped = false;
+  const arm = (file: string, seen: string) => {
+    clearTimeout(timers.get(file));
+    timers.set(
+      file,
+      setTimeout(() => {
+        timers.delete(file);
+        stat(file).then(
+          (now) => {
+            const key = statKey(now);
+            if (stopped || key === seen) return;
+            report(file);
+            arm(file, key);
+          },
+          // Gone: chokidar reports the unlink.
+          () => undefined,
+        );
+      }, RECHECK_MS),
+    );
+  };
+  return Object.assign((file: string, stats: Stats | undefined) => arm(file, statKey(stats)), {
+    stop() {
+      stopped = true;
+      for (const t of timers.values()) clearTimeout(t);
+      timers.clear();
+    },
+  });
 }
 
 async function closeOne(
@@ -200,6 +259,7 @@ async function closeOne(
   running: Running | undefined,
 ): Promise<void> {
   if (!running) return;
+  running.stop?.();
   try {
     await running.watcher.close();
   } catch (err) {

@@ -42,7 +42,17 @@ export interface ReconcilerOptions {
   readonly mask?: ValueMask | undefined;
   /** Leader election: standbys plan but never write; the applier fences every write. */
   readonly leadership?: { isLeader(): boolean; fence(): void } | undefined;
+  /**
+   * How long a file that lost resources (emptied or truncated) must stay unchanged before a cycle
+   * acts on it (the daemon's debounce; default `DEFAULT_SETTLE_MS`): a file being rewritten in
+   * place reads so until its writer is done.
+   */
+  readonly settleMs?: number | undefined;
+  /** Wall clock in ms, for `settleMs`. Default `Date.now`. */
+  readonly now?: (() => number) | undefined;
 }
+
+export const DEFAULT_SETTLE_MS = 250;
 
 /** What one reconciler keeps from cycle to cycle, so a cycle costs what changed. */
 export interface EngineState {
@@ -67,6 +77,14 @@ export interface EngineState {
    * since (same directory, revision, watcher generation and kept snapshot), dropped otherwise.
    */
   ahead: Ahead | undefined;
+  /**
+   * Each file (by the path it was read from) at the last read a cycle went on with: its size and
+   * how many resources it declared. A file that lost some since is read again before it is acted
+   * on (`unsettled`).
+   */
+  held: ReadonlyMap<string, { readonly size: number; readonly resources: number }>;
+  /** Files that read smaller than `sizes` says, as first read that way: key and when. */
+  readonly shrunk: Map<string, { readonly key: string; readonly at: number }>;
 }
 
 /** What `anticipate` read and planned, and what it read it from. */
@@ -85,6 +103,8 @@ export function newEngineState(): EngineState {
     files: new FileCache(),
     secrets: [],
     ahead: undefined,
+    held: new Map(),
+    shrunk: new Map(),
   };
 }
 

@@ -29,9 +29,11 @@ import type { PlanSummary } from '../plan/model.js';
  *   after applying); `outOfSync` says how much.
  * - `invalid`: the manifest set has errors; nothing was written.
  * - `error`: anything else (API, network, guard refusal, unknown desired state).
- * - `superseded`: cut short because a newer revision arrived (a git-sync swap under the cycle):
- *   nothing from the old revision was applied, and the new one is reconciled next. Neither a
- *   success nor a failure: it leaves readiness, backoff and the last error as they were.
+ * - `superseded`: cut short because a newer revision arrived (a git-sync swap under the cycle),
+ *   or because a file read is still being written (saved while it was read, or smaller than
+ *   last time and not yet confirmed; `reread` set): nothing from what was read was applied, and
+ *   the new content is reconciled next. Neither a success nor a failure: it leaves readiness,
+ *   backoff and the last error as they were.
  * - `standby`: leader election is on and another replica leads: the cycle planned and wrote
  *   nothing; `outOfSync` says how much the leader has left to do. A success (standbys are ready).
  * - `lost_leadership`: this replica led when the cycle began and stopped holding a lease renewed
@@ -105,6 +107,11 @@ export interface ReconcileReport {
   readonly observed?: boolean | undefined;
   /** The cycle's plan by resource (addresses, reasons, field paths: never values). */
   readonly resources?: PlanResources | undefined;
+  /**
+   * True when a manifest file read was still being written (`superseded`): the daemon reads the
+   * manifests again after a debounce, whether or not its watcher saw the save.
+   */
+  readonly reread?: boolean | undefined;
 }
 
 /** A cycle's plan by resource, as `/status` and the events use it. */

@@ -12,7 +12,7 @@ import { type ApiClient, type LiveSnapshot, NO_CALLS } from '../api/index.js';
 import { pagesOf, touchedCount, touchedRoots, verifyTouched } from '../apply/verify.js';
 import { ManifestError } from '../errors.js';
 import type { FileCache } from '../manifest/build.js';
-import { type LoadResult, loadManifests } from '../manifest/loader.js';
+import { type FileStamp, type LoadResult, loadManifests } from '../manifest/loader.js';
 import type { OwnCredential } from '../manifest/own-credentials.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { buildPlan, type Plan } from '../plan/index.js';
@@ -32,8 +32,8 @@ export interface Prepared {
   readonly live: LiveSnapshot;
   readonly desired: DesiredSet;
   readonly mode: 'full' | 'incremental';
-  /** What each manifest file looked like when read (`manifestsChangedSince`). */
-  readonly stamps: ReadonlyMap<string, string>;
+  /** What each manifest file looked like when read (`manifestsChangedSince`, `unsettled`). */
+  readonly stamps: ReadonlyMap<string, FileStamp>;
 }
 
 /**

@@ -30,7 +30,7 @@ import type {
 } from './contract.js';
 import type { Prepared } from './incremental.js';
 import { anticipate, choosePreparation } from './preparation.js';
-import { appliedReport, applyCycle, assess, holdBack, savedWhileRead } from './steps.js';
+import { appliedReport, applyCycle, assess, holdBack, unsettled } from './steps.js';
 
 /** Triggers that carry a change (of the manifests, or an operator's request): high priority. */
 const CHANGE_REASONS: ReadonlySet<string> = new Set(['file', 'link', 'webhook', 'manual']);
@@ -68,12 +68,13 @@ async function reconcileOnce(
   await input.assertCurrent();
   // 3. Assess it: guards, counts, resources, this cycle's sensitive values.
   const cycle = assess(prepared, options, state);
-  // 4. Stop when nothing may be written (observing, standby, a guard) or needs to be.
+  // 4. Stop when a file was saved while it was read, or reads as one still being written
+  //    (smaller than last time, not yet confirmed): it is read again after a debounce.
+  const unfinished = await unsettled(cycle, options, state);
+  if (unfinished !== undefined) return unfinished;
+  // 5. Stop when nothing may be written (observing, standby, a guard) or needs to be.
   const held = holdBack(cycle, options, state);
   if (held !== undefined) return held;
-  // 5. Stop when a file was saved while it was read: its own event comes next.
-  const saved = await savedWhileRead(cycle, options.logger);
-  if (saved !== undefined) return saved;
   // 6. Apply, and check what was touched.
   const applied = await applyCycle(cycle, input.signal, options, state);
   // 7. Report what the apply did.

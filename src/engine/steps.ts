@@ -1,9 +1,9 @@
 /**
  * The steps of one reconcile cycle after its plan is prepared, in the order `reconcileOnce`
  * (reconciler.ts) runs them. Each does one thing and either hands the cycle on or ends it with
- * the report the daemon records: assess the plan (guards, counts, masked resources), hold back
- * when nothing may or need be written, skip a plan read from a file being saved, apply and
- * verify, report what the apply did.
+ * the report the daemon records: assess the plan (guards, counts, masked resources), skip a plan
+ * read from a file being saved, hold back when nothing may or need be written, apply and verify,
+ * report what the apply did.
  */
 import { callCount, type LiveSnapshot } from '../api/index.js';
 import { unservedMessage } from '../apply/cutover.js';
@@ -12,11 +12,16 @@ import { checkGuards, desiredCount, type GuardVerdict } from '../apply/guards.js
 import { progressSteps } from '../apply/progress.js';
 import { observeAfterApply, ownBotUsersOf } from '../apply/verify.js';
 import { ACCOUNT_STATE_MESSAGE, EdgesyncError, GuardError } from '../errors.js';
-import type { Logger } from '../log.js';
 import { manifestsChangedSince } from '../manifest/loader.js';
+import type { DesiredSet } from '../manifest/schema.js';
 import { maskValues } from '../manifest/secrets.js';
 import { buildPlan, operationCount, type Plan } from '../plan/index.js';
-import { type EngineState, planOptionsOf, type ReconcilerOptions } from './context.js';
+import {
+  DEFAULT_SETTLE_MS,
+  type EngineState,
+  planOptionsOf,
+  type ReconcilerOptions,
+} from './context.js';
 import type { ManagedCounts, PlanResources, ReconcileReport } from './contract.js';
 import type { Prepared } from './incremental.js';
 import { managedCounts, resourcesOf, stableValues, withLiveIds } from './report.js';
@@ -118,16 +123,79 @@ export function holdBack(
 }
 
 /**
- * A file saved while it was read (a truncated file reads as no edges) is not acted on: the
- * save's own event reconciles the finished file next. Undefined: the files are as read.
+ * Whether the files this cycle read are finished, as they are on disk now. Not when:
+ * - a file was saved while it was read (its stamp moved since): what was read may be half a save;
+ * - a file declares fewer resources than at the last read a cycle went on with (emptied, or
+ *   truncated after a document, as a file rewritten in place is until its writer is done), or it
+ *   got smaller while the plan deletes a resource or route; and the plan would write. Such a
+ *   file is acted on only once a read at least `settleMs` after the first finds it unchanged (a
+ *   file emptied on purpose), never on the first read.
+ * Such a cycle writes nothing, and ends `superseded` with `reread`: the daemon reads again after
+ * a debounce, whether or not the watcher saw the save. Undefined: the files are as read.
  */
-export async function savedWhileRead(
+export async function unsettled(
   cycle: Cycle,
-  logger: Logger,
+  options: ReconcilerOptions,
+  state: EngineState,
 ): Promise<ReconcileReport | undefined> {
-  const changedFile = await manifestsChangedSince(cycle.prepared);
-  if (changedFile === undefined) return undefined;
-  logger.info({ file: changedFile }, 'a manifest changed while it was read: not applied');
+  const { prepared } = cycle;
+  const changedFile = await manifestsChangedSince(prepared);
+  if (changedFile !== undefined) {
+    options.logger.info({ file: changedFile }, 'a manifest changed while it was read: not applied');
+    return reread(cycle);
+  }
+  const { plan, stamps } = prepared;
+  const declared = resourcesByFile(prepared.desired);
+  const held = new Map(
+    [...stamps].map(([path, stamp]) => [
+      path,
+      { size: stamp.size, resources: declared.get(stamp.file) ?? 0 },
+    ]),
+  );
+  const writes = operationCount(plan) > 0;
+  const deletes = plan.changes.some((c) => c.action === 'delete');
+  const now = (options.now ?? Date.now)();
+  const settleMs = options.settleMs ?? DEFAULT_SETTLE_MS;
+  const waiting: string[] = [];
+  for (const [path, stamp] of stamps) {
+    const before = state.held.get(path);
+    const after = held.get(path);
+    if (before === undefined || after === undefined) continue;
+    const lost = after.resources < before.resources || (deletes && after.size < before.size);
+    if (!lost) continue;
+    const first = state.shrunk.get(path);
+    if (first?.key === stamp.key && now - first.at >= settleMs) continue;
+    if (first?.key !== stamp.key) state.shrunk.set(path, { key: stamp.key, at: now });
+    waiting.push(stamp.file);
+  }
+  if (waiting.length > 0 && writes) {
+    options.logger.info(
+      { files: waiting, settle_ms: settleMs },
+      'a manifest file shrank: waiting to read it again',
+    );
+    return reread(cycle);
+  }
+  // This read is the one the cycle goes on with.
+  state.shrunk.clear();
+  state.held = held;
+  return undefined;
+}
+
+/** How many resources each file declares (edges, bot users, endpoints). */
+function resourcesByFile(desired: DesiredSet): Map<string, number> {
+  const out = new Map<string, number>();
+  const all = [
+    ...desired.tlsEdges,
+    ...desired.httpsEdges,
+    ...desired.botUsers,
+    ...desired.cloudEndpoints,
+  ];
+  for (const r of all) out.set(r.source.file, (out.get(r.source.file) ?? 0) + 1);
+  return out;
+}
+
+/** The report of a cycle that read files still being written: nothing written, read again. */
+function reread(cycle: Cycle): ReconcileReport {
   const { mode, plan } = cycle.prepared;
   return {
     mode,
@@ -135,6 +203,7 @@ export async function savedWhileRead(
     result: 'superseded',
     summary: plan.summary,
     writes: 0,
+    reread: true,
   };
 }
 

@@ -111,12 +111,21 @@ interface LoadInfo {
   readonly files: string[];
   readonly counts: ResourceCounts;
   /**
-   * What each file looked like when it was read (size and modification time, stat'ed before the
-   * read), for `manifestsChangedSince`: a file saved while it was read must not be acted on.
+   * What each file looked like when it was read (stat'ed before the read), by the path it was read
+   * from, for `manifestsChangedSince`: a file saved while it was read must not be acted on.
    */
-  readonly stamps: ReadonlyMap<string, string>;
+  readonly stamps: ReadonlyMap<string, FileStamp>;
   /** The references left for later (`deferUnresolved`), in file order. */
   readonly deferred: DeferredCheck[];
+}
+
+/** One file as it was when read: its size, and a key that changes with any save or replacement. */
+export interface FileStamp {
+  /** Relative to the manifest directory, `/`-separated. */
+  readonly file: string;
+  readonly size: number;
+  /** Size, modification and change times, inode: equal keys, same file, same content. */
+  readonly key: string;
 }
 
 export type LoadResult =
@@ -145,13 +154,13 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
       : await listNamedFiles(resolvedDir, fs, options.files);
   const sources: SourceFile[] = [];
   const readProblems: Diagnostic[] = [...listing.problems];
-  const stamps = new Map<string, string>();
+  const stamps = new Map<string, FileStamp>();
   await runPool(listing.files, 16, async (rel) => {
     const file = manifestPath(resolvedDir, listing.realPaths, rel);
     const result = await readManifest(fs, file, maxFileBytes);
     if ('bytes' in result) {
       sources.push({ file: rel, text: decode(result.bytes, maxFileBytes) });
-      stamps.set(file, result.stamp);
+      stamps.set(file, { file: rel, size: result.size, key: result.stamp });
     } else readProblems.push(problem(rel, result.error));
   });
 
@@ -235,8 +244,9 @@ export async function readLoadedFile(
   return 'bytes' in result ? decode(result.bytes, maxFileBytes) : result;
 }
 
-function stampOf(info: { size: number; mtimeMs: number }): string {
-  return `${info.size}:${info.mtimeMs}`;
+function stampOf(info: { size: number; mtimeMs: number; ctimeMs?: number; ino?: number }): string {
+  // ctime and the inode too: a save by rename, or within the clock's granularity, moves one.
+  return `${info.size}:${info.mtimeMs}:${info.ctimeMs ?? ''}:${info.ino ?? ''}`;
 }
 
 /**
@@ -250,7 +260,7 @@ export async function manifestsChangedSince(
 ): Promise<string | undefined> {
   for (const [file, stamp] of loaded.stamps) {
     try {
-      if (stampOf(await fs.stat(file)) !== stamp) return file;
+      if (stampOf(await fs.stat(file)) !== stamp.key) return file;
     } catch {
       return file;
     }
@@ -310,7 +320,7 @@ async function readManifest(
   fs: LoaderFs,
   file: string,
   maxFileBytes: number,
-): Promise<{ bytes: Uint8Array; stamp: string } | { error: string }> {
+): Promise<{ bytes: Uint8Array; stamp: string; size: number } | { error: string }> {
   try {
     // Checked before reading, so a huge file is never pulled into memory; a file that became a
     // FIFO since the listing is refused rather than blocking the read.
@@ -319,7 +329,7 @@ async function readManifest(
     if (info.size > maxFileBytes) {
       return { error: `file is ${info.size} bytes, over the ${maxFileBytes}-byte limit` };
     }
-    return { bytes: await fs.readFile(file), stamp: stampOf(info) };
+    return { bytes: await fs.readFile(file), stamp: stampOf(info), size: info.size };
   } catch (err) {
     return { error: `cannot read file: ${errorMessage(err)}` };
   }

@@ -20,13 +20,13 @@ import { compareCodeUnits } from '../compare.js';
 import { defaultEndpointBinding, normalizeEndpointUrl } from '../manifest/endpoint-url.js';
 import { type ParsedMetadata, recordMetadata, storedMetadata } from '../manifest/metadata.js';
 import type { Segment } from '../manifest/paths.js';
-import { type FieldPath, formatPath, uniquePaths } from '../manifest/paths.js';
+import { type FieldPath, uniquePaths } from '../manifest/paths.js';
 import { LEGACY_PHASES } from '../manifest/policy/actions.js';
 import { parsePolicyText } from '../manifest/policy-text.js';
 import type { CloudEndpointManifest } from '../manifest/schema.js';
 import { isSecretField } from '../manifest/secrets.js';
 import type { PlanContext } from './context.js';
-import { Sensitivity } from './diff.js';
+import { policyChanges, Sensitivity } from './diff.js';
 import type { FieldChange, Operation, Phase } from './model.js';
 import { createEndpoint, deleteEndpoint, updateEndpoint } from './operations.js';
 import { survivorFirst } from './survivor.js';
@@ -182,50 +182,8 @@ function liveFields(r: CloudEndpoint): EndpointFields {
 
 const SCALARS = ['description', 'metadata', 'bindings', 'pooling_enabled'] as const;
 
-/**
- * Field-level changes of a policy: objects and lists are walked (a rule or an action is shown
- * by its own path, so one secret masks one value, not a whole phase); scalars are leaves.
- */
-function policyChanges(
-  path: Segment[],
-  before: unknown,
-  after: unknown,
-  sensitivity: Sensitivity,
-  out: FieldChange[],
-): void {
-  if (equal(before, after)) return;
-  // An absent side takes the other's shape, so a created or removed rule is shown leaf by leaf.
-  const lists =
-    (Array.isArray(before) || before === undefined) &&
-    (Array.isArray(after) || after === undefined);
-  if (lists && (before !== undefined || after !== undefined)) {
-    const b = (before ?? []) as unknown[];
-    const a = (after ?? []) as unknown[];
-    const n = Math.max(b.length, a.length);
-    for (let i = 0; i < n; i++) policyChanges([...path, i], b[i], a[i], sensitivity, out);
-    return;
-  }
-  const objects =
-    (isObject(before) || before === undefined) && (isObject(after) || after === undefined);
-  if (objects) {
-    const b = (before ?? {}) as Record<string, unknown>;
-    const a = (after ?? {}) as Record<string, unknown>;
-    const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])].sort(compareCodeUnits);
-    for (const key of keys) policyChanges([...path, key], b[key], a[key], sensitivity, out);
-    return;
-  }
-  const change: FieldChange = { path: formatPath(path), sensitive: sensitivity.isSensitive(path) };
-  if (before !== undefined) change.before = before;
-  if (after !== undefined) change.after = after;
-  out.push(change);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** True when the document holds a secret field (its value is then masked in request bodies). */
-function hasSecretField(value: unknown, path: Segment[] = []): boolean {
+export function hasSecretField(value: unknown, path: Segment[] = []): boolean {
   if (typeof value !== 'object' || value === null) return isSecretField(path);
   if (Array.isArray(value)) return value.some((v, i) => hasSecretField(v, [...path, i]));
   return Object.entries(value).some(([k, v]) => hasSecretField(v, [...path, k]));

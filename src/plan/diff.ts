@@ -4,7 +4,9 @@
  * both sides are compared in canonical form (./normalize.ts), so only real differences count.
  */
 import equal from 'fast-deep-equal';
+import { compareCodeUnits } from '../compare.js';
 import { type FieldPath, formatPath, type Segment } from '../manifest/paths.js';
+import { parsePolicyText } from '../manifest/policy-text.js';
 import { isSecretField } from '../manifest/secrets.js';
 import type { FieldChange, ModuleChange } from './model.js';
 import { canonicalModule, type Plain, type PlainObject } from './normalize.js';
@@ -128,4 +130,165 @@ function sharedPath(formatted: string): string {
 
 function isPlainObject(value: Plain | undefined): value is PlainObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Field-level changes of a traffic policy (a cloud endpoint's, or an edge module's as data).
+ * Objects are walked, and so are lists (a rule or an action is shown by its own path, so one
+ * secret masks one value, not a whole phase); scalars are leaves. A list of mappings (a phase's
+ * rules, a rule's actions) is aligned first (`alignRules`): a rule inserted at the top shows as
+ * that one rule added, not as every later rule changed under a shifted index. A rule added or
+ * removed is shown leaf by leaf at its own index; a changed one by the fields that changed.
+ */
+export function policyChanges(
+  path: Segment[],
+  before: unknown,
+  after: unknown,
+  sensitivity: Sensitivity,
+  out: FieldChange[],
+): void {
+  if (equal(before, after)) return;
+  // An absent side takes the other's shape, so a created or removed rule is shown leaf by leaf.
+  const lists =
+    (Array.isArray(before) || before === undefined) &&
+    (Array.isArray(after) || after === undefined);
+  if (lists && (before !== undefined || after !== undefined)) {
+    const b = (before ?? []) as unknown[];
+    const a = (after ?? []) as unknown[];
+    for (const [i, j] of alignRules(b, a)) {
+      // A rule is named by its index where it is now (where it was, once removed).
+      policyChanges(
+        [...path, j ?? i ?? 0],
+        i === undefined ? undefined : b[i],
+        j === undefined ? undefined : a[j],
+        sensitivity,
+        out,
+      );
+    }
+    return;
+  }
+  const objects =
+    (isRecord(before) || before === undefined) && (isRecord(after) || after === undefined);
+  if (objects) {
+    const b = (before ?? {}) as Record<string, unknown>;
+    const a = (after ?? {}) as Record<string, unknown>;
+    const keys = [...new Set([...Object.keys(b), ...Object.keys(a)])].sort(compareCodeUnits);
+    for (const key of keys) policyChanges([...path, key], b[key], a[key], sensitivity, out);
+    return;
+  }
+  const change: FieldChange = { path: formatPath(path), sensitive: sensitivity.isSensitive(path) };
+  if (before !== undefined) change.before = before;
+  if (after !== undefined) change.after = after;
+  out.push(change);
+}
+
+/**
+ * Pairs the items of two lists: `[before index, after index]`, one side undefined for an item
+ * removed or added; removals first (in their old order), then the new list in order. Mappings
+ * are matched by `name` where both lists name their items uniquely, else by equal content, and
+ * what is left is paired in order when as many items are left on each side (rules edited in
+ * place), else by equal `expressions` (a rule whose guard stayed), the rest added or removed.
+ * Lists of anything but mappings are paired by index, as before.
+ */
+export function alignRules(
+  before: readonly unknown[],
+  after: readonly unknown[],
+): [number | undefined, number | undefined][] {
+  if (!before.every(isRecord) || !after.every(isRecord)) {
+    const n = Math.max(before.length, after.length);
+    return Array.from({ length: n }, (_, i) => [
+      i < before.length ? i : undefined,
+      i < after.length ? i : undefined,
+    ]);
+  }
+  const pairOf = new Map<number, number>();
+  const used = new Set<number>();
+  const match = (same: (b: Record<string, unknown>, a: Record<string, unknown>) => boolean) => {
+    for (let j = 0; j < after.length; j++) {
+      if (pairOf.has(j)) continue;
+      for (let i = 0; i < before.length; i++) {
+        if (
+          used.has(i) ||
+          !same(before[i] as Record<string, unknown>, after[j] as Record<string, unknown>)
+        )
+          continue;
+        pairOf.set(j, i);
+        used.add(i);
+        break;
+      }
+    }
+  };
+  if (uniquelyNamed(before) && uniquelyNamed(after)) match((b, a) => b.name === a.name);
+  match((b, a) => equal(b, a));
+  const leftBefore = before.map((_, i) => i).filter((i) => !used.has(i));
+  const leftAfter = after.map((_, j) => j).filter((j) => !pairOf.has(j));
+  if (leftBefore.length === leftAfter.length) {
+    leftAfter.forEach((j, k) => {
+      const i = leftBefore[k] as number;
+      pairOf.set(j, i);
+      used.add(i);
+    });
+  } else {
+    match((b, a) => b.expressions !== undefined && equal(b.expressions, a.expressions));
+  }
+  const out: [number | undefined, number | undefined][] = [];
+  for (let i = 0; i < before.length; i++) if (!used.has(i)) out.push([i, undefined]);
+  for (let j = 0; j < after.length; j++) out.push([pairOf.get(j), j]);
+  return out;
+}
+
+/** Every item has a string `name`, and no two the same. */
+function uniquelyNamed(items: readonly unknown[]): boolean {
+  const names = new Set<string>();
+  for (const item of items) {
+    const name = (item as Record<string, unknown>).name;
+    if (typeof name !== 'string' || names.has(name)) return false;
+    names.add(name);
+  }
+  return true;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Field-level changes of one module (`fieldChanges` under `[module]`), except that a traffic
+ * policy module's `value`, a policy document held as text, is shown as data when both sides read
+ * as one (`policyChanges`): a changed rule by its fields, not two escaped JSON strings. Texts that
+ * differ only in form (YAML against JSON, spacing) are shown as texts.
+ */
+export function moduleFieldChanges(
+  module: string,
+  before: PlainObject | undefined,
+  after: PlainObject | undefined,
+  sensitivity: Sensitivity,
+  out: FieldChange[],
+): FieldChange[] {
+  if (module !== 'traffic_policy') return fieldChanges([module], before, after, sensitivity, out);
+  const docB = policyDocument(before?.value);
+  const docA = policyDocument(after?.value);
+  const asData =
+    (docB !== undefined || before?.value === undefined) &&
+    (docA !== undefined || after?.value === undefined) &&
+    !equal(docB, docA);
+  if (!asData) return fieldChanges([module], before, after, sensitivity, out);
+  const { value: _b, ...restBefore } = before ?? {};
+  const { value: _a, ...restAfter } = after ?? {};
+  fieldChanges(
+    [module],
+    before === undefined ? undefined : restBefore,
+    after === undefined ? undefined : restAfter,
+    sensitivity,
+    out,
+  );
+  policyChanges([module, 'value'], docB, docA, sensitivity, out);
+  return out;
+}
+
+/** A policy text as its document, when it is a mapping. */
+function policyDocument(value: Plain | undefined): Record<string, unknown> | undefined {
+  if (typeof value !== 'string') return undefined;
+  const doc = parsePolicyText(value);
+  return isRecord(doc) ? doc : undefined;
 }

@@ -3,7 +3,7 @@
  * modules set or removed, the PATCH body that realises it, and the field list a plan shows.
  */
 import { compareCodeUnits } from '../compare.js';
-import { diffModule, fieldChanges, type Sensitivity } from './diff.js';
+import { diffModule, moduleFieldChanges, type Sensitivity } from './diff.js';
 import type { FieldChange, ModuleChange } from './model.js';
 
 export interface ScalarDiff<W> {
@@ -130,7 +130,7 @@ export function diffResource<W extends object>(
     modules = modules.append(moduleChange(name, d.status));
     if (d.status === 'unchanged') continue;
     fields ??= [];
-    fieldChanges([name], d.before, d.after, sensitivity, fields);
+    moduleFieldChanges(name, d.before, d.after, sensitivity, fields);
     if (d.status === 'set') {
       patch ??= {};
       patch[name] = want;
@@ -172,7 +172,7 @@ export function createFields(values: object, sensitivity: Sensitivity): FieldCha
     if (value === undefined) continue;
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
       const d = diffModule(key, value as Readonly<Record<string, unknown>>, undefined);
-      fieldChanges([key], undefined, d?.after, sensitivity, out);
+      moduleFieldChanges(key, undefined, d?.after, sensitivity, out);
     } else {
       out.push({ path: key, after: value, sensitive: sensitivity.isSensitive([key]) });
     }

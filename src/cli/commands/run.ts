@@ -25,7 +25,7 @@ import { checkMaxDeletes, createReconciler } from '../../engine/index.js';
 import { UsageError } from '../../errors.js';
 import { LEASE_DEFAULTS, leaseTimingsProblem, startLeaderElection } from '../../lease/setup.js';
 import { createLogger, type Logger, parseLogLevel } from '../../log.js';
-import { CONTROL_TOKEN_ENV, heldCredentials } from '../../manifest/own-credentials.js';
+import { heldCredentials } from '../../manifest/own-credentials.js';
 import { createValueMask } from '../../manifest/secrets.js';
 import { makeDirectory } from '../../mkdir.js';
 import type { RunningServer } from '../../server/index.js';
@@ -477,6 +477,8 @@ function daemonOf(
     // The executor adds its own `module` binding.
     logger: root,
     leadership: election?.elector,
+    // A file that got smaller is acted on once it stayed unchanged for a debounce.
+    settleMs: settings.debounceMs,
     mode: () =>
       life.daemon?.mode() ??
       (settings.mode === 'observe' || values.suspended ? 'observe' : 'enforce'),

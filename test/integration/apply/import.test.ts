@@ -191,6 +191,11 @@ describe('edgesync import', () => {
     // A header that is no credential stays in clear; a description that looks like one is
     // moved out to a variable too, with a warning.
     expect(texts.join('\n')).toContain('X-Team: web');
+    // A policy sent as JSON text is written as the YAML mapping it holds, not as a string; one
+    // that is not a document stays the text it is.
+    expect(texts.join('\n')).toMatch(/traffic_policy:\n\s+value:\n\s+on_http_request: \[\]\n/);
+    expect(texts.join('\n')).not.toContain('{"on_http_request":[]}');
+    expect(texts.join('\n')).toMatch(/traffic_policy:\n\s+value: policy\n/);
     expect(run.stderr).toMatch(
       /^warning: https_edge\.[a-z0-9.-]+\.route\["\/hook"\] description looks like it holds an assignment of a secret/m,
     );

@@ -176,7 +176,11 @@ describe('edgesync run converges on file changes', () => {
       .logLines()
       .filter((l) => typeof l.msg === 'string' && l.msg.startsWith('reconcile '))
       .map((l) => l.result);
-    expect(new Set(results)).toEqual(new Set(['changed', 'converged', 'invalid']));
+    // (`superseded`, neither a success nor a failure: a file read while it was being written,
+    // or one that lost a resource, read again a debounce later before it is acted on.)
+    expect(new Set(results.filter((r) => r !== 'superseded'))).toEqual(
+      new Set(['changed', 'converged', 'invalid']),
+    );
   });
 
   it('undoes an edit made directly through the API at the next resync', async () => {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../../src/api/client.js';
+import { createRateLimiter } from '../../../src/api/rate-limit.js';
 import type { ApiClientOptions, ResponseInfo } from '../../../src/api/types.js';
 import {
   AbortedError,
@@ -7,6 +8,7 @@ import {
   ApiResponseError,
   ConfigError,
   EdgesyncError,
+  FencedWriteError,
   isNotFound,
   isOutcomeUnknown,
   NetworkError,
@@ -420,6 +422,83 @@ describe('abort', () => {
     const pending = client.getTlsEdge('edgtls_1', { signal: controller.signal });
     controller.abort();
     await expect(pending).rejects.toBeInstanceOf(AbortedError);
+  });
+});
+
+describe('the write fence', () => {
+  it('is asked as each attempt leaves: a retry it refuses is not sent, and says so', async () => {
+    let open = true;
+    const asked: number[] = [];
+    const { pool, client, responses } = await setup({
+      sleep: async () => {
+        // The lease is lost (or writes suspended) while the retry waits.
+        open = false;
+      },
+    });
+    pool.intercept({ path: () => true, method: 'PATCH' }).reply(503, errBody(503));
+    const fence = () => {
+      asked.push(responses.length);
+      if (!open) throw new EdgesyncError('ES_LOST_LEADERSHIP', 'not the leader');
+    };
+    const err = await client
+      .updateTlsEdge('edgtls_1', { description: 'x' }, { fence })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FencedWriteError);
+    expect(err).toMatchObject({
+      code: 'ES_FENCED',
+      method: 'PATCH',
+      path: '/edges/tls/edgtls_1',
+      message: 'not the leader',
+    });
+    expect((err as FencedWriteError).cause).toMatchObject({ code: 'ES_LOST_LEADERSHIP' });
+    // Asked before the first attempt and before the retry; one request reached the server.
+    expect(asked).toEqual([0, 1]);
+    expect(responses).toHaveLength(1);
+  });
+
+  it("is asked after the rate limiter's wait, and a refused request gives its slot back", async () => {
+    let open = true;
+    let t = 0;
+    const limiter = createRateLimiter(
+      { limit: 1, windowMs: 1000 },
+      {
+        now: () => t,
+        sleep: async (ms) => {
+          t += ms;
+          open = false;
+        },
+      },
+    );
+    const { pool, client, responses } = await setup({ rateLimiter: limiter });
+    pool.intercept({ path: () => true, method: 'GET' }).reply(200, tlsEdge('edgtls_1'));
+    await client.getTlsEdge('edgtls_1');
+    const fence = () => {
+      if (!open) throw new EdgesyncError('ES_SUSPENDED', 'suspended: writes stopped');
+    };
+    // The window is full: the write waits (the limiter's sleep), then the fence refuses it.
+    const refused = client.deleteTlsEdge('edgtls_1', { fence });
+    await expect(refused).rejects.toMatchObject({ code: 'ES_FENCED', method: 'DELETE' });
+    expect(responses).toHaveLength(1);
+    // The GET left the window while the write waited; the refused write is not counted.
+    expect(limiter.snapshot().inWindow).toBe(0);
+  });
+
+  it('an abort that fires while a write waits sends nothing, even without a fence', async () => {
+    const controller = new AbortController();
+    const { pool, client } = await setup({
+      sleep: async () => {
+        controller.abort();
+      },
+    });
+    pool.intercept({ path: () => true, method: 'PUT' }).reply(503, errBody(503));
+    const put = client.putModule(
+      { kind: 'tls_edge', id: 'edgtls_1' },
+      'backend',
+      { backend_id: 'bkdtg_1' },
+      { signal: controller.signal },
+    );
+    await expect(put).rejects.toBeInstanceOf(AbortedError);
+    expect(pool.pending()).toBe(0);
   });
 });
 

@@ -3,7 +3,7 @@
  * (method name and arguments) and answers from a handler, and plan builders.
  */
 import type { ApiClient, LiveSnapshot } from '../../../src/api/index.js';
-import { ApiError } from '../../../src/errors.js';
+import { ApiError, errorMessage, FencedWriteError } from '../../../src/errors.js';
 import { ROUTE_MODULES } from '../../../src/hosted/edge-api.js';
 import type { Operation, Plan, ResourceChange } from '../../../src/plan/model.js';
 import type { PlannedTarget, Ref } from '../../../src/plan/target.js';
@@ -79,11 +79,21 @@ export function fakeClient(handler: Handler = defaultAnswer): { client: ApiClien
     {
       get(_, fn: string) {
         if (fn === 'then') return undefined;
-        return async (...args: unknown[]) => {
-          const call = { fn, args };
-          calls.push(call);
+        return async (...given: unknown[]) => {
+          // The request options (the write fence) are the client's business, as in the real
+          // client: checked as the request leaves, and not recorded with the arguments.
+          const last = given.at(-1);
+          const fence = isRequestOptions(last) ? last.fence : undefined;
+          const args = fence === undefined ? given : given.slice(0, -1);
           // Let other lanes interleave, as real I/O would.
           await Promise.resolve();
+          try {
+            fence?.();
+          } catch (err) {
+            throw new FencedWriteError('?', fn, errorMessage(err), { cause: err });
+          }
+          const call = { fn, args };
+          calls.push(call);
           const answer = handler(call, calls);
           if (answer instanceof Error) throw answer;
           return answer;
@@ -92,6 +102,14 @@ export function fakeClient(handler: Handler = defaultAnswer): { client: ApiClien
     },
   ) as ApiClient;
   return { client, calls };
+}
+
+function isRequestOptions(value: unknown): value is { fence: () => void } {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { fence?: unknown }).fence === 'function'
+  );
 }
 
 export function apiError(

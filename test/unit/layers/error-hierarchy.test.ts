@@ -13,9 +13,6 @@ describe('one error hierarchy', () => {
       [
         // The hierarchy's root.
         'errors.ts: class EdgesyncError extends Error',
-        // Caught where the step ends inside executePlan; no caller ever sees it (the result says
-        // `fenced`), so it carries no code.
-        'apply/executor.ts: class FencedError extends Error',
       ].sort(),
     );
   });
