@@ -570,8 +570,11 @@ function alsoAString(env: Environment, type: string, implementations: CelImpleme
     env.registerOperator(`${type} ${op} string${returns}`, run);
     if (op !== '==') env.registerOperator(`string ${op} ${type}${returns}`, run);
   }
-  env.registerOperator(`string in ${type}`, (a: unknown, b: unknown) =>
-    asString(b).includes(asString(a)),
+  env.registerOperator(`${type} in list<string>`, (a: unknown, b: unknown) =>
+    (b as readonly unknown[]).includes(asString(a)),
+  );
+  env.registerOperator(`${type} in map`, (a: unknown, b: unknown) =>
+    b instanceof Map ? b.has(asString(a)) : Object.hasOwn(b as object, asString(a)),
   );
 }
 

@@ -149,3 +149,14 @@ describe('createCelEnvironment', () => {
     expect(() => env.evaluate("hasResHeader('x-a')", {})).toThrow(/hasResHeader/);
   });
 });
+
+describe('names that are both a string and a parent of fields', () => {
+  it.each([
+    "conn.client_ip in ['10.0.0.1', '10.0.0.2']",
+    "conn.client_ip in {'10.0.0.1': true}",
+    "req.url < 'z' && req.url + '/x' != ''",
+    "size(req.url) > 0 && req.user_agent.contains('bot')",
+  ])('accepts %s', (expr) => {
+    expect(checkCel(expr, 'bool')).toEqual([]);
+  });
+});
