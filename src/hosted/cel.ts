@@ -13,6 +13,7 @@
  * so `req.url.startsWith('https')` and `req.url.pathh` are both judged.
  */
 import { Environment } from '@marcbachmann/cel-js';
+import { EdgesyncError } from '../errors.js';
 
 /**
  * Bounds checked on the text before any parser sees it: a parser's work on a pathological
@@ -498,7 +499,10 @@ export function createCelEnvironment(implementations: CelImplementations = {}): 
   const implementation = (signature: string) =>
     implementations[signature] ??
     (() => {
-      throw new Error(`${signature} is declared for checking and not implemented here`);
+      throw new EdgesyncError(
+        'ES_INTERNAL',
+        `${signature} is declared for checking and not implemented here`,
+      );
     });
   for (const signature of CEL_FUNCTIONS) {
     const receiver = /^([a-zA-Z_][a-zA-Z0-9_]*)\.[a-zA-Z0-9_]+\(/.exec(signature)?.[1];
@@ -553,7 +557,10 @@ function alsoAString(env: Environment, type: string, implementations: CelImpleme
     const position = onReceiver ? 0 : at;
     const handler = (...values: unknown[]) => {
       if (original === undefined) {
-        throw new Error(`${signature} is declared for checking and not implemented here`);
+        throw new EdgesyncError(
+          'ES_INTERNAL',
+          `${signature} is declared for checking and not implemented here`,
+        );
       }
       return original(...values.map((v, i) => (i === position ? asString(v) : v)));
     };
