@@ -518,8 +518,72 @@ export function createCelEnvironment(implementations: CelImplementations = {}): 
     }
     env.registerFunction(declaredSignature, implementation(signature));
   }
+  env.registerFunction('list.sortBy(ast, ast): list<dyn>', sortBy);
   for (const type of stringLikeTypes) alsoAString(env, type, implementations);
   return env;
+}
+
+/** The implementation's macro interface, as far as `sortBy` uses it (see its README). */
+interface MacroNode {
+  readonly op: string;
+  readonly args: unknown;
+}
+interface CheckedType {
+  readonly kind: string;
+  readonly valueType?: CheckedType;
+}
+interface TypeContext {
+  forkWithVariable(name: string, type: CheckedType): TypeContext;
+}
+interface RunContext {
+  reuse(ctx: RunContext): RunContext;
+  setIterValue(value: unknown, ev: unknown): RunContext;
+}
+interface SortByMacro {
+  readonly receiver: MacroNode;
+  readonly variable: string;
+  readonly key: MacroNode;
+  keyCtx?: TypeContext;
+}
+
+/**
+ * `list.sortBy(x, key)`: the list ordered by `key` (the service's macro; ascending, stable).
+ * Checked like the standard macros: `key` in a scope where `x` is an element of the list.
+ */
+function sortBy({ args, receiver }: { args: MacroNode[]; receiver: MacroNode }) {
+  const [variable, key] = args as [MacroNode, MacroNode];
+  if (variable.op !== 'id') {
+    throw new EdgesyncError('ES_MANIFEST', 'sortBy(var, key): the first argument must be a name');
+  }
+  const macro: SortByMacro = { receiver, variable: variable.args as string, key };
+  return {
+    ...macro,
+    typeCheck(
+      checker: { check(node: MacroNode, ctx: TypeContext): CheckedType },
+      m: SortByMacro,
+      ctx: TypeContext,
+    ): CheckedType {
+      const list = checker.check(m.receiver, ctx);
+      const element = list.valueType ?? list;
+      m.keyCtx = ctx.forkWithVariable(m.variable, element);
+      checker.check(m.key, m.keyCtx);
+      return list;
+    },
+    evaluate(
+      ev: { run(node: MacroNode, ctx: RunContext): unknown },
+      m: SortByMacro,
+      ctx: RunContext,
+    ): unknown[] {
+      const items = ev.run(m.receiver, ctx) as unknown[];
+      const keyCtx = m.keyCtx as unknown as RunContext;
+      const keyed = items.map((item) => ({
+        item,
+        key: ev.run(m.key, keyCtx.reuse(ctx).setIterValue(item, ev)) as string | number | bigint,
+      }));
+      keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      return keyed.map((k) => k.item);
+    },
+  };
 }
 
 /** A type name the implementation's signatures can spell (no `_`): `svc.basic_auth` -> `svc.basicAuth`. */

@@ -160,3 +160,18 @@ describe('names that are both a string and a parent of fields', () => {
     expect(checkCel(expr, 'bool')).toEqual([]);
   });
 });
+
+describe('list.sortBy', () => {
+  it('checks the key with the variable bound to an element, and sorts by it', () => {
+    expect(checkCel("getReqHeader('x').sortBy(h, h.size()).size() > 0")).toEqual([]);
+    expect(checkCel("getReqHeader('x').sortBy(h, h.nosuch()).size() > 0")).toHaveLength(1);
+    const env = createCelEnvironment();
+    expect(env.evaluate("['ccc', 'a', 'bb'].sortBy(s, size(s))", {})).toEqual(['a', 'bb', 'ccc']);
+  });
+});
+
+it('refuses sortBy without a variable name, as an issue', () => {
+  expect(checkCel("['a'].sortBy('x', 1) == ['a']")).toEqual([
+    { offset: 0, message: 'sortBy(var, key): the first argument must be a name' },
+  ]);
+});
