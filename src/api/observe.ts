@@ -20,7 +20,10 @@ export interface LiveSnapshot {
   readonly tlsEdges: readonly TlsEdge[];
   readonly httpsEdges: readonly HttpsEdge[];
   readonly botUsers: readonly BotUser[];
-  /** Every endpoint the list returns, agent ones included (the planner ignores those). */
+  /**
+   * Every endpoint the list returns that holds a URL: the cloud ones, and those of other types
+   * (agent, edge), which the planner ignores but for the URLs they hold.
+   */
   readonly cloudEndpoints: readonly CloudEndpoint[];
   /**
    * The account has no access to edges: the edge lists were refused, so `tlsEdges` and

@@ -109,9 +109,50 @@ export const httpsEdgeListSchema = z.compile(
   z.object({ https_edges: z.array(httpsEdgeSchema), ...page }),
 );
 export const botUserListSchema = z.object({ bot_users: z.array(botUserSchema), ...page });
-export const cloudEndpointListSchema = z.compile(
-  z.object({ endpoints: z.array(cloudEndpointSchema), ...page }),
-);
+/** The one endpoint type edgesync creates, changes and deletes. */
+const MANAGED_ENDPOINT_TYPE = 'cloud';
+
+/**
+ * An endpoint of a type edgesync does not manage (`agent`, `edge`, any the service adds), as a
+ * list returns it: read only for the URL and binding it may hold (a cloud endpoint cannot take
+ * them), and tolerantly, since its other fields are that type's business. The API reference's
+ * own list shows an `edge` entry without a `url`.
+ */
+const unmanagedEndpointSchema = z.object({
+  id: z.string(),
+  type: z.string(),
+  url: z.string().optional().catch(undefined),
+  created_at: z.string().optional().catch(undefined),
+  bindings: z.array(z.string()).optional().catch(undefined),
+  pooling_enabled: z.boolean().optional().catch(undefined),
+});
+
+/**
+ * A list's entries: cloud endpoints read strictly (a broken one fails loudly, at its index),
+ * the others as above. One that holds no URL claims nothing and is left out; the rest are
+ * listed for the plan, which ignores them but for the URLs they hold.
+ */
+const endpointEntries = z.array(z.unknown()).transform((entries, ctx) => {
+  const out: CloudEndpoint[] = [];
+  entries.forEach((entry, i) => {
+    const type = (entry as { type?: unknown } | null)?.type;
+    const managed = type === MANAGED_ENDPOINT_TYPE;
+    const read = (managed ? cloudEndpointSchema : unmanagedEndpointSchema).safeParse(entry);
+    if (!read.success) {
+      for (const issue of read.error.issues) {
+        ctx.addIssue({ code: 'custom', message: issue.message, path: [i, ...issue.path] });
+      }
+      return;
+    }
+    const { url, created_at } = read.data;
+    if (url === undefined) return;
+    // An unmanaged entry's creation time is never compared; absent, it reads as unknown.
+    out.push({ ...read.data, url, created_at: created_at ?? '' });
+  });
+  return out;
+});
+
+export const cloudEndpointListSchema = z.compile(z.object({ endpoints: endpointEntries, ...page }));
 
 /** The error body. Every field is loose: a broken error body must never hide the status. */
 export const apiErrorBodySchema = z.object({

@@ -187,7 +187,8 @@ function checkEndpoint(
         path.every((p, i) => p === s[i + 1]),
     );
   for (const issue of policyIssues(policy, url.scheme, hidden)) {
-    add(doc, ['traffic_policy', ...issue.path], issue.message);
+    const at = issue.offset === undefined ? undefined : { offset: issue.offset };
+    add(doc, ['traffic_policy', ...issue.path], issue.message, at);
   }
 }
 

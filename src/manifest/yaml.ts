@@ -28,8 +28,12 @@ export interface YamlProblem extends Position {
   readonly message: string;
 }
 
-/** Where to point for a path: at its value (the default) or, for unknown fields, at its key. */
-export type Anchor = 'value' | 'key';
+/**
+ * Where to point for a path: at its value (the default), for unknown fields at its key, or at
+ * a character of a string value (`offset` code units into its value, e.g. a CEL expression's
+ * offending token; the value's start where the text cannot be mapped, as with escapes).
+ */
+export type Anchor = 'value' | 'key' | { readonly offset: number };
 
 export interface ParsedDocument {
   /** 0-based index of the document in its file (counting empty documents). */
@@ -181,6 +185,10 @@ function locatable(
           inner === undefined ? undefined : locateInside(inner, path.slice(found.depth), anchor);
         if (located !== undefined) return located;
       }
+      if (typeof anchor === 'object' && found.complete) {
+        const at = offsetPosition(text, found.node, anchor.offset, pos);
+        if (at !== undefined) return at;
+      }
       const node = anchor === 'key' && found.complete && found.key ? found.key : found.node;
       return pos(node?.range?.[0] ?? top);
     },
@@ -221,6 +229,40 @@ function blockText(
   let end = first;
   while (source[end] === ' ') end += 1;
   return { value: node.value, line: pos(first).line, indent: end - first };
+}
+
+/**
+ * Where character `offset` of a string scalar's value is in the file: exact when the value is
+ * written as it reads (plain or quoted without escapes or folding, or a block literal, whose
+ * lines are the file's).
+ */
+function offsetPosition(
+  source: string,
+  node: Node | null,
+  offset: number,
+  pos: (offset: number) => Position,
+): Position | undefined {
+  if (!isScalar(node) || typeof node.value !== 'string' || !node.range) return undefined;
+  const value = node.value;
+  if (offset < 0 || offset > value.length) return undefined;
+  const [start, end] = node.range;
+  switch (node.type) {
+    case 'PLAIN':
+      return source.slice(start, end) === value ? pos(start + offset) : undefined;
+    case 'QUOTE_SINGLE':
+    case 'QUOTE_DOUBLE':
+      return source.slice(start + 1, end - 1) === value ? pos(start + 1 + offset) : undefined;
+    case 'BLOCK_LITERAL': {
+      const inner = blockText(source, node, pos);
+      if (inner === undefined) return undefined;
+      const before = value.slice(0, offset);
+      const lines = before.split('\n');
+      const column = (lines[lines.length - 1] as string).length;
+      return { line: inner.line + lines.length - 1, column: inner.indent + column + 1 };
+    }
+    default:
+      return undefined;
+  }
 }
 
 function locateInside(inner: BlockText, path: FieldPath, anchor: Anchor): Position | undefined {

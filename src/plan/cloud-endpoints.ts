@@ -9,8 +9,11 @@
  *   document, legacy phase names (`inbound`, `outbound`) read as their successors on both sides,
  *   so a converged endpoint stays converged whatever formatting the service returns. It is sent
  *   as `JSON.stringify` of the desired document.
- * - A URL change (normalised forms compared) is a delete, then a create: a replacement. Anything
- *   else is one PATCH with only the fields that changed; nothing changed is no operation.
+ * - A URL change (normalised forms compared) that keeps the scheme is part of the PATCH: the
+ *   service moves an endpoint to another host or port in place, without downtime. A scheme
+ *   change is a delete, then a create: a replacement; so is a move that the phases cannot order
+ *   as one PATCH (see `patchesUrl`). Anything else is one PATCH with only the fields that
+ *   changed; nothing changed is no operation.
  * - `protect: true` (live or desired) forbids the delete of a replacement; an owned endpoint no
  *   manifest keeps goes through the deletion guards with the edges (./guards.ts).
  */
@@ -239,7 +242,7 @@ export function planEndpoint(ctx: PlanContext, input: EndpointPlanInput): void {
   }
   const record = live.record;
   const have = liveFields(record);
-  if (have.url !== want.url) {
+  if (have.url !== want.url && !patchesUrl(have.url, want.url, input)) {
     if (m.protect || live.meta?.protect === true) {
       // Not a refusal of the whole apply: the rest goes on, and the plan stays unconverged.
       ctx.blocked.push({
@@ -256,7 +259,10 @@ export function planEndpoint(ctx: PlanContext, input: EndpointPlanInput): void {
     ctx.changes.push({
       ...base,
       action: 'replace',
-      reason: `url changed (${have.url} -> ${want.url}): an endpoint's URL is replaced, not updated`,
+      reason:
+        schemeOf(have.url) === schemeOf(want.url)
+          ? `url changed (${have.url} -> ${want.url}) while its old URL passes to another endpoint and its new one is released in this plan: replaced (delete, then create)`
+          : `url scheme changed (${have.url} -> ${want.url}): a scheme cannot change in place, the endpoint is replaced`,
       id: record.id,
       fields,
       operations: [
@@ -272,6 +278,22 @@ export function planEndpoint(ctx: PlanContext, input: EndpointPlanInput): void {
     return;
   }
   planUpdate(ctx, input, base, want, have, sensitivity);
+}
+
+function schemeOf(url: string): string {
+  return url.slice(0, url.indexOf(':'));
+}
+
+/**
+ * Whether a URL change goes out as part of the endpoint's PATCH: the scheme stays (the service
+ * refuses a scheme change in place, 18005), and the phases can order it. A PATCH that leaves a
+ * URL another endpoint of the plan takes runs in phase `release`, before that one's write; it
+ * cannot also wait for its own new URL to be released in that phase, nor for an edge's cut-over,
+ * so those moves stay a delete and a create.
+ */
+function patchesUrl(from: string, to: string, input: EndpointPlanInput): boolean {
+  if (schemeOf(from) !== schemeOf(to) || input.cutover !== undefined) return false;
+  return !(input.releasesUrl === true && input.requires.length > 0);
 }
 
 function createOp(
@@ -318,7 +340,7 @@ function createFieldsOf(
 
 function planUpdate(
   ctx: PlanContext,
-  { match, requires }: EndpointPlanInput,
+  { match, requires, releasesUrl }: EndpointPlanInput,
   base: ReturnType<typeof baseOf>,
   want: EndpointFields,
   have: EndpointFields,
@@ -329,6 +351,12 @@ function planUpdate(
   const patch: EndpointUpdate = {};
   const fields: FieldChange[] = [];
   const changed: string[] = [];
+  // Only when `patchesUrl` allowed it (planEndpoint replaces the endpoint otherwise).
+  if (have.url !== want.url) {
+    changed.push('url');
+    fields.push({ path: 'url', before: have.url, after: want.url, sensitive: false });
+    patch.url = want.url;
+  }
   for (const key of SCALARS) {
     if (equal(have[key], want[key])) continue;
     changed.push(key);
@@ -354,10 +382,14 @@ function planUpdate(
     changed.length === 0
       ? []
       : [
-          updateEndpoint(record.id, patch, `update cloud endpoint ${m.name}`, {
-            sensitive: bodySensitivity(m),
-            requires,
-          }),
+          updateEndpoint(
+            record.id,
+            patch,
+            `update cloud endpoint ${m.name}`,
+            { sensitive: bodySensitivity(m), requires },
+            // Leaving a URL another endpoint of the plan takes: before that one's write.
+            patch.url !== undefined && releasesUrl === true ? 'release' : 'main',
+          ),
         ];
   ctx.changes.push({
     ...base,

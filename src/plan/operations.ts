@@ -174,13 +174,15 @@ export function createEndpoint(
   return op('POST', { kind: 'endpoints' }, phase, description, body, extra);
 }
 
+/** Phase `main`; `release` for a move off a URL another endpoint of the plan takes. */
 export function updateEndpoint(
   id: string,
   body: EndpointUpdate,
   description: string,
   extra: Extra,
+  phase: Phase = 'main',
 ): Operation {
-  return op('PATCH', { kind: 'endpoint', id }, 'main', description, body, extra);
+  return op('PATCH', { kind: 'endpoint', id }, phase, description, body, extra);
 }
 
 /** Phase `delete` for an endpoint no manifest keeps; `main` for the first half of a replacement. */

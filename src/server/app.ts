@@ -431,7 +431,8 @@ async function answer(app: App, name: HandlerName, call: Call): Promise<Reply> {
     const seen = app.deps.store.settled();
     let reply: Reply;
     try {
-      reply = app.handlers[name](call);
+      // A handler may yield (a list's filter runs in slices): its refusals arrive here too.
+      reply = await app.handlers[name](call);
     } catch (err) {
       if (seen === undefined || !(err instanceof RequestError)) throw err;
       if ((await lost(seen)) && attempt < MAX_ANSWER_ATTEMPTS) continue;

@@ -193,10 +193,16 @@ export function list<T extends { readonly id: string }>(
   key: string,
   path: string,
   one: (rec: T) => string,
-  where?: { keep: (rec: T) => boolean; query: string },
+  where?:
+    | { keep: (rec: T) => boolean; query: string }
+    // A page found already (a filter that ran in slices, over the records as they were).
+    | { found: { items: T[]; more: boolean }; query: string },
 ): Reply {
   const page = call.page ?? { beforeId: undefined, limit: 100 };
-  const { items, more } = collection.page(page.beforeId, page.limit, where?.keep);
+  const { items, more } =
+    where !== undefined && 'found' in where
+      ? where.found
+      : collection.page(page.beforeId, page.limit, where?.keep);
   const last = items[items.length - 1];
   const uri = `${render.base}${path}`;
   // A filtered list's next page carries the filter too.

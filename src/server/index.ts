@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, errorMessage } from '../errors.js';
+import { celCheckingEnvironment } from '../hosted/cel.js';
 import { type Logger, silentLogger } from '../log.js';
 import { createServer } from './app.js';
 import { type AgentEndpointSeed, seedAgentEndpoints } from './endpoints/seed.js';
@@ -80,6 +81,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     edgeAccess: options.edgeAccess,
   };
   const { store, ids, journal } = await openState(options, apiKeys, logger);
+  // Built before the first request, so that no client's first policy waits for it.
+  celCheckingEnvironment();
   const http: Server = createHttpServer({ keepAliveTimeout: 30_000 });
   const url = await listen(http, options, journal);
   const app = createServer({

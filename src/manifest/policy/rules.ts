@@ -3,10 +3,13 @@
  * endpoints have only on_tcp_connect), one key per phase (a legacy name and its new name
  * together), each action in a phase it supports (deny takes no config in on_tcp_connect),
  * forward-internal's target, unreachable actions after a terminating one, at most one
- * authentication action, the entry phase's terminating last rule, and the `${...}`
- * interpolations of string config values. Runs on a document that passed its shape
+ * authentication action, the entry phase's terminating last rule, and CEL: the rules'
+ * expressions and the `${...}` interpolations of string config values, checked against the
+ * service's variables and functions (src/hosted/cel.ts). Runs on a document that passed its shape
  * (`./schema.ts`); every issue names the exact place inside the document. Pure.
  */
+
+import { type CelIssue, checkCel, checkInterpolations } from '../../hosted/cel.js';
 import { forwardTargetProblem } from '../endpoint-url.js';
 import type { FieldPath } from '../paths.js';
 import {
@@ -18,12 +21,17 @@ import {
   phaseOf,
   SECRET_CONFIG_FIELDS,
 } from './actions.js';
-import { interpolationProblem } from './cel.js';
 
 export interface PolicyIssue {
   /** Relative to the policy document. */
   readonly path: FieldPath;
+  /** Where in the string value at `path` (a CEL expression's offending token). */
+  readonly offset?: number;
   readonly message: string;
+}
+
+function cel(issue: CelIssue): string {
+  return `CEL: ${issue.message}`;
 }
 
 type Json = Readonly<Record<string, unknown>>;
@@ -101,6 +109,11 @@ interface Context {
 
 function ruleIssues(rule: Rule, at: FieldPath, ctx: Context): PolicyIssue[] {
   const out: PolicyIssue[] = [];
+  (rule.expressions ?? []).forEach((expression, e) => {
+    for (const issue of checkCel(expression, 'bool')) {
+      out.push({ path: [...at, 'expressions', e], offset: issue.offset, message: cel(issue) });
+    }
+  });
   let terminatedBy: number | undefined;
   rule.actions.forEach((action, k) => {
     const here: FieldPath = [...at, 'actions', k];
@@ -146,14 +159,18 @@ function actionIssues(action: Action, at: FieldPath, ctx: Context): PolicyIssue[
     if (why !== undefined) out.push({ path: [...at, 'config', 'url'], message: why });
   }
   walkStrings(config, [...at, 'config'], (text, path) => {
-    const why = interpolationProblem(text);
-    if (why === undefined) return;
-    // A secret's text must not show, not even the part the CEL parser quotes.
+    const found = checkInterpolations(text);
+    if (found.length === 0) return;
+    // A secret's text must not show, not even the names the CEL checker quotes, nor where.
     const secret = SECRET_CONFIG_FIELDS.has(String(path[path.length - 1])) || ctx.sensitive(path);
-    out.push({
-      path,
-      message: secret ? `a \${...} interpolation in this sensitive value is not CEL` : why,
-    });
+    if (secret) {
+      out.push({
+        path,
+        message: `a \${...} interpolation in this sensitive value is not valid CEL`,
+      });
+      return;
+    }
+    for (const issue of found) out.push({ path, offset: issue.offset, message: cel(issue) });
   });
   return out;
 }

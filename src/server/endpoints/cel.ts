@@ -1,97 +1,78 @@
 /**
- * CEL for the endpoints API, always through a real CEL implementation (@bufbuild/cel): the
- * expressions of policy rules and the `${...}` interpolations in their string config values are
- * parsed, and a list's `filter` is parsed and evaluated against each record as `obj`. Nothing
- * here recognises CEL with a regular expression.
+ * A list's `filter`, through a real CEL implementation (@bufbuild/cel): bounded before it is
+ * parsed (the service's expression bounds, src/hosted/cel.ts), bounded in what it may ask per
+ * record (one level of macros, few literal elements), and evaluated against each record as
+ * `obj` in slices that yield to the event loop, so that one account's filter never stalls the
+ * server's other clients. Nothing here recognises CEL with a regular expression.
  */
 import { type CelInput, celEnv, isCelError, parse, plan } from '@bufbuild/cel';
+import { celBoundIssue } from '../../hosted/cel.js';
 import { RequestError } from '../errors.js';
 import { ENDPOINT_ERROR_CODE } from './codes.js';
 
-/** Undefined when `text` parses as CEL, else the parser's message. */
-export function celSyntaxError(text: string): string | undefined {
-  try {
-    parse(text);
-    return undefined;
-  } catch (err) {
-    return err instanceof Error ? err.message : String(err);
-  }
-}
+const filterEnv = celEnv();
 
 /**
- * The expressions a string config value interpolates with `${expr}`, or an error for an
- * unterminated one. The end of an interpolation is its matching `}`: braces of CEL map literals
- * and braces inside CEL string literals do not end it.
+ * What one filter may ask of each record. Macros (`all`, `exists`, `map`, `filter`) nested in a
+ * filter multiply its cost per record by the size of each list, and a macro over a literal list
+ * costs that list's length: one level of macros and a few literal elements keep the work per
+ * record small (a filter runs on every record of the account).
  */
-export function interpolations(text: string): { exprs: string[] } | { error: string } {
-  const exprs: string[] = [];
-  let at = text.indexOf('${');
-  while (at >= 0) {
-    const start = at + 2;
-    const end = matchingBrace(text, start);
-    if (end < 0) return { error: `unterminated \${ at offset ${at}` };
-    exprs.push(text.slice(start, end));
-    at = text.indexOf('${', end + 1);
-  }
-  return { exprs };
-}
+export const FILTER_LIMITS = { maxMacroNesting: 1, maxLiteralElements: 100 } as const;
 
-function matchingBrace(text: string, from: number): number {
-  let depth = 0;
-  let quote: string | undefined;
-  for (let i = from; i < text.length; i++) {
-    const c = text[i];
-    if (quote !== undefined) {
-      if (c === '\\') i++;
-      else if (c === quote) quote = undefined;
-    } else if (c === '"' || c === "'") quote = c;
-    else if (c === '{') depth++;
-    else if (c === '}') {
-      if (depth === 0) return i;
-      depth--;
+/** The deepest nesting of comprehensions (macros) and the literal elements of a parsed tree. */
+function measure(root: unknown): { nesting: number; literals: number } {
+  let literals = 0;
+  // Iterative: a chain of `&&` is as deep as it is long.
+  const seen = new Set<object>();
+  const stack: { node: object; depth: number }[] = [];
+  if (typeof root === 'object' && root !== null) stack.push({ node: root, depth: 0 });
+  let nesting = 0;
+  while (stack.length > 0) {
+    const { node, depth } = stack.pop() as { node: object; depth: number };
+    if (seen.has(node)) continue;
+    seen.add(node);
+    const kind = (node as { exprKind?: { case?: unknown; value?: unknown } }).exprKind;
+    const here = kind?.case === 'comprehensionExpr' ? depth + 1 : depth;
+    if (kind?.case === 'listExpr') {
+      literals += ((kind.value as { elements?: unknown[] }).elements ?? []).length;
+    } else if (kind?.case === 'structExpr') {
+      literals += ((kind.value as { entries?: unknown[] }).entries ?? []).length;
+    }
+    nesting = Math.max(nesting, here);
+    for (const value of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof value === 'object' && value !== null) stack.push({ node: value, depth: here });
     }
   }
-  return -1;
-}
-
-const filterEnv = celEnv();
-/**
- * Macros (`all`, `exists`, `map`, `filter`) nested in a filter multiply its cost per record by
- * the size of each list; one level is enough to ask about a record, and bounds the work a
- * single request can demand (a filter runs on every record of the account).
- */
-const MAX_MACRO_NESTING = 1;
-
-/** The deepest nesting of comprehensions (macros) in a parsed expression tree. */
-function macroNesting(node: unknown): number {
-  if (typeof node !== 'object' || node === null) return 0;
-  let deepest = 0;
-  for (const value of Array.isArray(node) ? node : Object.values(node)) {
-    deepest = Math.max(deepest, macroNesting(value));
-  }
-  const kind = (node as { exprKind?: { case?: unknown } }).exprKind?.case;
-  return kind === 'comprehensionExpr' ? deepest + 1 : deepest;
+  return { nesting, literals };
 }
 
 /**
- * A list filter: a predicate over records in their read shape. A filter that does not parse is
- * a 400 `invalid_cel_expression`. A record on which it fails to evaluate (for example a field the
- * record omits because it is empty) does not match; a result that is not a bool is a 400 too,
- * since the filter can then match nothing meaningfully.
+ * A list filter: a predicate over records in their read shape. A filter that is too long or
+ * nested too deeply (checked before parsing), does not parse, nests macros or writes too many
+ * literal elements is a 400 `invalid_cel_expression`. A record on which it fails to evaluate
+ * (for example a field the record omits because it is empty) does not match; a result that is
+ * not a bool is a 400 too, since the filter can then match nothing meaningfully.
  */
 export function compileFilter(text: string): (obj: CelInput) => boolean {
+  const bound = celBoundIssue(text);
+  if (bound !== undefined) throw invalidFilter(`filter refused: ${bound.message}`);
   let run: ReturnType<typeof plan>;
-  let nesting: number;
+  let size: { nesting: number; literals: number };
   try {
     const parsed = parse(text);
-    // Inside the try: a tree the parser accepted may still be too deep to walk (RangeError).
-    nesting = macroNesting(parsed.expr);
+    size = measure(parsed.expr);
     run = plan(filterEnv, parsed);
   } catch (err) {
     throw invalidFilter(`filter is not a CEL expression: ${(err as Error).message}`);
   }
-  if (nesting > MAX_MACRO_NESTING) {
+  if (size.nesting > FILTER_LIMITS.maxMacroNesting) {
     throw invalidFilter('filter nests macros (all, exists, map, filter) inside each other');
+  }
+  if (size.literals > FILTER_LIMITS.maxLiteralElements) {
+    throw invalidFilter(
+      `filter writes ${size.literals} list or map elements; at most ${FILTER_LIMITS.maxLiteralElements} are allowed`,
+    );
   }
   return (obj) => {
     const result = run({ obj });
@@ -105,4 +86,33 @@ export function compileFilter(text: string): (obj: CelInput) => boolean {
 
 function invalidFilter(message: string): RequestError {
   return new RequestError(400, ENDPOINT_ERROR_CODE.invalidCel, message);
+}
+
+/** Work done between two yields to the event loop, in milliseconds. */
+const SLICE_MS = 5;
+
+/**
+ * The first `wanted` of `items` (in order) that `keep` accepts, found in slices of about
+ * `SLICE_MS` that each end by yielding to the event loop: other requests are answered in
+ * between, however long the whole scan takes.
+ */
+export async function firstKept<T>(
+  items: readonly T[],
+  keep: (item: T) => boolean,
+  wanted: number,
+  clock: () => number = () => performance.now(),
+): Promise<T[]> {
+  const found: T[] = [];
+  let sliceStart = clock();
+  for (const item of items) {
+    if (keep(item)) {
+      found.push(item);
+      if (found.length >= wanted) break;
+    }
+    if (clock() - sliceStart >= SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceStart = clock();
+    }
+  }
+  return found;
 }

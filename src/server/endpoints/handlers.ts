@@ -20,7 +20,7 @@ import { encodeBase62 } from '../ids.js';
 import { type EndpointRec, rfc3339Seconds } from '../model.js';
 import type { AccountState } from '../store.js';
 import { parseBody } from '../validate.js';
-import { compileFilter } from './cel.js';
+import { compileFilter, firstKept } from './cel.js';
 import {
   type Binding,
   ENDPOINT_ERROR_CODE as CODE,
@@ -129,14 +129,24 @@ export function endpointHandlers({ store, render, ids, now }: HandlerDeps) {
       return json(201, one(rec), durable);
     },
     getEndpoint: (call: Call): Reply => json(200, one(endpointOf(call))),
-    listEndpoints(call: Call): Reply {
+    async listEndpoints(call: Call): Promise<Reply> {
       const filter = call.page?.filter;
       if (filter === undefined)
         return list(render, call, call.account.endpoints, 'endpoints', '/endpoints', one);
       const matches = compileFilter(filter);
-      return list(render, call, call.account.endpoints, 'endpoints', '/endpoints', one, {
+      // The records as they are now, newest first: the answer is this moment's, though the
+      // filter runs over them in slices that let other requests through. The page is the first
+      // `limit` it keeps; one more tells that there is a next page.
+      const page = call.page ?? { beforeId: undefined, limit: 100 };
+      const { items } = call.account.endpoints.page(page.beforeId, Number.MAX_SAFE_INTEGER);
+      const kept = await firstKept(
+        items,
         // The record as the client sees it (JSON), so `obj` has exactly the answer's fields.
-        keep: (rec) => matches(JSON.parse(one(rec)) as CelInput),
+        (rec) => matches(JSON.parse(one(rec)) as CelInput),
+        page.limit + 1,
+      );
+      return list(render, call, call.account.endpoints, 'endpoints', '/endpoints', one, {
+        found: { items: kept.slice(0, page.limit), more: kept.length > page.limit },
         query: new URLSearchParams({ filter }).toString(),
       });
     },

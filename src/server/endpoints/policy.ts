@@ -9,6 +9,7 @@
  */
 import { Lexer, parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { type CelIssue, checkCel, checkInterpolations } from '../../hosted/cel.js';
 import { RequestError } from '../errors.js';
 import {
   AUTH_ACTIONS,
@@ -19,7 +20,6 @@ import {
   type PolicyContext,
   phaseOf,
 } from './actions.js';
-import { celSyntaxError, interpolations } from './cel.js';
 import { ENDPOINT_ERROR_CODE as CODE, type EndpointErrorCode } from './codes.js';
 
 interface Violation {
@@ -29,6 +29,11 @@ interface Violation {
 }
 
 const MAX_LISTED = 10;
+
+/** A CEL problem, with the character it is at (1-based) in the expression or string value. */
+function celMessage(issue: CelIssue): string {
+  return `invalid CEL at character ${issue.offset + 1}: ${issue.message}`;
+}
 const HTTP_SCHEMES: ReadonlySet<string> = new Set(['http', 'https']);
 const RULE_FIELDS: ReadonlySet<string> = new Set(['name', 'expressions', 'actions']);
 const ACTION_FIELDS: ReadonlySet<string> = new Set(['type', 'config']);
@@ -204,8 +209,7 @@ function ruleViolations(
         const where = `${path}.expressions[${j}]`;
         if (typeof e !== 'string') out.push(bad(where, 'must be a string'));
         else {
-          const why = celSyntaxError(e);
-          if (why !== undefined) out.push(bad(where, `not a CEL expression: ${why}`));
+          for (const issue of checkCel(e, 'bool')) out.push(bad(where, celMessage(issue)));
         }
       });
     }
@@ -284,19 +288,8 @@ function configViolations(schema: z.ZodType, config: Json, path: string): Violat
     }
   }
   walkStrings(config, path, (value, where) => {
-    const found = interpolations(value);
-    if ('error' in found) {
-      out.push({ code: CODE.badPolicy, path: where, message: found.error });
-      return;
-    }
-    for (const expr of found.exprs) {
-      const why = celSyntaxError(expr);
-      if (why !== undefined)
-        out.push({
-          code: CODE.badPolicy,
-          path: where,
-          message: `\${${expr}} is not a CEL expression: ${why}`,
-        });
+    for (const issue of checkInterpolations(value)) {
+      out.push({ code: CODE.badPolicy, path: where, message: celMessage(issue) });
     }
   });
   return out;

@@ -172,7 +172,7 @@ describe('cloud endpoints over HTTP', () => {
     expect(writesAt(server)).toBe(writes);
   });
 
-  it('an edited policy is one PATCH; a URL change is a replacement; both converge', async () => {
+  it('an edited policy is one PATCH; a host change is one PATCH in place; a scheme change is a replacement; all converge', async () => {
     await apply(set(endpointManifest({ name: 'web', url: 'https://web.example.com' })));
     const policy = {
       on_http_request: [
@@ -190,16 +190,28 @@ describe('cloud endpoints over HTTP', () => {
     expect((server.requests.PATCH ?? 0) - (before.PATCH ?? 0)).toBe(1);
 
     const old = (await observe(client)).cloudEndpoints.find((e) => e.type === 'cloud');
+    const beforeMove = { ...server.requests };
     const moved = await apply(
       set(
         endpointManifest({ name: 'web', url: 'https://www.example.com', traffic_policy: policy }),
       ),
     );
-    expect(moved.plan.changes[0]?.action).toBe('replace');
+    expect(moved.plan.changes[0]?.action).toBe('update');
     expect(moved.outcome.converged).toBe(true);
+    expect((server.requests.PATCH ?? 0) - (beforeMove.PATCH ?? 0)).toBe(1);
+    expect((server.requests.DELETE ?? 0) - (beforeMove.DELETE ?? 0)).toBe(0);
     const now = (await observe(client)).cloudEndpoints.filter((e) => e.type === 'cloud');
     expect(now.map((e) => e.url)).toEqual(['https://www.example.com']);
-    expect(now[0]?.id).not.toBe(old?.id);
+    expect(now[0]?.id).toBe(old?.id);
+
+    const rescheme = await apply(
+      set(endpointManifest({ name: 'web', url: 'http://www.example.com', traffic_policy: policy })),
+    );
+    expect(rescheme.plan.changes[0]?.action).toBe('replace');
+    expect(rescheme.outcome.converged).toBe(true);
+    const after = (await observe(client)).cloudEndpoints.filter((e) => e.type === 'cloud');
+    expect(after.map((e) => e.url)).toEqual(['http://www.example.com']);
+    expect(after[0]?.id).not.toBe(old?.id);
   });
 
   it.each([

@@ -3,7 +3,7 @@
  * OAuth secret read from the environment) through `edgesync apply` against the local server:
  * it converges in ONE apply (no 4xx, the next plan empty, a second apply writes nothing), and a
  * second state editing each kind (an edge's host handed to an endpoint, a policy edited, a URL
- * replaced, a route changed, a bot user deactivated and another removed) converges in one apply
+ * moved in place, a route changed, a bot user deactivated and another removed) converges in one apply
  * again. The secret never reaches any output.
  */
 import path from 'node:path';
@@ -94,7 +94,7 @@ const STATE_2 = [
   {
     kind: 'CloudEndpoint',
     name: 'api',
-    // A new URL: the endpoint is replaced.
+    // A new host, the same scheme: the endpoint moves in place (one PATCH, the same ID).
     url: 'tls://api2.example.com:443',
     traffic_policy: 'on_tcp_connect:\n  - actions:\n      - type: deny\n',
   },
@@ -165,7 +165,7 @@ describe('a mixed directory (edges, cloud endpoints, bot users) through the CLI'
       'tls://db.example.com:443',
     ]);
     const api = second.cloudEndpoints.find((e) => e.url === 'tls://api2.example.com:443');
-    expect(api?.id).not.toBe(oldApi?.id);
+    expect(api?.id).toBe(oldApi?.id);
     const webLive = second.cloudEndpoints.find((e) => e.url === 'https://app.example.com');
     // The secret reached the service (resolved from the environment), and only there.
     expect(webLive?.traffic_policy).toContain(SECRET);

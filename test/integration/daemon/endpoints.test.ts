@@ -187,3 +187,49 @@ it('a refusal that quotes the request body: /status, /events and the notificatio
   await waitFor('the error notification', () => received.length > 0);
   expectNoSecret(JSON.stringify(s), events, ...received, d.stdout(), d.stderr());
 });
+
+it('ten unclosed (-(-(- expressions in a 7 KB manifest: located errors, and /healthz answers throughout', async () => {
+  await writeFile(path.join(dir, 'api.yaml'), manifest(SECRET_1, 'one'));
+  const d = await daemon([]);
+  const first = await cycleAfter(d, undefined);
+  const bad = `${'(-'.repeat(340)}1`;
+  const expressions = Array.from({ length: 10 }, () => `        - "${bad}"`).join('\n');
+  const text = `kind: CloudEndpoint
+name: deep
+url: https://deep.example.com
+traffic_policy:
+  on_http_request:
+    - expressions:
+${expressions}
+      actions:
+        - type: deny
+    - actions:
+        - type: deny
+`;
+  expect(text.length).toBeGreaterThan(7000);
+  let worst = 0;
+  let probing = true;
+  const probe = (async () => {
+    while (probing) {
+      const started = performance.now();
+      expect((await fetch(`${d.base}/healthz`)).status).toBe(200);
+      worst = Math.max(worst, performance.now() - started);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  })();
+  await writeFile(path.join(dir, 'deep.yaml'), text);
+  const s = await cycleAfter(d, first.last_reconcile?.at);
+  probing = false;
+  await probe;
+  expect(s.last_reconcile?.result).toBe('invalid');
+  const errors = s.diagnostics_by_file['deep.yaml'] ?? [];
+  expect(errors).toHaveLength(10);
+  expect(errors[0]).toMatchObject({
+    line: 7,
+    column: 76,
+    path: 'traffic_policy.on_http_request[0].expressions[0]',
+    message: 'CEL: expression nests deeper than 32 levels',
+  });
+  // The parser alone took 10 to 40 seconds over these; now they are refused unread.
+  expect(worst).toBeLessThan(1000);
+});

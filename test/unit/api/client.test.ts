@@ -664,6 +664,64 @@ describe('response validation', () => {
     expect(edge).toEqual(tlsEdge('edgtls_1'));
   });
 
+  it('reads a documented endpoint list: entries of unmanaged types are tolerated, url-less ones left out', async () => {
+    const { pool, client } = await setup();
+    const cloud = {
+      id: 'ep_cloud',
+      uri: `${ORIGIN}/endpoints/ep_cloud`,
+      created_at: '2026-01-02T03:04:05Z',
+      updated_at: '2026-01-02T03:04:05Z',
+      type: 'cloud',
+      url: 'https://app.example.com',
+      traffic_policy: '{"on_http_request":[{"actions":[{"type":"deny"}]}]}',
+      bindings: ['public'],
+      pooling_enabled: false,
+      principal: { id: 'usr_1', uri: `${ORIGIN}/users/usr_1` },
+    };
+    const agent = {
+      id: 'ep_agent',
+      created_at: '2026-01-01T00:00:00Z',
+      type: 'agent',
+      url: 'tls://agent.example.com:443',
+      proto: 'tls',
+      tunnel: { id: 'tn_1', uri: `${ORIGIN}/tunnels/tn_1` },
+    };
+    // As the API reference's own response shows it: an edge's endpoint has no `url`.
+    const edge = {
+      id: 'ep_edge',
+      created_at: '2026-01-01T00:00:00Z',
+      type: 'edge',
+      public_url: 'https://old.example.com',
+      hostport: 'old.example.com:443',
+      proto: 'https',
+      edge: { id: 'edghts_1', uri: `${ORIGIN}/edges/https/edghts_1` },
+      bindings: 'not a list',
+    };
+    pool.intercept({ path: () => true, method: 'GET' }).reply(200, {
+      endpoints: [cloud, agent, edge],
+      uri: `${ORIGIN}/endpoints`,
+      next_page_uri: null,
+    });
+    const { items } = await client.listEndpoints();
+    expect(items.map((e) => [e.id, e.type, e.url])).toEqual([
+      ['ep_cloud', 'cloud', 'https://app.example.com'],
+      ['ep_agent', 'agent', 'tls://agent.example.com:443'],
+    ]);
+  });
+
+  it('still names a broken cloud endpoint at its index', async () => {
+    const { pool, client } = await setup();
+    pool.intercept({ path: () => true, method: 'GET' }).reply(200, {
+      endpoints: [
+        { id: 'ep_a', type: 'edge', created_at: '2026-01-01T00:00:00Z' },
+        { id: 'ep_b', type: 'cloud', created_at: '2026-01-01T00:00:00Z' },
+      ],
+      uri: `${ORIGIN}/endpoints`,
+      next_page_uri: null,
+    });
+    await expect(client.listEndpoints()).rejects.toThrow(/endpoints\[1\]\.url: /);
+  });
+
   it('reads null hostports as none', async () => {
     const { pool, client } = await setup();
     pool

@@ -239,8 +239,9 @@ const cases: Case[] = [
         ),
       ),
     ),
+    // At the offending token (the end of the text), not at the expression's start.
     expected: [
-      'a.yaml:6:21: traffic_policy.on_http_request[0].expressions[0]: not a CEL expression: ',
+      'a.yaml:6:38: traffic_policy.on_http_request[0].expressions[0]: CEL: Unexpected token: EOF',
     ],
   },
 
@@ -404,7 +405,7 @@ const cases: Case[] = [
       ),
     ),
     expected: [
-      `a.yaml:8:40: traffic_policy.on_http_request[0].actions[0].config.headers["x-host"]: \${req.host ==} is not a CEL expression: `,
+      `a.yaml:8:54: traffic_policy.on_http_request[0].actions[0].config.headers["x-host"]: CEL: Unexpected token: EOF`,
     ],
   },
   {
@@ -773,5 +774,65 @@ describe('the CloudEndpoint model', () => {
     expect(ep?.traffic_policy.on_http_request).toContainEqual({
       actions: [{ type: 'set-vars', config: { vars: [{ who: { env: 'NOPE' } }] } }],
     });
+  });
+});
+
+describe('CEL in a policy is checked against the service’s variables and functions', () => {
+  it('reports every CEL error of a file in one run, each at its token in the file', () => {
+    const policy = `  on_http_request:
+    - expressions:
+        - "req.url.pathh == '/a'"
+        - request.path == '/'
+        - "nosuch(req.url.path)"
+      actions:
+        - type: add-headers
+          config: { headers: { x-a: "\${1 + 'a'}" } }
+    - expressions:
+        - |
+          req.method == 'GET' &&
+            req.url.pathh.startsWith('/b')
+      actions:
+        - type: deny
+    - actions:
+        - type: forward-internal
+          config: { url: https://web.internal }`;
+    expect(errorLines(buildFrom(one(endpoint(policy))))).toEqual([
+      'a.yaml:7:20: traffic_policy.on_http_request[0].expressions[0]: CEL: No such key: pathh',
+      'a.yaml:8:11: traffic_policy.on_http_request[0].expressions[1]: CEL: Unknown variable: request',
+      "a.yaml:9:12: traffic_policy.on_http_request[0].expressions[2]: CEL: found no matching overload for 'nosuch(string)'",
+      'a.yaml:12:40: traffic_policy.on_http_request[0].actions[0].config.headers["x-a"]: CEL: no such overload: int + string',
+      'a.yaml:16:21: traffic_policy.on_http_request[1].expressions[0]: CEL: No such key: pathh',
+    ]);
+  });
+
+  it('locates an error inside a policy written as a string (a block literal)', () => {
+    const text = [
+      'kind: CloudEndpoint',
+      'name: app',
+      'url: https://app.example.com',
+      'traffic_policy: |',
+      '  on_http_request:',
+      '    - expressions: ["req.url.pathh == \'/\'"]',
+      '      actions: [{ type: deny }]',
+      '    - actions: [{ type: forward-internal, config: { url: "https://web.internal" } }]',
+    ].join('\n');
+    expect(errorLines(buildFrom(one(text)))).toEqual([
+      'a.yaml:6:30: traffic_policy.on_http_request[0].expressions[0]: CEL: No such key: pathh',
+    ]);
+  });
+
+  it('refuses ten unclosed (-(-(- expressions of a 7 KB file quickly, each located', () => {
+    const bad = `${'(-'.repeat(340)}1`;
+    const lines = Array.from({ length: 10 }, () => `        - "${bad}"`).join('\n');
+    const policy = `  on_http_request:\n    - expressions:\n${lines}\n      actions:\n        - type: deny\n${FORWARD.split('\n').slice(1).join('\n')}`;
+    const file = endpoint(policy);
+    expect(file.length).toBeGreaterThan(7000);
+    const started = performance.now();
+    const errors = errorLines(buildFrom(one(file)));
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(errors).toHaveLength(10);
+    expect(errors[0]).toBe(
+      'a.yaml:7:76: traffic_policy.on_http_request[0].expressions[0]: CEL: expression nests deeper than 32 levels',
+    );
   });
 });

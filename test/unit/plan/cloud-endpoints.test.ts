@@ -156,17 +156,39 @@ describe('cloud endpoints: changes', () => {
     expect(c.operations[0]?.body).toEqual(body);
   });
 
-  it('a URL change is a replacement: DELETE then POST, counted as a create and a delete', () => {
+  it('a URL change that keeps the scheme is an update: one PATCH with the URL, in place', () => {
     const plan = buildPlan(
-      desiredSet({ endpoints: [web({ url: 'https://new.example.com' })] }),
+      desiredSet({
+        endpoints: [web({ url: 'https://new.example.com:8443', bindings: ['internal'] })],
+      }),
+      liveState({ endpoints: [webLive()] }),
+    );
+    const c = change(plan, 'cloud_endpoint.web');
+    expect(c.action).toBe('update');
+    expect(ops(plan)).toEqual(['main PATCH /endpoints/ep_web']);
+    expect(c.operations[0]?.body).toMatchObject({ url: 'https://new.example.com:8443' });
+    expect(c.fields.find((f) => f.path === 'url')).toMatchObject({
+      before: 'https://web.example.com',
+      after: 'https://new.example.com:8443',
+    });
+    expect(plan.summary).toMatchObject({ create: 0, delete: 0, update: 1 });
+    expect(renderText(maskPlan(plan, []))).toContain(
+      '~ cloud_endpoint.web (ep_web) will be updated',
+    );
+  });
+
+  it('a scheme change is a replacement: DELETE then POST, counted as a create and a delete', () => {
+    const plan = buildPlan(
+      desiredSet({ endpoints: [web({ url: 'http://web.example.com' })] }),
       liveState({ endpoints: [webLive()] }),
     );
     const c = change(plan, 'cloud_endpoint.web');
     expect(c.action).toBe('replace');
+    expect(c.reason).toMatch(/^url scheme changed/);
     expect(ops(plan)).toEqual(['main DELETE /endpoints/ep_web', 'main POST /endpoints']);
     expect(c.fields.find((f) => f.path === 'url')).toMatchObject({
       before: 'https://web.example.com',
-      after: 'https://new.example.com',
+      after: 'http://web.example.com',
     });
     expect(plan.summary).toMatchObject({ create: 1, delete: 1, update: 0 });
     const text = renderText(maskPlan(plan, []));
@@ -178,9 +200,9 @@ describe('cloud endpoints: changes', () => {
   it.each([
     ['protect: true desired', { protect: true }, {}],
     ['protected live', {}, { protect: true }],
-  ])('%s forbids the replacement', (_name, desired, live) => {
+  ])('%s forbids a replacement, not a move in place', (_name, desired, live) => {
     const plan = buildPlan(
-      desiredSet({ endpoints: [web({ url: 'https://new.example.com', ...desired })] }),
+      desiredSet({ endpoints: [web({ url: 'http://web.example.com', ...desired })] }),
       liveState({ endpoints: [webLive(live)] }),
     );
     expect(ops(plan)).toEqual([]);
@@ -188,6 +210,12 @@ describe('cloud endpoints: changes', () => {
       expect.objectContaining({ address: 'cloud_endpoint.web', kind: 'conflict' }),
     ]);
     expect(plan.blocked[0]?.reason).toMatch(/protected/);
+    const moved = buildPlan(
+      desiredSet({ endpoints: [web({ url: 'https://new.example.com', ...desired })] }),
+      liveState({ endpoints: [webLive(live)] }),
+    );
+    expect(ops(moved)).toEqual(['main PATCH /endpoints/ep_web']);
+    expect(moved.blocked).toEqual([]);
   });
 
   it.each([
@@ -395,10 +423,24 @@ describe('cloud endpoints: after the endpoint that releases the URL', () => {
     ]);
   });
 
-  it("a replacement's old URL taken by another endpoint: its delete runs first", () => {
+  it("a move's old URL taken by another endpoint: its PATCH runs first, in phase release", () => {
     const plan = buildPlan(
       desiredSet({
         endpoints: [at('web', 'https://www.example.com'), at('api', 'https://web.example.com')],
+      }),
+      liveState({ endpoints: [liveAt('ep_web', 'web', 'https://web.example.com')] }),
+    );
+    expect(ops(plan)).toEqual(['main POST /endpoints', 'release PATCH /endpoints/ep_web']);
+    expect(change(plan, 'cloud_endpoint.api').operations[0]?.requires ?? []).toEqual([
+      'cloud_endpoint.web',
+    ]);
+    expect(change(plan, 'cloud_endpoint.web').operations[0]?.requires ?? []).toEqual([]);
+  });
+
+  it("a replacement's old URL taken by another endpoint: its delete runs first", () => {
+    const plan = buildPlan(
+      desiredSet({
+        endpoints: [at('web', 'http://www.example.com'), at('api', 'https://web.example.com')],
       }),
       liveState({ endpoints: [liveAt('ep_web', 'web', 'https://web.example.com')] }),
     );
@@ -411,6 +453,26 @@ describe('cloud endpoints: after the endpoint that releases the URL', () => {
       'cloud_endpoint.web',
     ]);
     expect(change(plan, 'cloud_endpoint.web').operations[1]?.requires ?? []).toEqual([]);
+  });
+
+  it('two endpoints swapping URLs: the phases cannot order two PATCHes, so both are replaced', () => {
+    const plan = buildPlan(
+      desiredSet({
+        endpoints: [at('web', 'https://api.example.com'), at('api', 'https://web.example.com')],
+      }),
+      liveState({
+        endpoints: [
+          liveAt('ep_web', 'web', 'https://web.example.com'),
+          liveAt('ep_api', 'api', 'https://api.example.com'),
+        ],
+      }),
+    );
+    expect(change(plan, 'cloud_endpoint.web').action).toBe('replace');
+    expect(change(plan, 'cloud_endpoint.api').action).toBe('replace');
+    expect(ops(plan).filter((o) => o.includes('DELETE'))).toEqual([
+      'release DELETE /endpoints/ep_api',
+      'release DELETE /endpoints/ep_web',
+    ]);
   });
 
   it('an endpoint leaving the pool: the other pooled endpoint is deleted first', () => {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { compileFilter, interpolations } from '../../../src/server/endpoints/cel.js';
+import { compileFilter, FILTER_LIMITS, firstKept } from '../../../src/server/endpoints/cel.js';
 import { ENDPOINT_ERROR_CODE as CODE } from '../../../src/server/endpoints/codes.js';
 import { checkTrafficPolicy, policyViolations } from '../../../src/server/endpoints/policy.js';
 import { RequestError } from '../../../src/server/errors.js';
@@ -633,11 +633,46 @@ describe('CEL through a real parser', () => {
     expect(check('https', unbalanced)?.errorCode).toBe(CODE.badPolicy);
   });
 
-  it('finds interpolations by their matching brace, not the first one', () => {
-    expect(interpolations(`a ${interp(' {"k": "}"}["k"] ')} b ${interp('x')}`)).toEqual({
-      exprs: [' {"k": "}"}["k"] ', 'x'],
+  it.each([
+    [
+      "req.url.pathh == '/'",
+      'on_http_request[0].expressions[0]: invalid CEL at character 9: No such key: pathh',
+    ],
+    [
+      "request.path == '/'",
+      'on_http_request[0].expressions[0]: invalid CEL at character 1: Unknown variable: request',
+    ],
+    [
+      "1 + 'a' == 2",
+      'on_http_request[0].expressions[0]: invalid CEL at character 1: no such overload: int + string',
+    ],
+    [
+      'nosuch(1)',
+      "on_http_request[0].expressions[0]: invalid CEL at character 1: found no matching overload for 'nosuch(int)'",
+    ],
+    [
+      `${'(-'.repeat(400)}1`,
+      'on_http_request[0].expressions[0]: invalid CEL at character 65: expression nests deeper than 32 levels',
+    ],
+  ])('type-checks %s against the service variables and functions (a 400)', (expr, message) => {
+    const err = check('https', http({ expressions: [expr], actions: [{ type: 'deny' }] }));
+    expect(err?.status).toBe(400);
+    expect(err?.errorCode).toBe(CODE.badPolicy);
+    expect(err?.message).toContain(message);
+  });
+
+  it('type-checks interpolations, each at its character in the value', () => {
+    const doc = http({
+      actions: [
+        {
+          type: 'add-headers',
+          config: { headers: { 'x-a': `${interp('req.host')}-${interp('req.hostt')}` } },
+        },
+      ],
     });
-    expect(interpolations(interp(' x').slice(0, -1))).toHaveProperty('error');
+    expect(check('https', doc)?.message).toContain(
+      'config.headers.x-a: invalid CEL at character 19: No such key: hostt',
+    );
   });
 
   it('lists every violation, the first one giving the code', () => {
@@ -656,7 +691,12 @@ describe('list filters', () => {
     ['obj.type == "cloud"', true],
     ['obj.bindings.exists(b, b == "public")', true],
     ['obj.bindings.exists(b, obj.bindings.all(c, c == b))', 'nests macros'],
-    [`${'('.repeat(20_000)}true${')'.repeat(20_000)}`, 'not a CEL expression'],
+    [`${'('.repeat(20_000)}true${')'.repeat(20_000)}`, 'characters long'],
+    [`${'(-'.repeat(40)}1`, 'nests deeper than 32 levels'],
+    [
+      `[${Array.from({ length: FILTER_LIMITS.maxLiteralElements + 1 }, (_, i) => i).join(',')}].exists(x, x == 1)`,
+      `at most ${FILTER_LIMITS.maxLiteralElements} are allowed`,
+    ],
     ['obj.type ==', 'not a CEL expression'],
   ])('%s', (filter, expected) => {
     const run = () => compileFilter(filter)({ type: 'cloud', bindings: ['public'] });
@@ -670,5 +710,30 @@ describe('list filters', () => {
     } catch (err) {
       expect((err as RequestError).errorCode).toBe(CODE.invalidCel);
     }
+  });
+});
+
+describe('firstKept', () => {
+  it('yields to the event loop between slices, so other work runs during a long scan', async () => {
+    let now = 0;
+    // Each record costs 3 ms of the injected clock: a slice holds two records.
+    const keep = (n: number) => {
+      now += 3;
+      return n % 2 === 0;
+    };
+    const scan = firstKept(
+      Array.from({ length: 40 }, (_, i) => i),
+      keep,
+      5,
+      () => now,
+    );
+    let otherRan = false;
+    setImmediate(() => {
+      otherRan = true;
+    });
+    const found = await scan;
+    expect(found).toEqual([0, 2, 4, 6, 8]);
+    expect(otherRan).toBe(true);
+    expect(now).toBe(27); // stopped after the fifth kept record (index 8)
   });
 });
