@@ -52,3 +52,35 @@ function matchingBrace(text: string, from: number): number {
   }
   return -1;
 }
+
+/** The expressions a string interpolates (`${...}`), or undefined when one is unterminated. */
+export function interpolatedExpressions(text: string): string[] | undefined {
+  const out: string[] = [];
+  let at = text.indexOf('${');
+  while (at >= 0) {
+    const end = matchingBrace(text, at + 2);
+    if (end < 0) return undefined;
+    out.push(text.slice(at + 2, end));
+    at = text.indexOf('${', end + 1);
+  }
+  return out;
+}
+
+/** Whether a CEL expression (one that parses) names the identifier `name` (`vars` in `vars.a`). */
+export function namesIdent(text: string, name: string): boolean {
+  let expr: unknown;
+  try {
+    expr = parse(text).expr;
+  } catch {
+    return false;
+  }
+  const stack: unknown[] = [expr];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    const kind = (node as { exprKind?: { case?: string; value?: { name?: string } } }).exprKind;
+    if (kind?.case === 'identExpr' && kind.value?.name === name) return true;
+    for (const v of Object.values(node)) if (typeof v === 'object') stack.push(v);
+  }
+  return false;
+}

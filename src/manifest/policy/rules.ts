@@ -1,24 +1,29 @@
 /**
  * The traffic policy rules that need more than one value: phases per scheme (tls and tcp
- * endpoints have only on_tcp_connect), one key per phase (a legacy name and its new name
- * together), each action in a phase it supports (deny takes no config in on_tcp_connect),
- * forward-internal's target, unreachable actions after a terminating one, at most one
- * authentication action, the entry phase's terminating last rule, and the `${...}`
- * interpolations of string config values. Runs on a document that passed its shape
- * (`./schema.ts`); every issue names the exact place inside the document. Pure.
+ * endpoints have only on_tcp_connect, internal http and https ones have no on_tcp_connect),
+ * one key per phase (a legacy name and its new name together), each action in a phase it
+ * supports (deny takes no config in on_tcp_connect), forward-internal's target, unreachable
+ * actions after a terminating one, at most one authentication action and one ai-gateway, the
+ * entry phase's terminating last rule, and CEL in config values: `${...}` only where the table
+ * allows it (each parsed), bare expressions parsed, and no set-vars value built on `vars`.
+ * Runs on a document that passed its shape (`./schema.ts`); every issue names the exact place
+ * inside the document. Pure.
  */
 import { forwardTargetProblem } from '../endpoint-url.js';
 import type { FieldPath } from '../paths.js';
 import {
   AUTH_ACTIONS,
   actionSpec,
+  type FieldSpec,
+  interpolationAllowed,
+  isTemplated,
   PHASE_KEYS,
   type Phase,
   type PhaseKey,
   phaseOf,
   SECRET_CONFIG_FIELDS,
 } from './actions.js';
-import { interpolationProblem } from './cel.js';
+import { celProblem, interpolatedExpressions, interpolationProblem, namesIdent } from './cel.js';
 
 export interface PolicyIssue {
   /** Relative to the policy document. */
@@ -40,15 +45,23 @@ const HTTP_SCHEMES: ReadonlySet<string> = new Set(['http', 'https']);
 const TERMINATING_NAMES =
   'deny, custom-response, forward-internal without on_error: continue, close-connection';
 
-/** Every rule of a shape-valid policy of an endpoint of `scheme`, in document order. */
+/** The endpoint a policy is for: its scheme, and whether it is internal (binding `internal`). */
+export interface PolicyEndpoint {
+  readonly scheme: string;
+  readonly internal: boolean;
+}
+
+/** Every rule of a shape-valid policy of `endpoint`, in document order. */
 export function policyIssues(
   policy: Json,
-  scheme: string,
+  endpoint: PolicyEndpoint,
   sensitive: (path: FieldPath) => boolean = () => false,
 ): PolicyIssue[] {
+  const { scheme } = endpoint;
   const out: PolicyIssue[] = [];
   const keys = new Map<Phase, PhaseKey>();
   const auth: FieldPath[] = [];
+  const gateways: FieldPath[] = [];
   for (const key of PHASE_KEYS) {
     if (!Object.hasOwn(policy, key)) continue;
     const phase = phaseOf(key);
@@ -65,12 +78,27 @@ export function policyIssues(
       });
       continue;
     }
+    if (phase === 'on_tcp_connect' && endpoint.internal && HTTP_SCHEMES.has(scheme)) {
+      out.push({
+        path: [key],
+        message: `an internal ${scheme} endpoint has no on_tcp_connect phase (traffic forwarded to it opens no connection)`,
+      });
+      continue;
+    }
     const rules = (policy[key] ?? []) as readonly Rule[];
     rules.forEach((rule, r) => {
       out.push(...ruleIssues(rule, [key, r], { phase, scheme, sensitive }));
       rule.actions.forEach((a, k) => {
         if (AUTH_ACTIONS.has(a.type)) auth.push([key, r, 'actions', k, 'type']);
+        if (a.type === 'ai-gateway') gateways.push([key, r, 'actions', k, 'type']);
       });
+    });
+  }
+  const [gateway, another] = gateways;
+  if (gateway !== undefined && another !== undefined) {
+    out.push({
+      path: another,
+      message: `a second ai-gateway action (the first is ${formatted(gateway)}); a policy has at most one`,
     });
   }
   const [first, second] = auth;
@@ -141,21 +169,65 @@ function actionIssues(action: Action, at: FieldPath, ctx: Context): PolicyIssue[
       });
     }
   }
-  if (action.type === 'forward-internal' && typeof config.url === 'string') {
+  if (
+    action.type === 'forward-internal' &&
+    typeof config.url === 'string' &&
+    !isTemplated(config.url)
+  ) {
     const why = forwardTargetProblem(config.url, scheme);
     if (why !== undefined) out.push({ path: [...at, 'config', 'url'], message: why });
   }
-  walkStrings(config, [...at, 'config'], (text, path) => {
-    const why = interpolationProblem(text);
-    if (why === undefined) return;
-    // A secret's text must not show, not even the part the CEL parser quotes.
-    const secret = SECRET_CONFIG_FIELDS.has(String(path[path.length - 1])) || ctx.sensitive(path);
-    out.push({
-      path,
-      message: secret ? `a \${...} interpolation in this sensitive value is not CEL` : why,
+  for (const [name, value] of Object.entries(config)) {
+    const field = Object.hasOwn(spec.fields, name) ? spec.fields[name] : undefined;
+    if (field === undefined) continue; // the shape phase reported it
+    const base: FieldPath = [...at, 'config', name];
+    walkStrings(value, base, (text, path) => {
+      const why = celIssue(action.type, name, field, text, path.slice(base.length));
+      if (why === undefined) return;
+      // A secret's text must not show, not even the part the CEL parser quotes.
+      const secret = SECRET_CONFIG_FIELDS.has(name) || field.secret === true || ctx.sensitive(path);
+      out.push({ path, message: secret && why.quotes ? SECRET_CEL_MESSAGE : why.message });
     });
-  });
+  }
   return out;
+}
+
+const SECRET_CEL_MESSAGE = 'a ${...} interpolation in this sensitive value is not CEL';
+
+/**
+ * What is wrong with the CEL of a string in a config field, if anything, and whether the
+ * message quotes the string (never shown for a secret).
+ */
+function celIssue(
+  type: string,
+  name: string,
+  field: FieldSpec,
+  text: string,
+  inner: FieldPath,
+): { readonly message: string; readonly quotes: boolean } | undefined {
+  if (field.cel === true) {
+    const why = celProblem(text);
+    return why === undefined
+      ? undefined
+      : { message: `not a CEL expression: ${why}`, quotes: true };
+  }
+  if (!isTemplated(text)) return undefined;
+  if (!interpolationAllowed(field, inner)) {
+    return {
+      message: `${name} takes no \${...} interpolation here (the service reads it as written)`,
+      quotes: false,
+    };
+  }
+  const why = interpolationProblem(text);
+  if (why !== undefined) return { message: why, quotes: true };
+  const exprs = interpolatedExpressions(text) ?? [];
+  if (type === 'set-vars' && exprs.some((e) => namesIdent(e, 'vars'))) {
+    return {
+      message: 'a set-vars value cannot use variables set by set-vars (vars.*)',
+      quotes: false,
+    };
+  }
+  return undefined;
 }
 
 function walkStrings(

@@ -77,8 +77,8 @@ function checkNotHeldByEdge(account: AccountState, url: EndpointUrl): void {
 }
 
 /**
- * Two endpoints share a URL and binding only if both pool: 18009 when neither does, 18016 when
- * the holder pools and the newcomer does not, 18017 when the newcomer pools and the holder
+ * Two endpoints share a URL and binding only if both pool: 18009 when neither does, 18017 when
+ * the holder pools and the newcomer does not, 18016 when the newcomer pools and the holder
  * does not.
  */
 function checkUnique(
