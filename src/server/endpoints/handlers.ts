@@ -107,7 +107,10 @@ export function endpointHandlers({ store, render, ids, now }: HandlerDeps) {
       const b = parseBody(endpointCreateSchema, call.body);
       const url = parseEndpointUrl(b.url);
       const binding = bindingFor(url, b.bindings);
-      checkTrafficPolicy(b.traffic_policy, { scheme: url.scheme });
+      checkTrafficPolicy(b.traffic_policy, {
+        scheme: url.scheme,
+        internal: binding === 'internal',
+      });
       checkNotHeldByEdge(call.account, url);
       const pooling = b.pooling_enabled ?? false;
       checkUnique(call.account, { url: url.url, binding, pooling });
@@ -160,7 +163,10 @@ export function endpointHandlers({ store, render, ids, now }: HandlerDeps) {
       }
       const binding = bindingFor(url, b.bindings ?? ep.bindings);
       if (b.traffic_policy !== undefined)
-        checkTrafficPolicy(b.traffic_policy, { scheme: url.scheme });
+        checkTrafficPolicy(b.traffic_policy, {
+          scheme: url.scheme,
+          internal: binding === 'internal',
+        });
       if (url.url !== ep.url) checkNotHeldByEdge(call.account, url);
       const pooling = b.pooling_enabled ?? ep.pooling_enabled;
       checkUnique(call.account, { url: url.url, binding, pooling, selfId: ep.id });

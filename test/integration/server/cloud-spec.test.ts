@@ -317,7 +317,11 @@ describe('URLs and bindings (section 2)', () => {
       const r = await call('POST', '/endpoints', body);
       if (u.stored === undefined) {
         const bindingCodes = ['ERR_SVC_18023', 'ERR_SVC_18018'];
-        expectRefused(r, u.code as string, bindingCodes.includes(u.code ?? '') ? 'bindings:' : 'url:');
+        expectRefused(
+          r,
+          u.code as string,
+          bindingCodes.includes(u.code ?? '') ? 'bindings:' : 'url:',
+        );
         return;
       }
       expectTaken(r);
