@@ -733,14 +733,17 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     phases: ALL,
     terminating: never,
     config: () =>
-      strictObj({
-        vars: z.array(
-          z.record(z.string(), z.unknown()).superRefine((m, ctx) => {
-            if (Object.keys(m).length !== 1)
-              issue(ctx, CODE.varsFormat, 'vars must be a list of maps of exactly size 1');
-          }),
-          coded(CODE.varsFormat, 'vars must be a list of maps of exactly size 1'),
-        ),
+      strictObj({ vars: z.unknown() }).superRefine((c, ctx) => {
+        const format = 'vars must be a list of maps of exactly size 1';
+        if (c.vars === undefined) issue(ctx, CODE.missingElement, 'is required', ['vars']);
+        else if (!Array.isArray(c.vars)) issue(ctx, CODE.varsFormat, format, ['vars']);
+        else {
+          c.vars.forEach((m: unknown, i) => {
+            const map = typeof m === 'object' && m !== null && !Array.isArray(m);
+            if (!map || Object.keys(m).length !== 1)
+              issue(ctx, CODE.varsFormat, format, ['vars', i]);
+          });
+        }
       }),
     templates: { vars: ['**'] },
   },
