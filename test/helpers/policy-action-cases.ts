@@ -280,7 +280,7 @@ export const ACTION_CASES: readonly ActionCaseRow[] = [
         mutual_tls_certificate_authorities: [PEM, 'ca_1', interp("secrets.get('tls', 'ca')")],
       },
     ],
-    invalid: [[{ min_version: interp('vars.v') }, CODE.configParse, '.min_version']],
+    invalid: [[{ min_version: interp('vars.v') }, CODE.notMember, '.min_version']],
   },
   {
     type: 'forward-internal',

@@ -208,7 +208,9 @@ function forwardTargetProblem(text: string, scheme: string): string | undefined 
   return undefined;
 }
 
-const tlsVersion = z.union([z.enum(['1.2', '1.3']), z.literal(1.2), z.literal(1.3)]);
+const tlsVersion = z.union([z.string(), z.number()]).superRefine((v, ctx) => {
+  if (!['1.2', '1.3'].includes(String(v))) issue(ctx, CODE.notMember, 'must be 1.2 or 1.3');
+});
 const pem = z.string().superRefine((v, ctx) => {
   if (!templated(v) && !v.includes('-----BEGIN ')) issue(ctx, CODE.configValue, 'must be PEM');
 });
@@ -686,8 +688,11 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
                 issue(ctx, CODE.headerName, 'user-agent may not be removed');
             }),
           )
-          .min(1, coded(CODE.empty, 'cannot be empty'))
-          .max(ENDPOINT_LIMITS.headersPerAction, coded(CODE.tooManyHeaders, 'at most 10 headers')),
+          .superRefine((l, ctx) => {
+            if (l.length === 0) issue(ctx, CODE.empty, 'cannot be empty');
+            if (l.length > ENDPOINT_LIMITS.headersPerAction)
+              issue(ctx, CODE.tooManyHeaders, 'at most 10 headers');
+          }),
       }),
   },
   'request-body-find-replace': {
