@@ -448,7 +448,7 @@ const REFUSED: Case[] = [
     'terminate-tls version 1.1',
     'tls',
     { on_tcp_connect: [action('terminate-tls', { min_version: '1.1' }), TCP_LAST] },
-    CODE.configParse,
+    CODE.notMember,
     'on_tcp_connect[0].actions[0].config.min_version',
   ],
   [
