@@ -486,7 +486,10 @@ const ENTRIES: Readonly<Record<string, ActionEntry>> = {
           }),
         ),
         interpolate: ['*.api_keys.*.value'],
-        description: 'Providers (id) and their API keys (value may interpolate ${CEL}).',
+        // The providers' API keys are inside: the whole list is masked.
+        secret: true,
+        description:
+          'Providers (id) and their API keys (value may interpolate ${CEL}; always sensitive).',
       },
     },
   },
