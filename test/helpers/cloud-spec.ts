@@ -468,6 +468,165 @@ const ACTIONS: readonly ActionRow[] = [
   },
 ];
 
+/** policy-actions.md section 2: some of the actions the endpoints table above lacks. */
+const MORE_ACTIONS: readonly ActionRow[] = [
+  {
+    type: 'rate-limit',
+    phases: ['on_http_request'],
+    terminating: false,
+    minimal: () => ({
+      name: 'per-ip',
+      algorithm: 'sliding_window',
+      capacity: 10,
+      rate: '60s',
+      bucket_key: ['conn.client_ip'],
+    }),
+    fields: [
+      {
+        name: 'name',
+        required: true,
+        valid: ['per-ip', 'x'.repeat(1023)],
+        invalid: ['x'.repeat(1024)],
+        wrongType: 1,
+        codes: { invalid: 'ERR_SVC_2221' },
+      },
+      { name: 'enforce', default: true, valid: [true, false], wrongType: 'true' },
+      {
+        name: 'algorithm',
+        required: true,
+        valid: ['sliding_window'],
+        invalid: ['token_bucket'],
+        wrongType: 1,
+        codes: { invalid: 'ERR_SVC_2222' },
+      },
+      {
+        name: 'capacity',
+        required: true,
+        valid: [100],
+        min: { at: 1, beyond: 0 },
+        max: { at: 2_000_000_000, beyond: 2_000_000_001 },
+        wrongType: '10',
+      },
+      {
+        name: 'rate',
+        required: true,
+        valid: ['60s', '1m', '90s', '1h'],
+        invalid: ['65s', '95s'],
+        min: { at: '60s', beyond: '50s' },
+        max: { at: '24h', beyond: '24h10s' },
+        wrongType: 60,
+        codes: { invalid: 'ERR_SVC_2215', max: 'ERR_SVC_2225' },
+        note: 'a multiple of 10 s',
+      },
+      {
+        name: 'bucket_key',
+        required: true,
+        valid: [['conn.client_ip'], ['req.host', "getReqHeader('x-api-key')"]],
+        invalid: [[]],
+        max: { at: Array(10).fill('req.host'), beyond: Array(11).fill('req.host') },
+        wrongType: 'req.host',
+        codes: { invalid: 'ERR_SVC_2223', max: 'ERR_SVC_2218' },
+      },
+    ],
+  },
+  {
+    type: 'redirect',
+    phases: ['on_http_request'],
+    terminating: false,
+    minimal: () => ({ to: 'https://www.example.com' }),
+    fields: [
+      {
+        name: 'from',
+        valid: ['^http://(.*)$', '(?i)/old'],
+        invalid: ['(?=x)', '('],
+        wrongType: 1,
+        codes: { invalid: 'ERR_SVC_2261' },
+      },
+      {
+        name: 'to',
+        required: true,
+        valid: ['https://$1', interp('req.url')],
+        wrongType: 1,
+      },
+      {
+        name: 'status_code',
+        default: 302,
+        valid: [301, 302, 303, 307, 308],
+        invalid: [200, 304],
+        wrongType: '301',
+        codes: { invalid: 'ERR_SVC_2222' },
+      },
+      {
+        name: 'headers',
+        valid: [{ 'x-a': interp('req.host') }],
+        max: { at: headers(10), beyond: headers(11) },
+        wrongType: 'x',
+        codes: { max: 'ERR_SVC_2212' },
+      },
+    ],
+    note: 'not terminating for 2207 and 2235 (section 0, decision 1)',
+  },
+  {
+    type: 'url-rewrite',
+    phases: ['on_http_request'],
+    terminating: false,
+    minimal: () => ({ to: '/new' }),
+    fields: [
+      {
+        name: 'from',
+        valid: ['^/old/(.*)'],
+        invalid: ['(?<=a)b'],
+        wrongType: [],
+        codes: { invalid: 'ERR_SVC_2261' },
+      },
+      { name: 'to', required: true, valid: ['/$1', interp('req.url')], wrongType: 5 },
+    ],
+  },
+  {
+    type: 'log',
+    phases: ALL_PHASES,
+    terminating: false,
+    minimal: () => ({ metadata: { route: 'api' } }),
+    fields: [
+      {
+        name: 'metadata',
+        required: true,
+        valid: [{ ip: interp('conn.client_ip'), n: 1 }],
+        invalid: [{ a: interp('conn.') }],
+        wrongType: ['a'],
+        codes: { invalid: 'ERR_SVC_2224' },
+      },
+    ],
+  },
+  {
+    type: 'owasp-crs-request',
+    phases: ['on_http_request'],
+    terminating: false,
+    minimal: () => ({}),
+    fields: [
+      {
+        name: 'on_error',
+        default: 'halt',
+        valid: ['halt', 'continue'],
+        invalid: ['retry'],
+        wrongType: true,
+        codes: { invalid: 'ERR_SVC_2222' },
+        note: 'marked required yet defaulted: optional (section 0, decisions 4-6)',
+      },
+      { name: 'process_body', default: false, valid: [true, false], wrongType: 'yes' },
+      {
+        name: 'exclude_rule_ids',
+        valid: [[942100]],
+        min: { at: [900000], beyond: [899999] },
+        max: { at: [999999], beyond: [1000000] },
+        wrongType: 942100,
+      },
+    ],
+  },
+];
+
+const EVERY_ACTION: readonly ActionRow[] = [...ACTIONS, ...MORE_ACTIONS];
+
 /** A case of a rule: what is sent, and where the answer points. */
 export type RuleCase =
   | {
@@ -1063,7 +1222,7 @@ export const CLOUD_SPEC = {
     tcp: ['on_tcp_connect'],
   } satisfies Record<Scheme, readonly Phase[]>,
   legacyPhases: { inbound: 'on_http_request', outbound: 'on_http_response' } as const,
-  actions: ACTIONS,
+  actions: EVERY_ACTION,
   rules: RULES,
   sharing: SHARING,
   urls: URLS,
@@ -1075,7 +1234,7 @@ export const CLOUD_SPEC = {
 } as const;
 
 export function actionRow(type: string): ActionRow {
-  const row = ACTIONS.find((a) => a.type === type);
+  const row = EVERY_ACTION.find((a) => a.type === type);
   if (row === undefined) throw new Error(`no action ${type} in the table`);
   return row;
 }
