@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ACTION_TYPES, ACTIONS } from '../../../src/manifest/policy/actions.js';
+import { isSecretField } from '../../../src/manifest/secrets.js';
 import { ACTION_CASES, type Config } from '../../helpers/policy-action-cases.js';
 import { buildFrom, errorLines } from './helpers.js';
 
@@ -101,5 +102,18 @@ describe('what the service refuses besides the fields', () => {
   ])('%s is an unknown type that names %s', (type, meant) => {
     const built = buildFrom({ 'ep.yaml': manifest(type, 'on_http_request', {}) });
     expect(errorLines(built).join('\n')).toContain(`did you mean ${meant}?`);
+  });
+});
+
+describe('secrets inside the new actions', () => {
+  const config = ['traffic_policy', 'on_http_request', 0, 'actions', 0, 'config'];
+  it.each([
+    [[...config, 'credentials', 0], true],
+    [[...config, 'providers', 0, 'api_keys', 0, 'value'], true],
+    [[...config, 'secret'], true],
+    [[...config, 'metadata', 'route'], false],
+    [[...config, 'replacements', 0, 'to'], false],
+  ] as const)('%j is a secret: %s', (path, secret) => {
+    expect(isSecretField(path)).toBe(secret);
   });
 });
