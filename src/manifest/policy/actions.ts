@@ -93,6 +93,8 @@ export interface FieldSpec {
   readonly interpolate?: readonly string[];
   /** A bare CEL expression (or, for a list, each entry is one): parsed, never interpolated. */
   readonly cel?: boolean;
+  /** Another name of the field `aliasOf`, normalised to it (never both in one config). */
+  readonly aliasOf?: string;
 }
 
 export interface ActionSpec {
@@ -811,7 +813,8 @@ const ENTRIES: Readonly<Record<string, ActionEntry>> = {
       ...sessionFields('idle_session_duration'),
       idle_session_timeout: {
         schema: duration(),
-        description: 'Another name of idle_session_duration.',
+        aliasOf: 'idle_session_duration',
+        description: 'Another name of idle_session_duration (sent as idle_session_duration).',
       },
     },
     check: (c, ctx) => {
@@ -1145,6 +1148,36 @@ export const ACTION_TYPES: readonly string[] = Object.keys(ACTIONS);
 /** The table's entry for a type (own keys only: `constructor` is no action). */
 export function actionSpec(type: string): ActionSpec | undefined {
   return Object.hasOwn(ACTIONS, type) ? ACTIONS[type] : undefined;
+}
+
+/**
+ * The policy with every alias field (`aliasOf`) renamed to the field it stands for, so what is
+ * sent and compared is the documented name. Pure: `policy` is not changed.
+ */
+export function normalisedPolicy<T>(policy: T): T {
+  if (typeof policy !== 'object' || policy === null) return policy;
+  let changed = false;
+  const phases = Object.entries(policy).map(([phase, rules]) => {
+    if (!Array.isArray(rules)) return [phase, rules];
+    const out = rules.map((rule: { actions?: unknown }) => {
+      if (!Array.isArray(rule?.actions)) return rule;
+      const actions = rule.actions.map((action: { type?: unknown; config?: unknown }) => {
+        const spec = typeof action?.type === 'string' ? actionSpec(action.type) : undefined;
+        const config = action?.config;
+        if (spec === undefined || typeof config !== 'object' || config === null) return action;
+        const renamed = Object.entries(config).map(([k, v]): [string, unknown] => {
+          const target = Object.hasOwn(spec.fields, k) ? spec.fields[k]?.aliasOf : undefined;
+          if (target === undefined || Object.hasOwn(config, target)) return [k, v];
+          changed = true;
+          return [target, v];
+        });
+        return { ...action, config: Object.fromEntries(renamed) };
+      });
+      return { ...rule, actions };
+    });
+    return [phase, out];
+  });
+  return changed ? (Object.fromEntries(phases) as T) : policy;
 }
 
 /** Names the documentation uses for an action that are not its type, with the type meant. */

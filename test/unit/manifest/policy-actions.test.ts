@@ -117,3 +117,18 @@ describe('secrets inside the new actions', () => {
     expect(isSecretField(path)).toBe(secret);
   });
 });
+
+describe('alias fields', () => {
+  it("openid-connect's idle_session_timeout is sent as idle_session_duration", () => {
+    const built = buildFrom({
+      'ep.yaml': manifest('openid-connect', 'on_http_request', {
+        issuer_url: 'https://id.example.com',
+        idle_session_timeout: '1h',
+      }),
+    });
+    expect(errorLines(built)).toEqual([]);
+    const policy = JSON.stringify(built.ok ? built.set.cloudEndpoints[0]?.traffic_policy : null);
+    expect(policy).toContain('"idle_session_duration":"1h"');
+    expect(policy).not.toContain('idle_session_timeout');
+  });
+});
