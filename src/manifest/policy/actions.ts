@@ -446,7 +446,7 @@ const owaspFields = (): Record<string, FieldSpec> => ({
   },
 });
 
-interface ActionEntry extends Omit<ActionSpec, 'terminating'> {}
+type ActionEntry = Omit<ActionSpec, 'terminating'>;
 
 const ENTRIES: Readonly<Record<string, ActionEntry>> = {
   'add-headers': {

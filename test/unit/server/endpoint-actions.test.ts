@@ -18,7 +18,7 @@ function policy(type: string, phase: string, config: Config): string {
   const doc =
     phase === 'on_http_request'
       ? { on_http_request: [rule, last] }
-      : { [phase]: [rule], ...(phase === 'on_tcp_connect' ? {} : {}), on_http_request: [last] };
+      : { [phase]: [rule], on_http_request: [last] };
   return stringify(doc);
 }
 
