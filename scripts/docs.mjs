@@ -147,6 +147,20 @@ function fieldType(z, field) {
   return typeOf(json, json);
 }
 
+const TERMINATES = {
+  always: 'Ends its phase.',
+  never: 'Does not end its phase.',
+  'unless on_error: continue': 'Ends its phase unless `on_error` is `continue`.',
+};
+
+/** Where in a field `${...}` may stand, in words (the table's dotted patterns). */
+function templatePlace(pattern) {
+  if (pattern === '') return 'the value';
+  if (pattern === '*') return 'each entry';
+  if (pattern === '**') return 'every string inside';
+  return `\`${pattern.replaceAll('*', '[*]')}\``;
+}
+
 /** The traffic policy's actions, one table per type, from the action table itself. */
 function policyActions(actions, z) {
   const sections = Object.entries(actions).map(([type, spec]) => {
@@ -155,13 +169,15 @@ function policyActions(actions, z) {
         f.required ? 'required' : '',
         f.default === undefined ? '' : `default \`${JSON.stringify(f.default)}\``,
         f.secret ? 'secret (always masked)' : '',
+        f.cel ? 'CEL expression' : '',
+        f.interpolate ? `\${...} in ${f.interpolate.map(templatePlace).join(', ')}` : '',
       ].filter(Boolean);
       return `| \`${name}\` | ${cell(fieldType(z, f))} | ${cell(notes.join('; '))} | ${cell(f.description)} |`;
     });
     return [
       `### ${type}`,
       '',
-      `${spec.description} Phases: ${spec.phases.map((p) => `\`${p}\``).join(', ')}.`,
+      `${spec.description} Phases: ${spec.phases.map((p) => `\`${p}\``).join(', ')}. ${TERMINATES[spec.terminates]}`,
       '',
       ...(rows.length === 0
         ? ['No config.']
@@ -174,7 +190,8 @@ function policyActions(actions, z) {
     '',
     "The actions a CloudEndpoint's `traffic_policy` may use, from the one table that also makes",
     'their schemas (`src/manifest/policy/actions.ts`). A string config value may interpolate CEL',
-    `with \`\${expr}\`; \`{ env }\` / \`{ file }\` references work in string values and make them`,
+    `with \`\${expr}\` only where its notes say so (elsewhere the service reads \`\${\` as text, and`,
+    '`validate` refuses it); `{ env }` / `{ file }` references work in string values and make them',
     'sensitive.',
     '',
     ...sections,

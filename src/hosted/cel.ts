@@ -12,7 +12,7 @@
  * also take every string overload of the environment, derived from the environment's own list,
  * so `req.url.startsWith('https')` and `req.url.pathh` are both judged.
  */
-import { Environment } from '@marcbachmann/cel-js';
+import { Environment, parse } from '@marcbachmann/cel-js';
 import { EdgesyncError } from '../errors.js';
 
 /**
@@ -767,4 +767,32 @@ export function checkInterpolations(text: string): CelIssue[] {
   return found.exprs.flatMap(({ expr, offset }) =>
     checkCel(expr).map((issue) => ({ offset: offset + issue.offset, message: issue.message })),
   );
+}
+
+/**
+ * Whether one of a string value's `${...}` expressions names the identifier `name` (`vars` in
+ * `${vars.a}`), read from the implementation's own syntax tree. Only for text that passed
+ * `checkInterpolations` (bounded, parsed once already).
+ */
+export function interpolatesIdentifier(text: string, name: string): boolean {
+  const found = interpolations(text);
+  if ('unterminated' in found) return false;
+  return found.exprs.some(({ expr }) => {
+    let stack: unknown[];
+    try {
+      stack = [parse(expr).ast];
+    } catch {
+      return false;
+    }
+    while (stack.length > 0) {
+      const node = stack.pop();
+      if (Array.isArray(node)) stack = stack.concat(node);
+      else if (typeof node === 'object' && node !== null) {
+        const { op, args } = node as { op?: unknown; args?: unknown };
+        if (op === 'id' && args === name) return true;
+        stack.push(args);
+      }
+    }
+    return false;
+  });
 }

@@ -408,13 +408,21 @@ export function utf8Bytes(value: string): number {
  */
 export function checkUserAgentPattern(pattern: string): RuleViolation | undefined {
   if (pattern.length === 0) return { code: ERROR_CODE.invalidValue, message: 'must not be empty' };
+  const why = re2Problem(pattern);
+  if (why === undefined) return undefined;
+  return { code: ERROR_CODE.invalidValue, message: `not an RE2 regular expression: ${why}` };
+}
+
+/**
+ * Why `pattern` is not an RE2 regular expression (the syntax of the traffic policy's `from`
+ * fields as well), or undefined when it is one.
+ */
+export function re2Problem(pattern: string): string | undefined {
   try {
     re2js().compile(pattern);
     return undefined;
   } catch (err) {
-    const why =
-      err instanceof Error ? err.message.replace(/^error parsing regexp: /, '') : String(err);
-    return { code: ERROR_CODE.invalidValue, message: `not an RE2 regular expression: ${why}` };
+    return err instanceof Error ? err.message.replace(/^error parsing regexp: /, '') : String(err);
   }
 }
 

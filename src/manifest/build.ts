@@ -15,7 +15,7 @@ import { defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { DEFAULT_OWNER } from './metadata.js';
 import { aboutPruned, originalPath } from './partial.js';
 import { type FieldPath, formatPath, uniquePaths } from './paths.js';
-import { policySecretPaths } from './policy/actions.js';
+import { normalisedPolicy, policySecretPaths } from './policy/actions.js';
 import type { RefReader } from './refs.js';
 import type {
   BotUserManifest,
@@ -343,7 +343,8 @@ function endpointManifest(
   // The semantic phase refused every URL with a problem before a document is assembled.
   if ('problem' in url)
     throw new EdgesyncError('ES_INTERNAL', `unchecked endpoint URL ${value.name}`);
-  const policy = value.traffic_policy as TrafficPolicyDocument;
+  // Alias fields (openid-connect's idle_session_timeout) are sent under the documented name.
+  const policy = normalisedPolicy(value.traffic_policy as TrafficPolicyDocument);
   const { bindings, ...rest } = value;
   // zod leaves an absent optional field absent (never `undefined`), as the model requires.
   return Object.assign(rest, {

@@ -56,6 +56,11 @@ const HEADER_MODULES: ReadonlySet<string> = new Set(['request_headers', 'respons
 export function isSecretField(path: readonly Segment[]): boolean {
   const n = path.length;
   const last = path[n - 1];
+  // Every value inside a secret config field of a policy action is secret too (basic-auth's
+  // credentials, ai-gateway's API keys).
+  const config = path.lastIndexOf('config');
+  const field = config >= 0 ? path[config + 1] : undefined;
+  if (config < n - 2 && typeof field === 'string' && SECRET_CONFIG_FIELDS.has(field)) return true;
   if (typeof last !== 'string') return false;
   const key = last.toLowerCase();
   if (key === 'client_secret' || key === 'server_private_key') return true;

@@ -186,7 +186,11 @@ function checkEndpoint(
         s[0] === 'traffic_policy' &&
         path.every((p, i) => p === s[i + 1]),
     );
-  for (const issue of policyIssues(policy, url.scheme, hidden)) {
+  for (const issue of policyIssues(
+    policy,
+    { scheme: url.scheme, internal: binding === 'internal' },
+    hidden,
+  )) {
     const at = issue.offset === undefined ? undefined : { offset: issue.offset };
     add(doc, ['traffic_policy', ...issue.path], issue.message, at);
   }

@@ -24,33 +24,29 @@ type OAuthSettings = NonNullable<NonNullable<RouteManifest['oauth']>['provider']
 
 const MANAGED_APP_UNAVAILABLE = new Set(['amazon', 'facebook']);
 
+/**
+ * The session settings OAuth and OpenID Connect share. The idle timer's name differs: `oauth`
+ * calls it `idle_session_timeout`, `openid-connect` `idle_session_duration` (as documented).
+ * An edge's `cookie_prefix` kept its sessions apart from other apps' on the same domain; the
+ * action's `auth_id` scopes the session cookie the same way.
+ */
 function sessionConfig(
   module: {
     options_passthrough?: boolean | undefined;
     inactivity_timeout?: number | undefined;
     maximum_duration?: number | undefined;
+    cookie_prefix?: string | undefined;
   },
   config: Record<string, unknown>,
+  idle: 'idle_session_timeout' | 'idle_session_duration',
 ): void {
   if (module.options_passthrough !== undefined)
     config.allow_cors_preflight = module.options_passthrough;
   // 0 is "never" on an edge, and no duration on an endpoint: the endpoint's own timer applies.
-  if (module.inactivity_timeout) config.idle_session_timeout = duration(module.inactivity_timeout);
+  if (module.inactivity_timeout) config[idle] = duration(module.inactivity_timeout);
   if (module.maximum_duration) config.max_session_duration = duration(module.maximum_duration);
-}
-
-function cookiePrefixGap(
-  module: { cookie_prefix?: string | undefined },
-  path: FieldPath,
-  emit: Emit,
-): void {
-  if (module.cookie_prefix !== undefined) {
-    emit(
-      [...path, 'cookie_prefix'],
-      'warning',
-      'cookie_prefix has no equivalent: the session cookie keeps its default name',
-    );
-  }
+  const prefix = module.cookie_prefix?.replace(/\.+$/, '');
+  if (prefix) config.auth_id = prefix;
 }
 
 export function authAction(
@@ -89,10 +85,9 @@ function oauth(
       `the ${provider} provider needs the app's own client_id and client_secret on a cloud endpoint`,
     );
   }
-  sessionConfig(module, config);
+  sessionConfig(module, config, 'idle_session_timeout');
   if (module.auth_check_interval)
     config.userinfo_refresh_interval = duration(module.auth_check_interval);
-  cookiePrefixGap(module, path, emit);
   const addresses = source.literals(
     [...at, 'email_addresses'],
     settings.email_addresses ?? [],
@@ -149,8 +144,7 @@ function oidc(
   if (module.client_secret !== undefined)
     config.client_secret = source.keep([...path, 'client_secret'], module.client_secret);
   if (module.scopes !== undefined) config.scopes = source.keep([...path, 'scopes'], module.scopes);
-  sessionConfig(module, config);
-  cookiePrefixGap(module, path, emit);
+  sessionConfig(module, config, 'idle_session_duration');
   return {
     action: { type: 'openid-connect', config },
     path,
@@ -180,6 +174,11 @@ function saml(
   source: Source,
   emit: Emit,
 ): Auth {
+  emit(
+    path,
+    'warning',
+    'the service documents no SAML action for traffic policy (its saml action is early access): check that your account offers it',
+  );
   for (const field of SAML_DROPPED) {
     if (module[field] !== undefined)
       emit([...path, field], 'warning', `SAML ${field} has no equivalent: it is dropped`);
@@ -236,12 +235,15 @@ export function circuitBreaker(
       );
     config.tripped_duration = duration(Math.min(cb.tripped_duration, TWO_MINUTES));
   }
-  if (cb.num_buckets !== undefined && cb.num_buckets !== 10) {
-    emit(
-      [...path, 'num_buckets'],
-      'warning',
-      'the bucket count is fixed at 10 on a cloud endpoint',
-    );
+  if (cb.num_buckets !== undefined) {
+    // Accepted and ignored by the action: kept so the endpoint reads as the edge did.
+    config.num_buckets = cb.num_buckets;
+    if (cb.num_buckets !== 10)
+      emit(
+        [...path, 'num_buckets'],
+        'warning',
+        'the bucket count is fixed at 10 on a cloud endpoint (num_buckets is kept but ignored)',
+      );
   }
   config.enforce = true;
   return { type: 'circuit-breaker', config };

@@ -344,6 +344,9 @@ function userAgentRule(r: RouteInfo, source: Source, emit: Emit): Rule[] {
   ];
 }
 
+/** The environment variable an sns webhook's topic owner is read from. */
+const SNS_TOPIC_OWNER = 'SNS_TOPIC_OWNER';
+
 function webhookAction(r: RouteInfo, source: Source, emit: Emit): Action {
   const hook = r.route.webhook_verification!;
   const path = [...r.path, 'webhook_verification'];
@@ -351,12 +354,15 @@ function webhookAction(r: RouteInfo, source: Source, emit: Emit): Action {
     provider: source.keep([...path, 'provider'], hook.provider),
   };
   if (hook.secret !== undefined) config.secret = source.keep([...path, 'secret'], hook.secret);
-  else
+  else {
+    // Only sns goes without a secret on an edge; the action needs the topic owner instead.
+    config.secret = { env: SNS_TOPIC_OWNER };
     emit(
       path,
       'warning',
-      'verify-webhook without a secret is not confirmed to be accepted by the service',
+      `verify-webhook for sns needs the topic owner (an AWS account ID) as its secret: it is read from the environment variable ${SNS_TOPIC_OWNER}`,
     );
+  }
   config.enforce = true;
   return { type: 'verify-webhook', config };
 }

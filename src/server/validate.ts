@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import { ERROR_CODE } from '../hosted/edge-api.js';
+import { ENDPOINT_ERROR_CODE } from './endpoints/codes.js';
 import { type ApiErrorCode, RequestError } from './errors.js';
 
 /**
@@ -22,6 +23,8 @@ const PRIORITY: readonly ApiErrorCode[] = [
   ERROR_CODE.circuitBreakerTrippedDuration,
   ERROR_CODE.circuitBreakerRollingWindow,
   ERROR_CODE.circuitBreakerBuckets,
+  ENDPOINT_ERROR_CODE.descriptionTooLong,
+  ENDPOINT_ERROR_CODE.metadataTooLong,
   ERROR_CODE.invalidValue,
 ];
 const MAX_LISTED = 10;

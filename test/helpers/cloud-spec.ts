@@ -32,6 +32,16 @@ export interface FieldRow {
   readonly wrongType: unknown;
   /** Fields the tested field needs beside it (credentials come in pairs, ...). */
   readonly with?: Readonly<Record<string, unknown>>;
+  /**
+   * The codes of the refusals (policy-actions.md section 1.6), where they are not the usual
+   * ones: an invalid value 2204, beyond a bound 2215, a wrong type 2203, absent 2234.
+   */
+  readonly codes?: {
+    readonly invalid?: string;
+    readonly min?: string;
+    readonly max?: string;
+    readonly wrongType?: string;
+  };
   readonly note?: string;
 }
 
@@ -95,6 +105,7 @@ const ACTIONS: readonly ActionRow[] = [
         valid: ['https://web.internal', 'http://web.internal:8080', 'https://a.b.internal:8443'],
         invalid: ['https://app.example.com', 'tcp://db.internal:5432', 'web.internal'],
         wrongType: 443,
+        codes: { invalid: 'ERR_SVC_2226' },
         note: 'on an https endpoint: http and https targets are its protocol',
       },
       {
@@ -103,6 +114,7 @@ const ACTIONS: readonly ActionRow[] = [
         valid: ['halt', 'continue'],
         invalid: ['retry'],
         wrongType: true,
+        codes: { invalid: 'ERR_SVC_2222' },
       },
     ],
   },
@@ -118,18 +130,21 @@ const ACTIONS: readonly ActionRow[] = [
         valid: [['10.0.0.0/8', '2001:db8::/32'], ['0.0.0.0/0']],
         invalid: [['10.0.0.0/33'], ['10.0.0.1'], ['::/129']],
         wrongType: '10.0.0.0/8',
+        codes: { invalid: 'ERR_SVC_2217' },
       },
       {
         name: 'deny',
         valid: [['192.168.0.0/16'], ['::1/128']],
         invalid: [['300.0.0.0/8']],
         wrongType: { cidr: '10.0.0.0/8' },
+        codes: { invalid: 'ERR_SVC_2217' },
       },
       {
         name: 'ip_policies',
         valid: [['ipp_2mvTXwSsGJ7Cl3pT4LMZ'], ['ipp_1', 'ipp_2']],
         invalid: [['ca_1'], ['ipp_']],
         wrongType: 'ipp_1',
+        codes: { invalid: 'ERR_SVC_2216' },
       },
     ],
     note: 'at least one of allow, deny, ip_policies (a restriction that restricts nothing)',
@@ -146,6 +161,7 @@ const ACTIONS: readonly ActionRow[] = [
         valid: ['1.2', '1.3'],
         invalid: ['1.1', '1.0'],
         wrongType: true,
+        codes: { invalid: 'ERR_SVC_2222' },
       },
       {
         name: 'max_version',
@@ -153,6 +169,7 @@ const ACTIONS: readonly ActionRow[] = [
         valid: ['1.2', '1.3'],
         invalid: ['1.4'],
         wrongType: [],
+        codes: { invalid: 'ERR_SVC_2222' },
       },
       {
         name: 'server_certificate',
@@ -179,6 +196,7 @@ const ACTIONS: readonly ActionRow[] = [
         valid: ['require-and-verify', 'require-any', 'request'],
         invalid: ['verify'],
         wrongType: 1,
+        codes: { invalid: 'ERR_SVC_2222' },
       },
     ],
   },
@@ -196,6 +214,7 @@ const ACTIONS: readonly ActionRow[] = [
         min: { at: headers(1), beyond: headers(0) },
         max: { at: headers(10), beyond: headers(11) },
         wrongType: ['x-a'],
+        codes: { invalid: 'ERR_SVC_2210', min: 'ERR_SVC_2223', max: 'ERR_SVC_2212' },
       },
     ],
   },
@@ -209,10 +228,11 @@ const ACTIONS: readonly ActionRow[] = [
         name: 'headers',
         required: true,
         valid: [['x-debug'], ['Server', 'X-Powered-By']],
-        invalid: [['bad name']],
+        invalid: [['bad name'], ['User-Agent']],
         min: { at: names(1), beyond: names(0) },
         max: { at: names(10), beyond: names(11) },
         wrongType: 'x-debug',
+        codes: { invalid: 'ERR_SVC_2210', min: 'ERR_SVC_2223', max: 'ERR_SVC_2212' },
       },
     ],
   },
@@ -228,6 +248,7 @@ const ACTIONS: readonly ActionRow[] = [
         valid: [['gzip'], ['deflate'], ['br'], ['compress'], ['gzip', 'deflate', 'br', 'compress']],
         invalid: [['zstd']],
         wrongType: 'gzip',
+        codes: { invalid: 'ERR_SVC_2214' },
       },
     ],
   },
@@ -244,11 +265,21 @@ const ACTIONS: readonly ActionRow[] = [
         invalid: ['nope', 'hosted_hooks'],
         wrongType: 1,
         with: { secret: 'whsec' },
+        codes: { invalid: 'ERR_SVC_2222' },
       },
-      { name: 'secret', valid: ['whsec_1'], wrongType: 1, with: { provider: 'stripe' } },
+      {
+        name: 'secret',
+        required: true,
+        valid: ['whsec_1'],
+        invalid: [''],
+        wrongType: 1,
+        with: { provider: 'sns' },
+        codes: { invalid: 'ERR_SVC_2223' },
+        note: 'sns too: its guide passes the topic owner (policy-actions.md section 0, 21)',
+      },
       { name: 'enforce', default: true, valid: [true, false], wrongType: 0 },
     ],
-    note: 'a secret is needed except for sns, which verifies with its certificate (unconfirmed)',
+    note: 'a secret for every provider, sns included',
   },
   {
     type: 'circuit-breaker',
@@ -272,6 +303,7 @@ const ACTIONS: readonly ActionRow[] = [
         min: { at: 1, beyond: 0 },
         max: { at: 2_000_000_000, beyond: 2_000_000_001 },
         wrongType: '10',
+        codes: { invalid: 'ERR_SVC_2203' },
       },
       {
         name: 'window_duration',
@@ -281,6 +313,7 @@ const ACTIONS: readonly ActionRow[] = [
         min: { at: '1s', beyond: '999ms' },
         max: { at: '2m', beyond: '120001ms' },
         wrongType: 10,
+        codes: { max: 'ERR_SVC_2225' },
       },
       {
         name: 'tripped_duration',
@@ -290,6 +323,7 @@ const ACTIONS: readonly ActionRow[] = [
         min: { at: '1s', beyond: '999ms' },
         max: { at: '2m', beyond: '2m1s' },
         wrongType: 10,
+        codes: { max: 'ERR_SVC_2225' },
       },
       { name: 'enforce', default: true, valid: [true, false], wrongType: 'false' },
     ],
@@ -318,6 +352,7 @@ const ACTIONS: readonly ActionRow[] = [
         invalid: ['okta', 'Google'],
         wrongType: 1,
         with: OWN_CREDENTIALS,
+        codes: { invalid: 'ERR_SVC_2222' },
       },
       ...sessionFields,
       { name: 'scopes', valid: [['openid', 'email']], wrongType: 'email', with: OWN_CREDENTIALS },
@@ -338,6 +373,7 @@ const ACTIONS: readonly ActionRow[] = [
         valid: ['https://id.example.com', 'https://login.example.com/tenant/v2.0'],
         invalid: ['id.example.com'],
         wrongType: 1,
+        codes: { invalid: 'ERR_SVC_2226' },
       },
       ...sessionFields,
       { name: 'scopes', valid: [['openid', 'profile']], wrongType: 'openid' },
@@ -356,6 +392,7 @@ const ACTIONS: readonly ActionRow[] = [
         valid: ['<EntityDescriptor/>'],
         invalid: [''],
         wrongType: 1,
+        codes: { invalid: 'ERR_SVC_2223' },
         note: 'early access: the only documented field, so it is required',
       },
     ],
@@ -374,6 +411,7 @@ const ACTIONS: readonly ActionRow[] = [
         min: { at: 100, beyond: 99 },
         max: { at: 599, beyond: 600 },
         wrongType: '403',
+        codes: { invalid: 'ERR_SVC_2203' },
         note: 'an HTTP status (100..599); on_tcp_connect takes no config',
       },
     ],
@@ -400,16 +438,17 @@ const ACTIONS: readonly ActionRow[] = [
         invalid: [{ 'bad name': 'x' }],
         max: { at: headers(10), beyond: headers(11) },
         wrongType: 'content-type',
+        codes: { invalid: 'ERR_SVC_2210', max: 'ERR_SVC_2212' },
       },
     ],
   },
   {
     type: 'close-connection',
-    phases: ALL_PHASES,
+    phases: ['on_tcp_connect', 'on_http_request'],
     terminating: true,
     minimal: () => undefined,
     fields: [],
-    note: 'named terminating in the text, absent from the table: no config, every phase',
+    note: 'no config; on_tcp_connect and on_http_request (policy-actions.md 2.5)',
   },
   {
     type: 'set-vars',
@@ -423,10 +462,170 @@ const ACTIONS: readonly ActionRow[] = [
         valid: [[{ a: 1 }, { b: 'x' }], []],
         invalid: [[{ a: 1, b: 2 }], [{}]],
         wrongType: { a: 1 },
+        codes: { invalid: 'ERR_SVC_2252', wrongType: 'ERR_SVC_2252' },
       },
     ],
   },
 ];
+
+/** policy-actions.md section 2: some of the actions the endpoints table above lacks. */
+const MORE_ACTIONS: readonly ActionRow[] = [
+  {
+    type: 'rate-limit',
+    phases: ['on_http_request'],
+    terminating: false,
+    minimal: () => ({
+      name: 'per-ip',
+      algorithm: 'sliding_window',
+      capacity: 10,
+      rate: '60s',
+      bucket_key: ['conn.client_ip'],
+    }),
+    fields: [
+      {
+        name: 'name',
+        required: true,
+        valid: ['per-ip', 'x'.repeat(1023)],
+        invalid: ['x'.repeat(1024)],
+        wrongType: 1,
+        codes: { invalid: 'ERR_SVC_2221' },
+      },
+      { name: 'enforce', default: true, valid: [true, false], wrongType: 'true' },
+      {
+        name: 'algorithm',
+        required: true,
+        valid: ['sliding_window'],
+        invalid: ['token_bucket'],
+        wrongType: 1,
+        codes: { invalid: 'ERR_SVC_2222' },
+      },
+      {
+        name: 'capacity',
+        required: true,
+        valid: [100],
+        min: { at: 1, beyond: 0 },
+        max: { at: 2_000_000_000, beyond: 2_000_000_001 },
+        wrongType: '10',
+      },
+      {
+        name: 'rate',
+        required: true,
+        valid: ['60s', '1m', '90s', '1h'],
+        invalid: ['65s', '95s'],
+        min: { at: '60s', beyond: '50s' },
+        max: { at: '24h', beyond: '24h10s' },
+        wrongType: 60,
+        codes: { invalid: 'ERR_SVC_2215', max: 'ERR_SVC_2225' },
+        note: 'a multiple of 10 s',
+      },
+      {
+        name: 'bucket_key',
+        required: true,
+        valid: [['conn.client_ip'], ['req.host', "getReqHeader('x-api-key')"]],
+        invalid: [[]],
+        max: { at: Array(10).fill('req.host'), beyond: Array(11).fill('req.host') },
+        wrongType: 'req.host',
+        codes: { invalid: 'ERR_SVC_2223', max: 'ERR_SVC_2218' },
+      },
+    ],
+  },
+  {
+    type: 'redirect',
+    phases: ['on_http_request'],
+    terminating: false,
+    minimal: () => ({ to: 'https://www.example.com' }),
+    fields: [
+      {
+        name: 'from',
+        valid: ['^http://(.*)$', '(?i)/old'],
+        invalid: ['(?=x)', '('],
+        wrongType: 1,
+        codes: { invalid: 'ERR_SVC_2261' },
+      },
+      {
+        name: 'to',
+        required: true,
+        valid: ['https://$1', interp('req.url')],
+        wrongType: 1,
+      },
+      {
+        name: 'status_code',
+        default: 302,
+        valid: [301, 302, 303, 307, 308],
+        invalid: [200, 304],
+        wrongType: '301',
+        codes: { invalid: 'ERR_SVC_2222' },
+      },
+      {
+        name: 'headers',
+        valid: [{ 'x-a': interp('req.host') }],
+        max: { at: headers(10), beyond: headers(11) },
+        wrongType: 'x',
+        codes: { max: 'ERR_SVC_2212' },
+      },
+    ],
+    note: 'not terminating for 2207 and 2235 (section 0, decision 1)',
+  },
+  {
+    type: 'url-rewrite',
+    phases: ['on_http_request'],
+    terminating: false,
+    minimal: () => ({ to: '/new' }),
+    fields: [
+      {
+        name: 'from',
+        valid: ['^/old/(.*)'],
+        invalid: ['(?<=a)b'],
+        wrongType: [],
+        codes: { invalid: 'ERR_SVC_2261' },
+      },
+      { name: 'to', required: true, valid: ['/$1', interp('req.url')], wrongType: 5 },
+    ],
+  },
+  {
+    type: 'log',
+    phases: ALL_PHASES,
+    terminating: false,
+    minimal: () => ({ metadata: { route: 'api' } }),
+    fields: [
+      {
+        name: 'metadata',
+        required: true,
+        valid: [{ ip: interp('conn.client_ip'), n: 1 }],
+        invalid: [{ a: interp('conn.') }],
+        wrongType: ['a'],
+        codes: { invalid: 'ERR_SVC_2224' },
+      },
+    ],
+  },
+  {
+    type: 'owasp-crs-request',
+    phases: ['on_http_request'],
+    terminating: false,
+    minimal: () => ({}),
+    fields: [
+      {
+        name: 'on_error',
+        default: 'halt',
+        valid: ['halt', 'continue'],
+        invalid: ['retry'],
+        wrongType: true,
+        codes: { invalid: 'ERR_SVC_2222' },
+        note: 'marked required yet defaulted: optional (section 0, decisions 4-6)',
+      },
+      { name: 'process_body', default: false, valid: [true, false], wrongType: 'yes' },
+      {
+        name: 'exclude_rule_ids',
+        valid: [[942100]],
+        min: { at: [900000], beyond: [899999] },
+        max: { at: [999999], beyond: [1000000] },
+        wrongType: 942100,
+      },
+    ],
+  },
+];
+
+const EVERY_ACTION: readonly ActionRow[] = [...ACTIONS, ...MORE_ACTIONS];
 
 /** A case of a rule: what is sent, and where the answer points. */
 export type RuleCase =
@@ -437,6 +636,8 @@ export type RuleCase =
       readonly policy: unknown;
       /** The path the message names inside the document. */
       readonly path: string;
+      /** On an internal (`.internal`) host. */
+      readonly internal?: true;
     }
   | {
       readonly name: string;
@@ -468,8 +669,8 @@ const FORWARD = { type: 'forward-internal', config: { url: INTERNAL_TARGET.https
 const LAST = { actions: [FORWARD] };
 const GUARD = ["req.url.path.startsWith('/admin')"];
 
-/** The rules of an action that tie its fields together (section 3's table, "Config" column). */
-function crossFieldCases(): RuleCase[] {
+/** The rules of an action that tie its fields together, with their codes (policy-actions.md 1.6). */
+function crossFieldRows(): RuleRow[] {
   const one = (name: string, type: string, config: Record<string, unknown>, field = '') => ({
     name,
     scheme: 'https' as const,
@@ -477,21 +678,58 @@ function crossFieldCases(): RuleCase[] {
     path: `on_http_request[2].actions[0].config${field}`,
   });
   return [
-    one('oauth amazon needs own credentials', 'oauth', { provider: 'amazon' }),
-    one('oauth facebook needs own credentials', 'oauth', { provider: 'facebook' }),
-    one(
-      'oauth scopes only with own credentials',
-      'oauth',
-      { provider: 'google', scopes: ['email'] },
-      '.scopes',
-    ),
-    one('oauth client_id without client_secret', 'oauth', { provider: 'github', client_id: 'id' }),
-    one('openid-connect client_secret without client_id', 'openid-connect', {
-      issuer_url: 'https://id.example.com',
-      client_secret: 'secret',
-    }),
-    one('verify-webhook needs a secret', 'verify-webhook', { provider: 'github' }, '.secret'),
-    one('restrict-ips restricting nothing', 'restrict-ips', { enforce: true }),
+    {
+      code: 'ERR_SVC_2234',
+      rule: 'a required element is missing (own credentials, a secret, something to restrict)',
+      cases: [
+        one('oauth amazon needs own credentials', 'oauth', { provider: 'amazon' }, '.client_id'),
+        one(
+          'oauth facebook needs own credentials',
+          'oauth',
+          { provider: 'facebook' },
+          '.client_id',
+        ),
+        one('verify-webhook needs a secret', 'verify-webhook', { provider: 'github' }, '.secret'),
+        one('verify-webhook sns needs a secret', 'verify-webhook', { provider: 'sns' }, '.secret'),
+        one('restrict-ips restricting nothing', 'restrict-ips', { enforce: true }),
+      ],
+    },
+    {
+      code: 'ERR_SVC_2240',
+      rule: 'one of a pair of fields without the other',
+      cases: [
+        one(
+          'oauth client_id without client_secret',
+          'oauth',
+          { provider: 'github', client_id: 'id' },
+          '.client_secret',
+        ),
+        one(
+          'openid-connect client_secret without client_id',
+          'openid-connect',
+          { issuer_url: 'https://id.example.com', client_secret: 'secret' },
+          '.client_id',
+        ),
+      ],
+    },
+    {
+      code: 'ERR_SVC_2204',
+      rule: 'an invalid value: scopes without own credentials, a template where none is taken',
+      cases: [
+        one(
+          'oauth scopes only with own credentials',
+          'oauth',
+          { provider: 'google', scopes: ['email'] },
+          '.scopes',
+        ),
+        one(
+          'a template in oauth auth_id',
+          'oauth',
+          { provider: 'google', auth_id: interp('req.host') },
+          '.auth_id',
+        ),
+      ],
+    },
   ];
 }
 
@@ -502,9 +740,9 @@ const RULES: readonly RuleRow[] = [
     rule: 'an unknown action type',
     cases: [
       {
-        name: 'rate-limit is no action',
+        name: 'rate-limiter is no action',
         scheme: 'https',
-        policy: { on_http_request: [LAST, LAST, { actions: [{ type: 'rate-limit' }] }, LAST] },
+        policy: { on_http_request: [LAST, LAST, { actions: [{ type: 'rate-limiter' }] }, LAST] },
         path: 'on_http_request[2].actions[0].type',
       },
       {
@@ -516,8 +754,8 @@ const RULES: readonly RuleRow[] = [
     ],
   },
   {
-    code: 'ERR_SVC_2202',
-    rule: 'an action in a phase it does not support; an http phase on a tls/tcp endpoint',
+    code: 'ERR_SVC_2230',
+    rule: 'an http phase on a tls/tcp endpoint (policy-actions.md 1.2)',
     cases: (['tls', 'tcp'] as const).flatMap((scheme) =>
       (['on_http_request', 'on_http_response', 'inbound', 'outbound'] as const).map((phase) => ({
         name: `${phase} on a ${scheme} endpoint`,
@@ -541,11 +779,10 @@ const RULES: readonly RuleRow[] = [
         path: 'on_http_request[0].actions[1]',
       },
       {
-        name: 'after close-connection, in the response phase',
+        name: 'after close-connection, in the request phase',
         scheme: 'https',
         policy: {
-          on_http_request: [LAST],
-          on_http_response: [
+          on_http_request: [
             { expressions: GUARD, actions: [{ type: 'custom-response' }] },
             {
               actions: [
@@ -555,7 +792,7 @@ const RULES: readonly RuleRow[] = [
             },
           ],
         },
-        path: 'on_http_response[1].actions[1]',
+        path: 'on_http_request[1].actions[1]',
       },
       {
         name: 'after close-connection on tcp',
@@ -683,6 +920,12 @@ const RULES: readonly RuleRow[] = [
         },
         path: 'on_http_request[0].expressions[0]',
       },
+    ],
+  },
+  {
+    code: 'ERR_SVC_2224',
+    rule: 'a ${...} template that does not compile',
+    cases: [
       {
         name: 'an interpolation that is not CEL',
         scheme: 'https',
@@ -698,7 +941,12 @@ const RULES: readonly RuleRow[] = [
         },
         path: 'on_http_response[0].actions[0].config.headers.x-a',
       },
-      ...crossFieldCases(),
+    ],
+  },
+  {
+    code: 'ERR_SVC_2203',
+    rule: 'a config that does not parse: deny takes none in on_tcp_connect',
+    cases: [
       {
         name: 'a config field deny has not in on_tcp_connect',
         scheme: 'tcp',
@@ -707,6 +955,23 @@ const RULES: readonly RuleRow[] = [
       },
     ],
   },
+  {
+    code: 'ERR_SVC_2262',
+    rule: 'on_tcp_connect on an internal http or https endpoint (policy-actions.md section 0, 16)',
+    cases: [
+      {
+        name: 'an internal https endpoint',
+        scheme: 'https',
+        internal: true,
+        policy: {
+          on_tcp_connect: [{ actions: [{ type: 'set-vars', config: { vars: [] } }] }],
+          on_http_request: [LAST],
+        },
+        path: 'on_tcp_connect',
+      },
+    ],
+  },
+  ...crossFieldRows(),
   {
     code: 'ERR_SVC_18004',
     rule: 'a PATCH with no field at all',
@@ -731,13 +996,13 @@ const RULES: readonly RuleRow[] = [
   },
   {
     code: 'ERR_SVC_18016',
-    rule: 'pooling mismatch: the holder pools, the newcomer does not',
-    cases: [{ name: 'holder pools', holderPools: true, newcomerPools: false }],
+    rule: 'pooling mismatch: the newcomer pools, the holder does not',
+    cases: [{ name: 'newcomer pools', holderPools: false, newcomerPools: true }],
   },
   {
     code: 'ERR_SVC_18017',
-    rule: 'pooling mismatch: the newcomer pools, the holder does not',
-    cases: [{ name: 'newcomer pools', holderPools: false, newcomerPools: true }],
+    rule: 'pooling mismatch: the holder pools, the newcomer does not',
+    cases: [{ name: 'holder pools', holderPools: true, newcomerPools: false }],
   },
   {
     code: 'ERR_SVC_381',
@@ -823,13 +1088,13 @@ const URLS: readonly UrlRow[] = [
     ...ok('tcp://db.ns:5432', 'kubernetes', 5432),
   },
   { url: 'tcp://db2.ns', bindings: ['kubernetes'], code: 'ERR_SVC_18003' },
-  { url: 'https://svc3.ns', bindings: ['kubernetes'], code: 'ERR_SVC_18023' },
-  { url: 'tls://svc4.ns:443', bindings: ['kubernetes'], code: 'ERR_SVC_18023' },
+  { url: 'https://svc3.ns', bindings: ['kubernetes'], code: 'ERR_SVC_18018' },
+  { url: 'tls://svc4.ns:443', bindings: ['kubernetes'], code: 'ERR_SVC_18018' },
   { url: 'http://a.svc5.ns', bindings: ['kubernetes'], code: 'ERR_SVC_18023' },
   { url: 'http://svc6.internal', bindings: ['kubernetes'], code: 'ERR_SVC_18023' },
   // refusals of the URL itself
-  { url: 'app.example.com', code: 'ERR_SVC_18001' },
-  { url: 'app.example.com:443', code: 'ERR_SVC_18001' },
+  { url: 'app.example.com', code: 'ERR_SVC_18022' },
+  { url: 'app.example.com:443', code: 'ERR_SVC_18022' },
   { url: 'ftp://app.example.com', code: 'ERR_SVC_18022' },
   { url: 'wss://app.example.com', code: 'ERR_SVC_18022' },
   { url: 'https://app.example.com/path', code: 'ERR_SVC_18001' },
@@ -848,8 +1113,9 @@ export interface BodyFieldRow {
   readonly default?: unknown;
   readonly valid: readonly unknown[];
   readonly invalid: readonly unknown[];
-  /** Byte bound: that many bytes taken, one more refused. */
+  /** Byte bound: that many bytes taken, one more refused (with `tooLongCode`). */
   readonly maxBytes?: number;
+  readonly tooLongCode?: string;
   readonly wrongType: unknown;
 }
 
@@ -887,6 +1153,7 @@ const BODY_FIELDS: readonly BodyFieldRow[] = [
     valid: ['web'],
     invalid: [],
     maxBytes: 255,
+    tooLongCode: 'ERR_SVC_18012',
     wrongType: 1,
   },
   {
@@ -896,6 +1163,7 @@ const BODY_FIELDS: readonly BodyFieldRow[] = [
     valid: ['{"team":"web"}', 'free text'],
     invalid: [],
     maxBytes: 4096,
+    tooLongCode: 'ERR_SVC_18013',
     wrongType: { team: 'web' },
   },
   {
@@ -954,7 +1222,7 @@ export const CLOUD_SPEC = {
     tcp: ['on_tcp_connect'],
   } satisfies Record<Scheme, readonly Phase[]>,
   legacyPhases: { inbound: 'on_http_request', outbound: 'on_http_response' } as const,
-  actions: ACTIONS,
+  actions: EVERY_ACTION,
   rules: RULES,
   sharing: SHARING,
   urls: URLS,
@@ -966,7 +1234,7 @@ export const CLOUD_SPEC = {
 } as const;
 
 export function actionRow(type: string): ActionRow {
-  const row = ACTIONS.find((a) => a.type === type);
+  const row = EVERY_ACTION.find((a) => a.type === type);
   if (row === undefined) throw new Error(`no action ${type} in the table`);
   return row;
 }

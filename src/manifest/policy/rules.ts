@@ -1,20 +1,29 @@
 /**
  * The traffic policy rules that need more than one value: phases per scheme (tls and tcp
- * endpoints have only on_tcp_connect), one key per phase (a legacy name and its new name
- * together), each action in a phase it supports (deny takes no config in on_tcp_connect),
- * forward-internal's target, unreachable actions after a terminating one, at most one
- * authentication action, the entry phase's terminating last rule, and CEL: the rules'
- * expressions and the `${...}` interpolations of string config values, checked against the
- * service's variables and functions (src/hosted/cel.ts). Runs on a document that passed its shape
- * (`./schema.ts`); every issue names the exact place inside the document. Pure.
+ * endpoints have only on_tcp_connect, internal http and https ones have no on_tcp_connect),
+ * one key per phase (a legacy name and its new name together), each action in a phase it
+ * supports (deny takes no config in on_tcp_connect), forward-internal's target, unreachable
+ * actions after a terminating one, at most one authentication action and one ai-gateway, the
+ * entry phase's terminating last rule, and CEL: the rules' expressions, `${...}` only where the
+ * action table allows it, bare expressions, each checked against the service's variables and
+ * functions (src/hosted/cel.ts), and no set-vars value built on `vars`. Runs on a document that
+ * passed its shape (`./schema.ts`); every issue names the exact place inside the document. Pure.
  */
 
-import { type CelIssue, checkCel, checkInterpolations } from '../../hosted/cel.js';
+import {
+  type CelIssue,
+  checkCel,
+  checkInterpolations,
+  interpolatesIdentifier,
+} from '../../hosted/cel.js';
 import { forwardTargetProblem } from '../endpoint-url.js';
 import type { FieldPath } from '../paths.js';
 import {
   AUTH_ACTIONS,
   actionSpec,
+  type FieldSpec,
+  interpolationAllowed,
+  isTemplated,
   PHASE_KEYS,
   type Phase,
   type PhaseKey,
@@ -48,15 +57,23 @@ const HTTP_SCHEMES: ReadonlySet<string> = new Set(['http', 'https']);
 const TERMINATING_NAMES =
   'deny, custom-response, forward-internal without on_error: continue, close-connection';
 
-/** Every rule of a shape-valid policy of an endpoint of `scheme`, in document order. */
+/** The endpoint a policy is for: its scheme, and whether it is internal (binding `internal`). */
+export interface PolicyEndpoint {
+  readonly scheme: string;
+  readonly internal: boolean;
+}
+
+/** Every rule of a shape-valid policy of `endpoint`, in document order. */
 export function policyIssues(
   policy: Json,
-  scheme: string,
+  endpoint: PolicyEndpoint,
   sensitive: (path: FieldPath) => boolean = () => false,
 ): PolicyIssue[] {
+  const { scheme } = endpoint;
   const out: PolicyIssue[] = [];
   const keys = new Map<Phase, PhaseKey>();
   const auth: FieldPath[] = [];
+  const gateways: FieldPath[] = [];
   for (const key of PHASE_KEYS) {
     if (!Object.hasOwn(policy, key)) continue;
     const phase = phaseOf(key);
@@ -73,12 +90,27 @@ export function policyIssues(
       });
       continue;
     }
+    if (phase === 'on_tcp_connect' && endpoint.internal && HTTP_SCHEMES.has(scheme)) {
+      out.push({
+        path: [key],
+        message: `an internal ${scheme} endpoint has no on_tcp_connect phase (traffic forwarded to it opens no connection)`,
+      });
+      continue;
+    }
     const rules = (policy[key] ?? []) as readonly Rule[];
     rules.forEach((rule, r) => {
       out.push(...ruleIssues(rule, [key, r], { phase, scheme, sensitive }));
       rule.actions.forEach((a, k) => {
         if (AUTH_ACTIONS.has(a.type)) auth.push([key, r, 'actions', k, 'type']);
+        if (a.type === 'ai-gateway') gateways.push([key, r, 'actions', k, 'type']);
       });
+    });
+  }
+  const [gateway, another] = gateways;
+  if (gateway !== undefined && another !== undefined) {
+    out.push({
+      path: another,
+      message: `a second ai-gateway action (the first is ${formatted(gateway)}); a policy has at most one`,
     });
   }
   const [first, second] = auth;
@@ -154,25 +186,73 @@ function actionIssues(action: Action, at: FieldPath, ctx: Context): PolicyIssue[
       });
     }
   }
-  if (action.type === 'forward-internal' && typeof config.url === 'string') {
+  if (
+    action.type === 'forward-internal' &&
+    typeof config.url === 'string' &&
+    !isTemplated(config.url)
+  ) {
     const why = forwardTargetProblem(config.url, scheme);
     if (why !== undefined) out.push({ path: [...at, 'config', 'url'], message: why });
   }
-  walkStrings(config, [...at, 'config'], (text, path) => {
-    const found = checkInterpolations(text);
-    if (found.length === 0) return;
-    // A secret's text must not show, not even the names the CEL checker quotes, nor where.
-    const secret = SECRET_CONFIG_FIELDS.has(String(path[path.length - 1])) || ctx.sensitive(path);
-    if (secret) {
-      out.push({
-        path,
-        message: `a \${...} interpolation in this sensitive value is not valid CEL`,
-      });
-      return;
-    }
-    for (const issue of found) out.push({ path, offset: issue.offset, message: cel(issue) });
-  });
+  for (const [name, value] of Object.entries(config)) {
+    const field = Object.hasOwn(spec.fields, name) ? spec.fields[name] : undefined;
+    if (field === undefined) continue; // the shape phase reported it
+    const base: FieldPath = [...at, 'config', name];
+    walkStrings(value, base, (text, path) => {
+      const found = celIssues(action.type, name, field, text, path.slice(base.length));
+      if (found.length === 0) return;
+      // A secret's text must not show, not even the names the CEL checker quotes, nor where.
+      const secret = SECRET_CONFIG_FIELDS.has(name) || field.secret === true || ctx.sensitive(path);
+      if (secret && found.some((f) => f.quotes)) {
+        out.push({ path, message: SECRET_CEL_MESSAGE });
+        return;
+      }
+      for (const f of found) {
+        out.push(
+          f.offset === undefined
+            ? { path, message: f.message }
+            : { path, offset: f.offset, message: f.message },
+        );
+      }
+    });
+  }
   return out;
+}
+
+const SECRET_CEL_MESSAGE = 'a ${...} interpolation in this sensitive value is not CEL';
+
+/**
+ * What is wrong with the CEL of a string in a config field, each at its offset in the string
+ * where the checker gives one, and whether the message quotes the text (never shown for a
+ * secret).
+ */
+function celIssues(
+  type: string,
+  name: string,
+  field: FieldSpec,
+  text: string,
+  inner: FieldPath,
+): { readonly message: string; readonly quotes: boolean; readonly offset?: number }[] {
+  const located = (issues: CelIssue[]) =>
+    issues.map((i) => ({ message: cel(i), quotes: true, offset: i.offset }));
+  if (field.cel === true) return located(checkCel(text));
+  if (!isTemplated(text)) return [];
+  if (!interpolationAllowed(field, inner)) {
+    return [
+      {
+        message: `${name} takes no \${...} interpolation here (the service reads it as written)`,
+        quotes: false,
+      },
+    ];
+  }
+  const found = checkInterpolations(text);
+  if (found.length > 0) return located(found);
+  if (type === 'set-vars' && interpolatesIdentifier(text, 'vars')) {
+    return [
+      { message: 'a set-vars value cannot use variables set by set-vars (vars.*)', quotes: false },
+    ];
+  }
+  return [];
 }
 
 function walkStrings(

@@ -7,7 +7,15 @@
  * the terminating last rule) are `./rules.ts`.
  */
 import { z } from 'zod';
-import { ACTION_TYPES, ACTIONS, configSchema, PHASE_KEYS, phaseOf } from './actions.js';
+import { suggest } from '../suggest.js';
+import {
+  ACTION_MISNAMES,
+  ACTION_TYPES,
+  ACTIONS,
+  configSchema,
+  PHASE_KEYS,
+  phaseOf,
+} from './actions.js';
 
 /** Checked against the service's CEL with the rules across the document (./rules.ts). */
 const celExpression = z.string();
@@ -29,10 +37,21 @@ export const PolicyActionSchema = z.discriminatedUnion(
   {
     error: (issue) =>
       issue.code === 'invalid_union'
-        ? `unknown action type ${describe(issue.input)}; known: ${ACTION_TYPES.join(', ')}`
+        ? `unknown action type ${describe(issue.input)}${meant(issue.input)}; known: ${ACTION_TYPES.join(', ')}`
         : undefined,
   },
 );
+
+/** "did you mean" for a type the documentation misnames, or one a typo away. */
+function meant(action: unknown): string {
+  const type =
+    typeof action === 'object' && action !== null ? (action as { type?: unknown }).type : action;
+  if (typeof type !== 'string') return '';
+  const near = Object.hasOwn(ACTION_MISNAMES, type)
+    ? ACTION_MISNAMES[type]
+    : suggest(type, ACTION_TYPES);
+  return near === undefined ? '' : ` (did you mean ${near}?)`;
+}
 
 /** The type as written (zod hands over the whole action). */
 function describe(action: unknown): string {

@@ -77,8 +77,8 @@ function checkNotHeldByEdge(account: AccountState, url: EndpointUrl): void {
 }
 
 /**
- * Two endpoints share a URL and binding only if both pool: 18009 when neither does, 18016 when
- * the holder pools and the newcomer does not, 18017 when the newcomer pools and the holder
+ * Two endpoints share a URL and binding only if both pool: 18009 when neither does, 18017 when
+ * the holder pools and the newcomer does not, 18016 when the newcomer pools and the holder
  * does not.
  */
 function checkUnique(
@@ -107,7 +107,10 @@ export function endpointHandlers({ store, render, ids, now }: HandlerDeps) {
       const b = parseBody(endpointCreateSchema, call.body);
       const url = parseEndpointUrl(b.url);
       const binding = bindingFor(url, b.bindings);
-      checkTrafficPolicy(b.traffic_policy, { scheme: url.scheme });
+      checkTrafficPolicy(b.traffic_policy, {
+        scheme: url.scheme,
+        internal: binding === 'internal',
+      });
       checkNotHeldByEdge(call.account, url);
       const pooling = b.pooling_enabled ?? false;
       checkUnique(call.account, { url: url.url, binding, pooling });
@@ -170,7 +173,10 @@ export function endpointHandlers({ store, render, ids, now }: HandlerDeps) {
       }
       const binding = bindingFor(url, b.bindings ?? ep.bindings);
       if (b.traffic_policy !== undefined)
-        checkTrafficPolicy(b.traffic_policy, { scheme: url.scheme });
+        checkTrafficPolicy(b.traffic_policy, {
+          scheme: url.scheme,
+          internal: binding === 'internal',
+        });
       if (url.url !== ep.url) checkNotHeldByEdge(call.account, url);
       const pooling = b.pooling_enabled ?? ep.pooling_enabled;
       checkUnique(call.account, { url: url.url, binding, pooling, selfId: ep.id });

@@ -2,23 +2,27 @@
  * Validation of a cloud endpoint's traffic policy (cloud-endpoints.md, section 3): the document
  * (YAML or JSON, read with the `yaml` library), its phases, the shape of each rule, CEL in
  * expressions and interpolations (./cel.ts), each action's type, phases and config
- * (./actions.ts), unreachable actions, one authentication action, and the terminating last rule
- * of the entry phase. Every violation names its path inside the document
+ * (./actions.ts), `${...}` only where the action allows it, unreachable actions, one
+ * authentication action, one ai-gateway, and the terminating last rule of the entry phase. Every violation names its path inside the document
  * (`on_http_request[2].actions[0].config.headers`); the answer carries the first one's code and
  * lists them all.
  */
+
+import { parse } from '@bufbuild/cel';
 import { Lexer, parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { type CelIssue, checkCel, checkInterpolations } from '../../hosted/cel.js';
+import { type CelIssue, checkCel, interpolations } from '../../hosted/cel.js';
 import { RequestError } from '../errors.js';
 import {
   AUTH_ACTIONS,
   actionSpec,
   KNOWN_ACTIONS,
+  MISNAMED_ACTIONS,
   PHASE_NAMES,
   type Phase,
   type PolicyContext,
   phaseOf,
+  templateAllowed,
 } from './actions.js';
 import { ENDPOINT_ERROR_CODE as CODE, type EndpointErrorCode } from './codes.js';
 
@@ -81,9 +85,17 @@ export function policyViolations(text: string, ctx: PolicyContext): Violation[] 
     phases.set(phase, key);
     if (phase !== 'on_tcp_connect' && !HTTP_SCHEMES.has(ctx.scheme)) {
       out.push({
-        code: CODE.actionPhase,
+        code: CODE.phaseProtocol,
         path: key,
-        message: `a ${ctx.scheme} endpoint has no HTTP phases (only on_tcp_connect)`,
+        message: `invalid phase ${key} for protocol ${ctx.scheme} (only on_tcp_connect)`,
+      });
+      continue;
+    }
+    if (phase === 'on_tcp_connect' && ctx.internal && HTTP_SCHEMES.has(ctx.scheme)) {
+      out.push({
+        code: CODE.internalTcpConnect,
+        path: key,
+        message: `internal ${ctx.scheme} endpoints do not support on_tcp_connect`,
       });
       continue;
     }
@@ -252,9 +264,12 @@ function actionViolations(
     return fail(`${path}.type`, 'must be an action type (a string)');
   const spec = actionSpec(action.type);
   if (spec === undefined) {
+    const meant = Object.hasOwn(MISNAMED_ACTIONS, action.type)
+      ? ` (did you mean ${MISNAMED_ACTIONS[action.type]}?)`
+      : '';
     return fail(
       `${path}.type`,
-      `unknown action type ${JSON.stringify(action.type)}; known: ${KNOWN_ACTIONS.join(', ')}`,
+      `unknown action type ${JSON.stringify(action.type)}${meant}; known: ${KNOWN_ACTIONS.join(', ')}`,
       CODE.unknownAction,
     );
   }
@@ -266,42 +281,150 @@ function actionViolations(
     );
   }
   const config = action.config ?? {};
-  if (!isMap(config)) return fail(`${path}.config`, 'must be a mapping');
-  const violations = configViolations(spec.config(phase, ctx), config, `${path}.config`);
+  if (!isMap(config)) return fail(`${path}.config`, 'must be a mapping', CODE.configParse);
+  const violations = [
+    ...configViolations(spec.config(phase, ctx), config, `${path}.config`),
+    ...celViolations(action.type, spec, config, `${path}.config`),
+  ];
   return { violations, terminates: violations.length === 0 && spec.terminating(config) };
 }
 
 function configViolations(schema: z.ZodType, config: Json, path: string): Violation[] {
-  const out: Violation[] = [];
   const result = schema.safeParse(config);
-  if (!result.success) {
-    for (const issue of result.error.issues) {
-      const sub = issue.path
-        .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
-        .join('');
-      const missing = issue.code === 'invalid_type' && /received undefined$/.test(issue.message);
-      out.push({
-        code: CODE.badPolicy,
-        path: `${path}${sub}`,
-        message: missing ? 'is required' : issue.message,
-      });
-    }
-  }
-  walkStrings(config, path, (value, where) => {
-    for (const issue of checkInterpolations(value)) {
-      out.push({ code: CODE.badPolicy, path: where, message: celMessage(issue) });
-    }
+  if (result.success) return [];
+  return result.error.issues.map((issue) => {
+    const sub = issue.path
+      .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+      .join('');
+    const missing = issue.code === 'invalid_type' && /received undefined$/.test(issue.message);
+    return {
+      code: issueCode(issue, missing),
+      path: `${path}${sub}`,
+      message: missing ? 'is required' : issue.message,
+    };
   });
+}
+
+/** The service's code for a config issue: its own, else by the issue's kind. */
+function issueCode(issue: z.core.$ZodIssue, missing: boolean): EndpointErrorCode {
+  const own = (issue as { params?: { code?: unknown } }).params?.code;
+  if (typeof own === 'string') return own as EndpointErrorCode;
+  if (missing) return CODE.missingElement;
+  switch (issue.code) {
+    case 'invalid_type':
+    case 'unrecognized_keys':
+    case 'invalid_union':
+      return CODE.configParse;
+    case 'invalid_value':
+      return CODE.notMember;
+    case 'invalid_format':
+      return CODE.notUrl;
+    case 'too_big':
+      return issue.origin === 'array'
+        ? CODE.tooManyEntries
+        : issue.origin === 'string'
+          ? CODE.tooLong
+          : CODE.outOfRange;
+    case 'too_small':
+      if (issue.origin === 'array' || issue.origin === 'string')
+        return Number(issue.minimum) <= 1 ? CODE.empty : CODE.tooShort;
+      return CODE.outOfRange;
+    default:
+      return CODE.configValue;
+  }
+}
+
+/**
+ * CEL in config strings: `${...}` only where the action allows it (2204 elsewhere: the service
+ * would read it as plain text), each interpolation parsed (2224), bare CEL fields parsed (2200),
+ * and no set-vars value built on variables set-vars made (2251).
+ */
+function celViolations(
+  type: string,
+  spec: NonNullable<ReturnType<typeof actionSpec>>,
+  config: Json,
+  path: string,
+): Violation[] {
+  const out: Violation[] = [];
+  for (const [field, value] of Object.entries(config)) {
+    const bare = spec.bareCel?.includes(field) === true;
+    walkStrings(value, `${path}.${field}`, [], (text, where, at) => {
+      if (bare) {
+        for (const issue of checkCel(text)) {
+          out.push({
+            code: CODE.badExpression,
+            path: where,
+            message: `not a CEL expression: ${celMessage(issue)}`,
+          });
+        }
+        return;
+      }
+      if (!text.includes('${')) return;
+      if (!templateAllowed(spec, field, at)) {
+        out.push({
+          code: CODE.configValue,
+          path: where,
+          message: `${type} ${field} does not take \${...} templates`,
+        });
+        return;
+      }
+      const found = interpolations(text);
+      if ('unterminated' in found) {
+        out.push({
+          code: CODE.badTemplate,
+          path: where,
+          message: `unterminated \${ at character ${found.unterminated + 1}: no matching }`,
+        });
+        return;
+      }
+      for (const { expr } of found.exprs) {
+        const why = checkCel(expr)[0];
+        if (why !== undefined) {
+          out.push({
+            code: CODE.badTemplate,
+            path: where,
+            message: `failed to compile CEL template expressions: \${${expr}}: ${celMessage(why)}`,
+          });
+        } else if (type === 'set-vars' && namesVars(expr)) {
+          out.push({
+            code: CODE.varsFromVars,
+            path: where,
+            message: 'cannot set variables based on variables previously created by set-vars',
+          });
+        }
+      }
+    });
+  }
   return out;
 }
 
-function walkStrings(value: unknown, path: string, visit: (s: string, path: string) => void): void {
+/** Whether a parsed CEL expression reads the `vars` identifier. */
+function namesVars(expr: string): boolean {
+  const stack: unknown[] = [parse(expr).expr];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    const kind = (node as { exprKind?: { case?: string; value?: { name?: string } } }).exprKind;
+    if (kind?.case === 'identExpr' && kind.value?.name === 'vars') return true;
+    for (const v of Object.values(node)) if (typeof v === 'object') stack.push(v);
+  }
+  return false;
+}
+
+/** Every string below `value`, with its path in the document and its keys below the field. */
+function walkStrings(
+  value: unknown,
+  path: string,
+  at: readonly string[],
+  visit: (s: string, path: string, at: readonly string[]) => void,
+): void {
   if (typeof value === 'string') {
-    visit(value, path);
+    visit(value, path, at);
   } else if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) walkStrings(v, `${path}[${i}]`, visit);
+    for (const [i, v] of value.entries())
+      walkStrings(v, `${path}[${i}]`, [...at, String(i)], visit);
   } else if (isMap(value)) {
-    for (const [k, v] of Object.entries(value)) walkStrings(v, `${path}.${k}`, visit);
+    for (const [k, v] of Object.entries(value)) walkStrings(v, `${path}.${k}`, [...at, k], visit);
   }
 }
 
@@ -313,6 +436,7 @@ function endpointViolations(
 ): Violation[] {
   const out: Violation[] = [];
   const auth: string[] = [];
+  const gateways: string[] = [];
   for (const key of phases.values()) {
     const rules = root[key];
     if (!Array.isArray(rules)) continue;
@@ -321,6 +445,7 @@ function endpointViolations(
       actions.forEach((a, k) => {
         if (isMap(a) && typeof a.type === 'string' && AUTH_ACTIONS.has(a.type))
           auth.push(`${key}[${i}].actions[${k}]`);
+        if (isMap(a) && a.type === 'ai-gateway') gateways.push(`${key}[${i}].actions[${k}]`);
       });
     });
   }
@@ -329,6 +454,13 @@ function endpointViolations(
       code: CODE.severalAuthActions,
       path: auth[1] as string,
       message: `a second authentication action (the first is ${auth[0]}); at most one of oauth, openid-connect, saml per endpoint`,
+    });
+  }
+  if (gateways.length > 1) {
+    out.push({
+      code: CODE.severalGateways,
+      path: gateways[1] as string,
+      message: `more than one ai-gateway action (the first is ${gateways[0]})`,
     });
   }
   const entry: Phase = HTTP_SCHEMES.has(ctx.scheme) ? 'on_http_request' : 'on_tcp_connect';

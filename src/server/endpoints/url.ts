@@ -39,7 +39,10 @@ function bad(message: string, code: EndpointErrorCode = CODE.badUrl): RequestErr
 export function parseEndpointUrl(text: string): EndpointUrl {
   const shown = JSON.stringify(text.slice(0, 200));
   if (!/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text)) {
-    throw bad(`${shown} has no scheme (expected one of ${SCHEMES.join(', ')}, e.g. https://host)`);
+    throw bad(
+      `${shown} has no scheme (expected one of ${SCHEMES.join(', ')}, e.g. https://host)`,
+      CODE.badScheme,
+    );
   }
   let parsed: URL;
   try {
@@ -100,7 +103,14 @@ export function checkBinding(url: EndpointUrl, binding: Binding): void {
   }
   if (internal) throw mismatch(`a ${INTERNAL_SUFFIX} host is always internal`);
   if (binding === 'kubernetes') {
-    if (!['http', 'tcp'].includes(url.scheme) || !/^[^.*]+\.[^.]+$/.test(url.host)) {
+    if (!['http', 'tcp'].includes(url.scheme)) {
+      throw new RequestError(
+        400,
+        CODE.kubernetesScheme,
+        `bindings: kubernetes: a kubernetes endpoint is http or tcp, not ${url.scheme} (url ${url.url})`,
+      );
+    }
+    if (!/^[^.*]+\.[^.]+$/.test(url.host)) {
       throw mismatch('only http://name.namespace[:port] or tcp://name.namespace:port');
     }
     return;

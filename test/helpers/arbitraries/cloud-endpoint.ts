@@ -135,7 +135,12 @@ export function cloudEndpoint(opts: CloudEndpointOptions = {}): fc.Arbitrary<Clo
           fc.constantFrom('web', 'ops', '1', 'prod'),
           { maxKeys: 2 },
         ),
-        policy: trafficPolicy(u.scheme),
+        // An internal http(s) endpoint has no on_tcp_connect phase (2262).
+        policy: trafficPolicy(u.scheme).map((p) => {
+          if (u.binding !== 'internal' || (u.scheme !== 'https' && u.scheme !== 'http')) return p;
+          const { on_tcp_connect: _dropped, ...rest } = p;
+          return rest;
+        }),
         policyAs: fc.constantFrom('mapping', 'mapping', 'yaml', 'json'),
       })
       .map((r) => ({

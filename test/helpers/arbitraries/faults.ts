@@ -25,8 +25,11 @@ interface Mutation {
   readonly rule: string;
   readonly code: string;
   readonly applies: (c: CloudEndpointCase) => boolean;
-  /** The mutated case and the path the answer names. */
-  readonly apply: (c: CloudEndpointCase, pick: number) => { case: CloudEndpointCase; path: string };
+  /** The mutated case and the path the answer names (and its code, where it depends on it). */
+  readonly apply: (
+    c: CloudEndpointCase,
+    pick: number,
+  ) => { case: CloudEndpointCase; path: string; code?: string };
 }
 
 const isHttp = (c: CloudEndpointCase) => c.scheme === 'https' || c.scheme === 'http';
@@ -46,8 +49,8 @@ function editEntry(
 const actionsOf = (rule: Record<string, unknown> | undefined) =>
   (rule?.actions ?? []) as Record<string, unknown>[];
 
-/** The table's bound violations for actions that run in a phase: [type, field, value]. */
-function boundFaults(phase: string): [string, string, unknown][] {
+/** The table's bound violations for actions that run in a phase: [type, field, value, code]. */
+function boundFaults(phase: string): [string, string, unknown, string][] {
   return (
     CLOUD_SPEC.actions
       // deny takes no config in on_tcp_connect: a bound there is no bound.
@@ -55,9 +58,19 @@ function boundFaults(phase: string): [string, string, unknown][] {
       .filter((a) => !(a.type === 'deny' && phase === 'on_tcp_connect'))
       .flatMap((a) =>
         a.fields.flatMap((f) =>
-          [f.min, f.max]
-            .filter((b) => b !== undefined)
-            .map((b): [string, string, unknown] => [a.type, f.name, b.beyond]),
+          (
+            [
+              [f.min, f.codes?.min],
+              [f.max, f.codes?.max],
+            ] as const
+          )
+            .filter(([b]) => b !== undefined)
+            .map(([b, code]): [string, string, unknown, string] => [
+              a.type,
+              f.name,
+              b?.beyond,
+              code ?? 'ERR_SVC_2215',
+            ]),
         ),
       )
   );
@@ -70,7 +83,7 @@ const MUTATIONS: readonly Mutation[] = [
     applies: () => true,
     apply: (c) =>
       editEntry(c, (rules, phase) => {
-        actionsOf(rules[0]).unshift({ type: 'rate-limit' });
+        actionsOf(rules[0]).unshift({ type: 'rate-limiter' });
         return `${phase}[0].actions[0].type`;
       }),
   },
@@ -89,7 +102,7 @@ const MUTATIONS: readonly Mutation[] = [
   },
   {
     rule: 'an http phase on a tls or tcp endpoint',
-    code: 'ERR_SVC_2202',
+    code: 'ERR_SVC_2230',
     applies: (c) => !isHttp(c),
     apply: (c) => ({
       case: {
@@ -163,18 +176,27 @@ const MUTATIONS: readonly Mutation[] = [
   },
   {
     rule: 'a config value one step beyond its bound',
-    code: CLOUD_SPEC.policyCode,
+    code: 'ERR_SVC_2215',
     applies: (c) => boundFaults(entryPhase(c.scheme)).length > 0,
-    apply: (c, pick) =>
-      editEntry(c, (rules, phase) => {
-        const faults = boundFaults(phase);
-        const [type, field, value] = faults[pick % faults.length] as [string, string, unknown];
+    apply: (c, pick) => {
+      const phase = entryPhase(c.scheme);
+      const faults = boundFaults(phase);
+      const [, , , code] = faults[pick % faults.length] as [string, string, unknown, string];
+      const out = editEntry(c, (rules) => {
+        const [type, field, value] = faults[pick % faults.length] as [
+          string,
+          string,
+          unknown,
+          string,
+        ];
         const minimal = CLOUD_SPEC.actions
           .find((a) => a.type === type)
           ?.minimal(phase as never, c.scheme);
         actionsOf(rules[0]).unshift({ type, config: { ...minimal, [field]: value } });
         return `${phase}[0].actions[0].config.${field}`;
-      }),
+      });
+      return { ...out, code };
+    },
   },
   {
     rule: 'a rule expression that is not CEL',
@@ -227,7 +249,7 @@ const MUTATIONS: readonly Mutation[] = [
   },
   {
     rule: 'a description over 255 bytes',
-    code: ERROR_CODE.invalidValue,
+    code: 'ERR_SVC_18012',
     applies: () => true,
     apply: (c) => ({ case: { ...c, description: 'é'.repeat(128) }, path: 'description' }),
   },
@@ -243,7 +265,11 @@ export function faultyCloudEndpoint(
   return fc.constantFrom(...MUTATIONS).chain((m) =>
     fc.tuple(cloudEndpoint(opts).filter(m.applies), fc.nat()).map(([c, pick]) => {
       const out = m.apply(c, pick);
-      return { original: c, case: out.case, fault: { rule: m.rule, code: m.code, path: out.path } };
+      return {
+        original: c,
+        case: out.case,
+        fault: { rule: m.rule, code: out.code ?? m.code, path: out.path },
+      };
     }),
   );
 }

@@ -363,7 +363,9 @@ describe('cut-over: the shipped examples, migrated', () => {
     for (const kept of ['internal', 'tcp-services.yaml', 'secrets']) {
       await cp(path.join(examples, kept), path.join(migrated, kept), { recursive: true });
     }
-    const plan = await runCli(['plan', migrated], { env, cwd: repo });
+    // The sns webhook's topic owner, which the edge never held (the guide's warning says so).
+    const withOwner = { ...env, SNS_TOPIC_OWNER: '123456789012' };
+    const plan = await runCli(['plan', migrated], { env: withOwner, cwd: repo });
     expect(plan.code, plan.stderr).toBe(0);
     expect(plan.stdout).toContain(
       'Cut-over to cloud endpoints (one edge at a time, in this order)',
@@ -371,9 +373,12 @@ describe('cut-over: the shipped examples, migrated', () => {
     expect(plan.stdout).toMatch(
       /1\. - delete https_edge\.storefront \(edghts_\w+\)\n\s+\+ then create cloud_endpoint\.storefront-shop\.acme-outfitters\.example https:\/\/shop\.acme-outfitters\.example \(takes over shop\.acme-outfitters\.example:443\)/,
     );
-    const apply = await runCli(['apply', '--yes', migrated], { env, cwd: repo });
+    const apply = await runCli(['apply', '--yes', migrated], { env: withOwner, cwd: repo });
     expect(apply.code, apply.stderr).toBe(0);
-    const again = await runCli(['plan', '--detailed-exitcode', migrated], { env, cwd: repo });
+    const again = await runCli(['plan', '--detailed-exitcode', migrated], {
+      env: withOwner,
+      cwd: repo,
+    });
     expect(again.stdout).toContain('No changes');
     expect(again.code).toBe(0);
     const live = await observe(client);

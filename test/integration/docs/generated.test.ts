@@ -55,9 +55,16 @@ describe('generated docs', () => {
       '| `routes[].circuit_breaker.num_buckets` | integer |',
       '| `suspend` | boolean |',
       '| `traffic_policy` | object or string | yes |',
-      '| `server_private_key` | string | secret (always masked) |',
+      `| \`server_private_key\` | string | secret (always masked); \${...} in the value |`,
+      '| `bucket_key` | list of string | required; CEL expression |',
     ])
       expect(fields).toContain(row);
     expect(fields).toContain('true: edgesync leaves this resource exactly as it is live');
+    const { ACTION_TYPES } = await import('../../../src/manifest/policy/actions.js');
+    const manifests = await readFile(path.join(repo, 'docs/reference/manifests.md'), 'utf8');
+    for (const type of ACTION_TYPES) {
+      expect(fields).toContain(`### ${type}\n`);
+      expect(manifests).toContain(`\`${type}\``);
+    }
   });
 });

@@ -24,6 +24,22 @@ const headers = (n: number) =>
 const interp = (expr: string) => `$${'{'}${expr}}`;
 const names = (n: number) => Array.from({ length: n }, (_, i) => `x-h${i}`);
 
+const JWT = {
+  issuer: { allow_list: [{ value: 'https://id.example.com/' }] },
+  http: { tokens: [{ type: 'jwt', method: 'header', name: 'authorization', prefix: 'Bearer ' }] },
+  jws: {
+    allowed_algorithms: ['RS256'],
+    keys: { sources: { additional_jkus: ['https://id.example.com/jwks.json'] } },
+  },
+};
+const RATE = {
+  name: 'per-ip',
+  algorithm: 'sliding_window',
+  capacity: 10,
+  rate: '60s',
+  bucket_key: ['conn.client_ip'],
+};
+
 /** The smallest config each action type is accepted with. */
 const BASE: Record<string, Config> = {
   'forward-internal': { url: 'https://web.internal' },
@@ -41,6 +57,19 @@ const BASE: Record<string, Config> = {
   'custom-response': {},
   'close-connection': {},
   'set-vars': { vars: [{ a: 1 }] },
+  'ai-gateway': {},
+  'basic-auth': { credentials: ['alice:correct-horse'] },
+  'http-request': { url: 'https://auth.internal/check' },
+  'jwt-validation': JWT,
+  log: { metadata: { route: 'api' } },
+  'owasp-crs-request': {},
+  'owasp-crs-response': {},
+  'rate-limit': RATE,
+  redirect: { to: 'https://www.example.com' },
+  'request-body-find-replace': { replacements: [{ from: 'a', to: 'b' }] },
+  'response-body-find-replace': { replacements: [{ from: 'a', to: 'b' }] },
+  'sse-find-replace': { replacements: [{ from: 'a', to: 'b' }] },
+  'url-rewrite': { to: '/new' },
 };
 
 interface Samples {
@@ -77,16 +106,30 @@ const session: Record<string, Samples> = {
     valid: { allow_cors_preflight: true },
     wrong: { allow_cors_preflight: 'yes' },
   },
-  idle_session_timeout: duration('idle_session_timeout'),
   max_session_duration: duration('max_session_duration'),
   userinfo_refresh_interval: duration('userinfo_refresh_interval'),
+  authz_url_params: {
+    valid: { authz_url_params: { prompt: 'login' } },
+    bound: [{ authz_url_params: { prompt: interp('req.host') } }],
+    wrong: { authz_url_params: 'prompt=login' },
+  },
+  auth_id: { valid: { auth_id: 'app' }, bound: [{ auth_id: '' }], wrong: { auth_id: 1 } },
+  auth_cookie_domain: {
+    valid: { auth_cookie_domain: 'example.com' },
+    bound: [{ auth_cookie_domain: '' }],
+    wrong: { auth_cookie_domain: true },
+  },
 };
 
 const SAMPLES: Record<string, Record<string, Samples>> = {
   'forward-internal': {
     url: {
       valid: { url: 'http://api.internal:8080' },
-      bound: [{ url: 'https://api.example.com' }, { url: 'tcp://api.internal:5432' }],
+      bound: [
+        { url: 'https://api.example.com' },
+        { url: 'tcp://api.internal:5432' },
+        { url: interp("'https://' +") },
+      ],
       wrong: { url: 42 },
     },
     on_error: {
@@ -98,7 +141,7 @@ const SAMPLES: Record<string, Record<string, Samples>> = {
   'restrict-ips': {
     enforce: { valid: { enforce: false }, wrong: { enforce: 'yes' } },
     allow: {
-      valid: { allow: ['192.168.0.0/16', '::/0'] },
+      valid: { allow: ['192.168.0.0/16', '::/0', interp("secrets.get('net', 'office')")] },
       bound: [{ allow: ['10.0.0.0/33'] }],
       wrong: { allow: '10.0.0.0/8' },
     },
@@ -109,7 +152,7 @@ const SAMPLES: Record<string, Record<string, Samples>> = {
     },
     ip_policies: {
       valid: { ip_policies: ['ipp_abc123'] },
-      bound: [{ ip_policies: ['pol_1'] }],
+      bound: [{ ip_policies: ['pol_1'] }, { ip_policies: [interp('vars.p')] }],
       wrong: { ip_policies: 'ipp_abc123' },
     },
   },
@@ -141,7 +184,9 @@ const SAMPLES: Record<string, Record<string, Samples>> = {
       wrong: { server_certificate: PEM_CERT, server_private_key: {} },
     },
     mutual_tls_certificate_authorities: {
-      valid: { mutual_tls_certificate_authorities: ['ca_123', PEM_CERT] },
+      valid: {
+        mutual_tls_certificate_authorities: ['ca_123', PEM_CERT, interp("secrets.get('t', 'ca')")],
+      },
       bound: [{ mutual_tls_certificate_authorities: ['ca-123'] }],
       wrong: { mutual_tls_certificate_authorities: 'ca_123' },
     },
@@ -166,14 +211,20 @@ const SAMPLES: Record<string, Record<string, Samples>> = {
   'remove-headers': {
     headers: {
       valid: { headers: names(10) },
-      bound: [{ headers: names(11) }, { headers: [] }, { headers: ['x a'] }],
+      bound: [
+        { headers: names(11) },
+        { headers: [] },
+        { headers: ['x a'] },
+        { headers: ['User-Agent'] },
+        { headers: [interp('vars.h')] },
+      ],
       wrong: { headers: 'x-a' },
     },
   },
   'compress-response': {
     algorithms: {
       valid: { algorithms: ['br', 'gzip'] },
-      bound: [{ algorithms: ['zstd'] }, { algorithms: [] }],
+      bound: [{ algorithms: ['zstd'] }, { algorithms: [] }, { algorithms: ['br', 'br'] }],
       wrong: { algorithms: 'gzip' },
     },
   },
@@ -184,8 +235,8 @@ const SAMPLES: Record<string, Record<string, Samples>> = {
       wrong: { provider: 5 },
     },
     secret: {
-      valid: { provider: 'sns', secret: undefined },
-      bound: [{ secret: '' }],
+      valid: { provider: 'sns', secret: interp("secrets.get('aws', 'topic-owner')") },
+      bound: [{ secret: '' }, { provider: 'sns', secret: undefined }, { secret: interp('req.') }],
       wrong: { secret: 5 },
     },
     enforce: { valid: { enforce: false }, wrong: { enforce: 'no' } },
@@ -215,6 +266,11 @@ const SAMPLES: Record<string, Record<string, Samples>> = {
       bound: [{ tripped_duration: '121s' }],
       wrong: { tripped_duration: false },
     },
+    num_buckets: {
+      valid: { num_buckets: 10 },
+      bound: [{ num_buckets: 0 }, { num_buckets: 129 }],
+      wrong: { num_buckets: '10' },
+    },
     enforce: { valid: { enforce: false }, wrong: { enforce: 1 } },
   },
   oauth: {
@@ -224,7 +280,7 @@ const SAMPLES: Record<string, Record<string, Samples>> = {
       wrong: { provider: 1 },
     },
     ...session,
-    auth_id: { valid: { auth_id: 'app' }, bound: [{ auth_id: '' }], wrong: { auth_id: 1 } },
+    idle_session_timeout: duration('idle_session_timeout'),
   },
   'openid-connect': {
     issuer_url: {
@@ -233,6 +289,12 @@ const SAMPLES: Record<string, Record<string, Samples>> = {
       wrong: { issuer_url: 1 },
     },
     ...Object.fromEntries(Object.entries(session).filter(([k]) => k !== 'scopes')),
+    idle_session_duration: duration('idle_session_duration'),
+    idle_session_timeout: {
+      valid: { idle_session_timeout: '15m' },
+      bound: [{ idle_session_timeout: '15m', idle_session_duration: '15m' }],
+      wrong: { idle_session_timeout: 15 },
+    },
     scopes: {
       valid: { scopes: ['openid'] },
       bound: [{ scopes: [''] }],
@@ -264,6 +326,11 @@ const SAMPLES: Record<string, Record<string, Samples>> = {
       bound: [{ body: interp('req.host ==') }, { body: `$${'{'}req.host` }],
       wrong: { body: 1 },
     },
+    content: {
+      valid: { content: 'gone' },
+      bound: [{ content: 'a', body: 'b' }],
+      wrong: { content: [] },
+    },
     headers: {
       valid: { headers: { 'x-a': 'b' } },
       bound: [{ headers: headers(11) }],
@@ -273,10 +340,241 @@ const SAMPLES: Record<string, Record<string, Samples>> = {
   'close-connection': {},
   'set-vars': {
     vars: {
-      valid: { vars: [{ b: 'x' }] },
-      bound: [{ vars: [{ a: 1, b: 2 }] }],
+      valid: { vars: [{ b: 'x' }, { c: interp('req.host') }] },
+      bound: [{ vars: [{ a: 1, b: 2 }] }, { vars: [{ a: 'x' }, { b: interp('vars.a') }] }],
       wrong: { vars: { a: 1 } },
     },
+  },
+  'ai-gateway': {
+    on_error: {
+      valid: { on_error: 'continue' },
+      bound: [{ on_error: 'retry' }],
+      wrong: { on_error: 1 },
+    },
+    per_request_timeout: duration('per_request_timeout'),
+    total_timeout: duration('total_timeout'),
+    providers: {
+      valid: {
+        providers: [{ id: 'openai', api_keys: [{ value: interp("secrets.get('ai', 'k')") }] }],
+      },
+      bound: [{ providers: [{ id: '' }] }, { providers: [{ id: interp('vars.p') }] }],
+      wrong: { providers: { id: 'openai' } },
+    },
+  },
+  'basic-auth': {
+    credentials: {
+      valid: { credentials: [`bob:${interp("secrets.get('v', 'pw')")}`, interp('vars.c')] },
+      bound: [
+        { credentials: ['bob:short'] },
+        { credentials: ['bobpassword'] },
+        { credentials: [`${interp('vars.u')}password`] },
+        { credentials: [] },
+        { credentials: Array(11).fill('a:abcdefgh') },
+      ],
+      wrong: { credentials: 'bob:longpassword' },
+    },
+    realm: {
+      valid: { realm: 'ops' },
+      bound: [{ realm: 'x'.repeat(129) }, { realm: 'é' }, { realm: interp('req.host') }],
+      wrong: { realm: 1 },
+    },
+    enforce: { valid: { enforce: false }, wrong: { enforce: 'no' } },
+  },
+  'http-request': {
+    url: {
+      valid: { url: interp("'https://a.internal/' + req.host") },
+      bound: [{ url: 'not a url' }],
+      wrong: { url: 1 },
+    },
+    method: {
+      valid: { method: 'POST' },
+      bound: [{ method: 'HEAD' }, { method: interp('req.method') }],
+      wrong: { method: 1 },
+    },
+    query_params: {
+      valid: { query_params: [{ key: interp('vars.k'), value: interp('req.host') }] },
+      bound: [
+        { query_params: Array(33).fill({ key: 'k', value: 'v' }) },
+        { query_params: [{ key: 'k'.repeat(129), value: 'v' }] },
+        { query_params: [{ key: 'k', value: 'v'.repeat(8193) }] },
+      ],
+      wrong: { query_params: { k: 'v' } },
+    },
+    headers: {
+      valid: { headers: { 'x-a': interp('conn.client_ip') } },
+      bound: [{ headers: headers(11) }],
+      wrong: { headers: ['x-a'] },
+    },
+    body: {
+      valid: { body: interp('req.url') },
+      bound: [{ body: interp('(') }],
+      wrong: { body: {} },
+    },
+    max_redirects: {
+      valid: { max_redirects: 100 },
+      bound: [{ max_redirects: 101 }, { max_redirects: -1 }],
+      wrong: { max_redirects: '1' },
+    },
+    timeout: {
+      valid: { timeout: '30s' },
+      bound: [{ timeout: '31s' }, { timeout: '999ms' }],
+      wrong: { timeout: 3 },
+    },
+    retry_condition: {
+      valid: { retry_condition: 'attempts < 3' },
+      bound: [{ retry_condition: 'attempts <' }],
+      wrong: { retry_condition: false },
+    },
+    on_error: {
+      valid: { on_error: 'halt' },
+      bound: [{ on_error: 'stop' }],
+      wrong: { on_error: 0 },
+    },
+  },
+  'jwt-validation': {
+    issuer: {
+      valid: { issuer: { allow_list: [{ value: interp("secrets.get('j', 'iss')") }] } },
+      bound: [{ issuer: { allow_list: [] } }, { issuer: { allow_list: [{ value: '' }] } }],
+      wrong: { issuer: 'https://id.example.com/' },
+    },
+    audience: {
+      valid: { audience: { allow_list: [{ value: 'api' }] } },
+      bound: [
+        { audience: { allow_list: [] } },
+        { audience: { allow_list: [{ value: interp('req.host') }] } },
+      ],
+      wrong: { audience: ['api'] },
+    },
+    http: {
+      valid: { http: { tokens: [{ type: 'at+jwt', method: 'body', name: interp('vars.f') }] } },
+      bound: [
+        { http: { tokens: [] } },
+        { http: { tokens: [{ type: 'saml', method: 'header', name: 'a' }] } },
+        { http: { tokens: [{ type: 'jwt', method: 'query', name: 'a' }] } },
+      ],
+      wrong: { http: { tokens: 'authorization' } },
+    },
+    jws: {
+      valid: {
+        jws: {
+          allowed_algorithms: ['ES256'],
+          keys: [
+            {
+              sources: [{ additional_jkus: [interp("secrets.get('j', 'jwks')")] }],
+              identification: [{ token_claims: ['kid'] }],
+            },
+          ],
+        },
+      },
+      bound: [
+        { jws: { ...JWT.jws, allowed_algorithms: ['none'] } },
+        { jws: { ...JWT.jws, allowed_algorithms: [] } },
+        { jws: { ...JWT.jws, keys: { sources: { additional_jkus: ['not a url'] } } } },
+      ],
+      wrong: { jws: 'RS256' },
+    },
+  },
+  log: {
+    metadata: {
+      valid: {
+        metadata: { path: interp('req.url.path'), n: 1, deep: { l: [interp('conn.client_ip')] } },
+      },
+      bound: [{ metadata: { a: interp('req.') } }],
+      wrong: { metadata: ['a'] },
+    },
+  },
+  ...Object.fromEntries(
+    ['owasp-crs-request', 'owasp-crs-response'].map((type) => [
+      type,
+      {
+        on_error: {
+          valid: { on_error: 'continue' },
+          bound: [{ on_error: 'retry' }],
+          wrong: { on_error: false },
+        },
+        process_body: { valid: { process_body: true }, wrong: { process_body: 'yes' } },
+        exclude_rule_ids: {
+          valid: { exclude_rule_ids: [900000, 999999] },
+          bound: [{ exclude_rule_ids: [899999] }, { exclude_rule_ids: [1000000] }],
+          wrong: { exclude_rule_ids: 942100 },
+        },
+      },
+    ]),
+  ),
+  'rate-limit': {
+    name: {
+      valid: { name: 'x'.repeat(1023) },
+      bound: [{ name: 'x'.repeat(1024) }, { name: '' }, { name: interp('req.host') }],
+      wrong: { name: 1 },
+    },
+    enforce: { valid: { enforce: false }, wrong: { enforce: 'false' } },
+    algorithm: {
+      valid: { algorithm: 'sliding_window' },
+      bound: [{ algorithm: 'token_bucket' }, { algorithm: undefined }],
+      wrong: { algorithm: 1 },
+    },
+    capacity: {
+      valid: { capacity: 2_000_000_000 },
+      bound: [{ capacity: 0 }, { capacity: 2_000_000_001 }, { capacity: 1.5 }],
+      wrong: { capacity: '10' },
+    },
+    rate: {
+      valid: { rate: '24h' },
+      bound: [{ rate: '50s' }, { rate: '65s' }, { rate: '25h' }],
+      wrong: { rate: 60 },
+    },
+    bucket_key: {
+      valid: { bucket_key: ['req.host', "getReqHeader('x-api-key')"] },
+      bound: [
+        { bucket_key: [] },
+        { bucket_key: Array(11).fill('req.host') },
+        { bucket_key: ['req.host +'] },
+      ],
+      wrong: { bucket_key: 'req.host' },
+    },
+  },
+  redirect: {
+    from: {
+      valid: { from: '(?i)^http://(.*)$', to: 'https://$1' },
+      bound: [{ from: '(?=x)' }, { from: '(' }],
+      wrong: { from: 1 },
+    },
+    to: { valid: { to: interp('req.url') }, bound: [{ to: undefined }], wrong: { to: 1 } },
+    status_code: {
+      valid: { status_code: 308 },
+      bound: [{ status_code: 200 }, { status_code: 304 }],
+      wrong: { status_code: '301' },
+    },
+    headers: {
+      valid: { headers: { 'x-a': interp('req.host') } },
+      bound: [{ headers: headers(11) }],
+      wrong: { headers: 'x' },
+    },
+  },
+  ...Object.fromEntries(
+    ['request-body-find-replace', 'response-body-find-replace', 'sse-find-replace'].map((type) => [
+      type,
+      {
+        replacements: {
+          valid: {
+            replacements: [{ from: '(\\d+)', to: '#$1' }, { from: interp('vars.re') }],
+          },
+          bound: [
+            { replacements: [] },
+            { replacements: [{ to: 'x' }] },
+            { replacements: [{ from: '[' }] },
+            ...(type === 'sse-find-replace'
+              ? [{ replacements: [{ field: 'id', from: 'a' }] }]
+              : []),
+          ],
+          wrong: { replacements: { from: 'a' } },
+        },
+      },
+    ]),
+  ),
+  'url-rewrite': {
+    from: { valid: { from: '^/old/(.*)' }, bound: [{ from: '(?<=a)b' }], wrong: { from: [] } },
+    to: { valid: { to: interp('req.url') }, bound: [{ to: undefined }], wrong: { to: 5 } },
   },
 };
 

@@ -255,7 +255,7 @@ const cases: Case[] = [
       endpoint(request('        - type: remove-header\n          config: { headers: [x-a] }')),
     ),
     expected: [
-      'a.yaml:7:17: traffic_policy.on_http_request[0].actions[0].type: unknown action type "remove-header"; known: forward-internal, restrict-ips, terminate-tls, add-headers, remove-headers, compress-response, verify-webhook, circuit-breaker, oauth, openid-connect, saml, deny, custom-response, close-connection, set-vars',
+      'a.yaml:7:17: traffic_policy.on_http_request[0].actions[0].type: unknown action type "remove-header" (did you mean remove-headers?); known: add-headers, ai-gateway, basic-auth, circuit-breaker, close-connection, compress-response, custom-response, deny, forward-internal, http-request, jwt-validation, log, oauth, openid-connect, owasp-crs-request, owasp-crs-response, rate-limit, redirect, remove-headers, request-body-find-replace, response-body-find-replace, restrict-ips, saml, set-vars, sse-find-replace, terminate-tls, url-rewrite, verify-webhook',
     ],
   },
   {
@@ -490,7 +490,7 @@ const cases: Case[] = [
       ),
     ),
     expected: [
-      'a.yaml:7:17: traffic_policy.on_http_request[0].actions[0].type: unknown action type "denied"; known: forward-internal, restrict-ips, terminate-tls, add-headers, remove-headers, compress-response, verify-webhook, circuit-breaker, oauth, openid-connect, saml, deny, custom-response, close-connection, set-vars',
+      'a.yaml:7:17: traffic_policy.on_http_request[0].actions[0].type: unknown action type "denied"; known: add-headers, ai-gateway, basic-auth, circuit-breaker, close-connection, compress-response, custom-response, deny, forward-internal, http-request, jwt-validation, log, oauth, openid-connect, owasp-crs-request, owasp-crs-response, rate-limit, redirect, remove-headers, request-body-find-replace, response-body-find-replace, restrict-ips, saml, set-vars, sse-find-replace, terminate-tls, url-rewrite, verify-webhook',
     ],
   },
   {

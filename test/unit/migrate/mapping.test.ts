@@ -104,7 +104,7 @@ const ROWS: readonly Row[] = [
     actions: [{ type: 'terminate-tls', config: { min_version: '1.2' } }],
   },
   {
-    row: 'circuit_breaker -> circuit-breaker (percentage, window and tripped duration as strings; buckets dropped)',
+    row: 'circuit_breaker -> circuit-breaker (percentage, window and tripped duration as strings; buckets kept, ignored by the service)',
     yaml: https(
       '    circuit_breaker: { error_threshold_percentage: 0.5, volume_threshold: 20, rolling_window: 60, tripped_duration: 30, num_buckets: 10 }\n',
     ),
@@ -119,6 +119,7 @@ const ROWS: readonly Row[] = [
           volume_threshold: 20,
           window_duration: '1m',
           tripped_duration: '30s',
+          num_buckets: 10,
           enforce: true,
         },
       },
@@ -223,7 +224,7 @@ const ROWS: readonly Row[] = [
     actions: [{ type: 'deny', config: { status_code: 403 } }],
   },
   {
-    row: 'oidc -> openid-connect (issuer -> issuer_url; the rest as for oauth)',
+    row: 'oidc -> openid-connect (issuer -> issuer_url; idle timer -> idle_session_duration; cookie_prefix -> auth_id)',
     yaml: https(`    oidc:
       issuer: https://id.example.com
       client_id: cid
@@ -232,6 +233,7 @@ const ROWS: readonly Row[] = [
       options_passthrough: false
       inactivity_timeout: 90
       maximum_duration: 7200
+      cookie_prefix: shop.
 `),
     phase: 'on_http_request',
     rule: 'shop / oidc',
@@ -245,8 +247,9 @@ const ROWS: readonly Row[] = [
           client_secret: 'shh',
           scopes: ['profile'],
           allow_cors_preflight: false,
-          idle_session_timeout: '90s',
+          idle_session_duration: '90s',
           max_session_duration: '2h',
+          auth_id: 'shop',
         },
       },
     ],

@@ -203,11 +203,7 @@ describe('translateEdge: secrets stay references', () => {
 
 describe('translateEdge: gaps', () => {
   it.each([
-    [
-      '    oauth: { cookie_prefix: app, provider: { google: {} } }\n',
-      'routes[0].oauth.cookie_prefix',
-      'warning',
-    ],
+    ['    saml: { idp_metadata: "<x/>" }\n', 'routes[0].saml', 'warning'],
     [
       '    oauth: { provider: { github: { teams: [org/team] } } }\n',
       'routes[0].oauth.provider.github.teams',
@@ -341,7 +337,7 @@ routes:
           - name: limit
             actions:
               - type: deny
-              - type: rate-limit
+              - type: rate-limiter
                 config: { capacity: 10 }
 `),
     );
@@ -352,7 +348,7 @@ routes:
         path: 'routes[0].traffic_policy.value.on_http_request[0].actions[1]',
         line: 14,
         column: 17,
-        message: expect.stringContaining('"rate-limit" has no cloud endpoint equivalent'),
+        message: expect.stringContaining('"rate-limiter" has no cloud endpoint equivalent'),
       }),
     );
     const misplaced = translate(
@@ -373,5 +369,17 @@ routes:
       ),
     );
     expect(known.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+  });
+
+  it('url-rewrite and log in a traffic_policy module translate: they are actions', () => {
+    const result = translate(
+      https(
+        `    traffic_policy: { value: { on_http_request: [{ actions: [{ type: url-rewrite, config: { from: '^/old', to: '/new' } }, { type: log, config: { metadata: { route: shop } } }] }] } }\n`,
+      ),
+    );
+    expect(result.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    const text = JSON.stringify(result);
+    expect(text).toContain('"type":"url-rewrite"');
+    expect(text).toContain('"type":"log"');
   });
 });

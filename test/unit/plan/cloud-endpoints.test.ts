@@ -696,7 +696,7 @@ describe('cloud endpoints: a URL held by an endpoint that is not ours', () => {
     expect(ops(plan)).toEqual([]);
   });
 
-  it('leaving a pool a foreign endpoint is in: blocked (the service answers 18016)', () => {
+  it('leaving a pool a foreign endpoint is in: blocked (the service answers 18017)', () => {
     const plan = buildPlan(
       desiredSet({ endpoints: [web({ pooling_enabled: false })] }),
       liveState({

@@ -43,9 +43,9 @@ describe('normalisation', () => {
 
 describe('refusals', () => {
   it.each([
-    ['app.example.com', CODE.badUrl],
-    ['app.example.com:443', CODE.badUrl],
-    ['//app.example.com', CODE.badUrl],
+    ['app.example.com', CODE.badScheme],
+    ['app.example.com:443', CODE.badScheme],
+    ['//app.example.com', CODE.badScheme],
     ['ftp://app.example.com', CODE.badScheme],
     ['wss://app.example.com', CODE.badScheme],
     ['https://app.example.com/path', CODE.badUrl],
@@ -89,7 +89,8 @@ describe('bindings', () => {
     ['http://svc.ns', 'kubernetes', undefined],
     ['http://svc.ns:8080', 'kubernetes', undefined],
     ['tcp://svc.ns:5432', 'kubernetes', undefined],
-    ['https://svc.ns', 'kubernetes', CODE.bindingMismatch],
+    ['https://svc.ns', 'kubernetes', CODE.kubernetesScheme],
+    ['tls://svc.ns:443', 'kubernetes', CODE.kubernetesScheme],
     ['http://a.svc.ns', 'kubernetes', CODE.bindingMismatch],
     ['http://svc.internal', 'kubernetes', CODE.bindingMismatch],
   ] as const)('%s with binding %s: %s', (text, binding, code) => {
