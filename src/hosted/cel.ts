@@ -682,18 +682,47 @@ export function celCheckingEnvironment(): Environment {
 }
 
 /**
+ * The scopes an expression may be checked in: a policy's (the default) and `http-request`'s
+ * `retry_condition`, which also reads the attempt it judges (`attempts`, `last_attempt.req`,
+ * `.res`, `.error`; the service documents these members' own types nowhere, so they are dyn).
+ */
+export type CelScope = 'policy' | 'retry_condition';
+
+/** The scope of a bare expression in an action's config field. */
+export function celScopeOf(action: string, field: string): CelScope {
+  return action === 'http-request' && field === 'retry_condition' ? 'retry_condition' : 'policy';
+}
+
+const RETRY_SCOPE = { attempts: 'int', last_attempt: 'map<string, dyn>' } as const;
+let retryChecking: Environment | undefined;
+
+function scopeEnvironment(scope: CelScope): Environment {
+  if (scope === 'policy') return celCheckingEnvironment();
+  if (retryChecking === undefined) {
+    const env = celCheckingEnvironment().clone();
+    for (const [name, type] of Object.entries(RETRY_SCOPE)) env.registerVariable(name, type);
+    retryChecking = env;
+  }
+  return retryChecking;
+}
+
+/**
  * Everything wrong with one expression, each at its offset: a bound exceeded (checked before
  * any parsing), a syntax error at the offending token, an unknown variable, field or function,
  * an operand or argument of the wrong type, or (with `expect: 'bool'`, a rule's expression) a
  * result that cannot be a bool. The implementation stops at an expression's first error; the
  * expressions of a policy are each checked, so a policy's errors all come out at once.
  */
-export function checkCel(text: string, expect: 'bool' | 'any' = 'any'): CelIssue[] {
+export function checkCel(
+  text: string,
+  expect: 'bool' | 'any' = 'any',
+  scope: CelScope = 'policy',
+): CelIssue[] {
   const bound = celBoundIssue(text);
   if (bound !== undefined) return [bound];
   let result: ReturnType<Environment['check']>;
   try {
-    result = celCheckingEnvironment().check(text);
+    result = scopeEnvironment(scope).check(text);
   } catch (err) {
     return [{ offset: 0, message: firstLine(err) }];
   }

@@ -12,6 +12,7 @@
 
 import {
   type CelIssue,
+  celScopeOf,
   checkCel,
   checkInterpolations,
   interpolatesIdentifier,
@@ -235,7 +236,7 @@ function celIssues(
 ): { readonly message: string; readonly quotes: boolean; readonly offset?: number }[] {
   const located = (issues: CelIssue[]) =>
     issues.map((i) => ({ message: cel(i), quotes: true, offset: i.offset }));
-  if (field.cel === true) return located(checkCel(text));
+  if (field.cel === true) return located(checkCel(text, 'any', celScopeOf(type, name)));
   if (!isTemplated(text)) return [];
   if (!interpolationAllowed(field, inner)) {
     return [

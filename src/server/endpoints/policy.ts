@@ -11,7 +11,7 @@
 import { parse } from '@bufbuild/cel';
 import { Lexer, parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { type CelIssue, checkCel, interpolations } from '../../hosted/cel.js';
+import { type CelIssue, celScopeOf, checkCel, interpolations } from '../../hosted/cel.js';
 import { RequestError } from '../errors.js';
 import {
   AUTH_ACTIONS,
@@ -350,7 +350,7 @@ function celViolations(
     const bare = spec.bareCel?.includes(field) === true;
     walkStrings(value, `${path}.${field}`, [], (text, where, at) => {
       if (bare) {
-        for (const issue of checkCel(text)) {
+        for (const issue of checkCel(text, 'any', celScopeOf(type, field))) {
           out.push({
             code: CODE.badExpression,
             path: where,
@@ -377,13 +377,13 @@ function celViolations(
         });
         return;
       }
-      for (const { expr } of found.exprs) {
+      for (const { expr, offset } of found.exprs) {
         const why = checkCel(expr)[0];
         if (why !== undefined) {
           out.push({
             code: CODE.badTemplate,
             path: where,
-            message: `failed to compile CEL template expressions: \${${expr}}: ${celMessage(why)}`,
+            message: celMessage({ offset: offset + why.offset, message: why.message }),
           });
         } else if (type === 'set-vars' && namesVars(expr)) {
           out.push({
