@@ -19,6 +19,7 @@ import {
 import { bindingProblem, defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { storedMetadata, storedRouteMetadata } from './metadata.js';
 import type { FieldPath } from './paths.js';
+import { failureMessage, runCase } from '../policy-eval/cases.js';
 import { policyIssues } from './policy/rules.js';
 import {
   type ManifestDocumentSchema,
@@ -186,9 +187,16 @@ function checkEndpoint(
         s[0] === 'traffic_policy' &&
         path.every((p, i) => p === s[i + 1]),
     );
-  for (const issue of policyIssues(policy, url.scheme, hidden)) {
+  const issues = policyIssues(policy, url.scheme, hidden);
+  for (const issue of issues) {
     add(doc, ['traffic_policy', ...issue.path], issue.message);
   }
+  // The policy's own cases, once it is valid: a failing one refuses the endpoint.
+  if (issues.length > 0) return;
+  (value.tests ?? []).forEach((test, i) => {
+    const result = runCase({ url: url.url, traffic_policy: policy }, test);
+    if (!result.passed) add(doc, ['tests', i], failureMessage(result));
+  });
 }
 
 /**

@@ -22,17 +22,37 @@ export function celProblem(text: string): string | undefined {
  * braces of CEL map literals and braces inside CEL string literals do not end it.
  */
 export function interpolationProblem(text: string): string | undefined {
+  const split = splitInterpolations(text);
+  if ('error' in split) return split.error;
+  for (const part of split.parts) {
+    if (typeof part === 'string') continue;
+    const why = celProblem(part.expr);
+    if (why !== undefined) return `\${${part.expr}} is not a CEL expression: ${why}`;
+  }
+  return undefined;
+}
+
+/**
+ * A string value cut into its literal text and its `${expr}` interpolations, in order (the
+ * evaluator fills them in), or the offset of an unterminated one.
+ */
+export function splitInterpolations(
+  text: string,
+): { readonly parts: (string | { readonly expr: string })[] } | { readonly error: string } {
+  const parts: (string | { readonly expr: string })[] = [];
+  let from = 0;
   let at = text.indexOf('${');
   while (at >= 0) {
     const start = at + 2;
     const end = matchingBrace(text, start);
-    if (end < 0) return `unterminated \${ at offset ${at}`;
-    const expr = text.slice(start, end);
-    const why = celProblem(expr);
-    if (why !== undefined) return `\${${expr}} is not a CEL expression: ${why}`;
-    at = text.indexOf('${', end + 1);
+    if (end < 0) return { error: `unterminated \${ at offset ${at}` };
+    if (at > from) parts.push(text.slice(from, at));
+    parts.push({ expr: text.slice(start, end) });
+    from = end + 1;
+    at = text.indexOf('${', from);
   }
-  return undefined;
+  if (from < text.length || parts.length === 0) parts.push(text.slice(from));
+  return { parts };
 }
 
 function matchingBrace(text: string, from: number): number {
