@@ -14,4 +14,5 @@ export const commands: Record<string, () => Promise<CommandModule>> = {
   import: () => import('./commands/import.js'),
   release: () => import('./commands/release.js'),
   migrate: () => import('./commands/migrate.js'),
+  test: () => import('./commands/test.js'),
 };

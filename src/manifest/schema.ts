@@ -304,8 +304,8 @@ export interface CloudEndpointManifest extends Located {
   /** The user's labels (never an `edgesync/` key), stored like an edge's. */
   metadata: Record<string, string>;
   traffic_policy: TrafficPolicyDocument;
-  /** Policy tests (kept in Git, never sent). */
-  tests?: PolicyCase[];
+  /** Policy tests (kept in Git, never sent), each with where it was written. */
+  tests?: (PolicyCase & { source: Source })[];
   protect: boolean;
   suspend?: boolean;
 }

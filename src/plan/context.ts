@@ -3,6 +3,7 @@
  * is assembled from, and the canonical hostports of each desired edge.
  */
 import { DEFAULT_OWNER } from '../manifest/metadata.js';
+import type { PolicyImpactEntry } from './impact.js';
 import type { Blocked, ResourceChange } from './model.js';
 import { canonicalHostports } from './normalize.js';
 import type { DesiredEdge } from './ownership.js';
@@ -88,6 +89,8 @@ export class PlanContext {
   readonly changes: ResourceChange[] = [];
   readonly blocked: Blocked[] = [];
   readonly warnings: string[] = [];
+  /** The impact preview of each endpoint whose policy changes (./impact.ts). */
+  readonly impacts: PolicyImpactEntry[] = [];
 
   constructor(options: PlanOptions) {
     this.owner = options.owner ?? DEFAULT_OWNER;

@@ -9,6 +9,7 @@ import { escapeControl } from '../../escape.js';
 import type { MaskedPlan } from '../../manifest/secrets.js';
 import { fieldLines, NO_CHANGES, SYMBOL, summaryLine, VERB, visibleChanges } from './common.js';
 import { CUTOVER_TITLE, cutoverLines } from './cutover.js';
+import { impactMarkdown } from './impact.js';
 
 const ENTITIES: Readonly<Record<string, string>> = {
   '&': '&amp;',
@@ -85,6 +86,7 @@ export function renderMarkdown(masked: MaskedPlan): string {
     });
     out.push('');
   }
+  out.push(...impactMarkdown(masked, escapeInline));
   if (masked.blocked.length > 0) {
     out.push('**Blocked (not attempted)**', '', '| Resource | Kind | Reason |', '|---|---|---|');
     for (const b of masked.blocked) {
