@@ -309,14 +309,32 @@ const PHASE_KEYS = {
   on_http_request: ['on_http_request', 'inbound'],
 } as const;
 
-function queryParams(url: URL): Record<string, string[]> {
+function queryParams(query: string): Record<string, string[]> {
   const out: Record<string, string[]> = {};
-  for (const [k, v] of url.searchParams) (out[k] ??= []).push(v);
+  for (const [k, v] of new URLSearchParams(query)) (out[k] ??= []).push(v);
   return out;
+}
+
+/**
+ * The path and query as the request line carries them: a client need not normalise (curl sends
+ * `/a/../b` and `/back\slash` as written), so neither does the evaluator; scheme and host are
+ * the URL parser's (lower-cased, default port dropped).
+ */
+export function requestTarget(text: string): { path: string; query: string; href: string } {
+  const url = new URL(text);
+  const afterScheme = text.indexOf('//') + 2;
+  const rest = text.slice(afterScheme);
+  const start = rest.search(/[/?#]/);
+  const target = start < 0 ? '' : rest.slice(start).replace(/#.*$/s, '');
+  const q = target.indexOf('?');
+  const path = (q < 0 ? target : target.slice(0, q)) || '/';
+  const query = q < 0 ? '' : target.slice(q + 1);
+  return { path, query, href: `${url.protocol}//${url.host}${path}${q < 0 ? '' : `?${query}`}` };
 }
 
 function requestVars(request: PolicyRequest, endpointUrl: string): Record<string, unknown> {
   const url = new URL(request.url);
+  const target = requestTarget(request.url);
   const headers = request.headers ?? {};
   const port = url.port === '' ? undefined : BigInt(url.port);
   const cookies: Record<string, { name: string; value: string }[]> = {};
@@ -344,13 +362,13 @@ function requestVars(request: PolicyRequest, endpointUrl: string): Record<string
       scheme: url.protocol.slice(0, -1),
       host: url.hostname,
       ...(port === undefined ? {} : { port }),
-      path: url.pathname,
-      raw_path: url.pathname,
-      query: url.search.slice(1),
-      query_params: queryParams(url),
-      uri: `${url.pathname}${url.search}`,
+      path: target.path,
+      raw_path: target.path,
+      query: target.query,
+      query_params: queryParams(target.query),
+      uri: target.href.slice(`${url.protocol}//${url.host}`.length),
       authority: url.host,
-      raw: url.href,
+      raw: target.href,
       user_password: url.username === '' ? '' : `${url.username}:${url.password}`,
     },
   };
@@ -379,7 +397,7 @@ export function evaluatePolicy(
   given: PolicyGiven = {},
 ): Evaluation {
   const http = /^https?:/.test(endpointUrl);
-  const url = new URL(request.url);
+  const target = requestTarget(request.url);
   const vars: Record<string, unknown> = {};
   const svc: Record<string, unknown> = {};
   const activation: Record<string, unknown> = {
@@ -395,7 +413,7 @@ export function evaluatePolicy(
   };
   const scope: FunctionScope = {
     headers: request.headers ?? {},
-    query: queryParams(url),
+    query: queryParams(target.query),
     secrets: given.secrets ?? {},
   };
   const run: Omit<Run, 'policyPhase'> = {
@@ -406,7 +424,7 @@ export function evaluatePolicy(
     applied: [],
     added: {},
     removed: [],
-    url: url.href,
+    url: target.href,
     activation,
   };
   const finish = (outcome: Outcome, decidedBy?: RuleRef): Evaluation => ({
