@@ -8,6 +8,7 @@
  * translation copies them from the document as written (`raw`), never from the resolved value.
  */
 import { RE2JS } from 're2js';
+import { edgeCases } from './cases.js';
 import type { Diagnostic } from '../errors.js';
 import { type FieldPath, formatPath } from '../manifest/paths.js';
 import type { HttpsEdgeManifest, RouteManifest, TlsEdgeManifest } from '../manifest/schema.js';
@@ -36,6 +37,8 @@ export interface CloudEndpointDoc {
   description?: unknown;
   metadata?: unknown;
   traffic_policy: Policy;
+  /** Policy tests of what the edge did (./cases.ts), checked by `edgesync test`. */
+  tests?: unknown[];
 }
 
 export interface Translation {
@@ -66,6 +69,8 @@ export function translateEdge(input: EdgeInput, backends: BackendMap): Translati
     if (Object.keys(input.edge.metadata).length > 0) {
       doc.metadata = input.source.keep(['metadata'], input.edge.metadata);
     }
+    const tests = edgeCases(input, url, backends);
+    if (tests.length > 0) doc.tests = tests;
     return doc;
   });
   if (input.edge.hostports.length === 0) {
