@@ -159,8 +159,7 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
       // document by document (see `processFile`).
       const done = processFile(source.file, text, options.reader, {
         maxAliasCount,
-        ownRules: (d) =>
-          located([d], checkWithinDocuments, owner, options.policyTests ?? true),
+        ownRules: (d) => located([d], checkWithinDocuments, owner, options.policyTests ?? true),
       });
       result = done.result;
       semantic.push(...done.own);

@@ -16,10 +16,10 @@ import {
   WEBHOOK_PROVIDER_WITHOUT_SECRET,
   WEBHOOK_PROVIDERS,
 } from '../hosted/edge-api.js';
+import { failureMessage, runCase } from '../policy-eval/cases.js';
 import { bindingProblem, defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { storedMetadata, storedRouteMetadata } from './metadata.js';
 import type { FieldPath } from './paths.js';
-import { failureMessage, runCase } from '../policy-eval/cases.js';
 import { policyIssues } from './policy/rules.js';
 import {
   type ManifestDocumentSchema,

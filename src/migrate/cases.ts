@@ -9,10 +9,11 @@
  * forwarded inside them. A value written as `{ env }` / `{ file }` is never copied into a case
  * (the case is left out). Pure.
  */
+
+import { RE2JS } from 're2js';
 import type { z } from 'zod';
 import type { PolicyCaseSchema } from '../manifest/policy/tests.js';
 import type { RouteManifest } from '../manifest/schema.js';
-import { RE2JS } from 're2js';
 import type { BackendMap, EdgeInput } from './translate.js';
 
 type CaseInput = z.input<typeof PolicyCaseSchema>;
@@ -101,7 +102,8 @@ function routeCases(
   const target = backend?.enabled && !ref('backend') ? backends.get(backend.backend_id) : undefined;
   if (backend?.enabled && target === undefined) return out;
   out.push({
-    name: target === undefined ? `${label}: no backend, answered 404` : `${label}: reaches its backend`,
+    name:
+      target === undefined ? `${label}: no backend, answered 404` : `${label}: reaches its backend`,
     request: { url },
     ...(Object.keys(given).length === 0 ? {} : { given }),
     expect: target === undefined ? { status: 404 } : { forward: target },
@@ -129,7 +131,11 @@ function authOf(
 }
 
 /** The cases of one edge, for its endpoint at `endpointUrl`. */
-export function edgeCases(input: EdgeInput, endpointUrl: string, backends: BackendMap): CaseInput[] {
+export function edgeCases(
+  input: EdgeInput,
+  endpointUrl: string,
+  backends: BackendMap,
+): CaseInput[] {
   if (input.kind === 'TLSEdge') {
     const { edge } = input;
     const host = endpointUrl.replace(/^tls:\/\//, '').replace(/:\d+$/, '');

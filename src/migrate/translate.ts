@@ -8,11 +8,11 @@
  * translation copies them from the document as written (`raw`), never from the resolved value.
  */
 import { RE2JS } from 're2js';
-import { edgeCases } from './cases.js';
 import type { Diagnostic } from '../errors.js';
 import { type FieldPath, formatPath } from '../manifest/paths.js';
 import type { HttpsEdgeManifest, RouteManifest, TlsEdgeManifest } from '../manifest/schema.js';
 import { type Action, compressAction, headerActions, type Rule, terminateTls } from './actions.js';
+import { edgeCases } from './cases.js';
 import { anyOf, bySpecificity, emailRefused, routeGuards, userAgentDenied } from './cel.js';
 import { authAction, circuitBreaker, routePolicyRules } from './modules.js';
 import type { Emit, Source } from './source.js';

@@ -5,7 +5,13 @@
  * decided it. Pure.
  */
 import type { PolicyCase, PolicyExpect } from '../manifest/policy/tests.js';
-import { type Evaluation, evaluatePolicy, headerLists, type Outcome, type RuleRef } from './evaluate.js';
+import {
+  type Evaluation,
+  evaluatePolicy,
+  headerLists,
+  type Outcome,
+  type RuleRef,
+} from './evaluate.js';
 
 /** An endpoint as the tests need it: its URL and its policy document. */
 export interface TestedEndpoint {
@@ -88,10 +94,7 @@ export function meets(evaluation: Evaluation, expect: PolicyExpect): boolean {
   if (expect.status !== undefined && outcomeStatus(o) !== expect.status) return false;
   if (expect.forward !== undefined && !(o.kind === 'forward' && sameUrl(o.url, expect.forward)))
     return false;
-  if (
-    expect.redirect !== undefined &&
-    !(o.kind === 'redirect' && sameUrl(o.url, expect.redirect))
-  )
+  if (expect.redirect !== undefined && !(o.kind === 'redirect' && sameUrl(o.url, expect.redirect)))
     return false;
   if (
     expect.auth !== undefined &&

@@ -59,7 +59,14 @@ function cidrHolds(ip: string, cidr: string): boolean {
   return a !== undefined && range !== undefined && inCidr(a, range);
 }
 
-const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '127.0.0.0/8', 'fc00::/7', '::1/128'];
+const PRIVATE = [
+  '10.0.0.0/8',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '127.0.0.0/8',
+  'fc00::/7',
+  '::1/128',
+];
 
 const STRING = CelScalar.STRING;
 const STRINGS = listType(STRING);

@@ -227,7 +227,7 @@ export const ACTION_BEHAVIOUR: Readonly<Record<string, Behaviour>> = {
   },
   'jwt-validation': (_config, run) => {
     const jwt = run.given.jwt;
-    const verified = jwt !== undefined && jwt.valid;
+    const verified = jwt?.valid === true;
     run.svc.jwt_validation = {
       tokens: jwt === undefined ? [] : [{ payload: celInput(jwt.claims), verified }],
       error: { code: '', message: '' },
@@ -311,7 +311,7 @@ const PHASE_KEYS = {
 
 function queryParams(query: string): Record<string, string[]> {
   const out: Record<string, string[]> = {};
-  for (const [k, v] of new URLSearchParams(query)) (out[k] ??= []).push(v);
+  for (const [k, v] of new URLSearchParams(query)) out[k] = [...(out[k] ?? []), v];
   return out;
 }
 
@@ -343,7 +343,7 @@ function requestVars(request: PolicyRequest, endpointUrl: string): Record<string
       const eq = part.indexOf('=');
       if (eq < 0) continue;
       const name = part.slice(0, eq).trim();
-      (cookies[name] ??= []).push({ name, value: part.slice(eq + 1).trim() });
+      cookies[name] = [...(cookies[name] ?? []), { name, value: part.slice(eq + 1).trim() }];
     }
   }
   const endpoint = new URL(endpointUrl);
@@ -436,7 +436,9 @@ export function evaluatePolicy(
     url: run.url,
   });
   return withRequest(scope, () => {
-    const phases = http ? (['on_tcp_connect', 'on_http_request'] as const) : (['on_tcp_connect'] as const);
+    const phases = http
+      ? (['on_tcp_connect', 'on_http_request'] as const)
+      : (['on_tcp_connect'] as const);
     for (const phase of phases) {
       const key = PHASE_KEYS[phase].find((k) => Object.hasOwn(policy, k));
       if (key === undefined) continue;

@@ -194,12 +194,14 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
   for (const method of facts.methods) for (const path of paths) add(get(path, { method }));
   const identities = [...facts.emails, 'someone@example.com'];
   if (facts.auth) {
-    for (const email of identities) for (const path of paths) add(get(path), { identity: { email } });
+    for (const email of identities)
+      for (const path of paths) add(get(path), { identity: { email } });
   }
   for (const ip of facts.ips) {
     for (const path of paths) {
       add(get(path, { clientIp: ip }));
-      if (facts.auth) add(get(path, { clientIp: ip }), { identity: { email: identities[0] as string } });
+      if (facts.auth)
+        add(get(path, { clientIp: ip }), { identity: { email: identities[0] as string } });
     }
   }
   const values = [...facts.values, 'edgesync-probe'];
@@ -208,7 +210,9 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
       for (const path of paths) add(get(path, { headers: { [name]: [value] } }));
     }
   }
-  for (const name of facts.query) for (const path of paths) add(get(`${path}?${encodeURIComponent(name)}=1`));
-  for (const host of facts.hosts) for (const path of paths) add({ method: 'GET', url: `https://${host}${path}` });
+  for (const name of facts.query)
+    for (const path of paths) add(get(`${path}?${encodeURIComponent(name)}=1`));
+  for (const host of facts.hosts)
+    for (const path of paths) add({ method: 'GET', url: `https://${host}${path}` });
   return out;
 }

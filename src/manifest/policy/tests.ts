@@ -46,13 +46,10 @@ export const PolicyRequestSchema = z
 
 export const PolicyGivenSchema = z
   .strictObject({
-    identity: z
-      .record(z.string(), z.string())
-      .optional()
-      .meta({
-        description:
-          'Logged in (oauth, openid-connect, saml pass) as this identity: email, name, id, ... Absent: not logged in.',
-      }),
+    identity: z.record(z.string(), z.string()).optional().meta({
+      description:
+        'Logged in (oauth, openid-connect, saml pass) as this identity: email, name, id, ... Absent: not logged in.',
+    }),
     jwt: z
       .strictObject({
         valid: z.boolean().default(true),
@@ -63,7 +60,9 @@ export const PolicyGivenSchema = z
     rate_limited: z
       .union([z.boolean(), z.array(z.string())])
       .optional()
-      .meta({ description: 'true, or the names of the rate-limit actions whose limit is reached.' }),
+      .meta({
+        description: 'true, or the names of the rate-limit actions whose limit is reached.',
+      }),
     webhook_verified: z
       .boolean()
       .optional()
@@ -79,7 +78,10 @@ export const PolicyGivenSchema = z
     ip_policies: z
       .record(z.string(), z.enum(['allow', 'deny']))
       .optional()
-      .meta({ description: "IP policies (ipp_ IDs) whose allow or deny rule the client's address matches." }),
+      .meta({
+        description:
+          "IP policies (ipp_ IDs) whose allow or deny rule the client's address matches.",
+      }),
     secrets: z
       .record(z.string(), z.string())
       .optional()
@@ -96,13 +98,14 @@ const AUTH_PROVIDERS = [...OAUTH_PROVIDERS, 'openid-connect', 'saml'] as const;
 
 export const PolicyExpectSchema = z
   .strictObject({
-    status: z
-      .int()
-      .min(100)
-      .max(599)
-      .optional()
-      .meta({ description: 'Answered with this status (deny, custom-response, a refusal, a redirect).' }),
-    forward: absoluteUrl
+    status: z.int().min(100).max(599).optional().meta({
+      description: 'Answered with this status (deny, custom-response, a refusal, a redirect).',
+    }),
+    forward: z
+      .string()
+      .refine((t) => URL.canParse(t), {
+        error: 'must be a URL (https://, http://, tls://, tcp://)',
+      })
       .optional()
       .meta({ description: 'Forwarded (forward-internal) to this URL.' }),
     redirect: absoluteUrl.optional().meta({ description: 'Redirected to this URL.' }),
@@ -168,12 +171,15 @@ export const PolicyTestsSchema = z.array(PolicyCaseSchema).superRefine((cases, c
   const seen = new Set<string>();
   cases.forEach((c, i) => {
     if (seen.has(c.name))
-      ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate case name "${c.name}"` });
+      ctx.addIssue({
+        code: 'custom',
+        path: [i, 'name'],
+        message: `duplicate case name "${c.name}"`,
+      });
     seen.add(c.name);
   });
 });
 
 export type PolicyCase = z.output<typeof PolicyCaseSchema>;
-export type PolicyRequestInput = z.output<typeof PolicyRequestSchema>;
 export type PolicyGiven = z.output<typeof PolicyGivenSchema>;
 export type PolicyExpect = z.output<typeof PolicyExpectSchema>;

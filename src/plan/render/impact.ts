@@ -34,18 +34,18 @@ export function impactTextLines(masked: MaskedPlan): { symbol: '!' | '~' | ' '; 
   return out;
 }
 
-/** Markdown: a collapsible table per endpoint (`escape` makes text safe in a cell). */
-export function impactMarkdown(masked: MaskedPlan, escape: (text: string) => string): string[] {
+/** Markdown: a collapsible table per endpoint (`escapeText` makes text safe in a cell). */
+export function impactMarkdown(masked: MaskedPlan, escapeText: (text: string) => string): string[] {
   const entries = masked.policy_impact ?? [];
   if (entries.length === 0) return [];
   const out = [`**${IMPACT_TITLE}**`, ''];
   for (const e of entries) {
-    out.push(`<details open><summary>${escape(headline(e))}</summary>`, '');
+    out.push(`<details open><summary>${escapeText(headline(e))}</summary>`, '');
     out.push('| | Request | Before | After |', '|---|---|---|---|');
     for (const c of e.changes) {
-      const flag = c.weakened === undefined ? '' : ` **(reachable ${escape(c.weakened)})**`;
+      const flag = c.weakened === undefined ? '' : ` **(reachable ${escapeText(c.weakened)})**`;
       out.push(
-        `| ${c.weakened === undefined ? '~' : '⚠️'} | ${escape(c.request)} | ${escape(c.before)} | ${escape(c.after)}${flag} |`,
+        `| ${c.weakened === undefined ? '~' : '⚠️'} | ${escapeText(c.request)} | ${escapeText(c.before)} | ${escapeText(c.after)}${flag} |`,
       );
     }
     if (e.omitted > 0) out.push('', `... and ${e.omitted} more`);

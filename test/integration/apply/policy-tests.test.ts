@@ -142,7 +142,10 @@ describe('policy tests and the impact preview (CLI, local server)', () => {
     );
     const json = await runCli(['plan', dir, '--output', 'json'], { env });
     const plan = JSON.parse(json.stdout) as {
-      policy_impact: { address: string; changes: { request: string; after: string; weakened?: string }[] }[];
+      policy_impact: {
+        address: string;
+        changes: { request: string; after: string; weakened?: string }[];
+      }[];
     };
     const entry = plan.policy_impact.find((e) => e.address === 'cloud_endpoint.app');
     expect(entry?.changes.every((c) => c.after === 'forwarded to https://admin.internal')).toBe(

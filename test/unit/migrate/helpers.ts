@@ -7,9 +7,9 @@ import type { FieldPath } from '../../../src/manifest/paths.js';
 import { HttpsEdgeSchema, TlsEdgeSchema } from '../../../src/manifest/schema.js';
 import { parseYaml } from '../../../src/manifest/yaml.js';
 import { documentSource } from '../../../src/migrate/source.js';
+import type { EdgeInput, Rule } from '../../../src/migrate/translate.js';
 import { describeOutcome } from '../../../src/policy-eval/cases.js';
 import { evaluatePolicy } from '../../../src/policy-eval/evaluate.js';
-import type { EdgeInput, Rule } from '../../../src/migrate/translate.js';
 
 export const RESOLVED = 'resolved-from-reference';
 
