@@ -421,6 +421,7 @@ function preview(
   m: CloudEndpointManifest,
   before: unknown,
 ): void {
+  if (!ctx.policyPreview) return;
   const entry = impactEntry(address, m.url, before, desiredPolicy(m), m.tests ?? []);
   if (entry !== undefined) ctx.impacts.push(entry);
 }

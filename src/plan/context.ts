@@ -28,6 +28,11 @@ export interface PlanOptions {
    * only namesakes the plan may delete as duplicates; any other namesake is only reported.
    */
   readonly ownBotUsers?: ReadonlySet<string> | undefined;
+  /**
+   * Evaluate each changed endpoint policy's impact on requests (`policy_impact`). Default true;
+   * off where nobody reads the plan (the daemon executes it).
+   */
+  readonly policyPreview?: boolean | undefined;
 }
 
 /**
@@ -86,6 +91,7 @@ export class PlanContext {
   readonly maxDeletes: number;
   readonly memo: PlanMemo | undefined;
   readonly ownBotUsers: ReadonlySet<string>;
+  readonly policyPreview: boolean;
   readonly changes: ResourceChange[] = [];
   readonly blocked: Blocked[] = [];
   readonly warnings: string[] = [];
@@ -98,6 +104,7 @@ export class PlanContext {
     this.maxDeletes = options.maxDeletes ?? DEFAULT_MAX_DELETES;
     this.memo = options.memo;
     this.ownBotUsers = options.ownBotUsers ?? new Set();
+    this.policyPreview = options.policyPreview ?? true;
   }
 
   /** The desired edge's hostports, canonical (kept per manifest list: `canonicalHostports`). */

@@ -9,18 +9,9 @@
  * Where a `${...}` ends is `interpolationProblem`'s rule (src/manifest/policy/cel.ts): both
  * go through `splitInterpolations` there. Pure.
  */
-import {
-  CelScalar,
-  celEnv,
-  celFunc,
-  celMethod,
-  isCelError,
-  listType,
-  parse,
-  plan,
-} from '@bufbuild/cel';
+import { CelScalar, celEnv, celFunc, celMethod, isCelError, listType, plan } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
-import { splitInterpolations } from '../manifest/policy/cel.js';
+import { parseCel, splitInterpolations } from '../manifest/policy/cel.js';
 import { inCidr, parseCidr, parseIp } from './ip.js';
 
 /** What the functions read: the request's headers, query and the secrets the case gives. */
@@ -109,6 +100,7 @@ const env = celEnv({
 
 type Program = ReturnType<typeof plan>;
 const programs = new Map<string, Program | { readonly error: string }>();
+const PROGRAMS_KEPT = 8_192;
 
 /** Runs `fn` with `s` as the request the functions read. */
 export function withRequest<T>(s: FunctionScope, fn: () => T): T {
@@ -128,10 +120,13 @@ export function evalCel(expression: string, vars: Readonly<Record<string, unknow
   let program = programs.get(expression);
   if (program === undefined) {
     try {
-      program = plan(env, parse(expression));
+      const parsed = parseCel(expression);
+      program = 'error' in parsed ? { error: `not CEL: ${parsed.error}` } : plan(env, parsed);
     } catch (err) {
       program = { error: `not CEL: ${(err as Error).message}` };
     }
+    // Bounded like the parses: a long-running process sees policies come and go.
+    if (programs.size >= PROGRAMS_KEPT) programs.delete(programs.keys().next().value as string);
     programs.set(expression, program);
   }
   if ('error' in program) return program;

@@ -5,7 +5,7 @@
  * of a guard or a `restrict-ips` at its edges, logged in (with the e-mail addresses the guards
  * name) and not. Deterministic and bounded (`MAX_PROBES`). Pure.
  */
-import { parse } from '@bufbuild/cel';
+import { parseCel } from '../manifest/policy/cel.js';
 import type { PolicyGiven } from '../manifest/policy/tests.js';
 import type { PolicyRequest } from './evaluate.js';
 import { cidrEdges, parseCidr, parseIp } from './ip.js';
@@ -86,12 +86,8 @@ function classify(text: string, facts: Facts): void {
 }
 
 function readExpression(expression: string, facts: Facts): void {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(expression);
-  } catch {
-    return; // validation reports it
-  }
+  const parsed = parseCel(expression);
+  if ('error' in parsed) return; // validation reports it
   walk(parsed.expr, (node) => {
     const kind = node.exprKind;
     if (kind?.case === 'constExpr') {
@@ -190,29 +186,26 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
     url: `${base}${path}`,
     ...more,
   });
+  // Every path around a guard's; the other facts on the guards' own paths only: a method, an
+  // address or a header that changes an outcome does so where a guard looks.
+  const named = [...facts.paths];
   for (const path of paths) add(get(path));
-  for (const method of facts.methods) for (const path of paths) add(get(path, { method }));
   const identities = [...facts.emails, 'someone@example.com'];
   if (facts.auth) {
     for (const email of identities)
       for (const path of paths) add(get(path), { identity: { email } });
   }
-  for (const ip of facts.ips) {
-    for (const path of paths) {
-      add(get(path, { clientIp: ip }));
-      if (facts.auth)
-        add(get(path, { clientIp: ip }), { identity: { email: identities[0] as string } });
-    }
-  }
+  for (const method of facts.methods) for (const path of named) add(get(path, { method }));
+  for (const ip of facts.ips) for (const path of named) add(get(path, { clientIp: ip }));
   const values = [...facts.values, 'edgesync-probe'];
   for (const [name, known] of facts.headers) {
     for (const value of [...known, ...values]) {
-      for (const path of paths) add(get(path, { headers: { [name]: [value] } }));
+      for (const path of named) add(get(path, { headers: { [name]: [value] } }));
     }
   }
   for (const name of facts.query)
-    for (const path of paths) add(get(`${path}?${encodeURIComponent(name)}=1`));
+    for (const path of named) add(get(`${path}?${encodeURIComponent(name)}=1`));
   for (const host of facts.hosts)
-    for (const path of paths) add({ method: 'GET', url: `https://${host}${path}` });
+    for (const path of named) add({ method: 'GET', url: `https://${host}${path}` });
   return out;
 }
