@@ -12,7 +12,6 @@ import type { Diagnostic } from '../errors.js';
 import { type FieldPath, formatPath } from '../manifest/paths.js';
 import type { HttpsEdgeManifest, RouteManifest, TlsEdgeManifest } from '../manifest/schema.js';
 import { type Action, compressAction, headerActions, type Rule, terminateTls } from './actions.js';
-import { edgeCases } from './cases.js';
 import { anyOf, bySpecificity, emailRefused, routeGuards, userAgentDenied } from './cel.js';
 import { authAction, circuitBreaker, routePolicyRules } from './modules.js';
 import type { Emit, Source } from './source.js';
@@ -37,7 +36,7 @@ export interface CloudEndpointDoc {
   description?: unknown;
   metadata?: unknown;
   traffic_policy: Policy;
-  /** Policy tests of what the edge did (./cases.ts), checked by `edgesync test`. */
+  /** Policy tests of what the edge did (./cases.ts, added by ./migrate.ts). */
   tests?: unknown[];
 }
 
@@ -69,8 +68,6 @@ export function translateEdge(input: EdgeInput, backends: BackendMap): Translati
     if (Object.keys(input.edge.metadata).length > 0) {
       doc.metadata = input.source.keep(['metadata'], input.edge.metadata);
     }
-    const tests = edgeCases(input, url, backends);
-    if (tests.length > 0) doc.tests = tests;
     return doc;
   });
   if (input.edge.hostports.length === 0) {

@@ -21,13 +21,15 @@ export interface FunctionScope {
   readonly secrets: Readonly<Record<string, string>>;
 }
 
-/** Thrown by a function for a fact the case does not give (a secret): the run's outcome. */
-export class NotGiven extends Error {}
-
-let scope: FunctionScope | undefined;
+const NOTHING: FunctionScope = { headers: {}, query: {}, secrets: {} };
+let scope: FunctionScope = NOTHING;
+/**
+ * A fact a function needed and the case does not give (a secret), noted rather than thrown
+ * (the engine's own errors are values): the expression's outcome is then this error.
+ */
+let notGiven: string | undefined;
 
 function current(): FunctionScope {
-  if (scope === undefined) throw new Error('a policy function ran outside an evaluation');
   return scope;
 }
 
@@ -91,7 +93,8 @@ const env = celEnv({
     celFunc('secrets.get', [STRING, STRING], STRING, (vault, name) => {
       const value = current().secrets[`${vault}/${name}`];
       if (value === undefined) {
-        throw new NotGiven(`secrets.get('${vault}', '${name}'): the case gives no such secret`);
+        notGiven ??= `secrets.get('${vault}', '${name}'): the case gives no such secret`;
+        return '';
       }
       return value;
     }),
@@ -131,12 +134,15 @@ export function evalCel(expression: string, vars: Readonly<Record<string, unknow
   }
   if ('error' in program) return program;
   let result: unknown;
+  notGiven = undefined;
   try {
     result = program(vars as never);
   } catch (err) {
-    if (err instanceof NotGiven) return { error: err.message };
     return { error: (err as Error).message };
   }
+  const missing = notGiven;
+  notGiven = undefined;
+  if (missing !== undefined) return { error: missing };
   if (isCelError(result)) return { error: result.message };
   return { value: result };
 }
