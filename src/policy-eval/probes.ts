@@ -1,9 +1,10 @@
 /**
- * Requests that tell two policies apart, generated from what their guards test: the paths,
- * hosts, methods, headers and query parameters their CEL expressions name (read from the parsed
- * expression, not from its text), each path just inside and just outside its prefix, each CIDR
- * of a guard or a `restrict-ips` at its edges, logged in (with the e-mail addresses the guards
- * name) and not. Deterministic and bounded (`MAX_PROBES`). Pure.
+ * Requests that tell two policies apart, generated from what their guards test (read from the
+ * parsed expressions, not from their text): every path a guard names, just inside and just
+ * outside its prefix, logged in (with the e-mail addresses the guards name) and not; and from
+ * the rules that differ between the policies, the hosts, methods, headers and query parameters
+ * their guards name and each CIDR of a guard or a `restrict-ips` at its edges, on the guards'
+ * paths. Deterministic and bounded (`MAX_PROBES`). Pure.
  */
 import { parseCel } from '../manifest/policy/cel.js';
 import type { PolicyGiven } from '../manifest/policy/tests.js';
@@ -118,23 +119,39 @@ function header(facts: Facts, name: string): void {
 
 type Json = Readonly<Record<string, unknown>>;
 
-function readPolicy(policy: Json, facts: Facts): void {
-  for (const rules of Object.values(policy)) {
-    if (!Array.isArray(rules)) continue;
-    for (const rule of rules as { expressions?: unknown; actions?: unknown }[]) {
-      for (const e of Array.isArray(rule?.expressions) ? rule.expressions : []) {
-        if (typeof e === 'string') readExpression(e, facts);
-      }
-      for (const action of Array.isArray(rule?.actions) ? rule.actions : []) {
-        const { type, config } = (action ?? {}) as { type?: unknown; config?: Json | null };
-        if (typeof type === 'string' && AUTH.has(type)) facts.auth = true;
-        if (type !== 'restrict-ips' || typeof config !== 'object' || config === null) continue;
-        for (const field of ['allow', 'deny']) {
-          const list = config[field];
-          for (const c of Array.isArray(list) ? list : []) {
-            const range = typeof c === 'string' ? parseCidr(c) : undefined;
-            if (range !== undefined) for (const ip of cidrEdges(range)) facts.ips.add(ip);
-          }
+type RuleJson = { expressions?: unknown; actions?: unknown };
+
+function rulesOf(policy: Json): RuleJson[] {
+  return Object.values(policy).flatMap((rules) => (Array.isArray(rules) ? rules : []));
+}
+
+/**
+ * The rules of `policies` that are not in all of them (by content, wherever they stand), or all
+ * the rules when the common ones changed order (every rule may then decide otherwise).
+ */
+function changedRules(policies: readonly Json[]): RuleJson[] {
+  if (policies.length < 2) return policies.flatMap(rulesOf);
+  const texts = policies.map((p) => rulesOf(p).map((r) => JSON.stringify(r)));
+  const inAll = (t: string) => texts.every((list) => list.includes(t));
+  const common = texts.map((list) => list.filter(inAll).join('\n'));
+  if (new Set(common).size > 1) return policies.flatMap(rulesOf);
+  return policies.flatMap((p) => rulesOf(p).filter((r) => !inAll(JSON.stringify(r))));
+}
+
+function readPolicy(rules: readonly RuleJson[], facts: Facts): void {
+  for (const rule of rules) {
+    for (const e of Array.isArray(rule?.expressions) ? rule.expressions : []) {
+      if (typeof e === 'string') readExpression(e, facts);
+    }
+    for (const action of Array.isArray(rule?.actions) ? rule.actions : []) {
+      const { type, config } = (action ?? {}) as { type?: unknown; config?: Json | null };
+      if (typeof type === 'string' && AUTH.has(type)) facts.auth = true;
+      if (type !== 'restrict-ips' || typeof config !== 'object' || config === null) continue;
+      for (const field of ['allow', 'deny']) {
+        const list = config[field];
+        for (const c of Array.isArray(list) ? list : []) {
+          const range = typeof c === 'string' ? parseCidr(c) : undefined;
+          if (range !== undefined) for (const ip of cidrEdges(range)) facts.ips.add(ip);
         }
       }
     }
@@ -155,7 +172,7 @@ function pathsAround(path: string): string[] {
  * built from what either one's guards test, at most `MAX_PROBES`, in a stable order.
  */
 export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe[] {
-  const facts: Facts = {
+  const noFacts = (): Facts => ({
     paths: new Set(['/']),
     hosts: new Set(),
     methods: new Set(['GET']),
@@ -165,8 +182,21 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
     query: new Set(),
     values: new Set(),
     auth: false,
-  };
-  for (const p of policies) readPolicy(p, facts);
+  });
+  // Every guard's paths; the rest (methods, addresses, headers, logins) from the rules that
+  // differ: what an unchanged rule tests decides alike before and after, but where it stands in
+  // the path space is where a changed rule in front of it shows.
+  const all = noFacts();
+  readPolicy(
+    policies.flatMap((p) => rulesOf(p)),
+    all,
+  );
+  const facts = noFacts();
+  readPolicy(changedRules(policies), facts);
+  for (const path of all.paths) facts.paths.add(path);
+  // Behind a login of any rule, a change shows only to a logged-in request.
+  facts.auth = all.auth;
+  for (const email of all.emails) facts.emails.add(email);
   const endpoint = new URL(endpointUrl.replace(/^(tls|tcp):/, 'https:'));
   const base = `https://${endpoint.host}`;
   const paths = [...new Set([...facts.paths].flatMap(pathsAround))].filter((p) =>
