@@ -54,6 +54,22 @@ describe('probes', () => {
     expect(probes.length).toBeLessThanOrEqual(MAX_PROBES);
   });
 
+  it('probe addresses and headers only for the rules that differ, every guard path always', () => {
+    const office = {
+      expressions: ["req.url.path.startsWith('/admin')"],
+      actions: [{ type: 'restrict-ips', config: { allow: ['10.0.0.0/24'] } }],
+    };
+    const app = (url: string) => ({ actions: [forward(url)] });
+    const before = { on_http_request: [office, app('https://a.internal')] };
+    const after = { on_http_request: [office, app('https://b.internal')] };
+    const probes = probesFor(URL_, [before, after]);
+    expect(probes.some((p) => p.request.url === `${URL_}/admin`)).toBe(true);
+    expect(probes.some((p) => p.request.clientIp !== undefined)).toBe(false);
+    // Dropping the restriction: its addresses are probed.
+    const dropped = probesFor(URL_, [before, { on_http_request: [app('https://a.internal')] }]);
+    expect(dropped.some((p) => p.request.clientIp === '10.0.0.255')).toBe(true);
+  });
+
   it('CIDR edges in IPv6 too', () => {
     expect(cidrEdges(parseCidr('2001:db8::/127')!)).toEqual([
       '2001:db8:0:0:0:0:0:0',
