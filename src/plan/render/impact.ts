@@ -26,7 +26,7 @@ export function impactTextLines(masked: MaskedPlan): { symbol: '!' | '~' | ' '; 
       const flag = c.weakened === undefined ? '' : ` [reachable ${c.weakened}]`;
       out.push({
         symbol: c.weakened === undefined ? '~' : '!',
-        text: escapeControl(`  ${c.request}: ${c.before} -> ${c.after}${flag}`),
+        text: escapeControl(`${c.request}: ${c.before} -> ${c.after}${flag}`),
       });
     }
     if (e.omitted > 0) out.push({ symbol: ' ', text: `  ... and ${e.omitted} more` });

@@ -73,7 +73,11 @@ export function renderText(masked: MaskedPlan, options: TextOptions = {}): strin
   if (impact.length > 0) {
     lines.push(`${paint('bold', IMPACT_TITLE)}:`, '');
     const colour = { '!': 'red', '~': 'yellow', ' ': undefined } as const;
-    for (const l of impact) lines.push(`  ${paint(colour[l.symbol], l.symbol)} ${l.text}`);
+    for (const l of impact) {
+      lines.push(
+        l.symbol === ' ' ? `  ${l.text}` : `    ${paint(colour[l.symbol], l.symbol)} ${l.text}`,
+      );
+    }
     lines.push('');
   }
   const suspended = masked.blocked.filter((b) => b.kind === 'suspended');
