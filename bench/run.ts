@@ -20,6 +20,7 @@ const suites: Record<string, () => Promise<BenchSuite>> = {
   errors: async () => (await import('./errors.js')).suite,
   endpoints: async () => (await import('./endpoints.js')).suite,
   cutover: async () => (await import('./cutover.js')).suite,
+  policy: async () => (await import('./policy.js')).suite,
 };
 
 async function runAll(): Promise<void> {

@@ -15,6 +15,7 @@ export const commandTable: Record<string, () => Promise<CommandModule>> = {
   import: () => import('./commands/import.js'),
   release: () => import('./commands/release.js'),
   migrate: () => import('./commands/migrate.js'),
+  test: () => import('./commands/test.js'),
   status: () => import('./commands/status.js'),
   reconcile: () => import('./commands/reconcile.js'),
   suspend: () => import('./commands/suspend.js'),

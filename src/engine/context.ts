@@ -115,5 +115,7 @@ export function planOptionsOf(options: ReconcilerOptions, state: EngineState): P
     allowEmpty: options.allowEmpty,
     maxDeletes: options.maxDeletes,
     memo: state.memo,
+    // The daemon executes its plans; nobody reads a preview of them.
+    policyPreview: false,
   };
 }

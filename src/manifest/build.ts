@@ -54,6 +54,8 @@ export type SourceFile =
 export interface BuildOptions {
   /** Owner id stored in edge metadata (counts towards its byte limit). Default `default`. */
   readonly owner?: string;
+  /** See `LoadOptions.policyTests` (default true). */
+  readonly policyTests?: boolean;
   readonly reader: RefReader;
   readonly maxFileBytes?: number;
   readonly maxAliasCount?: number;
@@ -177,7 +179,7 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
       // document by document (see `processFile`).
       const done = processFile(source.file, text, options.reader, {
         maxAliasCount,
-        ownRules: (d) => located([d], checkWithinDocuments, owner),
+        ownRules: (d) => located([d], checkWithinDocuments, owner, options.policyTests ?? true),
       });
       result = done.result;
       semantic.push(...done.own);
@@ -235,6 +237,7 @@ function located(
   docs: readonly ShapedDoc[],
   check: typeof checkWithinDocuments,
   owner: string,
+  policyTests = true,
 ): Diagnostic[] {
   const issues = check(
     docs.map((d, id) =>
@@ -244,6 +247,7 @@ function located(
     ),
     {
       owner,
+      policyTests,
       where: (id, path) => {
         const d = docs[id] as ShapedDoc;
         const { line, column } = position(d, path);
@@ -338,6 +342,7 @@ function endpointManifest(
   value: EndpointValue,
   source: Source,
   sensitive: readonly FieldPath[],
+  locate: (path: FieldPath) => Position,
 ): CloudEndpointManifest {
   const url = parseEndpointUrl(value.url);
   // The semantic phase refused every URL with a problem before a document is assembled.
@@ -345,9 +350,17 @@ function endpointManifest(
     throw new EdgesyncError('ES_INTERNAL', `unchecked endpoint URL ${value.name}`);
   // Alias fields (openid-connect's idle_session_timeout) are sent under the documented name.
   const policy = normalisedPolicy(value.traffic_policy as TrafficPolicyDocument);
-  const { bindings, ...rest } = value;
+  const { bindings, tests, ...rest } = value;
   // zod leaves an absent optional field absent (never `undefined`), as the model requires.
   return Object.assign(rest, {
+    ...(tests === undefined
+      ? {}
+      : {
+          tests: tests.map((t, i) => {
+            const { line, column } = locate(['tests', i]);
+            return { ...t, source: { file: source.file, line, column } };
+          }),
+        }),
     url: url.url,
     bindings: [bindings?.[0] ?? defaultBinding(url)],
     traffic_policy: policy,
@@ -385,7 +398,7 @@ function assemble(shaped: readonly ShapedDoc[]): DesiredSet {
       set.botUsers.push(bot);
       assembled.set(d, { kind: 'bot', resource: bot });
     } else if (value.kind === 'CloudEndpoint') {
-      const endpoint = endpointManifest(value, source, d.sensitive);
+      const endpoint = endpointManifest(value, source, d.sensitive, (path) => d.doc.locate(path));
       set.cloudEndpoints.push(endpoint);
       assembled.set(d, { kind: 'endpoint', resource: endpoint });
     } else {

@@ -62,6 +62,11 @@ export {
 export interface LoadOptions {
   /** Owner id stored in edge metadata (counts towards the 4096-byte limit). Default `default`. */
   readonly owner?: string;
+  /**
+   * Run each cloud endpoint's policy tests, a failing case being a diagnostic (default true).
+   * `edgesync test` runs them itself, to report every case.
+   */
+  readonly policyTests?: boolean;
   /** Environment for `{ env }` references. Default: `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /**
@@ -177,6 +182,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     maxAliasCount: options.maxAliasCount ?? DEFAULT_MAX_ALIAS_COUNT,
     ...(options.cache === undefined ? {} : { cache: options.cache }),
     ...(options.owner === undefined ? {} : { owner: options.owner }),
+    ...(options.policyTests === undefined ? {} : { policyTests: options.policyTests }),
   });
   const excluded = await readExcluded(fs, listing, maxFileBytes, options.maxAliasCount);
   const info = {

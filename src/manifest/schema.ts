@@ -63,6 +63,7 @@ import {
 } from './modules.js';
 import { fieldPathSchema } from './paths.js';
 import { PolicyDocumentSchema } from './policy/schema.js';
+import { type PolicyCase, PolicyTestsSchema } from './policy/tests.js';
 
 export * from './modules.js';
 
@@ -214,6 +215,10 @@ export const CloudEndpointSchema = z
     protect: z.boolean().default(false),
     suspend: edgeCommon.suspend,
     traffic_policy: EndpointTrafficPolicySchema,
+    tests: PolicyTestsSchema.optional().meta({
+      description:
+        'Policy tests: requests and the outcome the policy must give them. Run by validate, edgesync test, apply and the daemon; never sent to the API.',
+    }),
   })
   .meta({
     description:
@@ -305,6 +310,8 @@ export interface CloudEndpointManifest extends Located {
   /** The user's labels (never an `edgesync/` key), stored like an edge's. */
   metadata: Record<string, string>;
   traffic_policy: TrafficPolicyDocument;
+  /** Policy tests (kept in Git, never sent), each with where it was written. */
+  tests?: (PolicyCase & { source: Source })[];
   protect: boolean;
   suspend?: boolean;
 }

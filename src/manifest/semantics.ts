@@ -16,6 +16,7 @@ import {
   WEBHOOK_PROVIDER_WITHOUT_SECRET,
   WEBHOOK_PROVIDERS,
 } from '../hosted/edge-api.js';
+import { failureMessage, runCase } from '../policy-eval/cases.js';
 import { bindingProblem, defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { storedMetadata, storedRouteMetadata } from './metadata.js';
 import type { FieldPath } from './paths.js';
@@ -49,6 +50,8 @@ export interface SemanticIssue {
 export interface SemanticOptions {
   /** Owner id written into edge metadata (counts towards the 4096-byte limit). */
   readonly owner: string;
+  /** Run each cloud endpoint's own policy tests (a failing case is an issue at `tests[i]`). */
+  readonly policyTests?: boolean;
   /** `file:line:column` of a path in a document, to name the other side of a conflict. */
   readonly where: (doc: number, path: FieldPath) => string;
 }
@@ -186,14 +189,21 @@ function checkEndpoint(
         s[0] === 'traffic_policy' &&
         path.every((p, i) => p === s[i + 1]),
     );
-  for (const issue of policyIssues(
+  const issues = policyIssues(
     policy,
     { scheme: url.scheme, internal: binding === 'internal' },
     hidden,
-  )) {
+  );
+  for (const issue of issues) {
     const at = issue.offset === undefined ? undefined : { offset: issue.offset };
     add(doc, ['traffic_policy', ...issue.path], issue.message, at);
   }
+  // The policy's own cases, once it is valid: a failing one refuses the endpoint.
+  if (issues.length > 0 || options.policyTests === false) return;
+  (value.tests ?? []).forEach((test, i) => {
+    const result = runCase({ url: url.url, traffic_policy: policy }, test);
+    if (!result.passed) add(doc, ['tests', i], failureMessage(result));
+  });
 }
 
 /**

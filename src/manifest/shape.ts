@@ -343,6 +343,8 @@ interface KeptPositions {
   readonly url: Position | undefined;
   readonly hostports: readonly Position[];
   readonly routes: readonly Position[];
+  /** A cloud endpoint's policy tests (`tests[i]`), which name their place when they run. */
+  readonly tests: readonly Position[];
 }
 
 /**
@@ -365,6 +367,10 @@ function keptDocument(doc: ParsedDocument, value: DocumentValue, whole: boolean)
       whole && value.kind === 'HTTPSEdge'
         ? value.routes.map((_, r) => doc.locate(['routes', r]))
         : [],
+    tests:
+      value.kind === 'CloudEndpoint'
+        ? (value.tests ?? []).map((_, i) => doc.locate(['tests', i]))
+        : [],
   });
 }
 
@@ -385,6 +391,7 @@ function positionsOnly(index: number, at: KeptPositions): ParsedDocument {
       if (path.length === 2 && typeof i === 'number') {
         if (head === 'hostports') return at.hostports[i] ?? at.start;
         if (head === 'routes') return at.routes[i] ?? at.start;
+        if (head === 'tests') return at.tests[i] ?? at.start;
       }
       return at.start;
     },

@@ -9,6 +9,7 @@
 import { Document } from 'yaml';
 import type { Diagnostic } from '../errors.js';
 import { formatDiagnostic, sortDiagnostics } from '../manifest/diagnostics.js';
+import { edgeCases } from './cases.js';
 import type { BackendMap, CloudEndpointDoc, EdgeInput } from './translate.js';
 import { translateEdge } from './translate.js';
 
@@ -64,6 +65,9 @@ export function migrateSet(files: readonly SourceFileDocs[], options: MigrateOpt
       const warnings = options.allowLossy ? found.filter((d) => d.severity === 'warning') : [];
       if (endpoints.length === 0) unplaced.push(...warnings);
       for (const endpoint of endpoints) {
+        // What the edge did, for `edgesync test` to hold the translated policy to.
+        const tests = edgeCases(document.input, endpoint.url, options.backends);
+        if (tests.length > 0) endpoint.tests = tests;
         docs.push(endpointDocument(endpoint, file, warnings));
         counts.endpoints += 1;
       }

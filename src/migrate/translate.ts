@@ -36,6 +36,8 @@ export interface CloudEndpointDoc {
   description?: unknown;
   metadata?: unknown;
   traffic_policy: Policy;
+  /** Policy tests of what the edge did (./cases.ts, added by ./migrate.ts). */
+  tests?: unknown[];
 }
 
 export interface Translation {

@@ -30,6 +30,7 @@ import type { CloudEndpointManifest } from '../manifest/schema.js';
 import { isSecretField } from '../manifest/secrets.js';
 import type { PlanContext } from './context.js';
 import { policyChanges, Sensitivity } from './diff.js';
+import { impactEntry } from './impact.js';
 import type { FieldChange, Operation, Phase } from './model.js';
 import { createEndpoint, deleteEndpoint, updateEndpoint } from './operations.js';
 import { survivorFirst } from './survivor.js';
@@ -252,6 +253,7 @@ export function planEndpoint(ctx: PlanContext, input: EndpointPlanInput): void {
       });
       return;
     }
+    preview(ctx, match.address, m, livePolicy(record));
     // The new record's every value, the URL shown as the change that forces the replacement.
     const fields = createFieldsOf(want, desiredPolicy(m), sensitivity).map((f) =>
       f.path === 'url' ? { ...f, before: have.url } : f,
@@ -376,6 +378,7 @@ function planUpdate(
   if (!equal(before, after)) {
     changed.push('traffic_policy');
     patch.traffic_policy = JSON.stringify(m.traffic_policy);
+    preview(ctx, match.address, m, before);
     policyChanges(['traffic_policy'], before, after, sensitivity, fields);
   }
   const operations =
@@ -399,6 +402,18 @@ function planUpdate(
     fields,
     operations,
   });
+}
+
+/** What the policy change does to requests, for the plan's impact preview. */
+function preview(
+  ctx: PlanContext,
+  address: string,
+  m: CloudEndpointManifest,
+  before: unknown,
+): void {
+  if (!ctx.policyPreview) return;
+  const entry = impactEntry(address, m.url, before, desiredPolicy(m), m.tests ?? []);
+  if (entry !== undefined) ctx.impacts.push(entry);
 }
 
 function baseOf(address: string, m: CloudEndpointManifest) {

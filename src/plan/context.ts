@@ -3,6 +3,7 @@
  * is assembled from, and the canonical hostports of each desired edge.
  */
 import { DEFAULT_OWNER } from '../manifest/metadata.js';
+import type { PolicyImpactEntry } from './impact.js';
 import type { Blocked, ResourceChange } from './model.js';
 import { canonicalHostports } from './normalize.js';
 import type { DesiredEdge } from './ownership.js';
@@ -34,6 +35,11 @@ export interface PlanOptions {
    * URL it holds) is blocked by it, as that one is not planned. Absent: every resource.
    */
   readonly targets?: ReadonlySet<string> | undefined;
+  /**
+   * Evaluate each changed endpoint policy's impact on requests (`policy_impact`). Default true;
+   * off where nobody reads the plan (the daemon executes it).
+   */
+  readonly policyPreview?: boolean | undefined;
 }
 
 /**
@@ -92,9 +98,12 @@ export class PlanContext {
   readonly maxDeletes: number;
   readonly memo: PlanMemo | undefined;
   readonly ownBotUsers: ReadonlySet<string>;
+  readonly policyPreview: boolean;
   readonly changes: ResourceChange[] = [];
   readonly blocked: Blocked[] = [];
   readonly warnings: string[] = [];
+  /** The impact preview of each endpoint whose policy changes (./impact.ts). */
+  readonly impacts: PolicyImpactEntry[] = [];
 
   constructor(options: PlanOptions) {
     this.owner = options.owner ?? DEFAULT_OWNER;
@@ -102,6 +111,7 @@ export class PlanContext {
     this.maxDeletes = options.maxDeletes ?? DEFAULT_MAX_DELETES;
     this.memo = options.memo;
     this.ownBotUsers = options.ownBotUsers ?? new Set();
+    this.policyPreview = options.policyPreview ?? true;
   }
 
   /** The desired edge's hostports, canonical (kept per manifest list: `canonicalHostports`). */

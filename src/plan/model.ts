@@ -20,6 +20,7 @@
  */
 import { z } from 'zod';
 import { fieldPathSchema } from '../manifest/paths.js';
+import { policyImpactSchema } from './impact.js';
 import { plannedTargetSchema } from './target.js';
 
 /** 2: operations carry a typed `target` (1 had only the path). */
@@ -173,6 +174,8 @@ const planSchemaOf = <P extends z.ZodType>(path: P) =>
     warnings: z.array(z.string()).default([]),
     /** Edges replaced by cloud endpoints, in the order they are cut over (absent: none). */
     cutovers: z.array(cutoverSchema).optional(),
+    /** What each cloud endpoint's policy change does to requests (absent: no such change). */
+    policy_impact: z.array(policyImpactSchema).optional(),
     summary: summarySchema,
     /**
      * The manifest directory the plan was made from, relative to the plan file's own directory

@@ -287,6 +287,9 @@ function finishPlan(ctx: PlanContext, cutovers: Cutover[]): Plan {
     warnings: ctx.warnings,
     // Only when there is one: a plan without a cut-over reads (and renders) as before.
     ...(cutovers.length === 0 ? {} : { cutovers }),
+    ...(ctx.impacts.length === 0
+      ? {}
+      : { policy_impact: ctx.impacts.sort((a, b) => compareCodeUnits(a.address, b.address)) }),
     summary,
   };
 }

@@ -11,6 +11,7 @@ import { escapeControl } from '../../escape.js';
 import type { MaskedPlan } from '../../manifest/secrets.js';
 import { fieldLines, NO_CHANGES, SYMBOL, summaryLine, VERB, visibleChanges } from './common.js';
 import { CUTOVER_TITLE, cutoverLines } from './cutover.js';
+import { impactMarkdown } from './impact.js';
 
 /**
  * Text in a Markdown paragraph or table cell, escaped with backslashes where a character would
@@ -94,6 +95,7 @@ export function renderMarkdown(masked: MaskedPlan): string {
     });
     out.push('');
   }
+  out.push(...impactMarkdown(masked, escapeInline));
   if (masked.blocked.length > 0) {
     out.push('**Blocked (not attempted)**', '', '| Resource | Kind | Reason |', '|---|---|---|');
     for (const b of masked.blocked) {

@@ -9,6 +9,7 @@ import type { MaskedPlan } from '../../manifest/secrets.js';
 import { type Action, leftAlone } from '../model.js';
 import { fieldLines, headline, NO_CHANGES, SYMBOL, summaryLine, visibleChanges } from './common.js';
 import { CUTOVER_TITLE, cutoverLines } from './cutover.js';
+import { IMPACT_TITLE, impactTextLines } from './impact.js';
 
 export interface TextOptions {
   readonly color?: boolean;
@@ -72,6 +73,17 @@ export function renderText(masked: MaskedPlan, options: TextOptions = {}): strin
         lines.push(`${lead} ${paint(SYMBOL_COLOUR[l.symbol], l.symbol)} ${l.text}`);
       }
     });
+    lines.push('');
+  }
+  const impact = impactTextLines(masked);
+  if (impact.length > 0) {
+    lines.push(`${paint('bold', IMPACT_TITLE)}:`, '');
+    const colour = { '!': 'red', '~': 'yellow', ' ': undefined } as const;
+    for (const l of impact) {
+      lines.push(
+        l.symbol === ' ' ? `  ${l.text}` : `    ${paint(colour[l.symbol], l.symbol)} ${l.text}`,
+      );
+    }
     lines.push('');
   }
   const blocked = masked.blocked.filter((b) => !leftAlone(b));

@@ -111,6 +111,35 @@ describe('createReconciler', () => {
     expect(writesAt(server)).toBe(writes);
   });
 
+  it("a cloud endpoint whose own policy test fails is not written: the cycle's manifests are invalid", async () => {
+    const endpoint = (status: number) => ({
+      kind: 'CloudEndpoint',
+      name: 'app',
+      url: 'https://app.example.com',
+      traffic_policy: {
+        on_http_request: [
+          { actions: [{ type: 'custom-response', config: { status_code: status } }] },
+        ],
+      },
+      tests: [
+        { name: 'served', request: { url: 'https://app.example.com/' }, expect: { status: 200 } },
+      ],
+    });
+    await writeYaml(path.join(dir, 'app.yaml'), [endpoint(503)]);
+    const err = await reconciler()(input()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ManifestError);
+    expect((err as ManifestError).diagnostics[0]).toMatchObject({
+      file: 'app.yaml',
+      path: 'tests[0]',
+      message: expect.stringContaining(
+        'policy test "served" failed: expected status 200; got answered 503',
+      ),
+    });
+    expect(writesAt(server)).toBe(0);
+    await writeYaml(path.join(dir, 'app.yaml'), [endpoint(200)]);
+    expect((await reconciler()(input())).result).toBe('changed');
+  });
+
   it('an account whose edges are read-only is one plain error', async () => {
     await writeYaml(path.join(dir, 'edges.yaml'), [tlsEdge('db')]);
     server.knobs.edgeAccess = 'read-only';

@@ -3,12 +3,13 @@
  * kept) beside the validated manifest (references resolved to a placeholder), as the command
  * builds them.
  */
-import { CelScalar, celEnv, celFunc, listType, parse, plan } from '@bufbuild/cel';
 import type { FieldPath } from '../../../src/manifest/paths.js';
 import { HttpsEdgeSchema, TlsEdgeSchema } from '../../../src/manifest/schema.js';
 import { parseYaml } from '../../../src/manifest/yaml.js';
 import { documentSource } from '../../../src/migrate/source.js';
 import type { EdgeInput, Rule } from '../../../src/migrate/translate.js';
+import { describeOutcome } from '../../../src/policy-eval/cases.js';
+import { evaluatePolicy } from '../../../src/policy-eval/evaluate.js';
 
 export const RESOLVED = 'resolved-from-reference';
 
@@ -69,66 +70,37 @@ export interface Outcome {
   readonly applied: string[];
 }
 
-const TERMINATING = new Set(['deny', 'custom-response', 'forward-internal', 'close-connection']);
+/** The IP policy the edges of the property restrict to: the requests come from inside it. */
+export const IP_POLICY = 'ipp_2YvG88zHTBUrwWfAPU0bnv6b8QY';
 
-/** The request whose headers `getReqHeader` answers from (the engine's functions are made once). */
-let current: Request | undefined;
-const headersOf = (r: Request | undefined): Record<string, string[]> =>
-  r?.userAgent === undefined ? {} : { 'user-agent': [r.userAgent] };
-const env = celEnv({
-  funcs: [
-    celFunc(
-      'getReqHeader',
-      [CelScalar.STRING],
-      listType(CelScalar.STRING),
-      (name: string) => headersOf(current)[name.toLowerCase()] ?? [],
-    ),
-    celFunc(
-      'hasReqHeader',
-      [CelScalar.STRING],
-      CelScalar.BOOL,
-      (name: string) => name.toLowerCase() in headersOf(current),
-    ),
-  ],
-});
-const planned = new Map<string, ReturnType<typeof plan>>();
-
-function holds(expression: string, request: Request): boolean {
-  let program = planned.get(expression);
-  if (!program) {
-    program = plan(env, parse(expression));
-    planned.set(expression, program);
-  }
-  current = request;
-  const result = program({
-    req: new Map<string, unknown>([
-      ['url', new Map([['path', request.path]])],
-      ['host', request.host],
-    ]),
-    actions: new Map([
-      ['svc', new Map([['oauth', new Map([['identity', new Map([['email', request.email]])]])]])],
-    ]),
-  } as never);
-  if (typeof result !== 'boolean') throw new Error(`${expression} gave ${String(result)}`);
-  return result;
-}
-
-/** Runs a phase the way the service does: every rule whose expressions hold, actions in order. */
+/**
+ * Runs a phase through the evaluator of src/policy-eval, the one the policy tests and the plan's
+ * preview use: the edge model is held to the same evaluator users' cases run on. The request
+ * comes from inside the edges' IP policy, with a verified webhook, logged in as `email`.
+ */
 export function evaluate(rules: readonly Rule[], request: Request): Outcome {
-  const applied: string[] = [];
-  for (const rule of rules) {
-    if (!(rule.expressions ?? []).every((e) => holds(e, request))) continue;
-    for (const action of rule.actions) {
-      if (!TERMINATING.has(action.type)) {
-        applied.push(action.type);
-        continue;
-      }
-      const status = action.config?.status_code;
-      if (action.type === 'forward-internal')
-        return { end: `forward ${String(action.config?.url)}`, applied };
-      if (action.type === 'deny') return { end: `deny ${String(status ?? 403)}`, applied };
-      return { end: `respond ${String(status ?? 200)}`, applied };
-    }
-  }
-  return { end: 'fell through', applied };
+  const headers: Record<string, string[]> =
+    request.userAgent === undefined ? {} : { 'user-agent': [request.userAgent] };
+  const e = evaluatePolicy(
+    { on_http_request: rules as unknown as Record<string, unknown>[] },
+    `https://${request.host}`,
+    { method: 'GET', url: `https://${request.host}${request.path}`, headers },
+    {
+      identity: { email: request.email },
+      webhook_verified: true,
+      ip_policies: { [IP_POLICY]: 'allow' },
+    },
+  );
+  const o = e.outcome;
+  const end =
+    o.kind === 'forward'
+      ? `forward ${o.url}`
+      : o.kind === 'refuse' && o.by === 'deny'
+        ? `deny ${o.status}`
+        : o.kind === 'respond'
+          ? `respond ${o.status}`
+          : o.kind === 'unhandled'
+            ? 'fell through'
+            : describeOutcome(o);
+  return { end, applied: [...e.applied] };
 }

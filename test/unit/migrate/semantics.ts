@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { RE2JS } from 're2js';
 import type { HttpsEdgeManifest, RouteManifest } from '../../../src/manifest/schema.js';
 import { translateEdge } from '../../../src/migrate/translate.js';
-import { edgeFromYaml, evaluate, type Outcome, type Request } from './helpers.js';
+import { edgeFromYaml, evaluate, IP_POLICY, type Outcome, type Request } from './helpers.js';
 
 export const BACKENDS = new Map([
   ['bkdtg_2kt3xG55hdajmiOILUFbeDE0v5z', 'https://web.internal'],
@@ -44,7 +44,7 @@ const routeArb = fc.record(
     backend: fc.option(fc.record({ backend_id: fc.constantFrom(...BACKENDS.keys()) }), {
       nil: undefined,
     }),
-    ip_restriction: fc.option(fc.constant({ ip_policy_ids: ['ipp_2YvG88zHTBUrwWfAPU0bnv6b8QY'] }), {
+    ip_restriction: fc.option(fc.constant({ ip_policy_ids: [IP_POLICY] }), {
       nil: undefined,
     }),
     user_agent_filter: fc.option(

@@ -1,0 +1,506 @@
+/**
+ * The traffic-policy evaluator: what the service would do with one request, given an endpoint's
+ * policy. The phases run in order (on_tcp_connect, then on_http_request for http and https
+ * endpoints); in each, every rule whose expressions all hold runs its actions in order, until
+ * one ends the request. CEL runs on the real engine (./cel.ts); each action is modelled from its
+ * documented behaviour (one entry per type in `ACTION_BEHAVIOUR`), and what depends on the
+ * outside world (the identity after a login, a JWT, a rate-limit counter, a secret's value, an
+ * IP policy's rules, a failing upstream) comes from the case's `given`. The outcome names the
+ * rule and action that decided it. One evaluator serves the policy tests, the plan's impact
+ * preview and the migration's checks. Pure: no clock (`time.now` is given or absent).
+ */
+import { RE2JS } from 're2js';
+import { DEFAULT_CLIENT_IP, type PolicyGiven } from '../manifest/policy/tests.js';
+import { celInput, evalCel, type FunctionScope, interpolate, withRequest } from './cel.js';
+import { inCidr, parseCidr, parseIp } from './ip.js';
+
+/** A request as the evaluator sees it. */
+export interface PolicyRequest {
+  readonly method: string;
+  /** Absolute http(s) URL. */
+  readonly url: string;
+  readonly clientIp?: string | undefined;
+  /** Lower-case names. */
+  readonly headers?: Readonly<Record<string, readonly string[]>> | undefined;
+  readonly tls?: Readonly<Record<string, unknown>> | undefined;
+}
+
+/** Which rule and action decided, as written (`phase` is the document's key). */
+export interface RuleRef {
+  readonly phase: string;
+  readonly rule: number;
+  readonly action: number;
+  readonly name?: string | undefined;
+  readonly type: string;
+}
+
+export type Outcome =
+  | { readonly kind: 'forward'; readonly url: string }
+  | { readonly kind: 'respond'; readonly status: number }
+  | { readonly kind: 'refuse'; readonly by: string; readonly status: number }
+  | { readonly kind: 'redirect'; readonly url: string; readonly status: number }
+  | { readonly kind: 'auth'; readonly by: string; readonly provider: string }
+  | { readonly kind: 'close'; readonly by: string }
+  | { readonly kind: 'unhandled' }
+  | { readonly kind: 'error'; readonly message: string };
+
+export interface Evaluation {
+  readonly outcome: Outcome;
+  /** The rule and action that ended the request (or failed); absent when none did. */
+  readonly decidedBy?: RuleRef;
+  /** Non-terminating actions that ran, by type, in order. */
+  readonly applied: readonly string[];
+  /** Headers added to the request sent upstream, lower-case names. */
+  readonly headersAdded: Readonly<Record<string, readonly string[]>>;
+  readonly headersRemoved: readonly string[];
+  /** The request URL after any url-rewrite. */
+  readonly url: string;
+}
+
+type Json = Readonly<Record<string, unknown>>;
+interface Action {
+  readonly type: string;
+  readonly config?: Json | null;
+}
+interface Rule {
+  readonly name?: unknown;
+  readonly expressions?: readonly string[] | null;
+  readonly actions?: readonly Action[];
+}
+
+/** The state of one evaluation, shared by the actions. */
+interface Run {
+  readonly policyPhase: 'on_tcp_connect' | 'on_http_request';
+  readonly request: PolicyRequest;
+  readonly given: PolicyGiven;
+  readonly vars: Record<string, unknown>;
+  readonly svc: Record<string, unknown>;
+  readonly applied: string[];
+  readonly added: Record<string, string[]>;
+  readonly removed: string[];
+  url: string;
+  readonly activation: Record<string, unknown>;
+}
+
+/** What an action did: go on, or end the request with an outcome. */
+type Step = { readonly end: Outcome } | undefined;
+type Behaviour = (config: Json, run: Run) => Step;
+
+const refuse = (by: string, status: number, run: Run): Step =>
+  run.policyPhase === 'on_tcp_connect'
+    ? { end: { kind: 'close', by } }
+    : { end: { kind: 'refuse', by, status } };
+
+const enforced = (config: Json) => config.enforce !== false;
+
+/** An interpolated string field; a failure ends the run as an error. */
+function text(config: Json, field: string, run: Run): string | { readonly error: string } {
+  const raw = config[field];
+  if (typeof raw !== 'string') return '';
+  const got = interpolate(raw, run.activation);
+  return 'error' in got ? { error: `${field}: ${got.error}` } : String(got.value);
+}
+
+const failed = (message: string): Step => ({ end: { kind: 'error', message } });
+
+function loggedIn(run: Run, key: string, config: Json): Step | 'passed' {
+  const identity = run.given.identity;
+  const preflight =
+    config.allow_cors_preflight === true &&
+    run.request.method === 'OPTIONS' &&
+    header(run, 'origin') !== undefined &&
+    header(run, 'access-control-request-method') !== undefined;
+  if (preflight) return 'passed';
+  if (identity === undefined) return undefined;
+  run.svc[key] = { identity: { ...identity }, error: { code: '', message: '' } };
+  return 'passed';
+}
+
+function header(run: Run, name: string): string | undefined {
+  return run.request.headers?.[name]?.[0];
+}
+
+/** `from` (a regex, unanchored, on the whole URL; default all of it) replaced with `to`. */
+function rewrite(config: Json, run: Run): { url: string } | { error: string } {
+  const to = text(config, 'to', run);
+  if (typeof to !== 'string') return to;
+  if (config.from === undefined) return { url: to };
+  const from = text(config, 'from', run);
+  if (typeof from !== 'string') return from;
+  try {
+    return { url: RE2JS.compile(from).matcher(run.url).replaceAll(to) };
+  } catch (err) {
+    return { error: `from: not an RE2 regex: ${(err as Error).message}` };
+  }
+}
+
+function ipAllowed(config: Json, run: Run): boolean | { error: string } {
+  const ip = parseIp(run.request.clientIp ?? DEFAULT_CLIENT_IP);
+  const matches = (field: 'allow' | 'deny'): boolean | { error: string } => {
+    for (const item of (config[field] as readonly string[] | undefined) ?? []) {
+      const got = interpolate(item, run.activation);
+      if ('error' in got) return { error: `${field}: ${got.error}` };
+      const range = parseCidr(String(got.value));
+      if (ip !== undefined && range !== undefined && inCidr(ip, range)) return true;
+    }
+    return false;
+  };
+  const policies = (config.ip_policies as readonly string[] | undefined) ?? [];
+  const verdicts = policies.map((id) => run.given.ip_policies?.[id]);
+  const allow = matches('allow');
+  if (typeof allow !== 'boolean') return allow;
+  const deny = matches('deny');
+  if (typeof deny !== 'boolean') return deny;
+  const allowRules = ((config.allow as unknown[] | undefined) ?? []).length + policies.length > 0;
+  const allowed = !allowRules || allow || verdicts.includes('allow');
+  return allowed && !deny && !verdicts.includes('deny');
+}
+
+/** Each action type's documented behaviour (src/manifest/policy/actions.ts has their fields). */
+export const ACTION_BEHAVIOUR: Readonly<Record<string, Behaviour>> = {
+  'forward-internal': (config, run) => {
+    const url = text(config, 'url', run);
+    if (typeof url !== 'string') return failed(url.error);
+    if (config.on_error === 'continue' && (run.given.upstream_failed ?? []).includes(url)) {
+      run.svc.forward_internal = {
+        url,
+        error: { code: 'ERR_UPSTREAM', message: 'the upstream failed (given)' },
+      };
+      return undefined;
+    }
+    return { end: { kind: 'forward', url } };
+  },
+  deny: (config, run) =>
+    refuse('deny', typeof config.status_code === 'number' ? config.status_code : 403, run),
+  'custom-response': (config, run) => {
+    const body = text(config, 'body', run);
+    if (typeof body !== 'string') return failed(body.error);
+    const status = typeof config.status_code === 'number' ? config.status_code : 200;
+    return { end: { kind: 'respond', status } };
+  },
+  'close-connection': () => ({ end: { kind: 'close', by: 'close-connection' } }),
+  redirect: (config, run) => {
+    const got = rewrite(config, run);
+    if ('error' in got) return failed(got.error);
+    run.svc.redirect = { url: got.url, matches: [] };
+    // The documented no-op: a redirect to the URL requested does nothing.
+    if (got.url === run.url) return undefined;
+    const status = typeof config.status_code === 'number' ? config.status_code : 302;
+    return { end: { kind: 'redirect', url: got.url, status } };
+  },
+  'url-rewrite': (config, run) => {
+    const got = rewrite(config, run);
+    if ('error' in got) return failed(got.error);
+    run.svc.url_rewrite = { url: got.url, matches: [] };
+    run.url = got.url;
+    return undefined;
+  },
+  'restrict-ips': (config, run) => {
+    const allowed = ipAllowed(config, run);
+    if (typeof allowed !== 'boolean') return failed(allowed.error);
+    run.svc.restrict_ips = { action: allowed ? 'allow' : 'deny', matched_cidr: '' };
+    return !allowed && enforced(config) ? refuse('restrict-ips', 403, run) : undefined;
+  },
+  'verify-webhook': (config, run) => {
+    const verified = run.given.webhook_verified === true;
+    run.svc.verify_webhook = { verified };
+    return !verified && enforced(config) ? refuse('verify-webhook', 403, run) : undefined;
+  },
+  'basic-auth': (config, run) => {
+    const presented = /^Basic\s+(.+)$/i.exec(header(run, 'authorization') ?? '');
+    let pair = '';
+    try {
+      pair = presented === null ? '' : atob(presented[1] ?? '');
+    } catch {
+      pair = '';
+    }
+    const credentials: string[] = [];
+    for (const item of (config.credentials as readonly string[] | undefined) ?? []) {
+      const got = interpolate(item, run.activation);
+      if ('error' in got) return failed(`credentials: ${got.error}`);
+      credentials.push(String(got.value));
+    }
+    const authorized = presented !== null && credentials.includes(pair);
+    const username = pair.includes(':') ? pair.slice(0, pair.indexOf(':')) : '';
+    run.svc.basic_auth = { credentials: { presented: presented !== null, username, authorized } };
+    return !authorized && enforced(config) ? refuse('basic-auth', 401, run) : undefined;
+  },
+  'jwt-validation': (_config, run) => {
+    const jwt = run.given.jwt;
+    const verified = jwt?.valid === true;
+    run.svc.jwt_validation = {
+      tokens: jwt === undefined ? [] : [{ payload: celInput(jwt.claims), verified }],
+      error: { code: '', message: '' },
+    };
+    return verified ? undefined : refuse('jwt-validation', 401, run);
+  },
+  'rate-limit': (config, run) => {
+    const given = run.given.rate_limited;
+    const limited =
+      given === true || (Array.isArray(given) && given.includes(String(config.name ?? '')));
+    run.svc.rate_limit = { limited, bucket_key: '' };
+    return limited && enforced(config) ? refuse('rate-limit', 429, run) : undefined;
+  },
+  'circuit-breaker': (config, run) =>
+    run.given.circuit_open === true && enforced(config)
+      ? refuse('circuit-breaker', 503, run)
+      : undefined,
+  oauth: (config, run) => {
+    const passed = loggedIn(run, 'oauth', config);
+    if (passed === 'passed') return undefined;
+    return { end: { kind: 'auth', by: 'oauth', provider: String(config.provider ?? '') } };
+  },
+  'openid-connect': (config, run) => {
+    const passed = loggedIn(run, 'oidc', config);
+    if (passed === 'passed') return undefined;
+    return {
+      end: { kind: 'auth', by: 'openid-connect', provider: String(config.issuer_url ?? '') },
+    };
+  },
+  saml: (config, run) => {
+    const passed = loggedIn(run, 'saml', config);
+    if (passed === 'passed') return undefined;
+    return { end: { kind: 'auth', by: 'saml', provider: 'saml' } };
+  },
+  'set-vars': (config, run) => {
+    for (const entry of (config.vars as readonly Json[] | undefined) ?? []) {
+      for (const [name, value] of Object.entries(entry)) {
+        if (typeof value !== 'string') {
+          run.vars[name] = celInput(value);
+          continue;
+        }
+        const got = interpolate(value, run.activation, true);
+        if ('error' in got) return failed(`vars.${name}: ${got.error}`);
+        run.vars[name] = got.value;
+      }
+    }
+    return undefined;
+  },
+  'add-headers': (config, run) => {
+    const added: Record<string, string> = {};
+    for (const [name, value] of Object.entries((config.headers as Json | undefined) ?? {})) {
+      const got = interpolate(String(value), run.activation);
+      if ('error' in got) return failed(`headers.${name}: ${got.error}`);
+      const lower = name.toLowerCase();
+      added[lower] = String(got.value);
+      run.added[lower] = [...(run.added[lower] ?? []), String(got.value)];
+    }
+    run.svc.add_headers = { headers_added: added };
+    return undefined;
+  },
+  'remove-headers': (config, run) => {
+    const names = ((config.headers as readonly string[] | undefined) ?? []).map((h) =>
+      h.toLowerCase(),
+    );
+    run.removed.push(...names);
+    run.svc.remove_headers = { headers_removed: names };
+    return undefined;
+  },
+  // Documented effects on the response or on logs only: nothing that decides the outcome.
+  log: () => undefined,
+  'compress-response': () => undefined,
+  'terminate-tls': () => undefined,
+  'owasp-crs-request': () => undefined,
+  'request-body-find-replace': () => undefined,
+};
+
+const PHASE_KEYS = {
+  on_tcp_connect: ['on_tcp_connect'],
+  on_http_request: ['on_http_request', 'inbound'],
+} as const;
+
+function queryParams(query: string): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [k, v] of new URLSearchParams(query)) out[k] = [...(out[k] ?? []), v];
+  return out;
+}
+
+/**
+ * The path and query as the request line carries them: a client need not normalise (curl sends
+ * `/a/../b` and `/back\slash` as written), so neither does the evaluator; scheme and host are
+ * the URL parser's (lower-cased, default port dropped).
+ */
+export function requestTarget(text: string): { path: string; query: string; href: string } {
+  const url = new URL(text);
+  const afterScheme = text.indexOf('//') + 2;
+  const rest = text.slice(afterScheme);
+  const start = rest.search(/[/?#]/);
+  const target = start < 0 ? '' : rest.slice(start).replace(/#.*$/s, '');
+  const q = target.indexOf('?');
+  const path = (q < 0 ? target : target.slice(0, q)) || '/';
+  const query = q < 0 ? '' : target.slice(q + 1);
+  return { path, query, href: `${url.protocol}//${url.host}${path}${q < 0 ? '' : `?${query}`}` };
+}
+
+function requestVars(request: PolicyRequest, endpointUrl: string): Record<string, unknown> {
+  const url = new URL(request.url);
+  const target = requestTarget(request.url);
+  const headers = request.headers ?? {};
+  const port = url.port === '' ? undefined : BigInt(url.port);
+  const cookies: Record<string, { name: string; value: string }[]> = {};
+  for (const line of headers.cookie ?? []) {
+    for (const part of line.split(';')) {
+      const eq = part.indexOf('=');
+      if (eq < 0) continue;
+      const name = part.slice(0, eq).trim();
+      cookies[name] = [...(cookies[name] ?? []), { name, value: part.slice(eq + 1).trim() }];
+    }
+  }
+  const endpoint = new URL(endpointUrl);
+  const protocol = endpoint.protocol.slice(0, -1);
+  const endpointPort =
+    endpoint.port !== '' ? Number(endpoint.port) : protocol === 'http' ? 80 : 443;
+  const req: Record<string, unknown> = {
+    method: request.method,
+    host: url.host,
+    version: 'HTTP/1.1',
+    headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [...v]])),
+    cookies,
+    user_agent: headers['user-agent']?.[0] ?? '',
+    content_type: headers['content-type']?.[0] ?? '',
+    url: {
+      scheme: url.protocol.slice(0, -1),
+      host: url.hostname,
+      ...(port === undefined ? {} : { port }),
+      path: target.path,
+      raw_path: target.path,
+      query: target.query,
+      query_params: queryParams(target.query),
+      uri: target.href.slice(`${url.protocol}//${url.host}`.length),
+      authority: url.host,
+      raw: target.href,
+      user_password: url.username === '' ? '' : `${url.username}:${url.password}`,
+    },
+  };
+  const length = headers['content-length']?.[0];
+  if (length !== undefined && /^\d+$/.test(length)) req.content_length = BigInt(length);
+  return {
+    req,
+    endpoint: {
+      url: endpointUrl,
+      host: endpoint.hostname,
+      port: BigInt(endpointPort),
+      protocol,
+      addr: `${endpoint.hostname}:${endpointPort}`,
+    },
+  };
+}
+
+/**
+ * What the service does with `request` on an endpoint at `endpointUrl` with `policy` (the
+ * document: phases to rules), the outside world as `given` says.
+ */
+export function evaluatePolicy(
+  policy: Json,
+  endpointUrl: string,
+  request: PolicyRequest,
+  given: PolicyGiven = {},
+): Evaluation {
+  const http = /^https?:/.test(endpointUrl);
+  const target = requestTarget(request.url);
+  const vars: Record<string, unknown> = {};
+  const svc: Record<string, unknown> = {};
+  const activation: Record<string, unknown> = {
+    ...(http ? requestVars(request, endpointUrl) : {}),
+    conn: {
+      client_ip: request.clientIp ?? DEFAULT_CLIENT_IP,
+      ...(request.tls === undefined ? {} : { tls: celInput(request.tls) }),
+      ...(celInput(given.conn ?? {}) as Record<string, unknown>),
+    },
+    vars,
+    actions: { svc },
+    ...(given.time === undefined ? {} : { time: { now: given.time } }),
+  };
+  const scope: FunctionScope = {
+    headers: request.headers ?? {},
+    query: queryParams(target.query),
+    secrets: given.secrets ?? {},
+  };
+  const run: Omit<Run, 'policyPhase'> = {
+    request,
+    given,
+    vars,
+    svc,
+    applied: [],
+    added: {},
+    removed: [],
+    url: target.href,
+    activation,
+  };
+  const finish = (outcome: Outcome, decidedBy?: RuleRef): Evaluation => ({
+    outcome,
+    ...(decidedBy === undefined ? {} : { decidedBy }),
+    applied: run.applied,
+    headersAdded: run.added,
+    headersRemoved: run.removed,
+    url: run.url,
+  });
+  return withRequest(scope, () => {
+    const phases = http
+      ? (['on_tcp_connect', 'on_http_request'] as const)
+      : (['on_tcp_connect'] as const);
+    for (const phase of phases) {
+      const key = PHASE_KEYS[phase].find((k) => Object.hasOwn(policy, k));
+      if (key === undefined) continue;
+      // Variables are scoped to the phase that set them.
+      for (const name of Object.keys(vars)) delete vars[name];
+      const state = Object.assign(run, { policyPhase: phase }) as Run;
+      const rules = (policy[key] ?? []) as readonly Rule[];
+      for (const [r, rule] of rules.entries()) {
+        const name = typeof rule.name === 'string' ? rule.name : undefined;
+        const at = (action: number, type: string): RuleRef => ({
+          phase: key,
+          rule: r,
+          action,
+          ...(name === undefined ? {} : { name }),
+          type,
+        });
+        let holds = true;
+        for (const expression of rule.expressions ?? []) {
+          const got = evalCel(expression, activation);
+          if ('error' in got) {
+            return finish({ kind: 'error', message: `${expression}: ${got.error}` }, at(-1, ''));
+          }
+          if (typeof got.value !== 'boolean') {
+            return finish(
+              { kind: 'error', message: `${expression}: gave ${typeof got.value}, not a bool` },
+              at(-1, ''),
+            );
+          }
+          if (!got.value) {
+            holds = false;
+            break;
+          }
+        }
+        if (!holds) continue;
+        for (const [a, action] of (rule.actions ?? []).entries()) {
+          const behaviour = Object.hasOwn(ACTION_BEHAVIOUR, action.type)
+            ? ACTION_BEHAVIOUR[action.type]
+            : undefined;
+          if (behaviour === undefined) {
+            return finish(
+              { kind: 'error', message: `action ${action.type} is not modelled` },
+              at(a, action.type),
+            );
+          }
+          const step = behaviour(action.config ?? {}, state);
+          if (step !== undefined) return finish(step.end, at(a, action.type));
+          state.applied.push(action.type);
+        }
+      }
+    }
+    return finish({ kind: 'unhandled' });
+  });
+}
+
+/** Header values as lists, names lower-cased (a case writes one value or several). */
+export function headerLists(
+  headers: Readonly<Record<string, string | readonly string[]>> | undefined,
+): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const lower = name.toLowerCase();
+    out[lower] = [...(out[lower] ?? []), ...(typeof value === 'string' ? [value] : value)];
+  }
+  return out;
+}

@@ -1,0 +1,242 @@
+/**
+ * Requests that tell two policies apart, generated from what their guards test (read from the
+ * parsed expressions, not from their text): every path a guard names, just inside and just
+ * outside its prefix, logged in (with the e-mail addresses the guards name) and not; and from
+ * the rules that differ between the policies, the hosts, methods, headers and query parameters
+ * their guards name and each CIDR of a guard or a `restrict-ips` at its edges, on the guards'
+ * paths. Deterministic and bounded (`MAX_PROBES`). Pure.
+ */
+
+import type { PolicyGiven } from '../manifest/policy/tests.js';
+import { parseCel } from './cel.js';
+import type { PolicyRequest } from './evaluate.js';
+import { cidrEdges, parseCidr, parseIp } from './ip.js';
+
+export interface Probe {
+  readonly request: PolicyRequest;
+  readonly given: PolicyGiven;
+}
+
+/** Probes per endpoint at most: the preview's cost stays bounded whatever the policy. */
+export const MAX_PROBES = 240;
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT']);
+const AUTH = new Set(['oauth', 'openid-connect', 'saml']);
+
+interface Facts {
+  readonly paths: Set<string>;
+  readonly hosts: Set<string>;
+  readonly methods: Set<string>;
+  readonly ips: Set<string>;
+  readonly emails: Set<string>;
+  readonly headers: Map<string, Set<string>>;
+  readonly query: Set<string>;
+  readonly values: Set<string>;
+  auth: boolean;
+}
+
+type Node = {
+  readonly exprKind?: { readonly case?: string; readonly value?: unknown };
+};
+
+function stringConst(node: unknown): string | undefined {
+  const kind = (node as Node | undefined)?.exprKind;
+  if (kind?.case !== 'constExpr') return undefined;
+  const c = (kind.value as { constantKind?: { case?: string; value?: unknown } }).constantKind;
+  return c?.case === 'stringValue' && typeof c.value === 'string' ? c.value : undefined;
+}
+
+function selectField(node: unknown): string | undefined {
+  const kind = (node as Node | undefined)?.exprKind;
+  return kind?.case === 'selectExpr' ? (kind.value as { field?: string }).field : undefined;
+}
+
+/** Every node of a parsed expression, iteratively (the tree's depth is the input's). */
+function walk(root: unknown, visit: (node: Node) => void): void {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    if ('exprKind' in node) visit(node as Node);
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$typeName') continue;
+      if (typeof value === 'object' && value !== null) stack.push(value);
+    }
+  }
+}
+
+/** The literal start of a regex anchored at a path (`^/api/v[0-9]` -> `/api/v`). */
+function regexPrefix(text: string): string | undefined {
+  if (!text.startsWith('^/')) return undefined;
+  const literal = /^[^.*+?()[\]{}|\\$^]*/.exec(text.slice(1))?.[0];
+  return literal === undefined || literal === '' ? undefined : literal;
+}
+
+function classify(text: string, facts: Facts): void {
+  const prefix = regexPrefix(text);
+  if (prefix !== undefined) facts.paths.add(prefix);
+  else if (text.startsWith('/')) facts.paths.add(text);
+  else if (text.includes('/') && parseCidr(text) !== undefined) {
+    for (const ip of cidrEdges(parseCidr(text) as NonNullable<ReturnType<typeof parseCidr>>))
+      facts.ips.add(ip);
+  } else if (parseIp(text) !== undefined) facts.ips.add(text);
+  else if (METHODS.has(text.toUpperCase()) && text === text.toUpperCase()) facts.methods.add(text);
+  else if (/^[^@\s]+@[^@\s]+$/.test(text)) facts.emails.add(text);
+  else if (/^@[^@\s]+\.[a-z]{2,}$/i.test(text)) facts.emails.add(`someone${text}`);
+  else if (/^([a-z0-9-]+\.)+[a-z]{2,}(:\d+)?$/i.test(text)) facts.hosts.add(text.toLowerCase());
+  else facts.values.add(text);
+}
+
+function readExpression(expression: string, facts: Facts): void {
+  const parsed = parseCel(expression);
+  if ('error' in parsed) return; // validation reports it
+  walk(parsed.expr, (node) => {
+    const kind = node.exprKind;
+    if (kind?.case === 'constExpr') {
+      const text = stringConst(node);
+      if (text !== undefined) classify(text, facts);
+      return;
+    }
+    if (kind?.case !== 'callExpr') return;
+    const call = kind.value as { function?: string; args?: unknown[] };
+    const first = stringConst(call.args?.[0]);
+    if (call.function === 'getReqHeader' || call.function === 'hasReqHeader') {
+      if (first !== undefined) header(facts, first);
+    } else if (call.function === 'getQueryParam' || call.function === 'hasQueryParam') {
+      if (first !== undefined) facts.query.add(first);
+    } else if (call.function === '_[_]') {
+      const key = stringConst(call.args?.[1]);
+      const on = selectField(call.args?.[0]);
+      if (key !== undefined && on === 'headers') header(facts, key);
+      if (key !== undefined && on === 'query_params') facts.query.add(key);
+    }
+  });
+}
+
+function header(facts: Facts, name: string): void {
+  const lower = name.toLowerCase();
+  if (!facts.headers.has(lower)) facts.headers.set(lower, new Set());
+}
+
+type Json = Readonly<Record<string, unknown>>;
+
+type RuleJson = { expressions?: unknown; actions?: unknown };
+
+function rulesOf(policy: Json): RuleJson[] {
+  return Object.values(policy).flatMap((rules) => (Array.isArray(rules) ? rules : []));
+}
+
+/**
+ * The rules of `policies` that are not in all of them (by content, wherever they stand), or all
+ * the rules when the common ones changed order (every rule may then decide otherwise).
+ */
+function changedRules(policies: readonly Json[]): RuleJson[] {
+  if (policies.length < 2) return policies.flatMap(rulesOf);
+  const texts = policies.map((p) => rulesOf(p).map((r) => JSON.stringify(r)));
+  const inAll = (t: string) => texts.every((list) => list.includes(t));
+  const common = texts.map((list) => list.filter(inAll).join('\n'));
+  if (new Set(common).size > 1) return policies.flatMap(rulesOf);
+  return policies.flatMap((p) => rulesOf(p).filter((r) => !inAll(JSON.stringify(r))));
+}
+
+function readPolicy(rules: readonly RuleJson[], facts: Facts): void {
+  for (const rule of rules) {
+    for (const e of Array.isArray(rule?.expressions) ? rule.expressions : []) {
+      if (typeof e === 'string') readExpression(e, facts);
+    }
+    for (const action of Array.isArray(rule?.actions) ? rule.actions : []) {
+      const { type, config } = (action ?? {}) as { type?: unknown; config?: Json | null };
+      if (typeof type === 'string' && AUTH.has(type)) facts.auth = true;
+      if (type !== 'restrict-ips' || typeof config !== 'object' || config === null) continue;
+      for (const field of ['allow', 'deny']) {
+        const list = config[field];
+        for (const c of Array.isArray(list) ? list : []) {
+          const range = typeof c === 'string' ? parseCidr(c) : undefined;
+          if (range !== undefined) for (const ip of cidrEdges(range)) facts.ips.add(ip);
+        }
+      }
+    }
+  }
+}
+
+/** Around a path a guard names: it, just inside it, and just outside it. */
+function pathsAround(path: string): string[] {
+  const out = [path, `${path}x`, path.endsWith('/') ? `${path}x` : `${path}/x`];
+  if (path.length > 1) out.push(path.slice(0, -1));
+  const parent = path.slice(0, path.lastIndexOf('/') + 1);
+  if (parent !== '') out.push(parent);
+  return out;
+}
+
+/**
+ * The probes of an endpoint at `endpointUrl` for `policies` (the old and the new one): requests
+ * built from what either one's guards test, at most `MAX_PROBES`, in a stable order.
+ */
+export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe[] {
+  const noFacts = (): Facts => ({
+    paths: new Set(['/']),
+    hosts: new Set(),
+    methods: new Set(['GET']),
+    ips: new Set(),
+    emails: new Set(),
+    headers: new Map(),
+    query: new Set(),
+    values: new Set(),
+    auth: false,
+  });
+  // Every guard's paths; the rest (methods, addresses, headers, logins) from the rules that
+  // differ: what an unchanged rule tests decides alike before and after, but where it stands in
+  // the path space is where a changed rule in front of it shows.
+  const all = noFacts();
+  readPolicy(
+    policies.flatMap((p) => rulesOf(p)),
+    all,
+  );
+  const facts = noFacts();
+  readPolicy(changedRules(policies), facts);
+  for (const path of all.paths) facts.paths.add(path);
+  // Behind a login of any rule, a change shows only to a logged-in request.
+  facts.auth = all.auth;
+  for (const email of all.emails) facts.emails.add(email);
+  const endpoint = new URL(endpointUrl.replace(/^(tls|tcp):/, 'https:'));
+  const base = `https://${endpoint.host}`;
+  const paths = [...new Set([...facts.paths].flatMap(pathsAround))].filter((p) =>
+    p.startsWith('/'),
+  );
+  const out: Probe[] = [];
+  const seen = new Set<string>();
+  const add = (request: PolicyRequest, given: PolicyGiven = {}): void => {
+    if (out.length >= MAX_PROBES) return;
+    const key = JSON.stringify([request, given]);
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push({ request, given });
+  };
+  const get = (path: string, more: Partial<PolicyRequest> = {}): PolicyRequest => ({
+    method: 'GET',
+    url: `${base}${path}`,
+    ...more,
+  });
+  // Every path around a guard's; the other facts on the guards' own paths only: a method, an
+  // address or a header that changes an outcome does so where a guard looks.
+  const named = [...facts.paths];
+  for (const path of paths) add(get(path));
+  const identities = [...facts.emails, 'someone@example.com'];
+  if (facts.auth) {
+    for (const email of identities)
+      for (const path of paths) add(get(path), { identity: { email } });
+  }
+  for (const method of facts.methods) for (const path of named) add(get(path, { method }));
+  for (const ip of facts.ips) for (const path of named) add(get(path, { clientIp: ip }));
+  const values = [...facts.values, 'edgesync-probe'];
+  for (const [name, known] of facts.headers) {
+    for (const value of [...known, ...values]) {
+      for (const path of named) add(get(path, { headers: { [name]: [value] } }));
+    }
+  }
+  for (const name of facts.query)
+    for (const path of named) add(get(`${path}?${encodeURIComponent(name)}=1`));
+  for (const host of facts.hosts)
+    for (const path of named) add({ method: 'GET', url: `https://${host}${path}` });
+  return out;
+}
