@@ -134,7 +134,7 @@ function oidc(
   module: NonNullable<RouteManifest['oidc']>,
   path: FieldPath,
   source: Source,
-  emit: Emit,
+  _emit: Emit,
 ): Auth {
   const config: Record<string, unknown> = {
     issuer_url: source.keep([...path, 'issuer'], module.issuer),

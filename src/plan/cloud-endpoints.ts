@@ -24,7 +24,7 @@ import { defaultEndpointBinding, normalizeEndpointUrl } from '../manifest/endpoi
 import { type ParsedMetadata, recordMetadata, storedMetadata } from '../manifest/metadata.js';
 import type { Segment } from '../manifest/paths.js';
 import { type FieldPath, uniquePaths } from '../manifest/paths.js';
-import { LEGACY_PHASES } from '../manifest/policy/actions.js';
+import { LEGACY_PHASES, normalisedPolicy } from '../manifest/policy/actions.js';
 import { parsePolicyText } from '../manifest/policy-text.js';
 import type { CloudEndpointManifest } from '../manifest/schema.js';
 import { isSecretField } from '../manifest/secrets.js';
@@ -123,9 +123,11 @@ const LEGACY: Readonly<Record<string, string>> = LEGACY_PHASES;
 /** The document with legacy phase names read as their successors (unchanged otherwise). */
 export function canonicalPolicy(doc: unknown): unknown {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return doc;
-  if (!Object.keys(doc).some((k) => Object.hasOwn(LEGACY, k))) return doc;
+  // An alias field (openid-connect's idle_session_timeout) is its documented name, live too.
+  const named = normalisedPolicy(doc);
+  if (!Object.keys(named).some((k) => Object.hasOwn(LEGACY, k))) return named;
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(doc)) out[LEGACY[key] ?? key] = value;
+  for (const [key, value] of Object.entries(named)) out[LEGACY[key] ?? key] = value;
   return out;
 }
 

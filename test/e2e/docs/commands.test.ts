@@ -86,12 +86,18 @@ const NOT_RUN: Record<string, Record<string, string>> = {
   ),
   'docs/kubernetes.md': {
     'docker build -t edgesync .': 'a container engine (test/e2e/ship replays the image build)',
-    'docker run --rm -v "$PWD/edges:/manifests:ro" -p 9090:9090    -e EDGESYNC_API_URL=https://api.example.com -e EDGESYNC_API_KEY -e EDGESYNC_OWNER=team-web    edgesync': `a container engine, ${A_REAL_ACCOUNT}, and ${LONG_RUNNING}`,
+    'docker run --rm -v "$PWD/edges:/manifests:ro" -p 9090:9090    -e EDGESYNC_API_URL=https://api.example.com -e EDGESYNC_API_KEY    edgesync': `a container engine, ${A_REAL_ACCOUNT}, and ${LONG_RUNNING}`,
   },
   'docs/migrate.md': {
     'npx edgesync migrate edges/ --out endpoints/ --backends backends.yaml': PLACEHOLDER,
     'node bin/edgesync.js migrate config-examples/edges --out /tmp/endpoints    --backends config-examples/migrate/backends.yaml':
       'the page shows it refusing the lossy parts (exit 1); test/integration/docs/migrate-example.test.ts checks that output',
+    'node bin/edgesync.js test /tmp/endpoints':
+      "runs on the output of the migrate line above, which is not run here; test/integration/migrate/policy-tests.test.ts runs the migrated examples' tests",
+  },
+  'docs/policy-tests.md': {
+    'edgesync test [DIR]': PLACEHOLDER,
+    'edgesync test DIR --output json': PLACEHOLDER,
   },
   'docs/reference/cli.md': Object.fromEntries(
     [
@@ -105,7 +111,16 @@ const NOT_RUN: Record<string, Record<string, string>> = {
       'edgesync release HTTPSEdge/storefront --dry-run',
       'edgesync release HTTPSEdge/storefront TLSEdge/legacy-db',
       'git rm edges/storefront.yaml edges/legacy-db.yaml',
-    ].map((c) => [c, `${PLACEHOLDER} (and ${A_REAL_ACCOUNT})`]),
+      'edgesync plan edges/ --target https_edge.storefront',
+      'edgesync apply edges/ --target https_edge.storefront --target bot_user.ci --yes',
+    ]
+      .map((c) => [c, `${PLACEHOLDER} (and ${A_REAL_ACCOUNT})`])
+      .concat(
+        ['source <(edgesync completion bash)', 'source <(edgesync completion zsh)'].map((c) => [
+          c,
+          "a line for a shell's startup file; test/e2e/run/operate-cli.test.ts loads the completion in a real bash",
+        ]),
+      ),
   ),
   'docs/reference/http-endpoints.md': {
     'edgesync run edges/ --listen 0.0.0.0:9090 --admin-listen 127.0.0.1:9091': LONG_RUNNING,
@@ -231,6 +246,6 @@ describe(`${PROJECT_PAGE}, in an empty project against a local server`, () => {
     );
     // What the page says the commands leave behind.
     const imported = readdirSync(path.join(project.dir, 'imported')).sort();
-    expect(imported).toEqual(['bot-ci-deployer.yaml', 'endpoint-shop.yaml']);
+    expect(imported).toEqual(['.edgesync-owner', 'bot-ci-deployer.yaml', 'endpoint-shop.yaml']);
   });
 });

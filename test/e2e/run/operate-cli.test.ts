@@ -81,7 +81,7 @@ describe('edgesync status', () => {
     const text = await edgesync(['status', '--url', daemon.base]);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^Manifest errors:\n {2}bad\.yaml:2:7: name: names are /m);
-    expect(text.stdout).toMatch(/^Last error: +1 manifest error/m);
+    expect(text.stdout).toMatch(/^Last error: +1 error in 1 file: the manifests are invalid/m);
   });
 
   it('says so when no daemon answers, and when --url is not a daemon', async () => {

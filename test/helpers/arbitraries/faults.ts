@@ -5,7 +5,6 @@
  * endpoint renders both as a manifest and as an API body.
  */
 import fc from 'fast-check';
-import { ERROR_CODE } from '../../../src/hosted/edge-api.js';
 import { CLOUD_SPEC, entryPhase } from '../cloud-spec.js';
 import {
   type CloudEndpointCase,

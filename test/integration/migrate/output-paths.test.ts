@@ -215,6 +215,7 @@ describe('with the local server', () => {
 
     expect((await cli(['import', '--out', target], env)).code).toBe(0);
     expect(Object.keys(await tree(target)).sort()).toEqual([
+      '.edgesync-owner',
       'bot-ci.yaml',
       'https-shop.yaml',
       'tls-tools.yaml',

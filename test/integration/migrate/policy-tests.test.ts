@@ -13,6 +13,8 @@ import { runCli } from '../apply/helpers.js';
 const repo = path.resolve(import.meta.dirname, '../../..');
 let root: string;
 let out: string;
+/** The migrated SNS webhook's topic owner, which `migrate` leaves as a reference to fill in. */
+const SECRETS = { SNS_TOPIC_OWNER: '123456789012' };
 
 beforeAll(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), 'edgesync-migrate-tests-'));
@@ -48,17 +50,17 @@ describe('migrate writes the tests that prove it', () => {
     const text = await readFile(path.join(out, 'storefront.yaml'), 'utf8');
     expect(text).toContain('name: "route /api: refused outside its IP policies"');
     expect(text).toContain('auth: google');
-    const run = await runCli(['test', out], { cwd: repo });
+    const run = await runCli(['test', out], { cwd: repo, env: SECRETS });
     expect(run.stderr).toMatch(/(\d+) policy tests, \1 passed, 0 failed/);
     expect(run.code).toBe(0);
-    expect((await runCli(['validate', out], { cwd: repo })).code).toBe(0);
+    expect((await runCli(['validate', out], { cwd: repo, env: SECRETS })).code).toBe(0);
   });
 
   it('a migrated policy that loses its IP restriction fails them', async () => {
     const file = path.join(out, 'storefront.yaml');
     const text = await readFile(file, 'utf8');
     await writeFile(file, text.replaceAll('enforce: true', 'enforce: false'));
-    const run = await runCli(['test', out], { cwd: repo });
+    const run = await runCli(['test', out], { cwd: repo, env: SECRETS });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(
       'route /api: refused outside its IP policies: expected refused by restrict-ips, status 403; got',
