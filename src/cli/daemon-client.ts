@@ -13,7 +13,8 @@ import { DaemonError, errorMessage, UsageError } from '../errors.js';
 import { summarySchema } from '../plan/model.js';
 import type { CliContext } from './context.js';
 import { controlTokenFrom } from './control-token.js';
-import { durationFlag } from './flags.js';
+import { ExitCode } from './exit.js';
+import { durationFlag, parseCommandArgs } from './flags.js';
 
 const DAEMON_URL_ENV = 'EDGESYNC_DAEMON_URL';
 
@@ -271,4 +272,23 @@ export async function setSuspended(
   const parsed = answer.safeParse(body);
   if (status !== 200 || !parsed.success) throw refusal(target, `POST ${path}`, status, body);
   return { changed: parsed.data.changed };
+}
+
+/**
+ * The whole of `reconcile`, `suspend` and `resume`: their flags (`DAEMON_OPTIONS`), `--help`, the
+ * daemon's address and token, then `act` with the target and its address as shown (no
+ * credentials). `act` returns the command's exit code.
+ */
+export async function runDaemonCommand(
+  ctx: CliContext,
+  usage: string,
+  act: (target: DaemonTarget, where: string) => Promise<number>,
+): Promise<number> {
+  const { values } = parseCommandArgs(ctx.argv, DAEMON_OPTIONS, usage, { positionals: false });
+  if (values.help) {
+    ctx.stdout.write(usage);
+    return ExitCode.ok;
+  }
+  const target = await daemonTarget(ctx, values);
+  return act(target, shownUrl(target.base));
 }

@@ -7,12 +7,10 @@ import type { CliContext } from '../context.js';
 import {
   DAEMON_OPTIONS,
   DAEMON_USAGE,
-  daemonTarget,
   requestReconcile,
-  shownUrl,
+  runDaemonCommand,
 } from '../daemon-client.js';
 import { ExitCode } from '../exit.js';
-import { parseCommandArgs } from '../flags.js';
 
 export const summary = 'ask a running daemon for a reconcile now';
 
@@ -28,17 +26,12 @@ ${DAEMON_USAGE}
 export const OPTIONS = DAEMON_OPTIONS;
 
 export async function run(ctx: CliContext): Promise<number> {
-  const { values } = parseCommandArgs(ctx.argv, OPTIONS, USAGE, { positionals: false });
-  if (values.help) {
-    ctx.stdout.write(USAGE);
+  return runDaemonCommand(ctx, USAGE, async (target, where) => {
+    if (!(await requestReconcile(target))) {
+      ctx.stderr.write(`${where} is stopping: no reconcile was requested\n`);
+      return ExitCode.error;
+    }
+    ctx.stderr.write(`reconcile requested from ${where}; "edgesync status" shows its result\n`);
     return ExitCode.ok;
-  }
-  const target = await daemonTarget(ctx, values);
-  const where = shownUrl(target.base);
-  if (!(await requestReconcile(target))) {
-    ctx.stderr.write(`${where} is stopping: no reconcile was requested\n`);
-    return ExitCode.error;
-  }
-  ctx.stderr.write(`reconcile requested from ${where}; "edgesync status" shows its result\n`);
-  return ExitCode.ok;
+  });
 }

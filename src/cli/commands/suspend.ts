@@ -3,15 +3,8 @@
  * with its control token; the daemon keeps observing and reports what differs.
  */
 import type { CliContext } from '../context.js';
-import {
-  DAEMON_OPTIONS,
-  DAEMON_USAGE,
-  daemonTarget,
-  setSuspended,
-  shownUrl,
-} from '../daemon-client.js';
+import { DAEMON_OPTIONS, DAEMON_USAGE, runDaemonCommand, setSuspended } from '../daemon-client.js';
 import { ExitCode } from '../exit.js';
-import { parseCommandArgs } from '../flags.js';
 
 export const summary = "stop a running daemon's writes (it keeps observing and reporting drift)";
 
@@ -27,16 +20,11 @@ ${DAEMON_USAGE}
 export const OPTIONS = DAEMON_OPTIONS;
 
 export async function run(ctx: CliContext): Promise<number> {
-  const { values } = parseCommandArgs(ctx.argv, OPTIONS, USAGE, { positionals: false });
-  if (values.help) {
-    ctx.stdout.write(USAGE);
+  return runDaemonCommand(ctx, USAGE, async (target, where) => {
+    const { changed } = await setSuspended(target, 'suspend');
+    ctx.stderr.write(
+      changed ? `${where}: suspended\n` : `${where} was already suspended: nothing changed\n`,
+    );
     return ExitCode.ok;
-  }
-  const target = await daemonTarget(ctx, values);
-  const { changed } = await setSuspended(target, 'suspend');
-  const where = shownUrl(target.base);
-  ctx.stderr.write(
-    changed ? `${where}: suspended\n` : `${where} was already suspended: nothing changed\n`,
-  );
-  return ExitCode.ok;
+  });
 }
