@@ -60,9 +60,11 @@ it('a saved file is an incremental cycle under the budget: 3 calls, no 429', asy
     tlsEdge('e4', { description: 'edited' }),
     ...Array.from({ length: 3 }, (_, k) => tlsEdge(`e${5 + k}`)),
   ]);
-  const s = await waitForCycle(daemon, since, (st) => st.last_reconcile?.result === 'changed');
+  // The save's cycle writes; the watcher's second look at the saved file (a save in place is
+  // reported at its truncation first) may add a cycle that finds it all converged, at no call.
+  const patched = () => proxy.seen.slice(before).some((r) => r.method === 'PATCH');
+  const s = await waitForCycle(daemon, since, (st) => !st.in_flight && patched() && settled(st));
   expect(s.last_reconcile?.reason).toBe('file');
-  expect(s.last_reconcile?.writes).toBe(1);
   await waitFor('the cycle to be answered', () =>
     proxy.seen.slice(before).every((r) => r.status !== undefined) ? true : undefined,
   );
