@@ -387,14 +387,30 @@ function requestVars(request: PolicyRequest, endpointUrl: string): Record<string
 }
 
 /**
+ * The rules each phase runs, in order, as the evaluator reads them: the phase's key (the first
+ * of its names the document has; `undefined`: none) and its rules.
+ */
+export function phaseRules(
+  policy: Json,
+): { readonly phase: keyof typeof PHASE_KEYS; readonly key?: string; readonly rules: unknown }[] {
+  return (['on_tcp_connect', 'on_http_request'] as const).map((phase) => {
+    const key = PHASE_KEYS[phase].find((k) => Object.hasOwn(policy, k));
+    return key === undefined ? { phase, rules: [] } : { phase, key, rules: policy[key] ?? [] };
+  });
+}
+
+/**
  * What the service does with `request` on an endpoint at `endpointUrl` with `policy` (the
- * document: phases to rules), the outside world as `given` says.
+ * document: phases to rules), the outside world as `given` says. `fired` hears of each rule
+ * whose guard held (its actions then run) or failed (the request then ends in an error); a rule
+ * it does not hear of changed nothing.
  */
 export function evaluatePolicy(
   policy: Json,
   endpointUrl: string,
   request: PolicyRequest,
   given: PolicyGiven = {},
+  fired?: (key: string, rule: number) => void,
 ): Evaluation {
   const http = /^https?:/.test(endpointUrl);
   const target = requestTarget(request.url);
@@ -436,17 +452,12 @@ export function evaluatePolicy(
     url: run.url,
   });
   return withRequest(scope, () => {
-    const phases = http
-      ? (['on_tcp_connect', 'on_http_request'] as const)
-      : (['on_tcp_connect'] as const);
-    for (const phase of phases) {
-      const key = PHASE_KEYS[phase].find((k) => Object.hasOwn(policy, k));
-      if (key === undefined) continue;
+    for (const { phase, key, rules } of phaseRules(policy)) {
+      if (key === undefined || (!http && phase !== 'on_tcp_connect')) continue;
       // Variables are scoped to the phase that set them.
       for (const name of Object.keys(vars)) delete vars[name];
       const state = Object.assign(run, { policyPhase: phase }) as Run;
-      const rules = (policy[key] ?? []) as readonly Rule[];
-      for (const [r, rule] of rules.entries()) {
+      for (const [r, rule] of (rules as readonly Rule[]).entries()) {
         const name = typeof rule.name === 'string' ? rule.name : undefined;
         const at = (action: number, type: string): RuleRef => ({
           phase: key,
@@ -458,6 +469,7 @@ export function evaluatePolicy(
         let holds = true;
         for (const expression of rule.expressions ?? []) {
           const got = evalCel(expression, activation);
+          if ('error' in got || typeof got.value !== 'boolean') fired?.(key, r);
           if ('error' in got) {
             return finish({ kind: 'error', message: `${expression}: ${got.error}` }, at(-1, ''));
           }
@@ -473,6 +485,7 @@ export function evaluatePolicy(
           }
         }
         if (!holds) continue;
+        fired?.(key, r);
         for (const [a, action] of (rule.actions ?? []).entries()) {
           const behaviour = Object.hasOwn(ACTION_BEHAVIOUR, action.type)
             ? ACTION_BEHAVIOUR[action.type]

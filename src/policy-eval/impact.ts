@@ -7,7 +7,13 @@
  */
 import type { PolicyCase, PolicyGiven } from '../manifest/policy/tests.js';
 import { describeOutcome } from './cases.js';
-import { type Evaluation, evaluatePolicy, headerLists, type PolicyRequest } from './evaluate.js';
+import {
+  type Evaluation,
+  evaluatePolicy,
+  headerLists,
+  type PolicyRequest,
+  phaseRules,
+} from './evaluate.js';
 import { probesFor } from './probes.js';
 
 type Json = Readonly<Record<string, unknown>>;
@@ -70,6 +76,57 @@ function describeRequest(request: PolicyRequest, given: PolicyGiven, name?: stri
 }
 
 /**
+ * The rules `larger` adds to `smaller` (`key/index`), when each phase of `larger` runs the rules
+ * of `smaller`'s in the same order with others among them (rules removed, or rules added, not
+ * both); undefined otherwise. A request on which none of the added rules fires (its guard holds
+ * or fails) goes through `larger` exactly as through `smaller`: a guard that does not hold
+ * changes nothing, so the other rules see the same state.
+ */
+function addedRules(smaller: Json, larger: Json): Set<string> | undefined {
+  const small = phaseRules(smaller);
+  const added = new Set<string>();
+  for (const [i, { key, rules }] of phaseRules(larger).entries()) {
+    const theirs = small[i]?.rules;
+    if (!Array.isArray(rules) || !Array.isArray(theirs)) return undefined;
+    const texts = theirs.map((rule) => JSON.stringify(rule));
+    let matched = 0;
+    for (const [r, rule] of rules.entries()) {
+      if (matched < texts.length && JSON.stringify(rule) === texts[matched]) matched += 1;
+      else added.add(`${key}/${r}`);
+    }
+    if (matched < texts.length) return undefined;
+  }
+  return added;
+}
+
+/**
+ * `request` through both policies. When one only adds rules to the other, the smaller one is
+ * evaluated only if an added rule fired: otherwise its evaluation is the larger one's.
+ */
+function evaluateBoth(
+  before: Json,
+  after: Json,
+  extends_: { readonly larger: 'before' | 'after'; readonly added: Set<string> } | undefined,
+  endpointUrl: string,
+  request: PolicyRequest,
+  given: PolicyGiven,
+): [Evaluation, Evaluation] {
+  if (extends_ === undefined) {
+    return [
+      evaluatePolicy(before, endpointUrl, request, given),
+      evaluatePolicy(after, endpointUrl, request, given),
+    ];
+  }
+  const [larger, smaller] = extends_.larger === 'before' ? [before, after] : [after, before];
+  let addedFired = false;
+  const big = evaluatePolicy(larger, endpointUrl, request, given, (key, rule) => {
+    if (extends_.added.has(`${key}/${rule}`)) addedFired = true;
+  });
+  const small = addedFired ? evaluatePolicy(smaller, endpointUrl, request, given) : big;
+  return extends_.larger === 'before' ? [big, small] : [small, big];
+}
+
+/**
  * What changes for requests to the endpoint at `endpointUrl` when its policy goes from `before`
  * (undefined: no policy yet, nothing to compare) to `after`.
  */
@@ -98,9 +155,16 @@ export function policyImpact(
   const seen = new Set<string>();
   /** Method, URL and the change: a variant (an address, a login) that changes the same way folds. */
   const folded = new Set<string>();
+  const removed = addedRules(after, before);
+  const added = removed === undefined ? addedRules(before, after) : undefined;
+  const extends_ =
+    removed !== undefined
+      ? { larger: 'before' as const, added: removed }
+      : added !== undefined
+        ? { larger: 'after' as const, added }
+        : undefined;
   for (const { request, given, name } of requests) {
-    const old = evaluatePolicy(before, endpointUrl, request, given);
-    const now = evaluatePolicy(after, endpointUrl, request, given);
+    const [old, now] = evaluateBoth(before, after, extends_, endpointUrl, request, given);
     const was = shown(old);
     const is = shown(now);
     if (was === is) continue;
