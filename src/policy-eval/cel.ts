@@ -13,6 +13,8 @@ import {
   CelScalar,
   celEnv,
   celFunc,
+  celList,
+  celMap,
   celMethod,
   isCelError,
   listType,
@@ -236,6 +238,19 @@ export function interpolate(
     out += celText(got.value);
   }
   return { value: out };
+}
+
+/**
+ * Plain data (objects, arrays, scalars) as CEL values, converted once: the engine otherwise
+ * converts an object each time an expression reads it (a map built for `req`, another for
+ * `req.url`, at each read), the dearest step of evaluating a simple guard.
+ */
+export function celValue(value: unknown): unknown {
+  if (Array.isArray(value)) return celList(value.map(celValue) as never);
+  if (typeof value === 'object' && value !== null && value.constructor === Object) {
+    return celMap(new Map(Object.entries(value).map(([k, v]) => [k, celValue(v)])) as never);
+  }
+  return value;
 }
 
 /** JSON given by a case as CEL input: whole numbers become CEL ints. */

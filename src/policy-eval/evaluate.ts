@@ -11,7 +11,7 @@
  */
 import { RE2JS } from 're2js';
 import { DEFAULT_CLIENT_IP, type PolicyGiven } from '../manifest/policy/tests.js';
-import { celInput, evalCel, type FunctionScope, interpolate, withRequest } from './cel.js';
+import { celInput, celValue, evalCel, type FunctionScope, interpolate, withRequest } from './cel.js';
 import { inCidr, parseCidr, parseIp } from './ip.js';
 
 /** A request as the evaluator sees it. */
@@ -375,7 +375,7 @@ function requestVars(request: PolicyRequest, endpointUrl: string): Record<string
   const length = headers['content-length']?.[0];
   if (length !== undefined && /^\d+$/.test(length)) req.content_length = BigInt(length);
   return {
-    req,
+    req: celValue(req),
     endpoint: {
       url: endpointUrl,
       host: endpoint.hostname,
