@@ -87,30 +87,56 @@ function classify(text: string, facts: Facts): void {
   else facts.values.add(text);
 }
 
-function readExpression(expression: string, facts: Facts): void {
+/** What an expression names, in the order its tree is walked: a string, a header, a parameter. */
+type Named = readonly (readonly ['text' | 'header' | 'query', string])[];
+
+/**
+ * What each expression names, kept by text (bounded like the parses): the preview reads every
+ * guard of both policies, and the same guards plan after plan.
+ */
+const namedBy = new Map<string, Named>();
+const NAMED_KEPT = 8_192;
+
+function namesOf(expression: string): Named {
+  const known = namedBy.get(expression);
+  if (known !== undefined) return known;
+  const out: ['text' | 'header' | 'query', string][] = [];
   const parsed = parseCel(expression);
-  if ('error' in parsed) return; // validation reports it
-  walk(parsed.expr, (node) => {
-    const kind = node.exprKind;
-    if (kind?.case === 'constExpr') {
-      const text = stringConst(node);
-      if (text !== undefined) classify(text, facts);
-      return;
-    }
-    if (kind?.case !== 'callExpr') return;
-    const call = kind.value as { function?: string; args?: unknown[] };
-    const first = stringConst(call.args?.[0]);
-    if (call.function === 'getReqHeader' || call.function === 'hasReqHeader') {
-      if (first !== undefined) header(facts, first);
-    } else if (call.function === 'getQueryParam' || call.function === 'hasQueryParam') {
-      if (first !== undefined) facts.query.add(first);
-    } else if (call.function === '_[_]') {
-      const key = stringConst(call.args?.[1]);
-      const on = selectField(call.args?.[0]);
-      if (key !== undefined && on === 'headers') header(facts, key);
-      if (key !== undefined && on === 'query_params') facts.query.add(key);
-    }
-  });
+  // An expression that does not parse names nothing: validation reports it.
+  if (!('error' in parsed)) {
+    walk(parsed.expr, (node) => {
+      const kind = node.exprKind;
+      if (kind?.case === 'constExpr') {
+        const text = stringConst(node);
+        if (text !== undefined) out.push(['text', text]);
+        return;
+      }
+      if (kind?.case !== 'callExpr') return;
+      const call = kind.value as { function?: string; args?: unknown[] };
+      const first = stringConst(call.args?.[0]);
+      if (call.function === 'getReqHeader' || call.function === 'hasReqHeader') {
+        if (first !== undefined) out.push(['header', first]);
+      } else if (call.function === 'getQueryParam' || call.function === 'hasQueryParam') {
+        if (first !== undefined) out.push(['query', first]);
+      } else if (call.function === '_[_]') {
+        const key = stringConst(call.args?.[1]);
+        const on = selectField(call.args?.[0]);
+        if (key !== undefined && on === 'headers') out.push(['header', key]);
+        if (key !== undefined && on === 'query_params') out.push(['query', key]);
+      }
+    });
+  }
+  if (namedBy.size >= NAMED_KEPT) namedBy.delete(namedBy.keys().next().value as string);
+  namedBy.set(expression, out);
+  return out;
+}
+
+function readExpression(expression: string, facts: Facts): void {
+  for (const [kind, text] of namesOf(expression)) {
+    if (kind === 'text') classify(text, facts);
+    else if (kind === 'header') header(facts, text);
+    else facts.query.add(text);
+  }
 }
 
 function header(facts: Facts, name: string): void {
