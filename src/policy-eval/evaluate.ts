@@ -332,9 +332,35 @@ export function requestTarget(text: string): { path: string; query: string; href
   return { path, query, href: `${url.protocol}//${url.host}${path}${q < 0 ? '' : `?${query}`}` };
 }
 
-function requestVars(request: PolicyRequest, endpointUrl: string): Record<string, unknown> {
+/**
+ * The `endpoint` variable, a CEL value, kept for the last endpoint asked about: the evaluations
+ * of a test file or of a preview are of one endpoint, and parsing its URL each time is wasted.
+ */
+let lastEndpoint: { readonly url: string; readonly value: unknown } | undefined;
+
+function endpointVar(endpointUrl: string): unknown {
+  if (lastEndpoint?.url === endpointUrl) return lastEndpoint.value;
+  const endpoint = new URL(endpointUrl);
+  const protocol = endpoint.protocol.slice(0, -1);
+  const endpointPort =
+    endpoint.port !== '' ? Number(endpoint.port) : protocol === 'http' ? 80 : 443;
+  const value = celValue({
+    url: endpointUrl,
+    host: endpoint.hostname,
+    port: BigInt(endpointPort),
+    protocol,
+    addr: `${endpoint.hostname}:${endpointPort}`,
+  });
+  lastEndpoint = { url: endpointUrl, value };
+  return value;
+}
+
+function requestVars(
+  request: PolicyRequest,
+  endpointUrl: string,
+  target: ReturnType<typeof requestTarget>,
+): Record<string, unknown> {
   const url = new URL(request.url);
-  const target = requestTarget(request.url);
   const headers = request.headers ?? {};
   const port = url.port === '' ? undefined : BigInt(url.port);
   const cookies: Record<string, { name: string; value: string }[]> = {};
@@ -346,10 +372,6 @@ function requestVars(request: PolicyRequest, endpointUrl: string): Record<string
       cookies[name] = [...(cookies[name] ?? []), { name, value: part.slice(eq + 1).trim() }];
     }
   }
-  const endpoint = new URL(endpointUrl);
-  const protocol = endpoint.protocol.slice(0, -1);
-  const endpointPort =
-    endpoint.port !== '' ? Number(endpoint.port) : protocol === 'http' ? 80 : 443;
   const req: Record<string, unknown> = {
     method: request.method,
     host: url.host,
@@ -376,13 +398,7 @@ function requestVars(request: PolicyRequest, endpointUrl: string): Record<string
   if (length !== undefined && /^\d+$/.test(length)) req.content_length = BigInt(length);
   return {
     req: celValue(req),
-    endpoint: {
-      url: endpointUrl,
-      host: endpoint.hostname,
-      port: BigInt(endpointPort),
-      protocol,
-      addr: `${endpoint.hostname}:${endpointPort}`,
-    },
+    endpoint: endpointVar(endpointUrl),
   };
 }
 
@@ -417,7 +433,7 @@ export function evaluatePolicy(
   const vars: Record<string, unknown> = {};
   const svc: Record<string, unknown> = {};
   const activation: Record<string, unknown> = {
-    ...(http ? requestVars(request, endpointUrl) : {}),
+    ...(http ? requestVars(request, endpointUrl, target) : {}),
     conn: {
       client_ip: request.clientIp ?? DEFAULT_CLIENT_IP,
       ...(request.tls === undefined ? {} : { tls: celInput(request.tls) }),
