@@ -11,7 +11,14 @@
  */
 import { RE2JS } from 're2js';
 import { DEFAULT_CLIENT_IP, type PolicyGiven } from '../manifest/policy/tests.js';
-import { celInput, celValue, evalCel, type FunctionScope, interpolate, withRequest } from './cel.js';
+import {
+  celInput,
+  celValue,
+  evalCel,
+  type FunctionScope,
+  interpolate,
+  withRequest,
+} from './cel.js';
 import { inCidr, parseCidr, parseIp } from './ip.js';
 
 /** A request as the evaluator sees it. */

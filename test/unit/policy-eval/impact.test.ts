@@ -112,6 +112,73 @@ describe('the impact of a policy change', () => {
       after: 'forwarded to https://admin.internal',
     });
   });
+
+  it('a rule only removed or only added: found where it fires, nowhere else', () => {
+    const forward = (url: string) => ({ type: 'forward-internal', config: { url } });
+    const rules = [
+      // Sets a variable a later rule reads: where it runs, the rest decides otherwise.
+      {
+        name: 'tag',
+        expressions: ["req.url.path.startsWith('/tag')"],
+        actions: [{ type: 'set-vars', config: { vars: [{ tagged: 'yes' }] } }],
+      },
+      { name: 'broken', expressions: ["req.url.path == '/broken' && int('x') == 1"] },
+      {
+        name: 'tagged',
+        expressions: ["has(vars.tagged) && vars.tagged == 'yes'"],
+        actions: [forward('https://tagged.internal')],
+      },
+      {
+        name: 'office',
+        expressions: ["req.url.path.startsWith('/admin')"],
+        actions: [{ type: 'restrict-ips', config: { allow: ['10.0.0.0/8'] } }],
+      },
+      { name: 'app', actions: [forward('https://app.internal')] },
+    ];
+    const doc = (keep: (i: number) => boolean) => ({
+      on_http_request: rules.filter((_, i) => keep(i)),
+    });
+    // What the removed rule changes is found: the variable it set, the error it raised.
+    const untagged = policyImpact(
+      URL_,
+      doc(() => true),
+      doc((i) => i !== 0),
+    ).changes;
+    expect(untagged).toContainEqual(
+      expect.objectContaining({
+        request: 'GET https://app.example.com/tag',
+        before: 'forwarded to https://tagged.internal',
+        after: 'forwarded to https://app.internal',
+      }),
+    );
+    const mended = policyImpact(
+      URL_,
+      doc(() => true),
+      doc((i) => i !== 1),
+    ).changes;
+    expect(mended.map((c) => c.request)).toContain('GET https://app.example.com/broken');
+    // Added, the same rules show the same changes the other way round; a rule whose guard holds
+    // nowhere it is added changes nothing.
+    const tagged = policyImpact(
+      URL_,
+      doc((i) => i !== 0),
+      doc(() => true),
+    ).changes;
+    expect(tagged).toContainEqual(
+      expect.objectContaining({
+        request: 'GET https://app.example.com/tag',
+        before: 'forwarded to https://app.internal',
+        after: 'forwarded to https://tagged.internal',
+      }),
+    );
+    const office = policyImpact(
+      URL_,
+      doc((i) => i !== 3),
+      doc(() => true),
+    ).changes;
+    expect(office.length).toBeGreaterThan(0);
+    expect(office.every((c) => c.request.includes('/admin'))).toBe(true);
+  });
 });
 
 describe('the evaluator is pure', () => {
