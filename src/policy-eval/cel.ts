@@ -13,7 +13,6 @@ import {
   CelScalar,
   celEnv,
   celFunc,
-  celList,
   celMap,
   celMethod,
   isCelError,
@@ -24,6 +23,8 @@ import {
 import { strings } from '@bufbuild/cel/ext';
 import { interpolations } from '../hosted/cel.js';
 import { inCidr, parseCidr, parseIp } from './ip.js';
+
+type Json = Readonly<Record<string, unknown>>;
 
 export type ParsedCel = ReturnType<typeof parse>;
 
@@ -241,16 +242,16 @@ export function interpolate(
 }
 
 /**
- * Plain data (objects, arrays, scalars) as CEL values, converted once: the engine otherwise
+ * Plain objects (and the objects they hold) as CEL maps, converted once: the engine otherwise
  * converts an object each time an expression reads it (a map built for `req`, another for
- * `req.url`, at each read), the dearest step of evaluating a simple guard.
+ * `req.url`, at each read), the dearest step of evaluating a simple guard. Lists are left to
+ * the engine, which wraps one without copying it when it is read.
  */
 export function celValue(value: unknown): unknown {
-  if (Array.isArray(value)) return celList(value.map(celValue) as never);
-  if (typeof value === 'object' && value !== null && value.constructor === Object) {
-    return celMap(new Map(Object.entries(value).map(([k, v]) => [k, celValue(v)])) as never);
-  }
-  return value;
+  if (typeof value !== 'object' || value === null || value.constructor !== Object) return value;
+  const map = new Map<string, unknown>();
+  for (const key of Object.keys(value)) map.set(key, celValue((value as Json)[key]));
+  return celMap(map as never);
 }
 
 /** JSON given by a case as CEL input: whole numbers become CEL ints. */
