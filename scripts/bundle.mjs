@@ -7,7 +7,7 @@
  * Why: a short command such as `edgesync plan` spent about a sixth of its CPU loading modules,
  * one file at a time (resolution, reading, compiling 300 files of ours and of our dependencies).
  * One bundle per command, split at the commands' lazy imports, loads in about half the time.
- * See ARCHITECTURE.md, "One bundle for the CLI".
+ * See docs/decisions/0003-one-bundle-for-the-cli.md.
  *
  * Only the dependencies on every command's path are bundled (BUNDLED). The others stay in
  * node_modules: pino finds its transports by file name, and the daemon's own dependencies

@@ -1,7 +1,8 @@
 /**
- * Duration flags (`--interval 60s`, `--debounce 250ms`, `--grace 10s`): Go-style units, possibly
- * combined (`1m30s`), decimals allowed (`1.5s`) as long as the result is a whole number of
- * milliseconds. A bare number is refused (is `60` seconds or milliseconds?), except `0`.
+ * The one duration notation: the daemon's flags (`--interval 60s`, `--debounce 250ms`,
+ * `--grace 10s`), the traffic policy's duration fields on the manifest side and the local
+ * server's statement of them. Go-style units, possibly combined (`1m30s`), decimals allowed
+ * (`1.5s`) as long as the result is a whole number of milliseconds. A bare number is refused (is `60` seconds or milliseconds?), except `0`.
  */
 import { UsageError } from './errors.js';
 

@@ -1,7 +1,7 @@
 /**
- * The Edge API client (over Node's `http`/`https`). Owns everything about talking to the API:
- * headers, URLs, pagination, response validation at the edge (zod), typed errors, retries and
- * the client-side rate limit. It makes no decision about what a failure means for
+ * The Edge API client, composed from the rooms below: everything about talking to the API
+ * (headers, URLs, pagination, response validation at the edge (zod), typed errors, retries and
+ * the client-side rate limit) over the one HTTP exchange port (undici by default). It makes no decision about what a failure means for
  * reconciliation: a 404 on a DELETE is thrown like any other (`isNotFound`), and a create whose
  * outcome is unknown is thrown flagged (`isOutcomeUnknown`) for the applier to look before it
  * creates again.

@@ -7,8 +7,8 @@
  * never made (`ECONNREFUSED`, `UND_ERR_CONNECT_TIMEOUT`: nothing was sent) from one lost after
  * the request left (`UND_ERR_SOCKET`, `ECONNRESET`: the outcome is unknown). Its dispatcher is
  * undici's `EnvHttpProxyAgent`, so `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY` (and their
- * lower-case forms, which win) are honoured as curl honours them. See ARCHITECTURE.md,
- * "Edge API client".
+ * lower-case forms, which win) are honoured as curl honours them. Why undici:
+ * docs/decisions/0038-the-client-on-undici-behind-one-exchange-port.md.
  */
 import { EnvHttpProxyAgent, request } from 'undici';
 

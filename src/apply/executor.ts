@@ -1,8 +1,11 @@
 /**
  * The executor of plans (design section 4): runs a plan's operations against the API and says
  * what happened. It decides nothing about WHAT to write (the planner did); it owns HOW:
- * - order: phases `release` -> `main` -> `delete`, one after the other; inside a phase the
- *   operations of one root run in plan order, roots run in parallel up to `concurrency`;
+ * - order: phases `release` -> `cutover` -> `main` -> `delete`, one after the other; inside a
+ *   phase the operations of one root run in plan order, roots run in parallel up to
+ *   `concurrency`; `cutover` runs an edge's DELETE and then the creates of the cloud endpoints
+ *   that take its hosts and ports as one unit (./cutover.ts), and only when nothing failed before;
+ * - `requires`: an operation whose required roots did not all succeed is not attempted;
  * - references to created resources (`{ created: address }`) filled from the IDs earlier POSTs
  *   returned (`binds`);
  * - failure semantics: a failed operation stops its root (later steps of that edge would act on

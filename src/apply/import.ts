@@ -1,10 +1,12 @@
 /**
- * `edgesync import`, the pure part: live records -> manifest documents (one file per edge or
- * bot user), in the manifest format a user would have written: write shapes (Refs as IDs, via
+ * `edgesync import`, the pure part: live records -> manifest documents (one file per edge, cloud
+ * endpoint or bot user), in the manifest format a user would have written: write shapes (Refs as IDs, via
  * the planner's `liveModuleToWrite`), `enabled: true` and the values the server fills by default
  * left out, server-made fields dropped. Owned edges keep their manifest name; foreign edges
  * (`all`) get a name derived from their first hostport and carry `id:`, so that applying the
- * imported file adopts them.
+ * imported file adopts them. Owned cloud endpoints are written as `kind: CloudEndpoint` with the
+ * policy as a mapping; agent endpoints never, other owners' and unowned ones are skipped with a
+ * note (endpoints are not adopted).
  *
  * Secrets: the API echoes `client_secret` and webhook `secret` in clear. One credential rule
  * holds for every kind (`moveCredentialsOut`): a value that is a secret by its field, or that

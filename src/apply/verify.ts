@@ -1,6 +1,7 @@
 /**
- * Verify what was touched: after an apply, read back by ID only the edges and bot users the
- * plan wrote (an edge's GET carries its routes and modules), and lay them over the snapshot the
+ * Verify what was touched: after an apply, read back by ID only the edges, bot users and cloud
+ * endpoints the plan wrote (an edge's GET carries its routes and modules; both records of an
+ * endpoint's replacement are read), and lay them over the snapshot the
  * plan was made from. Planning the same desired set on that view says whether the writes took
  * effect, for one GET per touched resource instead of listing the whole account again (at
  * 10,000 edges, 202 list calls: most of a 120-per-minute budget).

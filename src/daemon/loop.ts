@@ -3,7 +3,7 @@
  * changes, the periodic resync and exponential backoff. Time comes from injected `timers` and
  * `now`, so unit tests drive every sequence by hand.
  *
- * Policy (see ARCHITECTURE.md, "Daemon"):
+ * Policy (see docs/internals/daemon.md):
  * - One cycle in flight; triggers arriving meanwhile collapse into at most one queued cycle,
  *   which starts as soon as the running one ends.
  * - After a success the next cycle is the resync, `intervalMs` later. After a failure it is a

@@ -1,7 +1,7 @@
 /**
  * Normalization: live records (read shapes) and manifest values (write shapes) brought into one
  * comparable, canonical form, so that a live state produced by applying a manifest compares
- * equal to that manifest. Pure. The rules, in the order they apply (also in ARCHITECTURE.md):
+ * equal to that manifest. Pure. The rules, in the order they apply (also in docs/internals/planner.md):
  *
  * 1. Read shape -> write shape: Refs become IDs (`backend.backend` -> `backend_id`,
  *    `ip_policies` -> `ip_policy_ids`, `certificate_authorities` -> `certificate_authority_ids`:

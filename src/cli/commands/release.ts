@@ -1,12 +1,12 @@
 /**
- * `edgesync release KIND/NAME... [--dry-run]`: stop managing edges without deleting them. Lists
- * the account, finds each named edge this owner manages, and PATCHes its metadata once to the
- * user's labels alone (the `edgesync/` keys removed), so a later plan without its manifest
- * deletes nothing. All or nothing before the first write: an unknown target, or one another owner
+ * `edgesync release KIND/NAME... [--dry-run]`: stop managing edges or cloud endpoints without
+ * deleting them. Lists the account, finds each named edge or endpoint this owner manages (never
+ * an agent endpoint), and PATCHes its metadata once to the user's labels alone (the `edgesync/`
+ * keys removed), so a later plan without its manifest deletes nothing. All or nothing before the first write: an unknown target, or one another owner
  * manages, means no PATCH at all.
  *
- * Exit codes: 0 released (or, with --dry-run, would release); 1 a target names no edge this owner
- * manages, or a PATCH failed; 64 usage errors.
+ * Exit codes: 0 released (or, with --dry-run, would release); 1 a target names no edge or endpoint
+ * this owner manages, or a PATCH failed; 64 usage errors.
  */
 import path from 'node:path';
 import { observe } from '../../api/index.js';
