@@ -1,5 +1,5 @@
 /**
- * Phase `cutover` of the executor: edges handed over to cloud endpoints, one edge at a time.
+ * Phase `cutover` of the executor: edges handed over to cloud endpoints, one unit per edge.
  *
  * A unit is an edge's operations in the phase (its DELETE) followed by the operations of the
  * endpoints whose creates `require` it. Inside a unit the edge goes first, and the endpoints'
