@@ -295,8 +295,8 @@ async function runCutoverPhase(run: Run, inPhase: readonly Step[]): Promise<void
 /**
  * The operations of one root in plan order; roots in parallel up to the concurrency, in the
  * order of the plan's dependency graph: a root whose operations require another root of the
- * same phase (an endpoint naming the IP policy this plan creates) starts once that root is
- * done, and fails closed when it did not succeed (`concreteTarget`).
+ * same phase (`after`: an endpoint naming the IP policy this plan creates) starts once that
+ * root is done, and fails closed when it did not succeed (`concreteTarget`).
  */
 async function runByRoot(run: Run, inPhase: readonly Step[]): Promise<void> {
   const byRoot = new Map<string, Step[]>();
@@ -325,11 +325,14 @@ async function runByRoot(run: Run, inPhase: readonly Step[]): Promise<void> {
  * in a last wave, where their unmet requirements fail them closed.
  */
 function dependencyWaves(byRoot: ReadonlyMap<string, Step[]>): Step[][][] {
+  if (![...byRoot.values()].some((steps) => steps.some((s) => s.op.after !== undefined))) {
+    return [[...byRoot.values()]];
+  }
   const needs = new Map<string, Set<string>>();
   for (const [root, steps] of byRoot) {
     const inPhase = new Set<string>();
     for (const s of steps) {
-      for (const r of s.op.requires ?? []) if (r !== root && byRoot.has(r)) inPhase.add(r);
+      for (const r of s.op.after ?? []) if (r !== root && byRoot.has(r)) inPhase.add(r);
     }
     needs.set(root, inPhase);
   }
@@ -531,7 +534,7 @@ function concreteTarget(run: Run, step: Step): Target | undefined {
   // Fail closed: an endpoint whose host and port an edge, or whose URL another endpoint, had
   // to release first is not written when that release did not succeed (the service would
   // answer 381, or 18009 and its kin).
-  const unmet = (op.requires ?? []).filter(
+  const unmet = [...(op.requires ?? []), ...(op.after ?? [])].filter(
     (r) => run.failedRoots.has(r) || run.unfinishedRoots.has(r),
   );
   if (unmet.length > 0) {
@@ -549,9 +552,10 @@ function concreteTarget(run: Run, step: Step): Target | undefined {
 
 /** What a required root was to do first, in words. */
 function waitsFor(op: Operation): string {
-  return op.fills !== undefined && op.fills.length > 0
-    ? 'to create what it refers to'
-    : 'to release its host and port or URL';
+  if (op.after !== undefined && op.after.length > 0) {
+    return op.method === 'DELETE' ? 'to stop referring to it' : 'to create what it refers to';
+  }
+  return 'to release its host and port or URL';
 }
 
 /**

@@ -11,8 +11,8 @@
  *   one PATCH with the changed fields. `ensure: absent` deletes it; `suspend: true` leaves it.
  * - References to other resources are resolved to their live ID, or to the `{created:ADDRESS}`
  *   placeholder of a create earlier in the same plan, which the executor fills from that POST's
- *   answer (`Operation.fills`); the referring operation `requires` the created root, an edge of
- *   the plan's dependency graph (./graph.ts).
+ *   answer (`Operation.fills`); the referring operation runs `after` the created root, an edge
+ *   of the plan's dependency graph (./graph.ts).
  * - Orphans (ours live, no manifest) of a kind that `prune`s are deleted, after the deletion
  *   guards; a kind that does not prune (domains) keeps them.
  */
@@ -383,8 +383,8 @@ function sensitiveFields(kind: KindDefinition, d: Declared): Set<string> {
 function withGraph(op: Operation, resolved: Resolved, inBody: readonly string[]): Operation {
   const fills = resolved.fills.filter((f) => inBody.includes(f[0] as string));
   if (fills.length > 0) op.fills = fills as FieldPath[];
-  const requires = [...resolved.requires];
-  if (requires.length > 0 && fills.length > 0) op.requires = requires.sort();
+  const after = [...resolved.requires];
+  if (after.length > 0 && fills.length > 0) op.after = after.sort();
   return op;
 }
 

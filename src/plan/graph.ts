@@ -1,5 +1,6 @@
 /**
- * The plan's dependency graph: which root's operations wait for which (`Operation.requires`).
+ * The plan's dependency graph: which root's operations wait for which in their phase
+ * (`Operation.after`).
  * Its edges come from references: a resource is created before what refers to it (the referring
  * operation requires the create, ./generic.ts), and deleted after it: a delete of a kind waits
  * for the deletes of the kinds that may refer to it (`KindDefinition.refersTo`), added here.
@@ -36,22 +37,33 @@ export function addDeleteEdges(changes: readonly ResourceChange[]): void {
     if (referrers.length === 0) continue;
     for (const op of c.operations) {
       if (op.method !== 'DELETE' || op.phase !== 'delete') continue;
-      op.requires = [...new Set([...(op.requires ?? []), ...referrers])].sort();
+      op.after = [...new Set([...(op.after ?? []), ...referrers])].sort();
     }
   }
 }
 
-/** Throws a located error when the roots' requirements form a cycle. */
+/** Throws a located error when the roots' `after` edges within one phase form a cycle. */
 export function assertAcyclic(changes: readonly ResourceChange[]): void {
+  const phasesOf = new Map<string, Set<string>>();
+  for (const c of changes) {
+    const set = phasesOf.get(c.root) ?? new Set<string>();
+    for (const op of c.operations) set.add(op.phase);
+    phasesOf.set(c.root, set);
+  }
   const needs = new Map<string, Set<string>>();
   const sourceOf = new Map<string, ResourceChange['source']>();
   for (const c of changes) {
-    const set = needs.get(c.root) ?? new Set<string>();
-    for (const op of c.operations) for (const r of op.requires ?? []) if (r !== c.root) set.add(r);
-    needs.set(c.root, set);
     if (c.source !== undefined && c.address === c.root) sourceOf.set(c.root, c.source);
+    for (const op of c.operations) {
+      const node = `${c.root} ${op.phase}`;
+      const set = needs.get(node) ?? new Set<string>();
+      needs.set(node, set);
+      for (const r of op.after ?? []) {
+        if (r !== c.root && phasesOf.get(r)?.has(op.phase) === true) set.add(`${r} ${op.phase}`);
+      }
+    }
   }
-  const cycle = findCycle(needs);
+  const cycle = findCycle(needs)?.map((node) => node.slice(0, node.lastIndexOf(' ')));
   if (cycle === undefined) return;
   const loop = [...cycle, cycle[0]].join(' -> ');
   throw new ManifestError(

@@ -83,9 +83,15 @@ const operationSchemaOf = <P extends z.ZodType>(path: P) =>
      */
     requires: z.array(z.string()).optional(),
     /**
+     * Roots whose operations of this same phase must all have succeeded before this one is
+     * sent: the plan's dependency graph (../plan/graph.ts), from references (create what is
+     * referred to first, delete it last). Not met: not attempted (fails closed).
+     */
+    after: z.array(z.string()).optional(),
+    /**
      * Paths into `body` of string values holding `{created:ADDRESS}` placeholders: the executor
      * replaces each with the ID the create of ADDRESS returned before sending (that create's
-     * root is in `requires`).
+     * root is in `after`).
      */
     fills: z.array(fieldPathSchema).optional(),
   });
