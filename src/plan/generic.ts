@@ -132,7 +132,7 @@ export function planGenericKinds(
       reason: 'manifest removed',
       id: o.live.id,
       fields: [],
-      operations: [deleteOp(o.kind, o.live.id, o.address, `delete ${o.address}`)],
+      operations: [deleteOp(o.kind, o.live.id, `delete ${o.address}`)],
     });
   }
   return (ref) => refs.resolve(ref);
@@ -254,7 +254,7 @@ function planMatch(ctx: PlanContext, m: Match, refs: References): void {
       id: m.live.id,
       source: d.source,
       fields: [],
-      operations: [deleteOp(m.kind, m.live.id, m.address, `delete ${m.address}`)],
+      operations: [deleteOp(m.kind, m.live.id, `delete ${m.address}`)],
     });
     return;
   }
@@ -333,7 +333,7 @@ function planExisting(
       reason: `${fields.map((f) => f.path).join(', ')} cannot change in place`,
       fields: changed,
       operations: [
-        deleteOp(m.kind, live.id, m.address, `delete ${m.address} to replace it`, 'main'),
+        deleteOp(m.kind, live.id, `delete ${m.address} to replace it`, 'main'),
         createOp(m, resolved, sensitive),
       ],
     });
@@ -408,7 +408,6 @@ function createOp(m: Match, resolved: Resolved, sensitive: ReadonlySet<string>):
 function deleteOp(
   kind: KindDefinition,
   id: string,
-  _address: string,
   description: string,
   phase: Operation['phase'] = 'delete',
 ): Operation {
