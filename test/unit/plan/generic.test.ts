@@ -200,7 +200,7 @@ describe('the generic planner', () => {
       { widget: [{ id: 'w_1', ...owned('w1', { shape: 'round' }) }] },
     );
     const op = change(ctx, 'gadget.g').operations[0];
-    expect((op?.body as Record<string, unknown>).widget_id).toBe('w_1');
+    expect((op?.body as Record<string, unknown> | undefined)?.widget_id).toBe('w_1');
     expect(op?.after).toBeUndefined();
     expect(op?.fills).toBeUndefined();
   });
@@ -214,7 +214,7 @@ describe('the generic planner', () => {
       {},
     );
     const op = change(ctx, 'gadget.g').operations[0];
-    expect((op?.body as Record<string, unknown>).widget_id).toBe('{created:widget.w1}');
+    expect((op?.body as Record<string, unknown> | undefined)?.widget_id).toBe('{created:widget.w1}');
     expect(op?.fills).toEqual([['widget_id']]);
     expect(op?.after).toEqual(['widget.w1']);
   });
