@@ -214,7 +214,9 @@ describe('the generic planner', () => {
       {},
     );
     const op = change(ctx, 'gadget.g').operations[0];
-    expect((op?.body as Record<string, unknown> | undefined)?.widget_id).toBe('{created:widget.w1}');
+    expect((op?.body as Record<string, unknown> | undefined)?.widget_id).toBe(
+      '{created:widget.w1}',
+    );
     expect(op?.fills).toEqual([['widget_id']]);
     expect(op?.after).toEqual(['widget.w1']);
   });
