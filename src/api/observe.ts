@@ -1,8 +1,8 @@
 /**
- * Observe: the live account as one snapshot. One paginated list per kind (TLS edges, HTTPS
- * edges with their routes and modules embedded, bot users, endpoints), run concurrently; no
- * per-resource GET. All or nothing: the first failure aborts the other listings and is thrown,
- * because a partial snapshot diffed against the manifests would look like deletions.
+ * Observe: the live account as one snapshot. One paginated list per registered kind
+ * (src/kinds/: TLS edges, HTTPS edges with their routes and modules embedded, bot users,
+ * endpoints, and every kind added since), run concurrently; no per-resource GET. All or
+ * nothing: the first failure aborts the other listings and is thrown, because a partial snapshot diffed against the manifests would look like deletions.
  *
  * One refusal is not a failure: an account without access to edges (the edge lists answer
  * 403, `ERR_SVC_7302` from the local server) has no edges at all, so its edges are read as
@@ -11,10 +11,11 @@
  * (`assertEdgesAvailable`), never planned against the empty lists.
  */
 
-import { accountStateOf } from '../errors.js';
+import { accountStateOf, EdgesyncError } from '../errors.js';
+import { KINDS, type KindDefinition, type LiveRecord } from '../kinds/index.js';
 import { throwIfAborted } from './retry.js';
 import type { BotUser, CloudEndpoint, HttpsEdge, TlsEdge } from './schemas.js';
-import type { ApiClient, ListResult } from './types.js';
+import type { ApiClient, ListOptions, ListResult } from './types.js';
 
 export interface LiveSnapshot {
   readonly tlsEdges: readonly TlsEdge[];
@@ -26,41 +27,61 @@ export interface LiveSnapshot {
    */
   readonly cloudEndpoints: readonly CloudEndpoint[];
   /**
+   * Every registered kind's records by kind (`reserved_domain`), the four above included (the
+   * same arrays): what the generic planner, import and status read. Absent in a snapshot built
+   * by hand with the four lists only (read as none of the other kinds).
+   */
+  readonly resources?: Readonly<Record<string, readonly LiveRecord[]>> | undefined;
+  /**
    * The account has no access to edges: the edge lists were refused, so `tlsEdges` and
    * `httpsEdges` are empty because there cannot be any, not because none were listed.
    */
   readonly edgesUnavailable?: boolean | undefined;
   /**
-   * List calls per kind: `max(1, ceil(n / 100))` against a server that ends a full last page;
-   * a refused edge list counts its one call.
+   * List calls per kind (`tls_edge`, `cloud_endpoint`...): `max(1, ceil(n / 100))` against a
+   * server that ends a full last page; a refused list counts its one call.
    */
-  readonly calls: {
-    readonly tls: number;
-    readonly https: number;
-    readonly botUsers: number;
-    readonly endpoints: number;
-  };
+  readonly calls: Readonly<Record<string, number>>;
 }
 
-/** No list call made (a snapshot read by ID, or kept from an earlier cycle). */
-export const NO_CALLS: LiveSnapshot['calls'] = { tls: 0, https: 0, botUsers: 0, endpoints: 0 };
+/** No list call made (a snapshot read by ID, or kept from an earlier cycle): 0 for every kind. */
+export const NO_CALLS: LiveSnapshot['calls'] = Object.fromEntries(KINDS.map((k) => [k.kind, 0]));
 
 /** The list calls a snapshot cost, all kinds together. */
 export function callCount(calls: LiveSnapshot['calls']): number {
-  return calls.tls + calls.https + calls.botUsers + calls.endpoints;
+  let n = 0;
+  for (const c of Object.values(calls)) n += c;
+  return n;
 }
 
-export type ObserveClient = Pick<
-  ApiClient,
-  'listTlsEdges' | 'listHttpsEdges' | 'listBotUsers' | 'listEndpoints'
->;
+/** A client that can list every registered kind (the typed client is one). */
+export type ObserveClient = Pick<ApiClient, Extract<keyof ApiClient, `list${string}`>>;
+
+type Lister = (options?: ListOptions) => Promise<ListResult<LiveRecord>>;
+
+/** The list method a kind's definition names, on `client`. */
+function listerOf(client: ObserveClient, kind: KindDefinition): Lister {
+  const method = (client as unknown as Readonly<Record<string, Lister | undefined>>)[kind.api.list];
+  if (method === undefined) {
+    throw new EdgesyncError('ES_INTERNAL', `the client has no ${kind.api.list} for ${kind.kind}`);
+  }
+  return method.bind(client);
+}
+
+/** Where the four kinds with their own planners keep their records in the snapshot. */
+type SetKey = 'tlsEdges' | 'httpsEdges' | 'botUsers' | 'cloudEndpoints';
 
 export async function observe(
   client: ObserveClient,
-  options: { readonly signal?: AbortSignal | undefined } = {},
+  options: {
+    readonly signal?: AbortSignal | undefined;
+    /** The kinds to list; default every registered kind. */
+    readonly kinds?: readonly KindDefinition[] | undefined;
+  } = {},
 ): Promise<LiveSnapshot> {
   throwIfAborted(options.signal);
-  // One controller for the four listings: the caller's abort, or the first failure, stops all.
+  const kinds = options.kinds ?? KINDS;
+  // One controller for every listing: the caller's abort, or the first failure, stops all.
   const controller = new AbortController();
   const onAbort = () => controller.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -70,25 +91,31 @@ export async function observe(
     throw err;
   };
   try {
-    const [tls, https, bots, endpoints] = await Promise.all([
-      client.listTlsEdges({ signal }).catch(edgesRefused).catch(fail),
-      client.listHttpsEdges({ signal }).catch(edgesRefused).catch(fail),
-      client.listBotUsers({ signal }).catch(fail),
-      client.listEndpoints({ signal }).catch(fail),
-    ]);
-    const unavailable = 'unavailable' in tls || 'unavailable' in https;
+    const listed = await Promise.all(
+      kinds.map((kind) => {
+        const listing = listerOf(client, kind)({ signal });
+        return (kind.absentWithoutAccess === true ? listing.catch(refused) : listing).catch(fail);
+      }),
+    );
+    const resources: Record<string, readonly LiveRecord[]> = {};
+    const calls: Record<string, number> = {};
+    const sets: Partial<Record<SetKey, readonly LiveRecord[]>> = {};
+    let unavailable = false;
+    kinds.forEach((kind, i) => {
+      const result = listed[i] as ListResult<LiveRecord> & { readonly unavailable?: true };
+      if (result.unavailable === true) unavailable = true;
+      resources[kind.kind] = result.items;
+      calls[kind.kind] = result.calls;
+      if (kind.setKey !== undefined) sets[kind.setKey] = result.items;
+    });
     return {
       ...(unavailable ? { edgesUnavailable: true } : {}),
-      tlsEdges: tls.items,
-      httpsEdges: https.items,
-      botUsers: bots.items,
-      cloudEndpoints: endpoints.items,
-      calls: {
-        tls: tls.calls,
-        https: https.calls,
-        botUsers: bots.calls,
-        endpoints: endpoints.calls,
-      },
+      tlsEdges: (sets.tlsEdges ?? []) as readonly TlsEdge[],
+      httpsEdges: (sets.httpsEdges ?? []) as readonly HttpsEdge[],
+      botUsers: (sets.botUsers ?? []) as readonly BotUser[],
+      cloudEndpoints: (sets.cloudEndpoints ?? []) as readonly CloudEndpoint[],
+      resources,
+      calls,
     };
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
@@ -96,10 +123,10 @@ export async function observe(
 }
 
 /**
- * An edge list refused because the account has no access to edges: no edges, one call spent.
- * Any other failure is rethrown.
+ * A list refused because the account has no access to the kind (edges on a sunset account):
+ * none, one call spent. Any other failure is rethrown.
  */
-function edgesRefused(err: unknown): ListResult<never> & { readonly unavailable: true } {
+function refused(err: unknown): ListResult<never> & { readonly unavailable: true } {
   if (accountStateOf(err) !== 'no-access') throw err;
   return { items: [], calls: 1, unavailable: true };
 }

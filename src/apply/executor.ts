@@ -295,7 +295,12 @@ async function runCutoverPhase(run: Run, inPhase: readonly Step[]): Promise<void
   }
 }
 
-/** The operations of one root in plan order; roots in parallel up to the concurrency. */
+/**
+ * The operations of one root in plan order; roots in parallel up to the concurrency, in the
+ * order of the plan's dependency graph: a root whose operations require another root of the
+ * same phase (`after`: an endpoint naming the IP policy this plan creates) starts once that
+ * root is done, and fails closed when it did not succeed (`concreteTarget`).
+ */
 async function runByRoot(run: Run, inPhase: readonly Step[]): Promise<void> {
   const byRoot = new Map<string, Step[]>();
   for (const s of inPhase) {
@@ -303,15 +308,48 @@ async function runByRoot(run: Run, inPhase: readonly Step[]): Promise<void> {
     if (list === undefined) byRoot.set(s.change.root, [s]);
     else list.push(s);
   }
-  await runPool([...byRoot.values()], run.concurrency, async (rootSteps) => {
-    for (const [i, s] of rootSteps.entries()) {
-      if (run.signal?.aborted || halted(run) || run.failedRoots.has(s.change.root)) {
-        skipAll(run, rootSteps.slice(i));
-        return;
+  for (const wave of dependencyWaves(byRoot)) {
+    await runPool(wave, run.concurrency, async (rootSteps) => {
+      for (const [i, s] of rootSteps.entries()) {
+        if (run.signal?.aborted || halted(run) || run.failedRoots.has(s.change.root)) {
+          skipAll(run, rootSteps.slice(i));
+          return;
+        }
+        await runStep(run, s);
       }
-      await runStep(run, s);
+    });
+  }
+}
+
+/**
+ * The roots of a phase in waves: each wave's roots require only roots of earlier waves (or of
+ * earlier phases). One wave when nothing in the phase requires anything in it. A cycle cannot
+ * come from a plan (the planner refuses one, ../plan/graph.ts); were one there, its roots run
+ * in a last wave, where their unmet requirements fail them closed.
+ */
+function dependencyWaves(byRoot: ReadonlyMap<string, Step[]>): Step[][][] {
+  if (![...byRoot.values()].some((steps) => steps.some((s) => s.op.after !== undefined))) {
+    return [[...byRoot.values()]];
+  }
+  const needs = new Map<string, Set<string>>();
+  for (const [root, steps] of byRoot) {
+    const inPhase = new Set<string>();
+    for (const s of steps) {
+      for (const r of s.op.after ?? []) if (r !== root && byRoot.has(r)) inPhase.add(r);
     }
-  });
+    needs.set(root, inPhase);
+  }
+  const waves: Step[][][] = [];
+  const done = new Set<string>();
+  let left = [...byRoot.keys()];
+  while (left.length > 0) {
+    const ready = left.filter((root) => [...(needs.get(root) ?? [])].every((r) => done.has(r)));
+    const wave = ready.length > 0 ? ready : left;
+    waves.push(wave.map((root) => byRoot.get(root) ?? []));
+    for (const root of wave) done.add(root);
+    left = left.filter((root) => !done.has(root));
+  }
+  return waves;
 }
 
 function resultOf(run: Run): ExecuteResult {
@@ -499,11 +537,11 @@ function concreteTarget(run: Run, step: Step): Target | undefined {
   // Fail closed: an endpoint whose host and port an edge, or whose URL another endpoint, had
   // to release first is not written when that release did not succeed (the service would
   // answer 381, or 18009 and its kin).
-  const unmet = (op.requires ?? []).filter(
+  const unmet = [...(op.requires ?? []), ...(op.after ?? [])].filter(
     (r) => run.failedRoots.has(r) || run.unfinishedRoots.has(r),
   );
   if (unmet.length > 0) {
-    const message = `not attempted: it waits for ${unmet.join(', ')} to release its host and port or URL, which did not succeed`;
+    const message = `not attempted: it waits for ${unmet.join(', ')} (${waitsFor(op)}), which did not succeed`;
     fail(run, step, op.path, new EdgesyncError('ES_API', message), 0);
     return undefined;
   }
@@ -515,11 +553,54 @@ function concreteTarget(run: Run, step: Step): Target | undefined {
   return target;
 }
 
+/** What a required root was to do first, in words. */
+function waitsFor(op: Operation): string {
+  if (op.after !== undefined && op.after.length > 0) {
+    return op.method === 'DELETE' ? 'to stop referring to it' : 'to create what it refers to';
+  }
+  return 'to release its host and port or URL';
+}
+
+/**
+ * The body with each `{created:ADDRESS}` placeholder at the operation's `fills` paths replaced
+ * by the ID that create returned; undefined (and a failure recorded) when one was not created.
+ */
+function filledBody(run: Run, step: Step): { readonly body: unknown } | undefined {
+  const { op } = step;
+  if (op.fills === undefined || op.fills.length === 0) return { body: op.body };
+  const body = structuredClone(op.body) as Record<string | number, unknown>;
+  for (const path of op.fills) {
+    const parent = path
+      .slice(0, -1)
+      .reduce<unknown>(
+        (at, key) => (at as Record<string | number, unknown> | undefined)?.[key],
+        body,
+      ) as Record<string | number, unknown> | undefined;
+    const key = path[path.length - 1] as string | number;
+    const text = parent?.[key];
+    if (parent === undefined || typeof text !== 'string') continue;
+    let missing: string | undefined;
+    parent[key] = text.replace(/\{created:([^}]+)\}/g, (_, address: string) => {
+      const id = run.bindings.get(address);
+      if (id === undefined) missing = address;
+      return id ?? '';
+    });
+    if (missing !== undefined) {
+      const message = `${op.path} refers to ${missing}, which was not created`;
+      fail(run, step, op.path, new InvalidOperationError(message), 0);
+      return undefined;
+    }
+  }
+  return { body };
+}
+
 /** One operation: sent, recorded, its created ID bound; true when it succeeded. */
 async function runStep(run: Run, step: Step): Promise<boolean> {
-  const { op } = step;
   const target = concreteTarget(run, step);
   if (target === undefined) return false;
+  const filled = filledBody(run, step);
+  if (filled === undefined) return false;
+  const op = { ...step.op, body: filled.body };
   const path = targetPath(target);
   if (!mayWrite(run, op.method, path)) {
     report(run, step, path, 'skipped', 0);
@@ -529,7 +610,7 @@ async function runStep(run: Run, step: Step): Promise<boolean> {
   try {
     const sent =
       op.method === 'POST'
-        ? await postWithRecovery(run, step, target, path)
+        ? await postWithRecovery(run, { ...step, op }, target, path)
         : {
             ...(await sendOperation(
               run.options.client,

@@ -5,11 +5,15 @@
  * - edges and cloud endpoints: our `edgesync/owner` and `edgesync/name` in the metadata the
  *   POST carried;
  * - routes: the `match` on the parent edge (unique per edge, enforced by the API);
- * - bot users: the name (the planner only creates a bot user no live one carries).
+ * - bot users: the name (the planner only creates a bot user no live one carries);
+ * - every kind planned generically (src/kinds/): the owner mark the POST's metadata carried,
+ *   listed with the list method the kind's definition names.
  * They return the found ID, or undefined when the create provably did not happen as far as a
  * fresh read can tell. A lookup that cannot decide throws: the caller must then not re-send.
  */
 import type { ApiClient } from '../api/index.js';
+import { FIXED_OPERATIONS } from '../api/routes.js';
+import { GENERIC_KINDS, type KindDefinition, type LiveRecord } from '../kinds/index.js';
 import { parseStoredMetadata } from '../manifest/metadata.js';
 import { survivor } from '../plan/survivor.js';
 import type { Target } from '../plan/target.js';
@@ -17,7 +21,7 @@ import { InvalidOperationError } from './dispatch.js';
 
 export type LookupClient = Pick<
   ApiClient,
-  'listTlsEdges' | 'listHttpsEdges' | 'listBotUsers' | 'listEndpoints' | 'getHttpsEdge'
+  Extract<keyof ApiClient, `list${string}`> | 'getHttpsEdge'
 >;
 
 function field(body: unknown, key: string): string | undefined {
@@ -73,6 +77,41 @@ export async function findCreated(
       return survivor(items.filter((u) => u.name === name))?.id;
     }
     default:
-      throw new InvalidOperationError(`no create lookup for a ${target.kind}`);
+      return findGeneric(client, target.kind, body);
   }
 }
+
+/** The kind whose create is a POST to a target of this kind, when it is planned generically. */
+function genericKindCreatedAt(targetKind: string): KindDefinition | undefined {
+  return GENERIC_KINDS.find((k) => {
+    const row = FIXED_OPERATIONS.find((op) => op.name === k.api.create);
+    return row?.target.kind === targetKind;
+  });
+}
+
+async function findGeneric(
+  client: LookupClient,
+  targetKind: string,
+  body: unknown,
+): Promise<string | undefined> {
+  const kind = genericKindCreatedAt(targetKind);
+  if (kind === undefined) throw new InvalidOperationError(`no create lookup for a ${targetKind}`);
+  const own = parseStoredMetadata(field(body, 'metadata'));
+  if (own?.owner === undefined || own.name === undefined) {
+    throw new InvalidOperationError(
+      `cannot verify the create of a ${kind.kind} without ownership keys in its metadata`,
+    );
+  }
+  const list = (client as unknown as Readonly<Record<string, Lister | undefined>>)[kind.api.list];
+  if (list === undefined) throw new InvalidOperationError(`the client cannot list ${kind.kind}`);
+  const { items } = await list.call(client);
+  const found = items.filter((record) => {
+    const meta = parseStoredMetadata(typeof record.metadata === 'string' ? record.metadata : '');
+    return meta?.owner === own.owner && meta?.name === own.name;
+  });
+  return survivor(found)?.id;
+}
+
+type Lister = () => Promise<{
+  readonly items: readonly (LiveRecord & { readonly created_at: string })[];
+}>;

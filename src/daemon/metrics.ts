@@ -150,7 +150,7 @@ function cycleGauges(registers: Registers): Observe<ReconcileObservation> {
   for (const kind of MANAGED_KINDS) managed.set({ kind }, 0);
   return (o) => {
     if (SUCCESS_RESULTS.has(o.result)) lastSuccess.set(o.at / 1000);
-    if (o.managed) for (const kind of MANAGED_KINDS) managed.set({ kind }, o.managed[kind]);
+    if (o.managed) for (const kind of MANAGED_KINDS) managed.set({ kind }, o.managed[kind] ?? 0);
     if (o.outOfSync !== undefined) outOfSync.set(o.outOfSync);
     if (o.manifestErrors !== undefined) manifestErrors.set(o.manifestErrors);
     failures.set(o.consecutiveFailures);

@@ -19,7 +19,9 @@
  * - Throwing is allowed: a `ManifestError` becomes result `invalid` with its diagnostics, any
  *   other error becomes result `error` with its message.
  */
+
 import type { Diagnostic } from '../errors.js';
+import { KINDS } from '../kinds/index.js';
 import type { PlanSummary } from '../plan/model.js';
 
 /**
@@ -78,8 +80,9 @@ export const TRIGGER_REASONS = [
 export type TriggerReason = (typeof TRIGGER_REASONS)[number];
 
 /** Resource kinds in the `edgesync_managed_resources{kind}` gauge. */
-export const MANAGED_KINDS = ['tls_edge', 'https_edge', 'bot_user', 'cloud_endpoint'] as const;
-export type ManagedKind = (typeof MANAGED_KINDS)[number];
+/** Every registered kind (src/kinds/), in the registry's order. */
+export const MANAGED_KINDS: readonly string[] = KINDS.map((k) => k.kind);
+export type ManagedKind = string;
 export type ManagedCounts = Readonly<Record<ManagedKind, number>>;
 
 /** What one reconcile cycle returns: plain, serialisable data. The daemon measures the duration. */

@@ -9,14 +9,14 @@ import type { LiveSnapshot } from '../api/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { maskTree, secretValues } from '../manifest/secrets.js';
 import type { Blocked, Plan, ResourceChange } from '../plan/index.js';
-import type { ManagedCounts, PlanResources } from './contract.js';
+import { MANAGED_KINDS, type ManagedCounts, type PlanResources } from './contract.js';
 
 /** Resources this controller manages once the plan is done: everything it keeps or creates. */
 export function managedCounts(plan: Plan): ManagedCounts {
-  const counts = { tls_edge: 0, https_edge: 0, bot_user: 0, cloud_endpoint: 0 };
+  const counts: Record<string, number> = Object.fromEntries(MANAGED_KINDS.map((k) => [k, 0]));
   for (const change of plan.changes) {
     if (change.action === 'delete' || change.kind === 'route') continue;
-    counts[change.kind] += 1;
+    counts[change.kind] = (counts[change.kind] ?? 0) + 1;
   }
   return counts;
 }

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../errors.js';
 import { EdgesyncError } from '../errors.js';
+import type { Declared } from '../kinds/definition.js';
 import { isCredentialHeader } from './credential-headers.js';
 import { sortDiagnostics } from './diagnostics.js';
 import { defaultBinding, parseEndpointUrl } from './endpoint-url.js';
@@ -17,15 +18,16 @@ import { aboutPruned, originalPath } from './partial.js';
 import { type FieldPath, formatPath, uniquePaths } from './paths.js';
 import { normalisedPolicy, policySecretPaths } from './policy/actions.js';
 import type { RefReader } from './refs.js';
-import type {
-  BotUserManifest,
-  CloudEndpointManifest,
-  DesiredSet,
-  HttpsEdgeManifest,
-  RouteManifest,
-  Source,
-  TlsEdgeManifest,
-  TrafficPolicyDocument,
+import {
+  type BotUserManifest,
+  type CloudEndpointManifest,
+  type DesiredSet,
+  genericKindOf,
+  type HttpsEdgeManifest,
+  type RouteManifest,
+  type Source,
+  type TlsEdgeManifest,
+  type TrafficPolicyDocument,
 } from './schema.js';
 import { maskValues } from './secrets.js';
 import { checkAcrossDocuments, checkWithinDocuments, type DocumentValue } from './semantics.js';
@@ -123,6 +125,8 @@ export interface ResourceCounts {
   routes: number;
   bot_users: number;
   cloud_endpoints: number;
+  /** Every kind planned generically, by its plural (`reserved_domains`), when declared. */
+  [plural: string]: number;
 }
 
 /**
@@ -192,6 +196,10 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
       else if (kind === 'HTTPSEdge') counts.https_edges += 1;
       else if (kind === 'BotUser') counts.bot_users += 1;
       else if (kind === 'CloudEndpoint') counts.cloud_endpoints += 1;
+      else {
+        const generic = kind === undefined ? undefined : genericKindOf(kind);
+        if (generic !== undefined) counts[generic.plural] = (counts[generic.plural] ?? 0) + 1;
+      }
     }
     for (const d of result.shaped) {
       if (d.value.kind === 'HTTPSEdge') counts.routes += d.value.routes.length;
@@ -328,7 +336,11 @@ function uniqueSorted(paths: readonly FieldPath[]): FieldPath[] {
  */
 const assembled = new WeakMap<
   ShapedDoc,
-  { readonly kind: 'tls' | 'https' | 'bot' | 'endpoint'; readonly resource: object }
+  {
+    /** `tls`, `https`, `bot`, `endpoint`, or a generic kind (`reserved_domain`). */
+    readonly kind: string;
+    readonly resource: object;
+  }
 >();
 
 type EndpointValue = Extract<DocumentValue, { kind: 'CloudEndpoint' }>;
@@ -369,6 +381,14 @@ function endpointManifest(
   }) as CloudEndpointManifest;
 }
 
+/** Adds a resource of a kind planned generically to the set. */
+function declare(set: DesiredSet, kind: string, resource: Declared): void {
+  set.resources ??= {};
+  const list = set.resources[kind];
+  if (list === undefined) set.resources[kind] = [resource];
+  else list.push(resource);
+}
+
 function assemble(shaped: readonly ShapedDoc[]): DesiredSet {
   const set: DesiredSet = { tlsEdges: [], httpsEdges: [], botUsers: [], cloudEndpoints: [] };
   for (const d of shaped) {
@@ -378,11 +398,24 @@ function assemble(shaped: readonly ShapedDoc[]): DesiredSet {
       else if (known.kind === 'https') set.httpsEdges.push(known.resource as HttpsEdgeManifest);
       else if (known.kind === 'endpoint')
         set.cloudEndpoints.push(known.resource as CloudEndpointManifest);
-      else set.botUsers.push(known.resource as BotUserManifest);
+      else if (known.kind === 'bot') set.botUsers.push(known.resource as BotUserManifest);
+      else {
+        declare(set, known.kind, known.resource as Declared);
+      }
       continue;
     }
     const source: Source = { file: d.file, line: d.doc.start.line, column: d.doc.start.column };
     const value = d.value;
+    const generic = genericKindOf(value.kind);
+    if (generic !== undefined) {
+      const resource: Declared = Object.assign(value as object, {
+        source,
+        sensitive: uniqueSorted(d.sensitive),
+      }) as unknown as Declared;
+      declare(set, generic.kind, resource);
+      assembled.set(d, { kind: generic.kind, resource });
+      continue;
+    }
     if (value.kind === 'TLSEdge') {
       const edge: TlsEdgeManifest = Object.assign(value, {
         source,
@@ -428,5 +461,6 @@ function assemble(shaped: readonly ShapedDoc[]): DesiredSet {
   set.httpsEdges.sort(byName);
   set.botUsers.sort(byName);
   set.cloudEndpoints.sort(byName);
+  for (const list of Object.values(set.resources ?? {})) list.sort(byName);
   return set;
 }

@@ -7,7 +7,6 @@ import type { z } from 'zod';
 import { ROUTE_MODULES } from '../hosted/edge-api.js';
 import type { FieldPath, Segment } from './paths.js';
 import { objectKeys, schemaAt } from './refs.js';
-import type { Kind } from './schema.js';
 import { didYouMean } from './suggest.js';
 import type { Anchor, ParsedDocument } from './yaml.js';
 
@@ -70,7 +69,7 @@ interface Described {
 const ROUTE_MODULE_NAMES: ReadonlySet<string> = new Set(ROUTE_MODULES);
 
 /** Known-but-misplaced fields: a precise explanation beats "did you mean". */
-function misplacedHint(kind: Kind, parent: FieldPath, key: string): string | undefined {
+function misplacedHint(kind: string, parent: FieldPath, key: string): string | undefined {
   const where = parent.filter((s) => typeof s === 'string').join('.');
   if (kind === 'HTTPSEdge' && where === 'tls_termination' && key === 'terminate_at') {
     return 'terminate_at is not allowed on HTTPS edges: they always terminate TLS at the edge';
@@ -104,7 +103,7 @@ function misplacedHint(kind: Kind, parent: FieldPath, key: string): string | und
 }
 
 export function describeIssue(
-  kind: Kind,
+  kind: string,
   schema: z.ZodType,
   issue: z.core.$ZodIssue,
   input: unknown,

@@ -32,6 +32,8 @@
  */
 import { z } from 'zod';
 import { checkHostport, ID_PREFIX, MATCH_TYPES } from '../hosted/edge-api.js';
+import type { Declared, KindDefinition } from '../kinds/definition.js';
+import { GENERIC_KINDS, kindOfManifest } from '../kinds/index.js';
 import { ENDPOINT_BINDINGS, parseEndpointUrl } from './endpoint-url.js';
 import type { ExcludedDeclarations } from './excluded.js';
 import {
@@ -43,6 +45,7 @@ import {
   IpRestrictionSchema,
   idPattern,
   isJsonTree,
+  KINDS,
   type Kind,
   labels,
   MutualTlsSchema,
@@ -240,6 +243,30 @@ export const SCHEMA_BY_KIND = {
   CloudEndpoint: CloudEndpointSchema,
 } as const satisfies Record<Kind, z.ZodType>;
 
+/**
+ * Every manifest `kind:` the loader accepts: the four above, then those of every kind planned
+ * generically (src/kinds/), each validated by its definition's schema.
+ */
+export const MANIFEST_KIND_NAMES: readonly string[] = [
+  ...KINDS,
+  ...GENERIC_KINDS.flatMap((k) => (k.schema === undefined ? [] : k.manifestKinds)),
+];
+
+/** The schema of a manifest `kind:` value; undefined for one no kind has. */
+export function schemaOfKind(kind: string): z.ZodType | undefined {
+  if (Object.hasOwn(SCHEMA_BY_KIND, kind)) return SCHEMA_BY_KIND[kind as Kind];
+  return genericKindOf(kind)?.schema;
+}
+
+/**
+ * The definition of a manifest `kind:` planned generically (its document carries its own schema
+ * and lands in `DesiredSet.resources`); undefined for the four kinds above.
+ */
+export function genericKindOf(kind: string): KindDefinition | undefined {
+  const found = kindOfManifest(kind);
+  return found?.schema === undefined ? undefined : found;
+}
+
 // ---- the loaded model -------------------------------------------------------------------------
 
 /** Where a resource was written: file relative to the manifest directory, 1-based position. */
@@ -276,6 +303,11 @@ export interface DesiredSet {
   httpsEdges: HttpsEdgeManifest[];
   botUsers: BotUserManifest[];
   cloudEndpoints: CloudEndpointManifest[];
+  /**
+   * The declared resources of every kind planned generically (src/kinds/), by kind
+   * (`reserved_domain`), each sorted by name. Absent: none.
+   */
+  resources?: Record<string, Declared[]>;
   /**
    * What the files `--exclude` skipped declare (./excluded.ts): left alone, never deleted.
    * Absent when nothing is excluded.

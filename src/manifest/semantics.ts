@@ -22,6 +22,7 @@ import { storedMetadata, storedRouteMetadata } from './metadata.js';
 import type { FieldPath } from './paths.js';
 import { policyIssues } from './policy/rules.js';
 import {
+  genericKindOf,
   type ManifestDocumentSchema,
   type OAuthSchema,
   RESERVED_LABEL_PREFIX,
@@ -56,13 +57,6 @@ export interface SemanticOptions {
   readonly where: (doc: number, path: FieldPath) => string;
 }
 
-const KIND_LABEL = {
-  TLSEdge: 'TLSEdge',
-  HTTPSEdge: 'HTTPSEdge',
-  BotUser: 'BotUser',
-  CloudEndpoint: 'CloudEndpoint',
-} as const;
-
 /**
  * The rules across documents: names unique per kind, adopted IDs unique per kind, hostports
  * unique across all edges, a cloud endpoint's URL and binding shared only by pooling endpoints
@@ -79,27 +73,27 @@ export function checkAcrossDocuments(
     issues.push({ doc, path, message });
   };
   // Per kind, keyed by the name itself: no key string to build per document.
-  const names: Record<DocumentValue['kind'], Map<string, number>> = {
-    TLSEdge: new Map(),
-    HTTPSEdge: new Map(),
-    BotUser: new Map(),
-    CloudEndpoint: new Map(),
-  };
+  const names = new Map<string, Map<string, number>>();
   const endpoints: { doc: number; value: EndpointValue }[] = [];
   const ids = new Map<string, number>();
   const hostports = new Map<string, { doc: number; index: number; edge: string; kind: string }>();
   for (const { id: doc, value } of docs) {
-    const namesOfKind = names[value.kind];
+    let namesOfKind = names.get(value.kind);
+    if (namesOfKind === undefined) {
+      namesOfKind = new Map();
+      names.set(value.kind, namesOfKind);
+    }
     const first = namesOfKind.get(value.name);
     if (first === undefined) namesOfKind.set(value.name, doc);
     else {
       add(
         doc,
         ['name'],
-        `duplicate ${KIND_LABEL[value.kind]} name "${value.name}" (first defined at ${options.where(first, ['name'])})`,
+        `duplicate ${value.kind} name "${value.name}" (first defined at ${options.where(first, ['name'])})`,
       );
     }
-    if (value.kind === 'BotUser') continue;
+    // A kind planned generically has its own rules in its definition's schema.
+    if (value.kind === 'BotUser' || genericKindOf(value.kind) !== undefined) continue;
     if (value.kind === 'CloudEndpoint') {
       endpoints.push({ doc, value });
       continue;
@@ -150,7 +144,8 @@ export function checkWithinDocuments(
   };
   for (const { id: doc, value, sensitive } of docs) {
     if (value.kind === 'CloudEndpoint') checkEndpoint(doc, value, sensitive ?? [], add, options);
-    else if (value.kind !== 'BotUser') checkEdge(doc, value, options, add);
+    else if (value.kind !== 'BotUser' && genericKindOf(value.kind) === undefined)
+      checkEdge(doc, value, options, add);
   }
   return issues;
 }

@@ -14,7 +14,7 @@ import { type FieldPath, formatPath } from './paths.js';
 import { policySecretPaths } from './policy/actions.js';
 import { readPolicyText } from './policy/document.js';
 import { type DeferredRef, type RefReader, type ResolveResult, resolveRefs } from './refs.js';
-import { KINDS, type Kind, SCHEMA_BY_KIND } from './schema.js';
+import { MANIFEST_KIND_NAMES, schemaOfKind } from './schema.js';
 import { maskValues } from './secrets.js';
 import type { DocumentValue } from './semantics.js';
 import { didYouMean } from './suggest.js';
@@ -26,10 +26,14 @@ import { type Anchor, eachYamlDocument, type ParsedDocument, type Position } fro
  * Compiled on first use of a kind. Introspection (references, issues, partial documents) keeps
  * using `SCHEMA_BY_KIND`.
  */
-const compiled: Partial<Record<Kind, z.ZodType>> = {};
-export function compiledCheck(kind: Kind): z.ZodType {
-  compiled[kind] ??= z.compile(SCHEMA_BY_KIND[kind]);
-  return compiled[kind];
+const compiled = new Map<string, z.ZodType>();
+export function compiledCheck(kind: string): z.ZodType {
+  let check = compiled.get(kind);
+  if (check === undefined) {
+    check = z.compile(schemaOfKind(kind) as z.ZodType);
+    compiled.set(kind, check);
+  }
+  return check;
 }
 
 /** A document that passed the shape phase. */
@@ -67,7 +71,7 @@ export function fileProblem(file: string, message: string, line = 1, column = 1)
 export interface FileResult {
   readonly diagnostics: Diagnostic[];
   /** Kind of every non-empty document (undefined when it has none we know). */
-  readonly kinds: (Kind | undefined)[];
+  readonly kinds: (string | undefined)[];
   readonly shaped: ShapedDoc[];
   /** Documents with shape errors, as far as they parsed (see ./partial.ts). */
   readonly partials: ShapedDoc[];
@@ -89,7 +93,7 @@ export function processFile(
   options: { maxAliasCount: number; ownRules: (doc: ShapedDoc) => Diagnostic[] },
 ): { result: FileResult; own: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
-  const kinds: (Kind | undefined)[] = [];
+  const kinds: (string | undefined)[] = [];
   const shaped: ShapedDoc[] = [];
   const partials: ShapedDoc[] = [];
   const deferred: DeferredCheck[] = [];
@@ -134,7 +138,7 @@ export function decode(bytes: Uint8Array, maxFileBytes: number): string | { erro
 // ---- shape phase ------------------------------------------------------------------------------
 
 interface ShapeResult {
-  readonly kind: Kind | undefined;
+  readonly kind: string | undefined;
   readonly diagnostics: Diagnostic[];
   readonly shaped?: ShapedDoc;
   readonly partial?: ShapedDoc;
@@ -175,26 +179,29 @@ function reporter(file: string, doc: ParsedDocument): Reporter {
 }
 
 /** The document's kind, or undefined once the reason it has none we know is reported. */
-function documentKind(raw: unknown, r: Reporter): Kind | undefined {
+function documentKind(raw: unknown, r: Reporter): string | undefined {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     r.report(
       [],
-      `a manifest document must be a mapping with a "kind" (one of ${KINDS.join(', ')})`,
+      `a manifest document must be a mapping with a "kind" (one of ${MANIFEST_KIND_NAMES.join(', ')})`,
     );
     return undefined;
   }
   const kindValue: unknown = (raw as Record<string, unknown>).kind;
   if (kindValue === undefined) {
-    r.report([], `missing "kind" (one of ${KINDS.join(', ')})`);
+    r.report([], `missing "kind" (one of ${MANIFEST_KIND_NAMES.join(', ')})`);
     return undefined;
   }
-  if (typeof kindValue !== 'string' || !(KINDS as readonly string[]).includes(kindValue)) {
+  if (typeof kindValue !== 'string' || !MANIFEST_KIND_NAMES.includes(kindValue)) {
     const shown = typeof kindValue === 'string' ? `"${kindValue}"` : String(kindValue);
-    const hint = typeof kindValue === 'string' ? didYouMean(kindValue, KINDS) : '';
-    r.report(['kind'], `unknown kind ${shown}${hint || `; expected one of ${KINDS.join(', ')}`}`);
+    const hint = typeof kindValue === 'string' ? didYouMean(kindValue, MANIFEST_KIND_NAMES) : '';
+    r.report(
+      ['kind'],
+      `unknown kind ${shown}${hint || `; expected one of ${MANIFEST_KIND_NAMES.join(', ')}`}`,
+    );
     return undefined;
   }
-  return kindValue as Kind;
+  return kindValue;
 }
 
 function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): ShapeResult {
@@ -203,7 +210,7 @@ function shapeDocument(file: string, doc: ParsedDocument, reader: RefReader): Sh
   const raw = doc.value;
   const kind = documentKind(raw, r);
   if (kind === undefined) return { kind, diagnostics };
-  const schema: z.ZodType = SCHEMA_BY_KIND[kind];
+  const schema = schemaOfKind(kind) as z.ZodType;
 
   const read = kind === 'CloudEndpoint' ? readStringPolicy(raw as Record<string, unknown>) : {};
   if (read.problem !== undefined) reportPolicyText(read.problem, file, doc, r);
@@ -283,7 +290,7 @@ function reportPolicyText(
 function reportSchemaIssues(
   issues: readonly z.core.$ZodIssue[],
   on: {
-    kind: Kind;
+    kind: string;
     schema: z.ZodType;
     value: unknown;
     doc: ParsedDocument;

@@ -99,6 +99,8 @@ export class PlanContext {
   readonly memo: PlanMemo | undefined;
   readonly ownBotUsers: ReadonlySet<string>;
   readonly policyPreview: boolean;
+  /** `--target`'s addresses; undefined: every resource. */
+  readonly targets: ReadonlySet<string> | undefined;
   readonly changes: ResourceChange[] = [];
   readonly blocked: Blocked[] = [];
   readonly warnings: string[] = [];
@@ -112,6 +114,7 @@ export class PlanContext {
     this.memo = options.memo;
     this.ownBotUsers = options.ownBotUsers ?? new Set();
     this.policyPreview = options.policyPreview ?? true;
+    this.targets = options.targets;
   }
 
   /** The desired edge's hostports, canonical (kept per manifest list: `canonicalHostports`). */

@@ -64,7 +64,8 @@ export interface Deletable {
   readonly id: string;
   /** `edgesync/protect: "true"` live. */
   readonly protect: boolean;
-  readonly noun: 'edge' | 'endpoint';
+  /** `edge`, `endpoint`, or the kind of a generically planned resource (`ip_policy`). */
+  readonly noun: string;
 }
 
 /**

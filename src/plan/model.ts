@@ -19,6 +19,7 @@
  * for people (placeholders shown as `{address}`); nothing parses it back.
  */
 import { z } from 'zod';
+import { KINDS } from '../kinds/index.js';
 import { fieldPathSchema } from '../manifest/paths.js';
 import { policyImpactSchema } from './impact.js';
 import { plannedTargetSchema } from './target.js';
@@ -26,13 +27,10 @@ import { plannedTargetSchema } from './target.js';
 /** 2: operations carry a typed `target` (1 had only the path). */
 export const PLAN_FORMAT_VERSION = 2;
 
-export const resourceKindSchema = z.enum([
-  'tls_edge',
-  'https_edge',
-  'route',
-  'bot_user',
-  'cloud_endpoint',
-]);
+/** A registered kind (src/kinds/), or `route` (a route of an HTTPS edge, planned with it). */
+export const resourceKindSchema = z
+  .string()
+  .refine((k) => k === 'route' || KINDS.some((d) => d.kind === k), { error: 'not a kind' });
 
 /** `replace`: delete then create (a cloud endpoint whose URL changed), shown as `-/+`. */
 export const actionSchema = z.enum(['create', 'update', 'delete', 'adopt', 'replace', 'noop']);
@@ -84,6 +82,18 @@ const operationSchemaOf = <P extends z.ZodType>(path: P) =>
      * is not attempted (it fails, closed).
      */
     requires: z.array(z.string()).optional(),
+    /**
+     * Roots whose operations of this same phase must all have succeeded before this one is
+     * sent: the plan's dependency graph (../plan/graph.ts), from references (create what is
+     * referred to first, delete it last). Not met: not attempted (fails closed).
+     */
+    after: z.array(z.string()).optional(),
+    /**
+     * Paths into `body` of string values holding `{created:ADDRESS}` placeholders: the executor
+     * replaces each with the ID the create of ADDRESS returned before sending (that create's
+     * root is in `after`).
+     */
+    fills: z.array(fieldPathSchema).optional(),
   });
 export type Operation = ResourceChange['operations'][number];
 

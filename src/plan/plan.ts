@@ -23,6 +23,7 @@
 
 import type { BotUser, CloudEndpoint, HttpsEdge, TlsEdge } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
+import type { LiveRecord } from '../kinds/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { botUserAddress, planBotUsers } from './bot-users.js';
 import {
@@ -36,6 +37,8 @@ import { PlanContext, type PlanOptions } from './context.js';
 import { cutoverList } from './cutover.js';
 import { planCreate, planDelete, planUpdate } from './edges.js';
 import { blockHeldUrls, endpointClaims, urlHandovers } from './endpoint-claims.js';
+import { planGenericKinds } from './generic.js';
+import { addDeleteEdges, assertAcyclic } from './graph.js';
 import { type Deletable, guardDeletions, leaveExcluded, resolveHostports } from './guards.js';
 import { type Cutover, leftAlone, PLAN_FORMAT_VERSION, type Plan } from './model.js';
 import { canonicalHostports } from './normalize.js';
@@ -60,6 +63,8 @@ export interface LiveState {
   readonly cloudEndpoints?: readonly CloudEndpoint[] | undefined;
   /** The account has no access to edges (its edge lists were refused): it has none. */
   readonly edgesUnavailable?: boolean | undefined;
+  /** Every registered kind's records by kind (what the generic planner reads); absent: none. */
+  readonly resources?: Readonly<Record<string, readonly LiveRecord[]>> | undefined;
 }
 
 /** The plan's note on an account without access to edges (its edges read as none). */
@@ -118,6 +123,8 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
   const ctx = new PlanContext(options);
   if (live.edgesUnavailable === true) ctx.warnings.push(EDGES_UNAVAILABLE_WARNING);
   if (options.targets !== undefined) ctx.warnings.push(targetedWarning(options.targets));
+  // Every kind without a planner of its own, from its definition (src/kinds/).
+  planGenericKinds(ctx, desired, live);
   const liveEdges = classifyLive(live, ctx.owner);
   // Matched over the whole set, then narrowed to `--target`: what is not targeted is neither
   // planned nor an orphan to delete; its live hostports and URLs stay held.
@@ -267,6 +274,8 @@ function edgeClaimsOf(ctx: PlanContext, active: readonly EdgeMatch[]): Map<strin
 /** Sorts what the context gathered and counts it into the plan value. */
 function finishPlan(ctx: PlanContext, cutovers: Cutover[]): Plan {
   ctx.changes.sort((a, b) => compareCodeUnits(a.address, b.address));
+  addDeleteEdges(ctx.changes);
+  assertAcyclic(ctx.changes);
   ctx.blocked.sort(
     (a, b) => compareCodeUnits(a.address, b.address) || compareCodeUnits(a.reason, b.reason),
   );

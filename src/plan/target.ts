@@ -11,7 +11,13 @@
  * the same plan creates (the operation whose `binds` names that address provides it).
  */
 import { z } from 'zod';
-import { fillTemplate, templateOf } from '../api/routes.js';
+import {
+  FIXED_OPERATIONS,
+  fillTemplate,
+  type TargetKind,
+  templateOf,
+  templateParams,
+} from '../api/routes.js';
 import { EdgesyncError } from '../errors.js';
 
 export const refSchema = z.union([z.string(), z.strictObject({ created: z.string() })]);
@@ -20,8 +26,40 @@ export type Ref = z.infer<typeof refSchema>;
 
 export const EDGE_KINDS = ['tls', 'https'] as const;
 
+/** Target kinds with a shape of their own (edges, routes and modules, bot users, endpoints). */
+const SHAPED_KINDS = [
+  'edges',
+  'edge',
+  'routes',
+  'route',
+  'edge_module',
+  'route_module',
+  'bot_users',
+  'bot_user',
+  'endpoints',
+  'endpoint',
+] as const;
+const SHAPED: ReadonlySet<string> = new Set(SHAPED_KINDS);
+/** A target kind of a flat collection (every kind added through its definition). */
+type FlatTargetKind = Exclude<TargetKind, (typeof SHAPED_KINDS)[number]>;
+
+/** Every other target kind of the route table: a flat collection, or one item of it by `id`. */
+const FLAT = new Set(
+  FIXED_OPERATIONS.map((op) => op.target.kind as string).filter((k) => !SHAPED.has(k)),
+);
+
 function targetSchemaOf<R extends z.ZodType>(ref: R) {
   const edgeKind = z.enum(EDGE_KINDS);
+  const flat = z.strictObject({
+    kind: z.custom<FlatTargetKind>((k) => typeof k === 'string' && FLAT.has(k), {
+      error: 'not a target of the API',
+    }),
+    id: ref.optional(),
+  });
+  return z.union([shapedSchemaOf(ref, edgeKind), flat]);
+}
+
+function shapedSchemaOf<R extends z.ZodType, E extends z.ZodType>(ref: R, edgeKind: E) {
   return z.discriminatedUnion('kind', [
     z.strictObject({ kind: z.literal('edges'), edge_kind: edgeKind }),
     z.strictObject({ kind: z.literal('edge'), edge_kind: edgeKind, id: ref }),
@@ -39,6 +77,21 @@ function targetSchemaOf<R extends z.ZodType>(ref: R) {
     z.strictObject({ kind: z.literal('endpoints') }),
     z.strictObject({ kind: z.literal('endpoint'), id: ref }),
   ]);
+}
+
+/**
+ * The target of the route table's row for a client method (`createReservedDomain`), with `id`
+ * for a template that takes one: how a kind's definition names its API, made a target.
+ */
+export function routeTarget(method: string, id?: Ref): PlannedTarget {
+  const row = FIXED_OPERATIONS.find((op) => op.name === method);
+  if (row === undefined) throw new EdgesyncError('ES_INTERNAL', `no API operation ${method}`);
+  const params = templateParams(row.template);
+  if (params.length === 0) return { kind: row.target.kind } as PlannedTarget;
+  if (id === undefined || params.length !== 1 || params[0] !== 'id') {
+    throw new EdgesyncError('ES_INTERNAL', `${method} takes ${params.join(', ')}`);
+  }
+  return { kind: row.target.kind, id } as PlannedTarget;
 }
 
 /** The target of a planned operation; references may point at resources the plan creates. */

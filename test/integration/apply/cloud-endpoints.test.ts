@@ -91,7 +91,7 @@ describe('cloud endpoints over HTTP', () => {
   it('observe lists every endpoint, agent ones included, in max(1, ceil(n/100)) calls', async () => {
     let live = await observe(client);
     expect(live.cloudEndpoints.map((e) => e.type)).toEqual(['agent']);
-    expect(live.calls.endpoints).toBe(1);
+    expect(live.calls.cloud_endpoint).toBe(1);
     for (let i = 0; i < 100; i++) {
       await client.createEndpoint({
         url: `https://e${i}.example.com`,
@@ -100,7 +100,7 @@ describe('cloud endpoints over HTTP', () => {
     }
     live = await observe(client);
     expect(live.cloudEndpoints).toHaveLength(101);
-    expect(live.calls.endpoints).toBe(2);
+    expect(live.calls.cloud_endpoint).toBe(2);
     // Empty fields are omitted by the service, and read as absent.
     const bare = live.cloudEndpoints.find((e) => e.url === 'https://e0.example.com');
     expect(bare?.description).toBeUndefined();

@@ -34,9 +34,9 @@ describe('the table of operations', () => {
 
   it('covers every kind of plan target, with the fields its template names', () => {
     const kinds = new Set(API_OPERATIONS.map((op) => op.target.kind));
-    expect([...kinds].sort()).toEqual(
-      plannedTargetSchema.options.map((o) => o.shape.kind.value).sort(),
-    );
+    const [shaped] = plannedTargetSchema.options;
+    // Every shaped target kind is the table's; the table's other kinds are flat collections.
+    for (const o of shaped.options) expect(kinds.has(o.shape.kind.value)).toBe(true);
     // A target built from the template's parameters is a valid plan target (strict schemas).
     for (const op of API_OPERATIONS) expect(() => targetOf(op)).not.toThrow();
   });

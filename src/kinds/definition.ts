@@ -1,0 +1,182 @@
+/**
+ * What a kind of resource is, in one place: the contract every kind's definition fills
+ * (src/kinds/<kind>.ts) and everything generic reads — the observer lists each registered kind,
+ * the loader validates its documents with its schema, the planner plans it (generically, or by
+ * the kind's own planner where its API is not a flat collection), the executor sends its
+ * operations through the route table, and import, status, metrics, the JSON Schema and the
+ * manifest reference enumerate the registry (./index.ts).
+ *
+ * A definition is data plus pure functions: no I/O, no client (the observer is handed the
+ * client; a definition only names which of its methods lists the kind).
+ *
+ * Adding a kind: write its definition, register it in ./index.ts, give the local server its
+ * handlers and the route table its rows (src/api/routes.ts), and test it. Nothing in the
+ * planner, the executor, the engine, the daemon or the CLI changes.
+ */
+import type { z } from 'zod';
+import type { FieldPath } from '../manifest/paths.js';
+
+/** Where a resource was declared (file relative to the manifest directory, 1-based). */
+export interface DeclaredSource {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+}
+
+/**
+ * A declared resource of a generic kind, as the loader hands it over: the schema's output plus
+ * where it was written and which of its paths are sensitive.
+ */
+export interface Declared {
+  readonly kind: string;
+  readonly name: string;
+  readonly source: DeclaredSource;
+  readonly sensitive: readonly FieldPath[];
+  /** `absent`: delete it (the only way a kind that is never pruned leaves the account). */
+  readonly ensure?: 'present' | 'absent' | undefined;
+  /** Left exactly as it is live. */
+  readonly suspend?: boolean | undefined;
+  /** Adopt this live resource (by ID) rather than create one. */
+  readonly id?: string | undefined;
+  readonly [field: string]: unknown;
+}
+
+/** A live record of any kind: what a list call returns, an `id` at least. */
+export interface LiveRecord {
+  readonly id: string;
+  readonly [field: string]: unknown;
+}
+
+/**
+ * A reference from one resource to another, by the other's manifest name: `{ ref: office }` in
+ * a policy's `restrict-ips`, a secret's `vault`, an endpoint's host on a reserved domain.
+ */
+export interface Reference {
+  /** The kind referred to (a definition's `kind`, e.g. `ip_policy`). */
+  readonly kind: string;
+  /** Its manifest name. */
+  readonly name: string;
+  /** Where in the referring manifest, for a located error. */
+  readonly path: FieldPath;
+  /**
+   * True when a live resource of that name satisfies it without a manifest (a domain reserved
+   * by hand); false when only a declared resource does.
+   */
+  readonly liveSatisfies?: boolean | undefined;
+}
+
+/** How ready a live resource is to serve (a domain's certificate, its DNS). */
+export interface Readiness {
+  readonly state: 'ready' | 'pending' | 'error';
+  /** In words, for plan, status and events: what is missing, or the service's message. */
+  readonly message: string;
+  /** DNS records the user must create for it to become ready. */
+  readonly records?: readonly {
+    readonly name: string;
+    readonly type: 'CNAME';
+    readonly target: string;
+  }[];
+}
+
+/** A writable field of a flat kind: how to read it on each side, and how it may change. */
+export interface FieldRule<D extends Declared = Declared, L extends LiveRecord = LiveRecord> {
+  /** The field's name in the API's write body and in plans. */
+  readonly name: string;
+  /**
+   * The desired value, from the manifest (`resolve` turns a reference into the live ID or into
+   * the `{ created }` placeholder of a create earlier in the plan); undefined: not managed.
+   */
+  desired(d: D, resolve: (ref: Reference) => string | { readonly created: string }): unknown;
+  /** The live value, normalised to compare with the desired one. */
+  live(l: L): unknown;
+  /** Cannot change in place: a difference replaces the resource (delete, then create). */
+  readonly replace?: boolean | undefined;
+  /** Never read back (a secret's value): compared through `KindDefinition.writeOnly`. */
+  readonly writeOnly?: boolean | undefined;
+  /** Its value is a secret: masked in every output. */
+  readonly sensitive?: boolean | undefined;
+  /** Sent on create only (the update body does not accept it). */
+  readonly createOnly?: boolean | undefined;
+}
+
+/** The API methods of a kind: rows of the route table, by client method name. */
+export interface KindApi {
+  readonly list: string;
+  readonly create?: string | undefined;
+  readonly update?: string | undefined;
+  readonly delete?: string | undefined;
+}
+
+/** Who a live record belongs to, and which manifest it is. */
+export type Ownership =
+  /** An `edgesync/owner` mark and the manifest name in the record's metadata (edges, endpoints). */
+  | { readonly by: 'metadata' }
+  /**
+   * A natural key the API keeps unique (a domain's host name, a vault's name): the record with
+   * that key is the manifest's; nothing marks it ours, so orphans are never found by key alone.
+   */
+  | {
+      readonly by: 'key';
+      readonly key: (l: LiveRecord) => string;
+      readonly declared: (d: Declared) => string;
+    };
+
+export interface KindDefinition<D extends Declared = Declared, L extends LiveRecord = LiveRecord> {
+  /** The plan's kind and the prefix of its addresses, snake_case: `reserved_domain`. */
+  readonly kind: string;
+  /** Manifest `kind:` values: the first is the current name, the rest aliases (`BotUser`). */
+  readonly manifestKinds: readonly [string, ...string[]];
+  /** The plural, snake_case, for counts, status and docs: `reserved_domains`. */
+  readonly plural: string;
+  /** One line for the manifest reference and `edgesync schema`. */
+  readonly description: string;
+  /**
+   * The manifest document's schema (its `kind` literal included). Absent for the kinds whose
+   * documents the loader shapes itself (edges with their routes, endpoints with their policy,
+   * bot users: src/manifest/schema.ts).
+   */
+  readonly schema?: z.ZodType | undefined;
+  /**
+   * The kind's own planner in src/plan/ (`edges`, `cloud_endpoints`, `bot_users`): a kind whose
+   * API is not one flat collection (routes and modules under an edge, host and port claims,
+   * namesakes without an owner mark). Absent: the generic planner plans it from `fields`.
+   */
+  readonly planner?: 'edges' | 'cloud_endpoints' | 'bot_users' | undefined;
+  /** Its list in the desired set and in the live snapshot, for the kinds with their own planner. */
+  readonly setKey?: 'tlsEdges' | 'httpsEdges' | 'botUsers' | 'cloudEndpoints' | undefined;
+  /** The API: its client methods (from the route table). */
+  readonly api: KindApi;
+  /**
+   * When the account has no access to this kind (its list answers 403 with the no-access
+   * state), it reads as none instead of failing the observation (edges on a sunset account).
+   */
+  readonly absentWithoutAccess?: boolean | undefined;
+  /** How a live record is tied to its manifest. */
+  readonly ownership: Ownership;
+  /** Writable fields, for the generic planner (absent for a kind with its own planner). */
+  readonly fields?: readonly FieldRule<D, L>[] | undefined;
+  /**
+   * The kinds its resources may refer to: the kind-level edges of the dependency graph (a
+   * resource of one of them is deleted only after the resources of this kind being deleted).
+   */
+  readonly refersTo?: readonly string[] | undefined;
+  /** The references a declared resource makes to other kinds. */
+  references?(d: D): readonly Reference[];
+  /** How ready a live record is; absent: always ready. */
+  readiness?(l: L): Readiness;
+  /**
+   * Orphans (ours live, no manifest) are deleted (edges, endpoints). False: only `ensure:
+   * absent` deletes one (a domain given back to the pool can be taken by anyone).
+   */
+  readonly prune: boolean;
+  /**
+   * Rank in the dependency order among kinds with no reference between them (lower first):
+   * only a tie-breaker, references decide.
+   */
+  readonly order: number;
+}
+
+/** The address of a resource of a kind: `reserved_domain.app`. */
+export function addressOf(kind: string, name: string): string {
+  return `${kind}.${name}`;
+}

@@ -1,0 +1,96 @@
+/**
+ * The four kinds edgesync managed first, as definitions: TLS and HTTPS edges (routes and modules
+ * under them), bot users and cloud endpoints. Their documents are shaped by the loader's own
+ * schemas (src/manifest/schema.ts) and each has its own planner in src/plan/ (host and port
+ * claims, routes, the auth swap, cut-overs, namesakes without an owner mark); everything else
+ * about them (listing, status, metrics, import order, the registry's dependency order) is read
+ * from here like any kind's.
+ */
+import type { KindDefinition } from './definition.js';
+
+const METADATA = { by: 'metadata' } as const;
+
+export const TLS_EDGE: KindDefinition = {
+  kind: 'tls_edge',
+  plural: 'tls_edges',
+  manifestKinds: ['TLSEdge'],
+  description:
+    'A TLS edge, keyed by name. protect: true forbids deleting it; id adopts an existing unowned edge.',
+  api: {
+    list: 'listTlsEdges',
+    create: 'createTlsEdge',
+    update: 'updateTlsEdge',
+    delete: 'deleteTlsEdge',
+  },
+  absentWithoutAccess: true,
+  ownership: METADATA,
+  planner: 'edges',
+  setKey: 'tlsEdges',
+  prune: true,
+  order: 50,
+};
+
+export const HTTPS_EDGE: KindDefinition = {
+  kind: 'https_edge',
+  plural: 'https_edges',
+  manifestKinds: ['HTTPSEdge'],
+  description:
+    'An HTTPS edge with its routes, keyed by name. protect: true forbids deleting it; id adopts an existing unowned edge.',
+  api: {
+    list: 'listHttpsEdges',
+    create: 'createHttpsEdge',
+    update: 'updateHttpsEdge',
+    delete: 'deleteHttpsEdge',
+  },
+  absentWithoutAccess: true,
+  ownership: METADATA,
+  planner: 'edges',
+  setKey: 'httpsEdges',
+  prune: true,
+  order: 51,
+};
+
+export const BOT_USER: KindDefinition = {
+  kind: 'bot_user',
+  plural: 'bot_users',
+  manifestKinds: ['BotUser'],
+  description:
+    'A bot user, matched by name; ensure: absent deletes it (bot users are never pruned implicitly).',
+  api: {
+    list: 'listBotUsers',
+    create: 'createBotUser',
+    update: 'updateBotUser',
+    delete: 'deleteBotUser',
+  },
+  ownership: { by: 'key', key: (l) => String(l.name), declared: (d) => d.name },
+  planner: 'bot_users',
+  setKey: 'botUsers',
+  prune: false,
+  order: 10,
+};
+
+export const CLOUD_ENDPOINT: KindDefinition = {
+  kind: 'cloud_endpoint',
+  plural: 'cloud_endpoints',
+  manifestKinds: ['CloudEndpoint'],
+  description:
+    'A cloud endpoint with its traffic policy, keyed by name. protect: true forbids deleting it.',
+  api: {
+    list: 'listEndpoints',
+    create: 'createEndpoint',
+    update: 'updateEndpoint',
+    delete: 'deleteEndpoint',
+  },
+  ownership: METADATA,
+  planner: 'cloud_endpoints',
+  setKey: 'cloudEndpoints',
+  prune: true,
+  order: 60,
+};
+
+export const OWN_PLANNER_KINDS: readonly KindDefinition[] = [
+  TLS_EDGE,
+  HTTPS_EDGE,
+  BOT_USER,
+  CLOUD_ENDPOINT,
+];
