@@ -6,7 +6,7 @@
  * about them (listing, status, metrics, import order, the registry's dependency order) is read
  * from here like any kind's.
  */
-import type { KindDefinition } from './definition.js';
+import type { KindDefinition, Reference } from './definition.js';
 
 const METADATA = { by: 'metadata' } as const;
 
@@ -82,6 +82,7 @@ export const CLOUD_ENDPOINT: KindDefinition = {
     delete: 'deleteEndpoint',
   },
   ownership: METADATA,
+  references: (d) => policyReferences(d.traffic_policy),
   planner: 'cloud_endpoints',
   setKey: 'cloudEndpoints',
   prune: true,
@@ -94,3 +95,49 @@ export const OWN_PLANNER_KINDS: readonly KindDefinition[] = [
   BOT_USER,
   CLOUD_ENDPOINT,
 ];
+
+/**
+ * Where a traffic policy refers to another kind's resource by name, `{ ref: NAME }` in a list
+ * of an action's config: the action type, the config field, the kind referred to. The policy
+ * sent to the API carries the resource's ID there.
+ */
+const POLICY_REFERENCE_SITES: readonly {
+  readonly action: string;
+  readonly field: string;
+  readonly kind: string;
+}[] = [
+  { action: 'restrict-ips', field: 'ip_policies', kind: 'ip_policy' },
+  {
+    action: 'terminate-tls',
+    field: 'mutual_tls_certificate_authorities',
+    kind: 'certificate_authority',
+  },
+];
+
+/** The `{ ref: NAME }` references of a cloud endpoint's traffic policy, with their paths. */
+export function policyReferences(policy: unknown): Reference[] {
+  const out: Reference[] = [];
+  if (typeof policy !== 'object' || policy === null) return out;
+  for (const [phase, rules] of Object.entries(policy)) {
+    if (!Array.isArray(rules)) continue;
+    rules.forEach((rule: unknown, r) => {
+      const actions = (rule as { actions?: unknown } | null)?.actions;
+      if (!Array.isArray(actions)) return;
+      actions.forEach((action: unknown, a) => {
+        const { type, config } = (action ?? {}) as { type?: unknown; config?: unknown };
+        for (const site of POLICY_REFERENCE_SITES) {
+          if (site.action !== type || typeof config !== 'object' || config === null) continue;
+          const list = (config as Record<string, unknown>)[site.field];
+          if (!Array.isArray(list)) continue;
+          list.forEach((item: unknown, i) => {
+            const ref = (item as { ref?: unknown } | null)?.ref;
+            if (typeof ref !== 'string' || Object.keys(item as object).length !== 1) return;
+            const path = ['traffic_policy', phase, r, 'actions', a, 'config', site.field, i];
+            out.push({ kind: site.kind, name: ref, path });
+          });
+        }
+      });
+    });
+  }
+  return out;
+}

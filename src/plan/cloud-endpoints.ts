@@ -20,6 +20,8 @@
 import equal from 'fast-deep-equal';
 import type { CloudEndpoint, EndpointCreate, EndpointUpdate } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
+import type { Declared, Reference } from '../kinds/index.js';
+import { CLOUD_ENDPOINT } from '../kinds/own-planners.js';
 import { defaultEndpointBinding, normalizeEndpointUrl } from '../manifest/endpoint-url.js';
 import { type ParsedMetadata, recordMetadata, storedMetadata } from '../manifest/metadata.js';
 import type { Segment } from '../manifest/paths.js';
@@ -30,6 +32,7 @@ import type { CloudEndpointManifest } from '../manifest/schema.js';
 import { isSecretField } from '../manifest/secrets.js';
 import type { PlanContext } from './context.js';
 import { policyChanges, Sensitivity } from './diff.js';
+import type { ResolveReference } from './generic.js';
 import { impactEntry } from './impact.js';
 import type { FieldChange, Operation, Phase } from './model.js';
 import { createEndpoint, deleteEndpoint, updateEndpoint } from './operations.js';
@@ -223,6 +226,40 @@ export interface EndpointPlanInput {
   readonly hostport?: string | undefined;
   /** Its old URL is taken by another endpoint: a replacement's DELETE runs in phase `release`. */
   readonly releasesUrl?: boolean;
+  /** Roots of resources its policy refers to that this plan creates (see `withReferences`). */
+  readonly after?: readonly string[];
+}
+
+/**
+ * The manifest with every `{ ref: NAME }` of its policy replaced by the resource's live ID, or
+ * by the placeholder of its create in this plan (then named in `after`); `missing` lists the
+ * references that name nothing. The manifest itself when its policy refers to nothing (the
+ * daemon's planner memo keys on it).
+ */
+export function withReferences(
+  m: CloudEndpointManifest,
+  resolve: ResolveReference,
+): { manifest: CloudEndpointManifest; after: string[]; missing: Reference[] } {
+  const refs = CLOUD_ENDPOINT.references?.(m as unknown as Declared) ?? [];
+  if (refs.length === 0) return { manifest: m, after: [], missing: [] };
+  const policy = structuredClone(m.traffic_policy) as Record<string, unknown>;
+  const after = new Set<string>();
+  const missing: Reference[] = [];
+  for (const ref of refs) {
+    const found = resolve(ref);
+    if (found === undefined) {
+      missing.push(ref);
+      continue;
+    }
+    if (found.created !== undefined) after.add(found.created);
+    const inPolicy = ref.path.slice(1);
+    const parent = inPolicy
+      .slice(0, -1)
+      .reduce<unknown>((at, key) => (at as Record<string | number, unknown>)[key], policy);
+    (parent as Record<string | number, unknown>)[inPolicy[inPolicy.length - 1] as string | number] =
+      found.value;
+  }
+  return { manifest: { ...m, traffic_policy: policy }, after: [...after].sort(), missing };
 }
 
 export function planEndpoint(ctx: PlanContext, input: EndpointPlanInput): void {
@@ -239,7 +276,7 @@ export function planEndpoint(ctx: PlanContext, input: EndpointPlanInput): void {
       action: 'create',
       reason: 'not found live',
       fields: createFieldsOf(want, desiredPolicy(m), sensitivity),
-      operations: [createOp(m, want, match.address, requires, phase)],
+      operations: [createOp(m, want, match.address, requires, phase, input.after)],
     });
     return;
   }
@@ -276,12 +313,20 @@ export function planEndpoint(ctx: PlanContext, input: EndpointPlanInput): void {
           input.releasesUrl === true ? 'release' : phase,
           `delete cloud endpoint ${m.name} (${have.url}) to replace it`,
         ),
-        createOp(m, want, match.address, requires, phase),
+        createOp(m, want, match.address, requires, phase, input.after),
       ],
     });
     return;
   }
   planUpdate(ctx, input, base, want, have, sensitivity);
+}
+
+/** The graph's edges of an operation sending a policy that names resources this plan creates. */
+function graphOf(after: readonly string[] | undefined): {
+  after?: readonly string[];
+  fills?: readonly FieldPath[];
+} {
+  return after === undefined || after.length === 0 ? {} : { after, fills: [POLICY] };
 }
 
 function schemeOf(url: string): string {
@@ -306,6 +351,7 @@ function createOp(
   address: string,
   requires: readonly string[],
   phase: Phase,
+  after: readonly string[] = [],
 ): Operation {
   const body: EndpointCreate = {
     url: want.url,
@@ -318,7 +364,7 @@ function createOp(
   return createEndpoint(
     body,
     `create cloud endpoint ${m.name}`,
-    { binds: address, sensitive: bodySensitivity(m), requires },
+    { binds: address, sensitive: bodySensitivity(m), requires, ...graphOf(after) },
     phase,
   );
 }
@@ -344,7 +390,7 @@ function createFieldsOf(
 
 function planUpdate(
   ctx: PlanContext,
-  { match, requires, releasesUrl }: EndpointPlanInput,
+  { match, requires, releasesUrl, after: createdFirst }: EndpointPlanInput,
   base: ReturnType<typeof baseOf>,
   want: EndpointFields,
   have: EndpointFields,
@@ -391,7 +437,11 @@ function planUpdate(
             record.id,
             patch,
             `update cloud endpoint ${m.name}`,
-            { sensitive: bodySensitivity(m), requires },
+            {
+              sensitive: bodySensitivity(m),
+              requires,
+              ...graphOf(patch.traffic_policy === undefined ? [] : (createdFirst ?? [])),
+            },
             // Leaving a URL another endpoint of the plan takes: before that one's write.
             patch.url !== undefined && releasesUrl === true ? 'release' : 'main',
           ),

@@ -36,6 +36,10 @@ interface Extra {
   readonly requires?: readonly string[];
   /** Manifest sensitive paths of the resource (see bodySensitivePaths). */
   readonly sensitive?: readonly FieldPath[];
+  /** Roots of the same phase to run after (see `Operation.after`). */
+  readonly after?: readonly string[];
+  /** Body paths holding `{created:ADDRESS}` placeholders (see `Operation.fills`). */
+  readonly fills?: readonly FieldPath[];
 }
 
 function op(
@@ -60,6 +64,8 @@ function op(
   }
   if (extra.binds !== undefined) o.binds = extra.binds;
   if (extra.requires !== undefined && extra.requires.length > 0) o.requires = [...extra.requires];
+  if (extra.after !== undefined && extra.after.length > 0) o.after = [...extra.after];
+  if (extra.fills !== undefined && extra.fills.length > 0) o.fills = [...extra.fills];
   return o;
 }
 

@@ -29,15 +29,17 @@ import { botUserAddress, planBotUsers } from './bot-users.js';
 import {
   type EndpointMatch,
   type EndpointOrphan,
+  type EndpointPlanInput,
   planEndpoint,
   planEndpointDelete,
   resolveEndpoints,
+  withReferences,
 } from './cloud-endpoints.js';
 import { PlanContext, type PlanOptions } from './context.js';
 import { cutoverList } from './cutover.js';
 import { planCreate, planDelete, planUpdate } from './edges.js';
 import { blockHeldUrls, endpointClaims, urlHandovers } from './endpoint-claims.js';
-import { planGenericKinds } from './generic.js';
+import { planGenericKinds, type ResolveReference } from './generic.js';
 import { addDeleteEdges, assertAcyclic } from './graph.js';
 import { type Deletable, guardDeletions, leaveExcluded, resolveHostports } from './guards.js';
 import { type Cutover, leftAlone, PLAN_FORMAT_VERSION, type Plan } from './model.js';
@@ -123,8 +125,9 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
   const ctx = new PlanContext(options);
   if (live.edgesUnavailable === true) ctx.warnings.push(EDGES_UNAVAILABLE_WARNING);
   if (options.targets !== undefined) ctx.warnings.push(targetedWarning(options.targets));
-  // Every kind without a planner of its own, from its definition (src/kinds/).
-  planGenericKinds(ctx, desired, live);
+  // Every kind without a planner of its own, from its definition (src/kinds/); references to
+  // those resolve through it.
+  const resolve = planGenericKinds(ctx, desired, live);
   const liveEdges = classifyLive(live, ctx.owner);
   // Matched over the whole set, then narrowed to `--target`: what is not targeted is neither
   // planned nor an orphan to delete; its live hostports and URLs stay held.
@@ -180,7 +183,7 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
   const cutovers = cutoverList(handovers.plans, deletions);
   const cutoverEdges = new Set(cutovers.map((c) => c.edge));
   for (const d of deletions) planDelete(ctx, d, edgeClaims, cutoverEdges.has(d.address));
-  for (const e of handovers.plans) planEndpoint(ctx, e);
+  for (const e of handovers.plans) planEndpointWithReferences(ctx, e, resolve);
   for (const o of endpointOrphans) {
     planEndpointDelete(ctx, o, handovers.releasing.has(o.address));
   }
@@ -193,6 +196,32 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
   );
   releaseAuthFirst(ctx, live.httpsEdges);
   return finishPlan(ctx, cutovers);
+}
+
+/**
+ * An endpoint whose policy names other resources (`{ ref: office }`): planned with their IDs in
+ * place, after the creates of those this plan makes; blocked when one names nothing.
+ */
+function planEndpointWithReferences(
+  ctx: PlanContext,
+  input: EndpointPlanInput,
+  resolve: ResolveReference,
+): void {
+  const m = input.match.desired;
+  const { manifest, after, missing } = withReferences(m, resolve);
+  if (missing.length > 0) {
+    const names = missing.map((r) => `${r.kind}.${r.name}`).join(', ');
+    ctx.blocked.push({
+      address: input.match.address,
+      kind: 'guard',
+      reason: `refers to ${names}, which is neither declared nor live`,
+    });
+    return;
+  }
+  planEndpoint(
+    ctx,
+    manifest === m ? input : { ...input, match: { ...input.match, desired: manifest }, after },
+  );
 }
 
 /** The note a narrowed plan carries: like `terraform -target`, it is not the whole picture. */
