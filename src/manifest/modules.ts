@@ -63,6 +63,9 @@ export const labels = () =>
 
 // ---- modules (write shapes), from their definitions -------------------------------------------
 
+/** Each owner's module schemas, keyed by sub-resource name (the resources' optional fields). */
+export const MANIFEST_MODULES = modules.moduleSchemas('manifest');
+
 export const BackendSchema = modules.backend.manifest;
 export const IpRestrictionSchema = modules.ipRestriction.manifest;
 export const MutualTlsSchema = modules.mutualTls.manifest;

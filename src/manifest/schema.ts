@@ -32,34 +32,21 @@
  */
 import { z } from 'zod';
 import { checkHostport, ID_PREFIX, MATCH_TYPES } from '../hosted/edge-api.js';
+import { optionalEach } from '../hosted/modules/index.js';
 import { ENDPOINT_BINDINGS, parseEndpointUrl } from './endpoint-url.js';
 import type { ExcludedDeclarations } from './excluded.js';
 import {
-  BackendSchema,
-  CircuitBreakerSchema,
-  CompressionSchema,
   describedText,
-  HeadersSchema,
-  IpRestrictionSchema,
   idPattern,
   isJsonTree,
   type Kind,
   labels,
-  MutualTlsSchema,
+  MANIFEST_MODULES,
   NAME_PATTERN,
-  OAuthSchema,
-  OidcSchema,
   refable,
   ruled,
-  SamlSchema,
-  TlsTerminationAtEdgeSchema,
-  TlsTerminationSchema,
-  TrafficPolicySchema,
   textOrMapping,
-  UserAgentFilterSchema,
   uniqueList,
-  WebhookVerificationSchema,
-  WebsocketTcpConverterSchema,
 } from './modules.js';
 import { fieldPathSchema } from './paths.js';
 import { PolicyDocumentSchema } from './policy/schema.js';
@@ -101,11 +88,7 @@ export const TlsEdgeSchema = z
       }),
     ).optional(),
     hostports: hostports(),
-    backend: BackendSchema.optional(),
-    ip_restriction: IpRestrictionSchema.optional(),
-    mutual_tls: MutualTlsSchema.optional(),
-    tls_termination: TlsTerminationSchema.optional(),
-    traffic_policy: TrafficPolicySchema.optional(),
+    ...optionalEach(MANIFEST_MODULES.tls_edge),
   })
   .meta({
     description:
@@ -118,19 +101,7 @@ export const RouteSchema = z
     match: refable(z.string().startsWith('/', { error: 'must start with "/"' })),
     description: describedText().optional(),
     metadata: labels(),
-    backend: BackendSchema.optional(),
-    ip_restriction: IpRestrictionSchema.optional(),
-    circuit_breaker: CircuitBreakerSchema.optional(),
-    compression: CompressionSchema.optional(),
-    request_headers: HeadersSchema.optional(),
-    response_headers: HeadersSchema.optional(),
-    webhook_verification: WebhookVerificationSchema.optional(),
-    oauth: OAuthSchema.optional(),
-    saml: SamlSchema.optional(),
-    oidc: OidcSchema.optional(),
-    websocket_tcp_converter: WebsocketTcpConverterSchema.optional(),
-    user_agent_filter: UserAgentFilterSchema.optional(),
-    traffic_policy: TrafficPolicySchema.optional(),
+    ...optionalEach(MANIFEST_MODULES.route),
   })
   .meta({ description: 'A route of an HTTPS edge, keyed by match (unique per edge).' });
 
@@ -144,8 +115,7 @@ export const HttpsEdgeSchema = z
       }),
     ).optional(),
     hostports: hostports(),
-    mutual_tls: MutualTlsSchema.optional(),
-    tls_termination: TlsTerminationAtEdgeSchema.optional(),
+    ...optionalEach(MANIFEST_MODULES.https_edge),
     routes: z.array(RouteSchema).default([]),
   })
   .meta({

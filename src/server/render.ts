@@ -4,12 +4,8 @@
  * routes). Records are immutable, so each record's JSON is computed once and cached by object
  * identity; an HTTPS edge's JSON is its own fields plus its routes' cached JSON.
  */
-import {
-  BACKEND_KINDS,
-  OAUTH_PROVIDERS,
-  ROUTE_MODULES,
-  TLS_EDGE_MODULES,
-} from '../hosted/edge-api.js';
+import { BACKEND_KINDS, OAUTH_PROVIDERS } from '../hosted/edge-api.js';
+import { ROUTE_MODULES, TLS_EDGE_MODULES } from '../hosted/modules/index.js';
 import type { BotUserRec, HttpsEdgeRec, RouteRec, TlsEdgeRec } from './model.js';
 import type { HttpsEdgeModules, RouteModules, TlsEdgeModules } from './schemas.js';
 
