@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../errors.js';
 import { EdgesyncError } from '../errors.js';
+import { HEADER_MODULES } from '../hosted/modules/index.js';
 import { isCredentialHeader } from './credential-headers.js';
 import { sortDiagnostics } from './diagnostics.js';
 import { defaultBinding, parseEndpointUrl } from './endpoint-url.js';
@@ -303,7 +304,7 @@ function routeSecrets(route: DocumentRoute): FieldPath[] {
   if (route.oidc !== undefined) out.push(['oidc', 'client_secret']);
   if (route.webhook_verification?.secret !== undefined)
     out.push(['webhook_verification', 'secret']);
-  for (const module of ['request_headers', 'response_headers'] as const) {
+  for (const module of HEADER_MODULES) {
     for (const name of Object.keys(route[module]?.add ?? {})) {
       if (isCredentialHeader(name)) out.push([module, 'add', name]);
     }

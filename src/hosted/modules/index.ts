@@ -112,6 +112,14 @@ export const TLS_EDGE_MODULES = Object.keys(MODULES.tls_edge) as readonly TlsEdg
 export const HTTPS_EDGE_MODULES = Object.keys(MODULES.https_edge) as readonly HttpsEdgeModule[];
 export const ROUTE_MODULES = Object.keys(MODULES.route) as readonly RouteModule[];
 
+type HeaderModule = {
+  [M in RouteModule]: OwnerModules<'route'>[M] extends typeof headers ? M : never;
+}[RouteModule];
+/** The route modules the headers definition defines (request and response headers). */
+export const HEADER_MODULES = ROUTE_MODULES.filter(
+  (m) => MODULES.route[m] === headers,
+) as readonly HeaderModule[];
+
 /** At most one of these per route (7155 across an edge's routes, 7079 on one route). */
 export const AUTH_MODULES = ['oauth', 'oidc', 'saml'] as const satisfies readonly RouteModule[];
 
