@@ -10,13 +10,14 @@ import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../errors.js';
 import { EdgesyncError } from '../errors.js';
 import { HEADER_MODULES } from '../hosted/modules/index.js';
+import { normalisedPolicy } from '../hosted/policy-actions.js';
 import { isCredentialHeader } from './credential-headers.js';
 import { sortDiagnostics } from './diagnostics.js';
 import { defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { DEFAULT_OWNER } from './metadata.js';
 import { aboutPruned, originalPath } from './partial.js';
 import { type FieldPath, formatPath, uniquePaths } from './paths.js';
-import { normalisedPolicy, policySecretPaths } from './policy/actions.js';
+import { policySecretPaths } from './policy/secrets.js';
 import type { RefReader } from './refs.js';
 import type {
   BotUserManifest,

@@ -26,6 +26,7 @@
  */
 import { compareCodeUnits } from '../compare.js';
 import { HEADER_MODULES } from '../hosted/modules/index.js';
+import { HEADER_MAP_CONFIG_FIELDS, SECRET_CONFIG_FIELDS } from '../hosted/policy-actions.js';
 import type {
   FieldChange,
   Operation,
@@ -36,7 +37,6 @@ import type {
 } from '../plan/model.js';
 import { isCredentialHeader, mayNameCredential } from './credential-headers.js';
 import { type FieldPath, formatPath, type Segment } from './paths.js';
-import { HEADER_MAP_CONFIG_FIELDS, SECRET_CONFIG_FIELDS } from './policy/actions.js';
 import { parsePolicyText } from './policy-text.js';
 import type { DesiredSet } from './schema.js';
 
