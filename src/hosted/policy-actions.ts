@@ -328,7 +328,7 @@ export const OAUTH_PROVIDERS = [
   'twitch',
 ] as const;
 /** Providers for which the service has no managed application. */
-const OWN_CREDENTIALS_ONLY: ReadonlySet<string> = new Set(['amazon', 'facebook']);
+export const OWN_CREDENTIALS_ONLY: ReadonlySet<string> = new Set(['amazon', 'facebook']);
 export const WEBHOOK_POLICY_PROVIDERS: readonly string[] = [
   ...WEBHOOK_PROVIDERS,
   'jira',

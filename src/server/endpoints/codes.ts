@@ -1,8 +1,8 @@
 /**
  * The cloud endpoints API's own facts as the local server states them: ID prefix, limits,
- * bindings, schemes and error codes. The server keeps its own statement of these rules (it is
- * the oracle the controller's validation is tested against), so nothing here is imported by the
- * manifest side.
+ * bindings, schemes and error codes. The server keeps its own statement of these (the endpoint's
+ * URL and binding rules are the oracle the controller's are tested against, docs/decisions/0023),
+ * so nothing here is imported by the manifest side.
  */
 
 export const ENDPOINT_ID_PREFIX = 'ep_';
@@ -20,14 +20,10 @@ export type EndpointType = (typeof ENDPOINT_TYPES)[number];
 export const IMPLIED_PORTS: Readonly<Record<string, number>> = { https: 443, http: 80, tls: 443 };
 export const DROPPED_PORT_SCHEMES: ReadonlySet<string> = new Set(['https', 'http']);
 
+/** An endpoint's own fields (a traffic policy's bounds are src/hosted/policy-actions.ts'). */
 export const ENDPOINT_LIMITS = {
   descriptionBytes: 255,
   metadataBytes: 4096,
-  headersPerAction: 10,
-  volumeThresholdMax: 2_000_000_000,
-  /** circuit-breaker windows: 1 s .. 2 min. */
-  breakerWindowMinMs: 1_000,
-  breakerWindowMaxMs: 120_000,
 } as const;
 
 /**
