@@ -13,8 +13,8 @@
  * locate everything), and at 10,000 edges it was a quarter of the snapshot's memory.
  */
 import { z } from 'zod';
-import { nullableEach } from '../hosted/modules/index.js';
-import { type MODULE_WRITE_SCHEMAS, moduleSchemas } from './write-schemas.js';
+import { moduleSchemas, nullableEach } from '../hosted/modules/index.js';
+import type { MODULE_WRITE_SCHEMAS } from './write-schemas.js';
 
 export * from './write-schemas.js';
 

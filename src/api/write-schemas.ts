@@ -4,11 +4,9 @@
  * the request does. The read shapes are ./schemas.ts, which re-exports these.
  */
 import { z } from 'zod';
+import { ENDPOINT_BINDINGS } from '../hosted/cloud-endpoints.js';
 import { MATCH_TYPES } from '../hosted/edge-api.js';
-import { type ModuleSchemas, moduleSchemas, optionalEach } from '../hosted/modules/index.js';
-
-export type { ModuleSchemas };
-export { moduleSchemas };
+import { moduleSchemas, optionalEach } from '../hosted/modules/index.js';
 
 /**
  * Module write schemas per owner kind: the bodies of `PUT {owner}/{module}`, from the module
@@ -54,9 +52,6 @@ export const botUserCreateSchema = z.strictObject({
   active: z.boolean().optional(),
 });
 export const botUserUpdateSchema = botUserCreateSchema.partial();
-
-/** The bindings a cloud endpoint may be given (at most one). */
-export const ENDPOINT_BINDINGS = ['public', 'internal', 'kubernetes'] as const;
 
 /**
  * `POST /endpoints`: `url` and `traffic_policy` (the document as text) required. edgesync never

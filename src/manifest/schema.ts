@@ -31,9 +31,10 @@
  *   Later stages must mask them and never print or log them.
  */
 import { z } from 'zod';
+import { ENDPOINT_BINDINGS } from '../hosted/cloud-endpoints.js';
 import { checkHostport, ID_PREFIX, MATCH_TYPES } from '../hosted/edge-api.js';
 import { optionalEach } from '../hosted/modules/index.js';
-import { ENDPOINT_BINDINGS, parseEndpointUrl } from './endpoint-url.js';
+import { parseEndpointUrl } from './endpoint-url.js';
 import type { ExcludedDeclarations } from './excluded.js';
 import {
   describedText,

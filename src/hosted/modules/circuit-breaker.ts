@@ -76,7 +76,7 @@ export const circuitBreaker = defineModule({
  * (`error_threshold_percentage` may be left out: stored as 0, a valid fraction). From the
  * definition above: a size added there is checked here.
  */
-export const CIRCUIT_BREAKER_REQUIRED: readonly (readonly [field: string, code: ErrorCode])[] =
+const CIRCUIT_BREAKER_REQUIRED: readonly (readonly [field: string, code: ErrorCode])[] =
   Object.entries(circuitBreaker.fields as Readonly<Record<string, Field>>).flatMap(([name, f]) =>
     f.serviceRequired === undefined ? [] : [[name, f.serviceRequired] as const],
   );

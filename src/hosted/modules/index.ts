@@ -8,11 +8,7 @@
  */
 import type { z } from 'zod';
 import { backend } from './backend.js';
-import {
-  CIRCUIT_BREAKER_REQUIRED,
-  checkCircuitBreaker,
-  circuitBreaker,
-} from './circuit-breaker.js';
+import { checkCircuitBreaker, circuitBreaker } from './circuit-breaker.js';
 import { compression } from './compression.js';
 import type { Field, ModuleDefinition } from './field.js';
 import { headers } from './headers.js';
@@ -30,7 +26,6 @@ import { websocketTcpConverter } from './websocket-tcp-converter.js';
 export type { DefaultValue, Field, ModuleDefinition } from './field.js';
 export {
   backend,
-  CIRCUIT_BREAKER_REQUIRED,
   checkCircuitBreaker,
   circuitBreaker,
   compression,

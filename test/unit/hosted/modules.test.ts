@@ -19,7 +19,6 @@ import { MODULE_DEFAULTS } from '../../../src/hosted/defaults.js';
 import { ERROR_CODE } from '../../../src/hosted/edge-api.js';
 import { defineModule, enabledField } from '../../../src/hosted/modules/field.js';
 import {
-  CIRCUIT_BREAKER_REQUIRED,
   checkCircuitBreaker,
   circuitBreaker,
   type Field,
@@ -115,7 +114,7 @@ describe('a module defined once', () => {
     const required = Object.entries(circuitBreaker.fields as Readonly<Record<string, Field>>)
       .filter(([, f]) => f.serviceRequired !== undefined)
       .map(([name, f]) => [name, f.serviceRequired]);
-    expect(CIRCUIT_BREAKER_REQUIRED).toEqual(required);
+    expect(checkCircuitBreaker({}).map((v) => [v.field, v.code])).toEqual(required);
     expect(required).toEqual([
       ['tripped_duration', ERROR_CODE.circuitBreakerTrippedDuration],
       ['rolling_window', ERROR_CODE.circuitBreakerRollingWindow],
