@@ -4,6 +4,7 @@
  * guard. Pure.
  */
 import { parse } from 'yaml';
+import type { AUTH_MODULES } from '../hosted/modules/index.js';
 import { actionSpec, type PhaseKey, POLICY_LIMITS, phaseOf } from '../hosted/policy-actions.js';
 import type { FieldPath } from '../manifest/paths.js';
 import type { RouteManifest } from '../manifest/schema.js';
@@ -14,7 +15,7 @@ export interface Auth {
   readonly action: Action;
   /** Where the module is, for a diagnostic about the action as a whole. */
   readonly path: FieldPath;
-  readonly module: 'oauth' | 'oidc' | 'saml';
+  readonly module: (typeof AUTH_MODULES)[number];
   /** The allow lists a `deny` rule enforces after the action (OAuth only). */
   readonly addresses: readonly string[];
   readonly domains: readonly string[];
