@@ -189,7 +189,7 @@ function policyActions(actions, z) {
     '## Traffic policy actions',
     '',
     "The actions a CloudEndpoint's `traffic_policy` may use, from the one table that also makes",
-    'their schemas (`src/manifest/policy/actions.ts`). A string config value may interpolate CEL',
+    'their schemas (`src/hosted/policy-actions.ts`). A string config value may interpolate CEL',
     `with \`\${expr}\` only where its notes say so (elsewhere the service reads \`\${\` as text, and`,
     '`validate` refuses it); `{ env }` / `{ file }` references work in string values and make them',
     'sensitive.',
@@ -262,7 +262,7 @@ function replaceRegion(text, name, body) {
 async function generatedDocs() {
   const commands = await loadCommands();
   const { manifestJsonSchema } = await import(path.join(root, 'dist/src/manifest/jsonschema.js'));
-  const { ACTIONS } = await import(path.join(root, 'dist/src/manifest/policy/actions.js'));
+  const { ACTIONS } = await import(path.join(root, 'dist/src/hosted/policy-actions.js'));
   const { z } = await import('zod');
   const readme = await readFile(path.join(root, 'README.md'), 'utf8');
   return new Map([

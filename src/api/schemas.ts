@@ -13,7 +13,8 @@
  * locate everything), and at 10,000 edges it was a quarter of the snapshot's memory.
  */
 import { z } from 'zod';
-import { type MODULE_WRITE_SCHEMAS, moduleSchemas } from './write-schemas.js';
+import { moduleSchemas, nullableEach } from '../hosted/modules/index.js';
+import type { MODULE_WRITE_SCHEMAS } from './write-schemas.js';
 
 export * from './write-schemas.js';
 
@@ -40,11 +41,7 @@ const recordCommon = {
 export const tlsEdgeSchema = z.object({
   ...recordCommon,
   hostports: hostportsRead,
-  backend: m.tls_edge.backend.nullable(),
-  ip_restriction: m.tls_edge.ip_restriction.nullable(),
-  mutual_tls: m.tls_edge.mutual_tls.nullable(),
-  tls_termination: m.tls_edge.tls_termination.nullable(),
-  traffic_policy: m.tls_edge.traffic_policy.nullable(),
+  ...nullableEach(m.tls_edge),
 });
 
 export const httpsRouteSchema = z.object({
@@ -52,26 +49,13 @@ export const httpsRouteSchema = z.object({
   edge_id: z.string(),
   match_type: z.string(),
   match: z.string(),
-  backend: m.route.backend.nullable(),
-  ip_restriction: m.route.ip_restriction.nullable(),
-  circuit_breaker: m.route.circuit_breaker.nullable(),
-  compression: m.route.compression.nullable(),
-  request_headers: m.route.request_headers.nullable(),
-  response_headers: m.route.response_headers.nullable(),
-  webhook_verification: m.route.webhook_verification.nullable(),
-  oauth: m.route.oauth.nullable(),
-  saml: m.route.saml.nullable(),
-  oidc: m.route.oidc.nullable(),
-  websocket_tcp_converter: m.route.websocket_tcp_converter.nullable(),
-  user_agent_filter: m.route.user_agent_filter.nullable(),
-  traffic_policy: m.route.traffic_policy.nullable(),
+  ...nullableEach(m.route),
 });
 
 export const httpsEdgeSchema = z.object({
   ...recordCommon,
   hostports: hostportsRead,
-  mutual_tls: m.https_edge.mutual_tls.nullable(),
-  tls_termination: m.https_edge.tls_termination.nullable(),
+  ...nullableEach(m.https_edge),
   routes: z.array(httpsRouteSchema),
 });
 

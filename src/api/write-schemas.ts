@@ -4,29 +4,9 @@
  * the request does. The read shapes are ./schemas.ts, which re-exports these.
  */
 import { z } from 'zod';
+import { ENDPOINT_BINDINGS } from '../hosted/cloud-endpoints.js';
 import { MATCH_TYPES } from '../hosted/edge-api.js';
-import { MODULES } from '../hosted/modules/index.js';
-
-type Modules = typeof MODULES;
-type Owner = keyof Modules;
-
-/** One of each module's schemas (`write` or `read`) per owner kind, keyed like MODULES. */
-export type ModuleSchemas<S extends 'write' | 'read'> = {
-  readonly [O in Owner]: {
-    readonly [M in keyof Modules[O]]: Modules[O][M][S & keyof Modules[O][M]];
-  };
-};
-
-/** The module definitions' `write` or `read` schemas, per owner kind. */
-export function moduleSchemas<S extends 'write' | 'read'>(which: S): ModuleSchemas<S> {
-  const out: Record<string, Record<string, unknown>> = {};
-  for (const [owner, modules] of Object.entries(MODULES)) {
-    out[owner] = Object.fromEntries(
-      Object.entries(modules).map(([name, def]) => [name, def[which]]),
-    );
-  }
-  return out as ModuleSchemas<S>;
-}
+import { moduleSchemas, optionalEach } from '../hosted/modules/index.js';
 
 /**
  * Module write schemas per owner kind: the bodies of `PUT {owner}/{module}`, from the module
@@ -45,36 +25,17 @@ const edgeScalarsWrite = {
 export const tlsEdgeWriteSchema = z.strictObject({
   ...edgeScalarsWrite,
   hostports: z.array(z.string()).optional(),
-  backend: w.tls_edge.backend.optional(),
-  ip_restriction: w.tls_edge.ip_restriction.optional(),
-  mutual_tls: w.tls_edge.mutual_tls.optional(),
-  tls_termination: w.tls_edge.tls_termination.optional(),
-  traffic_policy: w.tls_edge.traffic_policy.optional(),
+  ...optionalEach(w.tls_edge),
 });
 
 /** `POST /edges/https` and `PATCH /edges/https/{id}`. */
 export const httpsEdgeWriteSchema = z.strictObject({
   ...edgeScalarsWrite,
   hostports: z.array(z.string()).optional(),
-  mutual_tls: w.https_edge.mutual_tls.optional(),
-  tls_termination: w.https_edge.tls_termination.optional(),
+  ...optionalEach(w.https_edge),
 });
 
-const routeModulesWrite = {
-  backend: w.route.backend.optional(),
-  ip_restriction: w.route.ip_restriction.optional(),
-  circuit_breaker: w.route.circuit_breaker.optional(),
-  compression: w.route.compression.optional(),
-  request_headers: w.route.request_headers.optional(),
-  response_headers: w.route.response_headers.optional(),
-  webhook_verification: w.route.webhook_verification.optional(),
-  oauth: w.route.oauth.optional(),
-  saml: w.route.saml.optional(),
-  oidc: w.route.oidc.optional(),
-  websocket_tcp_converter: w.route.websocket_tcp_converter.optional(),
-  user_agent_filter: w.route.user_agent_filter.optional(),
-  traffic_policy: w.route.traffic_policy.optional(),
-};
+const routeModulesWrite = optionalEach(w.route);
 
 /** `POST /edges/https/{edge_id}/routes`: `match_type` and `match` required. */
 export const routeCreateSchema = z.strictObject({
@@ -91,9 +52,6 @@ export const botUserCreateSchema = z.strictObject({
   active: z.boolean().optional(),
 });
 export const botUserUpdateSchema = botUserCreateSchema.partial();
-
-/** The bindings a cloud endpoint may be given (at most one). */
-export const ENDPOINT_BINDINGS = ['public', 'internal', 'kubernetes'] as const;
 
 /**
  * `POST /endpoints`: `url` and `traffic_policy` (the document as text) required. edgesync never

@@ -1,6 +1,7 @@
 /**
- * The Edge Configuration API's facts, in one place: ID prefixes, enumerations, limits and which
- * modules each owner carries. Both the local server (src/server) and the manifest validator
+ * The Edge Configuration API's facts, in one place: ID prefixes, enumerations, limits and the
+ * rules of the hosted service (which modules each owner carries is the module definitions',
+ * ./modules/index.ts). Both the local server (src/server) and the manifest validator
  * (src/manifest) read them from here, so the two can never disagree. Sources:
  * shared/spec/edge-api.md, and shared/spec/api-notes.md where the specification is silent
  * (items marked unconfirmed there are decided here).
@@ -160,37 +161,6 @@ export const WEBHOOK_PROVIDERS = [
 /** The one provider that must not have a secret. */
 export const WEBHOOK_PROVIDER_WITHOUT_SECRET = 'sns';
 
-/** Module sub-resources per owner, in the order they appear in read shapes. */
-export const TLS_EDGE_MODULES = [
-  'backend',
-  'ip_restriction',
-  'mutual_tls',
-  'tls_termination',
-  'traffic_policy',
-] as const;
-export const HTTPS_EDGE_MODULES = ['mutual_tls', 'tls_termination'] as const;
-export const ROUTE_MODULES = [
-  'backend',
-  'ip_restriction',
-  'circuit_breaker',
-  'compression',
-  'request_headers',
-  'response_headers',
-  'webhook_verification',
-  'oauth',
-  'saml',
-  'oidc',
-  'websocket_tcp_converter',
-  'user_agent_filter',
-  'traffic_policy',
-] as const;
-/** At most one of these per route. */
-export const AUTH_MODULES = ['oauth', 'oidc', 'saml'] as const;
-
-export type TlsEdgeModule = (typeof TLS_EDGE_MODULES)[number];
-export type HttpsEdgeModule = (typeof HTTPS_EDGE_MODULES)[number];
-export type RouteModule = (typeof ROUTE_MODULES)[number];
-
 /** Error codes of api-notes' table (`ERR_SVC_<n>`). */
 export const ERROR_CODE = {
   contentType: 'ERR_SVC_210',
@@ -330,35 +300,6 @@ export function checkCookiePrefix(value: string): RuleViolation | undefined {
     code: ERROR_CODE.cookiePrefix,
     message: `cookie_prefix ${JSON.stringify(value)} may contain only letters, digits and periods`,
   };
-}
-
-/**
- * Circuit breaker fields the service needs in every body: it stores a field left out as 0, and 0
- * is invalid for these, so a partial module is refused (7016-7018), never completed with local
- * defaults. `error_threshold_percentage` may be left out (stored as 0, a valid fraction).
- */
-export const CIRCUIT_BREAKER_REQUIRED = [
-  ['tripped_duration', ERROR_CODE.circuitBreakerTrippedDuration],
-  ['rolling_window', ERROR_CODE.circuitBreakerRollingWindow],
-  ['num_buckets', ERROR_CODE.circuitBreakerBuckets],
-  ['volume_threshold', ERROR_CODE.circuitBreakerBuckets],
-] as const;
-
-export function checkCircuitBreaker(
-  module: Readonly<Record<string, unknown>>,
-): (RuleViolation & { field: string })[] {
-  const out: (RuleViolation & { field: string })[] = [];
-  for (const [field, code] of CIRCUIT_BREAKER_REQUIRED) {
-    const value = module[field];
-    if (value === undefined || value === null || value === 0) {
-      out.push({
-        field,
-        code,
-        message: `${field} is required and must be greater than 0 (the service stores a missing field as 0, which is invalid)`,
-      });
-    }
-  }
-  return out;
 }
 
 /** HTTP header names (request and response headers modules): a token starting with a letter or digit. */

@@ -9,6 +9,8 @@
 import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../errors.js';
 import { EdgesyncError } from '../errors.js';
+import { HEADER_MODULES } from '../hosted/modules/index.js';
+import { normalisedPolicy } from '../hosted/policy-actions.js';
 import type { Declared } from '../kinds/definition.js';
 import { isCredentialHeader } from './credential-headers.js';
 import { sortDiagnostics } from './diagnostics.js';
@@ -16,7 +18,7 @@ import { defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { DEFAULT_OWNER } from './metadata.js';
 import { aboutPruned, originalPath } from './partial.js';
 import { type FieldPath, formatPath, uniquePaths } from './paths.js';
-import { normalisedPolicy, policySecretPaths } from './policy/actions.js';
+import { policySecretPaths } from './policy/secrets.js';
 import type { RefReader } from './refs.js';
 import {
   type BotUserManifest,
@@ -311,7 +313,7 @@ function routeSecrets(route: DocumentRoute): FieldPath[] {
   if (route.oidc !== undefined) out.push(['oidc', 'client_secret']);
   if (route.webhook_verification?.secret !== undefined)
     out.push(['webhook_verification', 'secret']);
-  for (const module of ['request_headers', 'response_headers'] as const) {
+  for (const module of HEADER_MODULES) {
     for (const name of Object.keys(route[module]?.add ?? {})) {
       if (isCredentialHeader(name)) out.push([module, 'add', name]);
     }

@@ -3,13 +3,17 @@
  * parser (node's `URL`), the refusals (no scheme, unknown scheme, path, query, fragment, user
  * info, a host that is no DNS name), the normalised form the service stores (lower-case scheme
  * and host, no default port for https and http), the default binding and what each binding
- * allows. Pure.
+ * allows. Pure. The schemes, bindings and implied ports are the API's facts
+ * (src/hosted/cloud-endpoints.ts); how a URL is judged is stated here.
  */
 
-export const ENDPOINT_SCHEMES = ['https', 'http', 'tls', 'tcp'] as const;
-export type EndpointScheme = (typeof ENDPOINT_SCHEMES)[number];
-export const ENDPOINT_BINDINGS = ['public', 'internal', 'kubernetes'] as const;
-type Binding = (typeof ENDPOINT_BINDINGS)[number];
+import {
+  type EndpointBinding as Binding,
+  DROPPED_PORT_SCHEMES as DROPPED_PORT,
+  ENDPOINT_SCHEMES,
+  type EndpointScheme,
+  IMPLIED_PORTS as IMPLIED_PORT,
+} from '../hosted/cloud-endpoints.js';
 
 export interface EndpointUrl {
   readonly scheme: EndpointScheme;
@@ -21,8 +25,6 @@ export interface EndpointUrl {
   readonly url: string;
 }
 
-const IMPLIED_PORT: Readonly<Record<string, number>> = { https: 443, http: 80, tls: 443 };
-const DROPPED_PORT: ReadonlySet<string> = new Set(['https', 'http']);
 const DNS_LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
 /** A DNS name, optionally a `*.` wildcard (checked on what `URL` parsed, not a parser). */
 const HOST_NAME = new RegExp(`^(?:\\*\\.)?${DNS_LABEL}(?:\\.${DNS_LABEL})*$`);

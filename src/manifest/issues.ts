@@ -4,7 +4,7 @@
  * YAML values that need quotes).
  */
 import type { z } from 'zod';
-import { ROUTE_MODULES } from '../hosted/edge-api.js';
+import { ROUTE_MODULES } from '../hosted/modules/index.js';
 import type { FieldPath, Segment } from './paths.js';
 import { objectKeys, schemaAt } from './refs.js';
 import { didYouMean } from './suggest.js';

@@ -1,9 +1,9 @@
 /**
  * The manifest's building blocks and module schemas (zod): the patterns, the field kinds (with
- * the places a `{ env }` / `{ file }` reference may stand in for a value) and one schema per
- * module, in the API's write shape. The module schemas are composed from the module definitions
- * (src/hosted/modules/), where each field is stated once. The resources that hold the modules
- * are ./schema.ts, which re-exports everything here.
+ * the places a `{ env }` / `{ file }` reference may stand in for a value) and each owner's
+ * module schemas, in the API's write shape. The module schemas are the module definitions'
+ * (src/hosted/modules/, where each field is stated once), keyed by the one ownership table.
+ * The resources that hold the modules are ./schema.ts, which re-exports everything here.
  */
 import { z } from 'zod';
 import { LIMITS, utf8Bytes } from '../hosted/edge-api.js';
@@ -63,23 +63,8 @@ export const labels = () =>
 
 // ---- modules (write shapes), from their definitions -------------------------------------------
 
-export const BackendSchema = modules.backend.manifest;
-export const IpRestrictionSchema = modules.ipRestriction.manifest;
-export const MutualTlsSchema = modules.mutualTls.manifest;
-/** TLS edges: where TLS terminates, and the minimum version when it terminates here. */
-export const TlsTerminationSchema = modules.tlsTermination.manifest;
-/** HTTPS edges always terminate at the edge: `terminate_at` may not be given. */
-export const TlsTerminationAtEdgeSchema = modules.tlsTerminationAtEdge.manifest;
-/** `value` may be written as a YAML mapping; the model always holds the string the API takes. */
-export const TrafficPolicySchema = modules.trafficPolicy.manifest;
-export const CircuitBreakerSchema = modules.circuitBreaker.manifest;
-export const CompressionSchema = modules.compression.manifest;
-export const HeadersSchema = modules.headers.manifest;
-/** Provider validity (known list, secret rules) is checked in `./semantics.ts`. */
-export const WebhookVerificationSchema = modules.webhookVerification.manifest;
-/** One optional key per identity provider; exactly one must be set (checked in semantics). */
+/** Each owner's module schemas, keyed by sub-resource name (the resources' optional fields). */
+export const MANIFEST_MODULES = modules.moduleSchemas('manifest');
+
+/** OAuth: one optional key per identity provider; exactly one must be set (checked in semantics). */
 export const OAuthSchema = modules.oauth.manifest;
-export const SamlSchema = modules.saml.manifest;
-export const OidcSchema = modules.oidc.manifest;
-export const WebsocketTcpConverterSchema = modules.websocketTcpConverter.manifest;
-export const UserAgentFilterSchema = modules.userAgentFilter.manifest;

@@ -31,38 +31,26 @@
  *   Later stages must mask them and never print or log them.
  */
 import { z } from 'zod';
+import { ENDPOINT_BINDINGS } from '../hosted/cloud-endpoints.js';
 import { checkHostport, ID_PREFIX, MATCH_TYPES } from '../hosted/edge-api.js';
+import { optionalEach } from '../hosted/modules/index.js';
 import type { Declared, KindDefinition } from '../kinds/definition.js';
 import { GENERIC_KINDS, kindOfManifest } from '../kinds/index.js';
-import { ENDPOINT_BINDINGS, parseEndpointUrl } from './endpoint-url.js';
+import { parseEndpointUrl } from './endpoint-url.js';
 import type { ExcludedDeclarations } from './excluded.js';
 import {
-  BackendSchema,
-  CircuitBreakerSchema,
-  CompressionSchema,
   describedText,
-  HeadersSchema,
-  IpRestrictionSchema,
   idPattern,
   isJsonTree,
   KINDS,
   type Kind,
   labels,
-  MutualTlsSchema,
+  MANIFEST_MODULES,
   NAME_PATTERN,
-  OAuthSchema,
-  OidcSchema,
   refable,
   ruled,
-  SamlSchema,
-  TlsTerminationAtEdgeSchema,
-  TlsTerminationSchema,
-  TrafficPolicySchema,
   textOrMapping,
-  UserAgentFilterSchema,
   uniqueList,
-  WebhookVerificationSchema,
-  WebsocketTcpConverterSchema,
 } from './modules.js';
 import { fieldPathSchema } from './paths.js';
 import { PolicyDocumentSchema } from './policy/schema.js';
@@ -104,11 +92,7 @@ export const TlsEdgeSchema = z
       }),
     ).optional(),
     hostports: hostports(),
-    backend: BackendSchema.optional(),
-    ip_restriction: IpRestrictionSchema.optional(),
-    mutual_tls: MutualTlsSchema.optional(),
-    tls_termination: TlsTerminationSchema.optional(),
-    traffic_policy: TrafficPolicySchema.optional(),
+    ...optionalEach(MANIFEST_MODULES.tls_edge),
   })
   .meta({
     description:
@@ -121,19 +105,7 @@ export const RouteSchema = z
     match: refable(z.string().startsWith('/', { error: 'must start with "/"' })),
     description: describedText().optional(),
     metadata: labels(),
-    backend: BackendSchema.optional(),
-    ip_restriction: IpRestrictionSchema.optional(),
-    circuit_breaker: CircuitBreakerSchema.optional(),
-    compression: CompressionSchema.optional(),
-    request_headers: HeadersSchema.optional(),
-    response_headers: HeadersSchema.optional(),
-    webhook_verification: WebhookVerificationSchema.optional(),
-    oauth: OAuthSchema.optional(),
-    saml: SamlSchema.optional(),
-    oidc: OidcSchema.optional(),
-    websocket_tcp_converter: WebsocketTcpConverterSchema.optional(),
-    user_agent_filter: UserAgentFilterSchema.optional(),
-    traffic_policy: TrafficPolicySchema.optional(),
+    ...optionalEach(MANIFEST_MODULES.route),
   })
   .meta({ description: 'A route of an HTTPS edge, keyed by match (unique per edge).' });
 
@@ -147,8 +119,7 @@ export const HttpsEdgeSchema = z
       }),
     ).optional(),
     hostports: hostports(),
-    mutual_tls: MutualTlsSchema.optional(),
-    tls_termination: TlsTerminationAtEdgeSchema.optional(),
+    ...optionalEach(MANIFEST_MODULES.https_edge),
     routes: z.array(RouteSchema).default([]),
   })
   .meta({

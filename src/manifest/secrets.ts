@@ -25,6 +25,8 @@
  * (`liveSecretValues`).
  */
 import { compareCodeUnits } from '../compare.js';
+import { HEADER_MODULES } from '../hosted/modules/index.js';
+import { HEADER_MAP_CONFIG_FIELDS, SECRET_CONFIG_FIELDS } from '../hosted/policy-actions.js';
 import type {
   FieldChange,
   Operation,
@@ -35,14 +37,13 @@ import type {
 } from '../plan/model.js';
 import { isCredentialHeader, mayNameCredential } from './credential-headers.js';
 import { type FieldPath, formatPath, type Segment } from './paths.js';
-import { HEADER_MAP_CONFIG_FIELDS, SECRET_CONFIG_FIELDS } from './policy/actions.js';
 import { parsePolicyText } from './policy-text.js';
 import type { DesiredSet } from './schema.js';
 
 /** What a masked value is shown as, in every output. */
 export const MASKED = '(sensitive)';
 
-const HEADER_MODULES: ReadonlySet<string> = new Set(['request_headers', 'response_headers']);
+const HEADER_MODULE_SET: ReadonlySet<string> = new Set(HEADER_MODULES);
 
 /**
  * Whether the field at `path` is a secret by definition, wherever the path starts (a route, a
@@ -72,7 +73,7 @@ export function isSecretField(path: readonly Segment[]): boolean {
   if (!isCredentialHeader(last)) return false;
   // A policy action's header map: `config.<map>.<name>` (the map's field is the parent).
   if (grand === 'config' && HEADER_MAP_CONFIG_FIELDS.has(parent)) return true;
-  return parent === 'add' && HEADER_MODULES.has(grand);
+  return parent === 'add' && HEADER_MODULE_SET.has(grand);
 }
 
 /**
@@ -157,7 +158,7 @@ function secretFieldValues(record: object): readonly string[] {
   }
   take(field(route.oidc, 'client_secret'));
   take(field(route.webhook_verification, 'secret'));
-  for (const module of ['request_headers', 'response_headers']) {
+  for (const module of HEADER_MODULES) {
     const add = field(route[module], 'add');
     if (typeof add !== 'object' || add === null) continue;
     for (const name in add) {

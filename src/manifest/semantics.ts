@@ -6,9 +6,7 @@
  */
 import type { z } from 'zod';
 import {
-  AUTH_MODULES,
   checkAuthRoutes,
-  checkCircuitBreaker,
   checkMutualTlsTermination,
   LIMITS,
   OAUTH_PROVIDERS,
@@ -16,6 +14,7 @@ import {
   WEBHOOK_PROVIDER_WITHOUT_SECRET,
   WEBHOOK_PROVIDERS,
 } from '../hosted/edge-api.js';
+import { AUTH_MODULES, checkCircuitBreaker, HEADER_MODULES } from '../hosted/modules/index.js';
 import { failureMessage, runCase } from '../policy-eval/cases.js';
 import { bindingProblem, defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { storedMetadata, storedRouteMetadata } from './metadata.js';
@@ -370,8 +369,6 @@ function firstAuthModule(route: z.output<typeof RouteSchema>): string | undefine
   for (const m of AUTH_MODULES) if (route[m] !== undefined) return m;
   return undefined;
 }
-
-const HEADER_MODULES = ['request_headers', 'response_headers'] as const;
 
 function checkRoute(
   doc: number,

@@ -4,8 +4,9 @@
  * guard. Pure.
  */
 import { parse } from 'yaml';
+import type { AUTH_MODULES } from '../hosted/modules/index.js';
+import { actionSpec, type PhaseKey, POLICY_LIMITS, phaseOf } from '../hosted/policy-actions.js';
 import type { FieldPath } from '../manifest/paths.js';
-import { actionSpec, type PhaseKey, phaseOf } from '../manifest/policy/actions.js';
 import type { RouteManifest } from '../manifest/schema.js';
 import { type Action, duration, type Rule } from './actions.js';
 import type { Emit, Source } from './source.js';
@@ -14,7 +15,7 @@ export interface Auth {
   readonly action: Action;
   /** Where the module is, for a diagnostic about the action as a whole. */
   readonly path: FieldPath;
-  readonly module: 'oauth' | 'oidc' | 'saml';
+  readonly module: (typeof AUTH_MODULES)[number];
   /** The allow lists a `deny` rule enforces after the action (OAuth only). */
   readonly addresses: readonly string[];
   readonly domains: readonly string[];
@@ -202,47 +203,50 @@ function saml(
   return { action: { type: 'saml', config }, path, module: 'saml', addresses: [], domains: [] };
 }
 
-const TWO_MINUTES = 120;
+/** The longest window and tripped duration a cloud endpoint's breaker takes, in seconds. */
+const BREAKER_MAX_SECONDS = POLICY_LIMITS.breakerWindowMaxMs / 1000;
 
 /**
- * `circuit-breaker`. A tripped duration over two minutes would let requests through while the
- * edge still refused them (an error); a longer window only changes the statistics (a warning).
+ * `circuit-breaker`. A tripped duration over the action's bound (two minutes) would let requests
+ * through while the edge still refused them (an error); a longer window only changes the
+ * statistics (a warning). The bounds and the fixed bucket count are the action table's.
  */
 export function circuitBreaker(
   cb: NonNullable<RouteManifest['circuit_breaker']>,
   path: FieldPath,
   emit: Emit,
 ): Action {
+  const max = duration(BREAKER_MAX_SECONDS);
   const config: Record<string, unknown> = {};
   if (cb.error_threshold_percentage !== undefined)
     config.error_threshold = cb.error_threshold_percentage;
   if (cb.volume_threshold !== undefined) config.volume_threshold = cb.volume_threshold;
   if (cb.rolling_window !== undefined) {
-    if (cb.rolling_window > TWO_MINUTES)
+    if (cb.rolling_window > BREAKER_MAX_SECONDS)
       emit(
         [...path, 'rolling_window'],
         'warning',
-        'a window over two minutes cannot be expressed: it becomes 2m',
+        `a window over ${max} cannot be expressed: it becomes ${max}`,
       );
-    config.window_duration = duration(Math.min(cb.rolling_window, TWO_MINUTES));
+    config.window_duration = duration(Math.min(cb.rolling_window, BREAKER_MAX_SECONDS));
   }
   if (cb.tripped_duration !== undefined) {
-    if (cb.tripped_duration > TWO_MINUTES)
+    if (cb.tripped_duration > BREAKER_MAX_SECONDS)
       emit(
         [...path, 'tripped_duration'],
         'error',
-        'a tripped duration over two minutes cannot be expressed: the endpoint would let requests through sooner than the edge',
+        `a tripped duration over ${max} cannot be expressed: the endpoint would let requests through sooner than the edge`,
       );
-    config.tripped_duration = duration(Math.min(cb.tripped_duration, TWO_MINUTES));
+    config.tripped_duration = duration(Math.min(cb.tripped_duration, BREAKER_MAX_SECONDS));
   }
   if (cb.num_buckets !== undefined) {
     // Accepted and ignored by the action: kept so the endpoint reads as the edge did.
     config.num_buckets = cb.num_buckets;
-    if (cb.num_buckets !== 10)
+    if (cb.num_buckets !== POLICY_LIMITS.breakerBuckets)
       emit(
         [...path, 'num_buckets'],
         'warning',
-        'the bucket count is fixed at 10 on a cloud endpoint (num_buckets is kept but ignored)',
+        `the bucket count is fixed at ${POLICY_LIMITS.breakerBuckets} on a cloud endpoint (num_buckets is kept but ignored)`,
       );
   }
   config.enforce = true;

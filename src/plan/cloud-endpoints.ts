@@ -20,13 +20,13 @@
 import equal from 'fast-deep-equal';
 import type { CloudEndpoint, EndpointCreate, EndpointUpdate } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
+import { LEGACY_PHASES, normalisedPolicy } from '../hosted/policy-actions.js';
 import type { Declared, Reference } from '../kinds/index.js';
 import { CLOUD_ENDPOINT } from '../kinds/own-planners.js';
 import { defaultEndpointBinding, normalizeEndpointUrl } from '../manifest/endpoint-url.js';
 import { type ParsedMetadata, recordMetadata, storedMetadata } from '../manifest/metadata.js';
 import type { Segment } from '../manifest/paths.js';
 import { type FieldPath, uniquePaths } from '../manifest/paths.js';
-import { LEGACY_PHASES, normalisedPolicy } from '../manifest/policy/actions.js';
 import { parsePolicyText } from '../manifest/policy-text.js';
 import type { CloudEndpointManifest } from '../manifest/schema.js';
 import { isSecretField } from '../manifest/secrets.js';

@@ -4,7 +4,7 @@
  * that must run before another edge of the plan claims a hostport.
  */
 import type { HttpsEdge, HttpsEdgeWrite, TlsEdgeWrite } from '../api/schemas.js';
-import { HTTPS_EDGE_MODULES, TLS_EDGE_MODULES } from '../hosted/edge-api.js';
+import { HTTPS_EDGE_MODULES, TLS_EDGE_MODULES } from '../hosted/modules/index.js';
 import { storedMetadata } from '../manifest/metadata.js';
 import type { EdgeManifest } from '../manifest/schema.js';
 import type { PlanContext } from './context.js';

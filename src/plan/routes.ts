@@ -6,7 +6,7 @@
  * DELETEs. At most one route of an edge may carry an auth module (`releaseAuthFirst`).
  */
 import type { HttpsEdge, HttpsRoute, RouteCreate, RouteUpdate } from '../api/schemas.js';
-import { AUTH_MODULES, ROUTE_MODULES } from '../hosted/edge-api.js';
+import { AUTH_MODULES, ROUTE_MODULES } from '../hosted/modules/index.js';
 import { storedRouteMetadata } from '../manifest/metadata.js';
 import type { RouteManifest } from '../manifest/schema.js';
 import type { PlanContext } from './context.js';

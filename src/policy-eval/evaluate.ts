@@ -163,7 +163,7 @@ function ipAllowed(config: Json, run: Run): boolean | { error: string } {
   return allowed && !deny && !verdicts.includes('deny');
 }
 
-/** Each action type's documented behaviour (src/manifest/policy/actions.ts has their fields). */
+/** Each action type's documented behaviour (src/hosted/policy-actions.ts has their fields). */
 export const ACTION_BEHAVIOUR: Readonly<Record<string, Behaviour>> = {
   'forward-internal': (config, run) => {
     const url = text(config, 'url', run);

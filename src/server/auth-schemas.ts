@@ -10,6 +10,7 @@ import {
   OAUTH_PROVIDERS,
   type OAuthProviderName,
 } from '../hosted/edge-api.js';
+import type { AUTH_MODULES } from '../hosted/modules/index.js';
 import { enabled, obj, ruleIssue, uint32, uniqueList } from './schema-blocks.js';
 export const lowerCaseList = uniqueList().refine((l) => l.every((v) => v === v.toLowerCase()), {
   message: 'entries must be lower-case',
@@ -114,7 +115,7 @@ export const sessionFields = {
 
 /** Session settings with the documented defaults of `module` (src/hosted/defaults.ts). */
 export function sessionDefaults(
-  module: 'oauth' | 'oidc' | 'saml',
+  module: (typeof AUTH_MODULES)[number],
   m: {
     enabled: boolean;
     options_passthrough?: boolean | null | undefined;

@@ -4,7 +4,8 @@
  * update keeps them, and its answer shows the edge as the store now holds it.
  */
 import type { z } from 'zod';
-import { HTTPS_EDGE_MODULES, ID_PREFIX } from '../hosted/edge-api.js';
+import { ID_PREFIX } from '../hosted/edge-api.js';
+import { HTTPS_EDGE_MODULES } from '../hosted/modules/index.js';
 import {
   type Call,
   checkBodyId,

@@ -4,12 +4,8 @@
  * routes). Records are immutable, so each record's JSON is computed once and cached by object
  * identity; an HTTPS edge's JSON is its own fields plus its routes' cached JSON.
  */
-import {
-  BACKEND_KINDS,
-  OAUTH_PROVIDERS,
-  ROUTE_MODULES,
-  TLS_EDGE_MODULES,
-} from '../hosted/edge-api.js';
+import { BACKEND_KINDS, OAUTH_PROVIDERS } from '../hosted/edge-api.js';
+import { HTTPS_EDGE_MODULES, ROUTE_MODULES, TLS_EDGE_MODULES } from '../hosted/modules/index.js';
 import type { BotUserRec, HttpsEdgeRec, RouteRec, TlsEdgeRec } from './model.js';
 import type { HttpsEdgeModules, RouteModules, TlsEdgeModules } from './schemas.js';
 
@@ -59,16 +55,17 @@ export class Renderer {
   httpsEdge(rec: HttpsEdgeRec): string {
     let json = this.#cache.get(rec);
     if (json === undefined) {
-      const head = JSON.stringify({
+      const out: Record<string, unknown> = {
         id: rec.id,
         description: rec.description,
         metadata: rec.metadata,
         created_at: rec.created_at,
         uri: this.httpsEdgeUri(rec.id),
         hostports: rec.hostports,
-        mutual_tls: this.moduleValue('mutual_tls', rec.modules, rec.id),
-        tls_termination: this.moduleValue('tls_termination', rec.modules, rec.id),
-      });
+      };
+      for (const name of HTTPS_EDGE_MODULES)
+        out[name] = this.moduleValue(name, rec.modules, rec.id);
+      const head = JSON.stringify(out);
       json = `${head.slice(0, -1)},"routes":[${rec.routes.map((r) => this.route(r)).join(',')}]}`;
       this.#cache.set(rec, json);
     }

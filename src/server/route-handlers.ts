@@ -5,13 +5,8 @@
  * and a SAML module gets its request-signing certificate once and keeps it across later writes.
  */
 import type { z } from 'zod';
-import {
-  AUTH_MODULES,
-  checkAuthRoutes,
-  ERROR_CODE,
-  ID_PREFIX,
-  ROUTE_MODULES,
-} from '../hosted/edge-api.js';
+import { checkAuthRoutes, ERROR_CODE, ID_PREFIX } from '../hosted/edge-api.js';
+import { AUTH_MODULES, ROUTE_MODULES } from '../hosted/modules/index.js';
 import { RequestError } from './errors.js';
 import {
   type AnyModules,

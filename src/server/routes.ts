@@ -3,14 +3,8 @@
  * path (404 for unknown paths, 405 for a known path with another method), the path IDs' prefixes
  * (227), and the list endpoints' query parameters (231). Pure: no request, no response.
  */
-import {
-  ERROR_CODE,
-  HTTPS_EDGE_MODULES,
-  ID_PREFIX,
-  LIMITS,
-  ROUTE_MODULES,
-  TLS_EDGE_MODULES,
-} from '../hosted/edge-api.js';
+import { ERROR_CODE, ID_PREFIX, LIMITS } from '../hosted/edge-api.js';
+import { HTTPS_EDGE_MODULES, ROUTE_MODULES, TLS_EDGE_MODULES } from '../hosted/modules/index.js';
 import { ENDPOINT_ID_PREFIX } from './endpoints/codes.js';
 import { RequestError } from './errors.js';
 import type { Handlers } from './handlers.js';

@@ -6,7 +6,6 @@
  */
 import { z } from 'zod';
 import {
-  checkCircuitBreaker,
   checkHeaderName,
   checkHeaderValue,
   checkUserAgentPattern,
@@ -14,13 +13,18 @@ import {
   ID_PREFIX,
   LIMITS,
   MATCH_TYPES,
-  type ROUTE_MODULES,
   TERMINATE_AT,
   TLS_VERSIONS,
   utf8Bytes,
   WEBHOOK_PROVIDER_WITHOUT_SECRET,
   WEBHOOK_PROVIDERS,
 } from '../hosted/edge-api.js';
+import {
+  checkCircuitBreaker,
+  type HttpsEdgeModule,
+  type RouteModule,
+  type TlsEdgeModule,
+} from '../hosted/modules/index.js';
 import { oauthSchema, oidcSchema, samlSchema } from './auth-schemas.js';
 import {
   backendId,
@@ -204,18 +208,22 @@ export const userAgentFilterSchema = obj({
   deny: regexList.nullish(),
 }).transform((m) => ({ enabled: m.enabled, allow: m.allow ?? [], deny: m.deny ?? [] }));
 
-/** Write schema of each module, per owner. */
+/**
+ * Write schema of each module, per owner: the server's own schemas, keyed by the module names
+ * (a pure fact) of the one ownership table (src/hosted/modules/index.ts), which the types hold
+ * them to: a module missing or extra here does not compile.
+ */
 export const TLS_EDGE_MODULE_SCHEMAS = {
   backend: backendSchema,
   ip_restriction: ipRestrictionSchema,
   mutual_tls: mutualTlsSchema,
   tls_termination: tlsTerminationSchema,
   traffic_policy: trafficPolicySchema,
-};
+} satisfies Record<TlsEdgeModule, z.ZodType>;
 export const HTTPS_EDGE_MODULE_SCHEMAS = {
   mutual_tls: mutualTlsSchema,
   tls_termination: tlsTerminationAtEdgeSchema,
-};
+} satisfies Record<HttpsEdgeModule, z.ZodType>;
 export const ROUTE_MODULE_SCHEMAS = {
   backend: backendSchema,
   ip_restriction: ipRestrictionSchema,
@@ -230,7 +238,7 @@ export const ROUTE_MODULE_SCHEMAS = {
   websocket_tcp_converter: websocketTcpConverterSchema,
   user_agent_filter: userAgentFilterSchema,
   traffic_policy: trafficPolicySchema,
-} satisfies Record<(typeof ROUTE_MODULES)[number], z.ZodType>;
+} satisfies Record<RouteModule, z.ZodType>;
 
 export type TlsEdgeModules = {
   [K in keyof typeof TLS_EDGE_MODULE_SCHEMAS]: z.output<(typeof TLS_EDGE_MODULE_SCHEMAS)[K]> | null;

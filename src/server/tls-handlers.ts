@@ -4,7 +4,8 @@
  * whichever way the modules changed.
  */
 import type { z } from 'zod';
-import { checkMutualTlsTermination, ID_PREFIX, TLS_EDGE_MODULES } from '../hosted/edge-api.js';
+import { checkMutualTlsTermination, ID_PREFIX } from '../hosted/edge-api.js';
+import { TLS_EDGE_MODULES } from '../hosted/modules/index.js';
 import {
   type Call,
   checkBodyId,

@@ -7,6 +7,7 @@
  * module's three zod objects are composed here, so no field is ever written twice.
  */
 import { z } from 'zod';
+import type { ErrorCode } from '../edge-api.js';
 
 export type DefaultValue = string | number | boolean;
 
@@ -43,8 +44,11 @@ export interface Field<
   readonly live?: { readonly key: string; readonly refs: 'one' | 'many' };
   /** A mapping with exactly one key set, which is named even when all its fields are unset. */
   readonly oneOf?: boolean;
-  /** The service refuses a body without it, though the write shape leaves it optional. */
-  readonly serviceRequired?: boolean;
+  /**
+   * The service refuses a body without it, though the write shape leaves it optional: it stores
+   * the field left out as 0, which is invalid, and answers this code (a circuit breaker's sizes).
+   */
+  readonly serviceRequired?: ErrorCode;
   /** The fields of a mapping with fields of its own (OAuth's provider, and each provider). */
   readonly nested?: Fields;
   /** Values the service accepts for this field, and values it refuses (400). */

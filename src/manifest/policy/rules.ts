@@ -17,8 +17,6 @@ import {
   checkInterpolations,
   interpolatesIdentifier,
 } from '../../hosted/cel.js';
-import { forwardTargetProblem } from '../endpoint-url.js';
-import type { FieldPath } from '../paths.js';
 import {
   AUTH_ACTIONS,
   actionSpec,
@@ -30,7 +28,9 @@ import {
   type PhaseKey,
   phaseOf,
   SECRET_CONFIG_FIELDS,
-} from './actions.js';
+} from '../../hosted/policy-actions.js';
+import { forwardTargetProblem } from '../endpoint-url.js';
+import type { FieldPath } from '../paths.js';
 
 export interface PolicyIssue {
   /** Relative to the policy document. */

@@ -1,21 +1,43 @@
 /**
  * The traffic policy document's shape as zod schemas, derived from the action table
- * (`./actions.ts`): phases (legacy names included) to lists of rules, a rule's `name`,
+ * (src/hosted/policy-actions.ts): phases (legacy names included) to lists of rules, a rule's `name`,
  * `expressions` (each parsed as CEL) and `actions`, and each action as a union discriminated by
  * its `type` whose `config` is the table's schema for that type. Rules that need the whole
  * document or the endpoint (phases per scheme, unreachable actions, one authentication action,
  * the terminating last rule) are `./rules.ts`.
  */
 import { z } from 'zod';
-import { suggest } from '../suggest.js';
 import {
   ACTION_MISNAMES,
   ACTION_TYPES,
   ACTIONS,
-  configSchema,
+  type ActionSpec,
   PHASE_KEYS,
   phaseOf,
-} from './actions.js';
+} from '../../hosted/policy-actions.js';
+import { REFABLE, refable } from '../modules.js';
+import { suggest } from '../suggest.js';
+
+/** The zod schema of one action's config, derived from its table entry. */
+export function configSchema(spec: ActionSpec): z.ZodType {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [name, field] of Object.entries(spec.fields)) {
+    const meta = {
+      description: field.description,
+      ...(field.default === undefined ? {} : { default: field.default }),
+    };
+    if (field.required) {
+      // `meta` makes a new schema: it must stay a place a reference may stand in.
+      const described = field.schema.meta(meta);
+      shape[name] = REFABLE.has(field.schema) ? refable(described) : described;
+    } else {
+      shape[name] = field.schema.optional().meta(meta);
+    }
+  }
+  const object = z.strictObject(shape);
+  const check = spec.check;
+  return check === undefined ? object : object.superRefine((c, ctx) => check(c, ctx));
+}
 
 /** Checked against the service's CEL with the rules across the document (./rules.ts). */
 const celExpression = z.string();

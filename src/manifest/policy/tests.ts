@@ -5,7 +5,7 @@
  * never sent to the API. What they mean is the evaluator's (src/policy-eval).
  */
 import { z } from 'zod';
-import { ACTION_TYPES, OAUTH_PROVIDERS } from './actions.js';
+import { ACTION_TYPES, OAUTH_PROVIDERS } from '../../hosted/policy-actions.js';
 
 /** The client address of a case that names none (TEST-NET-1, RFC 5737). */
 export const DEFAULT_CLIENT_IP = '192.0.2.1';

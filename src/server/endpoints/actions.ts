@@ -1,44 +1,35 @@
 /**
- * The traffic policy's actions as the local server states them (policy-actions.md, sections 0
- * and 2): for each of the 28 types the phases it may run in, whether it ends the phase, its
+ * The traffic policy's actions as the local server checks them (policy-actions.md, sections 0
+ * and 2). Two parts, by the oracle's policy (docs/decisions/0023): the pure facts (the types,
+ * the phases each may run in, whether it ends the phase, the phase names, enumerations and
+ * bounds) are imported from src/hosted/policy-actions.ts, which the specification's own
+ * transcription in the tests checks; how a config is judged is the server's own statement
+ * (the oracle the client's table is tested against, over the shared case table): each type's
  * config as a strict zod schema (unknown config fields refused, so a typo is an error rather
- * than a silently ignored field), where its strings may interpolate `${...}` and which are bare
- * CEL. Issues carry the service's 22xx code in `params.code` where one applies; `./policy.ts`
- * maps the rest by kind. The table is the server's own statement of the rules (the oracle the
- * client's table is tested against): nothing here comes from the manifest side.
+ * than a silently ignored field), its rules across fields, where its strings may interpolate
+ * `${...}` and which are bare CEL. Issues carry the service's 22xx code in `params.code` where
+ * one applies; `./policy.ts` maps the rest by kind.
  */
 import { isIPv4, isIPv6 } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from '../../duration.js';
+import { checkHeaderName, checkHeaderValue, LIMITS, re2Problem } from '../../hosted/edge-api.js';
 import {
-  checkHeaderName,
-  checkHeaderValue,
-  LIMITS,
-  re2Problem,
-  WEBHOOK_PROVIDERS,
-} from '../../hosted/edge-api.js';
-import { ENDPOINT_ERROR_CODE as CODE, ENDPOINT_LIMITS } from './codes.js';
+  ACTION_TYPES,
+  actionSpec as actionFacts,
+  POLICY_LIMITS as BOUND,
+  HTTP_REQUEST_METHODS,
+  JWT_TOKEN_TYPES,
+  LEGACY_PHASES,
+  OAUTH_PROVIDERS,
+  OWN_CREDENTIALS_ONLY,
+  PHASES,
+  type Phase,
+  REDIRECT_STATUS_CODES,
+  WEBHOOK_POLICY_PROVIDERS,
+} from '../../hosted/policy-actions.js';
+import { ENDPOINT_ERROR_CODE as CODE } from './codes.js';
 import { isInternalHost, parseEndpointUrl } from './url.js';
-
-export const PHASES = [
-  'on_tcp_connect',
-  'on_http_request',
-  'on_http_response',
-  'on_event_stream_message',
-] as const;
-export type Phase = (typeof PHASES)[number];
-/** Legacy phase names and what they mean. */
-const LEGACY_PHASES: Readonly<Record<string, Phase>> = {
-  inbound: 'on_http_request',
-  outbound: 'on_http_response',
-};
-export const AUTH_ACTIONS: ReadonlySet<string> = new Set(['oauth', 'openid-connect', 'saml']);
-/** Type names the documentation uses that are not types, with the type meant (2201). */
-export const MISNAMED_ACTIONS: Readonly<Record<string, string>> = {
-  oidc: 'openid-connect',
-  'webhook-validation': 'verify-webhook',
-  'ip-restriction': 'restrict-ips',
-};
 
 /** What forward-internal needs to know about the endpoint whose policy it is in. */
 export interface PolicyContext {
@@ -47,10 +38,8 @@ export interface PolicyContext {
   readonly internal: boolean;
 }
 
-interface ActionSpec {
-  readonly phases: readonly Phase[];
-  /** Whether an action with this config ends its phase. */
-  readonly terminating: (config: Record<string, unknown>) => boolean;
+/** How the server judges one action's config: its own statement, the oracle's part. */
+interface ActionRules {
   /** The config for this phase (deny takes none in on_tcp_connect). */
   readonly config: (phase: Phase, ctx: PolicyContext) => z.ZodType;
   /**
@@ -62,12 +51,12 @@ interface ActionSpec {
   readonly bareCel?: readonly string[];
 }
 
-const never = () => false;
-const always = () => true;
-const unlessContinue = (c: Record<string, unknown>) => c.on_error !== 'continue';
-const HTTP: readonly Phase[] = ['on_http_request', 'on_http_response'];
-const ALL: readonly Phase[] = ['on_tcp_connect', 'on_http_request', 'on_http_response'];
-const REQUEST: readonly Phase[] = ['on_http_request'];
+/** An action as the server checks it: the table's facts with the server's own rules. */
+interface ActionSpec extends ActionRules {
+  readonly phases: readonly Phase[];
+  /** Whether an action with this config ends its phase. */
+  readonly terminating: (config: Record<string, unknown>) => boolean;
+}
 
 /** An issue with the service's code. */
 function issue(ctx: z.core.$RefinementCtx, code: string, message: string, path?: PropertyKey[]) {
@@ -162,11 +151,11 @@ const headerValue = z.string().superRefine((v, ctx) => {
 function headerMap(min: number, opts: { noUserAgent: boolean }) {
   return z.record(z.string(), headerValue).superRefine((m, ctx) => {
     const names = Object.keys(m);
-    if (names.length > ENDPOINT_LIMITS.headersPerAction) {
+    if (names.length > BOUND.headersPerAction) {
       issue(
         ctx,
         CODE.tooManyHeaders,
-        `at most ${ENDPOINT_LIMITS.headersPerAction} headers, got ${names.length}`,
+        `at most ${BOUND.headersPerAction} headers, got ${names.length}`,
       );
     } else if (names.length < min) issue(ctx, CODE.empty, 'cannot be empty');
     const lower = names.map((n) => n.toLowerCase());
@@ -256,7 +245,7 @@ const terminateTls = strictObj({
   }
 });
 
-const WEBHOOK = new Set<string>([...WEBHOOK_PROVIDERS, 'jira', 'linear', 'orb']);
+const WEBHOOK: ReadonlySet<string> = new Set(WEBHOOK_POLICY_PROVIDERS);
 const verifyWebhook = strictObj({
   provider: z.string().superRefine((p, ctx) => {
     if (!WEBHOOK.has(p.toLowerCase())) issue(ctx, CODE.notMember, 'unknown webhook provider');
@@ -266,17 +255,6 @@ const verifyWebhook = strictObj({
   enforce: bool.optional(),
 });
 
-const OAUTH_PROVIDERS = [
-  'amazon',
-  'facebook',
-  'github',
-  'gitlab',
-  'google',
-  'linkedin',
-  'microsoft',
-  'twitch',
-] as const;
-const OWN_CREDENTIALS_ONLY = new Set(['amazon', 'facebook']);
 const sessionFields = {
   client_id: nonEmpty.optional(),
   client_secret: nonEmpty.optional(),
@@ -346,7 +324,7 @@ const findReplace = (sse: boolean) =>
 const owasp = strictObj({
   on_error: onError,
   process_body: bool.optional(),
-  exclude_rule_ids: z.array(ranged(900_000, 999_999)).optional(),
+  exclude_rule_ids: z.array(ranged(BOUND.owaspRuleIdMin, BOUND.owaspRuleIdMax)).optional(),
 });
 
 /** The first literal `:` outside `${...}` in a basic-auth credential (-1 when none). */
@@ -390,8 +368,15 @@ const credential = z.string().superRefine((text, ctx) => {
     issue(ctx, CODE.basicAuthUser, 'the username is not valid (RFC 7617 section 2.1)');
   else if (CONTROL.test(password))
     issue(ctx, CODE.basicAuthPassword, 'the password is not valid (RFC 7617 section 2.1)');
-  else if (!templated(password) && (password.length < 8 || password.length > 128))
-    issue(ctx, CODE.basicAuthPassword, 'the password must be 8 to 128 characters');
+  else if (
+    !templated(password) &&
+    (password.length < BOUND.passwordMin || password.length > BOUND.passwordMax)
+  )
+    issue(
+      ctx,
+      CODE.basicAuthPassword,
+      `the password must be ${BOUND.passwordMin} to ${BOUND.passwordMax} characters`,
+    );
 });
 
 const objOrList = (shape: z.core.$ZodLooseShape) =>
@@ -403,7 +388,7 @@ const jwtValidation = strictObj({
     tokens: z
       .array(
         strictObj({
-          type: enumOf(['id_token', 'access_token', 'at+jwt', 'it+jwt', 'plain', 'jwt']),
+          type: enumOf(JWT_TOKEN_TYPES),
           method: enumOf(['header', 'body']),
           name: nonEmpty,
           prefix: str.optional(),
@@ -428,26 +413,33 @@ const jwtValidation = strictObj({
 
 const httpRequest = strictObj({
   url: urlString,
-  method: enumOf(['GET', 'PUT', 'POST', 'PATCH', 'DELETE', 'OPTIONS']).optional(),
+  method: enumOf(HTTP_REQUEST_METHODS).optional(),
   query_params: z
     .array(
       strictObj({
         key: z.string().superRefine((k, ctx) => {
-          if (k.length > 128) issue(ctx, CODE.queryKeyTooLong, 'key length exceeds 128');
+          if (k.length > BOUND.queryKeyMax)
+            issue(ctx, CODE.queryKeyTooLong, `key length exceeds ${BOUND.queryKeyMax}`);
         }),
         value: z.string().superRefine((v, ctx) => {
-          if (v.length > 8192) issue(ctx, CODE.queryValueTooLong, 'value length exceeds 8192');
+          if (v.length > BOUND.queryValueMax)
+            issue(ctx, CODE.queryValueTooLong, `value length exceeds ${BOUND.queryValueMax}`);
         }),
       }),
     )
     .superRefine((l, ctx) => {
-      if (l.length > 32) issue(ctx, CODE.tooManyQueryParams, 'at most 32 query key/value pairs');
+      if (l.length > BOUND.queryParamsMax)
+        issue(
+          ctx,
+          CODE.tooManyQueryParams,
+          `at most ${BOUND.queryParamsMax} query key/value pairs`,
+        );
     })
     .optional(),
   headers: headerMap(0, { noUserAgent: false }).optional(),
   body: str.optional(),
-  max_redirects: ranged(0, 100).optional(),
-  timeout: duration(1_000, 30_000).optional(),
+  max_redirects: ranged(0, BOUND.maxRedirectsMax).optional(),
+  timeout: duration(BOUND.httpTimeoutMinMs, BOUND.httpTimeoutMaxMs).optional(),
   retry_condition: str.optional(),
   on_error: onError,
 });
@@ -456,15 +448,21 @@ const rateLimit = strictObj({
   name: z
     .string()
     .min(1, coded(CODE.empty, 'cannot be empty'))
-    .max(1023, coded(CODE.tooLong, 'must be shorter than 1024 characters')),
+    .max(
+      BOUND.rateLimitNameMax,
+      coded(CODE.tooLong, `must be shorter than ${BOUND.rateLimitNameMax + 1} characters`),
+    ),
   enforce: bool.optional(),
   algorithm: enumOf(['sliding_window']),
-  capacity: ranged(1, 2_000_000_000),
-  rate: duration(60_000, 86_400_000, 10_000),
+  capacity: ranged(1, BOUND.rateLimitCapacityMax),
+  rate: duration(BOUND.rateLimitRateMinMs, BOUND.rateLimitRateMaxMs, BOUND.rateLimitRateStepMs),
   bucket_key: z
     .array(nonEmpty)
     .min(1, coded(CODE.empty, 'cannot be empty'))
-    .max(10, coded(CODE.tooManyEntries, 'too many entries (limit 10)')),
+    .max(
+      BOUND.bucketKeysMax,
+      coded(CODE.tooManyEntries, `too many entries (limit ${BOUND.bucketKeysMax})`),
+    ),
 });
 
 const redirect = strictObj({
@@ -473,8 +471,8 @@ const redirect = strictObj({
   status_code: z
     .number()
     .superRefine((n, ctx) => {
-      if (![301, 302, 303, 307, 308].includes(n))
-        issue(ctx, CODE.notMember, 'must be one of 301, 302, 303, 307, 308');
+      if (!(REDIRECT_STATUS_CODES as readonly number[]).includes(n))
+        issue(ctx, CODE.notMember, `must be one of ${REDIRECT_STATUS_CODES.join(', ')}`);
     })
     .optional(),
   headers: headerMap(0, { noUserAgent: false }).optional(),
@@ -494,36 +492,25 @@ const aiGateway = strictObj({
     .optional(),
 });
 
-/** Every phase key a document may use, legacy names included. */
-export const PHASE_NAMES: readonly string[] = [...PHASES, 'inbound', 'outbound'];
-
-/** The spec of a known action type (own keys only: `constructor` is no action). */
-export function actionSpec(type: string): ActionSpec | undefined {
-  return Object.hasOwn(ACTIONS, type) ? ACTIONS[type] : undefined;
-}
-
 /** The phase a (possibly legacy) phase key names, if any. */
 export function phaseOf(key: string): Phase | undefined {
   if ((PHASES as readonly string[]).includes(key)) return key as Phase;
-  return Object.hasOwn(LEGACY_PHASES, key) ? LEGACY_PHASES[key] : undefined;
+  return Object.hasOwn(LEGACY_PHASES, key)
+    ? LEGACY_PHASES[key as keyof typeof LEGACY_PHASES]
+    : undefined;
 }
 
-const ACTIONS: Readonly<Record<string, ActionSpec>> = {
+/** The server's own rules, per action type (every type of the table: a test holds the two). */
+export const ACTION_RULES: Readonly<Record<string, ActionRules>> = {
   'add-headers': {
-    phases: HTTP,
-    terminating: never,
     config: () => strictObj({ headers: headerMap(1, { noUserAgent: true }) }),
     templates: { headers: ['*'] },
   },
   'ai-gateway': {
-    phases: REQUEST,
-    terminating: unlessContinue,
     config: () => aiGateway,
     templates: { providers: ['*.api_keys.*.value'] },
   },
   'basic-auth': {
-    phases: REQUEST,
-    terminating: never,
     config: () =>
       strictObj({
         credentials: z
@@ -540,8 +527,6 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     templates: { credentials: ['*'] },
   },
   'circuit-breaker': {
-    phases: REQUEST,
-    terminating: never,
     config: () =>
       strictObj({
         error_threshold: z
@@ -550,28 +535,18 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
             if (n < 0 || n > 1) issue(ctx, CODE.outOfRange, 'must be between 0 and 1');
           })
           .optional(),
-        volume_threshold: ranged(1, ENDPOINT_LIMITS.volumeThresholdMax).optional(),
-        window_duration: duration(
-          ENDPOINT_LIMITS.breakerWindowMinMs,
-          ENDPOINT_LIMITS.breakerWindowMaxMs,
-        ).optional(),
-        tripped_duration: duration(
-          ENDPOINT_LIMITS.breakerWindowMinMs,
-          ENDPOINT_LIMITS.breakerWindowMaxMs,
-        ).optional(),
+        volume_threshold: ranged(1, BOUND.volumeThresholdMax).optional(),
+        window_duration: duration(BOUND.breakerWindowMinMs, BOUND.breakerWindowMaxMs).optional(),
+        tripped_duration: duration(BOUND.breakerWindowMinMs, BOUND.breakerWindowMaxMs).optional(),
         // Accepted and ignored: the service always uses 10 buckets.
         num_buckets: ranged(1, LIMITS.numBucketsMax).optional(),
         enforce: bool.optional(),
       }),
   },
   'close-connection': {
-    phases: ['on_tcp_connect', 'on_http_request'],
-    terminating: always,
     config: () => strictObj({}),
   },
   'compress-response': {
-    phases: ['on_http_response'],
-    terminating: never,
     config: () =>
       strictObj({
         algorithms: z
@@ -590,8 +565,6 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
       }),
   },
   'custom-response': {
-    phases: HTTP,
-    terminating: always,
     config: () =>
       strictObj({
         status_code: statusCode.optional(),
@@ -603,22 +576,16 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     templates: { body: [''], content: [''], headers: ['*'] },
   },
   deny: {
-    phases: ['on_tcp_connect', 'on_http_request'],
-    terminating: always,
     config: (phase) =>
       phase === 'on_tcp_connect'
         ? strictObj({})
         : strictObj({ status_code: statusCode.optional() }),
   },
   'forward-internal': {
-    phases: ['on_tcp_connect', 'on_http_request'],
-    terminating: unlessContinue,
     config: (_phase, ctx) => forwardInternal(ctx),
     templates: { url: [''] },
   },
   'http-request': {
-    phases: HTTP,
-    terminating: never,
     config: () => httpRequest,
     templates: {
       url: [''],
@@ -629,8 +596,6 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     bareCel: ['retry_condition'],
   },
   'jwt-validation': {
-    phases: REQUEST,
-    terminating: never,
     config: () => jwtValidation,
     templates: {
       issuer: ['allow_list.*.value'],
@@ -644,41 +609,28 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     },
   },
   log: {
-    phases: ALL,
-    terminating: never,
     config: () => strictObj({ metadata: z.record(z.string(), z.unknown()) }),
     templates: { metadata: ['**'] },
   },
   oauth: {
-    phases: REQUEST,
-    terminating: never,
     config: () => oauth,
     templates: { client_id: [''], client_secret: [''] },
   },
   'openid-connect': {
-    phases: REQUEST,
-    terminating: never,
     config: () => openidConnect,
     templates: { client_id: [''], client_secret: [''] },
   },
-  'owasp-crs-request': { phases: REQUEST, terminating: never, config: () => owasp },
-  'owasp-crs-response': { phases: ['on_http_response'], terminating: never, config: () => owasp },
+  'owasp-crs-request': { config: () => owasp },
+  'owasp-crs-response': { config: () => owasp },
   'rate-limit': {
-    phases: REQUEST,
-    terminating: never,
     config: () => rateLimit,
     bareCel: ['bucket_key'],
   },
-  // Not terminating for 2207 and 2235: it does nothing when the URL is unchanged.
   redirect: {
-    phases: REQUEST,
-    terminating: never,
     config: () => redirect,
     templates: { from: [''], to: [''], headers: ['*'] },
   },
   'remove-headers': {
-    phases: HTTP,
-    terminating: never,
     config: () =>
       strictObj({
         headers: z
@@ -690,26 +642,20 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
           )
           .superRefine((l, ctx) => {
             if (l.length === 0) issue(ctx, CODE.empty, 'cannot be empty');
-            if (l.length > ENDPOINT_LIMITS.headersPerAction)
+            if (l.length > BOUND.headersPerAction)
               issue(ctx, CODE.tooManyHeaders, 'at most 10 headers');
           }),
       }),
   },
   'request-body-find-replace': {
-    phases: REQUEST,
-    terminating: never,
     config: () => findReplace(false),
     templates: { replacements: ['*.from', '*.to'] },
   },
   'response-body-find-replace': {
-    phases: ['on_http_response'],
-    terminating: never,
     config: () => findReplace(false),
     templates: { replacements: ['*.from', '*.to'] },
   },
   'restrict-ips': {
-    phases: ALL,
-    terminating: never,
     config: () =>
       strictObj({
         enforce: bool.optional(),
@@ -730,13 +676,9 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     templates: { allow: ['*'], deny: ['*'] },
   },
   saml: {
-    phases: REQUEST,
-    terminating: never,
     config: () => strictObj({ idp_metadata: nonEmpty }),
   },
   'set-vars': {
-    phases: ALL,
-    terminating: never,
     config: () =>
       strictObj({ vars: z.unknown() }).superRefine((c, ctx) => {
         const format = 'vars must be a list of maps of exactly size 1';
@@ -753,14 +695,10 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     templates: { vars: ['**'] },
   },
   'sse-find-replace': {
-    phases: ['on_event_stream_message'],
-    terminating: never,
     config: () => findReplace(true),
     templates: { replacements: ['*.field', '*.from', '*.to'] },
   },
   'terminate-tls': {
-    phases: ['on_tcp_connect'],
-    terminating: never,
     config: () => terminateTls,
     templates: {
       server_private_key: [''],
@@ -769,14 +707,10 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     },
   },
   'url-rewrite': {
-    phases: REQUEST,
-    terminating: never,
     config: () => strictObj({ from: regex.optional(), to: str }),
     templates: { from: [''], to: [''] },
   },
   'verify-webhook': {
-    phases: REQUEST,
-    terminating: never,
     config: () => verifyWebhook,
     templates: { secret: [''] },
   },
@@ -792,4 +726,17 @@ export function templateAllowed(spec: ActionSpec, field: string, at: readonly st
   });
 }
 
-export const KNOWN_ACTIONS: readonly string[] = Object.keys(ACTIONS);
+/** Each action type of the table with the server's rules for it. */
+const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map(
+  ACTION_TYPES.flatMap((type) => {
+    const facts = actionFacts(type);
+    const rules = Object.hasOwn(ACTION_RULES, type) ? ACTION_RULES[type] : undefined;
+    if (facts === undefined || rules === undefined) return [];
+    return [[type, { phases: facts.phases, terminating: facts.terminating, ...rules }]];
+  }),
+);
+
+/** The spec of a known action type (`constructor` is no action). */
+export function actionSpec(type: string): ActionSpec | undefined {
+  return ACTIONS.get(type);
+}

@@ -1,34 +1,25 @@
 /**
- * The cloud endpoints API's own facts as the local server states them: ID prefix, limits,
- * bindings, schemes and error codes. The server keeps its own statement of these rules (it is
- * the oracle the controller's validation is tested against), so nothing here is imported by the
- * manifest side.
+ * The cloud endpoints API's facts as the local server uses them: the ID prefix, limits, bindings
+ * and schemes (imported from src/hosted/cloud-endpoints.ts: names and numbers, stated once,
+ * docs/decisions/0023), the endpoint types and the error codes, which are the server's own.
  */
 
-export const ENDPOINT_ID_PREFIX = 'ep_';
+// The names and numbers are the API's facts, imported (docs/decisions/0023).
+export {
+  DROPPED_PORT_SCHEMES,
+  ENDPOINT_BINDINGS as BINDINGS,
+  ENDPOINT_ID_PREFIX,
+  ENDPOINT_LIMITS,
+  ENDPOINT_SCHEMES as SCHEMES,
+  type EndpointBinding as Binding,
+  type EndpointScheme as Scheme,
+  IMPLIED_PORTS,
+} from '../../hosted/cloud-endpoints.js';
+
 /** The ID of an account's principal (the owner of its API key), as Refs show it. */
 export const PRINCIPAL_ID_PREFIX = 'usr_';
-
-export const SCHEMES = ['https', 'http', 'tls', 'tcp'] as const;
-export type Scheme = (typeof SCHEMES)[number];
-export const BINDINGS = ['public', 'internal', 'kubernetes'] as const;
-export type Binding = (typeof BINDINGS)[number];
 export const ENDPOINT_TYPES = ['cloud', 'agent'] as const;
 export type EndpointType = (typeof ENDPOINT_TYPES)[number];
-
-/** The port a URL without one means; https and http drop it from the normalised URL. */
-export const IMPLIED_PORTS: Readonly<Record<string, number>> = { https: 443, http: 80, tls: 443 };
-export const DROPPED_PORT_SCHEMES: ReadonlySet<string> = new Set(['https', 'http']);
-
-export const ENDPOINT_LIMITS = {
-  descriptionBytes: 255,
-  metadataBytes: 4096,
-  headersPerAction: 10,
-  volumeThresholdMax: 2_000_000_000,
-  /** circuit-breaker windows: 1 s .. 2 min. */
-  breakerWindowMinMs: 1_000,
-  breakerWindowMaxMs: 120_000,
-} as const;
 
 /**
  * Error codes of the endpoints API in this project's `ERR_SVC_<n>` form. The service reports a

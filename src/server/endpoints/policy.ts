@@ -12,18 +12,15 @@ import { parse } from '@bufbuild/cel';
 import { Lexer, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { type CelIssue, celScopeOf, checkCel, interpolations } from '../../hosted/cel.js';
-import { RequestError } from '../errors.js';
 import {
+  ACTION_MISNAMES,
+  ACTION_TYPES,
   AUTH_ACTIONS,
-  actionSpec,
-  KNOWN_ACTIONS,
-  MISNAMED_ACTIONS,
-  PHASE_NAMES,
+  PHASE_KEYS,
   type Phase,
-  type PolicyContext,
-  phaseOf,
-  templateAllowed,
-} from './actions.js';
+} from '../../hosted/policy-actions.js';
+import { RequestError } from '../errors.js';
+import { actionSpec, type PolicyContext, phaseOf, templateAllowed } from './actions.js';
 import { ENDPOINT_ERROR_CODE as CODE, type EndpointErrorCode } from './codes.js';
 
 interface Violation {
@@ -73,7 +70,7 @@ export function policyViolations(text: string, ctx: PolicyContext): Violation[] 
       out.push({
         code: CODE.badPolicy,
         path: key,
-        message: `unknown phase; expected one of ${PHASE_NAMES.join(', ')}`,
+        message: `unknown phase; expected one of ${PHASE_KEYS.join(', ')}`,
       });
       continue;
     }
@@ -264,12 +261,12 @@ function actionViolations(
     return fail(`${path}.type`, 'must be an action type (a string)');
   const spec = actionSpec(action.type);
   if (spec === undefined) {
-    const meant = Object.hasOwn(MISNAMED_ACTIONS, action.type)
-      ? ` (did you mean ${MISNAMED_ACTIONS[action.type]}?)`
+    const meant = Object.hasOwn(ACTION_MISNAMES, action.type)
+      ? ` (did you mean ${ACTION_MISNAMES[action.type]}?)`
       : '';
     return fail(
       `${path}.type`,
-      `unknown action type ${JSON.stringify(action.type)}${meant}; known: ${KNOWN_ACTIONS.join(', ')}`,
+      `unknown action type ${JSON.stringify(action.type)}${meant}; known: ${ACTION_TYPES.join(', ')}`,
       CODE.unknownAction,
     );
   }

@@ -7,7 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { ACTION_TYPES } from '../../../src/manifest/policy/actions.js';
+import { ACTION_TYPES } from '../../../src/hosted/policy-actions.js';
 import { assertFreshBuild } from '../../helpers/built.js';
 import { startTestServer } from '../../helpers/server.js';
 import { apiEnv, runCli, snapshotOf, tempDir } from './helpers.js';

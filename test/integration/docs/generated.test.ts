@@ -60,7 +60,7 @@ describe('generated docs', () => {
     ])
       expect(fields).toContain(row);
     expect(fields).toContain('true: edgesync leaves this resource exactly as it is live');
-    const { ACTION_TYPES } = await import('../../../src/manifest/policy/actions.js');
+    const { ACTION_TYPES } = await import('../../../src/hosted/policy-actions.js');
     const manifests = await readFile(path.join(repo, 'docs/reference/manifests.md'), 'utf8');
     for (const type of ACTION_TYPES) {
       expect(fields).toContain(`### ${type}\n`);

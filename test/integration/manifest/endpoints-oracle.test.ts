@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { ACTIONS, PHASES, type Phase } from '../../../src/manifest/policy/actions.js';
+import { ACTIONS, PHASES, type Phase } from '../../../src/hosted/policy-actions.js';
 import { startTestServer } from '../../helpers/server.js';
 import { buildFrom, errorLines } from '../../unit/manifest/helpers.js';
 import { type Call, clientFor } from '../server/client.js';

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManifestDirError, ManifestError } from '../../../src/errors.js';
-import { ROUTE_MODULES } from '../../../src/hosted/edge-api.js';
+import { ROUTE_MODULES } from '../../../src/hosted/modules/index.js';
 import { FileCache } from '../../../src/manifest/build.js';
 import { formatDiagnostic } from '../../../src/manifest/diagnostics.js';
 import { loadDesiredSet, loadManifests } from '../../../src/manifest/loader.js';

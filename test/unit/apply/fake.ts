@@ -4,7 +4,7 @@
  */
 import type { ApiClient, LiveSnapshot } from '../../../src/api/index.js';
 import { ApiError, errorMessage, FencedWriteError } from '../../../src/errors.js';
-import { ROUTE_MODULES } from '../../../src/hosted/edge-api.js';
+import { ROUTE_MODULES } from '../../../src/hosted/modules/index.js';
 import type { Operation, Plan, ResourceChange } from '../../../src/plan/model.js';
 import type { PlannedTarget, Ref } from '../../../src/plan/target.js';
 

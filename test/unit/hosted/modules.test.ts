@@ -6,20 +6,39 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { MODULE_WRITE_SCHEMAS } from '../../../src/api/schemas.js';
+import {
+  httpsEdgeSchema,
+  httpsEdgeWriteSchema,
+  httpsRouteSchema,
+  MODULE_WRITE_SCHEMAS,
+  routeCreateSchema,
+  tlsEdgeSchema,
+  tlsEdgeWriteSchema,
+} from '../../../src/api/schemas.js';
 import { MODULE_DEFAULTS } from '../../../src/hosted/defaults.js';
-import { CIRCUIT_BREAKER_REQUIRED } from '../../../src/hosted/edge-api.js';
+import { ERROR_CODE } from '../../../src/hosted/edge-api.js';
 import { defineModule, enabledField } from '../../../src/hosted/modules/field.js';
 import {
+  checkCircuitBreaker,
   circuitBreaker,
   type Field,
+  HTTPS_EDGE_MODULES,
+  MODULE_OWNERS,
   MODULES,
   MODULES_BY_NAME,
+  ROUTE_MODULES,
+  TLS_EDGE_MODULES,
 } from '../../../src/hosted/modules/index.js';
 import { uint32Field } from '../../../src/hosted/modules/session.js';
 import { manifestJsonSchema } from '../../../src/manifest/jsonschema.js';
+import { HttpsEdgeSchema, RouteSchema, TlsEdgeSchema } from '../../../src/manifest/schema.js';
 import { isSecretField } from '../../../src/manifest/secrets.js';
 import { canonicalModule, liveModuleToWrite } from '../../../src/plan/normalize.js';
+import {
+  HTTPS_EDGE_MODULE_SCHEMAS,
+  ROUTE_MODULE_SCHEMAS,
+  TLS_EDGE_MODULE_SCHEMAS,
+} from '../../../src/server/schemas.js';
 
 /** Every field path of a definition's fields, nested ones included. */
 function* fieldPaths(
@@ -91,11 +110,64 @@ describe('a module defined once', () => {
     }
   });
 
-  it('the circuit breaker fields the service requires are those its rule names', () => {
+  it('the circuit breaker rule is read from the definition: each size it needs, with its code', () => {
     const required = Object.entries(circuitBreaker.fields as Readonly<Record<string, Field>>)
-      .filter(([, f]) => f.serviceRequired === true)
-      .map(([name]) => name);
-    expect(required).toEqual(CIRCUIT_BREAKER_REQUIRED.map(([field]) => field));
+      .filter(([, f]) => f.serviceRequired !== undefined)
+      .map(([name, f]) => [name, f.serviceRequired]);
+    expect(checkCircuitBreaker({}).map((v) => [v.field, v.code])).toEqual(required);
+    expect(required).toEqual([
+      ['tripped_duration', ERROR_CODE.circuitBreakerTrippedDuration],
+      ['rolling_window', ERROR_CODE.circuitBreakerRollingWindow],
+      ['num_buckets', ERROR_CODE.circuitBreakerBuckets],
+      ['volume_threshold', ERROR_CODE.circuitBreakerBuckets],
+    ]);
+    expect(checkCircuitBreaker({ ...circuitBreaker.example, rolling_window: 0 })).toEqual([
+      expect.objectContaining({
+        field: 'rolling_window',
+        code: ERROR_CODE.circuitBreakerRollingWindow,
+      }),
+    ]);
+    expect(checkCircuitBreaker(circuitBreaker.example)).toEqual([]);
+  });
+
+  it('one table says which owners carry each module; every list of them is read from it', () => {
+    const carried = (owner: string) =>
+      Object.entries(MODULE_OWNERS)
+        .filter(([, row]) => owner in row)
+        .map(([name]) => name);
+    expect(TLS_EDGE_MODULES).toEqual(carried('tls_edge'));
+    expect(HTTPS_EDGE_MODULES).toEqual(carried('https_edge'));
+    expect(ROUTE_MODULES).toEqual(carried('route'));
+    expect([...MODULES_BY_NAME.keys()]).toEqual(Object.keys(MODULE_OWNERS));
+    expect(MODULES.https_edge.tls_termination).toBe(MODULE_OWNERS.tls_termination.https_edge);
+    const moduleKeys = (shape: Readonly<Record<string, unknown>>) =>
+      Object.keys(shape).filter((k) => MODULES_BY_NAME.has(k));
+    const owners = [
+      ['tls_edge', TlsEdgeSchema, tlsEdgeWriteSchema, tlsEdgeSchema, TLS_EDGE_MODULE_SCHEMAS],
+      [
+        'https_edge',
+        HttpsEdgeSchema,
+        httpsEdgeWriteSchema,
+        httpsEdgeSchema,
+        HTTPS_EDGE_MODULE_SCHEMAS,
+      ],
+      ['route', RouteSchema, routeCreateSchema, httpsRouteSchema, ROUTE_MODULE_SCHEMAS],
+    ] as const;
+    for (const [owner, manifest, write, read, server] of owners) {
+      const names = carried(owner);
+      expect(moduleKeys(manifest.shape), `manifest ${owner}`).toEqual(names);
+      expect(moduleKeys(write.shape), `write ${owner}`).toEqual(names);
+      expect(moduleKeys(read.shape), `read ${owner}`).toEqual(names);
+      expect(Object.keys(server), `server ${owner}`).toEqual(names);
+      for (const name of names) {
+        const def = (MODULE_OWNERS as Record<string, Record<string, { manifest: unknown }>>)[
+          name
+        ]?.[owner];
+        expect((manifest.shape as unknown as Record<string, z.ZodOptional>)[name]?.unwrap()).toBe(
+          def?.manifest,
+        );
+      }
+    }
   });
 
   it('normalisation follows the definitions: Refs to IDs, server-made fields dropped, case', () => {

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { ACTION_TYPES, ACTIONS } from '../../../src/manifest/policy/actions.js';
+import { ACTION_TYPES, ACTIONS } from '../../../src/hosted/policy-actions.js';
 import { isSecretField } from '../../../src/manifest/secrets.js';
 import { ACTION_CASES, type Config } from '../../helpers/policy-action-cases.js';
 import { buildFrom, errorLines } from './helpers.js';

@@ -7,7 +7,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import {
-  AUTH_MODULES,
   hasControlCharacter,
   isValidUserAgentPattern,
   MATCH_TYPES,
@@ -15,6 +14,7 @@ import {
   OAUTH_PROVIDERS,
   TLS_VERSIONS,
 } from '../../../src/hosted/edge-api.js';
+import { AUTH_MODULES } from '../../../src/hosted/modules/index.js';
 import {
   BotUserSchema,
   type DesiredSet,

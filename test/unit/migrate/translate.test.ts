@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { POLICY_LIMITS } from '../../../src/hosted/policy-actions.js';
 import { duration } from '../../../src/migrate/actions.js';
 import { celString } from '../../../src/migrate/cel.js';
 import { translateEdge } from '../../../src/migrate/translate.js';
@@ -257,6 +258,34 @@ describe('translateEdge: gaps', () => {
     const { diagnostics } = translate(https(route));
     expect(diagnostics).toContainEqual(
       expect.objectContaining({ path, severity, file: 'edges.yaml', line: expect.any(Number) }),
+    );
+  });
+
+  it("a circuit breaker is held to the action table's bounds: its longest window and fixed buckets", () => {
+    const max = POLICY_LIMITS.breakerWindowMaxMs / 1000;
+    const buckets = POLICY_LIMITS.breakerBuckets;
+    const at = (cb: string) => {
+      const { endpoints, diagnostics } = translate(https(`    circuit_breaker: ${cb}\n`));
+      const config = endpoints[0]?.traffic_policy.on_http_request?.[0]?.actions.find(
+        (a) => a.type === 'circuit-breaker',
+      )?.config;
+      return { config, messages: diagnostics.map((d) => `${d.path}: ${d.message}`) };
+    };
+    const within = at(
+      `{ rolling_window: ${max}, tripped_duration: ${max}, num_buckets: ${buckets} }`,
+    );
+    expect(within.messages.filter((m) => m.includes('circuit_breaker'))).toEqual([]);
+    expect(within.config).toMatchObject({
+      window_duration: duration(max),
+      tripped_duration: duration(max),
+    });
+    const beyond = at(`{ rolling_window: ${max + 1}, num_buckets: ${buckets + 1} }`);
+    expect(beyond.config).toMatchObject({ window_duration: duration(max) });
+    expect(beyond.messages).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining(`rolling_window: a window over ${duration(max)} cannot`),
+        expect.stringContaining(`num_buckets: the bucket count is fixed at ${buckets}`),
+      ]),
     );
   });
 

@@ -18,7 +18,7 @@ import {
   HTTPS_EDGE_MODULES,
   ROUTE_MODULES,
   TLS_EDGE_MODULES,
-} from '../../../src/hosted/edge-api.js';
+} from '../../../src/hosted/modules/index.js';
 import { storedMetadata, storedRouteMetadata } from '../../../src/manifest/metadata.js';
 import type { FieldPath } from '../../../src/manifest/paths.js';
 import {

@@ -16,7 +16,6 @@ type Owner = 'tls_edge' | 'https_edge' | 'route';
 interface Case {
   owner: Owner;
   module: string;
-  schema: z.ZodType;
   value: unknown;
   changed: unknown;
   /** A field path that the change touches. */
@@ -29,7 +28,6 @@ const cases: Case[] = [
   {
     owner: 'tls_edge',
     module: 'backend',
-    schema: M.BackendSchema,
     value: { backend_id: 'bkdhr_1' },
     changed: { backend_id: 'bkdhr_2' },
     path: 'backend.backend_id',
@@ -37,7 +35,6 @@ const cases: Case[] = [
   {
     owner: 'tls_edge',
     module: 'ip_restriction',
-    schema: M.IpRestrictionSchema,
     value: { ip_policy_ids: ['ipp_b', 'ipp_a'] },
     changed: { ip_policy_ids: ['ipp_a'] },
     path: 'ip_restriction.ip_policy_ids',
@@ -45,7 +42,6 @@ const cases: Case[] = [
   {
     owner: 'tls_edge',
     module: 'mutual_tls',
-    schema: M.MutualTlsSchema,
     value: { certificate_authority_ids: ['ca_1'] },
     changed: { enabled: false, certificate_authority_ids: ['ca_1'] },
     path: 'mutual_tls.enabled',
@@ -53,7 +49,6 @@ const cases: Case[] = [
   {
     owner: 'tls_edge',
     module: 'tls_termination',
-    schema: M.TlsTerminationSchema,
     value: { terminate_at: 'upstream' },
     changed: { terminate_at: 'edge', min_version: '1.3' },
     path: 'tls_termination.min_version',
@@ -61,7 +56,6 @@ const cases: Case[] = [
   {
     owner: 'tls_edge',
     module: 'traffic_policy',
-    schema: M.TrafficPolicySchema,
     value: { value: { on_http_request: [] } },
     changed: { value: 'x' },
     path: 'traffic_policy.value',
@@ -69,7 +63,6 @@ const cases: Case[] = [
   {
     owner: 'https_edge',
     module: 'mutual_tls',
-    schema: M.MutualTlsSchema,
     value: { certificate_authority_ids: ['ca_2', 'ca_1'] },
     changed: { certificate_authority_ids: ['ca_3'] },
     path: 'mutual_tls.certificate_authority_ids',
@@ -77,7 +70,6 @@ const cases: Case[] = [
   {
     owner: 'https_edge',
     module: 'tls_termination',
-    schema: M.TlsTerminationAtEdgeSchema,
     value: {},
     changed: { min_version: '1.3' },
     path: 'tls_termination.min_version',
@@ -85,7 +77,6 @@ const cases: Case[] = [
   {
     owner: 'route',
     module: 'backend',
-    schema: M.BackendSchema,
     value: { backend_id: 'bkdtg_1' },
     changed: { enabled: false, backend_id: 'bkdtg_1' },
     path: 'backend.enabled',
@@ -93,7 +84,6 @@ const cases: Case[] = [
   {
     owner: 'route',
     module: 'ip_restriction',
-    schema: M.IpRestrictionSchema,
     value: { ip_policy_ids: ['ipp_1'] },
     changed: { ip_policy_ids: ['ipp_1', 'ipp_2'] },
     path: 'ip_restriction.ip_policy_ids',
@@ -101,7 +91,6 @@ const cases: Case[] = [
   {
     owner: 'route',
     module: 'circuit_breaker',
-    schema: M.CircuitBreakerSchema,
     value: { ...CB, error_threshold_percentage: 0.25 },
     changed: { ...CB, error_threshold_percentage: 0.25, num_buckets: 20 },
     path: 'circuit_breaker.num_buckets',
@@ -109,7 +98,6 @@ const cases: Case[] = [
   {
     owner: 'route',
     module: 'compression',
-    schema: M.CompressionSchema,
     value: {},
     changed: { enabled: false },
     path: 'compression.enabled',
@@ -117,7 +105,6 @@ const cases: Case[] = [
   {
     owner: 'route',
     module: 'request_headers',
-    schema: M.HeadersSchema,
     value: { add: { 'X-Env': 'prod' } },
     changed: { add: { 'X-Env': 'dev' } },
     path: 'request_headers.add["x-env"]',
@@ -125,7 +112,6 @@ const cases: Case[] = [
   {
     owner: 'route',
     module: 'response_headers',
-    schema: M.HeadersSchema,
     value: { add: { 'X-Frame-Options': 'DENY' }, remove: ['Server'] },
     changed: { add: { 'X-Frame-Options': 'DENY' } },
     path: 'response_headers.remove',
@@ -133,7 +119,6 @@ const cases: Case[] = [
   {
     owner: 'route',
     module: 'webhook_verification',
-    schema: M.WebhookVerificationSchema,
     value: { provider: 'GitHub', secret: 's3cret' },
     changed: { provider: 'github', secret: 'other' },
     path: 'webhook_verification.secret',
@@ -141,7 +126,6 @@ const cases: Case[] = [
   {
     owner: 'route',
     module: 'oauth',
-    schema: M.OAuthSchema,
     value: { provider: { google: { email_domains: ['example.com'] } } },
     changed: { provider: { google: { email_domains: ['example.org'] } } },
     path: 'oauth.provider.google.email_domains',
@@ -149,7 +133,6 @@ const cases: Case[] = [
   {
     owner: 'route',
     module: 'saml',
-    schema: M.SamlSchema,
     value: { idp_metadata: IDP },
     changed: { idp_metadata: IDP, force_authn: true },
     path: 'saml.force_authn',
@@ -157,7 +140,6 @@ const cases: Case[] = [
   {
     owner: 'route',
     module: 'oidc',
-    schema: M.OidcSchema,
     value: { issuer: 'https://id.example.com', client_id: 'c', client_secret: 's' },
     changed: {
       issuer: 'https://id.example.com',
@@ -170,7 +152,6 @@ const cases: Case[] = [
   {
     owner: 'route',
     module: 'websocket_tcp_converter',
-    schema: M.WebsocketTcpConverterSchema,
     value: {},
     changed: { enabled: false },
     path: 'websocket_tcp_converter.enabled',
@@ -178,7 +159,6 @@ const cases: Case[] = [
   {
     owner: 'route',
     module: 'user_agent_filter',
-    schema: M.UserAgentFilterSchema,
     value: { deny: ['curl/.*'] },
     changed: { deny: ['curl/.*', 'wget/.*'] },
     path: 'user_agent_filter.deny',
@@ -186,7 +166,6 @@ const cases: Case[] = [
   {
     owner: 'route',
     module: 'traffic_policy',
-    schema: M.TrafficPolicySchema,
     value: { enabled: false, value: '{}' },
     changed: { enabled: true, value: '{}' },
     path: 'traffic_policy.enabled',
@@ -194,7 +173,8 @@ const cases: Case[] = [
 ];
 
 function manifestValue(c: Case, which: 'value' | 'changed'): Record<string, unknown> {
-  return c.schema.parse(c[which]) as Record<string, unknown>;
+  const schema = (M.MANIFEST_MODULES[c.owner] as Readonly<Record<string, z.ZodType>>)[c.module];
+  return schema?.parse(c[which]) as Record<string, unknown>;
 }
 
 function live(c: Case): Record<string, unknown> | undefined {

@@ -20,7 +20,7 @@ import type {
   HTTPS_EDGE_MODULES,
   ROUTE_MODULES,
   TLS_EDGE_MODULES,
-} from '../../../src/hosted/edge-api.js';
+} from '../../../src/hosted/modules/index.js';
 import type {
   BotUserManifest,
   HttpsEdgeManifest,

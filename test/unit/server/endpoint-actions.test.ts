@@ -7,6 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { ACTION_TYPES, ACTIONS, POLICY_LIMITS } from '../../../src/hosted/policy-actions.js';
+import { ACTION_RULES, actionSpec } from '../../../src/server/endpoints/actions.js';
 import { ENDPOINT_ERROR_CODE as CODE } from '../../../src/server/endpoints/codes.js';
 import { policyViolations } from '../../../src/server/endpoints/policy.js';
 import { type Config, ACTION_CASES as ROWS } from '../../helpers/policy-action-cases.js';
@@ -102,5 +104,29 @@ describe('what the service refuses besides the fields', () => {
     const found = policyViolations(policy(type, 'on_http_request', {}), ctx);
     expect(found[0]).toMatchObject({ code: CODE.unknownAction });
     expect(found[0]?.message).toContain(`did you mean ${meant}?`);
+  });
+});
+
+describe("the oracle's policy: facts imported, rules its own", () => {
+  it('states its own config rules for every action type of the table, and for no other', () => {
+    expect(Object.keys(ACTION_RULES)).toEqual(ACTION_TYPES);
+  });
+
+  it("reads each action's phases and whether it ends its phase from the table", () => {
+    for (const type of ACTION_TYPES) {
+      expect(actionSpec(type)?.phases, type).toBe(ACTIONS[type]?.phases);
+      expect(actionSpec(type)?.terminating, type).toBe(ACTIONS[type]?.terminating);
+    }
+    expect(actionSpec('constructor')).toBeUndefined();
+  });
+
+  it("judges a bound by the table's value", () => {
+    const headers = (n: number) =>
+      Object.fromEntries(Array.from({ length: n }, (_, i) => [`x-h${i}`, 'v']));
+    const max = POLICY_LIMITS.headersPerAction;
+    const at = (n: number) =>
+      policyViolations(policy('add-headers', 'on_http_request', { headers: headers(n) }), ctx);
+    expect(at(max)).toEqual([]);
+    expect(at(max + 1)[0]?.code).toBe(CODE.tooManyHeaders);
   });
 });

@@ -1,28 +1,28 @@
 /**
- * The traffic policy's facts, as the client states them: its phases and, in ONE table with an
- * entry per action type (the 28 of policy-actions.md), where each action may run, whether it
- * ends its phase, its config fields (value schema with bounds, default, required, secret, where
- * `${...}` interpolation is allowed, one-line description) and the rules that tie its fields
- * together. The table is plain exported data (plus zod schemas and two small predicates), so
- * whatever reasons about policies (the validator, the docs, an evaluator) reads the same facts. Everything else is derived from this table: the zod
- * schema of each action's config (hence the manifest schema, the JSON Schema and the field
- * reference), the secret fields the masking module knows, and the policy rules of
- * `./rules.ts`. The local server states the same facts on its own side (it is the oracle the
- * table is tested against), so nothing here comes from the server.
+ * The traffic policy's facts (a cloud endpoint's API facts, beside the edges' in this folder):
+ * its phases, its bounds and, in ONE table with an entry per action type (the 28 of
+ * policy-actions.md), where each action may run, whether it ends its phase, its config fields
+ * (value schema with bounds, default, required, secret, where `${...}` interpolation is allowed,
+ * one-line description) and the rules that tie its fields together. The table is plain exported
+ * data (plus zod schemas and two small predicates), so whatever reasons about policies (the
+ * validator, the docs, an evaluator, the migration) reads the same facts. Derived from it
+ * elsewhere: the zod schema of each action's config (src/manifest/policy/schema.ts, hence the
+ * manifest schema, the JSON Schema and the field reference), the secret paths the masking knows
+ * (src/manifest/policy/secrets.ts) and the policy rules (src/manifest/policy/rules.ts). The
+ * local server imports the names, phases and bounds from here and states each action's config
+ * rules on its own (it is the oracle the table is tested against): docs/decisions/0023.
  */
 import { z } from 'zod';
-import { parseDuration } from '../../duration.js';
-import { interpolations } from '../../hosted/cel.js';
+import { parseDuration } from '../duration.js';
+import { interpolations } from './cel.js';
 import {
   checkHeaderName,
   checkHeaderValue,
   LIMITS,
   re2Problem,
   WEBHOOK_PROVIDERS,
-} from '../../hosted/edge-api.js';
-import { isCredentialHeader } from '../credential-headers.js';
-import { REFABLE, refable } from '../modules.js';
-import type { FieldPath } from '../paths.js';
+} from './edge-api.js';
+import { refable } from './modules/blocks.js';
 
 export const PHASES = [
   'on_tcp_connect',
@@ -49,6 +49,8 @@ export const POLICY_LIMITS = {
   volumeThresholdMax: 2_000_000_000,
   breakerWindowMinMs: 1_000,
   breakerWindowMaxMs: 120_000,
+  /** The buckets a circuit breaker's window is divided into: fixed (`num_buckets` is ignored). */
+  breakerBuckets: 10,
   rateLimitNameMax: 1023,
   rateLimitCapacityMax: 2_000_000_000,
   rateLimitRateMinMs: 60_000,
@@ -326,7 +328,7 @@ export const OAUTH_PROVIDERS = [
   'twitch',
 ] as const;
 /** Providers for which the service has no managed application. */
-const OWN_CREDENTIALS_ONLY: ReadonlySet<string> = new Set(['amazon', 'facebook']);
+export const OWN_CREDENTIALS_ONLY: ReadonlySet<string> = new Set(['amazon', 'facebook']);
 export const WEBHOOK_POLICY_PROVIDERS: readonly string[] = [
   ...WEBHOOK_PROVIDERS,
   'jira',
@@ -533,7 +535,7 @@ const ENTRIES: Readonly<Record<string, ActionEntry>> = {
     },
   },
   'circuit-breaker': {
-    description: 'Rejects requests while the upstream fails too often (10 fixed buckets).',
+    description: `Rejects requests while the upstream fails too often (${POLICY_LIMITS.breakerBuckets} fixed buckets).`,
     phases: ['on_http_request'],
     terminates: 'never',
     fields: {
@@ -559,8 +561,8 @@ const ENTRIES: Readonly<Record<string, ActionEntry>> = {
       },
       num_buckets: {
         schema: int(1, LIMITS.numBucketsMax),
-        default: 10,
-        description: 'Accepted and ignored: the service always uses 10 buckets.',
+        default: POLICY_LIMITS.breakerBuckets,
+        description: `Accepted and ignored: the service always uses ${POLICY_LIMITS.breakerBuckets} buckets.`,
       },
       enforce: {
         schema: bool(),
@@ -1220,54 +1222,3 @@ export const HEADER_MAP_CONFIG_FIELDS: ReadonlySet<string> = new Set(
       .map(([name]) => name),
   ),
 );
-
-/**
- * The paths (from the resource, `traffic_policy.<phase>[r].actions[a].config.<field>`, and
- * `...config.headers.<name>` for a credential header) of the secret config fields a policy
- * sets, however they are written.
- */
-export function policySecretPaths(policy: unknown): FieldPath[] {
-  const out: FieldPath[] = [];
-  // Also run on documents that did not pass their shape: nothing here may be assumed.
-  const entries = (v: unknown): [string, unknown][] =>
-    typeof v === 'object' && v !== null ? Object.entries(v) : [];
-  for (const [phase, rules] of entries(policy)) {
-    if (!Array.isArray(rules)) continue;
-    for (const [r, rule] of rules.entries()) {
-      const actions: unknown = (rule as { actions?: unknown } | null)?.actions;
-      if (!Array.isArray(actions)) continue;
-      for (const [a, action] of actions.entries()) {
-        const config: unknown = (action as { config?: unknown } | null)?.config;
-        for (const [field, value] of entries(config)) {
-          const at: FieldPath = ['traffic_policy', phase, r, 'actions', a, 'config', field];
-          if (SECRET_CONFIG_FIELDS.has(field)) out.push(at);
-          if (!HEADER_MAP_CONFIG_FIELDS.has(field) || Array.isArray(value)) continue;
-          for (const [name] of entries(value))
-            if (isCredentialHeader(name)) out.push([...at, name]);
-        }
-      }
-    }
-  }
-  return out;
-}
-
-/** The zod schema of one action's config, derived from its table entry. */
-export function configSchema(spec: ActionSpec): z.ZodType {
-  const shape: Record<string, z.ZodType> = {};
-  for (const [name, field] of Object.entries(spec.fields)) {
-    const meta = {
-      description: field.description,
-      ...(field.default === undefined ? {} : { default: field.default }),
-    };
-    if (field.required) {
-      // `meta` makes a new schema: it must stay a place a reference may stand in.
-      const described = field.schema.meta(meta);
-      shape[name] = REFABLE.has(field.schema) ? refable(described) : described;
-    } else {
-      shape[name] = field.schema.optional().meta(meta);
-    }
-  }
-  const object = z.strictObject(shape);
-  const check = spec.check;
-  return check === undefined ? object : object.superRefine((c, ctx) => check(c, ctx));
-}
