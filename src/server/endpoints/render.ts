@@ -37,6 +37,11 @@ export class EndpointRenderer {
         host: rec.host,
         port: rec.port,
         principal: { id: rec.principal_id, uri: `${this.#base}/users/${rec.principal_id}` },
+        // The reserved domain it matched (account-resources.md section 1); absent without one.
+        domain:
+          rec.domain_id === undefined
+            ? null
+            : { id: rec.domain_id, uri: `${this.#base}/reserved_domains/${rec.domain_id}` },
       };
       for (const [key, value] of Object.entries(out)) {
         if (value === '' || value === null || (Array.isArray(value) && value.length === 0)) {
