@@ -298,12 +298,15 @@ describe('readiness (the dns knob)', () => {
     expect((await call('GET', path)).json.certificate.id).toBe(ready.certificate.id);
   });
 
-  it("with every CNAME created a new domain is ready at once; lists show it", async () => {
+  it('with every CNAME created a new domain is ready at once; lists show it', async () => {
     server.knobs.dns = { cnamesCreated: 'all' };
     const name = fresh();
     const d = (await reserve(name)).json;
     expect(d.certificate.id).toMatch(/^cert_/);
-    const listed = await call('GET', `/reserved_domains?filter=${encodeURIComponent(`obj.domain == "${name}"`)}`);
+    const listed = await call(
+      'GET',
+      `/reserved_domains?filter=${encodeURIComponent(`obj.domain == "${name}"`)}`,
+    );
     expect(listed.json.reserved_domains[0].certificate.id).toBe(d.certificate.id);
   });
 
@@ -319,7 +322,10 @@ describe('readiness (the dns knob)', () => {
       await first.close();
       const second = await startTestServer({ apiKeys: [key], dataDir: dir });
       const again = (await clientFor(second, key)('GET', `/reserved_domains/${d.id}`)).json;
-      expect(again).toEqual(ready);
+      // Another port after the restart: the URIs differ, nothing else.
+      const local = (v: unknown, url: string) => JSON.parse(JSON.stringify(v).replaceAll(url, ''));
+      expect(local(again, second.url)).toEqual(local(ready, first.url));
+      expect(again.certificate.id).toMatch(/^cert_/);
       await second.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -336,7 +342,10 @@ describe('lists', () => {
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) ids.push((await reserve(`n${i}.example.org`, {}, as)).json.id);
       const first = await as('GET', '/reserved_domains?limit=2');
-      expect(first.json.reserved_domains.map((d: { id: string }) => d.id)).toEqual([ids[4], ids[3]]);
+      expect(first.json.reserved_domains.map((d: { id: string }) => d.id)).toEqual([
+        ids[4],
+        ids[3],
+      ]);
       expect(first.json.uri).toBe(`${own.url}/reserved_domains`);
       expect(first.json.next_page_uri).toBe(
         `${own.url}/reserved_domains?before_id=${ids[3]}&limit=2`,
@@ -389,7 +398,10 @@ describe('cloud endpoints and reserved domains', () => {
     expect(wildcardHost.json.error_code).toBe('ERR_SVC_318');
     // Internal, kubernetes and tcp endpoints need none.
     expect((await endpoint(`https://d${++counter}.internal`)).status).toBe(201);
-    expect((await endpoint(`tcp://${fresh()}:5432`, { traffic_policy: TCP_POLICY })).status).toBe(201);
+    const tcp = await endpoint(`tcp://${fresh()}:5432`, {
+      traffic_policy: TCP_POLICY.replace('tls://app.internal:443', 'tcp://db.internal:5432'),
+    });
+    expect(tcp.status, tcp.text).toBe(201);
     // A wildcard domain serves every name below it; the exact name wins over it.
     const wildcard = (await reserve(`*.${name}`)).json;
     const below = await endpoint(`https://a.b.${name}`);
