@@ -38,6 +38,15 @@ function targetSchemaOf<R extends z.ZodType>(ref: R) {
     z.strictObject({ kind: z.literal('bot_user'), id: ref }),
     z.strictObject({ kind: z.literal('endpoints') }),
     z.strictObject({ kind: z.literal('endpoint'), id: ref }),
+    // Account resources.
+    z.strictObject({ kind: z.literal('reserved_domains') }),
+    z.strictObject({ kind: z.literal('reserved_domain'), id: ref }),
+    z.strictObject({ kind: z.literal('reserved_domain_certificate'), id: ref }),
+    z.strictObject({ kind: z.literal('reserved_domain_certificate_management_policy'), id: ref }),
+    z.strictObject({ kind: z.literal('certificate_authorities') }),
+    z.strictObject({ kind: z.literal('certificate_authority'), id: ref }),
+    z.strictObject({ kind: z.literal('service_users') }),
+    z.strictObject({ kind: z.literal('service_user'), id: ref }),
   ]);
 }
 
