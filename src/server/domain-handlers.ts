@@ -482,7 +482,7 @@ export function domainHandlers(deps: HandlerDeps) {
     deleteReservedDomainCertificate(call: Call): Reply {
       settle(call);
       const rec = domainOf(call);
-      if (rec.certificate === null) return noContent(store.settled());
+      if (rec.certificate === null) return noContent();
       const next = { ...rec, certificate: null, certificate_uploaded: false };
       return noContent(put(call, next).durable);
     },
@@ -490,7 +490,7 @@ export function domainHandlers(deps: HandlerDeps) {
     deleteReservedDomainCertificateManagementPolicy(call: Call): Reply {
       settle(call);
       const rec = domainOf(call);
-      if (rec.certificate_management_policy === null) return noContent(store.settled());
+      if (rec.certificate_management_policy === null) return noContent();
       const next = {
         ...rec,
         certificate_management_policy: null,
