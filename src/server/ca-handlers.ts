@@ -5,9 +5,9 @@
  * a policy still names is allowed, as the specification's local implementation decides.
  */
 import { z } from 'zod';
+import { describedFields, emptyUpdate, lookup } from './account-common.js';
 import { parseCaPem } from './ca-pem.js';
 import { CA_ID_PREFIX, FILTERABLE_FIELDS } from './domain-codes.js';
-import { describedFields, emptyUpdate, lookup } from './domain-handlers.js';
 import {
   type Call,
   checkBodyId,

@@ -8,6 +8,8 @@
  */
 
 export const DOMAIN_ID_PREFIX = 'rd_';
+/** The reserved domains' collection, whose path a domain's Ref names. */
+export const DOMAINS_PATH = '/reserved_domains';
 export const CA_ID_PREFIX = 'ca_';
 /** Uploaded certificates, and the certificates the service issues for managed domains. */
 export const CERTIFICATE_ID_PREFIX = 'cert_';

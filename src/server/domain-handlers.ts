@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { ERROR_CODE, utf8Bytes } from '../hosted/edge-api.js';
+import { describedFields, emptyUpdate, lookup } from './account-common.js';
 import {
   CERTIFICATE_AUTHORITIES,
   CERTIFICATE_ID_PREFIX,
@@ -21,6 +21,7 @@ import {
   DOMAIN_ERROR_CODE as CODE,
   DOMAIN_ID_PREFIX,
   DOMAIN_REGION,
+  DOMAINS_PATH,
   FILTERABLE_FIELDS,
   ACCOUNT_RESOURCE_LIMITS as LIMITS,
   PRIVATE_KEY_TYPES,
@@ -43,7 +44,6 @@ import {
   noContent,
   type Reply,
 } from './handler-common.js';
-import { idBody } from './ids.js';
 import type { ServerKnobs } from './knobs.js';
 import { filteredList } from './list-filter.js';
 import { type CertificateStatus, type ReservedDomainRec, rfc3339Seconds } from './model.js';
@@ -52,17 +52,6 @@ import type { AccountState } from './store.js';
 import { parseBody } from './validate.js';
 
 // ---- write shapes
-
-const bytes = (field: string, max: number) =>
-  z
-    .string()
-    .refine((v) => utf8Bytes(v) <= max, { message: `${field} must be at most ${max} bytes` });
-
-/** description and metadata, with the limits every account resource shares. */
-export const describedFields = {
-  description: bytes('description', LIMITS.descriptionBytes).optional(),
-  metadata: bytes('metadata', LIMITS.metadataBytes).optional(),
-};
 
 const policySchema = obj({
   authority: z.enum(CERTIFICATE_AUTHORITIES).optional(),
@@ -90,34 +79,10 @@ const domainUpdateSchema = obj({
 
 type Policy = ReservedDomainRec['certificate_management_policy'];
 
-// ---- lookups
-
-/** A path ID of the kind: 400 when malformed, 404 when unknown here (another account's too). */
-export function lookup<T>(call: Call, what: string, get: (id: string) => T | undefined): T {
-  const id = call.ids[0] as string;
-  if (idBody(id) === undefined || id.indexOf('_') !== id.lastIndexOf('_')) {
-    throw new RequestError(
-      400,
-      ERROR_CODE.wrongIdPrefix,
-      `${JSON.stringify(id.slice(0, 100))} is not a well-formed ${what} ID`,
-    );
-  }
-  const rec = get(id);
-  if (rec === undefined)
-    throw new RequestError(404, ERROR_CODE.notFound, `${what} ${id} not found`);
-  return rec;
-}
-
-export function emptyUpdate(body: object): void {
-  if (Object.keys(body).length === 0) {
-    throw invalidValue('the update has no field: send at least one to change');
-  }
-}
-
 // ---- read shape
 
-export function domainUri(base: string, id: string): string {
-  return `${base}/reserved_domains/${id}`;
+function domainUri(base: string, id: string): string {
+  return `${base}${DOMAINS_PATH}/${id}`;
 }
 
 class DomainRenderer {

@@ -4,8 +4,9 @@
  * and list envelope. The operations are the bot users' (bot-handlers.ts), rendered here; a
  * PATCH with no field is a 400 on this API, as on every account resource.
  */
+
+import { emptyUpdate } from './account-common.js';
 import { userHandlers } from './bot-handlers.js';
-import { emptyUpdate } from './domain-handlers.js';
 import type { Call, HandlerDeps, Reply } from './handler-common.js';
 import type { BotUserRec } from './model.js';
 

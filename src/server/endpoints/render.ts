@@ -4,6 +4,7 @@
  * sent as "" or null. Booleans and numbers are values, never "empty". Cached by record identity,
  * as the edges' renderer does.
  */
+import { DOMAINS_PATH } from '../domain-codes.js';
 import type { EndpointRec } from '../model.js';
 
 export class EndpointRenderer {
@@ -41,7 +42,7 @@ export class EndpointRenderer {
         domain:
           rec.domain_id === undefined
             ? null
-            : { id: rec.domain_id, uri: `${this.#base}/reserved_domains/${rec.domain_id}` },
+            : { id: rec.domain_id, uri: `${this.#base}${DOMAINS_PATH}/${rec.domain_id}` },
       };
       for (const [key, value] of Object.entries(out)) {
         if (value === '' || value === null || (Array.isArray(value) && value.length === 0)) {
