@@ -5,7 +5,7 @@
  * PATCH with no field is a 400 on this API, as on every account resource.
  */
 
-import { emptyUpdate } from './account-common.js';
+import { emptyUpdate, lookup } from './account-common.js';
 import { userHandlers } from './bot-handlers.js';
 import type { Call, HandlerDeps, Reply } from './handler-common.js';
 import type { BotUserRec } from './model.js';
@@ -27,14 +27,23 @@ export function serviceUserHandlers(deps: HandlerDeps) {
     return out;
   };
   const users = userHandlers(deps, { one, key: 'service_users', path: '/service_users' });
+  /** A malformed path ID is a 400 here (the bot users API answers it 404). */
+  const checked = (call: Call) => lookup(call, 'service user', (id) => call.account.bots.get(id));
   return {
     createServiceUser: users.create,
-    getServiceUser: users.get,
+    getServiceUser: (call: Call): Reply => {
+      checked(call);
+      return users.get(call);
+    },
     listServiceUsers: users.list,
     updateServiceUser(call: Call): Reply {
+      checked(call);
       if (typeof call.body === 'object' && call.body !== null) emptyUpdate(call.body);
       return users.update(call);
     },
-    deleteServiceUser: users.delete,
+    deleteServiceUser(call: Call): Reply {
+      checked(call);
+      return users.delete(call);
+    },
   };
 }

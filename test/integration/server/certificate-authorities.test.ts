@@ -145,6 +145,8 @@ describe('service users', () => {
     const patched = await call('PATCH', `/service_users/${id}`, { active: false });
     expect(patched.json.active).toBe(false);
     expect((await call('PATCH', `/service_users/${id}`, {})).status).toBe(400);
+    expect((await call('GET', '/service_users/bot_1')).status).toBe(400);
+    expect((await call('GET', `/service_users/bot_${'0'.repeat(27)}`)).status).toBe(404);
     expect((await other('GET', `/service_users/${id}`)).status).toBe(404);
     expect((await call('DELETE', `/service_users/${id}`)).status).toBe(204);
     expect((await call('GET', `/bot_users/${id}`)).status).toBe(404);

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey, type RunningServer } from '../../../src/server/index.js';
+import { CA_PEM } from '../../helpers/ca-pems.js';
 import { startTestServer } from '../../helpers/server.js';
 import { type Call, clientFor } from './client.js';
 
@@ -310,22 +311,42 @@ describe('readiness (the dns knob)', () => {
     expect(listed.json.reserved_domains[0].certificate.id).toBe(d.certificate.id);
   });
 
-  it('survives a restart (persistence)', async () => {
+  it.each([
+    ['the log', undefined],
+    ['a snapshot', 1],
+  ])('survives a restart, read back from %s (persistence)', async (_from, compactBytes) => {
     const dir = await mkdtemp(join(tmpdir(), 'edgesync-domains-'));
     const key = generateApiKey();
+    const options = {
+      apiKeys: [key],
+      dataDir: dir,
+      ...(compactBytes === undefined ? {} : { compactBytes }),
+    };
     try {
-      const first = await startTestServer({ apiKeys: [key], dataDir: dir });
+      const first = await startTestServer(options);
+      const as = clientFor(first, key);
       const name = fresh();
-      const d = (await reserve(name, {}, clientFor(first, key))).json;
+      const d = (await reserve(name, {}, as)).json;
       first.knobs.dns = { cnamesCreated: [name] };
-      const ready = (await clientFor(first, key)('GET', `/reserved_domains/${d.id}`)).json;
+      const ready = (await as('GET', `/reserved_domains/${d.id}`)).json;
+      const ca = (await as('POST', '/certificate_authorities', { ca_pem: CA_PEM })).json;
+      const ep = (
+        await as('POST', '/endpoints', { url: `https://${name}`, traffic_policy: POLICY })
+      ).json;
       await first.close();
-      const second = await startTestServer({ apiKeys: [key], dataDir: dir });
-      const again = (await clientFor(second, key)('GET', `/reserved_domains/${d.id}`)).json;
+      const second = await startTestServer(options);
+      const again = clientFor(second, key);
       // Another port after the restart: the URIs differ, nothing else.
       const local = (v: unknown, url: string) => JSON.parse(JSON.stringify(v).replaceAll(url, ''));
-      expect(local(again, second.url)).toEqual(local(ready, first.url));
-      expect(again.certificate.id).toMatch(/^cert_/);
+      const domainAfter = (await again('GET', `/reserved_domains/${d.id}`)).json;
+      expect(local(domainAfter, second.url)).toEqual(local(ready, first.url));
+      expect(domainAfter.certificate.id).toMatch(/^cert_/);
+      const caAfter = (await again('GET', `/certificate_authorities/${ca.id}`)).json;
+      expect(local(caAfter, second.url)).toEqual(local(ca, first.url));
+      expect((await again('GET', `/endpoints/${ep.id}`)).json.domain.id).toBe(d.id);
+      expect((await again('DELETE', `/reserved_domains/${d.id}`)).json.error_code).toBe(
+        'ERR_SVC_446',
+      );
       await second.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
