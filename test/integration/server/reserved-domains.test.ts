@@ -5,7 +5,7 @@
  * certificate's readiness driven by the `dns` knob, deletes, lists and filters, persistence,
  * and the rules between domains and cloud endpoints (319, 318, 446, the endpoint's `domain`).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -334,6 +334,7 @@ describe('readiness (the dns knob)', () => {
         await as('POST', '/endpoints', { url: `https://${name}`, traffic_policy: POLICY })
       ).json;
       await first.close();
+      expect((await readdir(dir)).includes('snapshot.json')).toBe(compactBytes !== undefined);
       const second = await startTestServer(options);
       const again = clientFor(second, key);
       // Another port after the restart: the URIs differ, nothing else.
