@@ -9,7 +9,8 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { generateApiKey, type RunningServer } from '../../../src/server/index.js';
+import { generateApiKey, type JournalIo, type RunningServer } from '../../../src/server/index.js';
+import { nodeJournalIo } from '../../../src/server/journal.js';
 import { CA_PEM } from '../../helpers/ca-pems.js';
 import { startTestServer } from '../../helpers/server.js';
 import { type Call, clientFor } from './client.js';
@@ -350,6 +351,38 @@ describe('readiness (the dns knob)', () => {
       );
       await second.close();
     } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+  it('on a full disk: a lost create is undone, a read that would issue the certificate waits for a disk that works', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'edgesync-domains-'));
+    const key = generateApiKey();
+    let full = false;
+    const io: JournalIo = {
+      write: (fh, buffer, offset, length, position) => {
+        if (full) return Promise.reject(Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }));
+        return nodeJournalIo.write(fh, buffer, offset, length, position);
+      },
+      sync: (fh) => nodeJournalIo.sync(fh),
+    };
+    const own = await startTestServer({ apiKeys: [key], dataDir: dir, journalIo: io });
+    try {
+      const as = clientFor(own, key);
+      const name = fresh();
+      full = true;
+      const lost = await reserve(name, {}, as);
+      expect([lost.status, lost.json.error_code]).toEqual([503, 'ERR_SVC_503']);
+      expect((await as('GET', '/reserved_domains')).json.reserved_domains).toEqual([]);
+      full = false;
+      const d = (await reserve(name, {}, as)).json;
+      own.knobs.dns = { cnamesCreated: [name] };
+      full = true;
+      expect((await as('GET', `/reserved_domains/${d.id}`)).status).toBe(503);
+      full = false;
+      const ready = (await as('GET', `/reserved_domains/${d.id}`)).json;
+      expect(ready.certificate.id).toMatch(/^cert_/);
+    } finally {
+      await own.close();
       await rm(dir, { recursive: true, force: true });
     }
   });
