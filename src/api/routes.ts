@@ -13,6 +13,21 @@
  */
 import type { z } from 'zod';
 import { EdgesyncError } from '../errors.js';
+import {
+  // Account resources.
+  certificateAuthorityCreateSchema,
+  certificateAuthorityListSchema,
+  certificateAuthoritySchema,
+  certificateAuthorityUpdateSchema,
+  reservedDomainCreateSchema,
+  reservedDomainListSchema,
+  reservedDomainSchema,
+  reservedDomainUpdateSchema,
+  serviceUserCreateSchema,
+  serviceUserListSchema,
+  serviceUserSchema,
+  serviceUserUpdateSchema,
+} from './account-schemas.js';
 import type { HttpMethod } from './exchange.js';
 import {
   botUserCreateSchema,
@@ -50,7 +65,16 @@ export type TargetKind =
   | 'bot_users'
   | 'bot_user'
   | 'endpoints'
-  | 'endpoint';
+  | 'endpoint'
+  // Account resources.
+  | 'reserved_domains'
+  | 'reserved_domain'
+  | 'reserved_domain_certificate'
+  | 'reserved_domain_certificate_management_policy'
+  | 'certificate_authorities'
+  | 'certificate_authority'
+  | 'service_users'
+  | 'service_user';
 
 /** A target without its IDs: enough to pick a template. */
 export interface TargetAddress {
@@ -91,6 +115,19 @@ const BOT_USERS = resource('/bot_users', { kind: 'bot_users' });
 const BOT_USER = resource('/bot_users/{id}', { kind: 'bot_user' });
 const ENDPOINTS = resource('/endpoints', { kind: 'endpoints' });
 const ENDPOINT = resource('/endpoints/{id}', { kind: 'endpoint' });
+// Account resources.
+const DOMAINS = resource('/reserved_domains', { kind: 'reserved_domains' });
+const DOMAIN = resource('/reserved_domains/{id}', { kind: 'reserved_domain' });
+const DOMAIN_CERTIFICATE = resource('/reserved_domains/{id}/certificate', {
+  kind: 'reserved_domain_certificate',
+});
+const DOMAIN_CERTIFICATE_POLICY = resource('/reserved_domains/{id}/certificate_management_policy', {
+  kind: 'reserved_domain_certificate_management_policy',
+});
+const CAS = resource('/certificate_authorities', { kind: 'certificate_authorities' });
+const CA = resource('/certificate_authorities/{id}', { kind: 'certificate_authority' });
+const SERVICE_USERS = resource('/service_users', { kind: 'service_users' });
+const SERVICE_USER = resource('/service_users/{id}', { kind: 'service_user' });
 
 // `satisfies` ties the rows to the client's surface: a method without a row, or a row without
 // a method, fails the typecheck.
@@ -153,6 +190,76 @@ const FIXED = {
     answer: cloudEndpointSchema,
   },
   deleteEndpoint: { ...ENDPOINT, method: 'DELETE' },
+
+  // ---- account resources: reserved domains, certificate authorities, service users
+  listReservedDomains: {
+    ...DOMAINS,
+    method: 'GET',
+    answer: reservedDomainListSchema,
+    items: 'reserved_domains',
+  },
+  createReservedDomain: {
+    ...DOMAINS,
+    method: 'POST',
+    body: reservedDomainCreateSchema,
+    answer: reservedDomainSchema,
+  },
+  getReservedDomain: { ...DOMAIN, method: 'GET', answer: reservedDomainSchema },
+  updateReservedDomain: {
+    ...DOMAIN,
+    method: 'PATCH',
+    body: reservedDomainUpdateSchema,
+    answer: reservedDomainSchema,
+  },
+  deleteReservedDomain: { ...DOMAIN, method: 'DELETE' },
+  deleteReservedDomainCertificate: { ...DOMAIN_CERTIFICATE, method: 'DELETE' },
+  deleteReservedDomainCertificateManagementPolicy: {
+    ...DOMAIN_CERTIFICATE_POLICY,
+    method: 'DELETE',
+  },
+
+  listCertificateAuthorities: {
+    ...CAS,
+    method: 'GET',
+    answer: certificateAuthorityListSchema,
+    items: 'certificate_authorities',
+  },
+  createCertificateAuthority: {
+    ...CAS,
+    method: 'POST',
+    body: certificateAuthorityCreateSchema,
+    answer: certificateAuthoritySchema,
+  },
+  getCertificateAuthority: { ...CA, method: 'GET', answer: certificateAuthoritySchema },
+  updateCertificateAuthority: {
+    ...CA,
+    method: 'PATCH',
+    body: certificateAuthorityUpdateSchema,
+    answer: certificateAuthoritySchema,
+  },
+  deleteCertificateAuthority: { ...CA, method: 'DELETE' },
+
+  listServiceUsers: {
+    ...SERVICE_USERS,
+    method: 'GET',
+    answer: serviceUserListSchema,
+    items: 'service_users',
+  },
+  createServiceUser: {
+    ...SERVICE_USERS,
+    method: 'POST',
+    body: serviceUserCreateSchema,
+    answer: serviceUserSchema,
+  },
+  getServiceUser: { ...SERVICE_USER, method: 'GET', answer: serviceUserSchema },
+  updateServiceUser: {
+    ...SERVICE_USER,
+    method: 'PATCH',
+    body: serviceUserUpdateSchema,
+    answer: serviceUserSchema,
+  },
+  deleteServiceUser: { ...SERVICE_USER, method: 'DELETE' },
+  // ---- end of account resources
 } as const satisfies Record<FixedMethod, Row>;
 
 interface Owner {

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { moduleSchemas, nullableEach } from '../hosted/modules/index.js';
 import type { MODULE_WRITE_SCHEMAS } from './write-schemas.js';
 
+export * from './account-schemas.js';
 export * from './write-schemas.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -81,6 +82,8 @@ export const cloudEndpointSchema = z.object({
   metadata: z.string().optional(),
   bindings: z.array(z.string()).optional(),
   pooling_enabled: z.boolean().optional(),
+  /** The reserved domain the endpoint's host matched (public http, https and tls only). */
+  domain: z.object({ id: z.string() }).optional(),
 });
 
 const page = { uri: z.string(), next_page_uri: z.string().nullable() };

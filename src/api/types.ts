@@ -5,6 +5,17 @@
  * assembles them: the api folder's imports point one way.
  */
 import type { Logger } from '../log.js';
+import type {
+  CertificateAuthority,
+  CertificateAuthorityCreate,
+  CertificateAuthorityUpdate,
+  ReservedDomain,
+  ReservedDomainCreate,
+  ReservedDomainUpdate,
+  ServiceUser,
+  ServiceUserCreate,
+  ServiceUserUpdate,
+} from './account-schemas.js';
 import type { HttpExchange, HttpMethod } from './exchange.js';
 import type { Priority, RateLimiter, RateLimitOptions } from './rate-limit.js';
 import type { RetryOptions, Sleep } from './retry.js';
@@ -170,6 +181,54 @@ export interface ApiClient {
     options?: RequestOptions,
   ): Promise<CloudEndpoint>;
   deleteEndpoint(id: string, options?: RequestOptions): Promise<void>;
+
+  // ---- account resources: reserved domains, certificate authorities, service users
+  listReservedDomains(options?: ListOptions): Promise<ListResult<ReservedDomain>>;
+  getReservedDomain(id: string, options?: RequestOptions): Promise<ReservedDomain>;
+  createReservedDomain(
+    body: ReservedDomainCreate,
+    options?: RequestOptions,
+  ): Promise<ReservedDomain>;
+  /** Partial: absent fields are left as they are. */
+  updateReservedDomain(
+    id: string,
+    body: ReservedDomainUpdate,
+    options?: RequestOptions,
+  ): Promise<ReservedDomain>;
+  /** Gives the domain back to the pool, where anyone may reserve it. */
+  deleteReservedDomain(id: string, options?: RequestOptions): Promise<void>;
+  /** Detaches an uploaded certificate. */
+  deleteReservedDomainCertificate(id: string, options?: RequestOptions): Promise<void>;
+  /** Stops managed certificates. */
+  deleteReservedDomainCertificateManagementPolicy(
+    id: string,
+    options?: RequestOptions,
+  ): Promise<void>;
+
+  listCertificateAuthorities(options?: ListOptions): Promise<ListResult<CertificateAuthority>>;
+  getCertificateAuthority(id: string, options?: RequestOptions): Promise<CertificateAuthority>;
+  createCertificateAuthority(
+    body: CertificateAuthorityCreate,
+    options?: RequestOptions,
+  ): Promise<CertificateAuthority>;
+  updateCertificateAuthority(
+    id: string,
+    body: CertificateAuthorityUpdate,
+    options?: RequestOptions,
+  ): Promise<CertificateAuthority>;
+  deleteCertificateAuthority(id: string, options?: RequestOptions): Promise<void>;
+
+  /** The bot users' records under their successor name (`bot_` IDs). */
+  listServiceUsers(options?: ListOptions): Promise<ListResult<ServiceUser>>;
+  getServiceUser(id: string, options?: RequestOptions): Promise<ServiceUser>;
+  createServiceUser(body: ServiceUserCreate, options?: RequestOptions): Promise<ServiceUser>;
+  updateServiceUser(
+    id: string,
+    body: ServiceUserUpdate,
+    options?: RequestOptions,
+  ): Promise<ServiceUser>;
+  deleteServiceUser(id: string, options?: RequestOptions): Promise<void>;
+  // ---- end of account resources
 
   /**
    * Destroys the connections of the exchange the client created, idle or in use (an injected

@@ -304,7 +304,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
     now,
     random: deps.random ?? Math.random,
     sleep: deps.sleep ?? ((ms: number) => delay(ms)),
-    handlers: createHandlers({ store: deps.store, render: renderer, ids, now }),
+    handlers: createHandlers({ store: deps.store, render: renderer, ids, now, knobs: deps.knobs }),
     accountThrottle: new AccountThrottle(),
     held: new HeldWrites(),
     log: deps.logger,

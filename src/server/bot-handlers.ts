@@ -1,6 +1,8 @@
 /**
  * The bot user operations: create, get, list, update and delete. Bot users have no modules and
- * no cross-resource rules; only the body ID must match the path.
+ * no cross-resource rules; only the body ID must match the path. Service users are the same
+ * records under their successor name (service-user-handlers.ts), hence `userHandlers`, the
+ * operations over a read shape and a list envelope of the caller's choosing.
  */
 import { ID_PREFIX } from '../hosted/edge-api.js';
 import {
@@ -17,9 +19,17 @@ import { type BotUserRec, rfc3339Seconds } from './model.js';
 import { botUserCreateSchema, botUserUpdateSchema } from './schemas.js';
 import { parseBody } from './validate.js';
 
-export function botUserHandlers({ store, render, ids, now }: HandlerDeps) {
+/** How one API shows the records: each record's JSON, the list's key and its path. */
+interface UserView {
+  readonly one: (rec: BotUserRec) => string;
+  readonly key: string;
+  readonly path: string;
+}
+
+export function userHandlers({ store, render, ids, now }: HandlerDeps, view: UserView) {
+  const { one } = view;
   return {
-    createBotUser(call: Call): Reply {
+    create(call: Call): Reply {
       const b = parseBody(botUserCreateSchema, call.body);
       const rec: BotUserRec = {
         id: ids.next(ID_PREFIX.botUser),
@@ -28,22 +38,36 @@ export function botUserHandlers({ store, render, ids, now }: HandlerDeps) {
         active: b.active ?? true,
       };
       const durable = store.commit({ t: 'put', k: 'bot', a: call.accountId, r: rec });
-      return json(201, render.botUser(rec), durable);
+      return json(201, one(rec), durable);
     },
-    getBotUser: (call: Call): Reply => json(200, render.botUser(botUser(call))),
-    listBotUsers: (call: Call): Reply =>
-      list(render, call, call.account.bots, 'bot_users', '/bot_users', (r) => render.botUser(r)),
-    updateBotUser(call: Call): Reply {
+    get: (call: Call): Reply => json(200, one(botUser(call))),
+    list: (call: Call): Reply => list(render, call, call.account.bots, view.key, view.path, one),
+    update(call: Call): Reply {
       const bot = botUser(call);
       const b = parseBody(botUserUpdateSchema, call.body);
       checkBodyId(b.id, bot.id, 'id');
       const rec: BotUserRec = { ...bot, name: b.name ?? bot.name, active: b.active ?? bot.active };
       const durable = store.commit({ t: 'put', k: 'bot', a: call.accountId, r: rec });
-      return json(200, render.botUser(rec), durable);
+      return json(200, one(rec), durable);
     },
-    deleteBotUser(call: Call): Reply {
+    delete(call: Call): Reply {
       const bot = botUser(call);
       return noContent(store.commit({ t: 'del', k: 'bot', a: call.accountId, id: bot.id }));
     },
+  };
+}
+
+export function botUserHandlers(deps: HandlerDeps) {
+  const users = userHandlers(deps, {
+    one: (r) => deps.render.botUser(r),
+    key: 'bot_users',
+    path: '/bot_users',
+  });
+  return {
+    createBotUser: users.create,
+    getBotUser: users.get,
+    listBotUsers: users.list,
+    updateBotUser: users.update,
+    deleteBotUser: users.delete,
   };
 }

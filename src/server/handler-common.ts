@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ERROR_CODE, type RuleViolation } from '../hosted/edge-api.js';
 import { invalidValue, RequestError } from './errors.js';
 import type { IdGenerator } from './ids.js';
+import type { ServerKnobs } from './knobs.js';
 import type { BotUserRec, HttpsEdgeRec, RouteRec, TlsEdgeRec } from './model.js';
 import type { Renderer } from './render.js';
 import type { RouteModules } from './schemas.js';
@@ -37,6 +38,8 @@ export interface HandlerDeps {
   readonly render: Renderer;
   readonly ids: IdGenerator;
   readonly now: () => number;
+  /** The live knobs (read at each request), for the rules an account variant changes. */
+  readonly knobs: ServerKnobs;
 }
 
 export type AnyModules = Record<string, unknown>;

@@ -79,6 +79,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     faultRate: options.faultRate,
     resetRate: options.resetRate,
     edgeAccess: options.edgeAccess,
+    requireReservedDomains: options.requireReservedDomains,
+    dns: options.dns,
+    domainPlan: options.domainPlan,
   };
   const { store, ids, journal } = await openState(options, apiKeys, logger);
   // Built before the first request, so that no client's first policy waits for it.

@@ -42,6 +42,36 @@ export interface ServerKnobs {
    * decrements `count` as it holds requests.
    */
   lateCreates?: LateCreates | undefined;
+
+  // ---- account resources (reserved domains)
+  /**
+   * A public http, https or tls cloud endpoint's host must match a reserved domain of the
+   * account (else 400 `ERR_SVC_319`, `ERR_SVC_318` for a wildcard host), as on the hosted
+   * service. Off by default: the other kinds' clients, tests and examples predate domains.
+   */
+  requireReservedDomains?: boolean | undefined;
+  /** The customer's DNS as the service sees it: what makes a custom domain's certificate ready. */
+  dns?: DnsKnob | undefined;
+  /** The account's plan: wildcard domains (419 without) and the domain limits (415, 418). */
+  domainPlan?: DomainPlan | undefined;
+}
+
+export interface DnsKnob {
+  /**
+   * Custom domains whose CNAME record exists (`'all'`, or the reserved names, wildcards as
+   * `*.example.com`): their managed certificate is issued the next time the account's domains
+   * are read or written.
+   */
+  readonly cnamesCreated?: 'all' | readonly string[] | undefined;
+  /** Reserved names whose DNS is wrong, with the service's message (a `DNS_ERROR` job). */
+  readonly dnsErrors?: Readonly<Record<string, string>> | undefined;
+}
+
+export interface DomainPlan {
+  /** Default true (a paid plan). */
+  readonly wildcards?: boolean | undefined;
+  readonly maxDomains?: number | undefined;
+  readonly maxWildcardDomains?: number | undefined;
 }
 
 export interface LateCreates {

@@ -64,7 +64,61 @@ export interface EndpointRec extends Common {
   readonly updated_at: string;
   /** The ID of the principal (the API key's owner) that created it. */
   readonly principal_id: string;
+  /** The reserved domain its host matched when written (public http, https and tls only). */
+  readonly domain_id?: string;
 }
+
+// ---- account resources: reserved domains and certificate authorities (account-resources.md)
+
+/** A Ref to an uploaded or managed certificate (`cert_`). */
+export interface CertificateRef {
+  readonly id: string;
+}
+
+/** The service's work on a domain's managed certificate, as the API shows it. */
+export interface CertificateStatus {
+  readonly renews_at: string | null;
+  readonly provisioning_job: {
+    readonly error_code: 'DNS_ERROR' | 'INTERNAL_ERROR' | null;
+    readonly msg: string;
+    readonly started_at: string;
+    readonly retries_at: string | null;
+  } | null;
+}
+
+export interface ReservedDomainRec extends Common {
+  /** Lower-case; `*.` first for a wildcard. */
+  readonly domain: string;
+  readonly description: string;
+  readonly metadata: string;
+  /** Null for a subdomain of the service's own domains. */
+  readonly cname_target: string | null;
+  /** Wildcards of custom domains only. */
+  readonly acme_challenge_cname_target: string | null;
+  readonly certificate: CertificateRef | null;
+  /** Whether `certificate` was uploaded (`certificate_id`) rather than issued under the policy. */
+  readonly certificate_uploaded: boolean;
+  readonly certificate_management_policy: {
+    readonly authority: 'letsencrypt';
+    readonly private_key_type: 'ecdsa' | 'rsa';
+  } | null;
+  readonly certificate_management_status: CertificateStatus | null;
+  readonly resolves_to: readonly { readonly value: string }[];
+}
+
+export interface CertificateAuthorityRec extends Common {
+  readonly description: string;
+  readonly metadata: string;
+  /** As returned: ends with a newline. */
+  readonly ca_pem: string;
+  readonly subject_common_name: string;
+  readonly not_before: string;
+  readonly not_after: string;
+  readonly key_usages: readonly string[];
+  readonly extended_key_usages: readonly string[];
+}
+
+// ---- end of account resources
 
 /** A change to one account's state; `a` is the account ID. */
 export type Mutation =
@@ -73,9 +127,11 @@ export type Mutation =
   | { readonly t: 'put'; readonly k: 'route'; readonly a: string; readonly r: RouteRec }
   | { readonly t: 'put'; readonly k: 'bot'; readonly a: string; readonly r: BotUserRec }
   | { readonly t: 'put'; readonly k: 'endpoint'; readonly a: string; readonly r: EndpointRec }
+  | { readonly t: 'put'; readonly k: 'domain'; readonly a: string; readonly r: ReservedDomainRec }
+  | { readonly t: 'put'; readonly k: 'ca'; readonly a: string; readonly r: CertificateAuthorityRec }
   | {
       readonly t: 'del';
-      readonly k: 'tls' | 'https' | 'bot' | 'endpoint';
+      readonly k: 'tls' | 'https' | 'bot' | 'endpoint' | 'domain' | 'ca';
       readonly a: string;
       readonly id: string;
     }

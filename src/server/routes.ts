@@ -5,6 +5,7 @@
  */
 import { ERROR_CODE, ID_PREFIX, LIMITS } from '../hosted/edge-api.js';
 import { HTTPS_EDGE_MODULES, ROUTE_MODULES, TLS_EDGE_MODULES } from '../hosted/modules/index.js';
+import { CA_ID_PREFIX, DOMAIN_ID_PREFIX } from './domain-codes.js';
 import { ENDPOINT_ID_PREFIX } from './endpoints/codes.js';
 import { RequestError } from './errors.js';
 import type { Handlers } from './handlers.js';
@@ -19,7 +20,7 @@ export interface Resolved {
   readonly ids: ReadonlyArray<readonly [string, string]>;
   readonly module?: string;
   readonly list?: boolean;
-  /** The list also takes a CEL `filter` (cloud endpoints). */
+  /** The list also takes a CEL `filter` (cloud endpoints, reserved domains, CAs). */
   readonly filter?: boolean;
 }
 
@@ -84,6 +85,54 @@ export const SERVER_ROUTES: readonly ServerRoute[] = [
     table: READ_WRITE('getEndpoint', 'updateEndpoint', 'deleteEndpoint'),
     prefixes: [ENDPOINT_ID_PREFIX],
   },
+  // ---- account resources: reserved domains, certificate authorities, service users
+  {
+    template: '/reserved_domains',
+    table: { GET: 'listReservedDomains', POST: 'createReservedDomain' },
+    list: true,
+    filter: true,
+  },
+  {
+    template: '/reserved_domains/{id}',
+    table: READ_WRITE('getReservedDomain', 'updateReservedDomain', 'deleteReservedDomain'),
+    prefixes: [DOMAIN_ID_PREFIX],
+  },
+  {
+    template: '/reserved_domains/{id}/certificate',
+    table: { DELETE: 'deleteReservedDomainCertificate' },
+    prefixes: [DOMAIN_ID_PREFIX],
+  },
+  {
+    template: '/reserved_domains/{id}/certificate_management_policy',
+    table: { DELETE: 'deleteReservedDomainCertificateManagementPolicy' },
+    prefixes: [DOMAIN_ID_PREFIX],
+  },
+  {
+    template: '/certificate_authorities',
+    table: { GET: 'listCertificateAuthorities', POST: 'createCertificateAuthority' },
+    list: true,
+    filter: true,
+  },
+  {
+    template: '/certificate_authorities/{id}',
+    table: READ_WRITE(
+      'getCertificateAuthority',
+      'updateCertificateAuthority',
+      'deleteCertificateAuthority',
+    ),
+    prefixes: [CA_ID_PREFIX],
+  },
+  {
+    template: '/service_users',
+    table: { GET: 'listServiceUsers', POST: 'createServiceUser' },
+    list: true,
+  },
+  {
+    template: '/service_users/{id}',
+    table: READ_WRITE('getServiceUser', 'updateServiceUser', 'deleteServiceUser'),
+    prefixes: [ID_PREFIX.botUser],
+  },
+  // ---- end of account resources
   { template: '/edges/tls', table: { GET: 'listTlsEdges', POST: 'createTlsEdge' }, list: true },
   {
     template: '/edges/tls/{id}',
@@ -232,6 +281,8 @@ export function listPrefix(resolved: Resolved): string {
   if (resolved.table.GET === 'listTlsEdges') return ID_PREFIX.tlsEdge;
   if (resolved.table.GET === 'listHttpsEdges') return ID_PREFIX.httpsEdge;
   if (resolved.table.GET === 'listEndpoints') return ENDPOINT_ID_PREFIX;
+  if (resolved.table.GET === 'listReservedDomains') return DOMAIN_ID_PREFIX;
+  if (resolved.table.GET === 'listCertificateAuthorities') return CA_ID_PREFIX;
   return ID_PREFIX.botUser;
 }
 

@@ -8,7 +8,15 @@
  * reader wait until what it saw is durable. Loading a persisted state replays the same
  * mutations through `apply`.
  */
-import type { BotUserRec, EndpointRec, HttpsEdgeRec, Mutation, TlsEdgeRec } from './model.js';
+import type {
+  BotUserRec,
+  CertificateAuthorityRec,
+  EndpointRec,
+  HttpsEdgeRec,
+  Mutation,
+  ReservedDomainRec,
+  TlsEdgeRec,
+} from './model.js';
 
 /** Records of one kind, by ID and in ID (= creation) order. */
 export class Collection<T extends { readonly id: string }> {
@@ -100,6 +108,9 @@ export class AccountState {
   readonly bots = new Collection<BotUserRec>();
   /** Cloud endpoints and the seeded agent endpoints, in one ID order (lists interleave them). */
   readonly endpoints = new Collection<EndpointRec>();
+  // Account resources (account-resources.md).
+  readonly domains = new Collection<ReservedDomainRec>();
+  readonly cas = new Collection<CertificateAuthorityRec>();
   /** Lower-cased hostport -> ID of the edge (TLS or HTTPS) that serves it. */
   readonly hostports = new Map<string, string>();
 
@@ -137,6 +148,10 @@ export class AccountState {
         return this.#restorer(this.bots, m.t === 'put' ? m.r.id : m.id, false);
       case 'endpoint':
         return this.#restorer(this.endpoints, m.t === 'put' ? m.r.id : m.id, false);
+      case 'domain':
+        return this.#restorer(this.domains, m.t === 'put' ? m.r.id : m.id, false);
+      case 'ca':
+        return this.#restorer(this.cas, m.t === 'put' ? m.r.id : m.id, false);
     }
   }
 
@@ -202,6 +217,14 @@ export class AccountState {
         if (m.t === 'put') this.endpoints.put(m.r);
         else this.endpoints.delete(m.id);
         return;
+      case 'domain':
+        if (m.t === 'put') this.domains.put(m.r);
+        else this.domains.delete(m.id);
+        return;
+      case 'ca':
+        if (m.t === 'put') this.cas.put(m.r);
+        else this.cas.delete(m.id);
+        return;
     }
   }
 }
@@ -228,6 +251,9 @@ export interface StateSnapshot {
         bots: BotUserRec[];
         /** Cloud endpoints only; absent in snapshots written before endpoints existed. */
         endpoints?: EndpointRec[];
+        /** Reserved domains and CAs; absent in snapshots written before they existed. */
+        domains?: ReservedDomainRec[];
+        cas?: CertificateAuthorityRec[];
       }
     | undefined
   >;
@@ -243,6 +269,8 @@ export function* snapshotMutations(snapshot: StateSnapshot): Generator<Mutation>
     if (state === undefined) continue;
     for (const r of state.tls) yield { t: 'put', k: 'tls', a, r };
     for (const r of state.bots) yield { t: 'put', k: 'bot', a, r };
+    for (const r of state.domains ?? []) yield { t: 'put', k: 'domain', a, r };
+    for (const r of state.cas ?? []) yield { t: 'put', k: 'ca', a, r };
     for (const r of state.endpoints ?? []) yield { t: 'put', k: 'endpoint', a, r };
     for (const edge of state.https) {
       yield { t: 'put', k: 'https', a, r: { ...edge, routes: [] } };
@@ -263,6 +291,11 @@ export class Store {
       this.#accounts.set(accountId, state);
     }
     return state;
+  }
+
+  /** Every account's state, for the rules that span accounts (reserved domain names). */
+  accounts(): IterableIterator<[string, AccountState]> {
+    return this.#accounts.entries();
   }
 
   setJournal(journal: Journal): void {
@@ -301,6 +334,8 @@ export class Store {
         bots: [...state.bots.values()],
         // Agent endpoints are re-seeded at every start, never persisted.
         endpoints: [...state.endpoints.values()].filter((e) => e.type === 'cloud'),
+        domains: [...state.domains.values()],
+        cas: [...state.cas.values()],
       };
     }
     return { accounts };
@@ -316,6 +351,8 @@ export class Store {
       for (const r of state.tls.values()) yield r.id;
       for (const r of state.bots.values()) yield r.id;
       for (const r of state.endpoints.values()) yield r.id;
+      for (const r of state.domains.values()) yield r.id;
+      for (const r of state.cas.values()) yield r.id;
       for (const e of state.https.values()) {
         yield e.id;
         for (const r of e.routes) yield r.id;

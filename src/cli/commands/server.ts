@@ -39,6 +39,10 @@ export const USAGE = `usage: edgesync server [options]
   --no-edge-access       account state: every request to edges is refused (403 ERR_SVC_7302)
   --agent-endpoint URL   seed a read-only agent endpoint with this URL into every account, at
                          each start (never persisted); repeatable
+  --require-reserved-domains  a public http, https or tls cloud endpoint needs a reserved
+                         domain of its account (else 400 ERR_SVC_319, 318 for a wildcard host)
+  --cnames-created       every custom domain's CNAME record counts as created: its managed
+                         certificate is issued at once (default: provisioning never ends)
   -h, --help             show this help
 
 Environment: EDGESYNC_LOG_LEVEL (default info; JSON logs on stdout).
@@ -136,6 +140,8 @@ function parseOptions(ctx: CliContext): ParsedOptions | 'help' {
   }
   if (values['read-only-edges']) out.edgeAccess = 'read-only';
   if (values['no-edge-access']) out.edgeAccess = 'no-access';
+  if (values['require-reserved-domains']) out.requireReservedDomains = true;
+  if (values['cnames-created']) out.dns = { cnamesCreated: 'all' };
   const agents = values['agent-endpoint'] ?? [];
   if (agents.length > 0) out.agentEndpoints = agents.map((url) => ({ url }));
   const fromEnv = (ctx.env.EDGESYNC_SERVER_API_KEYS ?? '')
@@ -163,6 +169,8 @@ export const OPTIONS = {
   'read-only-edges': { type: 'boolean' },
   'no-edge-access': { type: 'boolean' },
   'agent-endpoint': { type: 'string', multiple: true },
+  'require-reserved-domains': { type: 'boolean' },
+  'cnames-created': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

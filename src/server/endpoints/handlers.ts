@@ -7,6 +7,8 @@
  */
 import type { CelInput } from '@bufbuild/cel';
 import { ERROR_CODE } from '../../hosted/edge-api.js';
+import { DOMAIN_ERROR_CODE } from '../domain-codes.js';
+import { domainFor } from '../domain-names.js';
 import { RequestError } from '../errors.js';
 import {
   type Call,
@@ -17,6 +19,7 @@ import {
   type Reply,
 } from '../handler-common.js';
 import { encodeBase62 } from '../ids.js';
+import type { ServerKnobs } from '../knobs.js';
 import { type EndpointRec, rfc3339Seconds } from '../model.js';
 import type { AccountState } from '../store.js';
 import { parseBody } from '../validate.js';
@@ -76,6 +79,35 @@ function checkNotHeldByEdge(account: AccountState, url: EndpointUrl): void {
   }
 }
 
+/** The schemes whose public endpoints need a reserved domain (account-resources.md section 1). */
+const DOMAIN_SCHEMES: ReadonlySet<string> = new Set(['http', 'https', 'tls']);
+
+/**
+ * The reserved domain a public http, https or tls endpoint's host matches (exactly, or under a
+ * wildcard), as `{ domain_id }` to spread into the record; `{}` when none applies. Without a
+ * match, the `requireReservedDomains` knob refuses the endpoint: 319, or 318 for a wildcard
+ * host (its own wildcard must be reserved).
+ */
+function domainLink(
+  account: AccountState,
+  url: EndpointUrl,
+  binding: Binding,
+  knobs: ServerKnobs,
+): { domain_id?: string } {
+  if (binding !== 'public' || !DOMAIN_SCHEMES.has(url.scheme)) return {};
+  const domain = domainFor(url.host, account.domains.values());
+  if (domain !== undefined) return { domain_id: domain.id };
+  if (knobs.requireReservedDomains !== true) return {};
+  const wildcard = url.host.startsWith('*.');
+  throw new RequestError(
+    400,
+    wildcard ? DOMAIN_ERROR_CODE.wildcardHostNotReserved : DOMAIN_ERROR_CODE.hostNotReserved,
+    wildcard
+      ? `url ${url.url}: the wildcard domain ${url.host} is not reserved in this account; reserve it first`
+      : `url ${url.url}: the domain ${url.host} is not reserved in this account (exactly or under a wildcard); reserve it first`,
+  );
+}
+
 /**
  * Two endpoints share a URL and binding only if both pool: 18009 when neither does, 18017 when
  * the holder pools and the newcomer does not, 18016 when the newcomer pools and the holder
@@ -99,7 +131,7 @@ function checkUnique(
 }
 
 // Long on purpose: a table of one short handler per endpoint operation, over shared deps.
-export function endpointHandlers({ store, render, ids, now }: HandlerDeps) {
+export function endpointHandlers({ store, render, ids, now, knobs }: HandlerDeps) {
   const view = new EndpointRenderer(render.base);
   const one = (rec: EndpointRec) => view.endpoint(rec);
   return {
@@ -112,6 +144,7 @@ export function endpointHandlers({ store, render, ids, now }: HandlerDeps) {
         internal: binding === 'internal',
       });
       checkNotHeldByEdge(call.account, url);
+      const domain = domainLink(call.account, url, binding, knobs);
       const pooling = b.pooling_enabled ?? false;
       checkUnique(call.account, { url: url.url, binding, pooling });
       const at = rfc3339Seconds(now());
@@ -127,6 +160,7 @@ export function endpointHandlers({ store, render, ids, now }: HandlerDeps) {
         created_at: at,
         updated_at: at,
         principal_id: principalId(call.accountId),
+        ...domain,
       };
       const durable = store.commit({ t: 'put', k: 'endpoint', a: call.accountId, r: rec });
       return json(201, one(rec), durable);
@@ -178,10 +212,13 @@ export function endpointHandlers({ store, render, ids, now }: HandlerDeps) {
           internal: binding === 'internal',
         });
       if (url.url !== ep.url) checkNotHeldByEdge(call.account, url);
+      const domain = domainLink(call.account, url, binding, knobs);
       const pooling = b.pooling_enabled ?? ep.pooling_enabled;
       checkUnique(call.account, { url: url.url, binding, pooling, selfId: ep.id });
+      const { domain_id: _, ...rest } = ep;
       const rec: EndpointRec = {
-        ...ep,
+        ...rest,
+        ...domain,
         url: url.url,
         host: url.host,
         port: url.port,

@@ -4,6 +4,7 @@
  * sent as "" or null. Booleans and numbers are values, never "empty". Cached by record identity,
  * as the edges' renderer does.
  */
+import { DOMAINS_PATH } from '../domain-codes.js';
 import type { EndpointRec } from '../model.js';
 
 export class EndpointRenderer {
@@ -37,6 +38,11 @@ export class EndpointRenderer {
         host: rec.host,
         port: rec.port,
         principal: { id: rec.principal_id, uri: `${this.#base}/users/${rec.principal_id}` },
+        // The reserved domain it matched (account-resources.md section 1); absent without one.
+        domain:
+          rec.domain_id === undefined
+            ? null
+            : { id: rec.domain_id, uri: `${this.#base}${DOMAINS_PATH}/${rec.domain_id}` },
       };
       for (const [key, value] of Object.entries(out)) {
         if (value === '' || value === null || (Array.isArray(value) && value.length === 0)) {

@@ -99,6 +99,32 @@ describe('edgesync server', () => {
     expect(await done).toBe(0);
   });
 
+  it('--require-reserved-domains and --cnames-created set the domain knobs', async () => {
+    const key = generateApiKey();
+    const { ctx, controller, stderr } = context(
+      ['--port', '0', '--api-key', key, '--require-reserved-domains', '--cnames-created'],
+      { EDGESYNC_LOG_LEVEL: 'silent' },
+    );
+    const done = run(ctx);
+    const url = (await waitForLine(stderr, /listening on (\S+)/))[1] as string;
+    const call = clientFor({ url }, key);
+    const policy = '{"on_http_request":[{"actions":[{"type":"deny"}]}]}';
+    const bare = await call('POST', '/endpoints', {
+      url: 'https://app.example.com',
+      traffic_policy: policy,
+    });
+    expect(bare.json.error_code).toBe('ERR_SVC_319');
+    const domain = await call('POST', '/reserved_domains', { domain: 'app.example.com' });
+    expect(domain.json.certificate.id).toMatch(/^cert_/);
+    const on = await call('POST', '/endpoints', {
+      url: 'https://app.example.com',
+      traffic_policy: policy,
+    });
+    expect(on.json.domain.id).toBe(domain.json.id);
+    controller.abort();
+    expect(await done).toBe(0);
+  });
+
   it.each([
     [['--port', '70000']],
     [['--port', 'x']],

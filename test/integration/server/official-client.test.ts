@@ -1,7 +1,8 @@
 /**
  * The service's official TypeScript client (@ngrok/ngrok-api) against the local server, for
  * every operation it offers on the resources the server implements: TLS and HTTPS edges,
- * routes, their modules and bot users. (It also offers TCP edges and a `policy` module, which the
+ * routes, their modules and bot users, and the account resources it knows (reserved domains,
+ * certificate authorities). (It also offers TCP edges and a `policy` module, which the
  * specification does not have.) The client sends module replacements wrapped as `{ id, module }`
  * (route modules with `edge_id`) and pages with `beforeId`. Between the two sits a loopback
  * proxy that renames only the client's version header to ours, and records what the server
@@ -14,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { Ngrok } from '@ngrok/ngrok-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../../src/server/index.js';
+import { CA_PEM } from '../../helpers/ca-pems.js';
 import { startTestServer } from '../../helpers/server.js';
 
 interface Answer {
@@ -319,5 +321,44 @@ describe('the wrapped module body and beforeId stay strict', () => {
     expect((await send('GET', '/bot_users?beforeId=edgtls_1')).status).toBe(400);
     expect((await send('GET', '/bot_users?beforeId=bot_1&before_id=bot_1')).status).toBe(400);
     expect((await send('GET', '/bot_users?before=bot_1')).status).toBe(400);
+  });
+
+  it('reserved domains: create, get, update, list, certificate deletes, delete', async () => {
+    const domain = await ngrok.reservedDomains.create({
+      domain: 'official.example.com',
+      region: '',
+    });
+    expect(domain).toMatchObject({ domain: 'official.example.com', certificate: null });
+    expect(domain.certificateManagementPolicy).toMatchObject({ authority: 'letsencrypt' });
+    expect(await ngrok.reservedDomains.get(domain.id)).toMatchObject({ id: domain.id });
+    const updated = await ngrok.reservedDomains.update({
+      id: domain.id,
+      description: 'd',
+      certificateManagementPolicy: { authority: 'letsencrypt', privateKeyType: 'rsa' },
+    });
+    expect(updated).toMatchObject({ description: 'd' });
+    expect(updated.certificateManagementPolicy).toMatchObject({ privateKeyType: 'rsa' });
+    expect((await ngrok.reservedDomains.list()).map((d) => d.id)).toEqual([domain.id]);
+    const path = `/reserved_domains/${domain.id}`;
+    await deleted(() => ngrok.reservedDomains.deleteCertificate(domain.id), `${path}/certificate`);
+    await deleted(
+      () => ngrok.reservedDomains.deleteCertificateManagementPolicy(domain.id),
+      `${path}/certificate_management_policy`,
+    );
+    await deleted(() => ngrok.reservedDomains.delete(domain.id), path);
+  });
+
+  it('certificate authorities: create, get, update, list, delete', async () => {
+    const ca = await ngrok.certificateAuthorities.create({ caPem: CA_PEM, description: 'corp' });
+    expect(ca).toMatchObject({ subjectCommonName: 'Corp Root CA', caPem: CA_PEM });
+    expect(await ngrok.certificateAuthorities.get(ca.id)).toMatchObject({ id: ca.id });
+    expect(await ngrok.certificateAuthorities.update({ id: ca.id, metadata: 'm' })).toMatchObject({
+      metadata: 'm',
+    });
+    expect((await ngrok.certificateAuthorities.list()).map((c) => c.id)).toEqual([ca.id]);
+    await deleted(
+      () => ngrok.certificateAuthorities.delete(ca.id),
+      `/certificate_authorities/${ca.id}`,
+    );
   });
 });

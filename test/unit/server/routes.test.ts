@@ -56,6 +56,10 @@ describe("the server's router", () => {
     '/edges/https/edghts_1/routes/edghtsrt_1/oauth/x',
     '/bot_users/bot_1/x',
     '/endpoints/ep_1/x',
+    '/reserved_domains/rd_1/x',
+    '/reserved_domains/rd_1/certificate/x',
+    '/certificate_authorities/ca_1/x',
+    '/service_users/bot_1/x',
     '/nothing',
   ])('%s is no resource (404)', (path) => {
     expect(resolvePath(path)).toBeUndefined();
@@ -80,6 +84,19 @@ describe("the server's router", () => {
       list: true,
       filter: true,
     });
+    // The account resources: filtered lists, the domain's certificate sub-resources.
+    expect(resolvePath('/reserved_domains')).toMatchObject({ list: true, filter: true });
+    expect(resolvePath('/certificate_authorities')).toMatchObject({ list: true, filter: true });
+    expect(resolvePath('/service_users')).toEqual({
+      table: { GET: 'listServiceUsers', POST: 'createServiceUser' },
+      ids: [],
+      list: true,
+    });
+    expect(resolvePath('/reserved_domains/rd_1/certificate_management_policy')).toEqual({
+      table: { DELETE: 'deleteReservedDomainCertificateManagementPolicy' },
+      ids: [['rd_1', 'rd_']],
+    });
+    expect(resolvePath('/service_users/bot_1')?.ids).toEqual([['bot_1', ID_PREFIX.botUser]]);
     // An empty ID still routes: its prefix check answers it (400), not a 404.
     expect(resolvePath('/bot_users//')?.ids).toEqual([['', ID_PREFIX.botUser]]);
   });
