@@ -35,13 +35,7 @@ import { errorMessage, ManifestError, StalePlanError, UsageError } from '../../e
 import { createLogger, type Logger, parseLogLevel, silentLogger } from '../../log.js';
 import { formatDiagnostic, invalidSetLine } from '../../manifest/diagnostics.js';
 import { heldCredentials } from '../../manifest/own-credentials.js';
-import {
-  createValueMask,
-  maskJson,
-  maskPlan,
-  secretValues,
-  type ValueMask,
-} from '../../manifest/secrets.js';
+import { createValueMask, maskJson, secretValues, type ValueMask } from '../../manifest/secrets.js';
 import {
   buildPlan,
   DEFAULT_MAX_DELETES,
@@ -52,6 +46,7 @@ import {
   planFileSchema,
   renderText,
 } from '../../plan/index.js';
+import { maskPlan } from '../../plan/mask.js';
 import { createAccountClient, requireApiConfig } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';

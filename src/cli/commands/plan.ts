@@ -22,13 +22,8 @@ import {
   invalidSetLine,
 } from '../../manifest/diagnostics.js';
 import { heldCredentials } from '../../manifest/own-credentials.js';
-import {
-  createValueMask,
-  type MaskedPlan,
-  maskPlan,
-  maskValues,
-  secretValues,
-} from '../../manifest/secrets.js';
+import { createValueMask, maskValues, secretValues } from '../../manifest/secrets.js';
+import { type MaskedPlan, maskPlan } from '../../plan/mask.js';
 import type { Plan } from '../../plan/model.js';
 import { renderJson } from '../../plan/render/json.js';
 import { renderMarkdown } from '../../plan/render/markdown.js';
