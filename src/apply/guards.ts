@@ -44,6 +44,8 @@ export interface GuardOptions {
 export interface GuardVerdict {
   /** Why the plan must not be applied at all; empty when it may. */
   readonly refusals: string[];
+  /** The planner's `blocked` entries that refuse the plan (each one is among `refusals`). */
+  readonly fatal: Blocked[];
   /** Resources the plan leaves out because of a foreign conflict: reported, not fatal. */
   readonly conflicts: Blocked[];
   /** Protected edges whose manifest is gone: kept on purpose, reported. */
@@ -71,6 +73,15 @@ export function isEdgeDelete(op: Operation): boolean {
     op.method === 'DELETE' &&
     (op.target.kind === 'edge' || (op.target.kind === 'endpoint' && op.phase === 'delete'))
   );
+}
+
+/**
+ * A plan and its verdict, assessed once (the engine's run): the executor takes it instead of
+ * checking the same plan again. Bound to the plan object it was made for.
+ */
+export interface AssessedPlan {
+  readonly plan: Plan;
+  readonly verdict: GuardVerdict;
 }
 
 export function checkGuards(plan: Plan, options: GuardOptions = {}): GuardVerdict {
@@ -102,7 +113,7 @@ export function checkGuards(plan: Plan, options: GuardOptions = {}): GuardVerdic
 
   refusals.push(...ownershipRefusals(plan, ops, options.live));
   refusals.push(...endpointRefusals(ops, plan.owner, options.live));
-  return { refusals: dedupe(refusals), conflicts, kept };
+  return { refusals: dedupe(refusals), fatal, conflicts, kept };
 }
 
 /** Sorts the plan's `blocked` entries by what they mean for an apply (see the header). */
