@@ -25,6 +25,7 @@ import { maskValues, type ValueMask } from '../manifest/secrets.js';
 import { buildPlan, type MaskedPlan, maskPlan, operationCount, type Plan } from '../plan/index.js';
 import type { PlanOptions } from '../plan/plan.js';
 import type { Prepared } from './incremental.js';
+import { type PreparePlanOptions, preparePlan } from './pipeline.js';
 import { stableValues } from './report.js';
 
 /** A prepared plan with its verdict and the values that mask what is shown of it. */
@@ -84,6 +85,20 @@ export interface RunOptions<H> {
   /** Checked as every write leaves (leadership, suspension). */
   readonly beforeWrite?: (() => void) | undefined;
   readonly onProgress?: ((event: ProgressEvent) => void) | undefined;
+}
+
+/** Step 1 for `plan` and `apply`: the whole pipeline (pipeline.ts), load and list concurrently. */
+export function pipeline(options: PreparePlanOptions): () => Promise<Prepared> {
+  return async () => {
+    const prepared = await preparePlan(options);
+    return {
+      plan: prepared.plan,
+      live: prepared.snapshot,
+      desired: prepared.desired,
+      mode: 'full',
+      stamps: prepared.manifests.stamps,
+    };
+  };
 }
 
 /** The run, step by step (see the header); each step either hands it on or ends it. */
