@@ -4,6 +4,7 @@
  * through here), and the reconciler the daemon runs every cycle (its contract: contract.ts).
  */
 export { DEFAULT_CONCURRENCY, type ProgressEvent } from '../apply/executor.js';
+export { type ImportResult, importLive } from '../apply/import.js';
 // What the commands show of an apply: the applier's pure renderers of its progress and result.
 export {
   type Budget,
@@ -12,6 +13,7 @@ export {
   progressSteps,
   summarize,
 } from '../apply/progress.js';
+export { parseReleaseTarget, type ReleaseTarget } from '../apply/release.js';
 export {
   type ApplyResultJson,
   appliedResult,
@@ -29,4 +31,5 @@ export {
   preparePlan,
 } from './pipeline.js';
 export { createReconciler } from './reconciler.js';
+export { runRelease } from './release.js';
 export { type Applied, type Assessment, pipeline, type RunEnding, run } from './run.js';
