@@ -3,7 +3,7 @@
  * step call (run.ts), its pipeline, `release` and `import` (the commands reach the applier only
  * through here), and the reconciler the daemon runs every cycle (its contract: contract.ts).
  */
-export { DEFAULT_CONCURRENCY, type ProgressEvent } from '../apply/executor.js';
+export { DEFAULT_CONCURRENCY } from '../apply/executor.js';
 export { type ImportResult, importLive } from '../apply/import.js';
 // What the commands show of an apply: the applier's pure renderers of its progress and result.
 export {
@@ -23,13 +23,7 @@ export {
 export * from './contract.js';
 /** @internal tests size their edits from it */
 export { INCREMENTAL_MAX_READS } from './incremental.js';
-export {
-  checkMaxDeletes,
-  checkOwner,
-  OWNER_PATTERN,
-  type PreparedPlan,
-  preparePlan,
-} from './pipeline.js';
+export { checkMaxDeletes, checkOwner, OWNER_PATTERN } from './pipeline.js';
 export { createReconciler } from './reconciler.js';
 export { runRelease } from './release.js';
-export { type Applied, type Assessment, pipeline, type RunEnding, run } from './run.js';
+export { type Assessment, pipeline, type RunEnding, run } from './run.js';

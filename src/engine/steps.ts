@@ -38,7 +38,10 @@ export interface Cycle {
   readonly resources: PlanResources;
 }
 
-/** Assesses a prepared plan as the run does (run.ts), for the daemon's steps. */
+/**
+ * Assesses a prepared plan as the run does (run.ts), as the daemon's steps see it.
+ * @internal the steps' tests start from it; a cycle takes the run's own assessment (`cycleOf`)
+ */
 export function assess(prepared: Prepared, options: ReconcilerOptions, state: EngineState): Cycle {
   return cycleOf(assessPlan(prepared, { ...options, previousValues: state.secrets }), state);
 }
