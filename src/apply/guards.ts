@@ -1,8 +1,10 @@
 /**
  * The applier's own safety checks, run on the whole plan before its first write (design
- * section 3). The planner already encodes guards as `blocked` entries; these checks enforce the
- * same rules again from the plan's operations and the live snapshot, so a planner bug can never
- * delete too much, delete a protected edge, or touch an edge edgesync does not own.
+ * section 3): once per run, by the engine (src/engine/run.ts), whose verdict the executor takes;
+ * the executor checks a plan it is handed no verdict for. The planner already encodes guards as
+ * `blocked` entries; these checks enforce the same rules again from the plan's operations and
+ * the live snapshot, so a planner bug can never delete too much, delete a protected edge, or
+ * touch an edge edgesync does not own.
  *
  * Policy for the planner's `blocked` entries:
  * - a `guard` entry (max deletes exceeded, empty manifest set, an `id:` that cannot be adopted)
