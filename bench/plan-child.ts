@@ -6,7 +6,8 @@
 import { performance } from 'node:perf_hooks';
 import { createApiClient } from '../src/api/client.js';
 import { preparePlan } from '../src/engine/pipeline.js';
-import { maskPlan, secretValues } from '../src/manifest/secrets.js';
+import { secretValues } from '../src/manifest/secrets.js';
+import { maskPlan } from '../src/plan/mask.js';
 import { buildPlan } from '../src/plan/plan.js';
 import { renderText } from '../src/plan/render/text.js';
 

@@ -53,7 +53,11 @@ export function isEmptyResidual(r: Residual): boolean {
 }
 
 export async function applyAndVerify(plan: Plan, options: CycleOptions): Promise<CycleOutcome> {
-  const { conflicts, kept } = classifyBlocked(plan, options.live);
+  // Assessed once by the engine's run (guards and the blocked entries alike); else sorted here.
+  const { conflicts, kept } =
+    options.assessed?.plan === plan
+      ? options.assessed.verdict
+      : classifyBlocked(plan, options.live);
   let result = await executePlan(plan, {
     ...options,
     guards: { ...options.guards, live: options.live },
@@ -126,9 +130,10 @@ async function cleanLateDuplicates(
 ): Promise<ExecuteResult | undefined> {
   const changes = lateDuplicates(result, again.plan);
   if (changes.length === 0) return undefined;
+  // A new plan: its guards are checked, not the first plan's verdict taken.
   const cleanup = await executePlan(
     { ...again.plan, changes, blocked: [] },
-    { ...options, guards: { ...options.guards, live: again.live } },
+    { ...options, assessed: undefined, guards: { ...options.guards, live: again.live } },
   );
   const notes = changes.map(
     (c) =>

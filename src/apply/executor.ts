@@ -39,7 +39,7 @@ import { runPool } from '../pool.js';
 import { runCutover, type Unserved, unservedMessage } from './cutover.js';
 import { InvalidOperationError, type Sent, sendOperation } from './dispatch.js';
 import { findCreated, type LookupClient } from './find-created.js';
-import { checkGuards, type GuardOptions } from './guards.js';
+import { type AssessedPlan, checkGuards, type GuardOptions, type GuardVerdict } from './guards.js';
 
 export const DEFAULT_CONCURRENCY = 4;
 /** POST attempts for one create, each after a lookup showed the previous one did not land. */
@@ -69,6 +69,8 @@ export interface ProgressEvent {
   /** HTTP status: the documented success status, the error's, or 0 (no answer, or skipped). */
   readonly status: number;
   readonly durationMs: number;
+  /** A failed operation's error, as its own message says it (no address before it). */
+  readonly error?: string | undefined;
 }
 
 export interface OperationFailure {
@@ -142,6 +144,12 @@ export interface ExecuteOptions {
   readonly observeForRecovery?: LookupClient | undefined;
   /** Checked before the first write; a refusal throws `GuardError` and nothing is written. */
   readonly guards?: GuardOptions | undefined;
+  /**
+   * The verdict the caller already assessed for this very plan (the engine's run checks the
+   * guards once): taken instead of checking `guards` again. A verdict made for another plan
+   * object is ignored, and the guards are checked.
+   */
+  readonly assessed?: AssessedPlan | undefined;
   readonly createAttempts?: number | undefined;
   readonly sleep?: Sleep | undefined;
   readonly now?: (() => number) | undefined;
@@ -203,8 +211,14 @@ interface Run {
   fenced: string | undefined;
 }
 
+/** The plan's verdict: the one assessed for it, else the guards checked now. */
+function verdictOf(plan: Plan, options: ExecuteOptions): GuardVerdict {
+  const { assessed } = options;
+  return assessed?.plan === plan ? assessed.verdict : checkGuards(plan, options.guards);
+}
+
 export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<ExecuteResult> {
-  const verdict = checkGuards(plan, options.guards);
+  const verdict = verdictOf(plan, options);
   if (verdict.refusals.length > 0) {
     throw new GuardError(
       `refusing to apply the plan:\n${verdict.refusals.map((r) => `  - ${r}`).join('\n')}`,
@@ -386,6 +400,7 @@ function report(
   outcome: OperationOutcome,
   status: number,
   ms = 0,
+  error?: string,
 ): void {
   const { counts } = run;
   counts.finished += 1;
@@ -406,6 +421,7 @@ function report(
     outcome,
     status,
     durationMs: ms,
+    ...(error === undefined ? {} : { error }),
   };
   if (outcome !== 'skipped') {
     const line = {
@@ -480,7 +496,8 @@ function fail(
     message,
     code: err instanceof EdgesyncError ? err.code : 'ES_INTERNAL',
   });
-  report(run, step, path, 'failed', status, ms);
+  const error = errorMessage(err instanceof VanishedError ? err.cause : err);
+  report(run, step, path, 'failed', status, ms, error);
 }
 
 /** A POST; when its outcome is unknown, a lookup decides whether to re-send it. */

@@ -1,8 +1,10 @@
 /**
  * The applier's own safety checks, run on the whole plan before its first write (design
- * section 3). The planner already encodes guards as `blocked` entries; these checks enforce the
- * same rules again from the plan's operations and the live snapshot, so a planner bug can never
- * delete too much, delete a protected edge, or touch an edge edgesync does not own.
+ * section 3): once per run, by the engine (src/engine/run.ts), whose verdict the executor takes;
+ * the executor checks a plan it is handed no verdict for. The planner already encodes guards as
+ * `blocked` entries; these checks enforce the same rules again from the plan's operations and
+ * the live snapshot, so a planner bug can never delete too much, delete a protected edge, or
+ * touch an edge edgesync does not own.
  *
  * Policy for the planner's `blocked` entries:
  * - a `guard` entry (max deletes exceeded, empty manifest set, an `id:` that cannot be adopted)
@@ -44,6 +46,8 @@ export interface GuardOptions {
 export interface GuardVerdict {
   /** Why the plan must not be applied at all; empty when it may. */
   readonly refusals: string[];
+  /** The planner's `blocked` entries that refuse the plan (each one is among `refusals`). */
+  readonly fatal: Blocked[];
   /** Resources the plan leaves out because of a foreign conflict: reported, not fatal. */
   readonly conflicts: Blocked[];
   /** Protected edges whose manifest is gone: kept on purpose, reported. */
@@ -71,6 +75,15 @@ export function isEdgeDelete(op: Operation): boolean {
     op.method === 'DELETE' &&
     (op.target.kind === 'edge' || (op.target.kind === 'endpoint' && op.phase === 'delete'))
   );
+}
+
+/**
+ * A plan and its verdict, assessed once (the engine's run): the executor takes it instead of
+ * checking the same plan again. Bound to the plan object it was made for.
+ */
+export interface AssessedPlan {
+  readonly plan: Plan;
+  readonly verdict: GuardVerdict;
 }
 
 export function checkGuards(plan: Plan, options: GuardOptions = {}): GuardVerdict {
@@ -102,7 +115,7 @@ export function checkGuards(plan: Plan, options: GuardOptions = {}): GuardVerdic
 
   refusals.push(...ownershipRefusals(plan, ops, options.live));
   refusals.push(...endpointRefusals(ops, plan.owner, options.live));
-  return { refusals: dedupe(refusals), conflicts, kept };
+  return { refusals: dedupe(refusals), fatal, conflicts, kept };
 }
 
 /** Sorts the plan's `blocked` entries by what they mean for an apply (see the header). */

@@ -1,12 +1,14 @@
 /**
  * `edgesync release`: stop managing edges and cloud endpoints without deleting them. The pure half: which live edges
  * a list of `KIND/NAME` targets names for an owner, and the metadata each keeps once the
- * `edgesync/` keys are gone (the user's labels, key-sorted, or the empty string). After one PATCH
- * per edge the edge is unowned, so a plan without its manifest deletes nothing (foreign edges are
+ * `edgesync/` keys are gone (the user's labels, key-sorted, or the empty string), and the plan of
+ * those PATCHes the executor runs (`releasePlan`). After one PATCH per edge the edge is unowned, so a plan without its manifest deletes nothing (foreign edges are
  * never touched). Routes and modules need nothing: they belong to their edge.
  */
 import type { LiveSnapshot } from '../api/observe.js';
 import { parseStoredMetadata, storedRouteMetadata } from '../manifest/metadata.js';
+import { PLAN_FORMAT_VERSION, type Plan, type ResourceChange } from '../plan/model.js';
+import { type PlannedTarget, targetPath } from '../plan/target.js';
 
 export type ReleaseKind = 'tls_edge' | 'https_edge' | 'cloud_endpoint';
 
@@ -118,4 +120,55 @@ export function planRelease(
     );
   }
   return { releases, problems };
+}
+
+/** What a release change says it does (plans and logs). */
+const RELEASE_REASON = 'released: the edgesync/ keys removed, the labels kept';
+
+/** The operation target of a release: the edge or the cloud endpoint itself. */
+function releaseTarget(release: Release): PlannedTarget {
+  if (release.kind === 'cloud_endpoint') return { kind: 'endpoint', id: release.id };
+  return { kind: 'edge', edge_kind: release.kind === 'tls_edge' ? 'tls' : 'https', id: release.id };
+}
+
+/**
+ * The releases as a plan the executor runs like any other (its guards, its log, its failure
+ * semantics): one PATCH of `metadata` per released resource, each its own root (`address#id`,
+ * as the planner names a duplicate), so a duplicate left by a crash is released too.
+ */
+export function releasePlan(owner: string, releases: readonly Release[]): Plan {
+  const changes = releases.map((r): ResourceChange => {
+    const target = releaseTarget(r);
+    const address = `${r.address}#${r.id}`;
+    return {
+      address,
+      kind: r.kind,
+      name: r.address.slice(r.kind.length + 1),
+      root: address,
+      action: 'update',
+      reason: RELEASE_REASON,
+      id: r.id,
+      fields: [],
+      modules: [],
+      operations: [
+        {
+          method: 'PATCH',
+          target,
+          path: targetPath(target),
+          body: { metadata: r.metadata },
+          phase: 'main',
+          sensitive_paths: [],
+          description: 'remove the edgesync/ keys from metadata',
+        },
+      ],
+    };
+  });
+  return {
+    format_version: PLAN_FORMAT_VERSION,
+    owner,
+    changes,
+    blocked: [],
+    warnings: [],
+    summary: { create: 0, update: changes.length, delete: 0, adopt: 0, noop: 0 },
+  };
 }

@@ -20,7 +20,12 @@
  */
 import { withPriority } from '../api/priority.js';
 import { ACCOUNT_STATE_MESSAGE, accountStateOf, EdgesyncError } from '../errors.js';
-import { type EngineState, newEngineState, type ReconcilerOptions } from './context.js';
+import {
+  type EngineState,
+  newEngineState,
+  planOptionsOf,
+  type ReconcilerOptions,
+} from './context.js';
 import type {
   AnticipateFn,
   AnticipateInput,
@@ -30,7 +35,16 @@ import type {
 } from './contract.js';
 import type { Prepared } from './incremental.js';
 import { anticipate, choosePreparation } from './preparation.js';
-import { appliedReport, applyCycle, assess, holdBack, unsettled } from './steps.js';
+import { run } from './run.js';
+import {
+  appliedReport,
+  type Cycle,
+  cycleOf,
+  holdBack,
+  keepVerified,
+  unsettled,
+  writeHooks,
+} from './steps.js';
 
 /** Triggers that carry a change (of the manifests, or an operator's request): high priority. */
 const CHANGE_REASONS: ReadonlySet<string> = new Set(['file', 'link', 'webhook', 'manual']);
@@ -52,33 +66,55 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
 }
 
 /**
- * One cycle, step by step; each step either hands the cycle on or ends it with its report. A
- * cycle that ends before writing (preempted by a change, invalid manifests, a failed listing)
- * leaves the kept snapshot as good as it was.
+ * One cycle: the engine's run (run.ts) with the daemon's steps handed to it; each step either
+ * hands the cycle on or ends it with its report. A cycle that ends before writing (preempted by
+ * a change, invalid manifests, a failed listing) leaves the kept snapshot as good as it was.
  */
 async function reconcileOnce(
   input: ReconcileInput,
   options: ReconcilerOptions,
   state: EngineState,
 ): Promise<ReconcileReport> {
-  // 1. Prepare the plan: in full, or incrementally against the kept snapshot.
-  const prepared = await prepare(input, options, state);
-  // 2. git-sync may have swapped the link while we read: a set read from the old worktree may
-  //    be partial, and applying it would delete what it lacks.
-  await input.assertCurrent();
-  // 3. Assess it: guards, counts, resources, this cycle's sensitive values.
-  const cycle = assess(prepared, options, state);
-  // 4. Stop when a file was saved while it was read, or reads as one still being written
-  //    (smaller than last time, not yet confirmed): it is read again after a debounce.
-  const unfinished = await unsettled(cycle, options, state);
-  if (unfinished !== undefined) return unfinished;
-  // 5. Stop when nothing may be written (observing, standby, a guard) or needs to be.
-  const held = holdBack(cycle, options, state);
-  if (held !== undefined) return held;
-  // 6. Apply, and check what was touched.
-  const applied = await applyCycle(cycle, input.signal, options, state);
-  // 7. Report what the apply did.
-  return appliedReport(cycle, applied, options.mode);
+  let cycle: Cycle | undefined;
+  const ending = await run<ReconcileReport>({
+    // 1. Prepare the plan: in full, or incrementally against the kept snapshot.
+    prepare: () => prepare(input, options, state),
+    client: options.client,
+    maxDeletes: options.maxDeletes,
+    allowEmpty: options.allowEmpty,
+    planOptions: () => planOptionsOf(options, state),
+    // 2. The run assesses it: guards, this cycle's sensitive values (for the log too).
+    mask: options.mask,
+    previousValues: state.secrets,
+    hold: async (assessment) => {
+      // 3. git-sync may have swapped the link while we read: a set read from the old worktree
+      //    may be partial, and applying it would delete what it lacks.
+      await input.assertCurrent();
+      cycle = cycleOf(assessment, state);
+      // 4. Stop when a file was saved while it was read, or reads as one still being written
+      //    (smaller than last time, not yet confirmed): it is read again after a debounce.
+      // 5. Stop when nothing may be written (observing, standby, a guard's refusal: thrown) or
+      //    needs to be.
+      return (await unsettled(cycle, options, state)) ?? holdBack(cycle, options, state);
+    },
+    // 6. An unattended apply confirms itself. From the first write until the check says
+    //    converged, the kept snapshot is not the account.
+    confirm: async () => {
+      state.kept = undefined;
+      return true;
+    },
+    signal: input.signal,
+    concurrency: options.concurrency,
+    logger: options.logger,
+    ...writeHooks(options),
+  });
+  // 7. Report what the apply did (every other ending was held back, with its report).
+  if (ending.ending === 'held') return ending.held;
+  if (ending.ending !== 'applied' || cycle === undefined) {
+    throw new EdgesyncError('ES_INTERNAL', `a daemon cycle ended ${ending.ending}`);
+  }
+  keepVerified(ending.applied, state);
+  return appliedReport(cycle, ending.applied, options.mode);
 }
 
 /** The chosen preparation; an account that refuses writes as a whole said once, plainly. */

@@ -1,68 +1,63 @@
 /**
- * The steps of one reconcile cycle after its plan is prepared, in the order `reconcileOnce`
- * (reconciler.ts) runs them. Each does one thing and either hands the cycle on or ends it with
- * the report the daemon records: assess the plan (guards, counts, masked resources), skip a plan
- * read from a file being saved, hold back when nothing may or need be written, apply and verify,
- * report what the apply did.
+ * The daemon's own steps of a run (run.ts), in the order `reconcileOnce` (reconciler.ts) hands
+ * them to it, and the report each ending makes: the cycle's report parts from the run's
+ * assessment (counts, masked resources), skip a plan read from a file being saved, hold back
+ * when the daemon may not write (observe mode, a standby), a guard's refusal thrown, a plan with
+ * nothing to do, the fence and progress of the writes, and the report of what the apply did.
  */
-import { callCount, type LiveSnapshot } from '../api/index.js';
+import { callCount } from '../api/index.js';
 import { unservedMessage } from '../apply/cutover.js';
-import { applyAndVerify, type CycleOptions, type CycleOutcome } from '../apply/cycle.js';
-import { checkGuards, desiredCount, type GuardVerdict } from '../apply/guards.js';
+import type { GuardVerdict } from '../apply/guards.js';
 import { progressSteps } from '../apply/progress.js';
-import { observeAfterApply, ownBotUsersOf } from '../apply/verify.js';
 import { ACCOUNT_STATE_MESSAGE, EdgesyncError, GuardError } from '../errors.js';
 import { manifestsChangedSince } from '../manifest/loader.js';
 import type { DesiredSet } from '../manifest/schema.js';
-import { maskValues } from '../manifest/secrets.js';
-import { buildPlan, operationCount, type Plan } from '../plan/index.js';
-import {
-  DEFAULT_SETTLE_MS,
-  type EngineState,
-  planOptionsOf,
-  type ReconcilerOptions,
-} from './context.js';
+import { operationCount } from '../plan/index.js';
+import { DEFAULT_SETTLE_MS, type EngineState, type ReconcilerOptions } from './context.js';
 import type { ManagedCounts, PlanResources, ReconcileReport } from './contract.js';
 import type { Prepared } from './incremental.js';
-import { managedCounts, resourcesOf, stableValues, withLiveIds } from './report.js';
+import { managedCounts, resourcesOf, withLiveIds } from './report.js';
+import {
+  type Applied,
+  type Assessment,
+  assess as assessPlan,
+  type RunOptions,
+  stopBeforeWrites,
+} from './run.js';
 
-/** A prepared cycle as the steps after preparation see it. */
+/** A prepared cycle as the daemon's steps see it: the run's assessment, and its report's parts. */
 export interface Cycle {
   readonly prepared: Prepared;
   /** What this cycle's full observation cost (none when incremental: it listed nothing). */
   readonly listCalls: number | undefined;
   /** Masks this cycle's sensitive values in a free-text message. */
   readonly mask: (text: string) => string;
-  readonly guards: {
-    readonly maxDeletes: number;
-    readonly allowEmpty: boolean;
-    readonly desiredCount: number;
-  };
   readonly verdict: GuardVerdict;
   readonly managed: ManagedCounts;
   /** The plan by resource, names read from env masked too. */
   readonly resources: PlanResources;
 }
 
-/** The plan's guards, counts and resources, and this cycle's sensitive values for the log. */
+/**
+ * Assesses a prepared plan as the run does (run.ts), as the daemon's steps see it.
+ * @internal the steps' tests start from it; a cycle takes the run's own assessment (`cycleOf`)
+ */
 export function assess(prepared: Prepared, options: ReconcilerOptions, state: EngineState): Cycle {
-  const { plan, live, desired, mode } = prepared;
+  return cycleOf(assessPlan(prepared, { ...options, previousValues: state.secrets }), state);
+}
+
+/** The run's assessment as the daemon reports it: counts, masked resources; its values kept. */
+export function cycleOf(assessment: Assessment, state: EngineState): Cycle {
+  const { prepared, values } = assessment;
+  const { plan, live, mode } = prepared;
   // The daemon sizes the resync interval with what a full observation cost.
   const listCalls = mode === 'full' ? callCount(live.calls) : undefined;
-  state.secrets = stableValues(desired, live, state.secrets);
-  const values = state.secrets;
-  options.mask?.set(values);
-  const guards = {
-    maxDeletes: options.maxDeletes,
-    allowEmpty: options.allowEmpty,
-    desiredCount: desiredCount(desired),
-  };
+  state.secrets = values;
   return {
     prepared,
     listCalls,
-    mask: (text: string) => maskValues(text, values),
-    guards,
-    verdict: checkGuards(plan, { ...guards, live }),
+    mask: assessment.mask,
+    verdict: assessment.verdict,
     managed: managedCounts(plan),
     resources: resourcesOf(plan, values),
   };
@@ -92,14 +87,15 @@ function noWrites(
 
 /**
  * Ends the cycle before any write when it may not write (observing, a standby, a guard's
- * refusal: thrown) or need not (an empty plan). Undefined: go on and apply.
+ * refusal: thrown) or need not (an empty plan: `stopBeforeWrites`, the run's own rule).
+ * Undefined: go on and apply.
  */
 export function holdBack(
   cycle: Cycle,
   options: ReconcilerOptions,
   state: EngineState,
 ): ReconcileReport | undefined {
-  const { resources, verdict } = cycle;
+  const { resources } = cycle;
   const differences = resources.changes.length + resources.blocked.length;
   if (options.mode?.() === 'observe') {
     // Observe mode (or suspended): every difference is drift; nothing is written.
@@ -110,11 +106,22 @@ export function holdBack(
     // A standby observes: it plans as the leader would, and writes nothing.
     return noWrites(cycle, 'standby', differences);
   }
-  if (verdict.refusals.length > 0) {
-    throw new GuardError(cycle.mask(`refusing to apply: ${verdict.refusals.join('; ')}`));
-  }
-  if (operationCount(cycle.prepared.plan) > 0) return undefined;
-  const outOfSync = verdict.conflicts.length;
+  const stop = stopBeforeWrites(cycle);
+  if (stop === 'refused') return refused(cycle);
+  return stop === undefined ? undefined : nothingToDo(cycle, state);
+}
+
+/** A guard refused the plan: thrown (result `error`, the daemon backs off). */
+function refused(cycle: Cycle): never {
+  throw new GuardError(cycle.mask(`refusing to apply: ${cycle.verdict.refusals.join('; ')}`));
+}
+
+/**
+ * The report of a plan with nothing to do: converged (its account kept for the next incremental
+ * cycle), or drift when foreign conflicts block resources.
+ */
+function nothingToDo(cycle: Cycle, state: EngineState): ReconcileReport {
+  const outOfSync = cycle.verdict.conflicts.length;
   state.kept = outOfSync === 0 ? cycle.prepared.live : undefined;
   if (outOfSync === 0) return noWrites(cycle, 'converged', 0);
   return noWrites(cycle, 'drift', outOfSync, {
@@ -207,61 +214,22 @@ function reread(cycle: Cycle): ReconcileReport {
   };
 }
 
-/** What the apply did, and the plan of the check after it (undefined when none ran). */
-export interface Applied {
-  readonly outcome: CycleOutcome;
-  readonly replanned: Plan | undefined;
-}
-
 /**
- * Applies the plan and checks what it touched (GET by ID, not the whole account: the periodic
- * resync is the full observation that finds drift elsewhere). Keeps the checked account for the
- * next incremental cycle only when it converged.
+ * After an apply: the checked account is kept for the next incremental cycle only when it
+ * converged. After a create whose answer was lost, the lost attempt may still land: the next
+ * cycle lists everything again (a kept snapshot would hide the duplicate until the next resync).
  */
-export async function applyCycle(
-  cycle: Cycle,
-  signal: AbortSignal,
-  options: ReconcilerOptions,
-  state: EngineState,
-): Promise<Applied> {
-  const { plan, live, desired } = cycle.prepared;
-  // From the first write until the check says converged, the kept snapshot is not the account.
-  state.kept = undefined;
-  let verified: LiveSnapshot | undefined;
-  let replanned: Plan | undefined;
-  const outcome = await applyAndVerify(plan, {
-    ...applyOptions(cycle, signal, options),
-    replan: async (result) => {
-      const again = await observeAfterApply(options.client, plan, live, result, {
-        signal,
-        concurrency: options.concurrency,
-      });
-      verified = again;
-      const ownBotUsers = ownBotUsersOf(result);
-      replanned = buildPlan(desired, again, { ...planOptionsOf(options, state), ownBotUsers });
-      return { live: again, plan: replanned };
-    },
-  });
-  // After a create whose answer was lost, the lost attempt may still land: the next cycle
-  // lists everything again (a kept snapshot would hide the duplicate until the next resync).
+export function keepVerified(applied: Applied, state: EngineState): void {
+  const { outcome, verified } = applied;
   const late = (outcome.result.uncertainCreates?.length ?? 0) > 0;
   if (outcome.converged && verified !== undefined && !late) state.kept = verified;
-  return { outcome, replanned };
 }
 
-/** The executor's options for a daemon cycle: fenced, suspendable, its progress in the log. */
-function applyOptions(
-  cycle: Cycle,
-  signal: AbortSignal,
+/** How a daemon cycle writes: fenced, suspendable, its progress in the log. */
+export function writeHooks(
   options: ReconcilerOptions,
-): Omit<CycleOptions, 'replan'> {
+): Pick<RunOptions<ReconcileReport>, 'beforeWrite' | 'onProgress'> {
   return {
-    client: options.client,
-    live: cycle.prepared.live,
-    concurrency: options.concurrency,
-    signal,
-    logger: options.logger,
-    guards: cycle.guards,
     beforeWrite: () => {
       options.leadership?.fence();
       if (options.mode?.() === 'observe') {

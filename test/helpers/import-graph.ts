@@ -1,6 +1,7 @@
 // The import graph of a source tree, resolved by the TypeScript compiler itself (the same module
 // resolution as `tsc`), so the layering test sees exactly the edges the build sees: static imports,
-// `import type`, re-exports, `import('...')` types and dynamic imports alike.
+// `import type`, re-exports, `import('...')` types and dynamic imports alike; each edge says whether
+// only types come through it, and imports of packages and built-ins are kept as written.
 import { readdirSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
@@ -19,35 +20,48 @@ function sourceFiles(dir: string): string[] {
   return found;
 }
 
+/** A module specifier a file names, and whether only types come through it. */
+interface Specifier {
+  readonly name: string;
+  /**
+   * `import type`, `export type`, an `import('...')` type: erased from the JavaScript. An
+   * `import { type A }` is not (under `verbatimModuleSyntax` the module is still loaded).
+   */
+  readonly typeOnly: boolean;
+}
+
 /** Every module specifier a file names, whatever the syntax that names it. */
-function specifiers(file: ts.SourceFile): string[] {
-  const names: string[] = [];
+function specifiers(file: ts.SourceFile): Specifier[] {
+  const names: Specifier[] = [];
   const visit = (node: ts.Node): void => {
     if (
       (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
       node.moduleSpecifier !== undefined &&
       ts.isStringLiteral(node.moduleSpecifier)
     ) {
-      names.push(node.moduleSpecifier.text);
+      const typeOnly = ts.isImportDeclaration(node)
+        ? node.importClause?.isTypeOnly === true
+        : node.isTypeOnly;
+      names.push({ name: node.moduleSpecifier.text, typeOnly });
     } else if (
       ts.isImportEqualsDeclaration(node) &&
       ts.isExternalModuleReference(node.moduleReference) &&
       ts.isStringLiteral(node.moduleReference.expression)
     ) {
-      names.push(node.moduleReference.expression.text);
+      names.push({ name: node.moduleReference.expression.text, typeOnly: node.isTypeOnly });
     } else if (
       ts.isImportTypeNode(node) &&
       ts.isLiteralTypeNode(node.argument) &&
       ts.isStringLiteral(node.argument.literal)
     ) {
-      names.push(node.argument.literal.text);
+      names.push({ name: node.argument.literal.text, typeOnly: true });
     } else if (
       ts.isCallExpression(node) &&
       node.expression.kind === ts.SyntaxKind.ImportKeyword &&
       node.arguments[0] !== undefined &&
       ts.isStringLiteralLike(node.arguments[0])
     ) {
-      names.push(node.arguments[0].text);
+      names.push({ name: node.arguments[0].text, typeOnly: false });
     }
     ts.forEachChild(node, visit);
   };
@@ -63,28 +77,64 @@ function readCompilerOptions(tsconfig: string): ts.CompilerOptions {
   return ts.parseJsonConfigFileContent(read.config, ts.sys, resolve(tsconfig, '..')).options;
 }
 
-/** The graph of `root`'s source files, resolved with the options of `tsconfig`. */
-export function importGraph(root: string, tsconfig: string): ImportGraph {
+/**
+ * One import of a file: another file inside the root (`to` relative to it, forward slashes), or a
+ * package or built-in named as written (`external`: `node:fs`, `zod`).
+ */
+export interface ImportEdge {
+  readonly to: string;
+  readonly external: boolean;
+  /** Only types come through it (see `Specifier.typeOnly`). */
+  readonly typeOnly: boolean;
+}
+
+/** Each file of `root` with every import it makes, resolved with the options of `tsconfig`. */
+export function importEdges(
+  root: string,
+  tsconfig: string,
+): ReadonlyMap<string, readonly ImportEdge[]> {
   const options = readCompilerOptions(tsconfig);
   const absRoot = resolve(root);
   const host = ts.createCompilerHost(options);
-  const graph = new Map<string, string[]>();
+  const edges = new Map<string, ImportEdge[]>();
   const name = (path: string): string => relative(absRoot, path).split(sep).join('/');
   for (const path of sourceFiles(absRoot)) {
     const text = ts.sys.readFile(path) ?? '';
     const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
-    const targets = new Set<string>();
+    const out: ImportEdge[] = [];
     for (const spec of specifiers(file)) {
-      const hit = ts.resolveModuleName(spec, path, options, host).resolvedModule;
+      const hit = ts.resolveModuleName(spec.name, path, options, host).resolvedModule;
       // A relative import the compiler cannot resolve would be an edge silently missing.
-      if (hit === undefined && spec.startsWith('.')) {
-        throw new Error(`${name(path)}: cannot resolve ${spec}`);
+      if (hit === undefined && spec.name.startsWith('.')) {
+        throw new Error(`${name(path)}: cannot resolve ${spec.name}`);
       }
-      if (hit === undefined || hit.isExternalLibraryImport === true) continue;
-      const target = resolve(hit.resolvedFileName);
-      if (target.startsWith(absRoot + sep)) targets.add(name(target));
+      const target = hit === undefined ? undefined : resolve(hit.resolvedFileName);
+      if (hit?.isExternalLibraryImport !== true && target?.startsWith(absRoot + sep)) {
+        out.push({ to: name(target), external: false, typeOnly: spec.typeOnly });
+      } else if (!spec.name.startsWith('.')) {
+        out.push({ to: spec.name, external: true, typeOnly: spec.typeOnly });
+      }
     }
-    graph.set(name(path), [...targets].sort());
+    edges.set(name(path), out);
+  }
+  return edges;
+}
+
+/**
+ * The graph of `root`'s source files (each with the files it imports from inside root), type-only
+ * imports included unless `runtimeOnly`.
+ */
+export function importGraph(
+  root: string,
+  tsconfig: string,
+  { runtimeOnly = false }: { readonly runtimeOnly?: boolean } = {},
+): ImportGraph {
+  const graph = new Map<string, string[]>();
+  for (const [file, edges] of importEdges(root, tsconfig)) {
+    const targets = edges
+      .filter((e) => !e.external && !(runtimeOnly && e.typeOnly))
+      .map((e) => e.to);
+    graph.set(file, [...new Set(targets)].sort());
   }
   return graph;
 }

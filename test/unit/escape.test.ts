@@ -4,7 +4,7 @@ import { summarize } from '../../src/apply/progress.js';
 import { escapeControl, escapeControlKeepNewlines, hasControl } from '../../src/escape.js';
 import { escapeForPretty } from '../../src/log.js';
 import { formatDiagnostic } from '../../src/manifest/diagnostics.js';
-import { maskPlan } from '../../src/manifest/secrets.js';
+import { maskPlan } from '../../src/plan/mask.js';
 import type { Plan } from '../../src/plan/model.js';
 import { renderMarkdown } from '../../src/plan/render/markdown.js';
 import { renderText } from '../../src/plan/render/text.js';

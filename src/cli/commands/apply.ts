@@ -1,7 +1,9 @@
 /**
  * `edgesync apply [DIR | PLANFILE] [options]`: computes the plan (or recomputes a saved one and
  * refuses it when stale), shows it on stderr, asks for confirmation on a terminal unless
- * `--yes`, executes it, then observes again and reports `converged` or the residual drift.
+ * `--yes`, executes it, then observes again and reports `converged` or the residual drift. The
+ * engine's run does all of that (src/engine/run.ts); this command parses the flags, hands the
+ * run its checks and its confirmation, and renders how it ended.
  *
  * Exit codes: 0 converged (or nothing to do); 1 invalid manifests, guard refusal, stale plan,
  * declined or impossible confirmation, failed operations, or residual drift; 64 usage errors.
@@ -12,38 +14,34 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import type { ApiClient, LiveSnapshot } from '../../api/index.js';
-import { applyAndVerify } from '../../apply/cycle.js';
-import { DEFAULT_CONCURRENCY, type ExecuteResult } from '../../apply/executor.js';
-import { checkGuards, desiredCount } from '../../apply/guards.js';
-import {
-  type Budget,
-  formatDuration,
-  progressLine,
-  progressSteps,
-  summarize,
-} from '../../apply/progress.js';
+import type { ApiClient } from '../../api/index.js';
 import {
   type ApplyResultJson,
   appliedResult,
+  type Budget,
+  DEFAULT_CONCURRENCY,
+  formatDuration,
   notAppliedResult,
+  pipeline,
+  progressLine,
+  progressSteps,
+  type RunEnding,
   renderApplyResult,
-} from '../../apply/report.js';
-import { observeAfterApply, ownBotUsersOf } from '../../apply/verify.js';
-import { type PreparedPlan, preparePlan } from '../../engine/index.js';
-import { errorMessage, ManifestError, StalePlanError, UsageError } from '../../errors.js';
+  run as runEngine,
+  summarize,
+} from '../../engine/index.js';
+import {
+  EdgesyncError,
+  errorMessage,
+  ManifestError,
+  StalePlanError,
+  UsageError,
+} from '../../errors.js';
 import { createLogger, type Logger, parseLogLevel, silentLogger } from '../../log.js';
 import { formatDiagnostic, invalidSetLine } from '../../manifest/diagnostics.js';
 import { heldCredentials } from '../../manifest/own-credentials.js';
+import { createValueMask, maskJson, type ValueMask } from '../../manifest/secrets.js';
 import {
-  createValueMask,
-  maskJson,
-  maskPlan,
-  secretValues,
-  type ValueMask,
-} from '../../manifest/secrets.js';
-import {
-  buildPlan,
   DEFAULT_MAX_DELETES,
   operationCount,
   PLAN_FORMAT_VERSION,
@@ -182,34 +180,6 @@ function voiceOf(
   };
 }
 
-/**
- * The post-apply check: read back what was touched (GET by ID), and plan the same desired set
- * the same way on that view.
- */
-function replanner(
-  ctx: CliContext,
-  options: Options,
-  client: ApiClient,
-  prepared: PreparedPlan,
-): (result: ExecuteResult) => Promise<{ live: LiveSnapshot; plan: Plan }> {
-  const { plan, snapshot: live, desired: set } = prepared;
-  const planOptions = {
-    owner: plan.owner,
-    maxDeletes: options.maxDeletes,
-    allowEmpty: options.allowEmpty,
-    targets: options.targets,
-  };
-  return async (result) => {
-    const again = await observeAfterApply(client, plan, live, result, {
-      signal: ctx.signal,
-      concurrency: options.concurrency,
-    });
-    // Bot users this run provably created after a lost answer may go as duplicates.
-    const ownBotUsers = ownBotUsersOf(result);
-    return { live: again, plan: buildPlan(set, again, { ...planOptions, ownBotUsers }) };
-  };
-}
-
 async function applyWith(
   ctx: CliContext,
   options: Options,
@@ -228,62 +198,94 @@ async function applyWith(
       '--target does not go with a saved plan: it is applied whole (apply DIR --target ADDRESS plans and applies the targeted resources)',
     );
   }
-
-  // The same pipeline as `edgesync plan`: load + observe + plan + fingerprints.
-  const prepared = await preparedOrReported(ctx, voice, () =>
-    preparePlan({
-      dir,
-      client,
-      owner: owner.id,
-      fingerprintKey,
-      allowEmpty: options.allowEmpty,
-      maxDeletes: options.maxDeletes,
-      targets: options.targets,
-      env: ctx.env,
-      secretDirs: secretDirs(ctx, options.secretDirs),
-      credentials: heldCredentials({ apiKey: fingerprintKey }),
-      exclude: options.exclude,
-      signal: ctx.signal,
-    }),
-  );
-  if (prepared === undefined) return ExitCode.error;
-  const { plan, snapshot: live, desired: set } = prepared;
-  secrets = secretValues(set, live);
-  mask.set(secrets);
-  if (savedPlan !== undefined) checkFresh(savedPlan, plan, dir);
   const color = tty && ctx.env.NO_COLOR === undefined;
-  voice.say(renderText(maskPlan(plan, secrets), { color }));
-  voice.say('\n');
-
-  const guardOptions = {
+  const progress = progressOf(voice, tty, budget);
+  const planOptions = {
+    owner: owner.id,
     maxDeletes: options.maxDeletes,
     allowEmpty: options.allowEmpty,
-    desiredCount: desiredCount(set),
+    targets: options.targets,
   };
-  const stop = stopBeforeWriting(ctx, voice, plan, checkGuards(plan, { ...guardOptions, live }));
-  if (stop !== undefined) return stop;
-  const operations = operationCount(plan);
-  const confirmed = await confirm(ctx, options.yes, operations);
-  if (confirmed !== true) {
-    ctx.stderr.write(`${confirmed}\n`);
-    voice.report(notAppliedResult('not_confirmed', { operations, reason: confirmed }));
-    return ExitCode.error;
-  }
+  // The engine's run: load + observe + plan (+ fingerprints), assess, confirm, apply, verify.
+  const ending = await endingOrReported(ctx, voice, () =>
+    runEngine<never>({
+      prepare: pipeline({
+        dir,
+        client,
+        owner: owner.id,
+        fingerprintKey,
+        allowEmpty: options.allowEmpty,
+        maxDeletes: options.maxDeletes,
+        targets: options.targets,
+        env: ctx.env,
+        secretDirs: secretDirs(ctx, options.secretDirs),
+        credentials: heldCredentials({ apiKey: fingerprintKey }),
+        exclude: options.exclude,
+        signal: ctx.signal,
+      }),
+      client,
+      maxDeletes: options.maxDeletes,
+      allowEmpty: options.allowEmpty,
+      planOptions: () => planOptions,
+      mask,
+      hold: async (assessment) => {
+        secrets = assessment.values;
+        if (savedPlan !== undefined) checkFresh(savedPlan, assessment.prepared.plan, dir);
+        voice.say(renderText(assessment.show(), { color }));
+        voice.say('\n');
+        return undefined;
+      },
+      confirm: (assessment) => confirm(ctx, options.yes, operationCount(assessment.prepared.plan)),
+      signal: ctx.signal,
+      concurrency: options.concurrency,
+      logger,
+      onProgress: progress.onProgress,
+    }).finally(() => progress.end()),
+  );
+  return ending === undefined ? ExitCode.error : rendered(ctx, voice, ending);
+}
 
-  const progress = progressOf(voice, tty, budget);
-  const outcome = await applyAndVerify(plan, {
-    client,
-    live,
-    concurrency: options.concurrency,
-    signal: ctx.signal,
-    logger,
-    guards: guardOptions,
-    replan: replanner(ctx, options, client, prepared),
-    onProgress: progress.onProgress,
-  }).finally(() => progress.end());
-  voice.say(summarize(outcome));
-  voice.report(appliedResult(outcome));
-  return outcome.converged ? ExitCode.ok : ExitCode.error;
+/** How the run ended, said on stderr (and as JSON with `--output json`), and its exit code. */
+function rendered(ctx: CliContext, voice: Voice, ending: RunEnding<never>): number {
+  const { verdict, prepared } = ending.run;
+  const operations = operationCount(prepared.plan);
+  switch (ending.ending) {
+    case 'refused':
+      voice.say(
+        `Refusing to apply (a safety guard blocked part of the plan; nothing was written):\n${verdict.refusals.map((r) => `  - ${r}`).join('\n')}\n`,
+      );
+      voice.report(
+        notAppliedResult('refused', {
+          operations,
+          refusals: verdict.refusals,
+          conflicts: verdict.conflicts,
+        }),
+      );
+      return ExitCode.error;
+    case 'blocked':
+      ctx.stderr.write(
+        'Nothing to apply, but the live state cannot match the manifests (see the blocked resources above).\n',
+      );
+      voice.report(notAppliedResult('blocked', { conflicts: verdict.conflicts }));
+      return ExitCode.error;
+    case 'converged':
+      ctx.stderr.write('converged: nothing to apply.\n');
+      voice.report(notAppliedResult('converged'));
+      return ExitCode.ok;
+    case 'declined':
+      ctx.stderr.write(`${ending.reason}\n`);
+      voice.report(notAppliedResult('not_confirmed', { operations, reason: ending.reason }));
+      return ExitCode.error;
+    case 'applied': {
+      const { outcome } = ending.applied;
+      voice.say(summarize(outcome));
+      voice.report(appliedResult(outcome));
+      return outcome.converged ? ExitCode.ok : ExitCode.error;
+    }
+    default:
+      // `planned` and `held`: this run confirms, and holds nothing back.
+      throw new EdgesyncError('ES_INTERNAL', `apply ended ${ending.ending}`);
+  }
 }
 
 /**
@@ -339,13 +341,13 @@ async function sameDirectory(ctx: CliContext, options: Options, target: string):
 }
 
 /** Invalid manifests: every diagnostic, the `invalid` result, and undefined (nothing written). */
-async function preparedOrReported(
+async function endingOrReported<T>(
   ctx: CliContext,
   voice: Voice,
-  prepare: () => Promise<PreparedPlan>,
-): Promise<PreparedPlan | undefined> {
+  runIt: () => Promise<T>,
+): Promise<T | undefined> {
   try {
-    return await prepare();
+    return await runIt();
   } catch (err) {
     if (!(err instanceof ManifestError)) throw err;
     for (const d of err.diagnostics) ctx.stderr.write(`${formatDiagnostic(d)}\n`);
@@ -355,42 +357,6 @@ async function preparedOrReported(
     voice.report(notAppliedResult('invalid', { diagnostics: err.diagnostics }));
     return undefined;
   }
-}
-
-/**
- * The endings before any write: a guard refused part of the plan, or there is nothing to apply
- * (converged, or blocked). Undefined when the plan goes on to its confirmation.
- */
-function stopBeforeWriting(
-  ctx: CliContext,
-  voice: Voice,
-  plan: Plan,
-  verdict: ReturnType<typeof checkGuards>,
-): number | undefined {
-  if (verdict.refusals.length > 0) {
-    voice.say(
-      `Refusing to apply (a safety guard blocked part of the plan; nothing was written):\n${verdict.refusals.map((r) => `  - ${r}`).join('\n')}\n`,
-    );
-    voice.report(
-      notAppliedResult('refused', {
-        operations: operationCount(plan),
-        refusals: verdict.refusals,
-        conflicts: verdict.conflicts,
-      }),
-    );
-    return ExitCode.error;
-  }
-  if (operationCount(plan) > 0) return undefined;
-  if (verdict.conflicts.length > 0) {
-    ctx.stderr.write(
-      'Nothing to apply, but the live state cannot match the manifests (see the blocked resources above).\n',
-    );
-    voice.report(notAppliedResult('blocked', { conflicts: verdict.conflicts }));
-    return ExitCode.error;
-  }
-  ctx.stderr.write('converged: nothing to apply.\n');
-  voice.report(notAppliedResult('converged'));
-  return ExitCode.ok;
 }
 
 /**

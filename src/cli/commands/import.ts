@@ -13,7 +13,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { observe } from '../../api/index.js';
-import { type ImportResult, importLive } from '../../apply/import.js';
+import { type ImportResult, importLive } from '../../engine/index.js';
 import { EdgesyncError, UsageError } from '../../errors.js';
 import { escapeControl } from '../../escape.js';
 import { findRepositoryRoot } from '../../manifest/git.js';

@@ -4,6 +4,8 @@
  * JSON plan, or Markdown for a pull-request comment, all on stdout (the plan is this command's
  * product, as with terraform); diagnostics and notes go to stderr. `--out FILE` also saves the
  * masked plan with the fingerprints of the live state and manifests it saw, for `apply FILE`.
+ * The engine's run makes, assesses and masks the plan (src/engine/run.ts: a run without a
+ * confirmation only plans); this command parses the flags and renders what it planned.
  *
  * Exit codes: 0 nothing to do (and without --detailed-exitcode, any successful plan); 2 with
  * --detailed-exitcode when there are changes or blocked resources; 1 any error (invalid
@@ -12,8 +14,12 @@
 
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { classifyBlocked } from '../../apply/guards.js';
-import { preparePlan } from '../../engine/index.js';
+import {
+  type Assessment,
+  checkMaxDeletes,
+  pipeline,
+  run as runEngine,
+} from '../../engine/index.js';
 import { ConfigError, errorMessage, ManifestError, UsageError } from '../../errors.js';
 import {
   DIAGNOSTICS_FORMAT_VERSION,
@@ -22,13 +28,8 @@ import {
   invalidSetLine,
 } from '../../manifest/diagnostics.js';
 import { heldCredentials } from '../../manifest/own-credentials.js';
-import {
-  createValueMask,
-  type MaskedPlan,
-  maskPlan,
-  maskValues,
-  secretValues,
-} from '../../manifest/secrets.js';
+import { createValueMask, maskValues, secretValues } from '../../manifest/secrets.js';
+import type { MaskedPlan } from '../../plan/mask.js';
 import type { Plan } from '../../plan/model.js';
 import { renderJson } from '../../plan/render/json.js';
 import { renderMarkdown } from '../../plan/render/markdown.js';
@@ -131,27 +132,24 @@ export async function run(ctx: CliContext): Promise<number> {
 
   // The secret values, once known: in every output, the API's messages and the error line too.
   const secretMask = ctx.mask ?? createValueMask();
-  const prepared = await preparedOrReported(ctx, output, () =>
-    prepareWith(ctx, values, { dir, api, owner, maxDeletes, output, mask: secretMask, targets }),
+  const assessment = await preparedOrReported(ctx, output, () =>
+    planWith(ctx, values, { dir, api, owner, maxDeletes, output, mask: secretMask, targets }),
   );
-  if (prepared === undefined) return ExitCode.error;
-  const { plan } = prepared;
+  if (assessment === undefined) return ExitCode.error;
+  const { plan } = assessment.prepared;
   // Values read from env or file and the secret fields' values (live ones too) stay out of
   // every output, whichever field holds them (a name in an address, a hostport in a conflict
-  // reason): masked in the plan's values before any renderer escapes them.
-  const secrets = secretValues(prepared.desired, prepared.snapshot);
-  secretMask.set(secrets);
+  // reason): the run's masked copy, made before any renderer escapes them.
   if (values.out !== undefined)
-    await savePlan(ctx, values.out, maskPlanWithDir(plan, dir, ctx, values.out, secrets));
-  ctx.stdout.write(rendered(ctx, values, output, maskPlan(plan, secrets)));
+    await savePlan(ctx, values.out, assessment.show(planWithDir(plan, dir, ctx, values.out)));
+  ctx.stdout.write(rendered(ctx, values, output, assessment.show()));
   // A protected edge whose manifest is gone is kept on purpose, for good: it is no change, and
   // must not make --detailed-exitcode report changes forever.
-  const { fatal, conflicts, kept } = classifyBlocked(plan, prepared.snapshot);
+  const { fatal, conflicts, kept } = assessment.verdict;
   if (kept.length > 0) {
     ctx.stderr.write(
-      maskValues(
+      assessment.mask(
         `${kept.length} protected edge${kept.length === 1 ? '' : 's'} kept (manifest gone; protect: true keeps ${kept.length === 1 ? 'it' : 'them'}): ${kept.map((b) => b.address).join(', ')}\n`,
-        secrets,
       ),
     );
   }
@@ -176,8 +174,11 @@ async function planOwner(ctx: CliContext, values: PlanValues, dir: string) {
   return owner;
 }
 
-/** Loads, observes and plans, through a client closed afterwards. */
-async function prepareWith(
+/**
+ * The engine's run without a confirmation: loads, observes, plans and assesses, through a client
+ * closed afterwards.
+ */
+async function planWith(
   ctx: CliContext,
   values: PlanValues,
   opts: {
@@ -189,7 +190,7 @@ async function prepareWith(
     readonly mask: ReturnType<typeof createValueMask>;
     readonly targets: ReadonlySet<string> | undefined;
   },
-) {
+): Promise<Assessment> {
   const { dir, api } = opts;
   const client = createAccountClient({
     baseUrl: api.baseUrl,
@@ -198,21 +199,32 @@ async function prepareWith(
     mask: opts.mask.apply,
   });
   try {
-    return await preparePlan({
-      dir,
+    const ending = await runEngine<never>({
+      prepare: pipeline({
+        dir,
+        client,
+        owner: opts.owner.id,
+        allowEmpty: values['allow-empty'],
+        maxDeletes: opts.maxDeletes,
+        env: ctx.env,
+        secretDirs: secretDirs(ctx, values['secret-dir']),
+        credentials: heldCredentials({ apiKey: api.apiKey }),
+        exclude: excludeGlobs(ctx, values.exclude),
+        signal: ctx.signal,
+        fingerprint: values.out !== undefined || opts.output === 'json',
+        fingerprintKey: api.apiKey,
+        targets: opts.targets,
+      }),
       client,
-      owner: opts.owner.id,
+      maxDeletes: checkMaxDeletes(opts.maxDeletes),
       allowEmpty: values['allow-empty'],
-      maxDeletes: opts.maxDeletes,
-      env: ctx.env,
-      secretDirs: secretDirs(ctx, values['secret-dir']),
-      credentials: heldCredentials({ apiKey: api.apiKey }),
-      exclude: excludeGlobs(ctx, values.exclude),
+      // A plan is never applied: the run's re-plan does not happen.
+      planOptions: () => ({ owner: opts.owner.id }),
+      mask: opts.mask,
       signal: ctx.signal,
-      fingerprint: values.out !== undefined || opts.output === 'json',
-      fingerprintKey: api.apiKey,
-      targets: opts.targets,
+      concurrency: 1,
     });
+    return ending.run;
   } finally {
     await client.close();
   }
@@ -245,17 +257,11 @@ async function preparedOrReported<T>(
   }
 }
 
-/** The plan to save with `--out`: masked, with the manifest directory relative to the file. */
-function maskPlanWithDir(
-  plan: Plan,
-  dir: string,
-  ctx: CliContext,
-  out: string,
-  secrets: readonly string[],
-): MaskedPlan {
+/** The plan to save with `--out`: with the manifest directory relative to the file. */
+function planWithDir(plan: Plan, dir: string, ctx: CliContext, out: string): Plan {
   const file = path.resolve(ctx.cwd, out);
   const manifestDir = path.relative(path.dirname(file), dir).split(path.sep).join('/') || '.';
-  return maskPlan({ ...plan, manifest_dir: manifestDir }, secrets);
+  return { ...plan, manifest_dir: manifestDir };
 }
 
 async function savePlan(ctx: CliContext, out: string, masked: MaskedPlan) {

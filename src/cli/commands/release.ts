@@ -7,11 +7,12 @@
  *
  * Exit codes: 0 released (or, with --dry-run, would release); 1 a target names no edge or endpoint
  * this owner manages, or a PATCH failed; 64 usage errors.
+ *
+ * The engine runs it (src/engine/release.ts), through the same executor as every apply.
  */
 import path from 'node:path';
-import { observe } from '../../api/index.js';
-import { parseReleaseTarget, planRelease, type ReleaseTarget } from '../../apply/release.js';
-import { errorMessage, UsageError } from '../../errors.js';
+import { parseReleaseTarget, type ReleaseTarget, runRelease } from '../../engine/index.js';
+import { UsageError } from '../../errors.js';
 import { escapeControl } from '../../escape.js';
 import { createAccountClient, requireApiConfig } from '../client.js';
 import type { CliContext } from '../context.js';
@@ -85,42 +86,35 @@ export async function run(ctx: CliContext): Promise<number> {
     budget: clientBudget(rateLimitFlag(values['rate-limit']), ctx.env, false),
   });
   try {
-    const live = await observe(client, { signal: ctx.signal });
-    const { releases, problems } = planRelease(targets, live, owner);
-    if (problems.length > 0) {
-      for (const p of problems) ctx.stderr.write(`error: ${escapeControl(p)}\n`);
+    const shown = (r: { readonly address: string; readonly id: string }) =>
+      escapeControl(`${r.address} (${r.id})`);
+    const ending = await runRelease({
+      client,
+      targets,
+      owner,
+      dryRun,
+      signal: ctx.signal,
+      onRelease: (r, error) =>
+        ctx.stderr.write(
+          error === undefined
+            ? `released ${shown(r)}\n`
+            : `error: ${shown(r)}: ${escapeControl(error)}\n`,
+        ),
+    });
+    if (ending.ending === 'problems') {
+      for (const p of ending.problems) ctx.stderr.write(`error: ${escapeControl(p)}\n`);
       ctx.stderr.write('Nothing released.\n');
       return ExitCode.error;
     }
-    let failed = 0;
-    for (const r of releases) {
-      const shown = escapeControl(`${r.address} (${r.id})`);
-      if (dryRun) {
-        ctx.stderr.write(`would release ${shown}\n`);
-        continue;
-      }
-      try {
-        const body = { metadata: r.metadata };
-        if (r.kind === 'tls_edge') await client.updateTlsEdge(r.id, body, { signal: ctx.signal });
-        else if (r.kind === 'https_edge') {
-          await client.updateHttpsEdge(r.id, body, { signal: ctx.signal });
-        } else {
-          await client.updateEndpoint(r.id, body, { signal: ctx.signal });
-        }
-        ctx.stderr.write(`released ${shown}\n`);
-      } catch (err) {
-        failed += 1;
-        ctx.stderr.write(`error: ${shown}: ${escapeControl(errorMessage(err))}\n`);
-      }
-    }
-    const n = releases.length;
+    const n = ending.releases.length;
     const edges = `${n} edge${n === 1 ? '' : 's'}`;
-    if (dryRun) {
+    if (ending.ending === 'dry_run') {
+      for (const r of ending.releases) ctx.stderr.write(`would release ${shown(r)}\n`);
       ctx.stderr.write(`Dry run: would release ${edges}; nothing was written.\n`);
       return ExitCode.ok;
     }
-    if (failed > 0) {
-      ctx.stderr.write(`${failed} of ${edges} not released (see the errors above).\n`);
+    if (ending.failed > 0) {
+      ctx.stderr.write(`${ending.failed} of ${edges} not released (see the errors above).\n`);
       return ExitCode.error;
     }
     ctx.stderr.write(

@@ -7,7 +7,6 @@
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveApiConfig } from '../../api/index.js';
-import { DEFAULT_CONCURRENCY } from '../../apply/executor.js';
 import { isLoopbackHost } from '../../daemon/control.js';
 import {
   createDaemon,
@@ -21,7 +20,7 @@ import {
   parseListenAddress,
 } from '../../daemon/index.js';
 import { createNotifier, notifyReceivers } from '../../daemon/notify.js';
-import { checkMaxDeletes, createReconciler } from '../../engine/index.js';
+import { checkMaxDeletes, createReconciler, DEFAULT_CONCURRENCY } from '../../engine/index.js';
 import { UsageError } from '../../errors.js';
 import { LEASE_DEFAULTS, leaseTimingsProblem, startLeaderElection } from '../../lease/setup.js';
 import { createLogger, type Logger, parseLogLevel } from '../../log.js';

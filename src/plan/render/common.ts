@@ -1,6 +1,6 @@
 /**
  * What the three renderers share: symbols, verbs, value formatting and the summary line. Pure.
- * Renderers take only a `MaskedPlan` (src/manifest/secrets.ts): every secret is masked, by
+ * Renderers take only a `MaskedPlan` (src/plan/mask.ts): every secret is masked, by
  * field and by value, before any of them escapes text for its format.
  */
 import { escapeControl } from '../../escape.js';

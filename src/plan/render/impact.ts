@@ -4,7 +4,7 @@
  * after", those now getting through without a protection marked first. Pure.
  */
 import { escapeControl } from '../../escape.js';
-import type { MaskedPlan } from '../../manifest/secrets.js';
+import type { MaskedPlan } from '../mask.js';
 
 export const IMPACT_TITLE = 'Policy impact (requests whose outcome changes)';
 

@@ -8,7 +8,7 @@
  * the raw text reads as cleanly as the rendered comment. Pure.
  */
 import { escapeControl } from '../../escape.js';
-import type { MaskedPlan } from '../../manifest/secrets.js';
+import type { MaskedPlan } from '../mask.js';
 import { fieldLines, NO_CHANGES, SYMBOL, summaryLine, VERB, visibleChanges } from './common.js';
 import { CUTOVER_TITLE, cutoverLines } from './cutover.js';
 import { impactMarkdown } from './impact.js';

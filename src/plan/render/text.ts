@@ -5,7 +5,7 @@
  * when asked for (the command turns it off for NO_COLOR and non-terminals). Pure.
  */
 import { escapeControl } from '../../escape.js';
-import type { MaskedPlan } from '../../manifest/secrets.js';
+import type { MaskedPlan } from '../mask.js';
 import { type Action, leftAlone } from '../model.js';
 import { fieldLines, headline, NO_CHANGES, SYMBOL, summaryLine, visibleChanges } from './common.js';
 import { CUTOVER_TITLE, cutoverLines } from './cutover.js';

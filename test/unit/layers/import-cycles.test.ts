@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   type ImportGraph,
   importCycles,
+  importEdges,
   importGraph,
   loopThrough,
 } from '../../helpers/import-graph.js';
@@ -98,6 +99,25 @@ describe('the cycle finder', () => {
     const graph = importGraph(write(files), TSCONFIG);
     expect(importCycles(graph)).toEqual([['a.ts', 'b.ts']]);
     expect(loops(graph)).toEqual(['a.ts -> b.ts -> a.ts']);
+  });
+
+  it('tells an import only types come through from one loaded at run time, and keeps built-ins', () => {
+    const dir = write({
+      'a.ts':
+        "import type { B } from './b.js';\nimport { type C } from './c.js';\nimport { readFileSync } from 'node:fs';\nexport type A = B | C | import('./d.js').D;\nexport const a = readFileSync;\n",
+      'b.ts': 'export type B = string;\n',
+      'c.ts': 'export type C = number;\n',
+      'd.ts': 'export type D = boolean;\n',
+    });
+    expect(importEdges(dir, TSCONFIG).get('a.ts')).toEqual([
+      { to: 'b.ts', external: false, typeOnly: true },
+      // `import { type C }` still loads the module (verbatimModuleSyntax).
+      { to: 'c.ts', external: false, typeOnly: false },
+      { to: 'node:fs', external: true, typeOnly: false },
+      { to: 'd.ts', external: false, typeOnly: true },
+    ]);
+    expect(importGraph(dir, TSCONFIG, { runtimeOnly: true }).get('a.ts')).toEqual(['c.ts']);
+    expect(importGraph(dir, TSCONFIG).get('a.ts')).toEqual(['b.ts', 'c.ts', 'd.ts']);
   });
 
   it('refuses a relative import it cannot resolve (an edge would be missing)', () => {

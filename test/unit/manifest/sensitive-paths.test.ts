@@ -5,8 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DesiredSet } from '../../../src/manifest/schema.js';
-import { MASKED, maskPlan, secretValues, sensitiveValues } from '../../../src/manifest/secrets.js';
+import { MASKED, secretValues, sensitiveValues } from '../../../src/manifest/secrets.js';
 import { Sensitivity } from '../../../src/plan/diff.js';
+import { maskPlan } from '../../../src/plan/mask.js';
 import type { Plan } from '../../../src/plan/model.js';
 import { buildPlan } from '../../../src/plan/plan.js';
 import { renderJson } from '../../../src/plan/render/json.js';

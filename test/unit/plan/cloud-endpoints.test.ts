@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { storedMetadata } from '../../../src/manifest/metadata.js';
-import { liveSecretValues, maskPlan, secretValues } from '../../../src/manifest/secrets.js';
+import { liveSecretValues, secretValues } from '../../../src/manifest/secrets.js';
+import { maskPlan } from '../../../src/plan/mask.js';
 import type { Plan } from '../../../src/plan/model.js';
 import { buildPlan } from '../../../src/plan/plan.js';
 import { renderJson } from '../../../src/plan/render/json.js';

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { cutoverUnits } from '../../../src/apply/cutover.js';
-import { maskPlan } from '../../../src/manifest/secrets.js';
+import { maskPlan } from '../../../src/plan/mask.js';
 import { buildPlan } from '../../../src/plan/plan.js';
 import { renderJson } from '../../../src/plan/render/json.js';
 import { renderMarkdown } from '../../../src/plan/render/markdown.js';

@@ -5,7 +5,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { storedMetadata } from '../../../src/manifest/metadata.js';
-import { MASKED, maskPlan } from '../../../src/manifest/secrets.js';
+import { MASKED } from '../../../src/manifest/secrets.js';
+import { maskPlan } from '../../../src/plan/mask.js';
 import { type Plan, type PlanFile, planSchema } from '../../../src/plan/model.js';
 import { buildPlan, planHasChanges } from '../../../src/plan/plan.js';
 import {

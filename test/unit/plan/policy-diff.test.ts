@@ -5,8 +5,8 @@
  * data, not as two escaped JSON strings.
  */
 import { describe, expect, it } from 'vitest';
-import { maskPlan } from '../../../src/manifest/secrets.js';
 import { alignRules } from '../../../src/plan/diff.js';
+import { maskPlan } from '../../../src/plan/mask.js';
 import type { Plan } from '../../../src/plan/model.js';
 import { buildPlan } from '../../../src/plan/plan.js';
 import { renderText } from '../../../src/plan/render/text.js';

@@ -1,7 +1,7 @@
 /** Inline snapshots of the three renderers, on one small plan with every kind of entry. */
 import MarkdownIt from 'markdown-it';
 import { describe, expect, it } from 'vitest';
-import { maskPlan } from '../../../src/manifest/secrets.js';
+import { maskPlan } from '../../../src/plan/mask.js';
 import { buildPlan } from '../../../src/plan/plan.js';
 import { renderJson } from '../../../src/plan/render/json.js';
 import { escapeInline, renderMarkdown } from '../../../src/plan/render/markdown.js';
