@@ -12,7 +12,7 @@
  */
 
 import { accountStateOf } from '../errors.js';
-import { throwIfAborted } from './retry.js';
+import { throwIfAborted } from '../retry.js';
 import type { BotUser, CloudEndpoint, HttpsEdge, TlsEdge } from './schemas.js';
 import type { ApiClient, ListResult } from './types.js';
 
