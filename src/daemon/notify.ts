@@ -17,7 +17,7 @@
  * and `>` (a resource name or label cannot become a `<!channel>` mention or a disguised link).
  */
 import { createExchange, type Exchange } from '../api/index.js';
-import { ConfigError, errorMessage, UsageError } from '../errors.js';
+import { ConfigError, EdgesyncError, errorMessage, UsageError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { parseRetryAfter, realSleep, retrying, type Sleep } from '../retry.js';
 import {
@@ -212,7 +212,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
         }
         return {
           done: false,
-          failure: new Error(`answered HTTP ${res.status}`),
+          failure: new EdgesyncError('ES_NETWORK', `answered HTTP ${res.status}`),
           retryAfterMs: parseRetryAfter(res.headers['retry-after'], Date.now()),
         };
       });
