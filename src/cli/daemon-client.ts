@@ -8,13 +8,14 @@
  */
 import { z } from 'zod';
 import { DEFAULT_LISTEN } from '../daemon/listen.js';
+import { parseDuration } from '../duration.js';
 import { RECONCILE_RESULTS, TRIGGER_REASONS } from '../engine/contract.js';
 import { DaemonError, errorMessage, UsageError } from '../errors.js';
 import { summarySchema } from '../plan/model.js';
 import type { CliContext } from './context.js';
 import { controlTokenFrom } from './control-token.js';
 import { ExitCode } from './exit.js';
-import { commandOptions } from './flag-table.js';
+import { commandOptions, flagDefault } from './flag-table.js';
 import { durationFlag, parseCommandArgs } from './flags.js';
 
 const DAEMON_URL_ENV = 'EDGESYNC_DAEMON_URL';
@@ -56,7 +57,12 @@ export async function daemonTarget(
   return {
     base,
     token: await controlTokenFrom(ctx, values['control-token-file']),
-    timeoutMs: durationFlag('timeout', values.timeout, 10_000, 1),
+    timeoutMs: durationFlag(
+      'timeout',
+      values.timeout,
+      parseDuration(flagDefault('status', 'timeout')),
+      1,
+    ),
     signal: ctx.signal,
   };
 }

@@ -8,9 +8,12 @@
  * Two entries may share a name when they are different flags of different commands (`--out` is
  * a plan file for `plan`, a directory for `import`); where one flag says something particular
  * in one command (`--owner`'s fallbacks differ), `helpFor` holds that command's text. The
- * defaults are stated here as users read them; a test holds them to the constants the commands
+ * defaults are stated here as users read them: a command with no constant of its own falls
+ * back to this one (`flagDefault`), and a test holds the others to the constants the commands
  * fall back to (importing those here would load the engine into every command's start-up).
  */
+import { EdgesyncError } from '../errors.js';
+
 /**
  * Every command's name, in the order `edgesync --help` lists them. The command table
  * (./command-table.ts, and ./commands.ts for `completion`) is typed to hold exactly these.
@@ -634,6 +637,18 @@ export function flagsOf(command: CommandName): CommandFlag[] {
       help: f.helpFor?.[command] ?? f.help,
       group: f.group,
     }));
+}
+
+/**
+ * The default the table states for `command`'s `--name`: the value a command falls back to
+ * where no constant of its own states it (a default stated twice would drift).
+ */
+export function flagDefault(command: CommandName, name: string): string {
+  const found = flagsOf(command).find((f) => f.name === name)?.default;
+  if (found === undefined) {
+    throw new EdgesyncError('ES_INTERNAL', `edgesync ${command} --${name} has no default`);
+  }
+  return found;
 }
 
 /** The parser's options for `command` (./flags.ts `parseCommandArgs` reads with them). */

@@ -40,7 +40,7 @@ import {
 } from '../embedded-api.js';
 import { ExitCode } from '../exit.js';
 import { commandUsage } from '../flag-help.js';
-import { commandOptions } from '../flag-table.js';
+import { commandOptions, flagDefault } from '../flag-table.js';
 import {
   clientBudget,
   durationFlag,
@@ -185,9 +185,18 @@ async function runSettings(ctx: CliContext, values: RunValues, dirArg: string | 
     exclude: excludeGlobs(ctx, values.exclude),
     maxDeletes: checkMaxDeletes(wholeNumber('max-deletes', values['max-deletes'], undefined, 0)),
     concurrency: wholeNumber('concurrency', values.concurrency, DEFAULT_CONCURRENCY, 1),
-    embeddedPort: wholeNumber('embedded-port', values['embedded-port'], 8787, 0),
+    embeddedPort: wholeNumber(
+      'embedded-port',
+      values['embedded-port'],
+      Number(flagDefault('run', 'embedded-port')),
+      0,
+    ),
     rateLimit: rateLimitFlag(values['rate-limit']),
-    resyncShare: shareFlag('resync-budget', values['resync-budget'], 0.25),
+    resyncShare: shareFlag(
+      'resync-budget',
+      values['resync-budget'],
+      Number(flagDefault('run', 'resync-budget')),
+    ),
     mode: modeFlag(values.mode ?? ctx.env.EDGESYNC_MODE ?? 'enforce'),
     notify: notifySettings(values, ctx.env),
     lease: leaseSettings(values),

@@ -16,7 +16,7 @@ import {
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
 import { commandUsage } from '../flag-help.js';
-import { commandOptions } from '../flag-table.js';
+import { commandOptions, flagDefault } from '../flag-table.js';
 import { parseCommandArgs } from '../flags.js';
 
 export const summary = 'run the local Edge API server (in memory, or persistent with --data)';
@@ -68,7 +68,7 @@ function parseOptions(ctx: CliContext): ParsedOptions | 'help' {
   const { values } = parseCommandArgs(ctx.argv, OPTIONS, USAGE, { positionals: false });
   if (values.help) return 'help';
   const out: ParsedOptions = { apiKeys: [] };
-  out.host = values.host ?? '127.0.0.1';
+  out.host = values.host ?? flagDefault('server', 'host');
   if (values.port !== undefined) {
     const port = /^\d{1,5}$/.test(values.port) ? Number(values.port) : -1;
     if (port < 0 || port > 65_535)

@@ -94,7 +94,6 @@ describe('the flag table', () => {
     expect(ms('lease-duration')).toBe(LEASE_DEFAULTS.leaseDurationMs);
     expect(ms('renew-deadline')).toBe(LEASE_DEFAULTS.renewDeadlineMs);
     expect(ms('retry-period')).toBe(LEASE_DEFAULTS.retryPeriodMs);
-    expect(ms('timeout', 'status')).toBe(10_000);
     for (const name of COMMAND_NAMES) {
       for (const f of flagsOf(name)) {
         // `--output`'s help marks its default choice "(default)"; `import --out`'s is in words.
