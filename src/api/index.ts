@@ -17,6 +17,5 @@ export {
   type ObserveClient,
   observe,
 } from './observe.js';
-export { realSleep, type Sleep } from './retry.js';
 export * from './schemas.js';
 export type { ApiClient, ApiClientOptions, RequestOptions } from './types.js';

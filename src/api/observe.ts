@@ -13,7 +13,7 @@
 
 import { accountStateOf, EdgesyncError } from '../errors.js';
 import { KINDS, type KindDefinition, type LiveRecord } from '../kinds/index.js';
-import { throwIfAborted } from './retry.js';
+import { throwIfAborted } from '../retry.js';
 import type { BotUser, CloudEndpoint, HttpsEdge, TlsEdge } from './schemas.js';
 import type { ApiClient, ListOptions, ListResult } from './types.js';
 

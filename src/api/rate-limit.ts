@@ -50,7 +50,7 @@
  * Time comes from the injected `now`/`sleep`: tests drive it without waiting.
  */
 import { ConfigError } from '../errors.js';
-import { abortableSleep, type Sleep, throwIfAborted } from './retry.js';
+import { abortableSleep, type Sleep, throwIfAborted } from '../retry.js';
 
 export interface RateLimitOptions {
   /** Requests allowed in any rolling window. */

@@ -1,10 +1,9 @@
 /**
  * The client's retry policy, as pure functions: which failures are transient, which writes may
- * be re-sent, how long to wait (capped exponential backoff with full jitter, or the server's
- * `Retry-After`), and the abortable sleep the waits go through. The client's loop only asks.
+ * be re-sent, and the bounds of its waits. How long each wait is (capped exponential backoff
+ * with full jitter, or the server's `Retry-After`) and the abortable sleep are ../retry.ts's,
+ * shared with every other caller that retries. The client's loop only asks.
  */
-import { setTimeout as delay } from 'node:timers/promises';
-import { AbortedError } from '../errors.js';
 
 export interface RetryOptions {
   /** Attempts in all, the first included; 1 disables retries. */
@@ -104,72 +103,4 @@ function* causeChain(err: unknown): Generator<object> {
     yield e;
     e = (e as { cause?: unknown }).cause;
   }
-}
-
-/**
- * Full jitter (AWS architecture blog, "Exponential Backoff and Jitter"): a uniformly random wait
- * in [0, min(maxDelay, base * 2^retry)), where `retry` counts retries from 0.
- */
-export function backoffDelay(retry: number, options: RetryOptions, random: () => number): number {
-  const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** retry);
-  return Math.floor(random() * ceiling);
-}
-
-/**
- * `Retry-After` as milliseconds from `nowMs`: delay-seconds or an HTTP-date. Undefined when
- * absent or unreadable (the caller falls back to its backoff).
- */
-export function parseRetryAfter(
-  header: string | readonly string[] | undefined,
-  nowMs: number,
-): number | undefined {
-  const value = (Array.isArray(header) ? header[0] : header)?.trim();
-  if (value === undefined || value === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
-  // HTTP-dates (all three RFC 9110 forms) start with the day name; `Date.parse` alone would
-  // also read things like "-1" as a year.
-  const at = /^[A-Za-z]{3}/.test(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - nowMs);
-}
-
-export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
-
-/** The real sleep: a timer that an AbortSignal cancels (rejecting with `AbortedError`). */
-export const realSleep: Sleep = async (ms, signal) => {
-  try {
-    await delay(ms, undefined, signal ? { signal } : {});
-  } catch (err) {
-    if (signal?.aborted) throw abortedError(signal);
-    throw err;
-  }
-};
-
-/** The `AbortedError` for a fired signal, carrying its reason as the cause. */
-export function abortedError(signal: AbortSignal): AbortedError {
-  return new AbortedError('aborted', { cause: signal.reason });
-}
-
-/** Throws `AbortedError` if the signal has already fired. */
-export function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw abortedError(signal);
-}
-
-/**
- * Runs an injected sleep so that an abort always surfaces as `AbortedError`, whatever the sleep
- * rejects with, and an already-fired signal never sleeps at all.
- */
-export async function abortableSleep(
-  sleep: Sleep,
-  ms: number,
-  signal: AbortSignal | undefined,
-): Promise<void> {
-  throwIfAborted(signal);
-  try {
-    await sleep(ms, signal);
-  } catch (err) {
-    if (signal?.aborted) throw abortedError(signal);
-    throw err;
-  }
-  throwIfAborted(signal);
 }

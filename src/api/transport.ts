@@ -16,6 +16,15 @@ import {
   TimeoutError,
 } from '../errors.js';
 import { API_VERSION } from '../hosted/edge-api.js';
+import {
+  abortableSleep,
+  abortedError,
+  parseRetryAfter,
+  realSleep,
+  retryWait,
+  type Sleep,
+  throwIfAborted,
+} from '../retry.js';
 import { normalizeBaseUrl } from './config.js';
 import {
   createExchange,
@@ -26,18 +35,11 @@ import {
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import {
   type AttemptFailure,
-  abortableSleep,
-  abortedError,
-  backoffDelay,
   classifyFailure,
   DEFAULT_RETRY,
   mayHaveBeenPerformed,
-  parseRetryAfter,
   type RetryOptions,
-  realSleep,
   requestNotSent,
-  type Sleep,
-  throwIfAborted,
 } from './retry.js';
 import { type ApiErrorBody, apiErrorBodySchema } from './schemas.js';
 import type { ApiClientOptions, ResponseInfo } from './types.js';
@@ -331,11 +333,14 @@ async function retryOrThrow(
   if (verdict !== 'retry' || attempt >= retry.maxAttempts) {
     throw result.toError(outcomeUnknown);
   }
-  const retryAfterMs = failure.kind === 'status' ? failure.retryAfterMs : undefined;
-  if (retryAfterMs !== undefined && retryAfterMs > retry.maxRetryAfterMs) {
-    throw result.toError(outcomeUnknown);
-  }
-  const delayMs = retryAfterMs ?? backoffDelay(attempt - 1, retry, w.random);
+  const delayMs = retryWait(
+    attempt - 1,
+    { baseMs: retry.baseDelayMs, maxMs: retry.maxDelayMs },
+    w.random,
+    failure.kind === 'status' ? failure.retryAfterMs : undefined,
+    retry.maxRetryAfterMs,
+  );
+  if (delayMs === undefined) throw result.toError(outcomeUnknown);
   w.log?.warn(
     {
       method: call.method,

@@ -5,6 +5,7 @@
  * assembles them: the api folder's imports point one way.
  */
 import type { Logger } from '../log.js';
+import type { Sleep } from '../retry.js';
 import type {
   CertificateAuthority,
   CertificateAuthorityCreate,
@@ -18,7 +19,7 @@ import type {
 } from './account-schemas.js';
 import type { HttpExchange, HttpMethod } from './exchange.js';
 import type { Priority, RateLimiter, RateLimitOptions } from './rate-limit.js';
-import type { RetryOptions, Sleep } from './retry.js';
+import type { RetryOptions } from './retry.js';
 import type {
   BotUser,
   BotUserCreate,

@@ -22,7 +22,7 @@
  */
 
 import type { ApiClient } from '../api/index.js';
-import { isNotFound, isOutcomeUnknown, realSleep, type Sleep } from '../api/index.js';
+import { isNotFound, isOutcomeUnknown } from '../api/index.js';
 import {
   AbortedError,
   ACCOUNT_STATE_MESSAGE,
@@ -36,6 +36,7 @@ import { type Logger, silentLogger } from '../log.js';
 import type { Operation, Phase, Plan, ResourceChange } from '../plan/model.js';
 import { resolveTarget, type Target, targetPath } from '../plan/target.js';
 import { runPool } from '../pool.js';
+import { type Backoff, realSleep, retrying, type Sleep } from '../retry.js';
 import { runCutover, type Unserved, unservedMessage } from './cutover.js';
 import { InvalidOperationError, type Sent, sendOperation } from './dispatch.js';
 import { findCreated, type LookupClient } from './find-created.js';
@@ -44,6 +45,9 @@ import { type AssessedPlan, checkGuards, type GuardOptions, type GuardVerdict } 
 export const DEFAULT_CONCURRENCY = 4;
 /** POST attempts for one create, each after a lookup showed the previous one did not land. */
 export const DEFAULT_CREATE_ATTEMPTS = 6;
+
+/** The waits between those attempts: 200 ms doubling, at most 5 s, full jitter. */
+const CREATE_BACKOFF: Backoff = { baseMs: 200, maxMs: 5_000 };
 const PHASES: readonly Phase[] = ['release', 'cutover', 'main', 'delete'];
 
 export type OperationOutcome =
@@ -515,7 +519,15 @@ async function postWithRecovery(
       run.uncertain.push({ address, name, kind: target.kind, id, answered });
     }
   };
-  for (let attempt = 1; ; attempt++) {
+  // A create that provably did not land waits a little (full jitter) and is sent again.
+  const loop = {
+    attempts: run.createAttempts,
+    backoff: CREATE_BACKOFF,
+    sleep: run.sleep,
+    random: run.random,
+    signal: run.signal,
+  };
+  return retrying<Sent & { found: boolean }>(loop, async (attempt) => {
     try {
       const sent = await sendOperation(
         run.options.client,
@@ -525,7 +537,7 @@ async function postWithRecovery(
         writeFence(run),
       );
       settled(sent.id, true);
-      return { ...sent, found: false };
+      return { done: true, value: { ...sent, found: false } };
     } catch (err) {
       if (!isOutcomeUnknown(err)) throw err;
       unknown = true;
@@ -534,15 +546,11 @@ async function postWithRecovery(
         { method: 'POST', path, address: step.change.address, attempt, found: id !== undefined },
         'create outcome unknown; looked it up',
       );
-      if (id !== undefined) {
-        settled(id, false);
-        return { id, found: true };
-      }
-      if (attempt >= run.createAttempts || run.signal?.aborted) throw err;
-      // The create provably did not land: wait a little (full jitter), then send it again.
-      await run.sleep(Math.floor(run.random() * Math.min(5_000, 200 * 2 ** (attempt - 1))));
+      if (id === undefined) return { done: false, failure: err };
+      settled(id, false);
+      return { done: true, value: { id, found: true } };
     }
-  }
+  });
 }
 
 /**

@@ -6,11 +6,12 @@
 import { createHash } from 'node:crypto';
 import type { ApiConfig } from '../api/config.js';
 import { API_KEY_ENV, API_URL_ENV, resolveApiConfig } from '../api/config.js';
-import { type ApiClient, type ApiClientOptions, createApiClient, realSleep } from '../api/index.js';
+import { type ApiClient, type ApiClientOptions, createApiClient } from '../api/index.js';
 import { currentPriority } from '../api/priority.js';
 import { sharedRateLimiter } from '../api/rate-limit.js';
 import { ConfigError } from '../errors.js';
 import type { RateLimitSpec } from '../rate-limit-notation.js';
+import { realSleep } from '../retry.js';
 import { runningEmbeddedApi } from './embedded-api.js';
 
 export function createAccountClient(

@@ -4,8 +4,12 @@
  * reads this table (its own entry is added in ./commands.ts), so that no import loops back.
  */
 import type { CommandModule } from './context.js';
+import type { CommandName } from './flag-table.js';
 
-export const commandTable: Record<string, () => Promise<CommandModule>> = {
+export const commandTable: Record<
+  Exclude<CommandName, 'completion'>,
+  () => Promise<CommandModule>
+> = {
   run: () => import('./commands/run.js'),
   server: () => import('./commands/server.js'),
   validate: () => import('./commands/validate.js'),

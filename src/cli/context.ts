@@ -45,8 +45,8 @@ export interface CommandModule {
   readonly run: Command;
   /** One line for `edgesync --help`. */
   readonly summary: string;
-  /** Its `--help` text; also the source of the generated CLI reference (scripts/docs.mjs). */
+  /** Its `--help` text, its options rendered from the flag table (./flag-help.ts). */
   readonly USAGE: string;
-  /** Its flags (node:util parseArgs), so that a short flag can be held to one meaning. */
+  /** Its flags as node:util parseArgs takes them, generated from the flag table (./flag-table.ts). */
   readonly OPTIONS: OptionsConfig;
 }

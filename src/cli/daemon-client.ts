@@ -8,34 +8,20 @@
  */
 import { z } from 'zod';
 import { DEFAULT_LISTEN } from '../daemon/listen.js';
+import { parseDuration } from '../duration.js';
 import { RECONCILE_RESULTS, TRIGGER_REASONS } from '../engine/contract.js';
 import { DaemonError, errorMessage, UsageError } from '../errors.js';
 import { summarySchema } from '../plan/model.js';
 import type { CliContext } from './context.js';
 import { controlTokenFrom } from './control-token.js';
 import { ExitCode } from './exit.js';
+import { commandOptions, flagDefault } from './flag-table.js';
 import { durationFlag, parseCommandArgs } from './flags.js';
 
 const DAEMON_URL_ENV = 'EDGESYNC_DAEMON_URL';
 
 /** The local daemon: `edgesync run`'s default `--listen`. */
 export const LOCAL_DAEMON_URL = `http://${DEFAULT_LISTEN.host}:${DEFAULT_LISTEN.port}`;
-
-/** The flags every command that talks to the daemon takes. */
-export const DAEMON_OPTIONS = {
-  url: { type: 'string' },
-  'control-token-file': { type: 'string' },
-  timeout: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-/** Their lines in a command's --help. */
-export const DAEMON_USAGE = `  --url URL             the daemon's address (else $${DAEMON_URL_ENV}, else ${LOCAL_DAEMON_URL},
-                        the local daemon on run's default --listen)
-  --control-token-file FILE  the daemon's control token (also EDGESYNC_CONTROL_TOKEN); not
-                        needed for a daemon listening on loopback only, or on its --admin-listen
-  --timeout DURATION    how long to wait for the daemon's answer (default 10s)
-  -h, --help            show this help`;
 
 export interface DaemonTarget {
   readonly base: URL;
@@ -71,7 +57,12 @@ export async function daemonTarget(
   return {
     base,
     token: await controlTokenFrom(ctx, values['control-token-file']),
-    timeoutMs: durationFlag('timeout', values.timeout, 10_000, 1),
+    timeoutMs: durationFlag(
+      'timeout',
+      values.timeout,
+      parseDuration(flagDefault('status', 'timeout')),
+      1,
+    ),
     signal: ctx.signal,
   };
 }
@@ -275,7 +266,7 @@ export async function setSuspended(
 }
 
 /**
- * The whole of `reconcile`, `suspend` and `resume`: their flags (`DAEMON_OPTIONS`), `--help`, the
+ * The whole of `reconcile`, `suspend` and `resume`: their flags (the same three, ./flag-table.ts), `--help`, the
  * daemon's address and token, then `act` with the target and its address as shown (no
  * credentials). `act` returns the command's exit code.
  */
@@ -284,7 +275,9 @@ export async function runDaemonCommand(
   usage: string,
   act: (target: DaemonTarget, where: string) => Promise<number>,
 ): Promise<number> {
-  const { values } = parseCommandArgs(ctx.argv, DAEMON_OPTIONS, usage, { positionals: false });
+  const { values } = parseCommandArgs(ctx.argv, commandOptions('reconcile'), usage, {
+    positionals: false,
+  });
   if (values.help) {
     ctx.stdout.write(usage);
     return ExitCode.ok;

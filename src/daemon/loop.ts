@@ -19,6 +19,7 @@
  *   later than `debounceMaxMs` after the first, so a constant stream cannot starve the loop).
  */
 import { AbortedError } from '../errors.js';
+import { backoffDelay as sharedBackoffDelay } from '../retry.js';
 import type { BackoffOptions, Timers, TriggerReason } from './types.js';
 
 /**
@@ -33,8 +34,8 @@ export type CycleOutcome = 'success' | 'partial' | 'failure' | 'superseded';
 /** The delay after `failures` consecutive failures: base, 2·base, 4·base, ... capped at max. */
 export function backoffDelay(failures: number, backoff: BackoffOptions): number {
   if (failures <= 0) return 0;
-  // The exponent is clamped so the arithmetic stays finite however long the outage lasts.
-  return Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(failures - 1, 40));
+  // No jitter: one daemon, one timer; the resync interval has its own (`jittered`).
+  return sharedBackoffDelay(failures - 1, { ...backoff, jitter: 'none' }, Math.random);
 }
 
 export interface LoopOptions {

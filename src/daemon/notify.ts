@@ -5,8 +5,9 @@
  * revision and outcome. Events already mark a
  * condition's start and end (./events.ts), so a receiver hears about a drift once when it starts
  * and once when it clears. Delivery runs beside the reconcile loop, never in it: `send` only
- * queues; each receiver has its own queue, retries with backoff, and a dead receiver is logged,
- * never fatal. Payloads carry event fields only (addresses, reasons, field paths): no secret or
+ * queues; each receiver has its own queue, retries with backoff (../retry.ts; a 429's or 503's
+ * `Retry-After` is waited for, up to a minute), and a dead receiver is logged, never fatal;
+ * `close` ends the waits. Payloads carry event fields only (addresses, reasons, field paths): no secret or
  * key ever.
  *
  * The HTTP client is the API client's (`createExchange`: the same proxy settings and
@@ -16,8 +17,9 @@
  * and `>` (a resource name or label cannot become a `<!channel>` mention or a disguised link).
  */
 import { createExchange, type Exchange } from '../api/index.js';
-import { ConfigError, errorMessage, UsageError } from '../errors.js';
+import { ConfigError, EdgesyncError, errorMessage, UsageError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { parseRetryAfter, realSleep, retrying, type Sleep } from '../retry.js';
 import {
   COMMIT_STATUS_FORMATS,
   COMMIT_STATUS_TOKEN_ENV,
@@ -97,7 +99,8 @@ export interface NotifierOptions {
   readonly attempts?: number;
   readonly backoffMs?: number;
   readonly timeoutMs?: number;
-  readonly sleep?: (ms: number) => Promise<void>;
+  /** The waits between attempts (tests inject one); `close` aborts them. */
+  readonly sleep?: Sleep;
   /** The HTTP client (default: a `createExchange()` of its own, closed by `close`). */
   readonly exchange?: Exchange | undefined;
 }
@@ -161,59 +164,71 @@ interface Queue {
   last: string;
 }
 
+/** The longest `Retry-After` a receiver is waited for: its queue waits meanwhile. */
+const MAX_RETRY_AFTER_MS = 60_000;
+
 export function createNotifier(options: NotifierOptions): Notifier {
   const attempts = options.attempts ?? 5;
   const backoff = options.backoffMs ?? 1000;
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const sleep = options.sleep ?? realSleep;
+  const closing = new AbortController();
   const queues = new Map<NotifyReceiver, Queue>();
   const owned = options.exchange === undefined ? createExchange() : undefined;
   const http = (options.exchange ?? (owned as Exchange)).exchange;
+  // One receiver, one event at a time: no jitter to spread, so the waits are predictable.
+  const loop = {
+    attempts,
+    backoff: { baseMs: backoff, maxMs: Number.POSITIVE_INFINITY, jitter: 'none' },
+    maxRetryAfterMs: MAX_RETRY_AFTER_MS,
+    sleep,
+    signal: closing.signal,
+  } as const;
 
   /** One POST to a receiver (with retries); `event` names it in log lines. */
   async function deliver(url: string, item: Delivery): Promise<void> {
-    const { body, event } = item;
-    const target = item.url ?? url;
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      try {
-        const res = await http({
-          method: 'POST',
-          url: target,
-          headers: {
-            'content-type': 'application/json',
-            'user-agent': 'edgesync',
-            ...item.headers,
-          },
-          body,
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        if (res.status >= 200 && res.status < 300) return;
+    const { event } = item;
+    const warn = (fields: object, message: string) =>
+      options.logger?.warn({ url: safeUrl(url), ...fields, event }, message);
+    try {
+      await retrying<void>(loop, async () => {
+        let res: Awaited<ReturnType<typeof post>>;
+        try {
+          res = await post(url, item);
+        } catch (err) {
+          return { done: false, failure: err };
+        }
+        if (res.status >= 200 && res.status < 300) return { done: true, value: undefined };
         if (res.status >= 300 && res.status < 400) {
-          options.logger?.warn(
-            { url: safeUrl(url), status: res.status, event },
+          warn(
+            { status: res.status },
             'notification answered with a redirect, which is never followed; not delivered',
           );
-          return;
+          return { done: true, value: undefined };
         }
         if (res.status < 500 && res.status !== 429) {
-          options.logger?.warn(
-            { url: safeUrl(url), status: res.status, event },
-            'notification refused; not retried',
-          );
-          return;
+          warn({ status: res.status }, 'notification refused; not retried');
+          return { done: true, value: undefined };
         }
-      } catch (err) {
-        if (attempt === attempts) {
-          options.logger?.warn(
-            { url: safeUrl(url), err: errorMessage(err), event },
-            'notification not delivered',
-          );
-          return;
-        }
-      }
-      if (attempt < attempts) await sleep(backoff * 2 ** (attempt - 1));
+        return {
+          done: false,
+          failure: new EdgesyncError('ES_NETWORK', `answered HTTP ${res.status}`),
+          retryAfterMs: parseRetryAfter(res.headers['retry-after'], Date.now()),
+        };
+      });
+    } catch (err) {
+      warn({ err: errorMessage(err) }, 'notification not delivered');
     }
-    options.logger?.warn({ url: safeUrl(url), event }, 'notification not delivered');
+  }
+
+  function post(url: string, item: Delivery) {
+    return http({
+      method: 'POST',
+      url: item.url ?? url,
+      headers: { 'content-type': 'application/json', 'user-agent': 'edgesync', ...item.headers },
+      body: item.body,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
   }
 
   function drain(receiver: NotifyReceiver): void {
@@ -264,6 +279,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
       }
     },
     close: async () => {
+      closing.abort();
       await owned?.close();
     },
   };

@@ -11,9 +11,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { setTimeout as delay } from 'node:timers/promises';
 import { API_VERSION, ERROR_CODE, ID_PREFIX, LIMITS } from '../hosted/edge-api.js';
 import type { Logger } from '../log.js';
+import { realSleep, type Sleep } from '../retry.js';
 import { RequestError, StoreError } from './errors.js';
 import { type Call, createHandlers, type Handlers, type Reply } from './handlers.js';
 import { createIdGenerator, type IdGenerator } from './ids.js';
@@ -56,7 +56,8 @@ export interface ServerDeps {
   readonly now?: () => number;
   /** In [0, 1): drives the fault and reset knobs and the latency draw. */
   readonly random?: () => number;
-  readonly sleep?: (ms: number) => Promise<void>;
+  /** The latency knob's waits (../retry.ts's sleep by default). */
+  readonly sleep?: Sleep;
   readonly ids?: IdGenerator;
 }
 
@@ -286,7 +287,7 @@ interface App {
   readonly deps: ServerDeps;
   readonly now: () => number;
   readonly random: () => number;
-  readonly sleep: (ms: number) => Promise<unknown>;
+  readonly sleep: Sleep;
   readonly handlers: ReturnType<typeof createHandlers>;
   readonly accountThrottle: AccountThrottle;
   readonly held: HeldWrites;
@@ -303,7 +304,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
     deps,
     now,
     random: deps.random ?? Math.random,
-    sleep: deps.sleep ?? ((ms: number) => delay(ms)),
+    sleep: deps.sleep ?? realSleep,
     handlers: createHandlers({ store: deps.store, render: renderer, ids, now, knobs: deps.knobs }),
     accountThrottle: new AccountThrottle(),
     held: new HeldWrites(),

@@ -53,6 +53,8 @@ import {
 import { createAccountClient, requireApiConfig } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
+import { commandUsage } from '../flag-help.js';
+import { commandOptions } from '../flag-table.js';
 import {
   clientBudget,
   excludeGlobs,
@@ -68,40 +70,18 @@ import { chosenOwner, requireOwner } from '../owner.js';
 
 export const summary = 'apply the changes: make the live account match the manifests';
 
-export const USAGE = `usage: edgesync apply [DIR | PLANFILE] [options]
-
+export const USAGE = commandUsage('apply', {
+  synopsis: 'apply [DIR | PLANFILE] [options]',
+  about: `
 Computes the plan for the manifests under DIR (default: $EDGESYNC_DIR, else the current
-directory), shows it, asks for confirmation, applies it, and checks that the live state converged. Given a plan file
-written by "edgesync plan --out", recomputes the plan and refuses it if the live state or the
-manifests changed since.
-
-options:
-  --yes                 apply without asking (required when not on a terminal)
-  --owner ID            owner id of the edges edgesync manages; required, unless a saved
-                        plan, EDGESYNC_OWNER or DIR/.edgesync-owner names it (in that order)
-  --concurrency N       edges applied in parallel (default ${DEFAULT_CONCURRENCY})
-  --rate-limit N/Ws     client-side budget per rolling window, or none (default: 120/60s,
-                        the hosted service's; also EDGESYNC_RATE_LIMIT)
-  --max-deletes N       refuse a plan deleting more edges and cloud endpoints (together) than N
-                        (default ${DEFAULT_MAX_DELETES})
-  --allow-empty         let an empty manifest set delete the edges and cloud endpoints it owns
-  --target ADDRESS      apply only this resource (repeatable): https_edge.NAME, tls_edge.NAME,
-                        cloud_endpoint.NAME or bot_user.NAME (a route's address: its edge).
-                        Nothing else is planned, written or deleted; not with a PLANFILE
-  --dir DIR             the manifest directory: alone, the same as "apply DIR"; with a
-                        PLANFILE, its manifests (default: the one recorded in the plan file by
-                        "plan --out", else $EDGESYNC_DIR, else the current directory)
-  --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
-  --exclude GLOB        skip files and directories matching GLOB, relative to DIR (repeatable;
-                        also $EDGESYNC_EXCLUDE, comma-separated), e.g. "k8s/**"
-  --output text|json    json: print the result (operations done, failed, skipped, writes,
-                        errors, converged) as versioned JSON on stdout (default text)
-  --api-url URL         Edge API base URL (or EDGESYNC_API_URL)
-  --api-key KEY         Edge API key (or EDGESYNC_API_KEY)
-  -h, --help            show this help
-
+directory), shows it, asks for confirmation, applies it, and checks that the live state
+converged. Given a plan file written by "edgesync plan --out", recomputes the plan and refuses
+it if the live state or the manifests changed since.
+`,
+  footer: `
 exit codes: 0 converged or nothing to do, 1 error or not converged, 64 usage error
-`;
+`,
+});
 
 interface Options {
   /** DIR or PLANFILE as given; undefined: --dir, else $EDGESYNC_DIR, else the current directory. */
@@ -476,22 +456,7 @@ function parseOptions(ctx: CliContext): Options | 'help' {
   };
 }
 
-export const OPTIONS = {
-  yes: { type: 'boolean', short: 'y' },
-  owner: { type: 'string' },
-  concurrency: { type: 'string' },
-  'rate-limit': { type: 'string' },
-  'max-deletes': { type: 'string' },
-  'allow-empty': { type: 'boolean' },
-  target: { type: 'string', multiple: true },
-  dir: { type: 'string' },
-  'secret-dir': { type: 'string', multiple: true },
-  exclude: { type: 'string', multiple: true },
-  output: { type: 'string', short: 'o' },
-  'api-url': { type: 'string' },
-  'api-key': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+export const OPTIONS = commandOptions('apply');
 
 /** `--output text|json` (json: the result on stdout, see src/apply/report.ts). */
 function outputJson(text: string | undefined): boolean {

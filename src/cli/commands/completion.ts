@@ -1,34 +1,32 @@
 /**
  * `edgesync completion bash|zsh`: prints a shell completion script generated from the command
- * table and each command's flag declarations (`OPTIONS`, the parser's own table) and `--help`
- * text (./flag-help.ts): commands, flags (long and short), the fixed values a flag lists
- * (`--output text|json`), directories for `--*-dir` flags, files elsewhere. Nothing is typed
- * twice: a new flag or command is completed once it is declared.
+ * table and the flag table (../flag-table.ts): commands, flags (long and short) with their
+ * descriptions, the fixed values a flag lists (`--output text|json`), directories for flags
+ * whose value is a `DIR`, files for a `FILE`. Nothing is typed twice: a new flag or command is
+ * completed once it is in the tables.
  */
 import { UsageError } from '../../errors.js';
 import { commandTable } from '../command-table.js';
 import type { CliContext, CommandModule } from '../context.js';
 import { ExitCode } from '../exit.js';
-import { flagChoices, flagHelp } from '../flag-help.js';
+import { commandUsage, flagChoices } from '../flag-help.js';
+import { type CommandName, commandOptions, flagsOf } from '../flag-table.js';
 import { parseCommandArgs } from '../flags.js';
 
 export const summary = 'print a bash or zsh completion script';
 
-export const USAGE = `usage: edgesync completion bash|zsh
-
+export const USAGE = commandUsage('completion', {
+  synopsis: 'completion bash|zsh',
+  about: `
 Prints a shell completion script for edgesync's commands and flags, generated from their
 definitions. Load it with:
 
   bash:  source <(edgesync completion bash)     (or save it under bash-completion's completions/)
   zsh:   source <(edgesync completion zsh)      (after compinit; or save it as _edgesync in $fpath)
+`,
+});
 
-options:
-  -h, --help   show this help
-`;
-
-export const OPTIONS = {
-  help: { type: 'boolean', short: 'h' },
-} as const;
+export const OPTIONS = commandOptions('completion');
 
 const SHELLS = ['bash', 'zsh'] as const;
 
@@ -72,27 +70,28 @@ export interface CompletedCommand {
 export async function completionTable(): Promise<CompletedCommand[]> {
   const out: CompletedCommand[] = [];
   const self: CommandModule = { run, summary, USAGE, OPTIONS };
-  const loaders = { ...commandTable, completion: async () => self };
-  for (const [name, load] of Object.entries(loaders)) {
-    const mod: CommandModule = await load();
-    const flags = Object.entries(mod.OPTIONS).map(([long, opt]): CompletedFlag => {
-      const help = flagHelp(mod.USAGE, long);
-      const takesValue = opt.type === 'string';
-      const shown = help?.value ?? '';
+  const loaders: Record<CommandName, () => Promise<CommandModule>> = {
+    ...commandTable,
+    completion: async () => self,
+  };
+  for (const [name, load] of Object.entries(loaders) as [CommandName, typeof loaders.run][]) {
+    const mod = await load();
+    const flags = flagsOf(name).map((f): CompletedFlag => {
+      const takesValue = f.type === 'string';
       return {
-        long,
-        short: opt.short,
+        long: f.name,
+        short: f.short,
         takesValue,
-        repeatable: opt.multiple === true,
-        choices: flagChoices(help),
+        repeatable: f.multiple,
+        choices: flagChoices(f.value),
         value: !takesValue
           ? 'none'
-          : /DIR$/.test(shown)
+          : /DIR$/.test(f.value)
             ? 'dir'
-            : /(FILE|PLANFILE|PATH)$/.test(shown)
+            : /(FILE|PLANFILE|PATH)$/.test(f.value)
               ? 'file'
               : 'text',
-        description: help?.text ?? '',
+        description: f.help,
       };
     });
     out.push({ name, summary: mod.summary, flags });

@@ -18,10 +18,11 @@ import { EdgesyncError, UsageError } from '../../errors.js';
 import { escapeControl } from '../../escape.js';
 import { findRepositoryRoot } from '../../manifest/git.js';
 import { manifestJsonSchemaText } from '../../manifest/jsonschema.js';
-import { DEFAULT_OWNER } from '../../manifest/metadata.js';
 import { createAccountClient, requireApiConfig } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
+import { commandUsage } from '../flag-help.js';
+import { commandOptions } from '../flag-table.js';
 import { clientBudget, parseCommandArgs, rateLimitFlag } from '../flags.js';
 import { chosenOwner, OWNER_FILE, ownerOrDefault } from '../owner.js';
 import { writeFileSet } from '../write-set.js';
@@ -31,41 +32,17 @@ export const summary = 'write manifests for the live edges, cloud endpoints and 
 /** The schema copy `import` writes beside the manifests when the package's is out of reach. */
 const SCHEMA_FILE = 'edgesync.schema.json';
 
-export const USAGE = `usage: edgesync import [options]
-
+export const USAGE = commandUsage('import', {
+  synopsis: 'import [options]',
+  about: `
 Writes one manifest file per live edge and cloud endpoint owned by OWNER and per bot user, in
 the manifest format (agent endpoints are never imported), and ${OWNER_FILE} holding OWNER, which
 plan, apply and run then read from the directory. Secrets are written as { env: NAME }
 references; the variables to set are printed.
+`,
+});
 
-options:
-  --out DIR          where to write the files (default: the current directory)
-  --all              also edges edgesync does not manage, with id: so that applying adopts them
-                     (cloud endpoints are not adopted: only OWNER's are imported)
-  --owner ID         owner id whose edges and cloud endpoints to import (else EDGESYNC_OWNER,
-                     else .edgesync-owner in the --out directory, else "${DEFAULT_OWNER}")
-  --force            overwrite existing files
-  --schema-url URL   the $schema of the yaml-language-server line (default: this package's
-                     schema, relative to DIR when both are in one repository; otherwise a
-                     copy written to DIR as ${SCHEMA_FILE})
-  --api-url URL      Edge API base URL (or EDGESYNC_API_URL)
-  --api-key KEY      Edge API key (or EDGESYNC_API_KEY)
-  --rate-limit N/Ws  client-side budget, or none (default 120/60s; EDGESYNC_RATE_LIMIT)
-  -h, --help         show this help
-`;
-
-export const OPTIONS = {
-  // No `-o`: elsewhere it is --output.
-  out: { type: 'string' },
-  all: { type: 'boolean' },
-  owner: { type: 'string' },
-  force: { type: 'boolean' },
-  'schema-url': { type: 'string' },
-  'api-url': { type: 'string' },
-  'api-key': { type: 'string' },
-  'rate-limit': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+export const OPTIONS = commandOptions('import');
 
 /** A file `import` writes into the output directory. */
 interface OutFile {

@@ -21,41 +21,23 @@ import { migrateSet, type SourceDocument, type SourceFileDocs } from '../../migr
 import { documentSource } from '../../migrate/source.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
+import { commandUsage } from '../flag-help.js';
+import { commandOptions } from '../flag-table.js';
 import { excludeGlobs, manifestDirArg, parseCommandArgs, secretDirs } from '../flags.js';
 import { writeFileSet } from '../write-set.js';
 
 export const summary = 'translate edge manifests into cloud endpoints with a traffic policy';
 
-export const USAGE = `usage: edgesync migrate [DIR] --out OUTDIR --backend ID=URL... [options]
-
+export const USAGE = commandUsage('migrate', {
+  synopsis: 'migrate [DIR] --out OUTDIR --backend ID=URL... [options]',
+  about: `
 Writes a CloudEndpoint manifest for every hostport of every edge under DIR (default:
 $EDGESYNC_DIR, else the current directory) into OUTDIR, file for file, and copies the bot users.
 DIR is never modified. { env } and { file } references stay references in the output.
+`,
+});
 
-options:
-  --out OUTDIR          where to write the migrated manifests (outside DIR)
-  --backend ID=URL      the internal URL that replaces backend ID (repeatable), e.g.
-                        --backend bkdtg_2kt3...=https://web.internal
-  --backends FILE       a YAML or JSON mapping of backend ID to internal URL
-  --allow-lossy         write despite warnings (harmless losses), acknowledging each in the output;
-                        errors (translations that would let through traffic the edge refused)
-                        always stop the migration
-  --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
-  --exclude GLOB        do not migrate files and directories matching GLOB, relative to DIR
-                        (repeatable): an excluded file that declares edges is copied unchanged,
-                        so that applying OUTDIR keeps them
-  -h, --help            show this help
-`;
-
-export const OPTIONS = {
-  out: { type: 'string' },
-  backend: { type: 'string', multiple: true },
-  backends: { type: 'string' },
-  'allow-lossy': { type: 'boolean' },
-  'secret-dir': { type: 'string', multiple: true },
-  exclude: { type: 'string', multiple: true },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+export const OPTIONS = commandOptions('migrate');
 
 export async function run(ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);

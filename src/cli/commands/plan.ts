@@ -37,6 +37,8 @@ import { renderText } from '../../plan/render/text.js';
 import { createAccountClient, requireApiConfig } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
+import { commandUsage } from '../flag-help.js';
+import { commandOptions } from '../flag-table.js';
 import {
   clientBudget,
   excludeGlobs,
@@ -51,54 +53,21 @@ import { chosenOwner, howToChooseOwner, ownerOrDefault, requireOwner } from '../
 
 export const summary = 'show what apply would change (dry run), as text, JSON or Markdown';
 
-export const USAGE = `usage: edgesync plan [DIR] [options]
-
+export const USAGE = commandUsage('plan', {
+  synopsis: 'plan [DIR] [options]',
+  about: `
 Compares the manifests under DIR (default: $EDGESYNC_DIR, else the current directory) with the
 live account and shows the changes apply would make. Nothing is written to the API.
-
-options:
-  --output text|json|markdown  output format on stdout (default text)
-  --out FILE            also save the plan (secrets masked) with fingerprints, for "apply FILE"
-  --detailed-exitcode   exit 2 when there are changes (0 none, 1 error)
-  --owner ID            owner id of the edges edgesync manages (else EDGESYNC_OWNER, else
-                        DIR/.edgesync-owner, else "default"; --out needs one chosen)
-  --max-deletes N       refuse to delete more than N edges and cloud endpoints (together) in
-                        one plan (default 10)
-  --allow-empty         let an empty manifest set delete the edges and cloud endpoints it owns
-  --target ADDRESS      plan only this resource (repeatable): https_edge.NAME, tls_edge.NAME,
-                        cloud_endpoint.NAME or bot_user.NAME (a route's address: its edge).
-                        Nothing else is planned or deleted; not with --out
-  --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
-  --exclude GLOB        skip files and directories matching GLOB, relative to DIR (repeatable;
-                        also $EDGESYNC_EXCLUDE, comma-separated), e.g. "k8s/**"
-  --no-color            no colours in text output (also: NO_COLOR set, or stdout not a terminal)
-  --api-url URL         Edge API base URL (or EDGESYNC_API_URL)
-  --api-key KEY         Edge API key (or EDGESYNC_API_KEY)
-  --rate-limit N/Ws     client-side budget, or none (default 120/60s; EDGESYNC_RATE_LIMIT)
-  -h, --help            show this help
-
+`,
+  footer: `
 exit codes: 0 no changes, 2 changes (with --detailed-exitcode), 1 error, 64 usage error
-`;
+`,
+});
 
 const OUTPUTS = ['text', 'json', 'markdown'] as const;
 type Output = (typeof OUTPUTS)[number];
 
-export const OPTIONS = {
-  output: { type: 'string', short: 'o' },
-  out: { type: 'string' },
-  'detailed-exitcode': { type: 'boolean', default: false },
-  owner: { type: 'string' },
-  'max-deletes': { type: 'string' },
-  'allow-empty': { type: 'boolean', default: false },
-  target: { type: 'string', multiple: true },
-  'secret-dir': { type: 'string', multiple: true },
-  exclude: { type: 'string', multiple: true },
-  'no-color': { type: 'boolean', default: false },
-  'api-url': { type: 'string' },
-  'api-key': { type: 'string' },
-  'rate-limit': { type: 'string' },
-  help: { type: 'boolean', short: 'h', default: false },
-} as const;
+export const OPTIONS = commandOptions('plan');
 
 type PlanValues = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
 

@@ -4,26 +4,22 @@
  * resync budget allows; `edgesync status` shows the result.
  */
 import type { CliContext } from '../context.js';
-import {
-  DAEMON_OPTIONS,
-  DAEMON_USAGE,
-  requestReconcile,
-  runDaemonCommand,
-} from '../daemon-client.js';
+import { requestReconcile, runDaemonCommand } from '../daemon-client.js';
 import { ExitCode } from '../exit.js';
+import { commandUsage } from '../flag-help.js';
+import { commandOptions } from '../flag-table.js';
 
 export const summary = 'ask a running daemon for a reconcile now';
 
-export const USAGE = `usage: edgesync reconcile [options]
-
+export const USAGE = commandUsage('reconcile', {
+  synopsis: 'reconcile [options]',
+  about: `
 Asks a running daemon for a reconcile now (POST /-/reconcile). The daemon runs it as soon as its
 resync budget allows; "edgesync status" shows the result.
+`,
+});
 
-options:
-${DAEMON_USAGE}
-`;
-
-export const OPTIONS = DAEMON_OPTIONS;
+export const OPTIONS = commandOptions('reconcile');
 
 export async function run(ctx: CliContext): Promise<number> {
   return runDaemonCommand(ctx, USAGE, async (target, where) => {

@@ -17,41 +17,29 @@ import { escapeControl } from '../../escape.js';
 import { createAccountClient, requireApiConfig } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
+import { commandUsage } from '../flag-help.js';
+import { commandOptions } from '../flag-table.js';
 import { clientBudget, manifestDirArg, parseCommandArgs, rateLimitFlag } from '../flags.js';
 import { chosenOwner, ownerOrDefault, requireOwner } from '../owner.js';
 
 export const summary =
   'stop managing edges or cloud endpoints without deleting them (removes the edgesync/ keys)';
 
-export const USAGE = `usage: edgesync release KIND/NAME... [options]
-
+export const USAGE = commandUsage('release', {
+  synopsis: 'release KIND/NAME... [options]',
+  about: `
 Stops managing the named edges without deleting them: removes the edgesync/ keys (owner, name,
 protect) from each edge's live metadata, one PATCH per edge, and keeps every other label. A
 later plan without their manifests deletes nothing. KIND is TLSEdge, HTTPSEdge or CloudEndpoint
 (or tls_edge, https_edge, cloud_endpoint); NAME is the manifest name. Nothing is written unless every target is an edge this
 owner manages.
-
-options:
-  --owner ID         owner id that manages the edges; required (unless --dry-run), or
-                     EDGESYNC_OWNER, or .edgesync-owner in $EDGESYNC_DIR (else the current
-                     directory)
-  --dry-run          show what would be released; write nothing
-  --rate-limit N/Ws  client-side budget, or none (default 120/60s; EDGESYNC_RATE_LIMIT)
-  --api-url URL      Edge API base URL (or EDGESYNC_API_URL)
-  --api-key KEY      Edge API key (or EDGESYNC_API_KEY)
-  -h, --help         show this help
-
+`,
+  footer: `
 exit codes: 0 released, 1 unknown target or failed PATCH (see the messages), 64 usage error
-`;
+`,
+});
 
-export const OPTIONS = {
-  owner: { type: 'string' },
-  'dry-run': { type: 'boolean' },
-  'rate-limit': { type: 'string' },
-  'api-url': { type: 'string' },
-  'api-key': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+export const OPTIONS = commandOptions('release');
 
 export async function run(ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);

@@ -3,20 +3,21 @@
  * with its control token.
  */
 import type { CliContext } from '../context.js';
-import { DAEMON_OPTIONS, DAEMON_USAGE, runDaemonCommand, setSuspended } from '../daemon-client.js';
+import { runDaemonCommand, setSuspended } from '../daemon-client.js';
 import { ExitCode } from '../exit.js';
+import { commandUsage } from '../flag-help.js';
+import { commandOptions } from '../flag-table.js';
 
 export const summary = 'let a suspended daemon write again';
 
-export const USAGE = `usage: edgesync resume [options]
-
+export const USAGE = commandUsage('resume', {
+  synopsis: 'resume [options]',
+  about: `
 Lets a suspended daemon write again (POST /-/resume); it reconciles at its next cycle.
+`,
+});
 
-options:
-${DAEMON_USAGE}
-`;
-
-export const OPTIONS = DAEMON_OPTIONS;
+export const OPTIONS = commandOptions('resume');
 
 export async function run(ctx: CliContext): Promise<number> {
   return runDaemonCommand(ctx, USAGE, async (target, where) => {

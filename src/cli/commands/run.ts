@@ -38,6 +38,8 @@ import {
   recordEmbeddedApi,
 } from '../embedded-api.js';
 import { ExitCode } from '../exit.js';
+import { commandUsage } from '../flag-help.js';
+import { commandOptions, flagDefault } from '../flag-table.js';
 import {
   clientBudget,
   durationFlag,
@@ -53,102 +55,20 @@ import { type ChosenOwner, chosenOwner, ownerOrDefault, requireOwner } from '../
 
 export const summary = 'run the controller: watch the manifests and keep the live account matching';
 
-export const USAGE = `usage: edgesync run [DIR] [options]
-
+export const USAGE = commandUsage('run', {
+  synopsis: 'run [DIR] [options]',
+  about: `
 Watches the manifests under DIR (default: $EDGESYNC_DIR, else the current directory; may be a
 git-sync symlink) and reconciles the live account on every change, every --interval, and on
 POST /-/reconcile. Without --api-url / EDGESYNC_API_URL it starts the local Edge API server
 in-process (state under --state-dir) and reconciles against it.
-
-options:
-  --interval DUR        periodic resync (default 60s)
-  --debounce DUR        quiet time after a file change (default 250ms)
-  --listen HOST:PORT    health, readiness, metrics and status (default ${DEFAULT_LISTEN.host}:${DEFAULT_LISTEN.port})
-  --admin-listen HOST:PORT  a loopback-only listener (e.g. 127.0.0.1:9091) serving
-                        POST /-/suspend, /-/resume and /-/reconcile without a token
-  --control-token-file FILE  the bearer token those POSTs need on --listen (also
-                        EDGESYNC_CONTROL_TOKEN). Without a token or --admin-listen they are
-                        off when --listen is not a loopback address.
-  --grace DUR           how long SIGTERM waits for the API call in flight (default 10s)
-  --owner ID            owner id of the edges edgesync manages (also EDGESYNC_OWNER, or
-                        DIR/.edgesync-owner, read at start); required against a configured
-                        API in enforce mode; "default" for the embedded server
-  --concurrency N       edges applied in parallel (default ${DEFAULT_CONCURRENCY})
-  --rate-limit N/Ws     client-side budget per rolling window, or none (default: 120/60s,
-                        the hosted service's; none against the embedded server; also
-                        EDGESYNC_RATE_LIMIT)
-  --mode MODE           enforce (default) or observe: plan every cycle, report each
-                        difference as drift, never write (also EDGESYNC_MODE)
-  --suspended           start suspended: observe until POST /-/resume
-  --notify URL          POST every event (drift, changed, blocked, invalid, error, recovered,
-                        suspended, resumed) to URL; repeatable (also EDGESYNC_NOTIFY,
-                        comma-separated). FORMAT=URL gives a receiver its own format: json,
-                        slack, or github / gitlab: a commit status (success, failure, pending)
-                        on the revision each cycle read, posted to the repository's API URL
-                        (github=https://api.github.com/repos/OWNER/REPO, token in
-                        EDGESYNC_GITHUB_TOKEN; gitlab=https://HOST/api/v4/projects/ID, token in
-                        EDGESYNC_GITLAB_TOKEN)
-  --notify-format F     the format of a --notify URL given without one: json (default) or
-                        slack (incoming-webhook body)
-  --resync-budget F     share of the API budget periodic resyncs may use (default 0.25): the
-                        resync interval stretches with the account's size (shown in /status)
-  --max-deletes N       refuse a cycle deleting more edges and cloud endpoints (together) than N
-                        (default 10)
-  --allow-empty         let an empty manifest set delete the edges and cloud endpoints it owns
-  --secret-dir DIR      a directory outside DIR that { file: ... } references may read (repeatable)
-  --exclude GLOB        skip files and directories matching GLOB, relative to DIR (repeatable;
-                        also $EDGESYNC_EXCLUDE, comma-separated), e.g. "k8s/**"
-  --state-dir DIR       embedded server state (default .edgesync)
-  --embedded-port N     port of the embedded server (default 8787; 0: any free port)
-  --log-level LEVEL     pino level (default info)
-  --api-url URL         Edge API base URL (or EDGESYNC_API_URL)
-  --api-key KEY         Edge API key (or EDGESYNC_API_KEY)
-
-leader election (several replicas, one writer; Kubernetes Lease, see docs/daemon.md):
-  --leader-elect        only the replica holding the Lease writes; the others observe
-  --lease-name NAME     the Lease (default edgesync-<owner>)
-  --lease-namespace NS  its namespace (default: the pod's namespace in a cluster, else default)
-  --lease-duration DUR  how long a silent holder keeps it (default 15s; whole seconds)
-  --renew-deadline DUR  a leader that could not renew for this long stops writing (default 10s)
-  --retry-period DUR    how often to renew or try to acquire (default 2s)
-  Identity: $POD_NAME, else host name and PID. Cluster access: $KUBECONFIG or in-cluster.
-  -h, --help            show this help
-
+`,
+  footer: `
 durations: 250ms, 60s, 5m, 1h30m. Exit: 0 after a clean shutdown, 1 error, 64 usage error.
-`;
+`,
+});
 
-export const OPTIONS = {
-  interval: { type: 'string' },
-  debounce: { type: 'string' },
-  listen: { type: 'string' },
-  'admin-listen': { type: 'string' },
-  'control-token-file': { type: 'string' },
-  grace: { type: 'string' },
-  owner: { type: 'string' },
-  concurrency: { type: 'string' },
-  'rate-limit': { type: 'string' },
-  'max-deletes': { type: 'string' },
-  'allow-empty': { type: 'boolean', default: false },
-  'secret-dir': { type: 'string', multiple: true },
-  exclude: { type: 'string', multiple: true },
-  'state-dir': { type: 'string' },
-  'embedded-port': { type: 'string' },
-  'log-level': { type: 'string' },
-  'api-url': { type: 'string' },
-  'api-key': { type: 'string' },
-  'leader-elect': { type: 'boolean', default: false },
-  'lease-name': { type: 'string' },
-  'lease-namespace': { type: 'string' },
-  'lease-duration': { type: 'string' },
-  'renew-deadline': { type: 'string' },
-  'retry-period': { type: 'string' },
-  'resync-budget': { type: 'string' },
-  mode: { type: 'string' },
-  suspended: { type: 'boolean', default: false },
-  notify: { type: 'string', multiple: true },
-  'notify-format': { type: 'string' },
-  help: { type: 'boolean', short: 'h', default: false },
-} as const;
+export const OPTIONS = commandOptions('run');
 
 /** The embedded server's key lives in the state directory (0600), stable across restarts. */
 async function embeddedKey(stateDir: string, generateApiKey: () => string): Promise<string> {
@@ -264,9 +184,18 @@ async function runSettings(ctx: CliContext, values: RunValues, dirArg: string | 
     exclude: excludeGlobs(ctx, values.exclude),
     maxDeletes: checkMaxDeletes(wholeNumber('max-deletes', values['max-deletes'], undefined, 0)),
     concurrency: wholeNumber('concurrency', values.concurrency, DEFAULT_CONCURRENCY, 1),
-    embeddedPort: wholeNumber('embedded-port', values['embedded-port'], 8787, 0),
+    embeddedPort: wholeNumber(
+      'embedded-port',
+      values['embedded-port'],
+      Number(flagDefault('run', 'embedded-port')),
+      0,
+    ),
     rateLimit: rateLimitFlag(values['rate-limit']),
-    resyncShare: shareFlag('resync-budget', values['resync-budget'], 0.25),
+    resyncShare: shareFlag(
+      'resync-budget',
+      values['resync-budget'],
+      Number(flagDefault('run', 'resync-budget')),
+    ),
     mode: modeFlag(values.mode ?? ctx.env.EDGESYNC_MODE ?? 'enforce'),
     notify: notifySettings(values, ctx.env),
     lease: leaseSettings(values),

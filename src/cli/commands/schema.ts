@@ -7,18 +7,20 @@ import { UsageError } from '../../errors.js';
 import { manifestJsonSchemaText } from '../../manifest/jsonschema.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
+import { commandUsage } from '../flag-help.js';
+import { commandOptions } from '../flag-table.js';
 import { parseCommandArgs } from '../flags.js';
 
 export const summary = 'print the JSON Schema of the manifests';
 
-export const USAGE = `usage: edgesync schema
-
+export const USAGE = commandUsage('schema', {
+  synopsis: 'schema',
+  about: `
 Prints the JSON Schema (draft 2020-12) of a manifest document on stdout.
+`,
+});
 
-  -h, --help  show this help
-`;
-
-export const OPTIONS = { help: { type: 'boolean', short: 'h' } } as const;
+export const OPTIONS = commandOptions('schema');
 
 export async function run(ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);

@@ -15,38 +15,18 @@ import {
 } from '../../server/index.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
+import { commandUsage } from '../flag-help.js';
+import { commandOptions, flagDefault } from '../flag-table.js';
 import { parseCommandArgs } from '../flags.js';
 
 export const summary = 'run the local Edge API server (in memory, or persistent with --data)';
 
-export const USAGE = `usage: edgesync server [options]
-
-  --host HOST            listen address (default 127.0.0.1)
-  --port PORT            listen port, 0 for any free port (default 8787)
-  --data DIR             persist state under DIR (default: memory only); one process per
-                         DIR: a second one refuses to start, naming the first one's pid
-  --salvage              start even if the journal under --data is damaged: keep every record
-                         whose checksum holds, move the damaged file aside (*.corrupt)
-  --api-key KEY          accepted API key, one account per key; repeatable
-                         (also EDGESYNC_SERVER_API_KEYS=key1,key2; none: one is generated)
-  --public-url URL       base of the absolute URIs in responses (default: the listening URL)
-  --rate-limit N/Ws      per account: N requests per rolling W seconds, then 429 (e.g. 120/60s)
-  --latency MS|MIN-MAX   delay every request by MS, or uniformly MIN..MAX, milliseconds
-  --fault-rate R         answer a share R (0..1) of requests 503 without performing them
-  --reset-rate R         reset the connection of a share R (0..1) of requests after reading
-                         them (writes are performed first: outcome unknown to the client)
-  --read-only-edges      account state: every write to edges is refused (403 ERR_SVC_7301)
-  --no-edge-access       account state: every request to edges is refused (403 ERR_SVC_7302)
-  --agent-endpoint URL   seed a read-only agent endpoint with this URL into every account, at
-                         each start (never persisted); repeatable
-  --require-reserved-domains  a public http, https or tls cloud endpoint needs a reserved
-                         domain of its account (else 400 ERR_SVC_319, 318 for a wildcard host)
-  --cnames-created       every custom domain's CNAME record counts as created: its managed
-                         certificate is issued at once (default: provisioning never ends)
-  -h, --help             show this help
-
+export const USAGE = commandUsage('server', {
+  synopsis: 'server [options]',
+  footer: `
 Environment: EDGESYNC_LOG_LEVEL (default info; JSON logs on stdout).
-`;
+`,
+});
 
 export async function run(ctx: CliContext): Promise<number> {
   const options = parseOptions(ctx);
@@ -88,7 +68,7 @@ function parseOptions(ctx: CliContext): ParsedOptions | 'help' {
   const { values } = parseCommandArgs(ctx.argv, OPTIONS, USAGE, { positionals: false });
   if (values.help) return 'help';
   const out: ParsedOptions = { apiKeys: [] };
-  out.host = values.host ?? '127.0.0.1';
+  out.host = values.host ?? flagDefault('server', 'host');
   if (values.port !== undefined) {
     const port = /^\d{1,5}$/.test(values.port) ? Number(values.port) : -1;
     if (port < 0 || port > 65_535)
@@ -155,24 +135,7 @@ function parseOptions(ctx: CliContext): ParsedOptions | 'help' {
   return out;
 }
 
-export const OPTIONS = {
-  host: { type: 'string' },
-  port: { type: 'string' },
-  data: { type: 'string' },
-  salvage: { type: 'boolean' },
-  'api-key': { type: 'string', multiple: true },
-  'public-url': { type: 'string' },
-  'rate-limit': { type: 'string' },
-  latency: { type: 'string' },
-  'fault-rate': { type: 'string' },
-  'reset-rate': { type: 'string' },
-  'read-only-edges': { type: 'boolean' },
-  'no-edge-access': { type: 'boolean' },
-  'agent-endpoint': { type: 'string', multiple: true },
-  'require-reserved-domains': { type: 'boolean' },
-  'cnames-created': { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+export const OPTIONS = commandOptions('server');
 
 function usage(message: string): UsageError {
   return new UsageError(`${message} (see "edgesync server --help")`);

@@ -9,34 +9,24 @@
 import { UsageError } from '../../errors.js';
 import { escapeControl } from '../../escape.js';
 import type { CliContext } from '../context.js';
-import {
-  DAEMON_OPTIONS,
-  DAEMON_USAGE,
-  type DaemonStatusAnswer,
-  daemonTarget,
-  fetchStatus,
-  shownUrl,
-} from '../daemon-client.js';
+import { type DaemonStatusAnswer, daemonTarget, fetchStatus, shownUrl } from '../daemon-client.js';
 import { ExitCode } from '../exit.js';
+import { commandUsage } from '../flag-help.js';
+import { commandOptions } from '../flag-table.js';
 import { parseCommandArgs } from '../flags.js';
 
 export const summary = "show a running daemon's sync state per resource, drift and errors";
 
-export const USAGE = `usage: edgesync status [options]
-
+export const USAGE = commandUsage('status', {
+  synopsis: 'status [options]',
+  about: `
 Shows a running daemon's state (GET /status): its directory and revision, readiness, mode, the
 last cycle and error, each managed resource's sync state (in_sync, out_of_sync, conflict,
 blocked, suspended, error) with the fields that differ, and manifest errors with file:line.
+`,
+});
 
-options:
-  -o, --output text|json  a table (default), or the daemon's /status document (JSON) on stdout
-${DAEMON_USAGE}
-`;
-
-export const OPTIONS = {
-  output: { type: 'string', short: 'o' },
-  ...DAEMON_OPTIONS,
-} as const;
+export const OPTIONS = commandOptions('status');
 
 export async function run(ctx: CliContext): Promise<number> {
   const { values } = parseCommandArgs(ctx.argv, OPTIONS, USAGE, { positionals: false });

@@ -3,21 +3,22 @@
  * with its control token; the daemon keeps observing and reports what differs.
  */
 import type { CliContext } from '../context.js';
-import { DAEMON_OPTIONS, DAEMON_USAGE, runDaemonCommand, setSuspended } from '../daemon-client.js';
+import { runDaemonCommand, setSuspended } from '../daemon-client.js';
 import { ExitCode } from '../exit.js';
+import { commandUsage } from '../flag-help.js';
+import { commandOptions } from '../flag-table.js';
 
 export const summary = "stop a running daemon's writes (it keeps observing and reporting drift)";
 
-export const USAGE = `usage: edgesync suspend [options]
-
+export const USAGE = commandUsage('suspend', {
+  synopsis: 'suspend [options]',
+  about: `
 Stops every write of a running daemon at once (POST /-/suspend): it keeps reading, planning
 and reporting drift ("edgesync status" shows it), and writes again after "edgesync resume".
+`,
+});
 
-options:
-${DAEMON_USAGE}
-`;
-
-export const OPTIONS = DAEMON_OPTIONS;
+export const OPTIONS = commandOptions('suspend');
 
 export async function run(ctx: CliContext): Promise<number> {
   return runDaemonCommand(ctx, USAGE, async (target, where) => {

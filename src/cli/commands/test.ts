@@ -13,6 +13,8 @@ import { maskValues, sensitiveValues } from '../../manifest/secrets.js';
 import { runCase } from '../../policy-eval/cases.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
+import { commandUsage } from '../flag-help.js';
+import { commandOptions } from '../flag-table.js';
 import { excludeGlobs, manifestDirArg, parseCommandArgs, secretDirs } from '../flags.js';
 import { chosenOwner, ownerOrDefault } from '../owner.js';
 
@@ -21,28 +23,16 @@ export const summary = "run the cloud endpoints' policy tests (tests:) without t
 /** 1: `cases` with endpoint, name, place, passed, expected, actual, decided_by. */
 export const TEST_REPORT_FORMAT_VERSION = 1;
 
-export const USAGE = `usage: edgesync test [DIR] [options]
-
+export const USAGE = commandUsage('test', {
+  synopsis: 'test [DIR] [options]',
+  about: `
 Runs the policy tests (tests:) of every CloudEndpoint under DIR (default: $EDGESYNC_DIR, else
 the current directory): each case's request through the endpoint's traffic policy, its outcome
 held to what the case expects. Exit 1 when a case fails or the manifests are invalid.
+`,
+});
 
-options:
-  --output text|json   each case on stderr (default), or a versioned JSON report on stdout
-  --owner ID           owner id (as for validate)
-  --secret-dir DIR     a directory outside DIR that { file: ... } references may read (repeatable)
-  --exclude GLOB       skip files and directories matching GLOB, relative to DIR (repeatable;
-                       also $EDGESYNC_EXCLUDE, comma-separated)
-  -h, --help           show this help
-`;
-
-export const OPTIONS = {
-  output: { type: 'string', short: 'o' },
-  owner: { type: 'string' },
-  'secret-dir': { type: 'string', multiple: true },
-  exclude: { type: 'string', multiple: true },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+export const OPTIONS = commandOptions('test');
 
 export async function run(ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);

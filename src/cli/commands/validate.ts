@@ -23,36 +23,25 @@ import { inside, loadManifests, SKIPPED_DIRECTORIES } from '../../manifest/loade
 import type { DeferredCheck } from '../../manifest/shape.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';
+import { commandUsage } from '../flag-help.js';
+import { commandOptions } from '../flag-table.js';
 import { excludeGlobs, manifestDirArg, parseCommandArgs, secretDirs } from '../flags.js';
 import { chosenOwner, ownerOrDefault } from '../owner.js';
 
 export const summary = 'check the manifests (shape and semantics) without talking to the API';
 
-export const USAGE = `usage: edgesync validate [DIR | FILE...] [options]
-
+export const USAGE = commandUsage('validate', {
+  synopsis: 'validate [DIR | FILE...] [options]',
+  about: `
 Validates every *.yaml / *.yml manifest under DIR (default: $EDGESYNC_DIR, else the current
 directory; names starting with "." and ${SKIPPED_DIRECTORIES.join(', ')} are skipped), or only
 the files named (for editors and pre-commit hooks: the rules across files then see those files).
 No secret value is needed: a { env } or { file } reference whose value is not there is checked
 for its form and listed as left for later (plan, apply and run check its value).
+`,
+});
 
-options:
-  --output text|json   text diagnostics on stderr (default), or a versioned JSON report on stdout
-  --owner ID           owner id stored in edge metadata (else EDGESYNC_OWNER, else
-                       DIR/.edgesync-owner, else "default"; counts towards its 4096-byte limit)
-  --secret-dir DIR     a directory outside DIR that { file: ... } references may read (repeatable)
-  --exclude GLOB       skip files and directories matching GLOB, relative to DIR (repeatable;
-                       also $EDGESYNC_EXCLUDE, comma-separated), e.g. "k8s/**", "**/*.ci.yaml"
-  -h, --help           show this help
-`;
-
-export const OPTIONS = {
-  output: { type: 'string', short: 'o' },
-  owner: { type: 'string' },
-  'secret-dir': { type: 'string', multiple: true },
-  exclude: { type: 'string', multiple: true },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+export const OPTIONS = commandOptions('validate');
 
 export async function run(ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);

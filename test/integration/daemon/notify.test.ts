@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { DaemonEvent } from '../../../src/daemon/events.js';
 import { createNotifier, notificationBody } from '../../../src/daemon/notify.js';
 import { createLogger } from '../../../src/log.js';
+import { realSleep } from '../../../src/retry.js';
 import { logCapture } from './helpers.js';
 
 const servers: Server[] = [];
@@ -80,6 +81,73 @@ describe('notifications', () => {
     expect(elsewhere.received).toEqual([]);
     expect(capture.lines).toContainEqual(
       expect.objectContaining({ status: 307, msg: expect.stringMatching(/redirect.*never/) }),
+    );
+  });
+
+  it("retry a 429 or 5xx after the receiver's Retry-After, else a doubling backoff", async () => {
+    let answered = 0;
+    const hook = await receiver(() => {
+      answered += 1;
+      if (answered === 1) return { status: 429, headers: { 'retry-after': '7' } };
+      if (answered === 2) return { status: 503 };
+      return { status: 204 };
+    });
+    const waits: number[] = [];
+    const notifier = createNotifier({
+      receivers: [{ url: hook.url, format: 'json' }],
+      backoffMs: 1000,
+      sleep: async (ms) => void waits.push(ms),
+    });
+    notifier.send(event());
+    await notifier.idle();
+    await notifier.close();
+    expect(hook.received).toHaveLength(3);
+    expect(waits).toEqual([7000, 2000]);
+  });
+
+  it('give up on a receiver asking to wait longer than a minute, and say so', async () => {
+    const hook = await receiver(() => ({ status: 503, headers: { 'retry-after': '3600' } }));
+    const capture = logCapture();
+    const waits: number[] = [];
+    const notifier = createNotifier({
+      receivers: [{ url: hook.url, format: 'json' }],
+      logger: createLogger({ level: 'warn', destination: capture.destination }),
+      sleep: async (ms) => void waits.push(ms),
+    });
+    notifier.send(event());
+    await notifier.idle();
+    await notifier.close();
+    expect(hook.received).toHaveLength(1);
+    expect(waits).toEqual([]);
+    expect(capture.lines).toContainEqual(
+      expect.objectContaining({ err: 'answered HTTP 503', msg: 'notification not delivered' }),
+    );
+  });
+
+  it('end a retry wait when closed: shutdown does not wait out the backoff', async () => {
+    const hook = await receiver(() => ({ status: 503 }));
+    const capture = logCapture();
+    let waiting: () => void = () => undefined;
+    const entered = new Promise<void>((r) => {
+      waiting = r;
+    });
+    const notifier = createNotifier({
+      receivers: [{ url: hook.url, format: 'json' }],
+      logger: createLogger({ level: 'warn', destination: capture.destination }),
+      backoffMs: 600_000,
+      // The real sleep (ten minutes), reporting when it starts.
+      sleep: (ms, signal) => {
+        waiting();
+        return realSleep(ms, signal);
+      },
+    });
+    notifier.send(event());
+    await entered;
+    await notifier.close();
+    await notifier.idle();
+    expect(hook.received).toHaveLength(1);
+    expect(capture.lines).toContainEqual(
+      expect.objectContaining({ err: 'answered HTTP 503', msg: 'notification not delivered' }),
     );
   });
 

@@ -13,7 +13,6 @@ import { waitFor } from '../../../bench/harness.js';
 import { createExchange, type Exchange, type HttpExchange } from '../../../src/api/exchange.js';
 import { type ApiClient, createApiClient } from '../../../src/api/index.js';
 import { createRateLimiter } from '../../../src/api/rate-limit.js';
-import type { Sleep } from '../../../src/api/retry.js';
 import { createDaemon, type Daemon } from '../../../src/daemon/daemon.js';
 import { createReconciler } from '../../../src/engine/index.js';
 import {
@@ -22,6 +21,7 @@ import {
   type LeaseSpec,
   type LeaseStore,
 } from '../../../src/lease/elector.js';
+import type { Sleep } from '../../../src/retry.js';
 import { reconcilerOptions } from '../../helpers/reconciler.js';
 import { ManualClock } from '../../unit/daemon/manual-clock.js';
 import {

@@ -198,6 +198,40 @@ describe('executePlan', () => {
     expect(result).toMatchObject({ done: 0, failed: 1 });
   });
 
+  it('waits a jittered, doubling backoff between re-sent creates', async () => {
+    const { client } = fakeClient((call) =>
+      call.fn === 'createBotUser' ? apiError('POST', '/bot_users', 503, true) : defaultAnswer(call),
+    );
+    const waits: number[] = [];
+    const p = plan([change('bot_user.ci', [op('POST', '/bot_users', { body: { name: 'ci' } })])]);
+    await executePlan(p, {
+      client,
+      createAttempts: 4,
+      ...base,
+      random: () => 0.5,
+      sleep: async (ms) => void waits.push(ms),
+    });
+    expect(waits).toEqual([100, 200, 400]);
+  });
+
+  it('an abort during the wait before a re-sent create ends it at once: outcome unknown', async () => {
+    const controller = new AbortController();
+    const { client, calls } = fakeClient((call) =>
+      call.fn === 'createBotUser' ? apiError('POST', '/bot_users', 503, true) : defaultAnswer(call),
+    );
+    // A wait that only an abort ends (as the real one does when its signal fires).
+    const sleep = (_ms: number, signal?: AbortSignal) =>
+      new Promise<void>((_resolve, reject) => {
+        signal?.addEventListener('abort', () => reject(signal.reason));
+        queueMicrotask(() => controller.abort());
+      });
+    const p = plan([change('bot_user.ci', [op('POST', '/bot_users', { body: { name: 'ci' } })])]);
+    const result = await executePlan(p, { client, ...base, sleep, signal: controller.signal });
+    expect(calls.filter((c) => c.fn === 'createBotUser')).toHaveLength(1);
+    expect(result).toMatchObject({ aborted: true, done: 0, failed: 1 });
+    expect(result.errors[0]?.message).toContain('503');
+  });
+
   it('does not re-send a POST that failed with a definite answer', async () => {
     const { client, calls } = fakeClient((call) =>
       call.fn === 'createBotUser' ? apiError('POST', '/bot_users', 400) : undefined,
