@@ -1,31 +1,3 @@
-/**
- * The one masking module: what is secret, and how it is kept out of every output. Pure.
- *
- * What is secret:
- * - fields that are secrets by definition (`isSecretField`): OAuth and OIDC `client_secret`, the
- *   webhook verification `secret`, the secret config fields of traffic policy actions (the
- *   action table's: `client_secret`, verify-webhook's `secret`, terminate-tls's
- *   `server_private_key`), and the value of a header added by the request or response
- *   headers module, or set by a policy action's header map (add-headers, custom-response),
- *   when its name is a credential's (`isCredentialHeader`), on the manifest side and on the
- *   live side alike (a header set by hand on the live edge was never in Git);
- * - every value read through `{ env }` / `{ file }`, whatever field holds it (a `name` too).
- *
- * How it is kept out: a value can travel further than its field, into an address
- * (`tls_edge.<name>`), a conflict reason (a hostport), a log line, or a message the API server
- * sends back (which may echo the request body). So masking works on values, before anything is
- * rendered or escaped:
- * - `maskPlan` (src/plan/mask.ts, beside the plan it masks: this module knows nothing of plans)
- *   masks the plan's sensitive fields by path, then every known value wherever it appears, with
- *   `maskTree`; the renderers accept only its result (`MaskedPlan`), so Markdown or
- *   control-character escaping can never turn a value into a form the masker does not recognise;
- * - `maskValues` / `maskTree` mask text and JSON-like values (reports, status, events, log lines);
- * - the API client masks every server-provided message with the same values when it turns it
- *   into an error, before any excerpt is cut from it.
- * The values are the manifest set's (`sensitiveValues`) and the live snapshot's secret fields
- * (`liveSecretValues`).
- */
-import { compareCodeUnits } from '../compare.js';
 import { HEADER_MODULES } from '../hosted/modules/index.js';
 import { HEADER_MAP_CONFIG_FIELDS, SECRET_CONFIG_FIELDS } from '../hosted/policy-actions.js';
 import { isCredentialHeader, mayNameCredential } from './credential-headers.js';

@@ -28,7 +28,7 @@ import {
   invalidSetLine,
 } from '../../manifest/diagnostics.js';
 import { heldCredentials } from '../../manifest/own-credentials.js';
-import { createValueMask, maskValues, secretValues } from '../../manifest/secrets.js';
+import { createValueMask } from '../../manifest/secrets.js';
 import type { MaskedPlan } from '../../plan/mask.js';
 import type { Plan } from '../../plan/model.js';
 import { renderJson } from '../../plan/render/json.js';
