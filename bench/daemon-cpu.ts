@@ -153,7 +153,10 @@ async function edit(
   const cpu1 = await idleCpu(d.pid);
   const calls = proxy.seen.length - before;
   const s = await d.status();
-  if (s.last_reconcile?.result !== 'changed') {
+  // A second event of the same save (a truncate, then the write) may queue a cycle that finds
+  // it converged: the PATCH seen above is the edit's write.
+  const result = s.last_reconcile?.result;
+  if (result !== 'changed' && result !== 'converged') {
     throw new Error(`edit ${label}: ${s.last_reconcile?.result} ${s.last_error?.message ?? ''}`);
   }
   return { cpuMs: cpu1 - cpu0, toPatchMs: patch.at - savedAt, calls };
