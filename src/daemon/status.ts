@@ -271,8 +271,9 @@ export function countResources(
   for (const r of resources) {
     const state = shownState(r, suspended);
     byState[state] = (byState[state] ?? 0) + 1;
-    const kind = (byKind[r.kind] ??= {});
+    const kind = byKind[r.kind] ?? {};
     kind[state] = (kind[state] ?? 0) + 1;
+    byKind[r.kind] = kind;
   }
   return { total: resources.length, by_state: byState, by_kind: byKind };
 }
