@@ -33,9 +33,7 @@ last cycle and error, each managed resource's sync state (in_sync, out_of_sync, 
 blocked, suspended, error) with the fields that differ, and manifest errors with file:line.
 
 options:
-  -o, --output text|json  a table (default), or the daemon's /status document (JSON, the
-                        resources counted by kind and state; GET /status/resources lists
-                        them a page at a time) on stdout
+  -o, --output text|json  a table (default), or the daemon's /status document (JSON) on stdout
 ${DAEMON_USAGE}
 `;
 
