@@ -18,6 +18,8 @@
  *     account (101 calls of the window's 120), edited at once (1 warm-up + 5 saves: the 3 calls
  *     of each incremental cycle fit in the 19 slots left). Targets: median under 500 ms without
  *     a limit, under 2 s under the limit.
+ * (d) CPU per edit at two sizes of the managed set, side by side with another build
+ *     (`daemon-cpu.ts`).
  */
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -26,6 +28,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DAEMON_NODE_FLAGS } from '../src/daemon/memory.js';
 import { generate } from './corpus.js';
+import { cpuPerEdit } from './daemon-cpu.js';
 import {
   type DaemonChild,
   lastCycleStart,
@@ -349,6 +352,7 @@ export const suite: BenchSuite = {
       if (only === undefined || only === 'latency') await latency(tmp);
       if (only === undefined || only === 'memory') await memory(tmp);
       if (only === undefined || only === 'scale') await latencyAtScale(tmp);
+      if (only === undefined || only === 'cpu') await cpuPerEdit(tmp);
     } finally {
       await rm(tmp, { recursive: true, force: true });
     }

@@ -14,7 +14,7 @@ import { createServer, type IncomingMessage, request, type ServerResponse } from
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { DaemonStatus } from '../src/daemon/types.js';
+import type { DaemonStatus, ResourcePage, ResourceStatus } from '../src/daemon/types.js';
 import { generateApiKey } from '../src/server/index.js';
 
 /** The repository's root: this file runs from bench/ (tests) and from dist/bench/ (benchmarks). */
@@ -234,6 +234,8 @@ export interface DaemonChild extends CliChild {
   /** Parsed JSON log lines (stdout). */
   logLines(): Record<string, unknown>[];
   status(): Promise<DaemonStatus>;
+  /** `/status/resources`: the first 1,000 managed resources (every one, in a test). */
+  resources(): Promise<readonly ResourceStatus[]>;
   metrics(): Promise<string>;
 }
 
@@ -282,6 +284,8 @@ export async function startDaemonChild(options: StartDaemonChildOptions): Promis
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as Record<string, unknown>),
     status: async () => (await (await get('/status')).json()) as DaemonStatus,
+    resources: async () =>
+      ((await (await get('/status/resources?limit=1000')).json()) as ResourcePage).resources,
     metrics: async () => (await get('/metrics')).text(),
   };
 }

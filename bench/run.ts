@@ -21,6 +21,7 @@ const suites: Record<string, () => Promise<BenchSuite>> = {
   endpoints: async () => (await import('./endpoints.js')).suite,
   cutover: async () => (await import('./cutover.js')).suite,
   policy: async () => (await import('./policy.js')).suite,
+  startup: async () => (await import('./startup.js')).suite,
 };
 
 async function runAll(): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * The command line's side of a running daemon's HTTP surface (src/daemon/http.ts): `status`
- * reads `GET /status`, `reconcile`, `suspend` and `resume` call its control endpoints with the
+ * reads `GET /status` and the pages of `GET /status/resources`, `reconcile`, `suspend` and `resume` call its control endpoints with the
  * control token. The daemon is `--url URL`, else `EDGESYNC_DAEMON_URL`, else the local one on
  * the default `--listen` address. The token goes with the control requests only, redirects are
  * never followed (a token must not travel to another address), and the body is an empty JSON
@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_LISTEN } from '../daemon/listen.js';
+import { RESOURCE_STATES } from '../daemon/types.js';
 import { parseDuration } from '../duration.js';
 import { RECONCILE_RESULTS, TRIGGER_REASONS } from '../engine/contract.js';
 import { DaemonError, errorMessage, UsageError } from '../errors.js';
@@ -148,8 +149,10 @@ function refusal(target: DaemonTarget, what: string, status: number, body: unkno
  * reads, checked at the door (`-o json` prints the document as it came).
  * `test/unit/cli/daemon-client.test.ts` holds it to the daemon's type.
  */
+const stateCountsSchema = z.partialRecord(z.enum(RESOURCE_STATES), z.number());
+
 export const daemonStatusSchema = z.object({
-  format_version: z.literal(1),
+  format_version: z.literal(2),
   dir: z.string(),
   resolved_dir: z.string().nullable(),
   revision: z.string().nullable(),
@@ -189,27 +192,34 @@ export const daemonStatusSchema = z.object({
   consecutive_failures: z.number(),
   suspended: z.boolean(),
   mode: z.enum(['enforce', 'observe']),
+  resource_counts: z.object({
+    total: z.number(),
+    by_state: stateCountsSchema,
+    by_kind: z.record(z.string(), stateCountsSchema),
+  }),
+});
+
+/** `GET /status/resources` (`ResourcePage`, src/daemon/types.ts), checked likewise. */
+export const resourcePageSchema = z.object({
+  format_version: z.literal(1),
+  total: z.number(),
+  offset: z.number(),
+  limit: z.number(),
   resources: z
     .array(
       z.object({
         kind: z.string(),
         address: z.string(),
         id: z.string().nullable(),
-        state: z.enum([
-          'in_sync',
-          'out_of_sync',
-          'conflict',
-          'blocked',
-          'suspended',
-          'excluded',
-          'error',
-        ]),
+        state: z.enum(RESOURCE_STATES),
         reason: z.string().nullable(),
         fields: z.array(z.string()).readonly(),
       }),
     )
     .readonly(),
 });
+
+export type ResourcePageAnswer = z.output<typeof resourcePageSchema>;
 
 export type DaemonStatusAnswer = z.output<typeof daemonStatusSchema>;
 
@@ -222,11 +232,36 @@ export async function fetchStatus(
   const parsed = daemonStatusSchema.safeParse(body);
   if (!parsed.success) {
     throw new DaemonError(
-      `${shownUrl(target.base)}/status is not an edgesync daemon's status (format_version 1): is --url right?`,
+      `${shownUrl(target.base)}/status is not an edgesync daemon's status (format_version 2): is --url right?`,
       { cause: parsed.error },
     );
   }
   return { raw: body, status: parsed.data };
+}
+
+/** The most resources one `/status/resources` request asks for (the daemon's maximum). */
+const RESOURCES_PER_REQUEST = 1000;
+
+/** Every managed resource, by address: `GET /status/resources`, page after page. */
+export async function fetchResources(
+  target: DaemonTarget,
+): Promise<ResourcePageAnswer['resources']> {
+  const out: ResourcePageAnswer['resources'][number][] = [];
+  for (;;) {
+    const what = `/status/resources?offset=${out.length}&limit=${RESOURCES_PER_REQUEST}`;
+    const { status, body } = await call(target, 'GET', what);
+    if (status !== 200) throw refusal(target, `GET ${what}`, status, body);
+    const parsed = resourcePageSchema.safeParse(body);
+    if (!parsed.success) {
+      throw new DaemonError(
+        `${shownUrl(target.base)}/status/resources is not an edgesync daemon's resource list: is --url right?`,
+        { cause: parsed.error },
+      );
+    }
+    out.push(...parsed.data.resources);
+    // A cycle between two pages may change the list: a page short of the total still ends it.
+    if (parsed.data.resources.length === 0 || out.length >= parsed.data.total) return out;
+  }
 }
 
 /** The control endpoints and what each answers. */

@@ -53,6 +53,7 @@ import {
   INITIAL_STATUS,
   reduceStatus,
   renderStatus,
+  resourcePage,
   type StatusState,
 } from './status.js';
 import { type DaemonStatus, realTimers, SUCCESS_RESULTS, type TriggerReason } from './types.js';
@@ -342,7 +343,7 @@ function record(core: DaemonCore, unmasked: CycleRecord): void {
   core.conditions = folded.conditions;
   for (const e of folded.events) core.events.push(e);
   const { metrics } = core;
-  metrics.observeResources(status(core).resources);
+  metrics.observeResources(status(core).resource_counts.by_kind);
   if (report.listCalls !== undefined) {
     core.lastListCalls = report.listCalls;
     metrics.observeResyncInterval(resyncIntervalMs(core));
@@ -436,6 +437,7 @@ function handler(core: DaemonCore, access: ControlAccess) {
   return createDaemonHttpHandler({
     control: access,
     status: () => status(core),
+    resources: (query) => resourcePage(core.state, query, core.suspended),
     ready: () => core.state.everReady,
     metrics: core.metrics,
     events: () => core.events.list(),

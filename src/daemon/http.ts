@@ -5,7 +5,9 @@
  *   GET  /healthz      200 "ok" while the process serves requests (liveness)
  *   GET  /readyz       200 after the first successful reconcile, else 503 (readiness)
  *   GET  /metrics      Prometheus text exposition
- *   GET  /status       JSON `DaemonStatus` (format_version 1)
+ *   GET  /status       JSON `DaemonStatus` (format_version 2): the resources counted
+ *   GET  /status/resources  JSON `ResourcePage`: the resources a page at a time, filtered by the
+ *                      query (`state`, `kind`, `address`, `offset`, `limit`; 400 on a bad one)
  *   GET  /events       JSON: the last events
  *   POST /-/reconcile  202: a cycle is requested (git-sync `--webhook-url`); 503 when stopping
  *   POST /-/suspend    200: writes stopped; POST /-/resume: allowed again
@@ -20,10 +22,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authorize, type ControlAccess, crossSiteRefusal } from './control.js';
 import { STATUS_PAGE_HEADERS, STATUS_PAGE_HTML } from './page.js';
-import type { DaemonStatus } from './types.js';
+import { parseResourceQuery, type ResourceQuery } from './status.js';
+import type { DaemonStatus, ResourcePage } from './types.js';
 
 export interface DaemonHttpDeps {
   readonly status: () => DaemonStatus;
+  /** `GET /status/resources`: one page of the managed resources. */
+  readonly resources: (query: ResourceQuery) => ResourcePage;
   readonly ready: () => boolean;
   readonly metrics: { readonly contentType: string; render(): Promise<string> };
   /** Requests a cycle; returns false when the daemon no longer accepts triggers. */
@@ -110,6 +115,23 @@ function routesOf(deps: DaemonHttpDeps): Routes {
           {},
           req.method === 'HEAD',
         ),
+    },
+    '/status/resources': {
+      GET: (req, res) => {
+        const query = parseResourceQuery(new URL(req.url ?? '/', 'http://daemon').searchParams);
+        if ('error' in query) {
+          send(res, 400, `${JSON.stringify({ error: query.error })}\n`, JSON_TYPE);
+          return;
+        }
+        send(
+          res,
+          200,
+          `${JSON.stringify(deps.resources(query))}\n`,
+          JSON_TYPE,
+          {},
+          req.method === 'HEAD',
+        );
+      },
     },
     '/events': {
       GET: (req, res) =>

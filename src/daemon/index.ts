@@ -3,6 +3,11 @@
  */
 export { createDaemon, DAEMON_DEFAULTS } from './daemon.js';
 export { DEFAULT_LISTEN, type ListenAddress, parseListenAddress } from './listen.js';
-export { DAEMON_NODE_FLAGS, fullGarbageCollector, missingDaemonFlags } from './memory.js';
+export {
+  collectWhenGrown,
+  DAEMON_NODE_FLAGS,
+  fullGarbageCollector,
+  missingDaemonFlags,
+} from './memory.js';
 export { createDaemonMetrics } from './metrics.js';
 export * from './types.js';

@@ -12,6 +12,7 @@ import {
   type ManagedCounts,
   RECONCILE_RESULTS,
   type ReconcileResult,
+  type ResourceCounts,
   SUCCESS_RESULTS,
 } from './types.js';
 
@@ -43,8 +44,8 @@ export interface DaemonMetrics {
   observeReconcile(observation: ReconcileObservation): void;
   /** 1 while the daemon is suspended. */
   observeSuspended(suspended: boolean): void;
-  /** Managed resources by kind and state (from `/status.resources`). */
-  observeResources(resources: readonly { kind: string; state: string }[]): void;
+  /** Managed resources by kind and state (`/status`'s `resource_counts.by_kind`). */
+  observeResources(byKind: ResourceCounts['by_kind']): void;
   /** The periodic resync's effective interval (stretched to the API budget). */
   observeResyncInterval(ms: number): void;
   /** Leader election: this replica's role now, and how many times it changed so far. */
@@ -199,16 +200,11 @@ function stateGauges(
   });
   return {
     observeSuspended: (on) => suspended.set(on ? 1 : 0),
-    observeResources(list) {
+    observeResources(byKind) {
       resources.reset();
-      const counts = new Map<string, { kind: string; state: string; n: number }>();
-      for (const r of list) {
-        const key = `${r.kind}|${r.state}`;
-        const c = counts.get(key) ?? { kind: r.kind, state: r.state, n: 0 };
-        c.n += 1;
-        counts.set(key, c);
+      for (const [kind, states] of Object.entries(byKind)) {
+        for (const [state, n] of Object.entries(states)) resources.set({ kind, state }, n);
       }
-      for (const c of counts.values()) resources.set({ kind: c.kind, state: c.state }, c.n);
     },
     observeResyncInterval: (ms) => resyncInterval.set(ms / 1000),
   };

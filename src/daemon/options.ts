@@ -66,7 +66,7 @@ export interface DaemonOptions {
   readonly timers?: Timers;
   /**
    * Called after every cycle, once its report is recorded (nothing of the cycle is referenced
-   * any more). `edgesync run` passes a full garbage collection (memory.ts).
+   * any more). `edgesync run` passes a full garbage collection when the heap grew (memory.ts).
    */
   readonly afterCycle?: () => void;
   /** Start suspended (`--suspended`): cycles observe, nothing is written until resumed. */

@@ -1,8 +1,10 @@
 /**
  * The daemon's status page (`GET /` on its listener): one self-contained HTML document, with its
  * style and script inline and nothing fetched from elsewhere. The page holds no data of its own:
- * its script reads `/status` and `/events` (same origin) and draws them, again every few
- * seconds, so it can show nothing that those two do not, and no secret (they hold none).
+ * its script reads `/status`, `/status/resources` and `/events` (same origin) and draws them,
+ * again every few seconds, so it can show nothing that those do not, and no secret (they hold
+ * none). It lists at most `PAGE_RESOURCES` resources: all of them when there are no more, else
+ * those not in sync (the counts by state say how many of each there are).
  *
  * Everything the page shows is inserted as text nodes (`textContent`, `createElement`), never as
  * markup: a resource name, a reason or an error message cannot become HTML. The document is a
@@ -18,6 +20,9 @@ import { createHash } from 'node:crypto';
 
 /** How often the page reads `/status` and `/events` again. */
 export const PAGE_REFRESH_MS = 5_000;
+
+/** The most resources the page lists (one `/status/resources` request). */
+export const PAGE_RESOURCES = 200;
 
 const STYLE = `
 :root { color-scheme: light dark; --fg: #1f2328; --muted: #59636e; --bg: #ffffff; --card: #f6f8fa;
@@ -65,6 +70,8 @@ const SCRIPT = `
 'use strict';
 (function () {
   var REFRESH_MS = ${PAGE_REFRESH_MS};
+  var LISTED = ${PAGE_RESOURCES};
+  var NOT_IN_SYNC = 'out_of_sync,conflict,blocked,suspended,excluded,error';
   var loads = 0;
   var STATES = {
     in_sync: 'in sync', out_of_sync: 'drifted', blocked: 'waiting', conflict: 'waiting',
@@ -137,13 +144,25 @@ const SCRIPT = `
     if (s.leader_election) card(cards, 'leader election', s.leader_election.role + ' (holder ' + (s.leader_election.holder || '-') + ')');
   }
 
-  function drawResources(s) {
+  // The resources to list: all of them when they fit, else those not in sync.
+  function resourcesPath(s) {
+    var total = s.resource_counts ? s.resource_counts.total : 0;
+    return 'status/resources?limit=' + LISTED + (total > LISTED ? '&state=' + NOT_IN_SYNC : '');
+  }
+
+  function drawResources(s, page) {
     var box = clear('resources');
-    var list = s.resources || [];
-    if (list.length === 0) { empty(box, 'No managed resource yet: no cycle has planned.'); return; }
+    var counted = s.resource_counts || { total: 0, by_state: {} };
+    var list = page.resources || [];
+    if (counted.total === 0) { empty(box, 'No managed resource yet: no cycle has planned.'); return; }
     var counts = {};
-    list.forEach(function (r) { var k = STATES[r.state] || r.state; counts[k] = (counts[k] || 0) + 1; });
+    Object.keys(counted.by_state).forEach(function (st) { var k = STATES[st] || st; counts[k] = (counts[k] || 0) + counted.by_state[st]; });
     box.appendChild(el('p', 'muted', Object.keys(counts).map(function (k) { return counts[k] + ' ' + k; }).join(', ')));
+    if (list.length < counted.total) {
+      var which = counted.total > LISTED ? ', those not in sync' + (page.total > list.length ? ' (the first of ' + page.total + ')' : '') : '';
+      box.appendChild(el('p', 'muted', 'Listed: ' + list.length + ' of ' + counted.total + which + '. /status/resources lists every one, a page at a time.'));
+    }
+    if (list.length === 0) return;
     table(box, ['resource', 'state', 'id', 'why'], list.map(function (r) {
       var pill = el('span', 'pill s-' + (CLASSES[r.state] || 'error'), STATES[r.state] || r.state);
       var why = el('div');
@@ -238,8 +257,10 @@ const SCRIPT = `
 
   function refresh() {
     Promise.all([getJson('status'), getJson('events')]).then(function (both) {
-      var s = both[0];
-      drawSummary(s); drawResources(s); drawErrors(s); drawDomains(s); drawEvents(both[1].events);
+      return getJson(resourcesPath(both[0])).then(function (page) { return [both[0], both[1], page]; });
+    }).then(function (all) {
+      var s = all[0];
+      drawSummary(s); drawResources(s, all[2]); drawErrors(s); drawDomains(s); drawEvents(all[1].events);
       document.getElementById('notice').textContent = '';
       document.getElementById('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
       loads += 1; document.body.setAttribute('data-loads', String(loads));
@@ -270,7 +291,7 @@ const BODY = `<header>
 </section>
 <h2>Recent events</h2>
 <div id="events"></div>
-<p class="muted">Read-only: this page shows <a href="status">/status</a> and <a href="events">/events</a>, refreshed every ${PAGE_REFRESH_MS / 1000} seconds.</p>
+<p class="muted">Read-only: this page shows <a href="status">/status</a>, <a href="status/resources">/status/resources</a> and <a href="events">/events</a>, refreshed every ${PAGE_REFRESH_MS / 1000} seconds.</p>
 </main>`;
 
 function sha256(text: string): string {

@@ -1,7 +1,10 @@
 /**
  * The daemon's status as a pure reducer: each recorded cycle folds into a `StatusState`, and
- * `renderStatus` turns the state (with the loop's snapshot) into the `/status` document. No
- * clock, no I/O: the daemon passes times in, and the unit tests drive it directly.
+ * `renderStatus` turns the state (with the loop's snapshot) into the `/status` document, with
+ * the managed resources counted; `resourcePage` answers `/status/resources` a page at a time
+ * (`parseResourceQuery` reads its query). The counts are made once per cycle, so a request costs
+ * the size of what it returns, not the account's. No clock, no I/O: the daemon passes times in,
+ * and the unit tests drive it directly.
  */
 import path from 'node:path';
 import { invalidSetLine } from '../manifest/diagnostics.js';
@@ -9,7 +12,11 @@ import type { LoopSnapshot } from './loop.js';
 import {
   type DaemonStatus,
   type LeadershipStatus,
+  RESOURCE_STATES,
   type ReconcileReport,
+  type ResourceCounts,
+  type ResourcePage,
+  type ResourceState,
   type ResourceStatus,
   type StatusDiagnostic,
   SUCCESS_RESULTS,
@@ -42,11 +49,17 @@ export interface StatusState {
   readonly lastError: { readonly message: string; readonly at: number } | undefined;
   readonly diagnostics: Readonly<Record<string, StatusDiagnostic[]>>;
   readonly warnings: readonly string[];
+  /** By address. */
   readonly resources: readonly ResourceStatus[];
+  /** `resources` counted, once per cycle. */
+  readonly resourceCounts: ResourceCounts;
 }
+
+const NO_RESOURCES: ResourceCounts = { total: 0, by_state: {}, by_kind: {} };
 
 export const INITIAL_STATUS: StatusState = {
   resources: [],
+  resourceCounts: NO_RESOURCES,
   everReady: false,
   resolved: undefined,
   last: undefined,
@@ -131,6 +144,8 @@ export function reduceStatus(state: StatusState, rec: CycleRecord): StatusState 
   }
   return {
     resources,
+    resourceCounts:
+      resources === state.resources ? state.resourceCounts : countResources(resources),
     everReady,
     resolved: rec.resolved ?? state.resolved,
     last: {
@@ -208,7 +223,7 @@ export function renderStatus(
 ): DaemonStatus {
   const { last, lastError } = state;
   return {
-    format_version: 1,
+    format_version: 2,
     dir,
     resolved_dir: state.resolved?.realDir ?? null,
     revision: state.resolved?.revision ?? null,
@@ -236,11 +251,116 @@ export function renderStatus(
     resync_interval_ms: resyncIntervalMs,
     suspended: extra.suspended,
     mode: extra.mode,
-    resources: extra.suspended
-      ? state.resources.map((r) =>
-          r.state === 'out_of_sync' ? { ...r, state: 'suspended' as const } : r,
-        )
-      : state.resources,
+    resource_counts: extra.suspended ? countResources(state.resources, true) : state.resourceCounts,
     leader_election: leadership,
   };
+}
+
+/** A resource as shown: out of sync reads `suspended` while writes are stopped. */
+function shownState(r: ResourceStatus, suspended: boolean): ResourceState {
+  return suspended && r.state === 'out_of_sync' ? 'suspended' : r.state;
+}
+
+/** Resources counted by state, and by kind and state. */
+export function countResources(
+  resources: readonly ResourceStatus[],
+  suspended = false,
+): ResourceCounts {
+  const byState: Partial<Record<ResourceState, number>> = {};
+  const byKind: Record<string, Partial<Record<ResourceState, number>>> = {};
+  for (const r of resources) {
+    const state = shownState(r, suspended);
+    byState[state] = (byState[state] ?? 0) + 1;
+    const kind = byKind[r.kind] ?? {};
+    kind[state] = (kind[state] ?? 0) + 1;
+    byKind[r.kind] = kind;
+  }
+  return { total: resources.length, by_state: byState, by_kind: byKind };
+}
+
+/** What `/status/resources` is asked for: filters (each a set; empty: any) and the page. */
+export interface ResourceQuery {
+  readonly states: ReadonlySet<ResourceState>;
+  readonly kinds: ReadonlySet<string>;
+  readonly address: string | undefined;
+  readonly offset: number;
+  readonly limit: number;
+}
+
+export const RESOURCE_PAGE = { defaultLimit: 100, maxLimit: 1000 } as const;
+
+const QUERY_KEYS = new Set(['state', 'kind', 'address', 'offset', 'limit']);
+
+/**
+ * `/status/resources`'s query: `state` and `kind` (comma-separated; any of them), `address`
+ * (exact), `offset` (default 0) and `limit` (default 100, at most 1000). A message naming the
+ * first problem when it is not one.
+ */
+export function parseResourceQuery(params: URLSearchParams): ResourceQuery | { error: string } {
+  for (const key of params.keys()) {
+    if (!QUERY_KEYS.has(key)) {
+      return { error: `unknown parameter "${key}"; known: ${[...QUERY_KEYS].join(', ')}` };
+    }
+  }
+  const list = (key: string) =>
+    (params.get(key) ?? '')
+      .split(',')
+      .map((x) => x.trim())
+      .filter((x) => x !== '');
+  const states = list('state');
+  const unknown = states.find((x) => !(RESOURCE_STATES as readonly string[]).includes(x));
+  if (unknown !== undefined) {
+    return { error: `unknown state "${unknown}"; known: ${RESOURCE_STATES.join(', ')}` };
+  }
+  const offset = wholeParam(params, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
+  if (typeof offset === 'string') return { error: offset };
+  const limit = wholeParam(params, 'limit', RESOURCE_PAGE.defaultLimit, 1, RESOURCE_PAGE.maxLimit);
+  if (typeof limit === 'string') return { error: limit };
+  return {
+    states: new Set(states as ResourceState[]),
+    kinds: new Set(list('kind')),
+    address: params.get('address') ?? undefined,
+    offset,
+    limit,
+  };
+}
+
+/** A whole-number parameter in [min, max], its default when absent, or what is wrong with it. */
+function wholeParam(
+  params: URLSearchParams,
+  key: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number | string {
+  const text = params.get(key);
+  if (text === null) return fallback;
+  const n = /^\d{1,16}$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    return `${key} must be a whole number from ${min} to ${max}, got "${text}"`;
+  }
+  return n;
+}
+
+/** One page of the resources the query matches, by address. */
+export function resourcePage(
+  state: StatusState,
+  query: ResourceQuery,
+  suspended: boolean,
+): ResourcePage {
+  const { states, kinds, address, offset, limit } = query;
+  const matched =
+    states.size === 0 && kinds.size === 0 && address === undefined
+      ? state.resources
+      : state.resources.filter(
+          (r) =>
+            (states.size === 0 || states.has(shownState(r, suspended))) &&
+            (kinds.size === 0 || kinds.has(r.kind)) &&
+            (address === undefined || r.address === address),
+        );
+  const page = matched.slice(offset, offset + limit).map((r) => {
+    const shown = shownState(r, suspended);
+    return shown === r.state ? r : { ...r, state: shown };
+  });
+  return { format_version: 1, total: matched.length, offset, limit, resources: page };
 }

@@ -50,9 +50,14 @@ export interface StatusDiagnostic {
   readonly severity: 'error' | 'warning';
 }
 
-/** The `/status` document, `format_version: 1`. Times are ISO 8601 strings. */
+/**
+ * The `/status` document, `format_version: 2`. Times are ISO 8601 strings. The managed
+ * resources are counted here (`resource_counts`) and listed by `/status/resources`, a page at a
+ * time (`ResourcePage`): a document holding every resource grew with the account (3.7 MB at
+ * 10,000 edges) and cost its size on every request.
+ */
 export interface DaemonStatus {
-  readonly format_version: 1;
+  readonly format_version: 2;
   /** The manifest path as configured. */
   readonly dir: string;
   /** What it resolved to at the last cycle, or null if it never resolved. */
@@ -90,25 +95,52 @@ export interface DaemonStatus {
   readonly suspended: boolean;
   /** `enforce`, or `observe` (`--mode observe`, or suspended): observe never writes. */
   readonly mode: 'enforce' | 'observe';
-  /** Every managed resource at the last cycle that planned. */
-  readonly resources: readonly ResourceStatus[];
+  /** The managed resources at the last cycle that planned, counted by state and by kind. */
+  readonly resource_counts: ResourceCounts;
   /** With `--leader-elect`: this replica's role, the holder last seen, transitions; else null. */
   readonly leader_election: LeadershipStatus | null;
 }
 
-/** One managed resource in `/status`. */
+/** The states of a managed resource in `/status`. */
+export const RESOURCE_STATES = [
+  'in_sync',
+  'out_of_sync',
+  'conflict',
+  'blocked',
+  'suspended',
+  'excluded',
+  'error',
+] as const;
+
+export type ResourceState = (typeof RESOURCE_STATES)[number];
+
+/** Resources by state; a state no resource is in is left out. */
+export type StateCounts = Readonly<Partial<Record<ResourceState, number>>>;
+
+/** `/status`'s `resource_counts`. */
+export interface ResourceCounts {
+  readonly total: number;
+  readonly by_state: StateCounts;
+  /** By kind (`tls_edge`, ...), then by state. */
+  readonly by_kind: Readonly<Record<string, StateCounts>>;
+}
+
+/** `GET /status/resources`: one page of the managed resources, by address. */
+export interface ResourcePage {
+  readonly format_version: 1;
+  /** Resources matching the query (all pages). */
+  readonly total: number;
+  readonly offset: number;
+  readonly limit: number;
+  readonly resources: readonly ResourceStatus[];
+}
+
+/** One managed resource in `/status/resources`. */
 export interface ResourceStatus {
   readonly kind: string;
   readonly address: string;
   readonly id: string | null;
-  readonly state:
-    | 'in_sync'
-    | 'out_of_sync'
-    | 'conflict'
-    | 'blocked'
-    | 'suspended'
-    | 'excluded'
-    | 'error';
+  readonly state: ResourceState;
   /** Why it is not in sync: the plan's reason, the holder for a conflict, the guard for a block. */
   readonly reason: string | null;
   /** Paths of the fields that differ (values are never shown). */

@@ -12,8 +12,9 @@
  * also take every string overload of the environment, derived from the environment's own list,
  * so `req.url.startsWith('https')` and `req.url.pathh` are both judged.
  */
-import { Environment, parse } from '@marcbachmann/cel-js';
+import type { Environment } from '@marcbachmann/cel-js';
 import { EdgesyncError } from '../errors.js';
+import { celJs } from './cel-libraries.js';
 
 /**
  * Bounds checked on the text before any parser sees it: a parser's work on a pathological
@@ -463,7 +464,7 @@ const NAMESPACE_SUFFIX = '.namespace';
  * evaluator supplies what it runs.
  */
 export function createCelEnvironment(implementations: CelImplementations = {}): Environment {
-  const env = new Environment({
+  const env = new (celJs().Environment)({
     unlistedVariablesAreDyn: false,
     homogeneousAggregateLiterals: false,
     limits: {
@@ -809,7 +810,7 @@ export function interpolatesIdentifier(text: string, name: string): boolean {
   return found.exprs.some(({ expr }) => {
     let stack: unknown[];
     try {
-      stack = [parse(expr).ast];
+      stack = [celJs().parse(expr).ast];
     } catch {
       return false;
     }

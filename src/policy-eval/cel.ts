@@ -9,19 +9,9 @@
  * Where a `${...}` ends is the policy syntax's one rule (`interpolations`, src/hosted/cel.ts),
  * which validation checks with. Pure.
  */
-import {
-  CelScalar,
-  celEnv,
-  celFunc,
-  celMap,
-  celMethod,
-  isCelError,
-  listType,
-  parse,
-  plan,
-} from '@bufbuild/cel';
-import { strings } from '@bufbuild/cel/ext';
+import type { celEnv, parse, plan } from '@bufbuild/cel';
 import { interpolations } from '../hosted/cel.js';
+import { bufCel, bufCelExt } from '../hosted/cel-libraries.js';
 import { inCidr, parseCidr, parseIp } from './ip.js';
 
 type Json = Readonly<Record<string, unknown>>;
@@ -41,7 +31,7 @@ export function parseCel(text: string): ParsedCel | { readonly error: string } {
   let known = parses.get(text);
   if (known === undefined) {
     try {
-      known = parse(text);
+      known = bufCel().parse(text);
     } catch (err) {
       known = { error: err instanceof Error ? err.message : String(err) };
     }
@@ -119,45 +109,56 @@ const PRIVATE = [
   '::1/128',
 ];
 
-const STRING = CelScalar.STRING;
-const STRINGS = listType(STRING);
+/** The environment, built at the first evaluation (its library is loaded then: cel-libraries.ts). */
+let env: ReturnType<typeof celEnv> | undefined;
 
-const env = celEnv({
-  funcs: [
-    ...strings,
-    celFunc('getReqHeader', [STRING], STRINGS, (name) => [
-      ...(current().headers[name.toLowerCase()] ?? []),
-    ]),
-    celFunc('hasReqHeader', [STRING], CelScalar.BOOL, (name) =>
-      Object.hasOwn(current().headers, name.toLowerCase()),
-    ),
-    celFunc('getQueryParam', [STRING], STRINGS, (name) => [...(current().query[name] ?? [])]),
-    celFunc('hasQueryParam', [STRING], CelScalar.BOOL, (name) =>
-      Object.hasOwn(current().query, name),
-    ),
-    celFunc('hasReqCookie', [STRING], CelScalar.BOOL, (name) => cookies().has(name)),
-    celFunc('getReqCookie', [STRING], CelScalar.DYN, (name) => {
-      const value = cookies().get(name);
-      return value === undefined ? null : { name, value };
-    }),
-    celFunc('inCidrRange', [STRING, STRING], CelScalar.BOOL, cidrHolds),
-    celFunc('inCidrRanges', [STRING, STRINGS], CelScalar.BOOL, (ip, list) => {
-      for (const cidr of list) if (cidrHolds(ip, String(cidr))) return true;
-      return false;
-    }),
-    celMethod('isPrivateIp', STRING, [], CelScalar.BOOL, function (this: string) {
-      return PRIVATE.some((c) => cidrHolds(this, c));
-    }),
-    celFunc('secrets.get', [STRING, STRING], STRING, (vault, name) => {
-      const value = current().secrets[`${vault}/${name}`];
-      if (value === undefined) {
-        notGiven ??= `secrets.get('${vault}', '${name}'): the case gives no such secret`;
-        return '';
-      }
-      return value;
-    }),
-  ],
-});
+function environment(): ReturnType<typeof celEnv> {
+  env ??= createEnvironment();
+  return env;
+}
+
+function createEnvironment(): ReturnType<typeof celEnv> {
+  const { CelScalar, celEnv, celFunc, celMethod, listType } = bufCel();
+  const { strings } = bufCelExt();
+  const STRING = CelScalar.STRING;
+  const STRINGS = listType(STRING);
+  return celEnv({
+    funcs: [
+      ...strings,
+      celFunc('getReqHeader', [STRING], STRINGS, (name) => [
+        ...(current().headers[name.toLowerCase()] ?? []),
+      ]),
+      celFunc('hasReqHeader', [STRING], CelScalar.BOOL, (name) =>
+        Object.hasOwn(current().headers, name.toLowerCase()),
+      ),
+      celFunc('getQueryParam', [STRING], STRINGS, (name) => [...(current().query[name] ?? [])]),
+      celFunc('hasQueryParam', [STRING], CelScalar.BOOL, (name) =>
+        Object.hasOwn(current().query, name),
+      ),
+      celFunc('hasReqCookie', [STRING], CelScalar.BOOL, (name) => cookies().has(name)),
+      celFunc('getReqCookie', [STRING], CelScalar.DYN, (name) => {
+        const value = cookies().get(name);
+        return value === undefined ? null : { name, value };
+      }),
+      celFunc('inCidrRange', [STRING, STRING], CelScalar.BOOL, cidrHolds),
+      celFunc('inCidrRanges', [STRING, STRINGS], CelScalar.BOOL, (ip, list) => {
+        for (const cidr of list) if (cidrHolds(ip, String(cidr))) return true;
+        return false;
+      }),
+      celMethod('isPrivateIp', STRING, [], CelScalar.BOOL, function (this: string) {
+        return PRIVATE.some((c) => cidrHolds(this, c));
+      }),
+      celFunc('secrets.get', [STRING, STRING], STRING, (vault, name) => {
+        const value = current().secrets[`${vault}/${name}`];
+        if (value === undefined) {
+          notGiven ??= `secrets.get('${vault}', '${name}'): the case gives no such secret`;
+          return '';
+        }
+        return value;
+      }),
+    ],
+  });
+}
 
 type Program = ReturnType<typeof plan>;
 const programs = new Map<string, Program | { readonly error: string }>();
@@ -182,7 +183,10 @@ export function evalCel(expression: string, vars: Readonly<Record<string, unknow
   if (program === undefined) {
     try {
       const parsed = parseCel(expression);
-      program = 'error' in parsed ? { error: `not CEL: ${parsed.error}` } : plan(env, parsed);
+      program =
+        'error' in parsed
+          ? { error: `not CEL: ${parsed.error}` }
+          : bufCel().plan(environment(), parsed);
     } catch (err) {
       program = { error: `not CEL: ${(err as Error).message}` };
     }
@@ -201,7 +205,7 @@ export function evalCel(expression: string, vars: Readonly<Record<string, unknow
   const missing = notGiven;
   notGiven = undefined;
   if (missing !== undefined) return { error: missing };
-  if (isCelError(result)) return { error: result.message };
+  if (bufCel().isCelError(result)) return { error: result.message };
   return { value: result };
 }
 
@@ -251,7 +255,7 @@ export function celValue(value: unknown): unknown {
   if (typeof value !== 'object' || value === null || value.constructor !== Object) return value;
   const map = new Map<string, unknown>();
   for (const key of Object.keys(value)) map.set(key, celValue((value as Json)[key]));
-  return celMap(map as never);
+  return bufCel().celMap(map as never);
 }
 
 /** JSON given by a case as CEL input: whole numbers become CEL ints. */

@@ -6,11 +6,14 @@
  */
 import { type DaemonChild, waitFor } from '../../bench/harness.js';
 import { main } from '../../src/cli/main.js';
-import type { DaemonStatus } from '../../src/daemon/types.js';
+import type { DaemonStatus, ResourcePage } from '../../src/daemon/types.js';
 import { Capture } from './capture.js';
 
 export interface InProcessDaemon
-  extends Pick<DaemonChild, 'base' | 'stdout' | 'stderr' | 'logLines' | 'status' | 'metrics'> {
+  extends Pick<
+    DaemonChild,
+    'base' | 'stdout' | 'stderr' | 'logLines' | 'status' | 'resources' | 'metrics'
+  > {
   /** The command's exit code, once it has returned. */
   readonly exited: Promise<number>;
   /** Aborts the command's signal (as SIGTERM does from bin/) and waits for its exit code. */
@@ -80,6 +83,8 @@ export async function startDaemon(options: StartDaemonOptions): Promise<InProces
     stderr: () => stderr.text,
     logLines: () => stdout.lines(),
     status: async () => (await (await get('/status')).json()) as DaemonStatus,
+    resources: async () =>
+      ((await (await get('/status/resources?limit=1000')).json()) as ResourcePage).resources,
     metrics: async () => (await get('/metrics')).text(),
     exited,
     stop,

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { resolveApiConfig } from '../../api/index.js';
 import { isLoopbackHost } from '../../daemon/control.js';
 import {
+  collectWhenGrown,
   createDaemon,
   createDaemonMetrics,
   DAEMON_DEFAULTS,
@@ -259,7 +260,7 @@ async function apiOf(
 }
 
 /**
- * The full collection run after each cycle, when Node exposes it; the daemon's Node flags it was
+ * The full collection run after a cycle that grew the heap, when Node exposes it; the daemon's Node flags it was
  * started without are said once, with what they are for.
  */
 function garbageCollector(root: Logger): ReturnType<typeof fullGarbageCollector> {
@@ -270,7 +271,7 @@ function garbageCollector(root: Logger): ReturnType<typeof fullGarbageCollector>
   if (missing.length > 0) {
     root.info(
       { missing_node_flags: missing },
-      `started without the daemon's Node flags (node ${DAEMON_NODE_FLAGS.join(' ')} ...; npm start and the Docker image pass them): resident memory peaks higher${collectGarbage === undefined ? ', and there is no collection after each cycle' : ''}`,
+      `started without the daemon's Node flags (node ${DAEMON_NODE_FLAGS.join(' ')} ...; npm start and the Docker image pass them): resident memory peaks higher${collectGarbage === undefined ? ', and there is no collection after cycles' : ''}`,
     );
   }
   return collectGarbage;
@@ -440,7 +441,11 @@ function daemonOf(
     metrics,
     signal: ctx.signal,
     // Keeps resident memory near one cycle's peak across resyncs (see src/daemon/memory.ts).
-    ...(collectGarbage === undefined ? {} : { afterCycle: collectGarbage }),
+    ...(collectGarbage === undefined
+      ? {}
+      : {
+          afterCycle: collectWhenGrown(collectGarbage, () => process.memoryUsage().heapUsed),
+        }),
   });
 }
 

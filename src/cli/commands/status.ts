@@ -3,13 +3,22 @@
  * `GET /status`, printed as `flux get` and `argocd app get` print theirs: the daemon (directory,
  * revision, readiness, mode, the last cycle and the last error), one line per managed resource
  * with its sync state and why it is not in sync (field paths, never values), then the manifest
- * errors with file:line:column. `-o json` prints the `/status` document itself (versioned by
- * its `format_version`). Exit 0 when the daemon answered, 1 when it could not be reached.
+ * errors with file:line:column. The resources come from `GET /status/resources`, a page at a
+ * time. `-o json` prints the `/status` document itself (versioned by its `format_version`; the
+ * resources counted by kind and state). Exit 0 when the daemon answered, 1 when it could not be
+ * reached.
  */
 import { UsageError } from '../../errors.js';
 import { escapeControl } from '../../escape.js';
 import type { CliContext } from '../context.js';
-import { type DaemonStatusAnswer, daemonTarget, fetchStatus, shownUrl } from '../daemon-client.js';
+import {
+  type DaemonStatusAnswer,
+  daemonTarget,
+  fetchResources,
+  fetchStatus,
+  type ResourcePageAnswer,
+  shownUrl,
+} from '../daemon-client.js';
 import { ExitCode } from '../exit.js';
 import { commandUsage } from '../flag-help.js';
 import { commandOptions } from '../flag-table.js';
@@ -41,7 +50,10 @@ export async function run(ctx: CliContext): Promise<number> {
   const target = await daemonTarget(ctx, values);
   const { raw, status } = await fetchStatus(target);
   if (output === 'json') ctx.stdout.write(`${JSON.stringify(raw, null, 2)}\n`);
-  else ctx.stdout.write(renderStatusText(status, shownUrl(target.base)));
+  else {
+    const resources = await fetchResources(target);
+    ctx.stdout.write(renderStatusText(status, resources, shownUrl(target.base)));
+  }
   return ExitCode.ok;
 }
 
@@ -64,7 +76,11 @@ function table(rows: readonly (readonly string[])[]): string[] {
 const yesNo = (b: boolean) => (b ? 'True' : 'False');
 
 /** The text form: the daemon, its resources, its errors. Pure; every daemon-given text escaped. */
-export function renderStatusText(s: DaemonStatusAnswer, where: string): string {
+export function renderStatusText(
+  s: DaemonStatusAnswer,
+  resources: ResourcePageAnswer['resources'],
+  where: string,
+): string {
   const last = s.last_reconcile;
   const lastLine =
     last === null
@@ -91,14 +107,14 @@ export function renderStatusText(s: DaemonStatusAnswer, where: string): string {
     ],
   ]);
   const lines = [...head, ''];
-  if (s.resources.length === 0) {
+  if (resources.length === 0) {
     lines.push('No managed resources known yet (no cycle has planned).');
   } else {
-    const drift = s.resources.filter((r) => r.state !== 'in_sync').length;
+    const drift = resources.filter((r) => r.state !== 'in_sync').length;
     lines.push(
       ...table([
         ['KIND', 'ADDRESS', 'ID', 'STATE', 'REASON'],
-        ...s.resources.map((r) => [
+        ...resources.map((r) => [
           r.kind,
           r.address,
           r.id ?? '-',
@@ -109,7 +125,7 @@ export function renderStatusText(s: DaemonStatusAnswer, where: string): string {
         ]),
       ]),
       '',
-      `${s.resources.length} resource${s.resources.length === 1 ? '' : 's'}: ${s.resources.length - drift} in sync, ${drift} not`,
+      `${resources.length} resource${resources.length === 1 ? '' : 's'}: ${resources.length - drift} in sync, ${drift} not`,
     );
   }
   const files = Object.keys(s.diagnostics_by_file).sort();

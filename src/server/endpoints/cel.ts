@@ -5,12 +5,13 @@
  * `obj` in slices that yield to the event loop, so that one account's filter never stalls the
  * server's other clients. Nothing here recognises CEL with a regular expression.
  */
-import { type CelInput, celEnv, isCelError, parse, plan } from '@bufbuild/cel';
+import type { CelInput, celEnv, plan } from '@bufbuild/cel';
 import { celBoundIssue } from '../../hosted/cel.js';
+import { bufCel } from '../../hosted/cel-libraries.js';
 import { RequestError } from '../errors.js';
 import { ENDPOINT_ERROR_CODE } from './codes.js';
 
-const filterEnv = celEnv();
+let filterEnv: ReturnType<typeof celEnv> | undefined;
 
 /**
  * What one filter may ask of each record. Macros (`all`, `exists`, `map`, `filter`) nested in a
@@ -60,8 +61,10 @@ export function compileFilter(text: string): (obj: CelInput) => boolean {
   let run: ReturnType<typeof plan>;
   let size: { nesting: number; literals: number };
   try {
+    const { celEnv, parse, plan } = bufCel();
     const parsed = parse(text);
     size = measure(parsed.expr);
+    filterEnv ??= celEnv();
     run = plan(filterEnv, parsed);
   } catch (err) {
     throw invalidFilter(`filter is not a CEL expression: ${(err as Error).message}`);
@@ -76,7 +79,7 @@ export function compileFilter(text: string): (obj: CelInput) => boolean {
   }
   return (obj) => {
     const result = run({ obj });
-    if (isCelError(result)) return false;
+    if (bufCel().isCelError(result)) return false;
     if (typeof result !== 'boolean') {
       throw invalidFilter(`filter must evaluate to a bool, got ${typeof result}`);
     }

@@ -8,10 +8,10 @@
  * lists them all.
  */
 
-import { parse } from '@bufbuild/cel';
 import { Lexer, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { type CelIssue, celScopeOf, checkCel, interpolations } from '../../hosted/cel.js';
+import { bufCel } from '../../hosted/cel-libraries.js';
 import {
   ACTION_MISNAMES,
   ACTION_TYPES,
@@ -397,7 +397,7 @@ function celViolations(
 
 /** Whether a parsed CEL expression reads the `vars` identifier. */
 function namesVars(expr: string): boolean {
-  const stack: unknown[] = [parse(expr).expr];
+  const stack: unknown[] = [bufCel().parse(expr).expr];
   while (stack.length > 0) {
     const node = stack.pop();
     if (typeof node !== 'object' || node === null) continue;

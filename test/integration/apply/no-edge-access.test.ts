@@ -118,7 +118,7 @@ describe('an account with no access to edges', () => {
       return s.last_reconcile !== null ? s : undefined;
     });
     expect(status.last_reconcile).toMatchObject({ result: 'changed', writes: 1 });
-    expect(status.resources).toEqual([
+    expect(await daemon.resources()).toEqual([
       expect.objectContaining({ address: 'cloud_endpoint.web', state: 'in_sync' }),
     ]);
     expect(writesAt(server)).toBe(1);

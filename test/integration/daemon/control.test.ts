@@ -200,6 +200,7 @@ describe('a listener beyond loopback without a token', () => {
     const handler = createDaemonHttpHandler({
       control: access,
       status: () => ({}) as ReturnType<Daemon['status']>,
+      resources: () => ({ format_version: 1, total: 0, offset: 0, limit: 100, resources: [] }),
       ready: () => true,
       metrics: { contentType: 'text/plain', render: async () => '' },
       requestReconcile: () => {

@@ -113,7 +113,7 @@ it('observe mode: the drift of an endpoint in /status, /events and a notificatio
   const d = await daemon(['--mode', 'observe']);
   const s = await cycleAfter(d, undefined);
   expect(s.last_reconcile).toMatchObject({ result: 'drift', writes: 0 });
-  const resource = s.resources.find((r) => r.address === 'cloud_endpoint.api');
+  const resource = (await d.resources()).find((r) => r.address === 'cloud_endpoint.api');
   expect(resource).toMatchObject({ state: 'out_of_sync' });
   expect(resource?.fields).toContain(HEADER_PATH);
   expect(resource?.fields).toContain(
@@ -143,13 +143,10 @@ it('enforce: suspend stops an endpoint write, resume sends it, a saved edit cost
   const writes = writesAt(api);
   await writeFile(path.join(dir, 'api.yaml'), manifest(SECRET_2, 'two'));
   const held = await waitFor('the suspended cycle to see the edit', async () => {
-    const st = await d.status();
-    const r = st.resources.find((x) => x.address === 'cloud_endpoint.api');
-    return r?.state === 'suspended' ? st : undefined;
+    const r = (await d.resources()).find((x) => x.address === 'cloud_endpoint.api');
+    return r?.state === 'suspended' ? r : undefined;
   });
-  expect(held.resources.find((x) => x.address === 'cloud_endpoint.api')?.fields).toContain(
-    HEADER_PATH,
-  );
+  expect(held.fields).toContain(HEADER_PATH);
   expect(writesAt(api)).toBe(writes);
 
   // Resumed: the edit is written.
@@ -157,7 +154,8 @@ it('enforce: suspend stops an endpoint write, resume sends it, a saved edit cost
   await waitFor('the PATCH after resume', () => writesAt(api) === writes + 1);
   const resumed = await waitFor('in sync after resume', async () => {
     const st = await d.status();
-    return st.resources.every((r) => r.state === 'in_sync') && !st.in_flight ? st : undefined;
+    const counts = st.resource_counts;
+    return counts.by_state.in_sync === counts.total && !st.in_flight ? st : undefined;
   });
 
   // A saved edit of the policy: GET by ID, PATCH, GET to check; nothing else.

@@ -94,7 +94,7 @@ describe('daemon HTTP surface', () => {
     await notReady.text();
     expect(d.ready).toBe(false);
     expect(await getStatus(base)).toMatchObject({
-      format_version: 1,
+      format_version: 2,
       ready: false,
       in_flight: true,
       last_reconcile: null,
@@ -108,7 +108,7 @@ describe('daemon HTTP surface', () => {
 
     const status = await getStatus(base);
     expect(status).toMatchObject({
-      format_version: 1,
+      format_version: 2,
       dir,
       resolved_dir: await fs.realpath(dir),
       revision: null,
@@ -171,6 +171,10 @@ describe('daemon HTTP surface', () => {
     ['GET', '/-/reconcile', 405, 'POST'],
     ['HEAD', '/healthz', 200, null],
     ['GET', '/healthz?probe=1', 200, null],
+    ['GET', '/status/resources?state=out_of_sync&limit=5', 200, null],
+    ['GET', '/status/resources?limit=5000', 400, null],
+    ['GET', '/status/resources?page=2', 400, null],
+    ['POST', '/status/resources', 405, 'GET, HEAD'],
   ])('%s %s -> %i', async (method, url, expected, allow) => {
     const { base } = await startDaemon({ reconcile: recorder().reconcile });
     const res = await fetch(`${base}${url}`, { method });

@@ -5,20 +5,22 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { renderStatusText } from '../../../src/cli/commands/status.js';
-import { daemonStatusSchema } from '../../../src/cli/daemon-client.js';
-import type { DaemonStatus } from '../../../src/daemon/types.js';
+import { daemonStatusSchema, resourcePageSchema } from '../../../src/cli/daemon-client.js';
+import type { DaemonStatus, ResourcePage } from '../../../src/daemon/types.js';
 
-describe('daemonStatusSchema', () => {
-  it("accepts every document of the daemon's type", () => {
-    // Compiles only while every `DaemonStatus` is a valid input of the schema.
+describe('daemonStatusSchema and resourcePageSchema', () => {
+  it("accept every document of the daemon's types", () => {
+    // Compiles only while every `DaemonStatus` (`ResourcePage`) is a valid input of the schema.
     const asInput = (s: DaemonStatus): z.output<typeof daemonStatusSchema> => s;
+    const pageAsInput = (p: ResourcePage): z.output<typeof resourcePageSchema> => p;
     expect(typeof asInput).toBe('function');
+    expect(typeof pageAsInput).toBe('function');
   });
 });
 
 describe('renderStatusText', () => {
   const status = daemonStatusSchema.parse({
-    format_version: 1,
+    format_version: 2,
     dir: '/m',
     resolved_dir: '/m',
     revision: null,
@@ -37,6 +39,18 @@ describe('renderStatusText', () => {
     resync_interval_ms: 60000,
     suspended: false,
     mode: 'enforce',
+    resource_counts: {
+      total: 1,
+      by_state: { out_of_sync: 1 },
+      by_kind: { https_edge: { out_of_sync: 1 } },
+    },
+    leader_election: null,
+  });
+  const resources = resourcePageSchema.parse({
+    format_version: 1,
+    total: 1,
+    offset: 0,
+    limit: 1000,
     resources: [
       {
         kind: 'https_edge',
@@ -47,11 +61,10 @@ describe('renderStatusText', () => {
         fields: ['description', 'routes[0].match'],
       },
     ],
-    leader_election: null,
-  });
+  }).resources;
 
   it('prints the resources and errors, control characters escaped', () => {
-    const text = renderStatusText(status, 'http://127.0.0.1:9090');
+    const text = renderStatusText(status, resources, 'http://127.0.0.1:9090');
     expect(text).toContain('Last error:    boom\\x1b[2J (2026-01-01T00:00:00.000Z)');
     expect(text).toContain(
       'https_edge  https_edge.shop  edghts_1  out_of_sync  update: differs (description, routes[0].match)',

@@ -3,8 +3,11 @@ import type { LoopSnapshot } from '../../../src/daemon/loop.js';
 import {
   type CycleRecord,
   INITIAL_STATUS,
+  parseResourceQuery,
+  RESOURCE_PAGE,
   reduceStatus,
   renderStatus,
+  resourcePage,
 } from '../../../src/daemon/status.js';
 import { EMPTY_SUMMARY, type ReconcileReport } from '../../../src/daemon/types.js';
 
@@ -122,5 +125,99 @@ describe('status reducer', () => {
     expect(s.warnings).toEqual(['2 bot users named "ci"']);
     s = reduceStatus(s, cycle({ warnings: [] }));
     expect(s.warnings).toEqual([]);
+  });
+});
+
+describe('/status counts the resources; /status/resources lists them a page at a time', () => {
+  /** A drift cycle over `n` TLS edges (every third out of sync) and one bot user in conflict. */
+  function drifted(n: number): CycleRecord {
+    const noop = [];
+    const changes = [];
+    for (let i = 0; i < n; i++) {
+      const address = `tls_edge.e${String(i).padStart(5, '0')}`;
+      if (i % 3 === 0) {
+        changes.push({
+          address,
+          kind: 'tls_edge',
+          action: 'update' as const,
+          reason: 'differs',
+          fields: ['description'],
+        });
+      } else noop.push({ address, kind: 'tls_edge', id: `edgtls_${i}` });
+    }
+    return cycle({
+      result: 'drift',
+      resources: {
+        changes,
+        noop,
+        blocked: [{ address: 'bot_user.ci', kind: 'conflict', reason: 'held' }],
+      },
+    });
+  }
+  const query = (text: string) => {
+    const q = parseResourceQuery(new URLSearchParams(text));
+    if ('error' in q) throw new Error(q.error);
+    return q;
+  };
+
+  it('counts by state and by kind, with no resource in the document', () => {
+    const doc = renderStatus(reduceStatus(INITIAL_STATUS, drifted(3_000)), '/m', idle);
+    expect(doc.resource_counts).toEqual({
+      total: 3_001,
+      by_state: { in_sync: 2_000, out_of_sync: 1_000, conflict: 1 },
+      by_kind: { tls_edge: { in_sync: 2_000, out_of_sync: 1_000 }, bot_user: { conflict: 1 } },
+    });
+    expect(doc).not.toHaveProperty('resources');
+    // The document's size does not grow with the account.
+    expect(JSON.stringify(doc).length).toBeLessThan(2_000);
+  });
+
+  it('counts out-of-sync resources as suspended while writes are stopped', () => {
+    const s = reduceStatus(INITIAL_STATUS, drifted(30));
+    const doc = renderStatus(s, '/m', idle, null, 0, { suspended: true, mode: 'observe' });
+    expect(doc.resource_counts.by_state).toEqual({ in_sync: 20, suspended: 10, conflict: 1 });
+    const page = resourcePage(s, query('state=suspended&limit=2'), true);
+    expect(page.total).toBe(10);
+    expect(page.resources.map((r) => [r.address, r.state])).toEqual([
+      ['tls_edge.e00000', 'suspended'],
+      ['tls_edge.e00003', 'suspended'],
+    ]);
+  });
+
+  it('pages by address, filtered by state, kind or address', () => {
+    const s = reduceStatus(INITIAL_STATUS, drifted(3_000));
+    const first = resourcePage(s, query(''), false);
+    expect(first).toMatchObject({ total: 3_001, offset: 0, limit: RESOURCE_PAGE.defaultLimit });
+    expect(first.resources[0]?.address).toBe('bot_user.ci');
+    const later = resourcePage(s, query('offset=2999&limit=1000'), false);
+    expect(later.resources.map((r) => r.address)).toEqual(['tls_edge.e02998', 'tls_edge.e02999']);
+    const drift = resourcePage(s, query('state=out_of_sync,conflict&limit=1000'), false);
+    expect(drift.total).toBe(1_001);
+    expect(resourcePage(s, query('kind=bot_user'), false).resources).toEqual([
+      {
+        kind: 'bot_user',
+        address: 'bot_user.ci',
+        id: null,
+        state: 'conflict',
+        reason: 'held',
+        fields: [],
+      },
+    ]);
+    const one = resourcePage(s, query('address=tls_edge.e00003'), false);
+    expect(one.resources).toEqual([
+      expect.objectContaining({ state: 'out_of_sync', fields: ['description'] }),
+    ]);
+  });
+
+  it.each([
+    ['page=2', 'unknown parameter "page"'],
+    ['state=drifted', 'unknown state "drifted"'],
+    ['limit=0', 'limit must be a whole number from 1 to 1000, got "0"'],
+    ['limit=1001', 'limit must be a whole number from 1 to 1000'],
+    ['offset=-1', 'offset must be a whole number'],
+    ['offset=1.5', 'offset must be a whole number'],
+  ])('refuses %s, saying why', (text, message) => {
+    const q = parseResourceQuery(new URLSearchParams(text));
+    expect('error' in q && q.error).toContain(message);
   });
 });
