@@ -4,20 +4,10 @@
  * them, and import, status, metrics, the JSON Schema and the manifest reference enumerate them
  * from here. A kind is added by adding its definition to `KINDS` (see ./definition.ts).
  */
-import { EdgesyncError } from '../errors.js';
 import type { Declared, KindDefinition, LiveRecord } from './definition.js';
 import { OWN_PLANNER_KINDS } from './own-planners.js';
 
-export type {
-  Declared,
-  DeclaredSource,
-  FieldRule,
-  KindDefinition,
-  LiveRecord,
-  Ownership,
-  Readiness,
-  Reference,
-} from './definition.js';
+export type { Declared, FieldRule, KindDefinition, LiveRecord, Reference } from './definition.js';
 export { addressOf } from './definition.js';
 
 /** Every registered kind, in dependency order (`order`). */
@@ -25,15 +15,7 @@ export const KINDS: readonly KindDefinition[] = [...OWN_PLANNER_KINDS].sort(
   (a, b) => a.order - b.order,
 );
 
-const BY_KIND = new Map(KINDS.map((k) => [k.kind, k]));
 const BY_MANIFEST_KIND = new Map(KINDS.flatMap((k) => k.manifestKinds.map((m) => [m, k] as const)));
-
-/** The definition of a plan kind (`reserved_domain`); throws for an unknown one (a bug). */
-export function kindNamed(kind: string): KindDefinition {
-  const found = BY_KIND.get(kind);
-  if (found === undefined) throw new EdgesyncError('ES_INTERNAL', `unknown kind ${kind}`);
-  return found;
-}
 
 /** The definition of a manifest `kind:` value (`ReservedDomain`, `BotUser`), if registered. */
 export function kindOfManifest(manifestKind: string): KindDefinition | undefined {
@@ -44,6 +26,3 @@ export function kindOfManifest(manifestKind: string): KindDefinition | undefined
 export const GENERIC_KINDS: readonly KindDefinition<Declared, LiveRecord>[] = KINDS.filter(
   (k) => k.planner === undefined,
 );
-
-/** Every manifest `kind:` value accepted, current names first. */
-export const MANIFEST_KINDS: readonly string[] = KINDS.flatMap((k) => k.manifestKinds);
