@@ -12,6 +12,7 @@ export type {
   Declared,
   DeclaredSource,
   FieldRule,
+  ImportedNames,
   KindDefinition,
   LiveRecord,
   Ownership,
