@@ -4,6 +4,7 @@
  */
 import type { ReconcileResult, TriggerReason } from '../engine/contract.js';
 import type { PlanSummary } from '../plan/model.js';
+import type { Readiness } from '../kinds/index.js';
 
 export {
   type AnticipateFn,
@@ -113,6 +114,11 @@ export interface ResourceStatus {
   readonly reason: string | null;
   /** Paths of the fields that differ (values are never shown). */
   readonly fields: readonly string[];
+  /**
+   * How ready the live resource is (a domain's certificate, its DNS), for a kind whose
+   * definition reads readiness (src/kinds/); absent for the others.
+   */
+  readonly readiness?: Readiness;
 }
 
 /** Leader election as `/status` shows it. */

@@ -64,7 +64,7 @@ export function assess(prepared: Prepared, options: ReconcilerOptions, state: En
     guards,
     verdict: checkGuards(plan, { ...guards, live }),
     managed: managedCounts(plan),
-    resources: resourcesOf(plan, values),
+    resources: resourcesOf(plan, values, live),
   };
 }
 

@@ -9,9 +9,16 @@
  * manages, or a PATCH failed; 64 usage errors.
  */
 import path from 'node:path';
-import { observe } from '../../api/index.js';
-import { parseReleaseTarget, planRelease, type ReleaseTarget } from '../../apply/release.js';
-import { errorMessage, UsageError } from '../../errors.js';
+import { type ApiClient, observe } from '../../api/index.js';
+import {
+  parseReleaseTarget,
+  planRelease,
+  RELEASE_MANIFEST_KINDS,
+  RELEASE_PLAN_KINDS,
+  type ReleaseTarget,
+} from '../../apply/release.js';
+import { EdgesyncError, errorMessage, UsageError } from '../../errors.js';
+import { kindNamed } from '../../kinds/index.js';
 import { escapeControl } from '../../escape.js';
 import { createAccountClient, requireApiConfig } from '../client.js';
 import type { CliContext } from '../context.js';
@@ -22,12 +29,20 @@ import { chosenOwner, ownerOrDefault, requireOwner } from '../owner.js';
 export const summary =
   'stop managing edges or cloud endpoints without deleting them (removes the edgesync/ keys)';
 
+/** `TLSEdge, HTTPSEdge or CloudEndpoint (or tls_edge, https_edge, cloud_endpoint)`. */
+function kindList(): string {
+  const names = RELEASE_MANIFEST_KINDS;
+  const either =
+    names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
+  return `${either} (or ${RELEASE_PLAN_KINDS.join(', ')})`;
+}
+
 export const USAGE = `usage: edgesync release KIND/NAME... [options]
 
 Stops managing the named edges without deleting them: removes the edgesync/ keys (owner, name,
 protect) from each edge's live metadata, one PATCH per edge, and keeps every other label. A
-later plan without their manifests deletes nothing. KIND is TLSEdge, HTTPSEdge or CloudEndpoint
-(or tls_edge, https_edge, cloud_endpoint); NAME is the manifest name. Nothing is written unless every target is an edge this
+later plan without their manifests deletes nothing. KIND is ${kindList()};
+NAME is the manifest name. Nothing is written unless every target is an edge this
 owner manages.
 
 options:
@@ -51,6 +66,25 @@ export const OPTIONS = {
   'api-key': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
+
+type Updater = (
+  id: string,
+  body: { readonly metadata: string },
+  options: { readonly signal?: AbortSignal | undefined },
+) => Promise<unknown>;
+
+/** The client's update method for a kind, as its definition names it (the route table's row). */
+function updaterOf(client: ApiClient, kind: string): Updater {
+  const name = kindNamed(kind).api.update;
+  const method =
+    name === undefined
+      ? undefined
+      : (client as unknown as Readonly<Record<string, Updater | undefined>>)[name];
+  if (method === undefined) {
+    throw new EdgesyncError('ES_INTERNAL', `the client cannot update a ${kind}`);
+  }
+  return method.bind(client);
+}
 
 export async function run(ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs(ctx.argv, OPTIONS, USAGE);
@@ -100,13 +134,7 @@ export async function run(ctx: CliContext): Promise<number> {
         continue;
       }
       try {
-        const body = { metadata: r.metadata };
-        if (r.kind === 'tls_edge') await client.updateTlsEdge(r.id, body, { signal: ctx.signal });
-        else if (r.kind === 'https_edge') {
-          await client.updateHttpsEdge(r.id, body, { signal: ctx.signal });
-        } else {
-          await client.updateEndpoint(r.id, body, { signal: ctx.signal });
-        }
+        await updaterOf(client, r.kind)(r.id, { metadata: r.metadata }, { signal: ctx.signal });
         ctx.stderr.write(`released ${shown}\n`);
       } catch (err) {
         failed += 1;
