@@ -41,9 +41,9 @@ export const USAGE = `usage: edgesync release KIND/NAME... [options]
 
 Stops managing the named edges without deleting them: removes the edgesync/ keys (owner, name,
 protect) from each edge's live metadata, one PATCH per edge, and keeps every other label. A
-later plan without their manifests deletes nothing. KIND is ${kindList()};
-NAME is the manifest name. Nothing is written unless every target is an edge this
-owner manages.
+later plan without their manifests deletes nothing. NAME is the manifest name; KIND is
+${kindList()}.
+Nothing is written unless every target is an edge this owner manages.
 
 options:
   --owner ID         owner id that manages the edges; required (unless --dry-run), or
