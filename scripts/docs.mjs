@@ -256,9 +256,7 @@ function kindTable(kinds) {
   const rows = kinds.map((k) => {
     const names = k.manifestKinds.map((m) => `\`${m}\``).join(', ');
     const owned =
-      k.ownership.by === 'metadata'
-        ? 'owner mark in its metadata'
-        : 'its natural key, not a mark';
+      k.ownership.by === 'metadata' ? 'owner mark in its metadata' : 'its natural key, not a mark';
     const pruned = k.prune ? 'yes' : 'no: only `ensure: absent` deletes it';
     return `| ${names} | \`${k.kind}.NAME\` | ${owned} | ${pruned} | ${cell(k.description)} |`;
   });

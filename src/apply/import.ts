@@ -31,7 +31,6 @@ import type {
 import { compareCodeUnits } from '../compare.js';
 import { moduleDefault } from '../hosted/defaults.js';
 import { MODULES, type ModuleDefinition } from '../hosted/modules/index.js';
-import { defaultEndpointBinding } from '../manifest/endpoint-url.js';
 import {
   addressOf,
   type ImportedNames,
@@ -39,6 +38,7 @@ import {
   type KindDefinition,
   type LiveRecord,
 } from '../kinds/index.js';
+import { defaultEndpointBinding } from '../manifest/endpoint-url.js';
 import { type ParsedMetadata, parseStoredMetadata } from '../manifest/metadata.js';
 import type { FieldPath, Segment } from '../manifest/paths.js';
 import { parsePolicyText } from '../manifest/policy-text.js';
@@ -466,7 +466,9 @@ function genericFile(ctx: ImportContext, claim: Claim, names: ImportedNames): Im
   if (Object.keys(labels).length > 0 && accepts('metadata')) doc.metadata = sortedObject(labels);
   if (meta?.protect === true && !claim.adopt && accepts('protect')) doc.protect = true;
   const secret = new Set(
-    (kind.fields ?? []).filter((f) => f.sensitive === true || f.writeOnly === true).map((f) => f.name),
+    (kind.fields ?? [])
+      .filter((f) => f.sensitive === true || f.writeOnly === true)
+      .map((f) => f.name),
   );
   moveCredentialsOut(ctx, schema, doc, addressOf(kind.kind, name), secret);
   return {

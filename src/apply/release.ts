@@ -30,9 +30,7 @@ export interface Release {
  * The kinds release takes: every registered kind owned by the mark in its metadata (a kind
  * matched by a natural key is never deleted implicitly, so there is nothing to release).
  */
-const RELEASE_KINDS: readonly KindDefinition[] = KINDS.filter(
-  (k) => k.ownership.by === 'metadata',
-);
+const RELEASE_KINDS: readonly KindDefinition[] = KINDS.filter((k) => k.ownership.by === 'metadata');
 
 /** The manifest kinds release takes (`TLSEdge`), and their plan kinds (`tls_edge`). */
 export const RELEASE_MANIFEST_KINDS: readonly string[] = RELEASE_KINDS.flatMap(

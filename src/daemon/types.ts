@@ -3,8 +3,8 @@
  * (`src/engine/contract.ts`) as the daemon uses it: the reconcile step is injected, see there.
  */
 import type { ReconcileResult, TriggerReason } from '../engine/contract.js';
-import type { PlanSummary } from '../plan/model.js';
 import type { Readiness } from '../kinds/index.js';
+import type { PlanSummary } from '../plan/model.js';
 
 export {
   type AnticipateFn,

@@ -75,11 +75,11 @@ export function resourcesOf(
         ready(
           c,
           entryOf(c, values, () => ({
-          address: c.address,
-          kind: c.kind,
-          action: c.action,
-          reason: c.reason,
-          ...(c.id === undefined ? {} : { id: c.id }),
+            address: c.address,
+            kind: c.kind,
+            action: c.action,
+            reason: c.reason,
+            ...(c.id === undefined ? {} : { id: c.id }),
             fields: c.fields.map((f) => f.path),
           })),
         ),

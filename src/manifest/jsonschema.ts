@@ -48,7 +48,9 @@ function kindsInWords(defined: readonly KindDefinition[]): string {
     'an HTTPSEdge (with routes)',
     'a BotUser',
     'a CloudEndpoint',
-    ...defined.map((k) => `${/^[AEIOU]/.test(k.manifestKinds[0]) ? 'an' : 'a'} ${k.manifestKinds[0]}`),
+    ...defined.map(
+      (k) => `${/^[AEIOU]/.test(k.manifestKinds[0]) ? 'an' : 'a'} ${k.manifestKinds[0]}`,
+    ),
   ];
   return `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
 }

@@ -18,8 +18,8 @@ import {
   type ReleaseTarget,
 } from '../../apply/release.js';
 import { EdgesyncError, errorMessage, UsageError } from '../../errors.js';
-import { kindNamed } from '../../kinds/index.js';
 import { escapeControl } from '../../escape.js';
+import { kindNamed } from '../../kinds/index.js';
 import { createAccountClient, requireApiConfig } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit.js';

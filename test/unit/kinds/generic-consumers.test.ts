@@ -266,11 +266,9 @@ describe('a kind defined only here', () => {
     ]);
   });
 
-  it("is counted by validate by its plural, only when declared", () => {
+  it('is counted by validate by its plural, only when declared', () => {
     const counts = { files: 1, documents: 3, widgets: 2, gadgets: 1 } as unknown as ResourceCounts;
     expect(otherKindCounts(counts, [WIDGET, GADGET])).toBe(', 2 widgets, 1 gadget');
-    expect(otherKindCounts({ widgets: 0 } as unknown as ResourceCounts, [WIDGET, GADGET])).toBe(
-      '',
-    );
+    expect(otherKindCounts({ widgets: 0 } as unknown as ResourceCounts, [WIDGET, GADGET])).toBe('');
   });
 });
