@@ -10,6 +10,7 @@ import type { LiveSnapshot } from '../../../src/api/index.js';
 import { importLive } from '../../../src/apply/import.js';
 import { parseReleaseTarget, planRelease } from '../../../src/apply/release.js';
 import { otherKindCounts } from '../../../src/cli/commands/validate.js';
+import { createDaemonMetrics } from '../../../src/daemon/metrics.js';
 import { INITIAL_STATUS, reduceStatus } from '../../../src/daemon/status.js';
 import { EMPTY_SUMMARY } from '../../../src/daemon/types.js';
 import { resourcesOf } from '../../../src/engine/report.js';
@@ -264,6 +265,24 @@ describe('a kind defined only here', () => {
       'widget.beta: managed by owner "team-b", not "default" (pass --owner)',
       'widget.gamma: no widget of this kind and name is managed by owner "default"',
     ]);
+  });
+
+  it('is a kind of the managed-resources gauge', async () => {
+    const metrics = createDaemonMetrics({
+      defaultMetrics: false,
+      kinds: TEST_KINDS.map((k) => k.kind),
+    });
+    expect(await metrics.render()).toContain('edgesync_managed_resources{kind="widget"} 0');
+    metrics.observeReconcile({
+      result: 'converged',
+      durationMs: 1,
+      at: 1_000,
+      managed: { widget: 2 },
+      consecutiveFailures: 0,
+    });
+    const text = await metrics.render();
+    expect(text).toContain('edgesync_managed_resources{kind="widget"} 2');
+    expect(text).toContain('edgesync_managed_resources{kind="gadget"} 0');
   });
 
   it('is counted by validate by its plural, only when declared', () => {
