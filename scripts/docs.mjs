@@ -7,7 +7,9 @@
  *   parser options and its `--help` (src/cli/flag-table.ts), and that `--help` itself;
  * - docs/reference/manifest-fields.md: the manifests' JSON Schema, generated from the zod
  *   schemas, with their `.meta({ description })`;
- * - the command table in README.md, between its `commands:begin` / `commands:end` markers.
+ * - the command table in README.md, between its `commands:begin` / `commands:end` markers;
+ * - the table of kinds in docs/reference/manifests.md, between its `kinds:begin` / `kinds:end`
+ *   markers: every registered kind (src/kinds/), so a kind added is documented by its definition.
  *
  * `node scripts/docs.mjs` writes them into the repository; `--out DIR` writes them under DIR
  * instead and prints their relative paths as JSON, which is how the drift test compares them.
@@ -250,12 +252,28 @@ function commandTable(commands) {
   return ['| command | what it does |', '|---|---|', ...rows].join('\n');
 }
 
-function replaceRegion(text, name, body) {
+/** Every registered kind: its manifest `kind:`, its addresses, how it is owned, what it is. */
+function kindTable(kinds) {
+  const rows = kinds.map((k) => {
+    const names = k.manifestKinds.map((m) => `\`${m}\``).join(', ');
+    const owned =
+      k.ownership.by === 'metadata' ? 'owner mark in its metadata' : 'its natural key, not a mark';
+    const pruned = k.prune ? 'yes' : 'no: only `ensure: absent` deletes it';
+    return `| ${names} | \`${k.kind}.NAME\` | ${owned} | ${pruned} | ${cell(k.description)} |`;
+  });
+  return [
+    '| kind | address | matched by | deleted when its manifest is removed | description |',
+    '|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
+
+function replaceRegion(text, name, body, file = 'README.md') {
   const begin = `<!-- ${name}:begin -->`;
   const end = `<!-- ${name}:end -->`;
   const i = text.indexOf(begin);
   const j = text.indexOf(end);
-  if (i < 0 || j < i) throw new Error(`README.md: markers ${begin} ... ${end} not found`);
+  if (i < 0 || j < i) throw new Error(`${file}: markers ${begin} ... ${end} not found`);
   return `${text.slice(0, i + begin.length)}\n${GENERATED}\n\n${body}\n\n${text.slice(j)}`;
 }
 
@@ -265,11 +283,17 @@ async function generatedDocs() {
   const { manifestJsonSchema } = await import(path.join(root, 'dist/src/manifest/jsonschema.js'));
   const { ACTIONS } = await import(path.join(root, 'dist/src/hosted/policy-actions.js'));
   const { z } = await import('zod');
+  const { KINDS } = await import(path.join(root, 'dist/src/kinds/index.js'));
   const readme = await readFile(path.join(root, 'README.md'), 'utf8');
+  const reference = await readFile(path.join(root, 'docs/reference/manifests.md'), 'utf8');
   return new Map([
     ['docs/reference/cli-flags.md', cliFlags(commands)],
     ['docs/reference/manifest-fields.md', manifestFields(manifestJsonSchema(), ACTIONS, z)],
     ['README.md', replaceRegion(readme, 'commands', commandTable(commands))],
+    [
+      'docs/reference/manifests.md',
+      replaceRegion(reference, 'kinds', kindTable(KINDS), 'docs/reference/manifests.md'),
+    ],
   ]);
 }
 

@@ -8,6 +8,11 @@
  * policy as a mapping; agent endpoints never, other owners' and unowned ones are skipped with a
  * note (endpoints are not adopted).
  *
+ * Every other kind is imported from its definition (src/kinds/), with no code about the kind
+ * here: a record claimed by its owner mark or natural key becomes one document, its fields read
+ * back through the definition (`toManifest`, or each field's `live` value), `id:` written where
+ * applying it adopts the record.
+ *
  * Secrets: the API echoes `client_secret` and webhook `secret` in clear. One credential rule
  * holds for every kind (`moveCredentialsOut`): a value that is a secret by its field, or that
  * looks like a credential in free text (a description, a traffic policy), is never written to a
@@ -16,6 +21,7 @@
  */
 
 import { stringify } from 'yaml';
+import type { z } from 'zod';
 import type {
   BotUser,
   CloudEndpoint,
@@ -27,12 +33,19 @@ import type {
 import { compareCodeUnits } from '../compare.js';
 import { moduleDefault } from '../hosted/defaults.js';
 import { MODULES, type ModuleDefinition } from '../hosted/modules/index.js';
+import {
+  addressOf,
+  type ImportedNames,
+  KINDS,
+  type KindDefinition,
+  type LiveRecord,
+} from '../kinds/index.js';
 import { defaultEndpointBinding } from '../manifest/endpoint-url.js';
-import { parseStoredMetadata } from '../manifest/metadata.js';
+import { type ParsedMetadata, parseStoredMetadata } from '../manifest/metadata.js';
 import type { FieldPath, Segment } from '../manifest/paths.js';
 import { parsePolicyText } from '../manifest/policy-text.js';
-import { takesReference } from '../manifest/refs.js';
-import { type Kind, NAME_PATTERN, SCHEMA_BY_KIND } from '../manifest/schema.js';
+import { objectKeys, takesReference } from '../manifest/refs.js';
+import { NAME_PATTERN, SCHEMA_BY_KIND } from '../manifest/schema.js';
 import { isSecretField } from '../manifest/secrets.js';
 import { hasSecretField } from '../plan/cloud-endpoints.js';
 import { liveModuleToWrite, type Plain, type PlainObject } from '../plan/normalize.js';
@@ -44,12 +57,18 @@ export interface ImportOptions {
   readonly all?: boolean | undefined;
   /** The `$schema` of the `# yaml-language-server:` first line. */
   readonly schemaUrl: string;
+  /**
+   * The kinds to import (default every registered kind): the four with planners of their own
+   * as above, every other one generically (`genericFiles`).
+   */
+  readonly kinds?: readonly KindDefinition[] | undefined;
 }
 
 export interface ImportedFile {
   /** File name (no directory), e.g. `https-storefront.yaml`. */
   readonly file: string;
-  readonly kind: 'TLSEdge' | 'HTTPSEdge' | 'BotUser' | 'CloudEndpoint';
+  /** The manifest `kind:` (`HTTPSEdge`, `ReservedDomain`). */
+  readonly kind: string;
   readonly name: string;
   /** Set when the file adopts a foreign edge. */
   readonly adopts?: string;
@@ -91,7 +110,10 @@ interface ImportContext {
 
 type EdgeKind = 'TLSEdge' | 'HTTPSEdge';
 
-/** Live records to manifest files: edges, then cloud endpoints, then bot users. */
+/**
+ * Live records to manifest files: edges, then cloud endpoints, then bot users, then every kind
+ * planned generically, in the registry's order.
+ */
 export function importLive(live: LiveSnapshot, options: ImportOptions): ImportResult {
   const ctx: ImportContext = {
     options,
@@ -116,6 +138,7 @@ export function importLive(live: LiveSnapshot, options: ImportOptions): ImportRe
     const file = botFile(ctx, bot, botNames);
     if (file !== undefined) files.push(file);
   }
+  files.push(...genericFiles(ctx, live, options.kinds ?? KINDS));
   if (ctx.unmanaged > 0) {
     const n = ctx.unmanaged;
     ctx.notes.push(
@@ -220,7 +243,7 @@ function edgeDocument(
       .map((route) => manifestRoute(route, edge.id, ctx.notes));
     if (routes.length > 0) doc.routes = routes;
   }
-  moveCredentialsOut(ctx, kind, doc, `${owner}.${name}`);
+  moveCredentialsOut(ctx, SCHEMA_BY_KIND[kind], doc, `${owner}.${name}`);
   return doc;
 }
 
@@ -263,7 +286,7 @@ function endpointFiles(
       name,
       ...endpointDocument(e, meta.labels, meta.protect, notes),
     };
-    moveCredentialsOut(ctx, 'CloudEndpoint', doc, `cloud_endpoint.${name}`);
+    moveCredentialsOut(ctx, SCHEMA_BY_KIND.CloudEndpoint, doc, `cloud_endpoint.${name}`);
     files.push({
       file: `endpoint-${name}.yaml`,
       kind: 'CloudEndpoint',
@@ -321,13 +344,172 @@ function botFile(ctx: ImportContext, bot: BotUser, names: Set<string>): Imported
   names.add(bot.name);
   const doc: Record<string, unknown> = { kind: 'BotUser', name: bot.name };
   if (!bot.active) doc.active = false;
-  moveCredentialsOut(ctx, 'BotUser', doc, `bot_user.${bot.name}`);
+  moveCredentialsOut(ctx, SCHEMA_BY_KIND.BotUser, doc, `bot_user.${bot.name}`);
   return {
     file: `bot-${bot.name}.yaml`,
     kind: 'BotUser',
     name: bot.name,
     text: header + stringify(doc, { lineWidth: 0 }),
   };
+}
+
+/** A live record of a generic kind that import claims, and the manifest name it gets. */
+interface Claim {
+  readonly kind: KindDefinition;
+  readonly record: LiveRecord;
+  readonly name: string;
+  /** Written with `id:`: no mark of this owner names it so, applying the file adopts it. */
+  readonly adopt: boolean;
+  readonly meta: ParsedMetadata | undefined;
+}
+
+/**
+ * The files of every kind planned generically (a definition without a planner of its own, with
+ * a schema): one document per live record this owner can claim, by its owner mark or, for a
+ * kind keyed by a natural key, by that key; with `--all`, unmarked records of a kind owned by
+ * its mark too. Names are decided for every kind first, so that a reference to a record of
+ * another kind is written by the name that record's file gets.
+ */
+function genericFiles(
+  ctx: ImportContext,
+  live: LiveSnapshot,
+  kinds: readonly KindDefinition[],
+): ImportedFile[] {
+  const claims = kinds
+    .filter((k) => k.planner === undefined && k.schema !== undefined)
+    .flatMap((kind) => claimsOf(ctx, kind, live.resources?.[kind.kind] ?? []));
+  const byId = new Map(claims.map((c) => [addressOf(c.kind.kind, c.record.id), c.name]));
+  const names: ImportedNames = (kind, id) => byId.get(addressOf(kind, id));
+  return claims.map((c) => genericFile(ctx, c, names));
+}
+
+function claimsOf(
+  ctx: ImportContext,
+  kind: KindDefinition,
+  records: readonly LiveRecord[],
+): Claim[] {
+  const used = new Set<string>();
+  const claims: Claim[] = [];
+  let unmanaged = 0;
+  for (const record of [...records].sort((a, b) => compareCodeUnits(a.id, b.id))) {
+    const metadata = typeof record.metadata === 'string' ? record.metadata : undefined;
+    const meta = parseStoredMetadata(metadata);
+    const wanted = claimOf(ctx, kind, record, meta);
+    if (wanted === 'unmanaged') unmanaged += 1;
+    if (typeof wanted !== 'object') continue;
+    const name = unique(wanted.name, used);
+    if (name !== wanted.name) {
+      ctx.notes.push(`${record.id}: named "${name}" ("${wanted.name}" was taken)`);
+    }
+    if (meta === undefined) {
+      ctx.notes.push(
+        `${record.id}: its metadata is not a set of labels; adopting it replaces the metadata`,
+      );
+    }
+    // A second record under a name already taken is only ever reached by its ID.
+    claims.push({ kind, record, name, adopt: wanted.adopt || name !== wanted.name, meta });
+  }
+  if (unmanaged > 0) {
+    const noun = (unmanaged === 1 ? kind.kind : kind.plural).replaceAll('_', ' ');
+    ctx.notes.push(
+      `${unmanaged} ${noun} not managed by edgesync ${unmanaged === 1 ? 'was' : 'were'} skipped (import them with --all; applying adopts them)`,
+    );
+  }
+  return claims;
+}
+
+/**
+ * The name a record is imported under, and whether applying the file adopts it; undefined when
+ * it is skipped (said in a note), `unmanaged` for an unmarked record of a kind owned by its mark
+ * (imported with `--all` only).
+ */
+function claimOf(
+  ctx: ImportContext,
+  kind: KindDefinition,
+  record: LiveRecord,
+  meta: ParsedMetadata | undefined,
+): { readonly name: string; readonly adopt: boolean } | 'unmanaged' | undefined {
+  const { owner } = ctx.options;
+  if (meta?.owner === owner && meta.name !== undefined) {
+    if (NAME_PATTERN.test(meta.name)) return { name: meta.name, adopt: false };
+    // The name becomes a file name: a crafted `edgesync/name` must never escape --out.
+    ctx.notes.push(
+      `${record.id}: its edgesync/name ${JSON.stringify(meta.name)} is not a valid manifest name, skipped`,
+    );
+    return undefined;
+  }
+  if (meta?.owner !== undefined && meta.owner !== owner) {
+    ctx.notes.push(
+      `${record.id}: owned by "${meta.owner}", skipped (import with --owner ${meta.owner})`,
+    );
+    return undefined;
+  }
+  const ownership = kind.ownership;
+  if (ownership.by === 'metadata' && ctx.options.all !== true) return 'unmanaged';
+  const key = ownership.by === 'key' ? ownership.key(record) : undefined;
+  return { name: slugName([key, record.name, record.id]), adopt: true };
+}
+
+/** One claimed record as the manifest document a user would have written. */
+function genericFile(ctx: ImportContext, claim: Claim, names: ImportedNames): ImportedFile {
+  const { kind, record, name, meta } = claim;
+  const schema = kind.schema as z.ZodType;
+  // Import's own fields only where the kind's manifest has them (a schema that is no plain
+  // object lists no keys: then it is trusted to).
+  const keys = objectKeys(schema);
+  const accepts = (key: string) => keys.length === 0 || keys.includes(key);
+  const manifestKind = kind.manifestKinds[0];
+  const doc: Record<string, unknown> = { kind: manifestKind, name };
+  if (claim.adopt && accepts('id')) doc.id = record.id;
+  const fields = kind.toManifest?.(record, names) ?? importFields(kind, record);
+  // A copy: the credential pass rewrites the document in place, never the live record.
+  Object.assign(doc, JSON.parse(JSON.stringify(fields)) as Record<string, unknown>);
+  const labels = meta?.labels ?? {};
+  if (Object.keys(labels).length > 0 && accepts('metadata')) doc.metadata = sortedObject(labels);
+  if (meta?.protect === true && !claim.adopt && accepts('protect')) doc.protect = true;
+  const secret = new Set(
+    (kind.fields ?? [])
+      .filter((f) => f.sensitive === true || f.writeOnly === true)
+      .map((f) => f.name),
+  );
+  moveCredentialsOut(ctx, schema, doc, addressOf(kind.kind, name), secret);
+  return {
+    file: fileOfKind(kind, name),
+    kind: manifestKind,
+    name,
+    ...(claim.adopt ? { adopts: record.id } : {}),
+    text: ctx.header + stringify(doc, { lineWidth: 0 }),
+  };
+}
+
+/** `reserved-domain-app.yaml`: the plan kind, hyphenated, then the name. */
+function fileOfKind(kind: KindDefinition, name: string): string {
+  return `${kind.kind.replaceAll('_', '-')}-${name}.yaml`;
+}
+
+/**
+ * A kind's manifest fields read back through its definition (the default of `toManifest`):
+ * each field's normalised live value under its name, empty ones left out; a write-only field,
+ * never read back, as an empty string that the credential pass makes an `{ env }` reference.
+ */
+function importFields(kind: KindDefinition, record: LiveRecord): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const rule of kind.fields ?? []) {
+    if (rule.writeOnly === true) {
+      out[rule.name] = '';
+      continue;
+    }
+    const value = rule.live(record);
+    if (!isEmptyValue(value)) out[rule.name] = value;
+  }
+  return out;
+}
+
+/** What a manifest leaves out rather than writes: nothing, an empty text, list or mapping. */
+function isEmptyValue(value: unknown): boolean {
+  if (value === undefined || value === null || value === '') return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return typeof value === 'object' && Object.keys(value).length === 0;
 }
 
 function manifestRoute(
@@ -431,6 +613,8 @@ function withoutZeros(value: Plain, key: string): Plain | undefined {
   return value;
 }
 
+const NO_FIELDS: ReadonlySet<string> = new Set();
+
 /** The fields of a resource (or route) that hold free text, where a credential may hide. */
 const FREE_TEXT: ReadonlySet<Segment> = new Set(['description', 'metadata', 'traffic_policy']);
 
@@ -446,14 +630,16 @@ const FREE_TEXT: ReadonlySet<Segment> = new Set(['description', 'metadata', 'tra
  */
 function moveCredentialsOut(
   ctx: ImportContext,
-  kind: Kind,
+  schema: z.ZodType,
   doc: Record<string, unknown>,
   address: string,
+  /** Top-level fields that are secret by the kind's definition (sensitive, write-only). */
+  secretFields: ReadonlySet<string> = NO_FIELDS,
 ): void {
-  const schema = SCHEMA_BY_KIND[kind];
   const checked = (text: string, path: FieldPath): unknown => {
     const place = placeOf(doc, address, path);
-    const secret = isSecretField(path);
+    const secret =
+      isSecretField(path) || (path.length === 1 && secretFields.has(path[0] as string));
     const why =
       !secret && FREE_TEXT.has(place.field[0] as Segment) ? credentialLikeReason(text) : undefined;
     if (!secret && why === undefined) return text;
@@ -509,8 +695,13 @@ function placeOf(
 /** A manifest name from an edge's first hostport's host, else from its ID. */
 function derivedName(edge: TlsEdge | HttpsEdge): string {
   const host = edge.hostports[0]?.replace(/:\d+$/, '') ?? '';
-  const candidates = [host, edge.id];
+  return slugName([host, edge.id]);
+}
+
+/** The first candidate that makes a valid manifest name once slugged; `imported` if none. */
+function slugName(candidates: readonly unknown[]): string {
   for (const c of candidates) {
+    if (typeof c !== 'string') continue;
     const slug = c
       .toLowerCase()
       .replace(/[^a-z0-9._-]+/g, '-')

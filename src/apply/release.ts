@@ -1,16 +1,20 @@
 /**
- * `edgesync release`: stop managing edges and cloud endpoints without deleting them. The pure half: which live edges
- * a list of `KIND/NAME` targets names for an owner, and the metadata each keeps once the
+ * `edgesync release`: stop managing edges, cloud endpoints and the resources of every other kind
+ * owned by its metadata mark (src/kinds/), without deleting them. The pure half: which live
+ * records a list of `KIND/NAME` targets names for an owner, the metadata each keeps once the
  * `edgesync/` keys are gone (the user's labels, key-sorted, or the empty string), and the plan of
- * those PATCHes the executor runs (`releasePlan`). After one PATCH per edge the edge is unowned, so a plan without its manifest deletes nothing (foreign edges are
+ * those PATCHes the executor runs (`releasePlan`). After one PATCH per record it is unowned, so a
+ * plan without its manifest deletes nothing (foreign edges are
  * never touched). Routes and modules need nothing: they belong to their edge.
  */
 import type { LiveSnapshot } from '../api/observe.js';
+import { KINDS, type KindDefinition, type LiveRecord } from '../kinds/index.js';
 import { parseStoredMetadata, storedRouteMetadata } from '../manifest/metadata.js';
 import { PLAN_FORMAT_VERSION, type Plan, type ResourceChange } from '../plan/model.js';
-import { type PlannedTarget, targetPath } from '../plan/target.js';
+import { type PlannedTarget, routeTarget, targetPath } from '../plan/target.js';
 
-export type ReleaseKind = 'tls_edge' | 'https_edge' | 'cloud_endpoint';
+/** A plan kind release takes (`tls_edge`, `cloud_endpoint`...). */
+export type ReleaseKind = string;
 
 export interface ReleaseTarget {
   readonly kind: ReleaseKind;
@@ -25,41 +29,69 @@ export interface Release {
   readonly metadata: string;
 }
 
-const KINDS: Readonly<Record<string, ReleaseKind>> = {
-  tlsedge: 'tls_edge',
-  tls_edge: 'tls_edge',
-  httpsedge: 'https_edge',
-  https_edge: 'https_edge',
-  cloudendpoint: 'cloud_endpoint',
-  cloud_endpoint: 'cloud_endpoint',
-};
+/**
+ * The kinds release takes: every registered kind owned by the mark in its metadata (a kind
+ * matched by a natural key is never deleted implicitly, so there is nothing to release).
+ */
+const RELEASE_KINDS: readonly KindDefinition[] = KINDS.filter((k) => k.ownership.by === 'metadata');
 
-/** The kinds a target may name, as the usage text shows them. */
-export const RELEASE_KIND_NAMES = [
-  'TLSEdge',
-  'HTTPSEdge',
-  'CloudEndpoint',
-  'tls_edge',
-  'https_edge',
-  'cloud_endpoint',
-] as const;
+/** The manifest kinds release takes (`TLSEdge`), and their plan kinds (`tls_edge`). */
+export const RELEASE_MANIFEST_KINDS: readonly string[] = RELEASE_KINDS.flatMap(
+  (k) => k.manifestKinds,
+);
+export const RELEASE_PLAN_KINDS: readonly string[] = RELEASE_KINDS.map((k) => k.kind);
 
-/** `TLSEdge/api`, `https_edge/web` (kind case-insensitive); a string saying what is wrong otherwise. */
-export function parseReleaseTarget(text: string): ReleaseTarget | string {
+/** The kinds a target may name, as the usage text shows them: manifest kinds, then plan kinds. */
+export const RELEASE_KIND_NAMES: readonly string[] = [
+  ...RELEASE_MANIFEST_KINDS,
+  ...RELEASE_PLAN_KINDS,
+];
+
+function releaseKindNames(kinds: readonly KindDefinition[]): string[] {
+  return [...kinds.flatMap((k) => k.manifestKinds), ...kinds.map((k) => k.kind)];
+}
+
+/** A kind by any name a target may give it, lower-cased: `tlsedge`, `tls_edge`. */
+function kindByName(kinds: readonly KindDefinition[], text: string): KindDefinition | undefined {
+  const lower = text.toLowerCase();
+  return kinds.find(
+    (k) => k.kind === lower || k.manifestKinds.some((m) => m.toLowerCase() === lower),
+  );
+}
+
+/**
+ * `TLSEdge/api`, `https_edge/web` (kind case-insensitive); a string saying what is wrong
+ * otherwise. `kinds`: the registered kinds (by default the registry).
+ */
+export function parseReleaseTarget(
+  text: string,
+  kinds: readonly KindDefinition[] = KINDS,
+): ReleaseTarget | string {
   const slash = text.indexOf('/');
   if (slash <= 0 || slash === text.length - 1) {
     return `"${text}" is not KIND/NAME (e.g. HTTPSEdge/storefront)`;
   }
   const kindText = text.slice(0, slash);
   const name = text.slice(slash + 1);
-  if (kindText.toLowerCase() === 'botuser' || kindText.toLowerCase() === 'bot_user') {
-    return `"${text}": bot users carry no metadata and are never deleted implicitly: there is nothing to release (remove the manifest)`;
+  const kind = kindByName(kinds, kindText);
+  if (kind !== undefined && kind.ownership.by !== 'metadata') {
+    return `"${text}": ${words(kind.plural)} carry no metadata edgesync reads and are never deleted implicitly: there is nothing to release (remove the manifest)`;
   }
-  const kind = KINDS[kindText.toLowerCase()];
   if (kind === undefined) {
-    return `"${text}": unknown kind "${kindText}" (one of ${RELEASE_KIND_NAMES.join(', ')})`;
+    const names = releaseKindNames(kinds.filter((k) => k.ownership.by === 'metadata'));
+    return `"${text}": unknown kind "${kindText}" (one of ${names.join(', ')})`;
   }
-  return { kind, name };
+  return { kind: kind.kind, name };
+}
+
+/** `bot_users` -> `bot users`. */
+function words(snake: string): string {
+  return snake.replaceAll('_', ' ');
+}
+
+/** What a problem calls a resource of a kind: the last word of its name (`edge`, `endpoint`). */
+function nounOf(kind: string): string {
+  return kind.slice(kind.lastIndexOf('_') + 1);
 }
 
 export interface ReleasePlan {
@@ -69,14 +101,15 @@ export interface ReleasePlan {
 }
 
 /**
- * The releases for `targets` in `live`. Every owned edge of that kind and name is released
+ * The releases for `targets` in `live`. Every owned record of that kind and name is released
  * (duplicates left by a crash too). A name held only by another owner, or by no one, is a problem.
  */
 export function planRelease(
   targets: readonly ReleaseTarget[],
   live: Pick<LiveSnapshot, 'tlsEdges' | 'httpsEdges'> &
-    Partial<Pick<LiveSnapshot, 'cloudEndpoints'>>,
+    Partial<Pick<LiveSnapshot, 'cloudEndpoints' | 'resources'>>,
   owner: string,
+  kinds: readonly KindDefinition[] = KINDS,
 ): ReleasePlan {
   const releases: Release[] = [];
   const problems: string[] = [];
@@ -85,20 +118,11 @@ export function planRelease(
     const address = `${target.kind}.${target.name}`;
     if (seen.has(address)) continue;
     seen.add(address);
-    const records: readonly {
-      readonly id: string;
-      readonly metadata?: string | null | undefined;
-    }[] =
-      target.kind === 'tls_edge'
-        ? live.tlsEdges
-        : target.kind === 'https_edge'
-          ? live.httpsEdges
-          : // Agent endpoints are never edgesync's, whatever their metadata says.
-            (live.cloudEndpoints ?? []).filter((e) => e.type === 'cloud');
+    const kind = kinds.find((k) => k.kind === target.kind);
     const others = new Set<string>();
     let found = 0;
-    for (const edge of records) {
-      const meta = parseStoredMetadata(edge.metadata);
+    for (const record of kind === undefined ? [] : recordsOf(live, kind)) {
+      const meta = parseStoredMetadata(record.metadata);
       if (meta === undefined || meta.name !== target.name || meta.owner === undefined) continue;
       if (meta.owner !== owner) {
         others.add(meta.owner);
@@ -108,7 +132,7 @@ export function planRelease(
       releases.push({
         address,
         kind: target.kind,
-        id: edge.id,
+        id: record.id,
         metadata: storedRouteMetadata(meta.labels),
       });
     }
@@ -116,7 +140,7 @@ export function planRelease(
     problems.push(
       others.size > 0
         ? `${address}: managed by owner ${[...others].map((o) => `"${o}"`).join(', ')}, not "${owner}" (pass --owner)`
-        : `${address}: no ${target.kind === 'cloud_endpoint' ? 'endpoint' : 'edge'} of this kind and name is managed by owner "${owner}"`,
+        : `${address}: no ${nounOf(target.kind)} of this kind and name is managed by owner "${owner}"`,
     );
   }
   return { releases, problems };
@@ -125,10 +149,18 @@ export function planRelease(
 /** What a release change says it does (plans and logs). */
 const RELEASE_REASON = 'released: the edgesync/ keys removed, the labels kept';
 
-/** The operation target of a release: the edge or the cloud endpoint itself. */
-function releaseTarget(release: Release): PlannedTarget {
+/** The operation target of a release: the record itself, by its kind's update operation. */
+function releaseTarget(release: Release, kinds: readonly KindDefinition[]): PlannedTarget {
   if (release.kind === 'cloud_endpoint') return { kind: 'endpoint', id: release.id };
-  return { kind: 'edge', edge_kind: release.kind === 'tls_edge' ? 'tls' : 'https', id: release.id };
+  if (release.kind === 'tls_edge' || release.kind === 'https_edge') {
+    return {
+      kind: 'edge',
+      edge_kind: release.kind === 'tls_edge' ? 'tls' : 'https',
+      id: release.id,
+    };
+  }
+  const kind = kinds.find((k) => k.kind === release.kind);
+  return routeTarget(kind?.api.update ?? '', release.id);
 }
 
 /**
@@ -136,9 +168,13 @@ function releaseTarget(release: Release): PlannedTarget {
  * semantics): one PATCH of `metadata` per released resource, each its own root (`address#id`,
  * as the planner names a duplicate), so a duplicate left by a crash is released too.
  */
-export function releasePlan(owner: string, releases: readonly Release[]): Plan {
+export function releasePlan(
+  owner: string,
+  releases: readonly Release[],
+  kinds: readonly KindDefinition[] = KINDS,
+): Plan {
   const changes = releases.map((r): ResourceChange => {
-    const target = releaseTarget(r);
+    const target = releaseTarget(r, kinds);
     const address = `${r.address}#${r.id}`;
     return {
       address,
@@ -171,4 +207,20 @@ export function releasePlan(owner: string, releases: readonly Release[]): Plan {
     warnings: [],
     summary: { create: 0, update: changes.length, delete: 0, adopt: 0, noop: 0 },
   };
+}
+
+type MarkedRecord = LiveRecord & { readonly metadata?: string | null | undefined };
+
+/** The live records of a kind: its own list for the four first kinds, else by kind. */
+function recordsOf(
+  live: Pick<LiveSnapshot, 'tlsEdges' | 'httpsEdges'> &
+    Partial<Pick<LiveSnapshot, 'cloudEndpoints' | 'resources'>>,
+  kind: KindDefinition,
+): readonly MarkedRecord[] {
+  if (kind.setKey === 'cloudEndpoints') {
+    // Agent endpoints are never edgesync's, whatever their metadata says.
+    return (live.cloudEndpoints ?? []).filter((e) => e.type === 'cloud');
+  }
+  if (kind.setKey === 'tlsEdges' || kind.setKey === 'httpsEdges') return live[kind.setKey];
+  return (live.resources?.[kind.kind] ?? []) as readonly MarkedRecord[];
 }

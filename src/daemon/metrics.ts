@@ -55,6 +55,8 @@ export interface DaemonMetrics {
 export interface DaemonMetricsOptions {
   /** Node.js process metrics (CPU, memory, event loop, GC). Default true. */
   readonly defaultMetrics?: boolean;
+  /** The kinds of `edgesync_managed_resources`: by default every registered kind. */
+  readonly kinds?: readonly string[] | undefined;
 }
 
 /** The label of a response whose path is no operation of the API's table: one, not one per path. */
@@ -121,7 +123,10 @@ function apiCounters(registers: Registers): Observe<ApiResponseObservation> {
 }
 
 /** What the last cycle found: managed and out-of-sync resources, errors, failures in a row. */
-function cycleGauges(registers: Registers): Observe<ReconcileObservation> {
+function cycleGauges(
+  registers: Registers,
+  kinds: readonly string[],
+): Observe<ReconcileObservation> {
   const managed = new Gauge({
     name: 'edgesync_managed_resources',
     help: 'Resources managed by this controller at the last observation, by kind.',
@@ -148,10 +153,10 @@ function cycleGauges(registers: Registers): Observe<ReconcileObservation> {
     help: 'Failed reconcile cycles since the last success (drives the backoff).',
     registers,
   });
-  for (const kind of MANAGED_KINDS) managed.set({ kind }, 0);
+  for (const kind of kinds) managed.set({ kind }, 0);
   return (o) => {
     if (SUCCESS_RESULTS.has(o.result)) lastSuccess.set(o.at / 1000);
-    if (o.managed) for (const kind of MANAGED_KINDS) managed.set({ kind }, o.managed[kind] ?? 0);
+    if (o.managed) for (const kind of kinds) managed.set({ kind }, o.managed[kind] ?? 0);
     if (o.outOfSync !== undefined) outOfSync.set(o.outOfSync);
     if (o.manifestErrors !== undefined) manifestErrors.set(o.manifestErrors);
     failures.set(o.consecutiveFailures);
@@ -217,7 +222,7 @@ export function createDaemonMetrics(options: DaemonMetricsOptions = {}): DaemonM
   // Created in this order, which is the order of the exposition text.
   const countReconcile = reconcileCounters(registers);
   const observeApiResponse = apiCounters(registers);
-  const setCycleGauges = cycleGauges(registers);
+  const setCycleGauges = cycleGauges(registers, options.kinds ?? MANAGED_KINDS);
   const observeLeadership = leaderMetrics(registers);
   const state = stateGauges(registers);
   return {

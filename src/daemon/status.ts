@@ -7,6 +7,7 @@
  * and the unit tests drive it directly.
  */
 import path from 'node:path';
+import type { Readiness } from '../kinds/index.js';
 import { invalidSetLine } from '../manifest/diagnostics.js';
 import type { LoopSnapshot } from './loop.js';
 import {
@@ -180,6 +181,7 @@ function resourceStates(report: ReconcileReport): ResourceStatus[] {
       state: 'in_sync',
       reason: null,
       fields: [],
+      ...readinessOf(n),
     });
   }
   for (const c of r.changes) {
@@ -190,6 +192,7 @@ function resourceStates(report: ReconcileReport): ResourceStatus[] {
       state: applied && report.result === 'changed' ? 'in_sync' : 'out_of_sync',
       reason: applied && report.result === 'changed' ? null : `${c.action}: ${c.reason}`,
       fields: applied && report.result === 'changed' ? [] : c.fields,
+      ...readinessOf(c),
     });
   }
   for (const b of r.blocked) {
@@ -203,6 +206,11 @@ function resourceStates(report: ReconcileReport): ResourceStatus[] {
     });
   }
   return out.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+}
+
+/** A resource's readiness, when its kind reads one. */
+function readinessOf(entry: { readonly readiness?: Readiness }): { readiness?: Readiness } {
+  return entry.readiness === undefined ? {} : { readiness: entry.readiness };
 }
 
 function iso(ms: number | undefined): string | null {

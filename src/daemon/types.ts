@@ -3,6 +3,7 @@
  * (`src/engine/contract.ts`) as the daemon uses it: the reconcile step is injected, see there.
  */
 import type { ReconcileResult, TriggerReason } from '../engine/contract.js';
+import type { Readiness } from '../kinds/index.js';
 import type { PlanSummary } from '../plan/model.js';
 
 export {
@@ -145,6 +146,11 @@ export interface ResourceStatus {
   readonly reason: string | null;
   /** Paths of the fields that differ (values are never shown). */
   readonly fields: readonly string[];
+  /**
+   * How ready the live resource is (a domain's certificate, its DNS), for a kind whose
+   * definition reads readiness (src/kinds/); absent for the others.
+   */
+  readonly readiness?: Readiness;
 }
 
 /** Leader election as `/status` shows it. */

@@ -21,7 +21,7 @@
  */
 
 import type { Diagnostic } from '../errors.js';
-import { KINDS } from '../kinds/index.js';
+import { KINDS, type Readiness } from '../kinds/index.js';
 import type { PlanSummary } from '../plan/model.js';
 
 /**
@@ -126,6 +126,8 @@ export interface PlanResources {
     readonly reason: string;
     readonly id?: string;
     readonly fields: readonly string[];
+    /** How ready the live resource is, for a kind whose definition reads it. */
+    readonly readiness?: Readiness;
   }[];
   readonly blocked: readonly {
     readonly address: string;
@@ -136,6 +138,8 @@ export interface PlanResources {
     readonly address: string;
     readonly kind: string;
     readonly id?: string;
+    /** How ready the live resource is, for a kind whose definition reads it. */
+    readonly readiness?: Readiness;
   }[];
 }
 

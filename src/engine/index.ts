@@ -13,7 +13,12 @@ export {
   progressSteps,
   summarize,
 } from '../apply/progress.js';
-export { parseReleaseTarget, type ReleaseTarget } from '../apply/release.js';
+export {
+  parseReleaseTarget,
+  RELEASE_MANIFEST_KINDS,
+  RELEASE_PLAN_KINDS,
+  type ReleaseTarget,
+} from '../apply/release.js';
 export {
   type ApplyResultJson,
   appliedResult,

@@ -6,6 +6,7 @@
  * found up to date before), masked once per list of values, so the report costs what changed.
  */
 import type { LiveSnapshot } from '../api/index.js';
+import { KINDS, type KindDefinition, type LiveRecord } from '../kinds/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { maskTree, secretValues } from '../manifest/secrets.js';
 import type { Blocked, Plan, ResourceChange } from '../plan/index.js';
@@ -44,29 +45,44 @@ function entryOf<E extends ChangeEntry | NoopEntry | BlockedEntry>(
   return entry;
 }
 
-/** The plan's differences by resource, for per-resource status and events (no values). */
-export function resourcesOf(plan: Plan, values: readonly string[]): PlanResources {
+/**
+ * The plan's differences by resource, for per-resource status and events (no values). With the
+ * live snapshot, each live resource of a kind whose definition reads readiness has it too.
+ */
+export function resourcesOf(
+  plan: Plan,
+  values: readonly string[],
+  live?: Pick<LiveSnapshot, 'resources'>,
+  kinds: readonly KindDefinition[] = KINDS,
+): PlanResources {
   const changes: ChangeEntry[] = [];
   const noop: NoopEntry[] = [];
+  const ready = readinessOf(live, kinds, values);
   for (const c of plan.changes) {
     if (c.action === 'noop') {
       noop.push(
-        entryOf(c, values, () => ({
-          address: c.address,
-          kind: c.kind,
-          ...(c.id === undefined ? {} : { id: c.id }),
-        })),
+        ready(
+          c,
+          entryOf(c, values, () => ({
+            address: c.address,
+            kind: c.kind,
+            ...(c.id === undefined ? {} : { id: c.id }),
+          })),
+        ),
       );
     } else {
       changes.push(
-        entryOf(c, values, () => ({
-          address: c.address,
-          kind: c.kind,
-          action: c.action,
-          reason: c.reason,
-          ...(c.id === undefined ? {} : { id: c.id }),
-          fields: c.fields.map((f) => f.path),
-        })),
+        ready(
+          c,
+          entryOf(c, values, () => ({
+            address: c.address,
+            kind: c.kind,
+            action: c.action,
+            reason: c.reason,
+            ...(c.id === undefined ? {} : { id: c.id }),
+            fields: c.fields.map((f) => f.path),
+          })),
+        ),
       );
     }
   }
@@ -74,6 +90,31 @@ export function resourcesOf(plan: Plan, values: readonly string[]): PlanResource
     entryOf(b, values, () => ({ address: b.address, kind: b.kind, reason: b.reason })),
   );
   return { changes, blocked, noop };
+}
+
+/**
+ * Adds a resource's readiness to its entry, read by its kind's definition from its live record
+ * (found by ID); the entry as it is for a kind without `readiness`, or no live record. Outside
+ * the kept entries: the same change may meet a resource that became ready since.
+ */
+function readinessOf(
+  live: Pick<LiveSnapshot, 'resources'> | undefined,
+  kinds: readonly KindDefinition[],
+  values: readonly string[],
+): <E extends ChangeEntry | NoopEntry>(c: ResourceChange, entry: E) => E {
+  const byKind = new Map<string, Map<string, LiveRecord> | undefined>();
+  const readers = new Map(kinds.flatMap((k) => (k.readiness ? [[k.kind, k] as const] : [])));
+  return (c, entry) => {
+    const kind = readers.get(c.kind);
+    if (kind?.readiness === undefined || c.id === undefined) return entry;
+    if (!byKind.has(c.kind)) {
+      const records = live?.resources?.[c.kind];
+      byKind.set(c.kind, records && new Map(records.map((r) => [r.id, r])));
+    }
+    const record = byKind.get(c.kind)?.get(c.id);
+    if (record === undefined) return entry;
+    return { ...entry, readiness: maskTree(kind.readiness(record), values) };
+  };
 }
 
 /**

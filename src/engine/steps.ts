@@ -59,7 +59,7 @@ export function cycleOf(assessment: Assessment, state: EngineState): Cycle {
     mask: assessment.mask,
     verdict: assessment.verdict,
     managed: managedCounts(plan),
-    resources: resourcesOf(plan, values),
+    resources: resourcesOf(plan, values, live),
   };
 }
 

@@ -99,6 +99,12 @@ export interface FieldRule<D extends Declared = Declared, L extends LiveRecord =
   readonly createOnly?: boolean | undefined;
 }
 
+/**
+ * The manifest name `import` gave a live record of another kind (by its kind and ID), so that a
+ * reference to it is written by name (`vault: { ref: prod }`); undefined when it imported none.
+ */
+export type ImportedNames = (kind: string, id: string) => string | undefined;
+
 /** The API methods of a kind: rows of the route table, by client method name. */
 export interface KindApi {
   readonly list: string;
@@ -164,6 +170,14 @@ export interface KindDefinition<D extends Declared = Declared, L extends LiveRec
   references?(d: D): readonly Reference[];
   /** How ready a live record is; absent: always ready. */
   readiness?(l: L): Readiness;
+  /**
+   * A live record's fields as its manifest writes them, for `import` (which adds `kind`, `name`,
+   * `id`, the labels of `metadata` and `protect` itself). A write-only field is given as any
+   * string at its field's name: import makes it an `{ env }` reference to fill in. Absent: each
+   * field's `live` value under its name, empty values left out (`importFields` in
+   * src/apply/import.ts), which suits a kind whose manifest fields are its API fields.
+   */
+  toManifest?(l: L, names: ImportedNames): Record<string, unknown>;
   /**
    * Orphans (ours live, no manifest) are deleted (edges, endpoints). False: only `ensure:
    * absent` deletes one (a domain given back to the pool can be taken by anyone).

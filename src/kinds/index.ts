@@ -7,7 +7,15 @@
 import type { Declared, KindDefinition, LiveRecord } from './definition.js';
 import { OWN_PLANNER_KINDS } from './own-planners.js';
 
-export type { Declared, FieldRule, KindDefinition, LiveRecord, Reference } from './definition.js';
+export type {
+  Declared,
+  FieldRule,
+  ImportedNames,
+  KindDefinition,
+  LiveRecord,
+  Readiness,
+  Reference,
+} from './definition.js';
 export { addressOf } from './definition.js';
 
 /** Every registered kind, in dependency order (`order`). */

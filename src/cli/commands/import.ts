@@ -1,7 +1,8 @@
 /**
  * `edgesync import [--out DIR] [--all] [--owner ID] [--force]`: writes one manifest file per
  * live edge and cloud endpoint this owner manages (with `--all`, unmanaged edges too, carrying
- * `id:` so that applying them adopts them) and per bot user, and `.edgesync-owner` with the
+ * `id:` so that applying them adopts them), per bot user and per resource of every other
+ * registered kind it can claim (src/apply/import.ts), and `.edgesync-owner` with the
  * owner they were imported for (so `plan`, `apply`, `run` and CI read the one owner from where
  * the manifests are). Secrets the API echoes are written as
  * `{ env: NAME }` references, never as values; the variables to set are listed on stderr.
@@ -27,7 +28,8 @@ import { clientBudget, parseCommandArgs, rateLimitFlag } from '../flags.js';
 import { chosenOwner, OWNER_FILE, ownerOrDefault } from '../owner.js';
 import { writeFileSet } from '../write-set.js';
 
-export const summary = 'write manifests for the live edges, cloud endpoints and bot users';
+export const summary =
+  'write manifests for the live edges, cloud endpoints, bot users and every other managed kind';
 
 /** The schema copy `import` writes beside the manifests when the package's is out of reach. */
 const SCHEMA_FILE = 'edgesync.schema.json';
@@ -35,8 +37,9 @@ const SCHEMA_FILE = 'edgesync.schema.json';
 export const USAGE = commandUsage('import', {
   synopsis: 'import [options]',
   about: `
-Writes one manifest file per live edge and cloud endpoint owned by OWNER and per bot user, in
-the manifest format (agent endpoints are never imported), and ${OWNER_FILE} holding OWNER, which
+Writes one manifest file per live edge and cloud endpoint owned by OWNER, per bot user, and per
+resource of every other kind that OWNER's mark or its key claims, in the manifest format (agent
+endpoints are never imported), and ${OWNER_FILE} holding OWNER, which
 plan, apply and run then read from the directory. Secrets are written as { env: NAME }
 references; the variables to set are printed.
 `,

@@ -11,7 +11,13 @@
  * The engine runs it (src/engine/release.ts), through the same executor as every apply.
  */
 import path from 'node:path';
-import { parseReleaseTarget, type ReleaseTarget, runRelease } from '../../engine/index.js';
+import {
+  parseReleaseTarget,
+  RELEASE_MANIFEST_KINDS,
+  RELEASE_PLAN_KINDS,
+  type ReleaseTarget,
+  runRelease,
+} from '../../engine/index.js';
 import { UsageError } from '../../errors.js';
 import { escapeControl } from '../../escape.js';
 import { createAccountClient, requireApiConfig } from '../client.js';
@@ -28,11 +34,11 @@ export const summary =
 export const USAGE = commandUsage('release', {
   synopsis: 'release KIND/NAME... [options]',
   about: `
-Stops managing the named edges without deleting them: removes the edgesync/ keys (owner, name,
-protect) from each edge's live metadata, one PATCH per edge, and keeps every other label. A
-later plan without their manifests deletes nothing. KIND is TLSEdge, HTTPSEdge or CloudEndpoint
-(or tls_edge, https_edge, cloud_endpoint); NAME is the manifest name. Nothing is written unless every target is an edge this
-owner manages.
+Stops managing the named resources without deleting them: removes the edgesync/ keys (owner,
+name, protect) from each one's live metadata, one PATCH each, and keeps every other label. A
+later plan without their manifests deletes nothing. KIND is ${RELEASE_MANIFEST_KINDS.join(', ')}
+(or ${RELEASE_PLAN_KINDS.join(', ')}); NAME is the manifest name. Nothing is written unless
+every target is one this owner manages.
 `,
   footer: `
 exit codes: 0 released, 1 unknown target or failed PATCH (see the messages), 64 usage error

@@ -13,6 +13,8 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../../errors.js';
 import { escapeControl } from '../../escape.js';
+import { GENERIC_KINDS, type KindDefinition } from '../../kinds/index.js';
+import type { ResourceCounts } from '../../manifest/build.js';
 import {
   DIAGNOSTICS_FORMAT_VERSION,
   diagnosticToJson,
@@ -84,7 +86,7 @@ export async function run(ctx: CliContext): Promise<number> {
       : `; ${plural(result.deferred.length, 'reference')} left for later (its value is checked by ${LATER.join(', ')})`;
   if (result.ok) {
     ctx.stderr.write(
-      `${plural(c.documents, 'manifest')} valid (${plural(c.tls_edges, 'TLS edge')}, ${plural(c.https_edges, 'HTTPS edge')} with ${plural(c.routes, 'route')}, ${plural(c.bot_users, 'bot user')}${c.cloud_endpoints > 0 ? `, ${plural(c.cloud_endpoints, 'cloud endpoint')}` : ''}) in ${plural(c.files, 'file')}${later}\n`,
+      `${plural(c.documents, 'manifest')} valid (${plural(c.tls_edges, 'TLS edge')}, ${plural(c.https_edges, 'HTTPS edge')} with ${plural(c.routes, 'route')}, ${plural(c.bot_users, 'bot user')}${c.cloud_endpoints > 0 ? `, ${plural(c.cloud_endpoints, 'cloud endpoint')}` : ''}${otherKindCounts(c)}) in ${plural(c.files, 'file')}${later}\n`,
     );
     return ExitCode.ok;
   }
@@ -95,6 +97,22 @@ export async function run(ctx: CliContext): Promise<number> {
 
 /** Where the values of references left for later are checked. */
 const LATER = ['plan', 'apply', 'run'] as const;
+
+/**
+ * `, 2 reserved domains, 1 vault`: the count of every other kind declared (a kind planned
+ * generically, counted by its plural), in the registry's order; nothing for a kind not declared.
+ */
+export function otherKindCounts(
+  counts: ResourceCounts,
+  kinds: readonly KindDefinition[] = GENERIC_KINDS,
+): string {
+  let out = '';
+  for (const kind of kinds) {
+    const n = counts[kind.plural] ?? 0;
+    if (n > 0) out += `, ${n} ${(n === 1 ? kind.kind : kind.plural).replaceAll('_', ' ')}`;
+  }
+  return out;
+}
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 

@@ -33,6 +33,7 @@ describe('generated docs', () => {
       'docs/reference/cli-flags.md',
       'docs/reference/manifest-fields.md',
       'README.md',
+      'docs/reference/manifests.md',
     ]);
     for (const file of files) {
       const generated = await readFile(path.join(out, file), 'utf8');

@@ -26,7 +26,7 @@ describe('help texts name cloud endpoints', () => {
   it('import writes edges, cloud endpoints and bot users, and --owner picks both kinds', () => {
     expect(importCommand.summary).toContain('cloud endpoints');
     expect(importCommand.USAGE.replace(/\s+/g, ' ')).toContain(
-      'per live edge and cloud endpoint owned by OWNER and per bot user',
+      'per live edge and cloud endpoint owned by OWNER, per bot user, and per resource of every other kind',
     );
     expect(flagHelp(importCommand.USAGE, '--owner')).toContain('edges and cloud endpoints');
   });
