@@ -1,0 +1,93 @@
+/**
+ * The run-time values of the service's CEL object types that the engine cannot build from a
+ * plain object where it reads one: the types that are both a string and the parent of fields
+ * (`req.url`, `conn.client_ip`), and the types of list elements (`svc.JwtToken`,
+ * `svc.ReqCookie`), which the engine does not convert. Shared by the environment that declares
+ * them (./cel.ts) and the evaluator that builds them (src/policy-eval/). Pure.
+ */
+
+/** A value of one of those object types: its fields. One subclass per type (`celObject`). */
+export class CelObject extends Map<string, unknown> {
+  constructor(fields: Readonly<Record<string, unknown>> = {}) {
+    super(Object.entries(fields));
+  }
+}
+
+/** A value of an object type that is not also a string (`svc.JwtToken`). */
+export function celObject(type: string, fields: Readonly<Record<string, unknown>>): CelObject {
+  return new (objectClass(type))(fields);
+}
+
+type ObjectClass = new (fields?: Readonly<Record<string, unknown>>) => CelObject;
+const objectClasses = new Map<string, ObjectClass>();
+
+/** The class of `type`'s values (the engine tells object types apart by constructor). */
+export function objectClass(type: string): ObjectClass {
+  let ctor = objectClasses.get(type);
+  if (ctor === undefined) {
+    ctor = class extends CelObject {};
+    objectClasses.set(type, ctor);
+  }
+  return ctor;
+}
+
+/** A plain object given where a value of `ctor`'s type is read, as one. */
+export function objectFrom(ctor: ObjectClass, v: unknown): CelObject | undefined {
+  if (v instanceof ctor) return v;
+  if (typeof v !== 'object' || v === null) return undefined;
+  return new ctor((v instanceof Map ? Object.fromEntries(v) : v) as Record<string, unknown>);
+}
+
+/**
+ * A value of a type documented both as a string and as the parent of fields (`req.url`,
+ * `conn.client_ip`), as an evaluator hands it to the implementation: its fields, and its string
+ * form (`text`, also `toString()`), on which the string overloads run. One subclass per type
+ * (`celStringLike`): the implementation tells object types apart by their constructor.
+ */
+export class CelStringLike extends CelObject {
+  constructor(
+    readonly text: string,
+    fields: Readonly<Record<string, unknown>> = {},
+  ) {
+    super(fields);
+  }
+
+  override toString(): string {
+    return this.text;
+  }
+}
+
+export type StringLikeClass = new (
+  text: string,
+  fields?: Readonly<Record<string, unknown>>,
+) => CelStringLike;
+const stringLikeClasses = new Map<string, StringLikeClass>();
+
+export function stringLikeClass(type: string): StringLikeClass {
+  let ctor = stringLikeClasses.get(type);
+  if (ctor === undefined) {
+    ctor = class extends CelStringLike {};
+    stringLikeClasses.set(type, ctor);
+  }
+  return ctor;
+}
+
+/** A plain object given where a string-like value is read: its fields, `raw` as its string form. */
+export function stringLikeFrom(ctor: StringLikeClass, v: unknown): CelStringLike | undefined {
+  if (v instanceof ctor) return v;
+  if (typeof v !== 'object' || v === null) return undefined;
+  const fields = (v instanceof Map ? Object.fromEntries(v) : v) as Record<string, unknown>;
+  return new ctor(typeof fields.raw === 'string' ? fields.raw : '', fields);
+}
+
+/**
+ * The value, for an evaluation, of `type` (`svc.Url`, `svc.Ip`, one of the types documented both
+ * as a string and as the parent of fields): `text` with `fields`.
+ */
+export function celStringLike(
+  type: string,
+  text: string,
+  fields: Readonly<Record<string, unknown>> = {},
+): CelStringLike {
+  return new (stringLikeClass(type))(text, fields);
+}
