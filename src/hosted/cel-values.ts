@@ -6,6 +6,9 @@
  * them (./cel.ts) and the evaluator that builds them (src/policy-eval/). Pure.
  */
 
+/** How a function runs, by its signature (its implementation for an evaluator). */
+export type CelImplementations = Readonly<Record<string, (...args: never[]) => unknown>>;
+
 /** A value of one of those object types: its fields. One subclass per type (`celObject`). */
 export class CelObject extends Map<string, unknown> {
   constructor(fields: Readonly<Record<string, unknown>> = {}) {

@@ -15,7 +15,15 @@
 import { Environment, type ParseResult } from '@marcbachmann/cel-js';
 import { EdgesyncError } from '../errors.js';
 import { CEL_RUNTIME, CEL_STRING_BUILTINS } from '../policy-eval/functions.js';
-import { objectClass, objectFrom, stringLikeClass, stringLikeFrom } from './cel-values.js';
+import {
+  type CelImplementations,
+  objectClass,
+  objectFrom,
+  stringLikeClass,
+  stringLikeFrom,
+} from './cel-values.js';
+
+export type { CelImplementations } from './cel-values.js';
 
 /**
  * Bounds checked on the text before any parser sees it: a parser's work on a pathological
@@ -453,9 +461,6 @@ export const CEL_FUNCTIONS: readonly string[] = [
 
 // ---------------------------------------------------------------------------------------------
 // The environment
-
-/** How a function runs, by its signature; the checking environment needs none. */
-export type CelImplementations = Readonly<Record<string, (...args: never[]) => unknown>>;
 
 const NAMESPACE_SUFFIX = '.namespace';
 

@@ -444,17 +444,37 @@ export function phaseRules(
 
 /**
  * What the service does with `request` on an endpoint at `endpointUrl` with `policy` (the
- * document: phases to rules), the outside world as `given` says. `fired` hears of each rule
- * whose guard held (its actions then run) or failed (the request then ends in an error); a rule
- * it does not hear of changed nothing.
+ * document: phases to rules), the outside world as `given` says.
  */
 export function evaluatePolicy(
   policy: Json,
   endpointUrl: string,
   request: PolicyRequest,
   given: PolicyGiven = {},
-  fired?: (key: string, rule: number) => void,
 ): Evaluation {
+  return evaluateWatched(policy, endpointUrl, request, given) as Evaluation;
+}
+
+/** What a caller of `evaluateWatched` hears of, and when it no longer needs the outcome. */
+export interface Watch {
+  /**
+   * Each rule whose guard held (its actions then run) or failed (the request then ends in an
+   * error); a rule not heard of changed nothing.
+   */
+  readonly fired: (key: string, rule: number) => void;
+  /** Before each rule (`phase`: its index in `phaseRules`): true ends the run, undefined. */
+  readonly stop: (phase: number, rule: number) => boolean;
+}
+
+/** `evaluatePolicy`, watched: undefined when `watch.stop` ended it before an outcome. */
+export function evaluateWatched(
+  policy: Json,
+  endpointUrl: string,
+  request: PolicyRequest,
+  given: PolicyGiven = {},
+  watch?: Watch,
+): Evaluation | undefined {
+  const fired = watch?.fired;
   const http = /^https?:/.test(endpointUrl);
   const target = requestTarget(request.url);
   const vars: Record<string, unknown> = {};
@@ -491,12 +511,13 @@ export function evaluatePolicy(
     url: run.url,
   });
   return withRequest(scope, () => {
-    for (const { phase, key, rules } of phaseRules(policy)) {
+    for (const [p, { phase, key, rules }] of phaseRules(policy).entries()) {
       if (key === undefined || (!http && phase !== 'on_tcp_connect')) continue;
       // Variables are scoped to the phase that set them.
       for (const name of Object.keys(vars)) delete vars[name];
       const state = Object.assign(run, { policyPhase: phase }) as Run;
       for (const [r, rule] of (rules as readonly Rule[]).entries()) {
+        if (watch?.stop(p, r) === true) return undefined;
         const name = typeof rule.name === 'string' ? rule.name : undefined;
         const at = (action: number, type: string): RuleRef => ({
           phase: key,

@@ -9,8 +9,7 @@
  * evaluation is synchronous, so `withRequest` sets it for exactly one run. Pure.
  */
 import { RE2JS } from 're2js';
-import type { CelImplementations } from '../hosted/cel.js';
-import { CelStringLike, celObject } from '../hosted/cel-values.js';
+import { type CelImplementations, CelStringLike, celObject } from '../hosted/cel-values.js';
 import { inCidr, parseCidr, parseIp } from './ip.js';
 
 /** What the functions read: the request's headers, query and the secrets the case gives. */
