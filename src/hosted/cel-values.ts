@@ -9,10 +9,63 @@
 /** How a function runs, by its signature (its implementation for an evaluator). */
 export type CelImplementations = Readonly<Record<string, (...args: never[]) => unknown>>;
 
-/** A value of one of those object types: its fields. One subclass per type (`celObject`). */
+/**
+ * A value of one of those object types: its fields, read in place (the engine reads it as a
+ * `Map`; an evaluation builds several per request and reads a field or two of each, so no map is
+ * filled unless it is walked whole). One subclass per type (`celObject`). Never changed.
+ */
 export class CelObject extends Map<string, unknown> {
+  readonly #fields: Readonly<Record<string, unknown>>;
+  #filled = false;
+
   constructor(fields: Readonly<Record<string, unknown>> = {}) {
-    super(Object.entries(fields));
+    super();
+    this.#fields = fields;
+  }
+
+  override get(key: string): unknown {
+    return Object.hasOwn(this.#fields, key) ? this.#fields[key] : undefined;
+  }
+
+  override has(key: string): boolean {
+    return Object.hasOwn(this.#fields, key);
+  }
+
+  override get size(): number {
+    this.#fill();
+    return super.size;
+  }
+
+  override entries(): MapIterator<[string, unknown]> {
+    this.#fill();
+    return super.entries();
+  }
+
+  override keys(): MapIterator<string> {
+    this.#fill();
+    return super.keys();
+  }
+
+  override values(): MapIterator<unknown> {
+    this.#fill();
+    return super.values();
+  }
+
+  override forEach(fn: (value: unknown, key: string, map: Map<string, unknown>) => void): void {
+    this.#fill();
+    super.forEach(fn);
+  }
+
+  override [Symbol.iterator](): MapIterator<[string, unknown]> {
+    this.#fill();
+    return super[Symbol.iterator]();
+  }
+
+  /** The map's entries set from the fields, the first time it is walked. */
+  #fill(): void {
+    if (this.#filled) return;
+    this.#filled = true;
+    for (const [key, value] of Object.entries(this.#fields)) super.set(key, value);
   }
 }
 
