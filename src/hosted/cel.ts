@@ -12,9 +12,19 @@
  * also take every string overload of the environment, derived from the environment's own list,
  * so `req.url.startsWith('https')` and `req.url.pathh` are both judged.
  */
-import type { Environment } from '@marcbachmann/cel-js';
+import type { Environment, ParseResult } from '@marcbachmann/cel-js';
 import { EdgesyncError } from '../errors.js';
+import { CEL_RUNTIME, CEL_STRING_BUILTINS } from '../policy-eval/functions.js';
 import { celJs } from './cel-libraries.js';
+import {
+  type CelImplementations,
+  objectClass,
+  objectFrom,
+  stringLikeClass,
+  stringLikeFrom,
+} from './cel-values.js';
+
+export type { CelImplementations } from './cel-values.js';
 
 /**
  * Bounds checked on the text before any parser sees it: a parser's work on a pathological
@@ -453,9 +463,6 @@ export const CEL_FUNCTIONS: readonly string[] = [
 // ---------------------------------------------------------------------------------------------
 // The environment
 
-/** How a function runs, by its signature; the checking environment needs none. */
-export type CelImplementations = Readonly<Record<string, (...args: never[]) => unknown>>;
-
 const NAMESPACE_SUFFIX = '.namespace';
 
 /**
@@ -485,8 +492,16 @@ export function createCelEnvironment(implementations: CelImplementations = {}): 
     for (const [key, field] of Object.entries(decl.fields)) {
       fields[key] = typeof field === 'string' ? field : declare(field, typeName(`${name}.${key}`));
     }
-    env.registerType(name, { fields });
-    if (decl.stringLike) stringLikeTypes.push(name);
+    if (decl.stringLike) {
+      // Run as values of a class of ours, so that their string form is at hand.
+      const ctor = stringLikeClass(name);
+      env.registerType(name, { ctor, fields, convert: (v: unknown) => stringLikeFrom(ctor, v) });
+      stringLikeTypes.push(name);
+    } else if (Object.hasOwn(LISTED, name)) {
+      // Read as list elements, which the engine does not convert from plain objects.
+      const ctor = objectClass(name);
+      env.registerType(name, { ctor, fields, convert: (v: unknown) => objectFrom(ctor, v) });
+    } else env.registerType(name, { fields });
     return name;
   };
   for (const [name, decl] of Object.entries(LISTED)) declare(decl, name);
@@ -512,10 +527,19 @@ export function createCelEnvironment(implementations: CelImplementations = {}): 
       const type = typeName(`svc.${receiver}${NAMESPACE_SUFFIX}`);
       if (!namespaces.has(receiver)) {
         namespaces.add(receiver);
-        env.registerType(type, { fields: {} });
-        env.registerVariable(receiver, type);
+        // A constant of a class of its own (its type is told by its constructor), so that an
+        // evaluation needs no value for it.
+        const ctor = class {};
+        env.registerType(type, { ctor, fields: {} });
+        env.registerConstant(receiver, type, new ctor());
       }
       declaredSignature = `${type}${signature.slice(receiver.length)}`;
+      // The namespace is the receiver; the implementation takes the arguments only.
+      const run = implementation(signature) as (...args: unknown[]) => unknown;
+      env.registerFunction(declaredSignature, (_namespace: unknown, ...args: unknown[]) =>
+        run(...args),
+      );
+      continue;
     }
     env.registerFunction(declaredSignature, implementation(signature));
   }
@@ -675,10 +699,12 @@ function compareStrings(op: string, a: string, b: string): boolean | string {
 let checking: Environment | undefined;
 /**
  * The environment for checking, built once (about 100 ms) and never changed. A server builds it
- * as it starts, so that no client's first policy pays for it.
+ * as it starts, so that no client's first policy pays for it. It carries the policy evaluator's
+ * implementations (src/policy-eval/functions.ts): an expression parsed and checked here is the
+ * one the evaluator runs (`checkedCel`), never parsed twice.
  */
 export function celCheckingEnvironment(): Environment {
-  checking ??= createCelEnvironment();
+  checking ??= createCelEnvironment({ ...CEL_STRING_BUILTINS, ...CEL_RUNTIME });
   return checking;
 }
 
@@ -719,23 +745,65 @@ export function checkCel(
   expect: 'bool' | 'any' = 'any',
   scope: CelScope = 'policy',
 ): CelIssue[] {
-  const bound = celBoundIssue(text);
-  if (bound !== undefined) return [bound];
-  let result: ReturnType<Environment['check']>;
-  try {
-    result = scopeEnvironment(scope).check(text);
-  } catch (err) {
-    return [{ offset: 0, message: firstLine(err) }];
-  }
-  if (!result.valid) {
-    const node = (result.error as { node?: { pos?: unknown } } | undefined)?.node;
-    const offset = typeof node?.pos === 'number' ? node.pos : 0;
-    return [{ offset: Math.min(offset, text.length), message: firstLine(result.error) }];
-  }
-  if (expect === 'bool' && result.type !== 'bool' && result.type !== 'dyn') {
-    return [{ offset: 0, message: `the expression is a ${result.type}, not a bool` }];
+  const checked = checkedCel(text, scope);
+  if ('issue' in checked) return [checked.issue];
+  if (expect === 'bool' && checked.type !== 'bool' && checked.type !== 'dyn') {
+    return [{ offset: 0, message: `the expression is a ${checked.type}, not a bool` }];
   }
   return [];
+}
+
+/** An expression parsed and checked: what runs it (on a context of its variables) and its type. */
+export type CheckedCel =
+  | { readonly program: ParseResult; readonly type: string }
+  | { readonly issue: CelIssue };
+
+/**
+ * Checked expressions kept by scope and text, oldest dropped first past `CHECKED_KEPT`: parsing
+ * and checking are most of what an expression costs (a fraction of a millisecond each), and the
+ * same expressions are checked by validation, then run by the evaluator and read by the impact
+ * preview's probes, plan after plan in a long-running process.
+ */
+const checkedByScope: Record<CelScope, Map<string, CheckedCel>> = {
+  policy: new Map(),
+  retry_condition: new Map(),
+};
+const CHECKED_KEPT = 8_192;
+
+/**
+ * `text` parsed and checked once in `scope`'s environment, or its first issue (a bound
+ * exceeded, checked before any parsing; a syntax error; a type error). The program runs with the
+ * evaluator's implementations of the service's functions.
+ */
+export function checkedCel(text: string, scope: CelScope = 'policy'): CheckedCel {
+  const kept = checkedByScope[scope];
+  let checked = kept.get(text);
+  if (checked === undefined) {
+    checked = parseAndCheck(text, scope);
+    if (kept.size >= CHECKED_KEPT) kept.delete(kept.keys().next().value as string);
+    kept.set(text, checked);
+  }
+  return checked;
+}
+
+function parseAndCheck(text: string, scope: CelScope): CheckedCel {
+  const bound = celBoundIssue(text);
+  if (bound !== undefined) return { issue: bound };
+  const located = (error: unknown): CheckedCel => {
+    const node = (error as { node?: { pos?: unknown } } | undefined)?.node;
+    const offset = typeof node?.pos === 'number' ? node.pos : 0;
+    return { issue: { offset: Math.min(offset, text.length), message: firstLine(error) } };
+  };
+  let program: ParseResult;
+  let result: ReturnType<ParseResult['check']>;
+  try {
+    program = scopeEnvironment(scope).parse(text);
+    result = program.check();
+  } catch (err) {
+    return located(err);
+  }
+  if (!result.valid) return located(result.error);
+  return { program, type: result.type ?? 'dyn' };
 }
 
 /** The message without the implementation's code frame (which would quote the whole text). */
@@ -808,12 +876,9 @@ export function interpolatesIdentifier(text: string, name: string): boolean {
   const found = interpolations(text);
   if ('unterminated' in found) return false;
   return found.exprs.some(({ expr }) => {
-    let stack: unknown[];
-    try {
-      stack = [celJs().parse(expr).ast];
-    } catch {
-      return false;
-    }
+    const checked = checkedCel(expr);
+    if ('issue' in checked) return false;
+    let stack: unknown[] = [checked.program.ast];
     while (stack.length > 0) {
       const node = stack.pop();
       if (Array.isArray(node)) stack = stack.concat(node);

@@ -10,15 +10,10 @@
  * preview and the migration's checks. Pure: no clock (`time.now` is given or absent).
  */
 import { RE2JS } from 're2js';
+import { celObject, celStringLike } from '../hosted/cel-values.js';
 import { DEFAULT_CLIENT_IP, type PolicyGiven } from '../manifest/policy/tests.js';
-import {
-  celInput,
-  celValue,
-  evalCel,
-  type FunctionScope,
-  interpolate,
-  withRequest,
-} from './cel.js';
+import { evalCel, interpolate } from './cel.js';
+import { celInput, type FunctionScope, withRequest } from './functions.js';
 import { inCidr, parseCidr, parseIp } from './ip.js';
 
 /** A request as the evaluator sees it. */
@@ -236,7 +231,10 @@ export const ACTION_BEHAVIOUR: Readonly<Record<string, Behaviour>> = {
     const jwt = run.given.jwt;
     const verified = jwt?.valid === true;
     run.svc.jwt_validation = {
-      tokens: jwt === undefined ? [] : [{ payload: celInput(jwt.claims), verified }],
+      tokens:
+        jwt === undefined
+          ? []
+          : [celObject('svc.JwtToken', { payload: celInput(jwt.claims), verified })],
       error: { code: '', message: '' },
     };
     return verified ? undefined : refuse('jwt-validation', 401, run);
@@ -340,7 +338,7 @@ export function requestTarget(text: string): { path: string; query: string; href
 }
 
 /**
- * The `endpoint` variable, a CEL value, kept for the last endpoint asked about: the evaluations
+ * The `endpoint` variable, kept for the last endpoint asked about: the evaluations
  * of a test file or of a preview are of one endpoint, and parsing its URL each time is wasted.
  */
 let lastEndpoint: { readonly url: string; readonly value: unknown } | undefined;
@@ -351,13 +349,13 @@ function endpointVar(endpointUrl: string): unknown {
   const protocol = endpoint.protocol.slice(0, -1);
   const endpointPort =
     endpoint.port !== '' ? Number(endpoint.port) : protocol === 'http' ? 80 : 443;
-  const value = celValue({
+  const value = {
     url: endpointUrl,
     host: endpoint.hostname,
     port: BigInt(endpointPort),
     protocol,
     addr: `${endpoint.hostname}:${endpointPort}`,
-  });
+  };
   lastEndpoint = { url: endpointUrl, value };
   return value;
 }
@@ -370,13 +368,14 @@ function requestVars(
   const url = new URL(request.url);
   const headers = request.headers ?? {};
   const port = url.port === '' ? undefined : BigInt(url.port);
-  const cookies: Record<string, { name: string; value: string }[]> = {};
+  const cookies: Record<string, unknown[]> = {};
   for (const line of headers.cookie ?? []) {
     for (const part of line.split(';')) {
       const eq = part.indexOf('=');
       if (eq < 0) continue;
       const name = part.slice(0, eq).trim();
-      cookies[name] = [...(cookies[name] ?? []), { name, value: part.slice(eq + 1).trim() }];
+      const cookie = celObject('svc.ReqCookie', { name, value: part.slice(eq + 1).trim() });
+      cookies[name] = [...(cookies[name] ?? []), cookie];
     }
   }
   const req: Record<string, unknown> = {
@@ -385,9 +384,9 @@ function requestVars(
     version: 'HTTP/1.1',
     headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [...v]])),
     cookies,
-    user_agent: headers['user-agent']?.[0] ?? '',
-    content_type: headers['content-type']?.[0] ?? '',
-    url: {
+    user_agent: celStringLike('svc.UserAgent', headers['user-agent']?.[0] ?? ''),
+    content_type: contentType(headers['content-type']?.[0] ?? ''),
+    url: celStringLike('svc.Url', target.href, {
       scheme: url.protocol.slice(0, -1),
       host: url.hostname,
       ...(port === undefined ? {} : { port }),
@@ -399,14 +398,35 @@ function requestVars(
       authority: url.host,
       raw: target.href,
       user_password: url.username === '' ? '' : `${url.username}:${url.password}`,
-    },
+    }),
   };
   const length = headers['content-length']?.[0];
   if (length !== undefined && /^\d+$/.test(length)) req.content_length = BigInt(length);
-  return {
-    req: celValue(req),
-    endpoint: endpointVar(endpointUrl),
+  return { req, endpoint: endpointVar(endpointUrl) };
+}
+
+/** `req.content_type`: the header, its parameters (`charset=utf-8`) read into a map. */
+function contentType(raw: string): unknown {
+  const parameters: Record<string, string> = {};
+  for (const part of raw.split(';').slice(1)) {
+    const eq = part.indexOf('=');
+    if (eq > 0) parameters[part.slice(0, eq).trim().toLowerCase()] = part.slice(eq + 1).trim();
+  }
+  return celStringLike('svc.ContentType', raw, { raw, parameters });
+}
+
+/** The `conn` variable: the client's address (a string with fields), TLS and the given facts. */
+function connVar(request: PolicyRequest, given: PolicyGiven): Record<string, unknown> {
+  const conn: Record<string, unknown> = {
+    client_ip: request.clientIp ?? DEFAULT_CLIENT_IP,
+    ...(request.tls === undefined ? {} : { tls: celInput(request.tls) }),
+    ...(celInput(given.conn ?? {}) as Record<string, unknown>),
   };
+  for (const key of ['client_ip', 'server_ip']) {
+    const ip = conn[key];
+    if (typeof ip === 'string') conn[key] = celStringLike('svc.Ip', ip);
+  }
+  return conn;
 }
 
 /**
@@ -424,28 +444,44 @@ export function phaseRules(
 
 /**
  * What the service does with `request` on an endpoint at `endpointUrl` with `policy` (the
- * document: phases to rules), the outside world as `given` says. `fired` hears of each rule
- * whose guard held (its actions then run) or failed (the request then ends in an error); a rule
- * it does not hear of changed nothing.
+ * document: phases to rules), the outside world as `given` says.
  */
 export function evaluatePolicy(
   policy: Json,
   endpointUrl: string,
   request: PolicyRequest,
   given: PolicyGiven = {},
-  fired?: (key: string, rule: number) => void,
 ): Evaluation {
+  return evaluateWatched(policy, endpointUrl, request, given) as Evaluation;
+}
+
+/** What a caller of `evaluateWatched` hears of, and when it no longer needs the outcome. */
+export interface Watch {
+  /**
+   * Each rule whose guard held (its actions then run) or failed (the request then ends in an
+   * error); a rule not heard of changed nothing.
+   */
+  readonly fired: (key: string, rule: number) => void;
+  /** Before each rule (`phase`: its index in `phaseRules`): true ends the run, undefined. */
+  readonly stop: (phase: number, rule: number) => boolean;
+}
+
+/** `evaluatePolicy`, watched: undefined when `watch.stop` ended it before an outcome. */
+export function evaluateWatched(
+  policy: Json,
+  endpointUrl: string,
+  request: PolicyRequest,
+  given: PolicyGiven = {},
+  watch?: Watch,
+): Evaluation | undefined {
+  const fired = watch?.fired;
   const http = /^https?:/.test(endpointUrl);
   const target = requestTarget(request.url);
   const vars: Record<string, unknown> = {};
   const svc: Record<string, unknown> = {};
   const activation: Record<string, unknown> = {
     ...(http ? requestVars(request, endpointUrl, target) : {}),
-    conn: {
-      client_ip: request.clientIp ?? DEFAULT_CLIENT_IP,
-      ...(request.tls === undefined ? {} : { tls: celInput(request.tls) }),
-      ...(celInput(given.conn ?? {}) as Record<string, unknown>),
-    },
+    conn: connVar(request, given),
     vars,
     actions: { svc },
     ...(given.time === undefined ? {} : { time: { now: given.time } }),
@@ -475,12 +511,13 @@ export function evaluatePolicy(
     url: run.url,
   });
   return withRequest(scope, () => {
-    for (const { phase, key, rules } of phaseRules(policy)) {
+    for (const [p, { phase, key, rules }] of phaseRules(policy).entries()) {
       if (key === undefined || (!http && phase !== 'on_tcp_connect')) continue;
       // Variables are scoped to the phase that set them.
       for (const name of Object.keys(vars)) delete vars[name];
       const state = Object.assign(run, { policyPhase: phase }) as Run;
       for (const [r, rule] of (rules as readonly Rule[]).entries()) {
+        if (watch?.stop(p, r) === true) return undefined;
         const name = typeof rule.name === 'string' ? rule.name : undefined;
         const at = (action: number, type: string): RuleRef => ({
           phase: key,

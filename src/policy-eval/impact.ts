@@ -10,6 +10,7 @@ import { describeOutcome } from './cases.js';
 import {
   type Evaluation,
   evaluatePolicy,
+  evaluateWatched,
   headerLists,
   type PolicyRequest,
   phaseRules,
@@ -82,9 +83,10 @@ function describeRequest(request: PolicyRequest, given: PolicyGiven, name?: stri
  * or fails) goes through `larger` exactly as through `smaller`: a guard that does not hold
  * changes nothing, so the other rules see the same state.
  */
-function addedRules(smaller: Json, larger: Json): Set<string> | undefined {
+function addedRules(smaller: Json, larger: Json): Added | undefined {
   const small = phaseRules(smaller);
-  const added = new Set<string>();
+  const keys = new Set<string>();
+  let last: readonly [number, number] | undefined;
   for (const [i, { key, rules }] of phaseRules(larger).entries()) {
     const theirs = small[i]?.rules;
     if (!Array.isArray(rules) || !Array.isArray(theirs)) return undefined;
@@ -92,25 +94,36 @@ function addedRules(smaller: Json, larger: Json): Set<string> | undefined {
     let matched = 0;
     for (const [r, rule] of rules.entries()) {
       if (matched < texts.length && JSON.stringify(rule) === texts[matched]) matched += 1;
-      else added.add(`${key}/${r}`);
+      else {
+        keys.add(`${key}/${r}`);
+        last = [i, r];
+      }
     }
     if (matched < texts.length) return undefined;
   }
-  return added;
+  return { keys, last };
+}
+
+/** The rules one policy adds to the other (`key/index`), and the last of them (phase, rule). */
+interface Added {
+  readonly keys: Set<string>;
+  readonly last: readonly [number, number] | undefined;
 }
 
 /**
- * `request` through both policies. When one only adds rules to the other, the smaller one is
- * evaluated only if an added rule fired: otherwise its evaluation is the larger one's.
+ * `request` through both policies, or undefined when they decide it alike. When one only adds
+ * rules to the other, the larger one is evaluated, and the smaller one only if an added rule
+ * fired: otherwise its evaluation is the larger one's, and the larger one's run stops as soon as
+ * it is past the last added rule (what follows decides alike for both).
  */
 function evaluateBoth(
   before: Json,
   after: Json,
-  extends_: { readonly larger: 'before' | 'after'; readonly added: Set<string> } | undefined,
+  extends_: { readonly larger: 'before' | 'after'; readonly added: Added } | undefined,
   endpointUrl: string,
   request: PolicyRequest,
   given: PolicyGiven,
-): [Evaluation, Evaluation] {
+): [Evaluation, Evaluation] | undefined {
   if (extends_ === undefined) {
     return [
       evaluatePolicy(before, endpointUrl, request, given),
@@ -118,12 +131,21 @@ function evaluateBoth(
     ];
   }
   const [larger, smaller] = extends_.larger === 'before' ? [before, after] : [after, before];
+  const { keys, last } = extends_.added;
   let addedFired = false;
-  const big = evaluatePolicy(larger, endpointUrl, request, given, (key, rule) => {
-    if (extends_.added.has(`${key}/${rule}`)) addedFired = true;
+  const big = evaluateWatched(larger, endpointUrl, request, given, {
+    fired: (key, rule) => {
+      if (keys.has(`${key}/${rule}`)) addedFired = true;
+    },
+    stop: (phase, rule) =>
+      !addedFired &&
+      (last === undefined || phase > last[0] || (phase === last[0] && rule > last[1])),
   });
-  const small = addedFired ? evaluatePolicy(smaller, endpointUrl, request, given) : big;
-  return extends_.larger === 'before' ? [big, small] : [small, big];
+  if (!addedFired) return undefined;
+  const small = evaluatePolicy(smaller, endpointUrl, request, given);
+  // An added rule fired, so the run was not stopped.
+  const decided = big as Evaluation;
+  return extends_.larger === 'before' ? [decided, small] : [small, decided];
 }
 
 /**
@@ -164,7 +186,9 @@ export function policyImpact(
         ? { larger: 'after' as const, added }
         : undefined;
   for (const { request, given, name } of requests) {
-    const [old, now] = evaluateBoth(before, after, extends_, endpointUrl, request, given);
+    const both = evaluateBoth(before, after, extends_, endpointUrl, request, given);
+    if (both === undefined) continue;
+    const [old, now] = both;
     const was = shown(old);
     const is = shown(now);
     if (was === is) continue;

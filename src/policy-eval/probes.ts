@@ -7,8 +7,8 @@
  * paths. Deterministic and bounded (`MAX_PROBES`). Pure.
  */
 
+import { checkedCel } from '../hosted/cel.js';
 import type { PolicyGiven } from '../manifest/policy/tests.js';
-import { parseCel } from './cel.js';
 import type { PolicyRequest } from './evaluate.js';
 import { cidrEdges, parseCidr, parseIp } from './ip.js';
 
@@ -35,32 +35,35 @@ interface Facts {
   auth: boolean;
 }
 
-type Node = {
-  readonly exprKind?: { readonly case?: string; readonly value?: unknown };
-};
+/** A node of the engine's syntax tree, as far as the probes read it. */
+interface Node {
+  readonly op: string;
+  readonly args: unknown;
+}
+
+const isNode = (value: unknown): value is Node =>
+  typeof value === 'object' && value !== null && 'op' in value && 'args' in value;
 
 function stringConst(node: unknown): string | undefined {
-  const kind = (node as Node | undefined)?.exprKind;
-  if (kind?.case !== 'constExpr') return undefined;
-  const c = (kind.value as { constantKind?: { case?: string; value?: unknown } }).constantKind;
-  return c?.case === 'stringValue' && typeof c.value === 'string' ? c.value : undefined;
+  return isNode(node) && node.op === 'value' && typeof node.args === 'string'
+    ? node.args
+    : undefined;
 }
 
 function selectField(node: unknown): string | undefined {
-  const kind = (node as Node | undefined)?.exprKind;
-  return kind?.case === 'selectExpr' ? (kind.value as { field?: string }).field : undefined;
+  return isNode(node) && node.op === '.' ? (node.args as [unknown, string])[1] : undefined;
 }
 
 /** Every node of a parsed expression, iteratively (the tree's depth is the input's). */
-function walk(root: unknown, visit: (node: Node) => void): void {
+function walk(root: Node, visit: (node: Node) => void): void {
   const stack: unknown[] = [root];
   while (stack.length > 0) {
-    const node = stack.pop();
-    if (typeof node !== 'object' || node === null) continue;
-    if ('exprKind' in node) visit(node as Node);
-    for (const [key, value] of Object.entries(node)) {
-      if (key === '$typeName') continue;
-      if (typeof value === 'object' && value !== null) stack.push(value);
+    const item = stack.pop();
+    if (Array.isArray(item)) {
+      for (const child of item) stack.push(child);
+    } else if (isNode(item)) {
+      visit(item);
+      if (item.op !== 'value' && Array.isArray(item.args)) stack.push(item.args);
     }
   }
 }
@@ -101,26 +104,26 @@ function namesOf(expression: string): Named {
   const known = namedBy.get(expression);
   if (known !== undefined) return known;
   const out: ['text' | 'header' | 'query', string][] = [];
-  const parsed = parseCel(expression);
+  const checked = checkedCel(expression);
   // An expression that does not parse names nothing: validation reports it.
-  if (!('error' in parsed)) {
-    walk(parsed.expr, (node) => {
-      const kind = node.exprKind;
-      if (kind?.case === 'constExpr') {
-        const text = stringConst(node);
-        if (text !== undefined) out.push(['text', text]);
+  if (!('issue' in checked)) {
+    walk(checked.program.ast, (node) => {
+      const text = stringConst(node);
+      if (text !== undefined) {
+        out.push(['text', text]);
         return;
       }
-      if (kind?.case !== 'callExpr') return;
-      const call = kind.value as { function?: string; args?: unknown[] };
-      const first = stringConst(call.args?.[0]);
-      if (call.function === 'getReqHeader' || call.function === 'hasReqHeader') {
+      if (node.op !== 'call' && node.op !== '[]') return;
+      const [fn, args] =
+        node.op === 'call' ? (node.args as [string, unknown[]]) : ['_[_]', node.args as unknown[]];
+      const first = stringConst(args[0]);
+      if (fn === 'getReqHeader' || fn === 'hasReqHeader') {
         if (first !== undefined) out.push(['header', first]);
-      } else if (call.function === 'getQueryParam' || call.function === 'hasQueryParam') {
+      } else if (fn === 'getQueryParam' || fn === 'hasQueryParam') {
         if (first !== undefined) out.push(['query', first]);
-      } else if (call.function === '_[_]') {
-        const key = stringConst(call.args?.[1]);
-        const on = selectField(call.args?.[0]);
+      } else if (fn === '_[_]') {
+        const key = stringConst(args[1]);
+        const on = selectField(args[0]);
         if (key !== undefined && on === 'headers') out.push(['header', key]);
         if (key !== undefined && on === 'query_params') out.push(['query', key]);
       }

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { PolicyGiven } from '../../../src/manifest/policy/tests.js';
 import { describeOutcome, describeRule } from '../../../src/policy-eval/cases.js';
-import { evaluatePolicy, type PolicyRequest } from '../../../src/policy-eval/evaluate.js';
+import {
+  evaluatePolicy,
+  evaluateWatched,
+  type PolicyRequest,
+} from '../../../src/policy-eval/evaluate.js';
 
 const ENDPOINT = 'https://app.example.com';
 
@@ -306,5 +310,89 @@ describe('the evaluator', () => {
     expect(
       run(policy, get(`${ENDPOINT}/v1/x`), { upstream_failed: ['https://v1.internal'] }).outcome,
     ).toBe('forwarded to https://fallback.internal');
+  });
+
+  // Each guard answers with a custom response of its own status, so the test reads which held.
+  const guard = (expression: string) => ({
+    on_http_request: [
+      {
+        expressions: [expression],
+        actions: [{ type: 'custom-response', config: { status_code: 201 } }],
+      },
+      { actions: [{ type: 'custom-response', config: { status_code: 404 } }] },
+    ],
+  });
+
+  it.each([
+    // Values documented both as a string and as the parent of fields are both.
+    ["req.url.startsWith('https://app.example.com/a') && req.url.path == '/a/b'", 'answered 201'],
+    ["req.url == 'https://app.example.com/a/b?c=d'", 'answered 201'],
+    ["conn.client_ip.isPrivateIp() && conn.client_ip == '10.1.2.3'", 'answered 201'],
+    ["inCidrRange(conn.client_ip, '10.0.0.0/8')", 'answered 201'],
+    [
+      "req.user_agent.contains('curl') && req.content_type.parameters['charset'] == 'utf-8'",
+      'answered 201',
+    ],
+    // Cookies are objects, in lists and from getReqCookie.
+    ["req.cookies['sid'][0].value == 'abc' && getReqCookie('sid').value == 'abc'", 'answered 201'],
+    // The service's own functions, namespaces included.
+    [
+      "base64.encode('hi') == 'aGk=' && 'Hi'.upper() == 'HI' && json.decode('[1]')[0] == 1",
+      'answered 201',
+    ],
+    [
+      "url.escape('a b') == 'a%20b' && 'ab'.reverse() == 'ba' && lists.range(3).size() == 3",
+      'answered 201',
+    ],
+    ["matches(req.url.path, '^/a/[a-z]$')", 'answered 201'],
+  ])('runs %s as the service does', (expression, outcome) => {
+    const request = get(`${ENDPOINT}/a/b?c=d`, {
+      clientIp: '10.1.2.3',
+      headers: {
+        cookie: ['sid=abc; theme=dark'],
+        'user-agent': ['curl/8.0'],
+        'content-type': ['text/plain; charset=utf-8'],
+      },
+    });
+    expect(run(guard(expression), request).outcome).toBe(outcome);
+  });
+
+  it('writes a value that is also a string as that string, and names a function it cannot run', () => {
+    const echo = {
+      on_http_request: [
+        {
+          actions: [
+            {
+              type: 'add-headers',
+              config: { headers: { 'x-url': cel('req.url'), 'x-ip': cel('conn.client_ip') } },
+            },
+            { type: 'forward-internal', config: { url: 'https://app.internal' } },
+          ],
+        },
+      ],
+    };
+    const r = run(echo, get(`${ENDPOINT}/p?q=1`, { clientIp: '192.0.2.7' }));
+    expect(r.e.headersAdded).toEqual({
+      'x-url': ['https://app.example.com/p?q=1'],
+      'x-ip': ['192.0.2.7'],
+    });
+    expect(run(guard("hash.sha256('x') == ''"), get(ENDPOINT)).outcome).toMatch(
+      /^error: .*hash\.sha256\(string\): string is declared for checking and not implemented here/,
+    );
+  });
+
+  it('stops a watched run where the watcher asks, hearing of the rules that fired before', () => {
+    const fired: string[] = [];
+    const watch = (stopAt: number) => ({
+      fired: (key: string, rule: number) => void fired.push(`${key}/${rule}`),
+      stop: (_phase: number, rule: number) => rule >= stopAt,
+    });
+    const request = get(`${ENDPOINT}/admin`, { clientIp: '10.1.2.3' });
+    expect(evaluateWatched(admin, ENDPOINT, request, {}, watch(1))).toBeUndefined();
+    expect(fired).toEqual(['on_http_request/0']);
+    expect(evaluateWatched(admin, ENDPOINT, request, {}, watch(3))?.outcome).toEqual({
+      kind: 'forward',
+      url: 'https://admin.internal',
+    });
   });
 });
