@@ -20,6 +20,7 @@ import { createIdGenerator, type IdGenerator } from './ids.js';
 import { AccountThrottle, HeldWrites, type ServerKnobs } from './knobs.js';
 import { Renderer } from './render.js';
 import { BODY_METHODS, type Method, parseQuery, resolve, splitPath } from './routes.js';
+import { SecretSealer } from './secret-seal.js';
 import type { Store } from './store.js';
 import {
   createAuthenticator,
@@ -58,6 +59,8 @@ export interface ServerDeps {
   readonly random?: () => number;
   readonly sleep?: (ms: number) => Promise<void>;
   readonly ids?: IdGenerator;
+  /** Seals secret values; default a key of this process (values then die with it). */
+  readonly sealer?: SecretSealer;
 }
 
 export interface EdgeServer {
@@ -304,7 +307,13 @@ export function createServer(deps: ServerDeps): EdgeServer {
     now,
     random: deps.random ?? Math.random,
     sleep: deps.sleep ?? ((ms: number) => delay(ms)),
-    handlers: createHandlers({ store: deps.store, render: renderer, ids, now }),
+    handlers: createHandlers({
+      store: deps.store,
+      render: renderer,
+      ids,
+      now,
+      sealer: deps.sealer ?? new SecretSealer(),
+    }),
     accountThrottle: new AccountThrottle(),
     held: new HeldWrites(),
     log: deps.logger,

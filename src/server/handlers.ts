@@ -1,20 +1,23 @@
 /**
  * The operations of the Edge API on one account's state: create, get, list, update and delete
- * of TLS edges, HTTPS edges, routes, bot users and cloud endpoints, and the module
+ * of TLS edges, HTTPS edges, routes, bot users, cloud endpoints, IP policies and their rules,
+ * vaults and their secrets, and the module
  * sub-resources. Each handler
  * validates, checks the combined state (hostports, route matches, one auth module), builds the
  * new immutable record and commits it; it renders the response before awaiting durability so
  * the answer shows exactly the state this request produced.
  *
- * One file per resource (tls-, https-, route-, bot-handlers.ts, endpoints/), what they share in
+ * One file per resource (tls-, https-, route-, bot-, ip-policy-, vault-handlers.ts, endpoints/), what they share in
  * handler-common.ts; this module joins them into the one table the route table points into.
  */
 import { botUserHandlers } from './bot-handlers.js';
 import { endpointHandlers } from './endpoints/handlers.js';
 import type { HandlerDeps } from './handler-common.js';
 import { httpsEdgeHandlers } from './https-handlers.js';
+import { ipPolicyHandlers } from './ip-policy-handlers.js';
 import { routeHandlers } from './route-handlers.js';
 import { tlsEdgeHandlers } from './tls-handlers.js';
+import { vaultHandlers } from './vault-handlers.js';
 
 export type { Call, HandlerDeps, Reply } from './handler-common.js';
 
@@ -25,6 +28,9 @@ export function createHandlers(deps: HandlerDeps) {
     ...routeHandlers(deps),
     ...botUserHandlers(deps),
     ...endpointHandlers(deps),
+    // IP policies and vaults
+    ...ipPolicyHandlers(deps),
+    ...vaultHandlers(deps),
   };
 }
 

@@ -11,6 +11,7 @@ import {
   ROUTE_MODULES,
   TLS_EDGE_MODULES,
 } from '../hosted/edge-api.js';
+import { ACCOUNT_ID_PREFIX } from './account-codes.js';
 import { ENDPOINT_ID_PREFIX } from './endpoints/codes.js';
 import { RequestError } from './errors.js';
 import type { Handlers } from './handlers.js';
@@ -130,6 +131,58 @@ export const SERVER_ROUTES: readonly ServerRoute[] = [
     prefixes: ROUTE,
     modules: RT_MODULES,
   },
+  // ---- IP policies and vaults ----
+  {
+    template: '/ip_policies',
+    table: { GET: 'listIpPolicies', POST: 'createIpPolicy' },
+    list: true,
+    filter: true,
+  },
+  {
+    template: '/ip_policies/{id}',
+    table: READ_WRITE('getIpPolicy', 'updateIpPolicy', 'deleteIpPolicy'),
+    prefixes: [ACCOUNT_ID_PREFIX.ipPolicy],
+  },
+  {
+    template: '/ip_policy_rules',
+    table: { GET: 'listIpPolicyRules', POST: 'createIpPolicyRule' },
+    list: true,
+    filter: true,
+  },
+  {
+    template: '/ip_policy_rules/{id}',
+    table: READ_WRITE('getIpPolicyRule', 'updateIpPolicyRule', 'deleteIpPolicyRule'),
+    prefixes: [ACCOUNT_ID_PREFIX.ipPolicyRule],
+  },
+  {
+    template: '/vaults',
+    table: { GET: 'listVaults', POST: 'createVault' },
+    list: true,
+    filter: true,
+  },
+  {
+    template: '/vaults/{id}',
+    table: READ_WRITE('getVault', 'updateVault', 'deleteVault'),
+    prefixes: [ACCOUNT_ID_PREFIX.vault],
+  },
+  {
+    template: '/vaults/{id}/secrets',
+    table: { GET: 'listVaultSecrets' },
+    prefixes: [ACCOUNT_ID_PREFIX.vault],
+    list: true,
+  },
+  {
+    template: '/vault_secrets',
+    table: { GET: 'listSecrets', POST: 'createVaultSecret' },
+    list: true,
+    filter: true,
+  },
+  {
+    template: '/vault_secrets/{id}',
+    table: READ_WRITE('getVaultSecret', 'updateVaultSecret', 'deleteVaultSecret'),
+    prefixes: [ACCOUNT_ID_PREFIX.secret],
+  },
+  // ---- end of IP policies and vaults ----
 ];
 
 const COMPILED = SERVER_ROUTES.map((route) => ({ route, segments: route.template.split('/') }));
@@ -238,8 +291,19 @@ export function listPrefix(resolved: Resolved): string {
   if (resolved.table.GET === 'listTlsEdges') return ID_PREFIX.tlsEdge;
   if (resolved.table.GET === 'listHttpsEdges') return ID_PREFIX.httpsEdge;
   if (resolved.table.GET === 'listEndpoints') return ENDPOINT_ID_PREFIX;
+  const account = ACCOUNT_LIST_PREFIXES[resolved.table.GET ?? ''];
+  if (account !== undefined) return account;
   return ID_PREFIX.botUser;
 }
+
+/** The IDs each list of IP policies and vaults pages by. */
+const ACCOUNT_LIST_PREFIXES: Readonly<Record<string, string>> = {
+  listIpPolicies: ACCOUNT_ID_PREFIX.ipPolicy,
+  listIpPolicyRules: ACCOUNT_ID_PREFIX.ipPolicyRule,
+  listVaults: ACCOUNT_ID_PREFIX.vault,
+  listVaultSecrets: ACCOUNT_ID_PREFIX.secret,
+  listSecrets: ACCOUNT_ID_PREFIX.secret,
+} satisfies Partial<Record<HandlerName, string>>;
 
 function invalid(message: string): RequestError {
   return new RequestError(400, ERROR_CODE.invalidValue, message);

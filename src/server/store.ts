@@ -1,6 +1,7 @@
 /**
  * The server's state: per account, the TLS edges, HTTPS edges (with their routes), bot users,
- * cloud (and seeded agent) endpoints and the hostport index, all in memory. Every change goes through `commit(mutation)`, which applies
+ * cloud (and seeded agent) endpoints, IP policies and their rules, vaults and their secrets, and
+ * the hostport index, all in memory. Every change goes through `commit(mutation)`, which applies
  * it synchronously (so the checks a handler made just before cannot be invalidated by another
  * request) and resolves once the change is durable (immediately without a journal). A change
  * the journal fails to make durable is undone (in reverse order, with every change applied
@@ -8,7 +9,17 @@
  * reader wait until what it saw is durable. Loading a persisted state replays the same
  * mutations through `apply`.
  */
-import type { BotUserRec, EndpointRec, HttpsEdgeRec, Mutation, TlsEdgeRec } from './model.js';
+import type {
+  BotUserRec,
+  EndpointRec,
+  HttpsEdgeRec,
+  IpPolicyRec,
+  IpRuleRec,
+  Mutation,
+  SecretRec,
+  TlsEdgeRec,
+  VaultRec,
+} from './model.js';
 
 /** Records of one kind, by ID and in ID (= creation) order. */
 export class Collection<T extends { readonly id: string }> {
@@ -102,6 +113,22 @@ export class AccountState {
   readonly endpoints = new Collection<EndpointRec>();
   /** Lower-cased hostport -> ID of the edge (TLS or HTTPS) that serves it. */
   readonly hostports = new Map<string, string>();
+  // IP policies and vaults: rules and secrets are listed account-wide, so each kind is one
+  // collection of the account, their owner named by ID in each record.
+  readonly ipPolicies = new Collection<IpPolicyRec>();
+  readonly ipRules = new Collection<IpRuleRec>();
+  readonly vaults = new Collection<VaultRec>();
+  readonly secrets = new Collection<SecretRec>();
+
+  /** The rules of one IP policy, in creation order. */
+  rulesOf(policyId: string): IpRuleRec[] {
+    return [...this.ipRules.values()].filter((r) => r.ip_policy_id === policyId);
+  }
+
+  /** The secrets of one vault, in creation order. */
+  secretsOf(vaultId: string): SecretRec[] {
+    return [...this.secrets.values()].filter((r) => r.vault_id === vaultId);
+  }
 
   /** The edge already serving one of `hostports`, other than `selfId`. */
   hostportOwner(hostports: readonly string[], selfId: string | undefined): string | undefined {
@@ -137,6 +164,22 @@ export class AccountState {
         return this.#restorer(this.bots, m.t === 'put' ? m.r.id : m.id, false);
       case 'endpoint':
         return this.#restorer(this.endpoints, m.t === 'put' ? m.r.id : m.id, false);
+      case 'ipp': {
+        const id = m.t === 'put' ? m.r.id : m.id;
+        const policy = this.#restorer(this.ipPolicies, id, false);
+        // Deleting a policy deletes its rules: undoing it brings them back.
+        const rules = this.rulesOf(id).map((r) => this.#restorer(this.ipRules, r.id, false));
+        return () => {
+          policy();
+          for (const rule of rules) rule();
+        };
+      }
+      case 'ipr':
+        return this.#restorer(this.ipRules, m.t === 'put' ? m.r.id : m.id, false);
+      case 'vault':
+        return this.#restorer(this.vaults, m.t === 'put' ? m.r.id : m.id, false);
+      case 'secret':
+        return this.#restorer(this.secrets, m.t === 'put' ? m.r.id : m.id, false);
     }
   }
 
@@ -202,6 +245,25 @@ export class AccountState {
         if (m.t === 'put') this.endpoints.put(m.r);
         else this.endpoints.delete(m.id);
         return;
+      case 'ipp':
+        if (m.t === 'put') this.ipPolicies.put(m.r);
+        else {
+          this.ipPolicies.delete(m.id);
+          for (const rule of this.rulesOf(m.id)) this.ipRules.delete(rule.id);
+        }
+        return;
+      case 'ipr':
+        if (m.t === 'put') this.ipRules.put(m.r);
+        else this.ipRules.delete(m.id);
+        return;
+      case 'vault':
+        if (m.t === 'put') this.vaults.put(m.r);
+        else this.vaults.delete(m.id);
+        return;
+      case 'secret':
+        if (m.t === 'put') this.secrets.put(m.r);
+        else this.secrets.delete(m.id);
+        return;
     }
   }
 }
@@ -228,6 +290,12 @@ export interface StateSnapshot {
         bots: BotUserRec[];
         /** Cloud endpoints only; absent in snapshots written before endpoints existed. */
         endpoints?: EndpointRec[];
+        // IP policies and vaults; absent in snapshots written before they existed.
+        ip_policies?: IpPolicyRec[];
+        ip_policy_rules?: IpRuleRec[];
+        vaults?: VaultRec[];
+        /** Values sealed, as the records hold them. */
+        secrets?: SecretRec[];
       }
     | undefined
   >;
@@ -244,6 +312,11 @@ export function* snapshotMutations(snapshot: StateSnapshot): Generator<Mutation>
     for (const r of state.tls) yield { t: 'put', k: 'tls', a, r };
     for (const r of state.bots) yield { t: 'put', k: 'bot', a, r };
     for (const r of state.endpoints ?? []) yield { t: 'put', k: 'endpoint', a, r };
+    // Owners before what they own.
+    for (const r of state.ip_policies ?? []) yield { t: 'put', k: 'ipp', a, r };
+    for (const r of state.ip_policy_rules ?? []) yield { t: 'put', k: 'ipr', a, r };
+    for (const r of state.vaults ?? []) yield { t: 'put', k: 'vault', a, r };
+    for (const r of state.secrets ?? []) yield { t: 'put', k: 'secret', a, r };
     for (const edge of state.https) {
       yield { t: 'put', k: 'https', a, r: { ...edge, routes: [] } };
       for (const r of edge.routes) yield { t: 'put', k: 'route', a, r };
@@ -301,6 +374,10 @@ export class Store {
         bots: [...state.bots.values()],
         // Agent endpoints are re-seeded at every start, never persisted.
         endpoints: [...state.endpoints.values()].filter((e) => e.type === 'cloud'),
+        ip_policies: [...state.ipPolicies.values()],
+        ip_policy_rules: [...state.ipRules.values()],
+        vaults: [...state.vaults.values()],
+        secrets: [...state.secrets.values()],
       };
     }
     return { accounts };
@@ -316,6 +393,9 @@ export class Store {
       for (const r of state.tls.values()) yield r.id;
       for (const r of state.bots.values()) yield r.id;
       for (const r of state.endpoints.values()) yield r.id;
+      for (const c of [state.ipPolicies, state.ipRules, state.vaults, state.secrets]) {
+        for (const r of c.values()) yield r.id;
+      }
       for (const e of state.https.values()) {
         yield e.id;
         for (const r of e.routes) yield r.id;

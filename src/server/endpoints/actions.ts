@@ -40,11 +40,16 @@ export const MISNAMED_ACTIONS: Readonly<Record<string, string>> = {
   'ip-restriction': 'restrict-ips',
 };
 
-/** What forward-internal needs to know about the endpoint whose policy it is in. */
+/** What forward-internal and restrict-ips need to know about the endpoint and its account. */
 export interface PolicyContext {
   readonly scheme: string;
   /** Bound `internal` (a `.internal` host). */
   readonly internal: boolean;
+  /**
+   * Whether the account has this IP policy (restrict-ips names policies by ID, 2216 for one that
+   * does not exist). Absent: only the IDs' form is checked.
+   */
+  readonly ipPolicyExists?: (id: string) => boolean;
 }
 
 interface ActionSpec {
@@ -710,7 +715,7 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
   'restrict-ips': {
     phases: ALL,
     terminating: never,
-    config: () =>
+    config: (_phase, policyCtx) =>
       strictObj({
         enforce: bool.optional(),
         allow: cidrList.optional(),
@@ -720,6 +725,8 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
             z.string().superRefine((v, ctx) => {
               if (!/^ipp_[A-Za-z0-9]+$/.test(v))
                 issue(ctx, CODE.ipPolicyRef, 'Invalid IP Policy Reference(s)');
+              else if (policyCtx.ipPolicyExists?.(v) === false)
+                issue(ctx, CODE.ipPolicyRef, `Invalid IP Policy Reference(s): ${v} does not exist`);
             }),
           )
           .optional(),

@@ -1,0 +1,62 @@
+/**
+ * What the IP policy and vault handlers share: the read shape's optional scalars (an unset
+ * description or metadata is left out, as for endpoints), what a list filter sees of them (null
+ * when unset, so `obj.description == null` matches), the empty-update refusal, and the JSON of
+ * a record cached by its identity, and an `updated_at` that moves on every update.
+ */
+import { invalidValue } from './errors.js';
+
+interface Described {
+  readonly description: string;
+  readonly metadata: string;
+}
+
+/** `description` and `metadata`, each only when set. */
+export function describedJson(rec: Described): { description?: string; metadata?: string } {
+  return {
+    ...(rec.description === '' ? {} : { description: rec.description }),
+    ...(rec.metadata === '' ? {} : { metadata: rec.metadata }),
+  };
+}
+
+/** `description` and `metadata` for a filter: null when unset. */
+export function describedCel(rec: Described): {
+  description: string | null;
+  metadata: string | null;
+} {
+  return {
+    description: rec.description === '' ? null : rec.description,
+    metadata: rec.metadata === '' ? null : rec.metadata,
+  };
+}
+
+/** 400 for an update without any field. */
+export function checkNotEmpty(body: object): void {
+  if (Object.keys(body).length === 0) {
+    throw invalidValue('the update has no field: send at least one to change');
+  }
+}
+
+/**
+ * `updated_at` for a change at `ms`: RFC 3339 with milliseconds, and always later than
+ * `previous`, so that every update moves it (a client detects a change made by someone else
+ * by it), even two in the same millisecond or after the clock went back.
+ */
+export function updatedAt(previous: string | undefined, ms: number): string {
+  const before = previous === undefined ? Number.NEGATIVE_INFINITY : Date.parse(previous);
+  return new Date(Math.max(ms, before + 1)).toISOString();
+}
+
+/** A record's JSON, built once per record (records are immutable, replaced whole). */
+export class JsonCache {
+  readonly #cache = new WeakMap<object, string>();
+
+  of(rec: object, build: () => object): string {
+    let out = this.#cache.get(rec);
+    if (out === undefined) {
+      out = JSON.stringify(build());
+      this.#cache.set(rec, out);
+    }
+    return out;
+  }
+}
