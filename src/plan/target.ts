@@ -38,6 +38,16 @@ function targetSchemaOf<R extends z.ZodType>(ref: R) {
     z.strictObject({ kind: z.literal('bot_user'), id: ref }),
     z.strictObject({ kind: z.literal('endpoints') }),
     z.strictObject({ kind: z.literal('endpoint'), id: ref }),
+    // IP policies and vaults (rules and secrets are collections of the account)
+    z.strictObject({ kind: z.literal('ip_policies') }),
+    z.strictObject({ kind: z.literal('ip_policy'), id: ref }),
+    z.strictObject({ kind: z.literal('ip_policy_rules') }),
+    z.strictObject({ kind: z.literal('ip_policy_rule'), id: ref }),
+    z.strictObject({ kind: z.literal('vaults') }),
+    z.strictObject({ kind: z.literal('vault'), id: ref }),
+    z.strictObject({ kind: z.literal('vault_secrets'), id: ref }),
+    z.strictObject({ kind: z.literal('secrets') }),
+    z.strictObject({ kind: z.literal('secret'), id: ref }),
   ]);
 }
 

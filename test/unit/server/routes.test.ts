@@ -56,6 +56,11 @@ describe("the server's router", () => {
     '/edges/https/edghts_1/routes/edghtsrt_1/oauth/x',
     '/bot_users/bot_1/x',
     '/endpoints/ep_1/x',
+    '/ip_policies/ipp_1/rules',
+    '/ip_policy_rules/ipr_1/x',
+    '/vaults/vault_1/x',
+    '/vaults/vault_1/secrets/secret_1',
+    '/vault_secrets/secret_1/x',
     '/nothing',
   ])('%s is no resource (404)', (path) => {
     expect(resolvePath(path)).toBeUndefined();
@@ -76,6 +81,18 @@ describe("the server's router", () => {
     });
     expect(resolvePath('/endpoints/')).toEqual({
       table: { GET: 'listEndpoints', POST: 'createEndpoint' },
+      ids: [],
+      list: true,
+      filter: true,
+    });
+    // A vault's secrets: paged, without a filter.
+    expect(resolvePath('/vaults/vault_1/secrets')).toEqual({
+      table: { GET: 'listVaultSecrets' },
+      ids: [['vault_1', 'vault_']],
+      list: true,
+    });
+    expect(resolvePath('/ip_policy_rules')).toEqual({
+      table: { GET: 'listIpPolicyRules', POST: 'createIpPolicyRule' },
       ids: [],
       list: true,
       filter: true,
