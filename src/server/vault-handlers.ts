@@ -214,6 +214,8 @@ function secretOf(call: Call): SecretRec {
 class VaultRenderer {
   readonly #render: Renderer;
   readonly #cache = new JsonCache();
+  /** A secret's JSON holds its vault's name, which a rename changes: kept with the name. */
+  readonly #secrets = new WeakMap<SecretRec, { vaultName: string; json: string }>();
 
   constructor(render: Renderer) {
     this.#render = render;
@@ -242,7 +244,9 @@ class VaultRenderer {
 
   /** `vaultName`: the secret's vault's name now (a renamed vault renames it in every secret). */
   secret(rec: SecretRec, vaultName: string): string {
-    return this.#cache.of(rec, () => ({
+    const cached = this.#secrets.get(rec);
+    if (cached?.vaultName === vaultName) return cached.json;
+    const json = JSON.stringify({
       id: rec.id,
       uri: this.#render.ref(`vault_secrets/${rec.id}`, rec.id).uri,
       created_at: rec.created_at,
@@ -253,7 +257,9 @@ class VaultRenderer {
       last_updated_by: this.principalRef(rec.last_updated_by),
       vault: this.vaultRef(rec.vault_id),
       vault_name: vaultName,
-    }));
+    });
+    this.#secrets.set(rec, { vaultName, json });
+    return json;
   }
 }
 
@@ -261,18 +267,8 @@ class VaultRenderer {
 export function vaultHandlers({ store, render, ids, now, sealer }: HandlerDeps) {
   const view = new VaultRenderer(render);
   const vaultJson = (rec: VaultRec) => view.vault(rec);
-  // A vault's rename changes its secrets' `vault_name`: the cache is keyed by the secret
-  // record, so the name is part of the key through a per-name cache.
-  const secretViews = new Map<string, VaultRenderer>();
-  const secretJson = (account: AccountState) => (rec: SecretRec) => {
-    const name = account.vaults.get(rec.vault_id)?.name ?? '';
-    let named = secretViews.get(name);
-    if (named === undefined) {
-      named = new VaultRenderer(render);
-      secretViews.set(name, named);
-    }
-    return named.secret(rec, name);
-  };
+  const secretJson = (account: AccountState) => (rec: SecretRec) =>
+    view.secret(rec, account.vaults.get(rec.vault_id)?.name ?? '');
   return {
     createVault(call: Call): Reply {
       const b = parseBody(vaultWriteSchema, call.body);
