@@ -2,9 +2,12 @@
  * What the IP policy and vault handlers share: the read shape's optional scalars (an unset
  * description or metadata is left out, as for endpoints), what a list filter sees of them (null
  * when unset, so `obj.description == null` matches), the empty-update refusal, and the JSON of
- * a record cached by its identity, and an `updated_at` that moves on every update.
+ * a record cached by its identity, an `updated_at` that moves on every update, and the path ID's
+ * form.
  */
-import { invalidValue } from './errors.js';
+import { ERROR_CODE } from '../hosted/edge-api.js';
+import { invalidValue, RequestError } from './errors.js';
+import { idBody } from './ids.js';
 
 interface Described {
   readonly description: string;
@@ -28,6 +31,22 @@ export function describedCel(rec: Described): {
     description: rec.description === '' ? null : rec.description,
     metadata: rec.metadata === '' ? null : rec.metadata,
   };
+}
+
+/**
+ * The path's ID, which must be well formed (its prefix, checked by the router, then 27 base62
+ * characters): a malformed ID is a 400, only a well-formed unknown one a 404.
+ */
+export function pathId(ids: readonly string[]): string {
+  const id = ids[0] as string;
+  if (idBody(id) === undefined) {
+    throw new RequestError(
+      400,
+      ERROR_CODE.wrongIdPrefix,
+      `malformed ID ${JSON.stringify(id.slice(0, 100))}: a prefix and 27 letters or digits`,
+    );
+  }
+  return id;
 }
 
 /** 400 for an update without any field. */

@@ -15,7 +15,7 @@ import {
   ACCOUNT_LIMITS,
   IP_POLICY_ERROR_CODE as CODE,
 } from './account-codes.js';
-import { checkNotEmpty, describedCel, describedJson, JsonCache } from './account-common.js';
+import { checkNotEmpty, describedCel, describedJson, JsonCache, pathId } from './account-common.js';
 import { RequestError } from './errors.js';
 import { type Call, type HandlerDeps, json, noContent, type Reply } from './handler-common.js';
 import { filteredList } from './list-filter.js';
@@ -124,7 +124,7 @@ function checkRuleDescription(description: string | undefined): void {
 }
 
 function policyOf(call: Call): IpPolicyRec {
-  const id = call.ids[0] as string;
+  const id = pathId(call.ids);
   const rec = call.account.ipPolicies.get(id);
   if (rec === undefined)
     throw new RequestError(404, CODE.policyNotFound, `IP policy ${id} not found`);
@@ -132,7 +132,7 @@ function policyOf(call: Call): IpPolicyRec {
 }
 
 function ruleOf(call: Call): IpRuleRec {
-  const id = call.ids[0] as string;
+  const id = pathId(call.ids);
   const rec = call.account.ipRules.get(id);
   if (rec === undefined) {
     throw new RequestError(404, CODE.ruleNotFound, `IP policy rule ${id} not found`);

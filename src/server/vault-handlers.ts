@@ -20,6 +20,7 @@ import {
   describedCel,
   describedJson,
   JsonCache,
+  pathId,
   updatedAt,
 } from './account-common.js';
 import { principalId } from './endpoints/handlers.js';
@@ -197,14 +198,14 @@ const notFound = (what: string, id: string) =>
   new RequestError(404, ERROR_CODE.notFound, `${what} ${id} not found`);
 
 function vaultOf(call: Call): VaultRec {
-  const id = call.ids[0] as string;
+  const id = pathId(call.ids);
   const rec = call.account.vaults.get(id);
   if (rec === undefined) throw notFound('vault', id);
   return rec;
 }
 
 function secretOf(call: Call): SecretRec {
-  const id = call.ids[0] as string;
+  const id = pathId(call.ids);
   const rec = call.account.secrets.get(id);
   if (rec === undefined) throw notFound('secret', id);
   return rec;

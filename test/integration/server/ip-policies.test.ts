@@ -95,7 +95,11 @@ describe('IP policies', () => {
   it('refuses a PATCH with no field, a malformed ID (400) and an unknown one (404)', async () => {
     const id = await policy();
     expect((await call('PATCH', `/ip_policies/${id}`, {})).status).toBe(400);
-    expect((await call('GET', '/ip_policies/vault_1')).json.error_code).toBe('ERR_SVC_227');
+    for (const bad of ['vault_1', 'ipp_1', `ipp_${'0'.repeat(26)}!`, `ipp_${'0'.repeat(28)}`]) {
+      const res = await call('GET', `/ip_policies/${encodeURIComponent(bad)}`);
+      expect([bad, res.status, res.json.error_code]).toEqual([bad, 400, 'ERR_SVC_227']);
+    }
+    expect((await call('DELETE', '/ip_policy_rules/ipr_1')).status).toBe(400);
     const unknown = await call('GET', `/ip_policies/ipp_${'0'.repeat(27)}`);
     expect([unknown.status, unknown.json.error_code]).toEqual([404, 'ERR_SVC_1402']);
     expect((await call('DELETE', `/ip_policies/ipp_${'0'.repeat(27)}`)).status).toBe(404);

@@ -129,6 +129,10 @@ describe('vaults', () => {
     const v = await vault('v');
     expect((await call('PATCH', `/vaults/${v}`, {})).status).toBe(400);
     expect((await call('GET', '/vaults/ipp_1')).json.error_code).toBe('ERR_SVC_227');
+    for (const path of ['/vaults/vault_1', '/vaults/vault_1/secrets', '/vault_secrets/secret_1']) {
+      const res = await call('GET', path);
+      expect([path, res.status, res.json.error_code]).toEqual([path, 400, 'ERR_SVC_227']);
+    }
     expect((await call('GET', `/vaults/vault${NONE}`)).status).toBe(404);
     expect((await other('GET', `/vaults/${v}`)).status).toBe(404);
     expect((await call('PATCH', `/vaults/${v}`, { description: 'é'.repeat(128) })).status).toBe(
