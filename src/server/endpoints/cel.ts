@@ -76,7 +76,10 @@ function unknownField(root: unknown, fields: ReadonlySet<string>): string | unde
       const call = kind.value as { function: string; args: unknown[] };
       if (call.function === '_[_]' && isObj(call.args[0])) {
         const key = (call.args[1] as Node | undefined)?.exprKind;
-        const constant = key?.case === 'constExpr' ? (key.value as Node).exprKind : undefined;
+        const constant =
+          key?.case === 'constExpr'
+            ? (key.value as { constantKind?: { case?: unknown; value?: unknown } }).constantKind
+            : undefined;
         const field = constant?.case === 'stringValue' ? String(constant.value) : undefined;
         if (field === undefined) return 'a computed index of obj';
         if (!fields.has(field)) return `field "${field}"`;
