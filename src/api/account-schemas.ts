@@ -1,13 +1,16 @@
 /**
- * The wire shapes of the account resources (account-resources.md sections 1, 4 and 5):
- * reserved domains, certificate authorities and service users, read shapes (validated at the
- * client edge, tolerant of fields the service adds, as the other read shapes are) and write
- * shapes (typing the client's request bodies). Every type here is inferred from its schema.
+ * The wire shapes of the account resources (account-resources.md sections 1 to 5): reserved
+ * domains, IP policies and their rules, vaults and their secrets, certificate authorities and
+ * service users. Read shapes are validated at the client edge, tolerant of fields the service
+ * adds (unknown fields dropped as for every record, an unset description or metadata absent);
+ * write shapes are strict, like the service, and type the client's request bodies. A secret's
+ * value is only ever written: no read shape has it. Every type here is inferred from its schema.
  */
 import { z } from 'zod';
 
 const page = { uri: z.string(), next_page_uri: z.string().nullable() };
 const ref = z.object({ id: z.string() });
+const described = { description: z.string().optional(), metadata: z.string().optional() };
 
 // ---- reserved domains
 
@@ -20,8 +23,7 @@ export const reservedDomainSchema = z.object({
   id: z.string(),
   created_at: z.string(),
   domain: z.string(),
-  description: z.string().optional(),
-  metadata: z.string().optional(),
+  ...described,
   cname_target: z.string().nullable(),
   acme_challenge_cname_target: z.string().nullish(),
   certificate: ref.nullable(),
@@ -48,8 +50,7 @@ export const reservedDomainListSchema = z.object({
 });
 
 const domainWrite = {
-  description: z.string().optional(),
-  metadata: z.string().optional(),
+  ...described,
   certificate_id: z.string().optional(),
   certificate_management_policy: z
     .strictObject({
@@ -70,8 +71,7 @@ export const reservedDomainUpdateSchema = z.strictObject(domainWrite);
 export const certificateAuthoritySchema = z.object({
   id: z.string(),
   created_at: z.string(),
-  description: z.string().optional(),
-  metadata: z.string().optional(),
+  ...described,
   ca_pem: z.string(),
   subject_common_name: z.string(),
   not_before: z.string(),
@@ -85,8 +85,7 @@ export const certificateAuthorityListSchema = z.object({
 });
 export const certificateAuthorityCreateSchema = z.strictObject({
   ca_pem: z.string(),
-  description: z.string().optional(),
-  metadata: z.string().optional(),
+  ...described,
 });
 /** `PATCH /certificate_authorities/{id}`: the PEM cannot change (a delete and a create). */
 export const certificateAuthorityUpdateSchema = certificateAuthorityCreateSchema.omit({
@@ -110,6 +109,104 @@ export const serviceUserCreateSchema = z.strictObject({
   active: z.boolean().optional(),
 });
 export const serviceUserUpdateSchema = serviceUserCreateSchema.partial();
+
+// ---- IP policies, rules, vaults and secrets: read shapes
+
+export const ipPolicySchema = z.object({ id: z.string(), created_at: z.string(), ...described });
+
+export const ipPolicyRuleSchema = z.object({
+  id: z.string(),
+  created_at: z.string(),
+  ...described,
+  cidr: z.string(),
+  ip_policy: ref,
+  /** `allow` or `deny`, read as a plain string (the service may add more). */
+  action: z.string(),
+});
+
+export const vaultSchema = z.object({
+  id: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  name: z.string(),
+  ...described,
+  created_by: z.string().optional(),
+  last_updated_by: z.string().optional(),
+});
+
+export const secretSchema = z.object({
+  id: z.string(),
+  created_at: z.string(),
+  /** Moves on every change: how a change made outside Git shows. */
+  updated_at: z.string(),
+  name: z.string(),
+  ...described,
+  created_by: ref.optional(),
+  last_updated_by: ref.optional(),
+  vault: ref,
+  vault_name: z.string(),
+});
+
+export const ipPolicyListSchema = z.object({ ip_policies: z.array(ipPolicySchema), ...page });
+export const ipPolicyRuleListSchema = z.object({
+  ip_policy_rules: z.array(ipPolicyRuleSchema),
+  ...page,
+});
+export const vaultListSchema = z.object({ vaults: z.array(vaultSchema), ...page });
+/** `GET /vault_secrets` and `GET /vaults/{id}/secrets` share it. */
+export const secretListSchema = z.object({ secrets: z.array(secretSchema), ...page });
+
+export type IpPolicy = z.infer<typeof ipPolicySchema>;
+export type IpPolicyRule = z.infer<typeof ipPolicyRuleSchema>;
+export type Vault = z.infer<typeof vaultSchema>;
+export type Secret = z.infer<typeof secretSchema>;
+
+// ---- IP policies, rules, vaults and secrets: write shapes
+
+/** `POST /ip_policies` and `PATCH /ip_policies/{id}`. */
+export const ipPolicyWriteSchema = z.strictObject(described);
+
+/** `POST /ip_policy_rules`: `cidr`, `ip_policy_id` and `action` required. */
+export const ipPolicyRuleCreateSchema = z.strictObject({
+  cidr: z.string(),
+  ip_policy_id: z.string(),
+  action: z.enum(['allow', 'deny']),
+  ...described,
+});
+
+/** `PATCH /ip_policy_rules/{id}`: a rule's action and policy never change in place. */
+export const ipPolicyRuleUpdateSchema = z.strictObject({
+  cidr: z.string().optional(),
+  ...described,
+});
+
+/** `POST /vaults` (`name` required) and `PATCH /vaults/{id}`. */
+export const vaultCreateSchema = z.strictObject({ name: z.string(), ...described });
+export const vaultUpdateSchema = vaultCreateSchema.partial();
+
+/** `POST /vault_secrets`: the vault by `vault_id` or `vault_name`. */
+export const secretCreateSchema = z.strictObject({
+  name: z.string(),
+  value: z.string(),
+  vault_id: z.string().optional(),
+  vault_name: z.string().optional(),
+  ...described,
+});
+
+/** `PATCH /vault_secrets/{id}`: a secret never moves to another vault in place. */
+export const secretUpdateSchema = z.strictObject({
+  name: z.string().optional(),
+  value: z.string().optional(),
+  ...described,
+});
+
+export type IpPolicyWrite = z.input<typeof ipPolicyWriteSchema>;
+export type IpPolicyRuleCreate = z.input<typeof ipPolicyRuleCreateSchema>;
+export type IpPolicyRuleUpdate = z.input<typeof ipPolicyRuleUpdateSchema>;
+export type VaultCreate = z.input<typeof vaultCreateSchema>;
+export type VaultUpdate = z.input<typeof vaultUpdateSchema>;
+export type SecretCreate = z.input<typeof secretCreateSchema>;
+export type SecretUpdate = z.input<typeof secretUpdateSchema>;
 
 export type ReservedDomain = z.infer<typeof reservedDomainSchema>;
 export type ReservedDomainCreate = z.input<typeof reservedDomainCreateSchema>;

@@ -57,13 +57,17 @@ function send(
 /** A method with a fixed template: `(...params, body?, options?) => answer`. */
 function fixedMethod(transport: Transport, op: ApiOperation): Method {
   const { answer, items } = op;
+  const names = templateParams(op.template);
   if (items !== undefined && answer !== undefined) {
     const page = answer as z.ZodType<{ next_page_uri: string | null }>;
     const itemsOf = (p: object) => (p as Readonly<Record<string, readonly unknown[]>>)[items] ?? [];
-    return (options?: unknown) =>
-      listAll(transport, op.template, page, itemsOf, (options ?? {}) as ListOptions);
+    // A list under a resource (a vault's secrets) takes its IDs first, like any other method.
+    return (...args: unknown[]) => {
+      const path = fillTemplate(op.template, (p) => segment(String(args[names.indexOf(p)])));
+      const options = (args[names.length] ?? {}) as ListOptions;
+      return listAll(transport, op.template, page, itemsOf, options, path);
+    };
   }
-  const names = templateParams(op.template);
   const hasBody = op.body !== undefined;
   return async (...args: unknown[]) => {
     const options = (args[names.length + (hasBody ? 1 : 0)] ?? {}) as RequestOptions;

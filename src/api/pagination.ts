@@ -15,6 +15,8 @@ export async function listAll<P extends { readonly next_page_uri: string | null 
   schema: z.ZodType<P>,
   itemsOf: (page: P) => readonly T[],
   options: ListOptions = {},
+  /** The list's path, when its template (`route`) has IDs to fill. */
+  listPath: string = route,
 ): Promise<ListResult<T>> {
   const pageSize = options.pageSize ?? LIMITS.pageLimitMax;
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > LIMITS.pageLimitMax) {
@@ -25,7 +27,7 @@ export async function listAll<P extends { readonly next_page_uri: string | null 
   }
   const items: T[] = [];
   const seen = new Set<string>();
-  let path: string | undefined = `${route}?limit=${pageSize}`;
+  let path: string | undefined = `${listPath}?limit=${pageSize}`;
   let calls = 0;
   while (path !== undefined) {
     seen.add(path);
@@ -38,7 +40,7 @@ export async function listAll<P extends { readonly next_page_uri: string | null 
     for (const item of got) items.push(item);
     // An empty page ends the list even if the server offers another one.
     if (page.next_page_uri === null || got.length === 0) break;
-    const next = nextPagePath(transport.baseUrl, page.next_page_uri, route, path);
+    const next = nextPagePath(transport.baseUrl, page.next_page_uri, listPath, path);
     if (seen.has(next)) {
       throw new ApiResponseError({
         method: 'GET',

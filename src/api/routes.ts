@@ -19,14 +19,30 @@ import {
   certificateAuthorityListSchema,
   certificateAuthoritySchema,
   certificateAuthorityUpdateSchema,
+  // IP policies and vaults.
+  ipPolicyListSchema,
+  ipPolicyRuleCreateSchema,
+  ipPolicyRuleListSchema,
+  ipPolicyRuleSchema,
+  ipPolicyRuleUpdateSchema,
+  ipPolicySchema,
+  ipPolicyWriteSchema,
   reservedDomainCreateSchema,
   reservedDomainListSchema,
   reservedDomainSchema,
   reservedDomainUpdateSchema,
+  secretCreateSchema,
+  secretListSchema,
+  secretSchema,
+  secretUpdateSchema,
   serviceUserCreateSchema,
   serviceUserListSchema,
   serviceUserSchema,
   serviceUserUpdateSchema,
+  vaultCreateSchema,
+  vaultListSchema,
+  vaultSchema,
+  vaultUpdateSchema,
 } from './account-schemas.js';
 import type { HttpMethod } from './exchange.js';
 import {
@@ -74,7 +90,17 @@ export type TargetKind =
   | 'certificate_authorities'
   | 'certificate_authority'
   | 'service_users'
-  | 'service_user';
+  | 'service_user'
+  // IP policies and vaults
+  | 'ip_policies'
+  | 'ip_policy'
+  | 'ip_policy_rules'
+  | 'ip_policy_rule'
+  | 'vaults'
+  | 'vault'
+  | 'vault_secrets'
+  | 'secrets'
+  | 'secret';
 
 /** A target without its IDs: enough to pick a template. */
 export interface TargetAddress {
@@ -128,6 +154,16 @@ const CAS = resource('/certificate_authorities', { kind: 'certificate_authoritie
 const CA = resource('/certificate_authorities/{id}', { kind: 'certificate_authority' });
 const SERVICE_USERS = resource('/service_users', { kind: 'service_users' });
 const SERVICE_USER = resource('/service_users/{id}', { kind: 'service_user' });
+// IP policies and vaults
+const IP_POLICIES = resource('/ip_policies', { kind: 'ip_policies' });
+const IP_POLICY = resource('/ip_policies/{id}', { kind: 'ip_policy' });
+const IP_POLICY_RULES = resource('/ip_policy_rules', { kind: 'ip_policy_rules' });
+const IP_POLICY_RULE = resource('/ip_policy_rules/{id}', { kind: 'ip_policy_rule' });
+const VAULTS = resource('/vaults', { kind: 'vaults' });
+const VAULT = resource('/vaults/{id}', { kind: 'vault' });
+const VAULT_SECRETS = resource('/vaults/{id}/secrets', { kind: 'vault_secrets' });
+const SECRETS = resource('/vault_secrets', { kind: 'secrets' });
+const SECRET = resource('/vault_secrets/{id}', { kind: 'secret' });
 
 // `satisfies` ties the rows to the client's surface: a method without a row, or a row without
 // a method, fails the typecheck.
@@ -260,6 +296,77 @@ const FIXED = {
   },
   deleteServiceUser: { ...SERVICE_USER, method: 'DELETE' },
   // ---- end of account resources
+  // ---- IP policies and vaults ----
+  listIpPolicies: {
+    ...IP_POLICIES,
+    method: 'GET',
+    answer: ipPolicyListSchema,
+    items: 'ip_policies',
+  },
+  createIpPolicy: {
+    ...IP_POLICIES,
+    method: 'POST',
+    body: ipPolicyWriteSchema,
+    answer: ipPolicySchema,
+  },
+  getIpPolicy: { ...IP_POLICY, method: 'GET', answer: ipPolicySchema },
+  updateIpPolicy: {
+    ...IP_POLICY,
+    method: 'PATCH',
+    body: ipPolicyWriteSchema,
+    answer: ipPolicySchema,
+  },
+  deleteIpPolicy: { ...IP_POLICY, method: 'DELETE' },
+
+  listIpPolicyRules: {
+    ...IP_POLICY_RULES,
+    method: 'GET',
+    answer: ipPolicyRuleListSchema,
+    items: 'ip_policy_rules',
+  },
+  createIpPolicyRule: {
+    ...IP_POLICY_RULES,
+    method: 'POST',
+    body: ipPolicyRuleCreateSchema,
+    answer: ipPolicyRuleSchema,
+  },
+  getIpPolicyRule: { ...IP_POLICY_RULE, method: 'GET', answer: ipPolicyRuleSchema },
+  updateIpPolicyRule: {
+    ...IP_POLICY_RULE,
+    method: 'PATCH',
+    body: ipPolicyRuleUpdateSchema,
+    answer: ipPolicyRuleSchema,
+  },
+  deleteIpPolicyRule: { ...IP_POLICY_RULE, method: 'DELETE' },
+
+  listVaults: { ...VAULTS, method: 'GET', answer: vaultListSchema, items: 'vaults' },
+  createVault: { ...VAULTS, method: 'POST', body: vaultCreateSchema, answer: vaultSchema },
+  getVault: { ...VAULT, method: 'GET', answer: vaultSchema },
+  updateVault: { ...VAULT, method: 'PATCH', body: vaultUpdateSchema, answer: vaultSchema },
+  deleteVault: { ...VAULT, method: 'DELETE' },
+  listVaultSecrets: {
+    ...VAULT_SECRETS,
+    method: 'GET',
+    answer: secretListSchema,
+    items: 'secrets',
+  },
+
+  listSecrets: { ...SECRETS, method: 'GET', answer: secretListSchema, items: 'secrets' },
+  createVaultSecret: {
+    ...SECRETS,
+    method: 'POST',
+    body: secretCreateSchema,
+    answer: secretSchema,
+  },
+  getVaultSecret: { ...SECRET, method: 'GET', answer: secretSchema },
+  updateVaultSecret: {
+    ...SECRET,
+    method: 'PATCH',
+    body: secretUpdateSchema,
+    answer: secretSchema,
+  },
+  deleteVaultSecret: { ...SECRET, method: 'DELETE' },
+  // ---- end of IP policies and vaults ----
 } as const satisfies Record<FixedMethod, Row>;
 
 interface Owner {

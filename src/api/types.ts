@@ -10,12 +10,23 @@ import type {
   CertificateAuthority,
   CertificateAuthorityCreate,
   CertificateAuthorityUpdate,
+  IpPolicy,
+  IpPolicyRule,
+  IpPolicyRuleCreate,
+  IpPolicyRuleUpdate,
+  IpPolicyWrite,
   ReservedDomain,
   ReservedDomainCreate,
   ReservedDomainUpdate,
+  Secret,
+  SecretCreate,
+  SecretUpdate,
   ServiceUser,
   ServiceUserCreate,
   ServiceUserUpdate,
+  Vault,
+  VaultCreate,
+  VaultUpdate,
 } from './account-schemas.js';
 import type { HttpExchange, HttpMethod } from './exchange.js';
 import type { Priority, RateLimiter, RateLimitOptions } from './rate-limit.js';
@@ -230,6 +241,43 @@ export interface ApiClient {
   ): Promise<ServiceUser>;
   deleteServiceUser(id: string, options?: RequestOptions): Promise<void>;
   // ---- end of account resources
+  // ---- IP policies and vaults ----
+  listIpPolicies(options?: ListOptions): Promise<ListResult<IpPolicy>>;
+  getIpPolicy(id: string, options?: RequestOptions): Promise<IpPolicy>;
+  createIpPolicy(body: IpPolicyWrite, options?: RequestOptions): Promise<IpPolicy>;
+  updateIpPolicy(id: string, body: IpPolicyWrite, options?: RequestOptions): Promise<IpPolicy>;
+  /** Its rules go with it. */
+  deleteIpPolicy(id: string, options?: RequestOptions): Promise<void>;
+
+  /** Every rule of every policy of the account (there is no per-policy list). */
+  listIpPolicyRules(options?: ListOptions): Promise<ListResult<IpPolicyRule>>;
+  getIpPolicyRule(id: string, options?: RequestOptions): Promise<IpPolicyRule>;
+  createIpPolicyRule(body: IpPolicyRuleCreate, options?: RequestOptions): Promise<IpPolicyRule>;
+  /** A rule's action and policy never change in place: delete it and create it anew. */
+  updateIpPolicyRule(
+    id: string,
+    body: IpPolicyRuleUpdate,
+    options?: RequestOptions,
+  ): Promise<IpPolicyRule>;
+  deleteIpPolicyRule(id: string, options?: RequestOptions): Promise<void>;
+
+  listVaults(options?: ListOptions): Promise<ListResult<Vault>>;
+  getVault(id: string, options?: RequestOptions): Promise<Vault>;
+  createVault(body: VaultCreate, options?: RequestOptions): Promise<Vault>;
+  updateVault(id: string, body: VaultUpdate, options?: RequestOptions): Promise<Vault>;
+  /** Refused (23003) while the vault holds secrets. */
+  deleteVault(id: string, options?: RequestOptions): Promise<void>;
+  /** The secrets of one vault. */
+  listVaultSecrets(vaultId: string, options?: ListOptions): Promise<ListResult<Secret>>;
+
+  /** Every secret of every vault of the account. */
+  listSecrets(options?: ListOptions): Promise<ListResult<Secret>>;
+  getVaultSecret(id: string, options?: RequestOptions): Promise<Secret>;
+  /** The answer never holds the value. */
+  createVaultSecret(body: SecretCreate, options?: RequestOptions): Promise<Secret>;
+  updateVaultSecret(id: string, body: SecretUpdate, options?: RequestOptions): Promise<Secret>;
+  deleteVaultSecret(id: string, options?: RequestOptions): Promise<void>;
+  // ---- end of IP policies and vaults ----
 
   /**
    * Destroys the connections of the exchange the client created, idle or in use (an injected

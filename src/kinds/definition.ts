@@ -65,6 +65,14 @@ export interface Reference {
   readonly liveSatisfies?: boolean | undefined;
 }
 
+/**
+ * Resolves a reference by name to a live ID, or to the placeholder of a create in the plan
+ * (`created` then names the address to run after); undefined when it names nothing.
+ */
+export type ResolveReference = (
+  ref: Reference,
+) => { readonly value: string; readonly created?: string } | undefined;
+
 /** How ready a live resource is to serve (a domain's certificate, its DNS). */
 export interface Readiness {
   readonly state: 'ready' | 'pending' | 'error';

@@ -15,6 +15,7 @@ export type {
   LiveRecord,
   Readiness,
   Reference,
+  ResolveReference,
 } from './definition.js';
 export { addressOf } from './definition.js';
 

@@ -20,6 +20,7 @@ import { createIdGenerator, type IdGenerator } from './ids.js';
 import { AccountThrottle, HeldWrites, type ServerKnobs } from './knobs.js';
 import { Renderer } from './render.js';
 import { BODY_METHODS, type Method, parseQuery, resolve, splitPath } from './routes.js';
+import { SecretSealer } from './secret-seal.js';
 import type { Store } from './store.js';
 import {
   createAuthenticator,
@@ -59,6 +60,8 @@ export interface ServerDeps {
   /** The latency knob's waits (../retry.ts's sleep by default). */
   readonly sleep?: Sleep;
   readonly ids?: IdGenerator;
+  /** Seals secret values; default a key of this process (values then die with it). */
+  readonly sealer?: SecretSealer;
 }
 
 export interface EdgeServer {
@@ -305,7 +308,14 @@ export function createServer(deps: ServerDeps): EdgeServer {
     now,
     random: deps.random ?? Math.random,
     sleep: deps.sleep ?? realSleep,
-    handlers: createHandlers({ store: deps.store, render: renderer, ids, now, knobs: deps.knobs }),
+    handlers: createHandlers({
+      store: deps.store,
+      render: renderer,
+      ids,
+      now,
+      knobs: deps.knobs,
+      sealer: deps.sealer ?? new SecretSealer(),
+    }),
     accountThrottle: new AccountThrottle(),
     held: new HeldWrites(),
     log: deps.logger,

@@ -5,7 +5,14 @@
  * a policy still names is allowed, as the specification's local implementation decides.
  */
 import { z } from 'zod';
-import { describedFields, emptyUpdate, lookup } from './account-common.js';
+import {
+  checkNotEmpty,
+  describedFields,
+  describedJson,
+  describedWrite,
+  JsonCache,
+  lookup,
+} from './account-common.js';
 import { parseCaPem } from './ca-pem.js';
 import { CA_ID_PREFIX, FILTERABLE_FIELDS } from './domain-codes.js';
 import {
@@ -25,28 +32,20 @@ const caCreateSchema = obj({ ca_pem: z.string(), ...describedFields });
 const caUpdateSchema = obj({ id: prefixedId(CA_ID_PREFIX, 'id').optional(), ...describedFields });
 
 export function certificateAuthorityHandlers({ store, render, ids, now }: HandlerDeps) {
-  const cache = new WeakMap<CertificateAuthorityRec, string>();
-  const one = (rec: CertificateAuthorityRec): string => {
-    let out = cache.get(rec);
-    if (out === undefined) {
-      const { description, metadata, ...rest } = rec;
-      out = JSON.stringify({
-        id: rest.id,
-        uri: `${render.base}/certificate_authorities/${rest.id}`,
-        created_at: rest.created_at,
-        ...(description === '' ? {} : { description }),
-        ...(metadata === '' ? {} : { metadata }),
-        ca_pem: rest.ca_pem,
-        subject_common_name: rest.subject_common_name,
-        not_before: rest.not_before,
-        not_after: rest.not_after,
-        key_usages: rest.key_usages,
-        extended_key_usages: rest.extended_key_usages,
-      });
-      cache.set(rec, out);
-    }
-    return out;
-  };
+  const cache = new JsonCache();
+  const one = (rec: CertificateAuthorityRec): string =>
+    cache.of(rec, () => ({
+      id: rec.id,
+      uri: `${render.base}/certificate_authorities/${rec.id}`,
+      created_at: rec.created_at,
+      ...describedJson(rec),
+      ca_pem: rec.ca_pem,
+      subject_common_name: rec.subject_common_name,
+      not_before: rec.not_before,
+      not_after: rec.not_after,
+      key_usages: rec.key_usages,
+      extended_key_usages: rec.extended_key_usages,
+    }));
   const caOf = (call: Call) =>
     lookup(call, 'certificate authority', (id) => call.account.cas.get(id));
 
@@ -56,8 +55,7 @@ export function certificateAuthorityHandlers({ store, render, ids, now }: Handle
       const rec: CertificateAuthorityRec = {
         id: ids.next(CA_ID_PREFIX),
         created_at: rfc3339Seconds(now()),
-        description: b.description ?? '',
-        metadata: b.metadata ?? '',
+        ...describedWrite(b),
         ...parseCaPem(b.ca_pem),
       };
       const durable = store.commit({ t: 'put', k: 'ca', a: call.accountId, r: rec });
@@ -65,26 +63,21 @@ export function certificateAuthorityHandlers({ store, render, ids, now }: Handle
     },
     getCertificateAuthority: (call: Call): Reply => json(200, one(caOf(call))),
     listCertificateAuthorities: (call: Call): Promise<Reply> =>
-      filteredList(
-        render,
-        call,
-        call.account.cas,
-        {
-          key: 'certificate_authorities',
-          path: '/certificate_authorities',
-          fields: FILTERABLE_FIELDS.certificateAuthorities,
-        },
+      filteredList(render, call, {
+        collection: call.account.cas,
+        key: 'certificate_authorities',
+        path: '/certificate_authorities',
         one,
-      ),
+        fields: FILTERABLE_FIELDS.certificateAuthorities,
+      }),
     updateCertificateAuthority(call: Call): Reply {
       const ca = caOf(call);
       const b = parseBody(caUpdateSchema, call.body);
-      emptyUpdate(b);
+      checkNotEmpty(b);
       checkBodyId(b.id, ca.id, 'id');
       const rec: CertificateAuthorityRec = {
         ...ca,
-        description: b.description ?? ca.description,
-        metadata: b.metadata ?? ca.metadata,
+        ...describedWrite(b, ca),
       };
       const durable = store.commit({ t: 'put', k: 'ca', a: call.accountId, r: rec });
       return json(200, one(rec), durable);

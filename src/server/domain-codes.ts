@@ -122,7 +122,7 @@ export type DomainErrorCode = (typeof DOMAIN_ERROR_CODE)[keyof typeof DOMAIN_ERR
  * naming another field is a 400.
  */
 export const FILTERABLE_FIELDS = {
-  reservedDomains: [
+  reservedDomains: new Set([
     'id',
     'created_at',
     'description',
@@ -132,8 +132,8 @@ export const FILTERABLE_FIELDS = {
     'cname_target',
     'certificate.id',
     'acme_challenge_cname_target',
-  ],
-  certificateAuthorities: [
+  ]),
+  certificateAuthorities: new Set([
     'id',
     'created_at',
     'description',
@@ -141,5 +141,5 @@ export const FILTERABLE_FIELDS = {
     'subject_common_name',
     'not_before',
     'not_after',
-  ],
-} as const satisfies Record<string, readonly string[]>;
+  ]),
+} satisfies Record<string, ReadonlySet<string>>;

@@ -13,7 +13,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { describedFields, emptyUpdate, lookup } from './account-common.js';
+import {
+  checkNotEmpty,
+  describedFields,
+  describedJson,
+  describedWrite,
+  JsonCache,
+  lookup,
+} from './account-common.js';
 import {
   CERTIFICATE_AUTHORITIES,
   CERTIFICATE_ID_PREFIX,
@@ -87,39 +94,33 @@ function domainUri(base: string, id: string): string {
 
 class DomainRenderer {
   readonly #base: string;
-  readonly #cache = new WeakMap<ReservedDomainRec, string>();
+  readonly #cache = new JsonCache();
 
   constructor(base: string) {
     this.#base = base;
   }
 
   domain(rec: ReservedDomainRec): string {
-    let out = this.#cache.get(rec);
-    if (out === undefined) {
-      out = JSON.stringify({
-        id: rec.id,
-        uri: domainUri(this.#base, rec.id),
-        created_at: rec.created_at,
-        domain: rec.domain,
-        region: DOMAIN_REGION,
-        ...(rec.description === '' ? {} : { description: rec.description }),
-        ...(rec.metadata === '' ? {} : { metadata: rec.metadata }),
-        cname_target: rec.cname_target,
-        acme_challenge_cname_target: rec.acme_challenge_cname_target,
-        certificate:
-          rec.certificate === null
-            ? null
-            : {
-                id: rec.certificate.id,
-                uri: `${this.#base}/tls_certificates/${rec.certificate.id}`,
-              },
-        certificate_management_policy: rec.certificate_management_policy,
-        certificate_management_status: rec.certificate_management_status,
-        resolves_to: rec.resolves_to,
-      });
-      this.#cache.set(rec, out);
-    }
-    return out;
+    return this.#cache.of(rec, () => ({
+      id: rec.id,
+      uri: domainUri(this.#base, rec.id),
+      created_at: rec.created_at,
+      domain: rec.domain,
+      region: DOMAIN_REGION,
+      ...describedJson(rec),
+      cname_target: rec.cname_target,
+      acme_challenge_cname_target: rec.acme_challenge_cname_target,
+      certificate:
+        rec.certificate === null
+          ? null
+          : {
+              id: rec.certificate.id,
+              uri: `${this.#base}/tls_certificates/${rec.certificate.id}`,
+            },
+      certificate_management_policy: rec.certificate_management_policy,
+      certificate_management_status: rec.certificate_management_status,
+      resolves_to: rec.resolves_to,
+    }));
   }
 }
 
@@ -340,8 +341,7 @@ export function domainHandlers(deps: HandlerDeps) {
         id: ids.next(DOMAIN_ID_PREFIX),
         created_at: rfc3339Seconds(now()),
         domain: name,
-        description: b.description ?? '',
-        metadata: b.metadata ?? '',
+        ...describedWrite(b),
         cname_target: custom
           ? `${hex(8)}.${call.accountId.slice(0, 10)}.${CNAME_TARGET_DOMAIN}`
           : null,
@@ -364,17 +364,13 @@ export function domainHandlers(deps: HandlerDeps) {
 
     async listReservedDomains(call: Call): Promise<Reply> {
       const durable = settle(call);
-      const reply = await filteredList(
-        render,
-        call,
-        call.account.domains,
-        {
-          key: 'reserved_domains',
-          path: '/reserved_domains',
-          fields: FILTERABLE_FIELDS.reservedDomains,
-        },
+      const reply = await filteredList(render, call, {
+        collection: call.account.domains,
+        key: 'reserved_domains',
+        path: '/reserved_domains',
         one,
-      );
+        fields: FILTERABLE_FIELDS.reservedDomains,
+      });
       return durable === undefined ? reply : { ...reply, durable };
     },
 
@@ -382,7 +378,7 @@ export function domainHandlers(deps: HandlerDeps) {
       settle(call);
       const rec = domainOf(call);
       const b = parseBody(domainUpdateSchema, call.body);
-      emptyUpdate(b);
+      checkNotEmpty(b);
       checkBodyId(b.id, rec.id, 'id');
       if (b.region !== undefined && b.region !== DOMAIN_REGION) {
         throw new RequestError(
@@ -394,8 +390,7 @@ export function domainHandlers(deps: HandlerDeps) {
       checkPolicy(rec.domain, b.certificate_id, b.certificate_management_policy);
       let next: ReservedDomainRec = {
         ...rec,
-        description: b.description ?? rec.description,
-        metadata: b.metadata ?? rec.metadata,
+        ...describedWrite(b, rec),
         resolves_to: b.resolves_to ?? rec.resolves_to,
       };
       if (b.certificate_id !== undefined) {

@@ -5,13 +5,15 @@
  */
 import { EdgesyncError } from '../errors.js';
 import { ERROR_CODE } from '../hosted/edge-api.js';
+import type { AccountErrorCode } from './account-codes.js';
 import type { DomainErrorCode } from './domain-codes.js';
 import type { EndpointErrorCode } from './endpoints/codes.js';
 
 export type ApiErrorCode =
   | (typeof ERROR_CODE)[keyof typeof ERROR_CODE]
   | EndpointErrorCode
-  | DomainErrorCode;
+  | DomainErrorCode
+  | AccountErrorCode;
 
 export class RequestError extends EdgesyncError {
   readonly status: number;

@@ -12,6 +12,7 @@ import type { ServerKnobs } from './knobs.js';
 import type { BotUserRec, HttpsEdgeRec, RouteRec, TlsEdgeRec } from './model.js';
 import type { Renderer } from './render.js';
 import type { RouteModules } from './schemas.js';
+import type { SecretSealer } from './secret-seal.js';
 import type { AccountState, Collection, Store } from './store.js';
 import { parseBody } from './validate.js';
 
@@ -40,6 +41,8 @@ export interface HandlerDeps {
   readonly now: () => number;
   /** The live knobs (read at each request), for the rules an account variant changes. */
   readonly knobs: ServerKnobs;
+  /** Seals secret values (vault secrets) before they reach a record. */
+  readonly sealer: SecretSealer;
 }
 
 export type AnyModules = Record<string, unknown>;
@@ -209,7 +212,7 @@ export function list<T extends { readonly id: string }>(
   const last = items[items.length - 1];
   const uri = `${render.base}${path}`;
   // A filtered list's next page carries the filter too.
-  const extra = where === undefined ? '' : `&${where.query}`;
+  const extra = where === undefined || where.query === '' ? '' : `&${where.query}`;
   const next =
     more && last !== undefined
       ? JSON.stringify(`${uri}?before_id=${last.id}&limit=${page.limit}${extra}`)

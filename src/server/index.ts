@@ -14,6 +14,7 @@ import { type AgentEndpointSeed, seedAgentEndpoints } from './endpoints/seed.js'
 import { createIdGenerator, encodeBase62 } from './ids.js';
 import { type JournalIo, openJournal, type SalvageReport } from './journal.js';
 import type { ServerKnobs } from './knobs.js';
+import { openSealer, SecretSealer } from './secret-seal.js';
 import { Store } from './store.js';
 
 export type { AgentEndpointSeed } from './endpoints/seed.js';
@@ -83,7 +84,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     dns: options.dns,
     domainPlan: options.domainPlan,
   };
-  const { store, ids, journal } = await openState(options, apiKeys, logger);
+  const { store, ids, journal, sealer } = await openState(options, apiKeys, logger);
   // Built before the first request, so that no client's first policy waits for it.
   celCheckingEnvironment();
   const http: Server = createHttpServer({ keepAliveTimeout: 30_000 });
@@ -95,6 +96,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     knobs,
     logger,
     ids,
+    sealer,
     ...(options.random === undefined ? {} : { random: options.random }),
   });
   const { requests, statuses } = countTraffic(http);
@@ -115,6 +117,7 @@ async function openState(
   store: Store;
   ids: ReturnType<typeof createIdGenerator>;
   journal: Journal | undefined;
+  sealer: SecretSealer;
 }> {
   const store = new Store();
   const ids = createIdGenerator();
@@ -133,13 +136,16 @@ async function openState(
         });
   // IDs minted from now on must sort after every loaded one, even if the clock went back.
   for (const id of store.ids()) ids.observe(id);
+  let sealer: SecretSealer;
   try {
+    // Secret values are sealed under the data directory's key, so they outlive a restart.
+    sealer = options.dataDir === undefined ? new SecretSealer() : await openSealer(options.dataDir);
     seedAgentEndpoints(store, apiKeys, options.agentEndpoints ?? [], { ids, now: Date.now });
   } catch (err) {
     await journal?.close();
     throw err;
   }
-  return { store, ids, journal };
+  return { store, ids, journal, sealer };
 }
 
 /** Listens (closing the journal when it cannot) and says the URL it listens on. */

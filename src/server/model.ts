@@ -118,6 +118,48 @@ export interface CertificateAuthorityRec extends Common {
   readonly extended_key_usages: readonly string[];
 }
 
+// ---- IP policies and vaults (account-resources.md sections 2 and 3)
+
+export interface IpPolicyRec extends Common {
+  readonly description: string;
+  readonly metadata: string;
+}
+
+export type IpRuleAction = 'allow' | 'deny';
+
+export interface IpRuleRec extends Common {
+  readonly ip_policy_id: string;
+  /** As sent (its address the range's lowest, checked on write). */
+  readonly cidr: string;
+  readonly action: IpRuleAction;
+  readonly description: string;
+  readonly metadata: string;
+}
+
+export interface VaultRec extends Common {
+  readonly updated_at: string;
+  readonly name: string;
+  readonly description: string;
+  readonly metadata: string;
+  /** The principal's ID (the API key's owner); the service shows plain strings here. */
+  readonly created_by: string;
+  readonly last_updated_by: string;
+}
+
+export interface SecretRec extends Common {
+  readonly updated_at: string;
+  readonly vault_id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly metadata: string;
+  readonly created_by: string;
+  readonly last_updated_by: string;
+  /** The value, sealed (./secret-seal.ts): never in clear in memory dumps, the log or a reply. */
+  readonly sealed_value: string;
+}
+
+type AccountKind = 'ipp' | 'ipr' | 'vault' | 'secret';
+
 // ---- end of account resources
 
 /** A change to one account's state; `a` is the account ID. */
@@ -129,6 +171,11 @@ export type Mutation =
   | { readonly t: 'put'; readonly k: 'endpoint'; readonly a: string; readonly r: EndpointRec }
   | { readonly t: 'put'; readonly k: 'domain'; readonly a: string; readonly r: ReservedDomainRec }
   | { readonly t: 'put'; readonly k: 'ca'; readonly a: string; readonly r: CertificateAuthorityRec }
+  | { readonly t: 'put'; readonly k: 'ipp'; readonly a: string; readonly r: IpPolicyRec }
+  | { readonly t: 'put'; readonly k: 'ipr'; readonly a: string; readonly r: IpRuleRec }
+  | { readonly t: 'put'; readonly k: 'vault'; readonly a: string; readonly r: VaultRec }
+  | { readonly t: 'put'; readonly k: 'secret'; readonly a: string; readonly r: SecretRec }
+  | { readonly t: 'del'; readonly k: AccountKind; readonly a: string; readonly id: string }
   | {
       readonly t: 'del';
       readonly k: 'tls' | 'https' | 'bot' | 'endpoint' | 'domain' | 'ca';

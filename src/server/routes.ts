@@ -5,6 +5,7 @@
  */
 import { ERROR_CODE, ID_PREFIX, LIMITS } from '../hosted/edge-api.js';
 import { HTTPS_EDGE_MODULES, ROUTE_MODULES, TLS_EDGE_MODULES } from '../hosted/modules/index.js';
+import { ACCOUNT_ID_PREFIX } from './account-codes.js';
 import { CA_ID_PREFIX, DOMAIN_ID_PREFIX } from './domain-codes.js';
 import { ENDPOINT_ID_PREFIX } from './endpoints/codes.js';
 import { RequestError } from './errors.js';
@@ -173,6 +174,58 @@ export const SERVER_ROUTES: readonly ServerRoute[] = [
     prefixes: ROUTE,
     modules: RT_MODULES,
   },
+  // ---- IP policies and vaults ----
+  {
+    template: '/ip_policies',
+    table: { GET: 'listIpPolicies', POST: 'createIpPolicy' },
+    list: true,
+    filter: true,
+  },
+  {
+    template: '/ip_policies/{id}',
+    table: READ_WRITE('getIpPolicy', 'updateIpPolicy', 'deleteIpPolicy'),
+    prefixes: [ACCOUNT_ID_PREFIX.ipPolicy],
+  },
+  {
+    template: '/ip_policy_rules',
+    table: { GET: 'listIpPolicyRules', POST: 'createIpPolicyRule' },
+    list: true,
+    filter: true,
+  },
+  {
+    template: '/ip_policy_rules/{id}',
+    table: READ_WRITE('getIpPolicyRule', 'updateIpPolicyRule', 'deleteIpPolicyRule'),
+    prefixes: [ACCOUNT_ID_PREFIX.ipPolicyRule],
+  },
+  {
+    template: '/vaults',
+    table: { GET: 'listVaults', POST: 'createVault' },
+    list: true,
+    filter: true,
+  },
+  {
+    template: '/vaults/{id}',
+    table: READ_WRITE('getVault', 'updateVault', 'deleteVault'),
+    prefixes: [ACCOUNT_ID_PREFIX.vault],
+  },
+  {
+    template: '/vaults/{id}/secrets',
+    table: { GET: 'listVaultSecrets' },
+    prefixes: [ACCOUNT_ID_PREFIX.vault],
+    list: true,
+  },
+  {
+    template: '/vault_secrets',
+    table: { GET: 'listSecrets', POST: 'createVaultSecret' },
+    list: true,
+    filter: true,
+  },
+  {
+    template: '/vault_secrets/{id}',
+    table: READ_WRITE('getVaultSecret', 'updateVaultSecret', 'deleteVaultSecret'),
+    prefixes: [ACCOUNT_ID_PREFIX.secret],
+  },
+  // ---- end of IP policies and vaults ----
 ];
 
 const COMPILED = SERVER_ROUTES.map((route) => ({ route, segments: route.template.split('/') }));
@@ -281,10 +334,21 @@ export function listPrefix(resolved: Resolved): string {
   if (resolved.table.GET === 'listTlsEdges') return ID_PREFIX.tlsEdge;
   if (resolved.table.GET === 'listHttpsEdges') return ID_PREFIX.httpsEdge;
   if (resolved.table.GET === 'listEndpoints') return ENDPOINT_ID_PREFIX;
-  if (resolved.table.GET === 'listReservedDomains') return DOMAIN_ID_PREFIX;
-  if (resolved.table.GET === 'listCertificateAuthorities') return CA_ID_PREFIX;
+  const account = ACCOUNT_LIST_PREFIXES[resolved.table.GET ?? ''];
+  if (account !== undefined) return account;
   return ID_PREFIX.botUser;
 }
+
+/** The IDs each list of the account resources pages by. */
+const ACCOUNT_LIST_PREFIXES: Readonly<Record<string, string>> = {
+  listReservedDomains: DOMAIN_ID_PREFIX,
+  listCertificateAuthorities: CA_ID_PREFIX,
+  listIpPolicies: ACCOUNT_ID_PREFIX.ipPolicy,
+  listIpPolicyRules: ACCOUNT_ID_PREFIX.ipPolicyRule,
+  listVaults: ACCOUNT_ID_PREFIX.vault,
+  listVaultSecrets: ACCOUNT_ID_PREFIX.secret,
+  listSecrets: ACCOUNT_ID_PREFIX.secret,
+} satisfies Partial<Record<HandlerName, string>>;
 
 function invalid(message: string): RequestError {
   return new RequestError(400, ERROR_CODE.invalidValue, message);

@@ -5,7 +5,7 @@
  * PATCH with no field is a 400 on this API, as on every account resource.
  */
 
-import { emptyUpdate, lookup } from './account-common.js';
+import { checkNotEmpty, lookup } from './account-common.js';
 import { userHandlers } from './bot-handlers.js';
 import type { Call, HandlerDeps, Reply } from './handler-common.js';
 import type { BotUserRec } from './model.js';
@@ -38,7 +38,7 @@ export function serviceUserHandlers(deps: HandlerDeps) {
     listServiceUsers: users.list,
     updateServiceUser(call: Call): Reply {
       checked(call);
-      if (typeof call.body === 'object' && call.body !== null) emptyUpdate(call.body);
+      if (typeof call.body === 'object' && call.body !== null) checkNotEmpty(call.body);
       return users.update(call);
     },
     deleteServiceUser(call: Call): Reply {

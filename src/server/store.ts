@@ -1,6 +1,7 @@
 /**
  * The server's state: per account, the TLS edges, HTTPS edges (with their routes), bot users,
- * cloud (and seeded agent) endpoints and the hostport index, all in memory. Every change goes through `commit(mutation)`, which applies
+ * cloud (and seeded agent) endpoints, IP policies and their rules, vaults and their secrets, and
+ * the hostport index, all in memory. Every change goes through `commit(mutation)`, which applies
  * it synchronously (so the checks a handler made just before cannot be invalidated by another
  * request) and resolves once the change is durable (immediately without a journal). A change
  * the journal fails to make durable is undone (in reverse order, with every change applied
@@ -13,9 +14,13 @@ import type {
   CertificateAuthorityRec,
   EndpointRec,
   HttpsEdgeRec,
+  IpPolicyRec,
+  IpRuleRec,
   Mutation,
   ReservedDomainRec,
+  SecretRec,
   TlsEdgeRec,
+  VaultRec,
 } from './model.js';
 
 /** Records of one kind, by ID and in ID (= creation) order. */
@@ -113,6 +118,22 @@ export class AccountState {
   readonly cas = new Collection<CertificateAuthorityRec>();
   /** Lower-cased hostport -> ID of the edge (TLS or HTTPS) that serves it. */
   readonly hostports = new Map<string, string>();
+  // IP policies and vaults: rules and secrets are listed account-wide, so each kind is one
+  // collection of the account, their owner named by ID in each record.
+  readonly ipPolicies = new Collection<IpPolicyRec>();
+  readonly ipRules = new Collection<IpRuleRec>();
+  readonly vaults = new Collection<VaultRec>();
+  readonly secrets = new Collection<SecretRec>();
+
+  /** The rules of one IP policy, in creation order. */
+  rulesOf(policyId: string): IpRuleRec[] {
+    return [...this.ipRules.values()].filter((r) => r.ip_policy_id === policyId);
+  }
+
+  /** The secrets of one vault, in creation order. */
+  secretsOf(vaultId: string): SecretRec[] {
+    return [...this.secrets.values()].filter((r) => r.vault_id === vaultId);
+  }
 
   /** The edge already serving one of `hostports`, other than `selfId`. */
   hostportOwner(hostports: readonly string[], selfId: string | undefined): string | undefined {
@@ -152,6 +173,22 @@ export class AccountState {
         return this.#restorer(this.domains, m.t === 'put' ? m.r.id : m.id, false);
       case 'ca':
         return this.#restorer(this.cas, m.t === 'put' ? m.r.id : m.id, false);
+      case 'ipp': {
+        const id = m.t === 'put' ? m.r.id : m.id;
+        const policy = this.#restorer(this.ipPolicies, id, false);
+        // Deleting a policy deletes its rules: undoing it brings them back.
+        const rules = this.rulesOf(id).map((r) => this.#restorer(this.ipRules, r.id, false));
+        return () => {
+          policy();
+          for (const rule of rules) rule();
+        };
+      }
+      case 'ipr':
+        return this.#restorer(this.ipRules, m.t === 'put' ? m.r.id : m.id, false);
+      case 'vault':
+        return this.#restorer(this.vaults, m.t === 'put' ? m.r.id : m.id, false);
+      case 'secret':
+        return this.#restorer(this.secrets, m.t === 'put' ? m.r.id : m.id, false);
     }
   }
 
@@ -225,6 +262,25 @@ export class AccountState {
         if (m.t === 'put') this.cas.put(m.r);
         else this.cas.delete(m.id);
         return;
+      case 'ipp':
+        if (m.t === 'put') this.ipPolicies.put(m.r);
+        else {
+          this.ipPolicies.delete(m.id);
+          for (const rule of this.rulesOf(m.id)) this.ipRules.delete(rule.id);
+        }
+        return;
+      case 'ipr':
+        if (m.t === 'put') this.ipRules.put(m.r);
+        else this.ipRules.delete(m.id);
+        return;
+      case 'vault':
+        if (m.t === 'put') this.vaults.put(m.r);
+        else this.vaults.delete(m.id);
+        return;
+      case 'secret':
+        if (m.t === 'put') this.secrets.put(m.r);
+        else this.secrets.delete(m.id);
+        return;
     }
   }
 }
@@ -254,6 +310,12 @@ export interface StateSnapshot {
         /** Reserved domains and CAs; absent in snapshots written before they existed. */
         domains?: ReservedDomainRec[];
         cas?: CertificateAuthorityRec[];
+        // IP policies and vaults; absent in snapshots written before they existed too.
+        ip_policies?: IpPolicyRec[];
+        ip_policy_rules?: IpRuleRec[];
+        vaults?: VaultRec[];
+        /** Values sealed, as the records hold them. */
+        secrets?: SecretRec[];
       }
     | undefined
   >;
@@ -272,6 +334,11 @@ export function* snapshotMutations(snapshot: StateSnapshot): Generator<Mutation>
     for (const r of state.domains ?? []) yield { t: 'put', k: 'domain', a, r };
     for (const r of state.cas ?? []) yield { t: 'put', k: 'ca', a, r };
     for (const r of state.endpoints ?? []) yield { t: 'put', k: 'endpoint', a, r };
+    // Owners before what they own.
+    for (const r of state.ip_policies ?? []) yield { t: 'put', k: 'ipp', a, r };
+    for (const r of state.ip_policy_rules ?? []) yield { t: 'put', k: 'ipr', a, r };
+    for (const r of state.vaults ?? []) yield { t: 'put', k: 'vault', a, r };
+    for (const r of state.secrets ?? []) yield { t: 'put', k: 'secret', a, r };
     for (const edge of state.https) {
       yield { t: 'put', k: 'https', a, r: { ...edge, routes: [] } };
       for (const r of edge.routes) yield { t: 'put', k: 'route', a, r };
@@ -336,6 +403,10 @@ export class Store {
         endpoints: [...state.endpoints.values()].filter((e) => e.type === 'cloud'),
         domains: [...state.domains.values()],
         cas: [...state.cas.values()],
+        ip_policies: [...state.ipPolicies.values()],
+        ip_policy_rules: [...state.ipRules.values()],
+        vaults: [...state.vaults.values()],
+        secrets: [...state.secrets.values()],
       };
     }
     return { accounts };
@@ -351,8 +422,17 @@ export class Store {
       for (const r of state.tls.values()) yield r.id;
       for (const r of state.bots.values()) yield r.id;
       for (const r of state.endpoints.values()) yield r.id;
-      for (const r of state.domains.values()) yield r.id;
-      for (const r of state.cas.values()) yield r.id;
+      const accountResources = [
+        state.domains,
+        state.cas,
+        state.ipPolicies,
+        state.ipRules,
+        state.vaults,
+        state.secrets,
+      ];
+      for (const c of accountResources) {
+        for (const r of c.values()) yield r.id;
+      }
       for (const e of state.https.values()) {
         yield e.id;
         for (const r of e.routes) yield r.id;

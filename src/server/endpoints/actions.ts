@@ -31,11 +31,16 @@ import {
 import { ENDPOINT_ERROR_CODE as CODE } from './codes.js';
 import { isInternalHost, parseEndpointUrl } from './url.js';
 
-/** What forward-internal needs to know about the endpoint whose policy it is in. */
+/** What forward-internal and restrict-ips need to know about the endpoint and its account. */
 export interface PolicyContext {
   readonly scheme: string;
   /** Bound `internal` (a `.internal` host). */
   readonly internal: boolean;
+  /**
+   * Whether the account has this IP policy (restrict-ips names policies by ID, 2216 for one that
+   * does not exist). Absent: only the IDs' form is checked.
+   */
+  readonly ipPolicyExists?: (id: string) => boolean;
 }
 
 /** How the server judges one action's config: its own statement, the oracle's part. */
@@ -656,7 +661,7 @@ export const ACTION_RULES: Readonly<Record<string, ActionRules>> = {
     templates: { replacements: ['*.from', '*.to'] },
   },
   'restrict-ips': {
-    config: () =>
+    config: (_phase, policyCtx) =>
       strictObj({
         enforce: bool.optional(),
         allow: cidrList.optional(),
@@ -666,6 +671,8 @@ export const ACTION_RULES: Readonly<Record<string, ActionRules>> = {
             z.string().superRefine((v, ctx) => {
               if (!/^ipp_[A-Za-z0-9]+$/.test(v))
                 issue(ctx, CODE.ipPolicyRef, 'Invalid IP Policy Reference(s)');
+              else if (policyCtx.ipPolicyExists?.(v) === false)
+                issue(ctx, CODE.ipPolicyRef, `Invalid IP Policy Reference(s): ${v} does not exist`);
             }),
           )
           .optional(),

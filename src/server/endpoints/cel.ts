@@ -5,7 +5,7 @@
  * `obj` in slices that yield to the event loop, so that one account's filter never stalls the
  * server's other clients. Nothing here recognises CEL with a regular expression.
  */
-import type { CelInput, celEnv, plan } from '@bufbuild/cel';
+import type { CelInput, celEnv, parse, plan } from '@bufbuild/cel';
 import { celBoundIssue } from '../../hosted/cel.js';
 import { bufCel } from '../../hosted/cel-libraries.js';
 import { RequestError } from '../errors.js';
@@ -48,6 +48,65 @@ function measure(root: unknown): { nesting: number; literals: number } {
   return { nesting, literals };
 }
 
+type Node = { exprKind?: { case?: unknown; value?: unknown } };
+const isObj = (node: unknown): boolean => {
+  const kind = (node as Node | undefined)?.exprKind;
+  return kind?.case === 'identExpr' && (kind.value as { name?: unknown }).name === 'obj';
+};
+
+const hasMembers = (fields: ReadonlySet<string>, field: string): boolean =>
+  [...fields].some((f) => f.startsWith(`${field}.`));
+
+/**
+ * The first field of `obj` a parsed tree names that is not in `fields` (`obj.f`, `has(obj.f)`,
+ * `obj['f']`, `obj.a.b` when only the member `a.b` is listed), or a description of a use of `obj` other than naming one of its fields.
+ */
+function unknownField(root: unknown, fields: ReadonlySet<string>): string | undefined {
+  const named = new Set<unknown>();
+  const stack: unknown[] = [root];
+  const seen = new Set<unknown>();
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null || seen.has(node)) continue;
+    seen.add(node);
+    const kind = (node as Node).exprKind;
+    if (kind?.case === 'selectExpr') {
+      const { operand, field } = kind.value as { operand: unknown; field: string };
+      const inner = (operand as Node | undefined)?.exprKind;
+      if (isObj(operand)) {
+        // A field listed only by its members (`a.b`) is named through one of them (below).
+        if (!fields.has(field) && !named.has(node)) return `field "${field}"`;
+        named.add(operand);
+      } else if (inner?.case === 'selectExpr') {
+        const { operand: root, field: parent } = inner.value as { operand: unknown; field: string };
+        if (isObj(root) && !fields.has(parent) && hasMembers(fields, parent)) {
+          if (!fields.has(`${parent}.${field}`)) return `field "${parent}.${field}"`;
+          named.add(operand);
+        }
+      }
+    } else if (kind?.case === 'callExpr') {
+      const call = kind.value as { function: string; args: unknown[] };
+      if (call.function === '_[_]' && isObj(call.args[0])) {
+        const key = (call.args[1] as Node | undefined)?.exprKind;
+        const constant =
+          key?.case === 'constExpr'
+            ? (key.value as { constantKind?: { case?: unknown; value?: unknown } }).constantKind
+            : undefined;
+        const field = constant?.case === 'stringValue' ? String(constant.value) : undefined;
+        if (field === undefined) return 'a computed index of obj';
+        if (!fields.has(field)) return `field "${field}"`;
+        named.add(call.args[0]);
+      }
+    } else if (isObj(node) && !named.has(node)) {
+      return 'obj itself (name one of its fields)';
+    }
+    for (const value of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof value === 'object' && value !== null) stack.push(value);
+    }
+  }
+  return undefined;
+}
+
 /**
  * A list filter: a predicate over records in their read shape. A filter that is too long or
  * nested too deeply (checked before parsing), does not parse, nests macros or writes too many
@@ -55,19 +114,28 @@ function measure(root: unknown): { nesting: number; literals: number } {
  * (for example a field the record omits because it is empty) does not match; a result that is
  * not a bool is a 400 too, since the filter can then match nothing meaningfully.
  */
-export function compileFilter(text: string): (obj: CelInput) => boolean {
+export function compileFilter(
+  text: string,
+  /** The kind's filterable fields; a filter naming another one is refused. All when absent. */
+  fields?: ReadonlySet<string>,
+): (obj: CelInput) => boolean {
   const bound = celBoundIssue(text);
   if (bound !== undefined) throw invalidFilter(`filter refused: ${bound.message}`);
   let run: ReturnType<typeof plan>;
   let size: { nesting: number; literals: number };
+  let parsed: ReturnType<typeof parse>;
   try {
     const { celEnv, parse, plan } = bufCel();
-    const parsed = parse(text);
+    parsed = parse(text);
     size = measure(parsed.expr);
     filterEnv ??= celEnv();
     run = plan(filterEnv, parsed);
   } catch (err) {
     throw invalidFilter(`filter is not a CEL expression: ${(err as Error).message}`);
+  }
+  const stray = fields === undefined ? undefined : unknownField(parsed.expr, fields);
+  if (stray !== undefined) {
+    throw invalidFilter(`filter names ${stray}; filterable: ${[...(fields ?? [])].join(', ')}`);
   }
   if (size.nesting > FILTER_LIMITS.maxMacroNesting) {
     throw invalidFilter('filter nests macros (all, exists, map, filter) inside each other');

@@ -10,20 +10,13 @@ import { ERROR_CODE } from '../../hosted/edge-api.js';
 import { DOMAIN_ERROR_CODE } from '../domain-codes.js';
 import { domainFor } from '../domain-names.js';
 import { RequestError } from '../errors.js';
-import {
-  type Call,
-  type HandlerDeps,
-  json,
-  list,
-  noContent,
-  type Reply,
-} from '../handler-common.js';
+import { type Call, type HandlerDeps, json, noContent, type Reply } from '../handler-common.js';
 import { encodeBase62 } from '../ids.js';
 import type { ServerKnobs } from '../knobs.js';
+import { filteredList } from '../list-filter.js';
 import { type EndpointRec, rfc3339Seconds } from '../model.js';
 import type { AccountState } from '../store.js';
 import { parseBody } from '../validate.js';
-import { compileFilter, firstKept } from './cel.js';
 import {
   type Binding,
   ENDPOINT_ERROR_CODE as CODE,
@@ -142,6 +135,7 @@ export function endpointHandlers({ store, render, ids, now, knobs }: HandlerDeps
       checkTrafficPolicy(b.traffic_policy, {
         scheme: url.scheme,
         internal: binding === 'internal',
+        ipPolicyExists: (id) => call.account.ipPolicies.get(id) !== undefined,
       });
       checkNotHeldByEdge(call.account, url);
       const domain = domainLink(call.account, url, binding, knobs);
@@ -166,27 +160,15 @@ export function endpointHandlers({ store, render, ids, now, knobs }: HandlerDeps
       return json(201, one(rec), durable);
     },
     getEndpoint: (call: Call): Reply => json(200, one(endpointOf(call))),
-    async listEndpoints(call: Call): Promise<Reply> {
-      const filter = call.page?.filter;
-      if (filter === undefined)
-        return list(render, call, call.account.endpoints, 'endpoints', '/endpoints', one);
-      const matches = compileFilter(filter);
-      // The records as they are now, newest first: the answer is this moment's, though the
-      // filter runs over them in slices that let other requests through. The page is the first
-      // `limit` it keeps; one more tells that there is a next page.
-      const page = call.page ?? { beforeId: undefined, limit: 100 };
-      const { items } = call.account.endpoints.page(page.beforeId, Number.MAX_SAFE_INTEGER);
-      const kept = await firstKept(
-        items,
+    listEndpoints: (call: Call): Promise<Reply> =>
+      filteredList(render, call, {
+        collection: call.account.endpoints,
+        key: 'endpoints',
+        path: '/endpoints',
+        one,
         // The record as the client sees it (JSON), so `obj` has exactly the answer's fields.
-        (rec) => matches(JSON.parse(one(rec)) as CelInput),
-        page.limit + 1,
-      );
-      return list(render, call, call.account.endpoints, 'endpoints', '/endpoints', one, {
-        found: { items: kept.slice(0, page.limit), more: kept.length > page.limit },
-        query: new URLSearchParams({ filter }).toString(),
-      });
-    },
+        cel: (rec) => JSON.parse(one(rec)) as CelInput,
+      }),
     updateEndpoint(call: Call): Reply {
       const ep = writable(call);
       const b = parseBody(endpointUpdateSchema, call.body);
@@ -210,6 +192,7 @@ export function endpointHandlers({ store, render, ids, now, knobs }: HandlerDeps
         checkTrafficPolicy(b.traffic_policy, {
           scheme: url.scheme,
           internal: binding === 'internal',
+          ipPolicyExists: (id) => call.account.ipPolicies.get(id) !== undefined,
         });
       if (url.url !== ep.url) checkNotHeldByEdge(call.account, url);
       const domain = domainLink(call.account, url, binding, knobs);

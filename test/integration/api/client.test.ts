@@ -299,8 +299,17 @@ describe('observe', () => {
     expect(snap.httpsEdges).toHaveLength(201);
     expect(snap.botUsers).toHaveLength(3);
     expect(snap.httpsEdges.flatMap((e) => e.routes)).toHaveLength(5);
-    expect(snap.calls).toEqual({ tls: 2, https: 3, botUsers: 1, endpoints: 1 });
-    expect([...requests].sort()).toEqual([
+    expect(snap.calls).toMatchObject({
+      tls_edge: 2,
+      https_edge: 3,
+      bot_user: 1,
+      cloud_endpoint: 1,
+    });
+    // One list of every other registered kind too (an empty one each).
+    const others = Object.keys(snap.calls).length - 4;
+    expect(requests).toHaveLength(7 + others);
+    const firstKinds = ['/bot_users', '/edges/https', '/edges/tls', '/endpoints'];
+    expect([...requests].filter((r) => firstKinds.includes(r.split(' ')[1] ?? '')).sort()).toEqual([
       'GET /bot_users 200',
       'GET /edges/https 200',
       'GET /edges/https 200',
@@ -311,15 +320,13 @@ describe('observe', () => {
     ]);
   });
 
-  it('returns an empty snapshot of an empty account in four calls', async () => {
+  it('returns an empty snapshot of an empty account in one call per kind', async () => {
     const { client } = connect({ apiKey: freshKey() });
-    expect(await observe(client)).toEqual({
-      tlsEdges: [],
-      httpsEdges: [],
-      botUsers: [],
-      cloudEndpoints: [],
-      calls: { tls: 1, https: 1, botUsers: 1, endpoints: 1 },
-    });
+    const snap = await observe(client);
+    expect(snap).toMatchObject({ tlsEdges: [], httpsEdges: [], botUsers: [], cloudEndpoints: [] });
+    expect(Object.values(snap.resources ?? {}).every((r) => r.length === 0)).toBe(true);
+    expect(Object.keys(snap.calls).sort()).toEqual(Object.keys(snap.resources ?? {}).sort());
+    expect(Object.values(snap.calls).every((n) => n === 1)).toBe(true);
   });
 
   it('throws, never a partial snapshot, when a listing fails', async () => {

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ACTIONS, PHASES, type Phase } from '../../../src/hosted/policy-actions.js';
+import { liveIpPolicies } from '../../helpers/live-ip-policies.js';
 import { startTestServer } from '../../helpers/server.js';
 import { buildFrom, errorLines } from '../../unit/manifest/helpers.js';
 import { type Call, clientFor } from '../server/client.js';
@@ -595,9 +596,12 @@ let server: Awaited<ReturnType<typeof startTestServer>>;
 let call: Call;
 let hosts = 0;
 
+let live: (text: string) => Promise<string>;
+
 beforeAll(async () => {
   server = await startTestServer();
   call = clientFor(server, server.apiKey);
+  live = liveIpPolicies(call);
 });
 afterAll(async () => {
   await server.close();
@@ -608,7 +612,9 @@ async function verdicts(policy: Record<string, unknown>) {
   const url = `https://h${++hosts}.example.com`;
   const manifest = stringify({ kind: 'CloudEndpoint', name: 'ep', url, traffic_policy: policy });
   const built = buildFrom({ 'ep.yaml': manifest });
-  const reply = await call('POST', '/endpoints', { url, traffic_policy: JSON.stringify(policy) });
+  // Made-up ipp_ IDs become policies of the account (one it lacks is 2216).
+  const text = await live(JSON.stringify(policy));
+  const reply = await call('POST', '/endpoints', { url, traffic_policy: text });
   expect([201, 400]).toContain(reply.status);
   return {
     validate: built.ok,

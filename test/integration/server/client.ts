@@ -71,5 +71,9 @@ export async function snapshot(call: Call): Promise<unknown> {
     tls: await all('/edges/tls', 'tls_edges'),
     https: await all('/edges/https', 'https_edges'),
     bots: await all('/bot_users', 'bot_users'),
+    ipPolicies: await all('/ip_policies', 'ip_policies'),
+    ipPolicyRules: await all('/ip_policy_rules', 'ip_policy_rules'),
+    vaults: await all('/vaults', 'vaults'),
+    secrets: await all('/vault_secrets', 'secrets'),
   };
 }

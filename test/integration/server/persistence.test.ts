@@ -53,6 +53,27 @@ async function populate(call: ReturnType<typeof clientFor>) {
   await call('DELETE', `/edges/tls/${tls.json.id}/backend`);
   const bot = await call('POST', '/bot_users', { name: 'b' });
   await call('PATCH', `/bot_users/${bot.json.id}`, { active: false });
+  // IP policies and vaults: a policy deleted with its rules, another kept with one.
+  const policy = await call('POST', '/ip_policies', { description: 'office' });
+  await call('POST', '/ip_policy_rules', {
+    ip_policy_id: policy.json.id,
+    cidr: '203.0.113.0/24',
+    action: 'allow',
+  });
+  const gone = await call('POST', '/ip_policies', {});
+  await call('POST', '/ip_policy_rules', {
+    ip_policy_id: gone.json.id,
+    cidr: '10.0.0.0/8',
+    action: 'deny',
+  });
+  await call('DELETE', `/ip_policies/${gone.json.id}`);
+  const vault = await call('POST', '/vaults', { name: 'hooks' });
+  const secret = await call('POST', '/vault_secrets', {
+    name: 'gh',
+    vault_id: vault.json.id,
+    value: 'v1',
+  });
+  await call('PATCH', `/vault_secrets/${secret.json.id}`, { value: 'v2', description: 'd' });
 }
 
 async function logFile(): Promise<string> {
@@ -66,6 +87,11 @@ it('a restart serves identical state, and new IDs sort after the old ones', asyn
   const call1 = clientFor(first, KEY);
   await populate(call1);
   const before = await snapshot(call1);
+  expect(before).toMatchObject({
+    ipPolicies: [{ description: 'office' }],
+    ipPolicyRules: [{ cidr: '203.0.113.0/24' }],
+    secrets: [{ name: 'gh', description: 'd' }],
+  });
   await first.close();
 
   const second = await startTestServer({ dataDir: dir, apiKeys: [KEY], port: 0 });
@@ -92,6 +118,10 @@ it('another key sees nothing of the persisted account', async () => {
       tls: [],
       https: [],
       bots: [],
+      ipPolicies: [],
+      ipPolicyRules: [],
+      vaults: [],
+      secrets: [],
     });
   } finally {
     await second.close();
@@ -138,6 +168,11 @@ it('compaction: a snapshot replaces the log, old logs are removed, nothing is lo
   for (const id of ids.slice(30, 40)) await call1('PATCH', `/bot_users/${id}`, { active: false });
   await populate(call1);
   const before = await snapshot(call1);
+  expect(before).toMatchObject({
+    ipPolicies: [{ description: 'office' }],
+    ipPolicyRules: [{ cidr: '203.0.113.0/24' }],
+    secrets: [{ name: 'gh', description: 'd' }],
+  });
   await first.close();
 
   const files = await readdir(dir);
@@ -167,7 +202,8 @@ it('a stray log of a crashed compaction is removed on start', async () => {
   const second = await startTestServer({ dataDir: dir, apiKeys: [KEY] });
   try {
     expect((await clientFor(second, KEY)('GET', '/bot_users')).json.bot_users).toHaveLength(1);
-    expect((await readdir(dir)).sort()).toEqual(['lock.1', 'log-0.jsonl']);
+    // The secrets key stays: it is no leftover (secret values are sealed under it).
+    expect((await readdir(dir)).sort()).toEqual(['lock.1', 'log-0.jsonl', 'secrets.key']);
   } finally {
     await second.close();
   }

@@ -60,6 +60,11 @@ describe("the server's router", () => {
     '/reserved_domains/rd_1/certificate/x',
     '/certificate_authorities/ca_1/x',
     '/service_users/bot_1/x',
+    '/ip_policies/ipp_1/rules',
+    '/ip_policy_rules/ipr_1/x',
+    '/vaults/vault_1/x',
+    '/vaults/vault_1/secrets/secret_1',
+    '/vault_secrets/secret_1/x',
     '/nothing',
   ])('%s is no resource (404)', (path) => {
     expect(resolvePath(path)).toBeUndefined();
@@ -97,6 +102,18 @@ describe("the server's router", () => {
       ids: [['rd_1', 'rd_']],
     });
     expect(resolvePath('/service_users/bot_1')?.ids).toEqual([['bot_1', ID_PREFIX.botUser]]);
+    // A vault's secrets: paged, without a filter.
+    expect(resolvePath('/vaults/vault_1/secrets')).toEqual({
+      table: { GET: 'listVaultSecrets' },
+      ids: [['vault_1', 'vault_']],
+      list: true,
+    });
+    expect(resolvePath('/ip_policy_rules')).toEqual({
+      table: { GET: 'listIpPolicyRules', POST: 'createIpPolicyRule' },
+      ids: [],
+      list: true,
+      filter: true,
+    });
     // An empty ID still routes: its prefix check answers it (400), not a 404.
     expect(resolvePath('/bot_users//')?.ids).toEqual([['', ID_PREFIX.botUser]]);
   });
