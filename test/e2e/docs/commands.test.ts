@@ -129,6 +129,8 @@ const NOT_RUN: Record<string, Record<string, string>> = {
       LONG_RUNNING,
     'curl -XPOST -H "Authorization: Bearer $(cat token)" http://edgesync:9090/-/reconcile':
       'needs that daemon',
+    "curl 'http://127.0.0.1:9090/status/resources?state=out_of_sync&limit=20'":
+      'needs a running daemon; test/integration/daemon/http.test.ts serves the same query',
   },
   'docs/reference/manifests.md': {
     "edgesync plan . --exclude 'k8s/**' --exclude '**/*.ci.yaml'": PLACEHOLDER,
