@@ -10,7 +10,7 @@ import { ConfigError, errorMessage } from '../errors.js';
 import { celCheckingEnvironment } from '../hosted/cel.js';
 import { type Logger, silentLogger } from '../log.js';
 import { createServer } from './app.js';
-import { type AgentEndpointSeed, seedAgentEndpoints } from './endpoints/seed.js';
+import { type AgentEndpointSeed, seedAgentEndpoints, seedIpPolicies } from './endpoints/seed.js';
 import { createIdGenerator, encodeBase62 } from './ids.js';
 import { type JournalIo, openJournal, type SalvageReport } from './journal.js';
 import type { ServerKnobs } from './knobs.js';
@@ -47,6 +47,8 @@ export interface StartServerOptions extends ServerKnobs {
   snapshotIo?: JournalIo;
   /** Read-only agent endpoints, seeded into every account at each start (never persisted). */
   agentEndpoints?: readonly AgentEndpointSeed[];
+  /** IP policies (IDs), seeded into every account at each start (never persisted). */
+  ipPolicies?: readonly string[];
 }
 
 export interface RunningServer {
@@ -141,6 +143,7 @@ async function openState(
     // Secret values are sealed under the data directory's key, so they outlive a restart.
     sealer = options.dataDir === undefined ? new SecretSealer() : await openSealer(options.dataDir);
     seedAgentEndpoints(store, apiKeys, options.agentEndpoints ?? [], { ids, now: Date.now });
+    seedIpPolicies(store, apiKeys, options.ipPolicies ?? [], Date.now);
   } catch (err) {
     await journal?.close();
     throw err;

@@ -6,7 +6,7 @@
  */
 import { ConfigError } from '../../errors.js';
 import type { IdGenerator } from '../ids.js';
-import { type EndpointRec, rfc3339Seconds } from '../model.js';
+import { type EndpointRec, type IpPolicyRec, rfc3339Seconds } from '../model.js';
 import type { Store } from '../store.js';
 import { accountIdForKey } from '../wire.js';
 import { ENDPOINT_ID_PREFIX } from './codes.js';
@@ -60,6 +60,31 @@ export function seedAgentEndpoints(
       };
       // apply, not commit: never journaled.
       store.apply({ t: 'put', k: 'endpoint', a, r: rec });
+    }
+  }
+}
+
+/**
+ * IP policies with the given IDs (no rules), seeded like agent endpoints into every account at
+ * each start, in memory only: tests whose policies name fixed `ipp_` IDs (tables of the
+ * specification, shipped examples) run against an account that has them, as an account on the
+ * service would.
+ */
+export function seedIpPolicies(
+  store: Store,
+  apiKeys: readonly string[],
+  ids: readonly string[],
+  now: () => number,
+): void {
+  const at = rfc3339Seconds(now());
+  for (const id of ids) {
+    if (!/^ipp_[A-Za-z0-9]+$/.test(id)) {
+      throw new ConfigError(`seeded IP policy ${JSON.stringify(id)}: not an ipp_ ID`);
+    }
+    for (const key of apiKeys) {
+      const r: IpPolicyRec = { id, created_at: at, description: 'seeded', metadata: '' };
+      // apply, not commit: never journaled.
+      store.apply({ t: 'put', k: 'ipp', a: accountIdForKey(key), r });
     }
   }
 }

@@ -13,6 +13,7 @@ import { executePlan } from '../../../src/apply/executor.js';
 import { createReconciler } from '../../../src/engine/index.js';
 import { storedMetadata } from '../../../src/manifest/metadata.js';
 import { buildPlan } from '../../../src/plan/plan.js';
+import { NAMED_IP_POLICIES } from '../../helpers/live-ip-policies.js';
 import { reconcilerOptions } from '../../helpers/reconciler.js';
 import { startTestServer, writesAt } from '../../helpers/server.js';
 import { desiredSet, endpointManifest } from '../../unit/plan/builders.js';
@@ -39,7 +40,7 @@ afterEach(async () => {
 });
 
 async function start(opts: Parameters<typeof startTestServer>[0] = {}): Promise<void> {
-  server = await startTestServer(opts);
+  server = await startTestServer({ ipPolicies: NAMED_IP_POLICIES, ...opts });
   client = apiClient(server.url, server.apiKey);
 }
 

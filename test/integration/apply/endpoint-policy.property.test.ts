@@ -21,6 +21,7 @@ import {
   manifestDoc,
   resolvedPolicy,
 } from '../../helpers/arbitraries/cloud-endpoint.js';
+import { NAMED_IP_POLICIES } from '../../helpers/live-ip-policies.js';
 import { startTestServer, writesAt } from '../../helpers/server.js';
 import { apiClient, apiEnv, runCli, snapshotOf, tempDir, writeManifests } from './helpers.js';
 
@@ -72,7 +73,7 @@ describe('cloud endpoint policies: any form, same data, no operation', () => {
         fc.array(fc.constantFrom(...FORMS), { minLength: 3, maxLength: 3 }),
         async (cases, formats, forms) => {
           run += 1;
-          const server = await startTestServer();
+          const server = await startTestServer({ ipPolicies: NAMED_IP_POLICIES });
           const client = apiClient(server.url, server.apiKey);
           const env = { ...envOf(cases), ...apiEnv(server.url, server.apiKey) };
           const dir = path.join(tmp.dir, `run${run}`);

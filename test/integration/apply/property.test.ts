@@ -29,6 +29,7 @@ import {
   envOf,
   manifestDoc,
 } from '../../helpers/arbitraries/cloud-endpoint.js';
+import { NAMED_IP_POLICIES } from '../../helpers/live-ip-policies.js';
 import { startTestServer } from '../../helpers/server.js';
 import {
   apiClient,
@@ -378,6 +379,7 @@ describe('convergence property', () => {
           async ([start, target], foreign, foreignCe) => {
             run += 1;
             const server = await startTestServer({
+              ipPolicies: NAMED_IP_POLICIES,
               // Claims to be ours by a name the sets use: an agent endpoint is never touched.
               agentEndpoints: [{ url: AGENT_URL, metadata: OURS_WEB }],
             });

@@ -18,6 +18,7 @@ import {
   manifestDoc,
 } from '../../helpers/arbitraries/cloud-endpoint.js';
 import { faultyCloudEndpoint } from '../../helpers/arbitraries/faults.js';
+import { NAMED_IP_POLICIES } from '../../helpers/live-ip-policies.js';
 import { startTestServer } from '../../helpers/server.js';
 import { apiEnv, runCli, tempDir, writeManifests } from './helpers.js';
 
@@ -173,7 +174,7 @@ describe('validate accepts nothing the server refuses', () => {
           return;
         }
         valid += 1;
-        const server = await startTestServer();
+        const server = await startTestServer({ ipPolicies: NAMED_IP_POLICIES });
         try {
           const apply = await runCli(['apply', '--yes', dir], {
             env: { ...env, ...apiEnv(server.url, server.apiKey) },
@@ -228,7 +229,7 @@ describe('validate accepts nothing the server refuses', () => {
           return;
         }
         valid += 1;
-        const server = await startTestServer();
+        const server = await startTestServer({ ipPolicies: NAMED_IP_POLICIES });
         try {
           const apply = await runCli(['apply', '--yes', dir], {
             env: { ...env, ...apiEnv(server.url, server.apiKey) },
