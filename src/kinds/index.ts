@@ -7,6 +7,7 @@
 import { EdgesyncError } from '../errors.js';
 import type { Declared, KindDefinition, LiveRecord } from './definition.js';
 import { OWN_PLANNER_KINDS } from './own-planners.js';
+import { RESERVED_DOMAIN } from './reserved-domain.js';
 
 export type {
   Declared,
@@ -21,9 +22,10 @@ export type {
 export { addressOf } from './definition.js';
 
 /** Every registered kind, in dependency order (`order`). */
-export const KINDS: readonly KindDefinition[] = [...OWN_PLANNER_KINDS].sort(
-  (a, b) => a.order - b.order,
-);
+export const KINDS: readonly KindDefinition[] = [
+  ...OWN_PLANNER_KINDS,
+  RESERVED_DOMAIN as unknown as KindDefinition,
+].sort((a, b) => a.order - b.order);
 
 const BY_KIND = new Map(KINDS.map((k) => [k.kind, k]));
 const BY_MANIFEST_KIND = new Map(KINDS.flatMap((k) => k.manifestKinds.map((m) => [m, k] as const)));

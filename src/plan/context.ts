@@ -4,7 +4,7 @@
  */
 import { DEFAULT_OWNER } from '../manifest/metadata.js';
 import type { PolicyImpactEntry } from './impact.js';
-import type { Blocked, ResourceChange } from './model.js';
+import type { Blocked, ReadinessEntry, ResourceChange } from './model.js';
 import { canonicalHostports } from './normalize.js';
 import type { DesiredEdge } from './ownership.js';
 
@@ -40,7 +40,16 @@ export interface PlanOptions {
    * off where nobody reads the plan (the daemon executes it).
    */
   readonly policyPreview?: boolean | undefined;
+  /**
+   * Hold back the create of a resource whose reference requires a resource that is not ready
+   * (an endpoint on a domain still waiting for its DNS): blocked, tried again at the next
+   * plan. Default true; `--no-wait-for-domains` turns it off.
+   */
+  readonly waitForReady?: boolean | undefined;
 }
+
+/** The flag that creates what waits for a resource that is not ready (`waitForReady: false`). */
+export const NO_WAIT_FLAG = '--no-wait-for-domains';
 
 /**
  * Up-to-date edges of earlier plans, by manifest: a manifest object and a live record that are
@@ -99,6 +108,7 @@ export class PlanContext {
   readonly memo: PlanMemo | undefined;
   readonly ownBotUsers: ReadonlySet<string>;
   readonly policyPreview: boolean;
+  readonly waitForReady: boolean;
   /** `--target`'s addresses; undefined: every resource. */
   readonly targets: ReadonlySet<string> | undefined;
   readonly changes: ResourceChange[] = [];
@@ -106,6 +116,8 @@ export class PlanContext {
   readonly warnings: string[] = [];
   /** The impact preview of each endpoint whose policy changes (./impact.ts). */
   readonly impacts: PolicyImpactEntry[] = [];
+  /** Declared resources live but not ready (./generic.ts). */
+  readonly readiness: ReadinessEntry[] = [];
 
   constructor(options: PlanOptions) {
     this.owner = options.owner ?? DEFAULT_OWNER;
@@ -115,6 +127,7 @@ export class PlanContext {
     this.ownBotUsers = options.ownBotUsers ?? new Set();
     this.policyPreview = options.policyPreview ?? true;
     this.targets = options.targets;
+    this.waitForReady = options.waitForReady ?? true;
   }
 
   /** The desired edge's hostports, canonical (kept per manifest list: `canonicalHostports`). */
