@@ -2,6 +2,7 @@
  * What the parts of the planner share while one plan is built: the options, the lists the plan
  * is assembled from, and the canonical hostports of each desired edge.
  */
+import type { Readiness, Reference } from '../kinds/index.js';
 import { DEFAULT_OWNER } from '../manifest/metadata.js';
 import type { PolicyImpactEntry } from './impact.js';
 import type { Blocked, ReadinessEntry, ResourceChange } from './model.js';
@@ -9,6 +10,25 @@ import { canonicalHostports } from './normalize.js';
 import type { DesiredEdge } from './ownership.js';
 
 export const DEFAULT_MAX_DELETES = 10;
+
+/** What a reference resolves to: the ID (or placeholder), and how ready the resource is. */
+export interface ResolvedReference {
+  /** The live ID, or the placeholder of its create in this plan. */
+  readonly value: string;
+  /** The address whose create in this plan provides the ID. */
+  readonly created?: string;
+  /** The address of the resource referred to. */
+  readonly address: string;
+  /** Its readiness, when it exists live and its kind has one (a create's is not known yet). */
+  readonly readiness?: Readiness;
+}
+
+/**
+ * Resolves a reference by name to a live ID, or to the placeholder of a create in this plan
+ * (`created` then names the address to require); undefined when it names nothing; `unchecked`
+ * when it names nothing and need not (`Reference.onlyWhereUsed` on an account without the kind).
+ */
+export type ResolveReference = (ref: Reference) => ResolvedReference | 'unchecked' | undefined;
 
 export interface PlanOptions {
   /** Owner id written to and matched in `edgesync/owner`. Default `default`. */

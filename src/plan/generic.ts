@@ -29,7 +29,7 @@ import { addressOf, GENERIC_KINDS } from '../kinds/index.js';
 import { recordMetadata, storedMetadata } from '../manifest/metadata.js';
 import type { FieldPath } from '../manifest/paths.js';
 import type { DesiredSet } from '../manifest/schema.js';
-import type { PlanContext } from './context.js';
+import type { PlanContext, ResolvedReference, ResolveReference } from './context.js';
 import { guardDeletions } from './guards.js';
 import type { FieldChange, Operation, ResourceChange } from './model.js';
 import { type PlannedTarget, routeTarget, targetPath } from './target.js';
@@ -50,18 +50,6 @@ interface Match {
   readonly declared: Declared;
   readonly live: LiveRecord | undefined;
   readonly address: string;
-}
-
-/** What a reference resolves to: the ID (or placeholder), and how ready the resource is. */
-export interface ResolvedReference {
-  /** The live ID, or the placeholder of its create in this plan. */
-  readonly value: string;
-  /** The address whose create in this plan provides the ID. */
-  readonly created?: string;
-  /** The address of the resource referred to. */
-  readonly address: string;
-  /** Its readiness, when it exists live and its kind has one (a create's is not known yet). */
-  readonly readiness?: Readiness;
 }
 
 /** Resolves references by name (or natural key): to live IDs, or to creates of this plan. */
@@ -125,13 +113,6 @@ function declaredOf(desired: DesiredSet, kind: KindDefinition): readonly Declare
 function liveOf(live: GenericLive, kind: KindDefinition): readonly LiveRecord[] {
   return live.resources?.[kind.kind] ?? [];
 }
-
-/**
- * Resolves a reference by name to a live ID, or to the placeholder of a create in this plan
- * (`created` then names the address to require); undefined when it names nothing; `unchecked`
- * when it names nothing and need not (`Reference.onlyWhereUsed` on an account without the kind).
- */
-export type ResolveReference = (ref: Reference) => ResolvedReference | 'unchecked' | undefined;
 
 /**
  * Plans every generic kind; returns the resolver of references to them, for the kinds planned

@@ -35,11 +35,11 @@ import {
   resolveEndpoints,
   withReferences,
 } from './cloud-endpoints.js';
-import { NO_WAIT_FLAG, PlanContext, type PlanOptions } from './context.js';
+import { NO_WAIT_FLAG, PlanContext, type PlanOptions, type ResolveReference } from './context.js';
 import { cutoverList } from './cutover.js';
 import { planCreate, planDelete, planUpdate } from './edges.js';
 import { blockHeldUrls, endpointClaims, urlHandovers } from './endpoint-claims.js';
-import { planGenericKinds, type ResolveReference } from './generic.js';
+import { planGenericKinds } from './generic.js';
 import { addDeleteEdges, assertAcyclic } from './graph.js';
 import { type Deletable, guardDeletions, leaveExcluded, resolveHostports } from './guards.js';
 import { type Cutover, leftAlone, PLAN_FORMAT_VERSION, type Plan } from './model.js';
