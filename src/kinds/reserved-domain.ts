@@ -25,6 +25,35 @@ const DOMAIN_SCHEMES: ReadonlySet<EndpointScheme> = new Set<EndpointScheme>([
   'tls',
 ]);
 
+/**
+ * Top-level names that never resolve publicly (RFC 6761, 6762, 7686, 8375, 9476, and the
+ * `.internal` of private networks): the service refuses to reserve a name under one.
+ */
+const PRIVATE_TLDS: ReadonlySet<string> = new Set([
+  'test',
+  'example',
+  'invalid',
+  'localhost',
+  'local',
+  'onion',
+  'alt',
+  'internal',
+  'arpa',
+]);
+
+/** Why a host name matching `DOMAIN_PATTERN` cannot be reserved, if it cannot. */
+function domainProblem(name: string): string | undefined {
+  const labels = name.split('.');
+  const tld = labels.at(-1) as string;
+  if (PRIVATE_TLDS.has(tld) || !/^(?:[a-z]{2,63}|xn--[a-z0-9-]+)$/.test(tld)) {
+    return `the TLD "${tld}" does not resolve publicly`;
+  }
+  const dashed = labels.find((l) => l.slice(2, 4) === '--' && !l.startsWith('xn--'));
+  if (dashed !== undefined)
+    return `"--" at the third and fourth characters of a label only as "xn--" (${dashed})`;
+  return undefined;
+}
+
 const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
 /** A fully qualified lower-case host name, `*` only as the whole first label. */
 const DOMAIN_PATTERN = new RegExp(`^(?:\\*\\.)?${LABEL}(?:\\.${LABEL})+$`);
@@ -42,6 +71,10 @@ export const ReservedDomainSchema = z
       .regex(DOMAIN_PATTERN, {
         error:
           'must be a fully qualified lower-case host name (app.example.com), "*" only as the whole first label (*.example.com)',
+      })
+      .superRefine((name, ctx) => {
+        const problem = DOMAIN_PATTERN.test(name) ? domainProblem(name) : undefined;
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
       })
       .meta({
         description:

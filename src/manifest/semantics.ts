@@ -143,14 +143,26 @@ function checkReferences(
 ): void {
   // Kind -> the names and natural keys declared.
   const declared = new Map<string, Set<string>>();
-  for (const { value } of docs) {
+  // Kind NUL natural key -> the document declaring it first: the API keeps keys unique.
+  const keyed = new Map<string, { doc: number; name: string }>();
+  for (const { id: doc, value } of docs) {
     const kind = kindOfManifest(value.kind);
     const d = value as unknown as Declared;
     if (kind === undefined || d.ensure === 'absent') continue;
     const set = declared.get(kind.kind) ?? new Set<string>();
     set.add(d.name);
     if (kind.ownership.by === 'key' && kind.schema !== undefined) {
-      set.add(`\0${kind.ownership.declared(d)}`);
+      const key = kind.ownership.declared(d);
+      set.add(`\0${key}`);
+      const first = keyed.get(`${kind.kind}\0${key}`);
+      if (first === undefined) keyed.set(`${kind.kind}\0${key}`, { doc, name: d.name });
+      else {
+        add(
+          doc,
+          ['name'],
+          `${value.kind} "${d.name}" is ${key}, as is "${first.name}": one ${value.kind} per ${key}`,
+        );
+      }
     }
     declared.set(kind.kind, set);
   }

@@ -40,7 +40,7 @@ import { cutoverList } from './cutover.js';
 import { planCreate, planDelete, planUpdate } from './edges.js';
 import { blockHeldUrls, endpointClaims, urlHandovers } from './endpoint-claims.js';
 import { planGenericKinds } from './generic.js';
-import { addDeleteEdges, assertAcyclic } from './graph.js';
+import { addDeleteEdges, assertAcyclic, hoistRequiredCreates } from './graph.js';
 import { type Deletable, guardDeletions, leaveExcluded, resolveHostports } from './guards.js';
 import { type Cutover, leftAlone, PLAN_FORMAT_VERSION, type Plan } from './model.js';
 import { canonicalHostports } from './normalize.js';
@@ -218,8 +218,11 @@ function planEndpointWithReferences(
     return;
   }
   // Created only once what it needs is ready: an endpoint on a domain whose certificate still
-  // waits for DNS would be served with a certificate browsers reject.
-  if (input.match.live === undefined && ctx.waitForReady && notReady.length > 0) {
+  // waits for DNS would be served with a certificate browsers reject. Not one that takes over
+  // an edge's host in a cut-over: the edge goes either way, and waiting would leave the host
+  // unserved.
+  const waits = input.match.live === undefined && input.cutover === undefined;
+  if (waits && ctx.waitForReady && notReady.length > 0) {
     ctx.blocked.push({
       address: input.match.address,
       kind: 'guard',
@@ -326,6 +329,7 @@ function edgeClaimsOf(ctx: PlanContext, active: readonly EdgeMatch[]): Map<strin
 /** Sorts what the context gathered and counts it into the plan value. */
 function finishPlan(ctx: PlanContext, cutovers: Cutover[]): Plan {
   ctx.changes.sort((a, b) => compareCodeUnits(a.address, b.address));
+  hoistRequiredCreates(ctx.changes);
   addDeleteEdges(ctx.changes);
   assertAcyclic(ctx.changes);
   ctx.blocked.sort(

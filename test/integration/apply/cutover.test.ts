@@ -305,7 +305,7 @@ describe('cut-over: read-only edges', () => {
     // An endpoint on a host and port no edge holds: created in phase main, which must not run.
     await writeFile(
       path.join(migrated, 'extra.yaml'),
-      'kind: CloudEndpoint\nname: extra\nurl: https://extra.example.com\ntraffic_policy:\n  on_http_request:\n    - actions: [{ type: deny }]\n',
+      'kind: ReservedDomain\nname: extra\ndomain: extra.example.com\n---\nkind: CloudEndpoint\nname: extra\nurl: https://extra.example.com\ntraffic_policy:\n  on_http_request:\n    - actions: [{ type: deny }]\n',
     );
     server.knobs.edgeAccess = 'read-only';
     const before = await observe(client);

@@ -139,6 +139,11 @@ describe('the manifest', () => {
     ['app', false],
     ['a.*.example.com', false],
     ['-a.example.com', false],
+    ['app.example', false],
+    ['app.local', false],
+    ['ab--c.example.com', false],
+    ['xn--bcher-kva.example.com', true],
+    ['app.example.c0m', false],
   ])('domain %s: %s', (domain, ok) => {
     const parsed = ReservedDomainSchema.safeParse({ kind: 'ReservedDomain', name: 'd', domain });
     expect(parsed.success).toBe(ok);
