@@ -42,7 +42,7 @@ const PRIVATE_TLDS: ReadonlySet<string> = new Set([
 ]);
 
 /** Why a host name matching `DOMAIN_PATTERN` cannot be reserved, if it cannot. */
-function domainProblem(name: string): string | undefined {
+export function domainProblem(name: string): string | undefined {
   const labels = name.split('.');
   const tld = labels.at(-1) as string;
   if (PRIVATE_TLDS.has(tld) || !/^(?:[a-z]{2,63}|xn--[a-z0-9-]+)$/.test(tld)) {

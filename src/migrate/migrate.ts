@@ -9,7 +9,7 @@
 import { Document } from 'yaml';
 import type { Diagnostic } from '../errors.js';
 import { domainReferences } from '../kinds/own-planners.js';
-import { coveringDomains, isWildcardDomain } from '../kinds/reserved-domain.js';
+import { coveringDomains, domainProblem, isWildcardDomain } from '../kinds/reserved-domain.js';
 import { formatDiagnostic, sortDiagnostics } from '../manifest/diagnostics.js';
 import { edgeCases } from './cases.js';
 import type { BackendMap, CloudEndpointDoc, EdgeInput } from './translate.js';
@@ -108,6 +108,9 @@ function declaredDomains(files: readonly SourceFileDocs[]): string[] {
 function domainFor(endpoint: CloudEndpointDoc, reserved: Set<string>): Document | undefined {
   const [ref] = domainReferences({ url: endpoint.url });
   if (ref === undefined || coveringDomains(ref.name).some((d) => reserved.has(d))) return undefined;
+  // A host the service cannot reserve (under a private TLD such as `.example`) has no
+  // reservation to adopt: none is written (the service would refuse the endpoint too).
+  if (domainProblem(ref.name) !== undefined) return undefined;
   reserved.add(ref.name);
   const name = isWildcardDomain(ref.name) ? `wildcard${ref.name.slice(1)}` : ref.name;
   const doc = new Document({
