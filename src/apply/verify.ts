@@ -13,6 +13,7 @@
 import type { ApiClient, LiveSnapshot } from '../api/index.js';
 import { isNotFound, NO_CALLS, type ObserveClient, observe } from '../api/index.js';
 import type { BotUser, CloudEndpoint, HttpsEdge, TlsEdge } from '../api/schemas.js';
+import { kindNamed } from '../kinds/index.js';
 import type { Plan } from '../plan/model.js';
 import { runPool } from '../pool.js';
 import type { ExecuteResult } from './executor.js';
@@ -129,6 +130,9 @@ export async function verifyTouched(
     httpsEdges: overlay(live.httpsEdges, https),
     botUsers: overlay(live.botUsers, bots),
     cloudEndpoints: overlay(live.cloudEndpoints, endpoints),
+    // The kinds planned generically are read again by a full listing when written (see
+    // `observeAfterApply`): untouched, they are as the plan saw them.
+    ...(live.resources === undefined ? {} : { resources: live.resources }),
     calls: NO_CALLS,
   };
 }
@@ -156,6 +160,12 @@ export async function observeAfterApply(
 ): Promise<LiveSnapshot> {
   if ((result.uncertainCreates?.length ?? 0) > 0)
     return observe(client, { signal: options.signal });
+  // A kind planned generically has no read by ID here: a write to one is seen by listing.
+  const generic = (c: Plan['changes'][number]) =>
+    c.operations.length > 0 && c.kind !== 'route' && kindNamed(c.kind).setKey === undefined;
+  if (plan.changes.some(generic)) {
+    return observe(client, { signal: options.signal });
+  }
   const touched = touchedRoots(plan, result);
   const reads = touchedCount(touched);
   const listing =

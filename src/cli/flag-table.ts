@@ -344,6 +344,12 @@ export const FLAGS = [
     commands: GUARDED_COMMANDS,
   },
   {
+    name: 'no-wait-for-domains',
+    type: 'boolean',
+    help: 'create cloud endpoints on reserved domains that are not ready yet (whose certificate still waits for DNS); by default they are held back and created once the domain is ready',
+    commands: GUARDED_COMMANDS,
+  },
+  {
     name: 'target',
     type: 'string',
     multiple: true,

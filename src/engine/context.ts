@@ -16,6 +16,8 @@ export interface ReconcilerOptions {
   readonly client: ApiClient;
   readonly owner: string;
   readonly allowEmpty: boolean;
+  /** Hold back what needs a resource that is not ready (`PlanOptions.waitForReady`). */
+  readonly waitForReady?: boolean | undefined;
   readonly maxDeletes: number;
   readonly concurrency: number;
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -115,6 +117,7 @@ export function planOptionsOf(options: ReconcilerOptions, state: EngineState): P
     allowEmpty: options.allowEmpty,
     maxDeletes: options.maxDeletes,
     memo: state.memo,
+    waitForReady: options.waitForReady,
     // The daemon executes its plans; nobody reads a preview of them.
     policyPreview: false,
   };

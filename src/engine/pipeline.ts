@@ -26,6 +26,8 @@ export interface PreparePlanOptions {
   readonly client: ObserveClient;
   readonly owner?: string | undefined;
   readonly allowEmpty?: boolean | undefined;
+  /** Hold back what needs a resource that is not ready (`PlanOptions.waitForReady`). */
+  readonly waitForReady?: boolean | undefined;
   readonly maxDeletes?: number | undefined;
   /** Environment for `{ env }` references. Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
@@ -151,6 +153,7 @@ export async function preparePlan(options: PreparePlanOptions): Promise<Prepared
       allowEmpty: options.allowEmpty,
       maxDeletes,
       memo: options.memo,
+      waitForReady: options.waitForReady,
       targets: options.targets,
     });
     if (options.targets !== undefined) checkTargets(options.targets, desired, built);

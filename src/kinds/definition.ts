@@ -63,15 +63,28 @@ export interface Reference {
    * by hand); false when only a declared resource does.
    */
   readonly liveSatisfies?: boolean | undefined;
+  /**
+   * Matched by the referred kind's natural key (`ownership.key`) rather than by manifest name:
+   * the first of these keys declared or live is the one referred to (an endpoint's host: the
+   * same domain, else the nearest wildcard covering it). `name` is then what is shown.
+   */
+  readonly keys?: readonly string[] | undefined;
+  /**
+   * Nothing in the referring manifest takes the referred resource's ID: the reference only
+   * orders the plan (create it first, delete it last) and is checked (an endpoint's domain).
+   */
+  readonly orderOnly?: boolean | undefined;
+  /**
+   * The referrer is not created while the referred resource is not ready (`readiness`): the
+   * plan blocks it, saying what is missing, unless the plan is told not to wait.
+   */
+  readonly requireReady?: boolean | undefined;
+  /**
+   * Checked only where the account uses the kind at all (one declared or live): an account
+   * without any (a service that does not require them) is not held to it.
+   */
+  readonly onlyWhereUsed?: boolean | undefined;
 }
-
-/**
- * Resolves a reference by name to a live ID, or to the placeholder of a create in the plan
- * (`created` then names the address to run after); undefined when it names nothing.
- */
-export type ResolveReference = (
-  ref: Reference,
-) => { readonly value: string; readonly created?: string } | undefined;
 
 /** How ready a live resource is to serve (a domain's certificate, its DNS). */
 export interface Readiness {

@@ -4,8 +4,10 @@
  * them, and import, status, metrics, the JSON Schema and the manifest reference enumerate them
  * from here. A kind is added by adding its definition to `KINDS` (see ./definition.ts).
  */
+import { EdgesyncError } from '../errors.js';
 import type { Declared, KindDefinition, LiveRecord } from './definition.js';
 import { OWN_PLANNER_KINDS } from './own-planners.js';
+import { RESERVED_DOMAIN } from './reserved-domain.js';
 
 export type {
   Declared,
@@ -15,14 +17,23 @@ export type {
   LiveRecord,
   Readiness,
   Reference,
-  ResolveReference,
 } from './definition.js';
 export { addressOf } from './definition.js';
 
 /** Every registered kind, in dependency order (`order`). */
-export const KINDS: readonly KindDefinition[] = [...OWN_PLANNER_KINDS].sort(
-  (a, b) => a.order - b.order,
-);
+export const KINDS: readonly KindDefinition[] = [
+  ...OWN_PLANNER_KINDS,
+  RESERVED_DOMAIN as unknown as KindDefinition,
+].sort((a, b) => a.order - b.order);
+
+const BY_KIND = new Map(KINDS.map((k) => [k.kind, k]));
+
+/** The definition of a plan kind (`reserved_domain`); throws for an unknown one (a bug). */
+export function kindNamed(kind: string): KindDefinition {
+  const found = BY_KIND.get(kind);
+  if (found === undefined) throw new EdgesyncError('ES_INTERNAL', `unknown kind ${kind}`);
+  return found;
+}
 
 const BY_MANIFEST_KIND = new Map(KINDS.flatMap((k) => k.manifestKinds.map((m) => [m, k] as const)));
 

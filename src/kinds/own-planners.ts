@@ -6,7 +6,10 @@
  * about them (listing, status, metrics, import order, the registry's dependency order) is read
  * from here like any kind's.
  */
+import type { EndpointBinding } from '../hosted/cloud-endpoints.js';
+import { defaultBinding, parseEndpointUrl } from '../manifest/endpoint-url.js';
 import type { KindDefinition, Reference } from './definition.js';
+import { coveringDomains, needsReservedDomain } from './reserved-domain.js';
 
 const METADATA = { by: 'metadata' } as const;
 
@@ -82,7 +85,10 @@ export const CLOUD_ENDPOINT: KindDefinition = {
     delete: 'deleteEndpoint',
   },
   ownership: METADATA,
-  references: (d) => policyReferences(d.traffic_policy),
+  // Its host on a reserved domain (created first, deleted last), and the resources its policy
+  // names.
+  refersTo: ['reserved_domain'],
+  references: (d) => [...domainReferences(d), ...policyReferences(d.traffic_policy)],
   planner: 'cloud_endpoints',
   setKey: 'cloudEndpoints',
   prune: true,
@@ -140,4 +146,31 @@ export function policyReferences(policy: unknown): Reference[] {
     });
   }
   return out;
+}
+
+/**
+ * The reserved domain a public http, https or tls endpoint's host needs (the service refuses the
+ * endpoint without one: 319, or 318 for a wildcard host): the same name or a wildcard covering
+ * it, declared or live (a domain reserved by hand serves it as it is). Nothing in the endpoint
+ * takes the domain's ID: the reference orders the plan, and the endpoint is not created while
+ * its domain is not ready.
+ */
+export function domainReferences(d: Readonly<Record<string, unknown>>): Reference[] {
+  if (typeof d.url !== 'string') return [];
+  const url = parseEndpointUrl(d.url);
+  if ('problem' in url) return [];
+  const bindings = Array.isArray(d.bindings) ? (d.bindings as EndpointBinding[]) : [];
+  if (!needsReservedDomain(url.scheme, bindings[0] ?? defaultBinding(url))) return [];
+  return [
+    {
+      kind: 'reserved_domain',
+      name: url.host,
+      path: ['url'],
+      keys: coveringDomains(url.host),
+      liveSatisfies: true,
+      orderOnly: true,
+      requireReady: true,
+      onlyWhereUsed: true,
+    },
+  ];
 }

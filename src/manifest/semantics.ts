@@ -15,6 +15,7 @@ import {
   WEBHOOK_PROVIDERS,
 } from '../hosted/edge-api.js';
 import { AUTH_MODULES, checkCircuitBreaker, HEADER_MODULES } from '../hosted/modules/index.js';
+import { type Declared, KINDS, kindOfManifest } from '../kinds/index.js';
 import { failureMessage, runCase } from '../policy-eval/cases.js';
 import { bindingProblem, defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { storedMetadata, storedRouteMetadata } from './metadata.js';
@@ -124,7 +125,71 @@ export function checkAcrossDocuments(
     });
   }
   checkEndpointClaims(endpoints, hostports, options, add);
+  checkReferences(docs, add);
   return issues;
+}
+
+/**
+ * Every reference a document makes (`KindDefinition.references`: a `{ ref: NAME }`, an
+ * endpoint's host on a reserved domain) names a resource declared in the set (one with `ensure:
+ * absent` is going, so it does not count). A reference a live resource may satisfy (a domain
+ * reserved by hand) is held to this only where the set declares resources of that kind at all:
+ * then the set is where they are managed, and a name it lacks is a mistake; otherwise validate
+ * cannot know, and the plan, which sees the account, says.
+ */
+function checkReferences(
+  docs: readonly SemanticDoc[],
+  add: (doc: number, path: FieldPath, message: string) => void,
+): void {
+  // Kind -> the names and natural keys declared.
+  const declared = new Map<string, Set<string>>();
+  // Kind NUL natural key -> the document declaring it first: the API keeps keys unique.
+  const keyed = new Map<string, { doc: number; name: string }>();
+  for (const { id: doc, value } of docs) {
+    const kind = kindOfManifest(value.kind);
+    const d = value as unknown as Declared;
+    if (kind === undefined || d.ensure === 'absent') continue;
+    const set = declared.get(kind.kind) ?? new Set<string>();
+    set.add(d.name);
+    if (kind.ownership.by === 'key' && kind.schema !== undefined) {
+      const key = kind.ownership.declared(d);
+      set.add(`\0${key}`);
+      const first = keyed.get(`${kind.kind}\0${key}`);
+      if (first === undefined) keyed.set(`${kind.kind}\0${key}`, { doc, name: d.name });
+      else {
+        add(
+          doc,
+          ['name'],
+          `${value.kind} "${d.name}" is ${key}, as is "${first.name}": one ${value.kind} per ${key}`,
+        );
+      }
+    }
+    declared.set(kind.kind, set);
+  }
+  for (const { id: doc, value } of docs) {
+    const references = kindOfManifest(value.kind)?.references;
+    if (references === undefined) continue;
+    for (const ref of references(value as unknown as Declared)) {
+      const target = KINDS.find((k) => k.kind === ref.kind);
+      // A kind this version does not manage: the plan says what it finds.
+      if (target === undefined) continue;
+      const names = declared.get(ref.kind);
+      if (ref.liveSatisfies === true && names === undefined) continue;
+      const found =
+        ref.keys === undefined
+          ? names?.has(ref.name) === true
+          : ref.keys.some((k) => names?.has(`\0${k}`) === true);
+      if (found) continue;
+      const manifestKind = target.manifestKinds[0];
+      add(
+        doc,
+        ref.path,
+        ref.keys === undefined
+          ? `refers to ${manifestKind} "${ref.name}", which no manifest declares`
+          : `${ref.name} needs a ${manifestKind} for ${ref.keys.join(' or ')}, which no manifest declares; declare one (id: adopts one made by hand)`,
+      );
+    }
+  }
 }
 
 /**

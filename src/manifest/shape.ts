@@ -14,7 +14,7 @@ import { type FieldPath, formatPath } from './paths.js';
 import { readPolicyText } from './policy/document.js';
 import { policySecretPaths } from './policy/secrets.js';
 import { type DeferredRef, type RefReader, type ResolveResult, resolveRefs } from './refs.js';
-import { MANIFEST_KIND_NAMES, schemaOfKind } from './schema.js';
+import { genericKindOf, MANIFEST_KIND_NAMES, schemaOfKind } from './schema.js';
 import { maskValues } from './secrets.js';
 import type { DocumentValue } from './semantics.js';
 import { didYouMean } from './suggest.js';
@@ -362,11 +362,15 @@ interface KeptPositions {
  * parsed twice, however many errors it has.
  */
 function keptDocument(doc: ParsedDocument, value: DocumentValue, whole: boolean): ParsedDocument {
-  const edge = value.kind === 'BotUser' || value.kind === 'CloudEndpoint' ? undefined : value;
+  // A generic kind's document (src/kinds/) has no hostports or routes; its `id` adopts.
+  const generic = genericKindOf(value.kind) !== undefined;
+  const edge =
+    value.kind === 'BotUser' || value.kind === 'CloudEndpoint' || generic ? undefined : value;
+  const adopts = generic ? (value as { id?: unknown }).id !== undefined : edge?.id !== undefined;
   return positionsOnly(doc.index, {
     start: doc.start,
     name: doc.locate(['name']),
-    id: edge?.id === undefined ? undefined : doc.locate(['id']),
+    id: adopts ? doc.locate(['id']) : undefined,
     url: value.kind === 'CloudEndpoint' ? doc.locate(['url']) : undefined,
     hostports: edge === undefined ? [] : edge.hostports.map((_, i) => doc.locate(['hostports', i])),
     // Assembly's: a partial document (its routes renumbered, see ./partial.ts) is never assembled.

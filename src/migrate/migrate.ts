@@ -8,6 +8,8 @@
  */
 import { Document } from 'yaml';
 import type { Diagnostic } from '../errors.js';
+import { domainReferences } from '../kinds/own-planners.js';
+import { coveringDomains, domainProblem, isWildcardDomain } from '../kinds/reserved-domain.js';
 import { formatDiagnostic, sortDiagnostics } from '../manifest/diagnostics.js';
 import { edgeCases } from './cases.js';
 import type { BackendMap, CloudEndpointDoc, EdgeInput } from './translate.js';
@@ -30,7 +32,7 @@ export interface Migration {
   /** Output files by relative path (nothing to write when `diagnostics` hold an error). */
   readonly files: ReadonlyMap<string, string>;
   readonly diagnostics: readonly Diagnostic[];
-  readonly counts: { edges: number; endpoints: number; copied: number };
+  readonly counts: { edges: number; endpoints: number; copied: number; domains: number };
 }
 
 export interface MigrateOptions {
@@ -42,8 +44,10 @@ export interface MigrateOptions {
 export function migrateSet(files: readonly SourceFileDocs[], options: MigrateOptions): Migration {
   const diagnostics: Diagnostic[] = [];
   const names = new Map<string, string>();
-  const counts = { edges: 0, endpoints: 0, copied: 0 };
+  const counts = { edges: 0, endpoints: 0, copied: 0, domains: 0 };
   const out = new Map<string, string>();
+  // The reserved domains the set declares already, and those written for the endpoints.
+  const reserved = new Set(declaredDomains(files));
   for (const { file, text, documents } of files) {
     if (documents.every((d) => d.kind === 'copy')) {
       counts.copied += documents.length;
@@ -65,6 +69,11 @@ export function migrateSet(files: readonly SourceFileDocs[], options: MigrateOpt
       const warnings = options.allowLossy ? found.filter((d) => d.severity === 'warning') : [];
       if (endpoints.length === 0) unplaced.push(...warnings);
       for (const endpoint of endpoints) {
+        const domain = domainFor(endpoint, reserved);
+        if (domain !== undefined) {
+          docs.push(domain);
+          counts.domains += 1;
+        }
         // What the edge did, for `edgesync test` to hold the translated policy to.
         const tests = edgeCases(document.input, endpoint.url, options.backends);
         if (tests.length > 0) endpoint.tests = tests;
@@ -77,6 +86,43 @@ export function migrateSet(files: readonly SourceFileDocs[], options: MigrateOpt
   const sorted = sortDiagnostics(diagnostics);
   const blocked = sorted.some((d) => d.severity === 'error' || !options.allowLossy);
   return { files: blocked ? new Map() : out, diagnostics: sorted, counts };
+}
+
+/** The `domain` of every `ReservedDomain` document the set holds (copied as it is). */
+function declaredDomains(files: readonly SourceFileDocs[]): string[] {
+  return files.flatMap((f) =>
+    f.documents.flatMap((d) => {
+      if (d.kind !== 'copy' || d.document.get('kind') !== 'ReservedDomain') return [];
+      const domain = d.document.get('domain');
+      return typeof domain === 'string' ? [domain] : [];
+    }),
+  );
+}
+
+/**
+ * The `ReservedDomain` document a public endpoint's host needs, unless one the set declares, or
+ * one written already, serves it (the host itself or a wildcard above it); it is written before
+ * the endpoint. No `id:`: a reservation is matched by its host name, so the one the edge used is
+ * adopted as it is (never re-created, never deleted).
+ */
+function domainFor(endpoint: CloudEndpointDoc, reserved: Set<string>): Document | undefined {
+  const [ref] = domainReferences({ url: endpoint.url });
+  if (ref === undefined || coveringDomains(ref.name).some((d) => reserved.has(d))) return undefined;
+  // A host the service cannot reserve (under a private TLD such as `.example`) has no
+  // reservation to adopt: none is written (the service would refuse the endpoint too).
+  if (domainProblem(ref.name) !== undefined) return undefined;
+  reserved.add(ref.name);
+  const name = isWildcardDomain(ref.name) ? `wildcard${ref.name.slice(1)}` : ref.name;
+  const doc = new Document({
+    kind: 'ReservedDomain',
+    name: name.slice(0, 63).replace(/[^a-z0-9]+$/, ''),
+    domain: ref.name,
+  });
+  doc.commentBefore = [
+    ' The reservation the edge used, adopted by its host name (a new one waits for its DNS).',
+    ' Never deleted unless ensure: absent says so.',
+  ].join('\n');
+  return doc;
 }
 
 function duplicateNames(

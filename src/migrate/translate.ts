@@ -35,6 +35,10 @@ export interface CloudEndpointDoc {
   url: string;
   description?: unknown;
   metadata?: unknown;
+  /** Carried from the edge: deleting the endpoint is refused, as deleting the edge was. */
+  protect?: true;
+  /** Carried from the edge: the endpoint is left as it is live (not created while suspended). */
+  suspend?: true;
   traffic_policy: Policy;
   /** Policy tests of what the edge did (./cases.ts, added by ./migrate.ts). */
   tests?: unknown[];
@@ -57,7 +61,6 @@ export function translateEdge(input: EdgeInput, backends: BackendMap): Translati
     input.kind === 'TLSEdge'
       ? tlsPolicy(input.edge, input.source, backends, emit)
       : httpsPolicy(input.edge, input.source, backends, emit);
-  noteLeftBehind(input.edge, emit);
   // The name goes into every endpoint's name: a reference there leaves no endpoint to write.
   if (input.source.refused(['name'], "an endpoint's name", emit))
     return { endpoints: [], diagnostics };
@@ -68,23 +71,19 @@ export function translateEdge(input: EdgeInput, backends: BackendMap): Translati
     if (Object.keys(input.edge.metadata).length > 0) {
       doc.metadata = input.source.keep(['metadata'], input.edge.metadata);
     }
-    return doc;
+    // Written before the policy, where a reader looks for them.
+    const { traffic_policy, ...head } = doc;
+    return {
+      ...head,
+      ...(input.edge.protect ? { protect: true as const } : {}),
+      ...(input.edge.suspend === true ? { suspend: true as const } : {}),
+      traffic_policy,
+    };
   });
   if (input.edge.hostports.length === 0) {
     emit([], 'warning', 'the edge has no hostports: no endpoint is written for it');
   }
   return { endpoints, diagnostics };
-}
-
-function noteLeftBehind(edge: TlsEdgeManifest | HttpsEdgeManifest, emit: Emit): void {
-  if (edge.protect) {
-    emit(
-      ['protect'],
-      'warning',
-      'cloud endpoints have no protect mark: the endpoint is not protected',
-    );
-  }
-  if (edge.suspend) emit(['suspend'], 'warning', 'suspend is not carried over to the endpoints');
 }
 
 // ---- URLs -------------------------------------------------------------------------------------

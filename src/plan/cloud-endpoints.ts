@@ -21,7 +21,7 @@ import equal from 'fast-deep-equal';
 import type { CloudEndpoint, EndpointCreate, EndpointUpdate } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
 import { LEGACY_PHASES, normalisedPolicy } from '../hosted/policy-actions.js';
-import type { Declared, Reference, ResolveReference } from '../kinds/index.js';
+import type { Declared, Readiness, Reference } from '../kinds/index.js';
 import { CLOUD_ENDPOINT } from '../kinds/own-planners.js';
 import { defaultEndpointBinding, normalizeEndpointUrl } from '../manifest/endpoint-url.js';
 import { type ParsedMetadata, recordMetadata, storedMetadata } from '../manifest/metadata.js';
@@ -30,7 +30,7 @@ import { type FieldPath, uniquePaths } from '../manifest/paths.js';
 import { parsePolicyText } from '../manifest/policy-text.js';
 import type { CloudEndpointManifest } from '../manifest/schema.js';
 import { isSecretField } from '../manifest/secrets.js';
-import type { PlanContext } from './context.js';
+import type { PlanContext, ResolveReference } from './context.js';
 import { policyChanges, Sensitivity } from './diff.js';
 import { impactEntry } from './impact.js';
 import type { FieldChange, Operation, Phase } from './model.js';
@@ -231,26 +231,41 @@ export interface EndpointPlanInput {
 
 /**
  * The manifest with every `{ ref: NAME }` of its policy replaced by the resource's live ID, or
- * by the placeholder of its create in this plan (then named in `after`); `missing` lists the
- * references that name nothing. The manifest itself when its policy refers to nothing (the
- * daemon's planner memo keys on it).
+ * by the placeholder of its create in this plan (then named in `after`, as is a domain created
+ * in this plan); `missing` lists the references that name nothing, `notReady` the resources
+ * that must be ready first and are not. The manifest itself when no reference puts a value in
+ * it (the daemon's planner memo keys on it).
  */
 export function withReferences(
   m: CloudEndpointManifest,
   resolve: ResolveReference,
-): { manifest: CloudEndpointManifest; after: string[]; missing: Reference[] } {
+): {
+  manifest: CloudEndpointManifest;
+  after: string[];
+  missing: Reference[];
+  notReady: { readonly address: string; readonly readiness: Readiness }[];
+} {
   const refs = CLOUD_ENDPOINT.references?.(m as unknown as Declared) ?? [];
-  if (refs.length === 0) return { manifest: m, after: [], missing: [] };
-  const policy = structuredClone(m.traffic_policy) as Record<string, unknown>;
+  if (refs.length === 0) return { manifest: m, after: [], missing: [], notReady: [] };
+  let policy: Record<string, unknown> | undefined;
   const after = new Set<string>();
   const missing: Reference[] = [];
+  const notReady: { address: string; readiness: Readiness }[] = [];
   for (const ref of refs) {
     const found = resolve(ref);
+    if (found === 'unchecked') continue;
     if (found === undefined) {
       missing.push(ref);
       continue;
     }
     if (found.created !== undefined) after.add(found.created);
+    if (ref.requireReady === true && found.readiness !== undefined) {
+      if (found.readiness.state !== 'ready') {
+        notReady.push({ address: found.address, readiness: found.readiness });
+      }
+    }
+    if (ref.orderOnly === true) continue;
+    policy ??= structuredClone(m.traffic_policy) as Record<string, unknown>;
     const inPolicy = ref.path.slice(1);
     const parent = inPolicy
       .slice(0, -1)
@@ -258,7 +273,12 @@ export function withReferences(
     (parent as Record<string | number, unknown>)[inPolicy[inPolicy.length - 1] as string | number] =
       found.value;
   }
-  return { manifest: { ...m, traffic_policy: policy }, after: [...after].sort(), missing };
+  return {
+    manifest: policy === undefined ? m : { ...m, traffic_policy: policy },
+    after: [...after].sort(),
+    missing,
+    notReady,
+  };
 }
 
 export function planEndpoint(ctx: PlanContext, input: EndpointPlanInput): void {

@@ -2,13 +2,33 @@
  * What the parts of the planner share while one plan is built: the options, the lists the plan
  * is assembled from, and the canonical hostports of each desired edge.
  */
+import type { Readiness, Reference } from '../kinds/index.js';
 import { DEFAULT_OWNER } from '../manifest/metadata.js';
 import type { PolicyImpactEntry } from './impact.js';
-import type { Blocked, ResourceChange } from './model.js';
+import type { Blocked, ReadinessEntry, ResourceChange } from './model.js';
 import { canonicalHostports } from './normalize.js';
 import type { DesiredEdge } from './ownership.js';
 
 export const DEFAULT_MAX_DELETES = 10;
+
+/** What a reference resolves to: the ID (or placeholder), and how ready the resource is. */
+export interface ResolvedReference {
+  /** The live ID, or the placeholder of its create in this plan. */
+  readonly value: string;
+  /** The address whose create in this plan provides the ID. */
+  readonly created?: string;
+  /** The address of the resource referred to. */
+  readonly address: string;
+  /** Its readiness, when it exists live and its kind has one (a create's is not known yet). */
+  readonly readiness?: Readiness;
+}
+
+/**
+ * Resolves a reference by name to a live ID, or to the placeholder of a create in this plan
+ * (`created` then names the address to require); undefined when it names nothing; `unchecked`
+ * when it names nothing and need not (`Reference.onlyWhereUsed` on an account without the kind).
+ */
+export type ResolveReference = (ref: Reference) => ResolvedReference | 'unchecked' | undefined;
 
 export interface PlanOptions {
   /** Owner id written to and matched in `edgesync/owner`. Default `default`. */
@@ -40,7 +60,16 @@ export interface PlanOptions {
    * off where nobody reads the plan (the daemon executes it).
    */
   readonly policyPreview?: boolean | undefined;
+  /**
+   * Hold back the create of a resource whose reference requires a resource that is not ready
+   * (an endpoint on a domain still waiting for its DNS): blocked, tried again at the next
+   * plan. Default true; `--no-wait-for-domains` turns it off.
+   */
+  readonly waitForReady?: boolean | undefined;
 }
+
+/** The flag that creates what waits for a resource that is not ready (`waitForReady: false`). */
+export const NO_WAIT_FLAG = '--no-wait-for-domains';
 
 /**
  * Up-to-date edges of earlier plans, by manifest: a manifest object and a live record that are
@@ -99,6 +128,7 @@ export class PlanContext {
   readonly memo: PlanMemo | undefined;
   readonly ownBotUsers: ReadonlySet<string>;
   readonly policyPreview: boolean;
+  readonly waitForReady: boolean;
   /** `--target`'s addresses; undefined: every resource. */
   readonly targets: ReadonlySet<string> | undefined;
   readonly changes: ResourceChange[] = [];
@@ -106,6 +136,8 @@ export class PlanContext {
   readonly warnings: string[] = [];
   /** The impact preview of each endpoint whose policy changes (./impact.ts). */
   readonly impacts: PolicyImpactEntry[] = [];
+  /** Declared resources live but not ready (./generic.ts). */
+  readonly readiness: ReadinessEntry[] = [];
 
   constructor(options: PlanOptions) {
     this.owner = options.owner ?? DEFAULT_OWNER;
@@ -115,6 +147,7 @@ export class PlanContext {
     this.ownBotUsers = options.ownBotUsers ?? new Set();
     this.policyPreview = options.policyPreview ?? true;
     this.targets = options.targets;
+    this.waitForReady = options.waitForReady ?? true;
   }
 
   /** The desired edge's hostports, canonical (kept per manifest list: `canonicalHostports`). */

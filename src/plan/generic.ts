@@ -22,14 +22,14 @@ import type {
   FieldRule,
   KindDefinition,
   LiveRecord,
+  Readiness,
   Reference,
-  ResolveReference,
 } from '../kinds/index.js';
 import { addressOf, GENERIC_KINDS } from '../kinds/index.js';
 import { recordMetadata, storedMetadata } from '../manifest/metadata.js';
 import type { FieldPath } from '../manifest/paths.js';
 import type { DesiredSet } from '../manifest/schema.js';
-import type { PlanContext } from './context.js';
+import type { PlanContext, ResolvedReference, ResolveReference } from './context.js';
 import { guardDeletions } from './guards.js';
 import type { FieldChange, Operation, ResourceChange } from './model.js';
 import { type PlannedTarget, routeTarget, targetPath } from './target.js';
@@ -52,31 +52,55 @@ interface Match {
   readonly address: string;
 }
 
-/** Resolves references by name: to live IDs, or to creates of this plan. */
+/** Resolves references by name (or natural key): to live IDs, or to creates of this plan. */
 class References {
   /** `kind.name` -> live ID, or the placeholder of its create in this plan. */
   readonly #ids = new Map<string, string>();
   /** `kind.name` -> the address whose create provides the ID (when created in this plan). */
   readonly #created = new Set<string>();
+  /** `kind.name` -> the live record's readiness. */
+  readonly #readiness = new Map<string, Readiness>();
+  /** `kind` NUL natural key -> `kind.name`, for the kinds owned by a key. */
+  readonly #keys = new Map<string, string>();
+  /** Kinds with at least one resource declared or live. */
+  readonly #used = new Set<string>();
 
-  add(kind: string, name: string, id: string | undefined): void {
-    const key = addressOf(kind, name);
-    if (id !== undefined) this.#ids.set(key, id);
-    else {
+  add(
+    kind: KindDefinition,
+    name: string,
+    live: LiveRecord | undefined,
+    naturalKey?: string | undefined,
+  ): void {
+    const key = addressOf(kind.kind, name);
+    this.#used.add(kind.kind);
+    if (naturalKey !== undefined && !this.#keys.has(`${kind.kind}\0${naturalKey}`)) {
+      this.#keys.set(`${kind.kind}\0${naturalKey}`, key);
+    }
+    if (live !== undefined) {
+      this.#ids.set(key, live.id);
+      if (kind.readiness !== undefined) this.#readiness.set(key, kind.readiness(live));
+    } else {
       this.#ids.set(key, createdPlaceholder(key));
       this.#created.add(key);
     }
   }
 
-  has(kind: string, name: string): boolean {
-    return this.#ids.has(addressOf(kind, name));
-  }
-
-  resolve(ref: Reference): { readonly value: string; readonly created?: string } | undefined {
-    const key = addressOf(ref.kind, ref.name);
-    const value = this.#ids.get(key);
-    if (value === undefined) return undefined;
-    return this.#created.has(key) ? { value, created: key } : { value };
+  resolve(ref: Reference): ResolvedReference | 'unchecked' | undefined {
+    const key =
+      ref.keys === undefined
+        ? addressOf(ref.kind, ref.name)
+        : ref.keys.map((k) => this.#keys.get(`${ref.kind}\0${k}`)).find((a) => a !== undefined);
+    const value = key === undefined ? undefined : this.#ids.get(key);
+    if (key === undefined || value === undefined) {
+      return ref.onlyWhereUsed === true && !this.#used.has(ref.kind) ? 'unchecked' : undefined;
+    }
+    const readiness = this.#readiness.get(key);
+    return {
+      value,
+      address: key,
+      ...(this.#created.has(key) ? { created: key } : {}),
+      ...(readiness === undefined ? {} : { readiness }),
+    };
   }
 }
 
@@ -108,10 +132,14 @@ export function planGenericKinds(
     const found = matchKind(ctx, kind, declaredOf(desired, kind), liveOf(live, kind));
     for (const m of found.matches) {
       matches.push(m);
-      refs.add(kind.kind, m.declared.name, m.live?.id);
+      refs.add(kind, m.declared.name, m.live, naturalKey(kind, m.declared));
+      if (m.live !== undefined && m.declared.ensure !== 'absent') noteReadiness(ctx, m, m.live);
     }
-    for (const [name, record] of found.unclaimed) refs.add(kind.kind, name, record.id);
+    for (const [name, record] of found.unclaimed) {
+      refs.add(kind, name, record, kind.ownership.by === 'key' ? name : undefined);
+    }
     orphans.push(...found.orphans);
+    keptWarnings(ctx, kind, found.unclaimed);
   }
   for (const m of matches) {
     if (ctx.targets !== undefined && !ctx.targets.has(m.address)) continue;
@@ -135,6 +163,46 @@ export function planGenericKinds(
     });
   }
   return (ref) => refs.resolve(ref);
+}
+
+/** The natural key a declared resource of a key-owned kind is known by (a domain's host name). */
+function naturalKey(kind: KindDefinition, d: Declared): string | undefined {
+  return kind.ownership.by === 'key' ? kind.ownership.declared(d) : undefined;
+}
+
+/** A declared resource's live readiness, in the plan when it is not ready. */
+function noteReadiness(ctx: PlanContext, m: Match, live: LiveRecord): void {
+  const readiness = m.kind.readiness?.(live);
+  if (readiness === undefined || readiness.state === 'ready') return;
+  const { records, ...rest } = readiness;
+  ctx.readiness.push({
+    address: m.address,
+    id: live.id,
+    ...rest,
+    ...(records === undefined ? {} : { records: [...records] }),
+  });
+}
+
+/**
+ * A kind that is never pruned keeps the records it marked as its own after their manifests went
+ * away: said in the plan, so nobody believes them deleted (only `ensure: absent` deletes one).
+ */
+function keptWarnings(
+  ctx: PlanContext,
+  kind: KindDefinition,
+  unclaimed: ReadonlyMap<string, LiveRecord>,
+): void {
+  if (kind.prune) return;
+  for (const [key, record] of unclaimed) {
+    const name = ownedName(record, ctx.owner);
+    if (name === undefined) continue;
+    const address = addressOf(kind.kind, name);
+    if (ctx.targets !== undefined && !ctx.targets.has(address)) continue;
+    const shown = kind.ownership.by === 'key' ? `${key}, ${record.id}` : record.id;
+    ctx.warnings.push(
+      `${address} (${shown}) is kept: no manifest declares it any more, and ${kind.plural} are never deleted implicitly; declare it with ensure: absent to delete it`,
+    );
+  }
 }
 
 /** Declared resources matched to live records; live ones named by no manifest. */
@@ -207,7 +275,7 @@ function resolveFields(m: Match, refs: References): Resolved {
     let created = false;
     const value = (rule as FieldRule).desired(m.declared, (ref) => {
       const found = refs.resolve(ref);
-      if (found === undefined) {
+      if (found === undefined || found === 'unchecked') {
         missing.push(ref);
         return '';
       }

@@ -9,7 +9,7 @@
  */
 import { ManifestError } from '../errors.js';
 import { KINDS } from '../kinds/index.js';
-import type { ResourceChange } from './model.js';
+import type { Phase, ResourceChange } from './model.js';
 
 /** Kind -> the kinds that may refer to it. */
 const REFERRERS: ReadonlyMap<string, readonly string[]> = (() => {
@@ -19,6 +19,35 @@ const REFERRERS: ReadonlyMap<string, readonly string[]> = (() => {
   }
   return out;
 })();
+
+/** The phases in the order the executor runs them. */
+const PHASE_ORDER: readonly Phase[] = ['release', 'cutover', 'main', 'delete'];
+
+/**
+ * Moves the creates a referrer of an earlier phase needs into phase `release`, first of all: an
+ * endpoint created in the cut-over (right after its edge's delete) on a domain this plan
+ * reserves needs the reservation before it, and `after` orders roots within one phase only.
+ */
+export function hoistRequiredCreates(changes: readonly ResourceChange[]): void {
+  const rank = (p: Phase) => PHASE_ORDER.indexOf(p);
+  const needed = new Map<string, number>();
+  for (const c of changes) {
+    for (const op of c.operations) {
+      for (const r of op.after ?? []) {
+        needed.set(r, Math.min(needed.get(r) ?? rank(op.phase), rank(op.phase)));
+      }
+    }
+  }
+  for (const c of changes) {
+    const by = needed.get(c.root);
+    if (by === undefined) continue;
+    for (const op of c.operations) {
+      if (op.method === 'POST' && op.binds !== undefined && rank(op.phase) > by) {
+        op.phase = 'release';
+      }
+    }
+  }
+}
 
 /**
  * Adds the delete edges: each delete of a resource waits for the deletes, in the same plan, of

@@ -174,6 +174,25 @@ export const cutoverSchema = z.object({
 });
 export type Cutover = z.infer<typeof cutoverSchema>;
 
+/**
+ * A definition's `Readiness` (src/kinds/definition.ts) of a declared resource that exists live
+ * and is not ready to serve (a domain whose certificate
+ * waits for DNS), with what is missing: shown by every renderer, changes nothing by itself.
+ */
+export const readinessEntrySchema = z.object({
+  address: z.string(),
+  /** The live ID. */
+  id: z.string(),
+  state: z.enum(['ready', 'pending', 'error']),
+  /** What is missing, or the service's message. */
+  message: z.string(),
+  /** DNS records to create for it to become ready. */
+  records: z
+    .array(z.object({ name: z.string(), type: z.literal('CNAME'), target: z.string() }))
+    .optional(),
+});
+export type ReadinessEntry = z.infer<typeof readinessEntrySchema>;
+
 const planSchemaOf = <P extends z.ZodType>(path: P) =>
   z.object({
     format_version: z.literal(PLAN_FORMAT_VERSION),
@@ -184,6 +203,8 @@ const planSchemaOf = <P extends z.ZodType>(path: P) =>
     warnings: z.array(z.string()).default([]),
     /** Edges replaced by cloud endpoints, in the order they are cut over (absent: none). */
     cutovers: z.array(cutoverSchema).optional(),
+    /** Resources not ready to serve yet, with what they wait for (absent: none). */
+    readiness: z.array(readinessEntrySchema).optional(),
     /** What each cloud endpoint's policy change does to requests (absent: no such change). */
     policy_impact: z.array(policyImpactSchema).optional(),
     summary: summarySchema,

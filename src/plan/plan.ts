@@ -23,7 +23,7 @@
 
 import type { BotUser, CloudEndpoint, HttpsEdge, TlsEdge } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
-import type { LiveRecord, ResolveReference } from '../kinds/index.js';
+import type { LiveRecord, Readiness, Reference } from '../kinds/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { botUserAddress, planBotUsers } from './bot-users.js';
 import {
@@ -35,12 +35,12 @@ import {
   resolveEndpoints,
   withReferences,
 } from './cloud-endpoints.js';
-import { PlanContext, type PlanOptions } from './context.js';
+import { NO_WAIT_FLAG, PlanContext, type PlanOptions, type ResolveReference } from './context.js';
 import { cutoverList } from './cutover.js';
 import { planCreate, planDelete, planUpdate } from './edges.js';
 import { blockHeldUrls, endpointClaims, urlHandovers } from './endpoint-claims.js';
 import { planGenericKinds } from './generic.js';
-import { addDeleteEdges, assertAcyclic } from './graph.js';
+import { addDeleteEdges, assertAcyclic, hoistRequiredCreates } from './graph.js';
 import { type Deletable, guardDeletions, leaveExcluded, resolveHostports } from './guards.js';
 import { type Cutover, leftAlone, PLAN_FORMAT_VERSION, type Plan } from './model.js';
 import { canonicalHostports } from './normalize.js';
@@ -208,20 +208,46 @@ function planEndpointWithReferences(
   resolve: ResolveReference,
 ): void {
   const m = input.match.desired;
-  const { manifest, after, missing } = withReferences(m, resolve);
+  const { manifest, after, missing, notReady } = withReferences(m, resolve);
   if (missing.length > 0) {
-    const names = missing.map((r) => `${r.kind}.${r.name}`).join(', ');
     ctx.blocked.push({
       address: input.match.address,
       kind: 'guard',
-      reason: `refers to ${names}, which is neither declared nor live`,
+      reason: missing.map(missingReference).join('; '),
+    });
+    return;
+  }
+  // Created only once what it needs is ready: an endpoint on a domain whose certificate still
+  // waits for DNS would be served with a certificate browsers reject. Not one that takes over
+  // an edge's host in a cut-over: the edge goes either way, and waiting would leave the host
+  // unserved.
+  const waits = input.match.live === undefined && input.cutover === undefined;
+  if (waits && ctx.waitForReady && notReady.length > 0) {
+    ctx.blocked.push({
+      address: input.match.address,
+      kind: 'guard',
+      reason: `${notReady.map(waitingFor).join('; ')}; created at a later cycle once it is ready (${NO_WAIT_FLAG} creates it now)`,
     });
     return;
   }
   planEndpoint(
     ctx,
-    manifest === m ? input : { ...input, match: { ...input.match, desired: manifest }, after },
+    manifest === m && after.length === 0
+      ? input
+      : { ...input, match: { ...input.match, desired: manifest }, after },
   );
+}
+
+/** A reference that names nothing, in words. */
+function missingReference(r: Reference): string {
+  if (r.keys === undefined)
+    return `refers to ${r.kind}.${r.name}, which is neither declared nor live`;
+  return `needs a ${r.kind} for ${r.name} (${r.keys.join(' or ')}), which is neither declared nor live`;
+}
+
+/** What a resource waits for, in words: the resource, its state and the records it needs. */
+function waitingFor(w: { readonly address: string; readonly readiness: Readiness }): string {
+  return `waits for ${w.address} to be ready (${w.readiness.state}: ${w.readiness.message})`;
 }
 
 /** The note a narrowed plan carries: like `terraform -target`, it is not the whole picture. */
@@ -303,6 +329,7 @@ function edgeClaimsOf(ctx: PlanContext, active: readonly EdgeMatch[]): Map<strin
 /** Sorts what the context gathered and counts it into the plan value. */
 function finishPlan(ctx: PlanContext, cutovers: Cutover[]): Plan {
   ctx.changes.sort((a, b) => compareCodeUnits(a.address, b.address));
+  hoistRequiredCreates(ctx.changes);
   addDeleteEdges(ctx.changes);
   assertAcyclic(ctx.changes);
   ctx.blocked.sort(
@@ -325,6 +352,9 @@ function finishPlan(ctx: PlanContext, cutovers: Cutover[]): Plan {
     warnings: ctx.warnings,
     // Only when there is one: a plan without a cut-over reads (and renders) as before.
     ...(cutovers.length === 0 ? {} : { cutovers }),
+    ...(ctx.readiness.length === 0
+      ? {}
+      : { readiness: ctx.readiness.sort((a, b) => compareCodeUnits(a.address, b.address)) }),
     ...(ctx.impacts.length === 0
       ? {}
       : { policy_impact: ctx.impacts.sort((a, b) => compareCodeUnits(a.address, b.address)) }),

@@ -92,6 +92,8 @@ interface Options {
   readonly rateLimit: RateLimitChoice;
   readonly maxDeletes: number;
   readonly allowEmpty: boolean;
+  /** False: `--no-wait-for-domains` (create what waits for a domain that is not ready). */
+  readonly waitForReady: boolean;
   /** `--target`: the only resources to plan and apply (all without it). */
   readonly targets: ReadonlySet<string> | undefined;
   readonly dir: string | undefined;
@@ -184,6 +186,7 @@ async function applyWith(
     owner: owner.id,
     maxDeletes: options.maxDeletes,
     allowEmpty: options.allowEmpty,
+    waitForReady: options.waitForReady,
     targets: options.targets,
   };
   // The engine's run: load + observe + plan (+ fingerprints), assess, confirm, apply, verify.
@@ -195,6 +198,7 @@ async function applyWith(
         owner: owner.id,
         fingerprintKey,
         allowEmpty: options.allowEmpty,
+        waitForReady: options.waitForReady,
         maxDeletes: options.maxDeletes,
         targets: options.targets,
         env: ctx.env,
@@ -446,6 +450,7 @@ function parseOptions(ctx: CliContext): Options | 'help' {
     rateLimit: rateLimitFlag(values['rate-limit']),
     maxDeletes: wholeNumber('max-deletes', values['max-deletes'], DEFAULT_MAX_DELETES, 0),
     allowEmpty: values['allow-empty'] === true,
+    waitForReady: values['no-wait-for-domains'] !== true,
     targets: targetFlag(values.target),
     dir: values.dir,
     secretDirs: values['secret-dir'] ?? [],

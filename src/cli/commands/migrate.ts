@@ -82,9 +82,9 @@ export async function run(ctx: CliContext): Promise<number> {
     forbidden: [{ dir, what: `the source directory ${dir}` }],
     fs: ctx.writeFs,
   });
-  const { edges, endpoints, copied } = migration.counts;
+  const { edges, endpoints, copied, domains } = migration.counts;
   ctx.stderr.write(
-    `${endpoints} cloud endpoint(s) from ${edges} edge(s), ${copied} other document(s) copied, in ${migration.files.size} file(s) under ${out}\n`,
+    `${endpoints} cloud endpoint(s) from ${edges} edge(s), ${copied} other document(s) copied, ${domains} reserved domain(s), in ${migration.files.size} file(s) under ${out}\n`,
   );
   if (kept.length > 0) {
     ctx.stderr.write(

@@ -174,6 +174,7 @@ async function planWith(
         client,
         owner: opts.owner.id,
         allowEmpty: values['allow-empty'],
+        waitForReady: values['no-wait-for-domains'] !== true,
         maxDeletes: opts.maxDeletes,
         env: ctx.env,
         secretDirs: secretDirs(ctx, values['secret-dir']),

@@ -392,6 +392,7 @@ function daemonOf(
     client,
     owner: settings.owner,
     allowEmpty: values['allow-empty'],
+    waitForReady: values['no-wait-for-domains'] !== true,
     maxDeletes: settings.maxDeletes,
     concurrency: settings.concurrency,
     env: ctx.env,

@@ -91,3 +91,17 @@ export function fieldLines(field: FieldChange, split: boolean): FieldLine[] {
   if (hasAfter) return [{ symbol: '+', text: `${path} = ${formatValue(field.after)}` }];
   return [{ symbol: '-', text: `${path} = ${formatValue(field.before)}` }];
 }
+
+/** The title of the resources not ready to serve yet (a domain waiting for DNS). */
+export const READINESS_TITLE = 'Not ready';
+
+/**
+ * One not-ready resource in lines: its address, state and message, then each DNS record it
+ * needs (`name CNAME target`).
+ */
+export function readinessLines(entry: NonNullable<Plan['readiness']>[number]): string[] {
+  return [
+    `${entry.address} (${entry.id}): ${entry.state}: ${entry.message}`,
+    ...(entry.records ?? []).map((r) => `needs DNS record ${r.name} ${r.type} ${r.target}`),
+  ];
+}

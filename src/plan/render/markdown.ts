@@ -9,7 +9,16 @@
  */
 import { escapeControl } from '../../escape.js';
 import type { MaskedPlan } from '../mask.js';
-import { fieldLines, NO_CHANGES, SYMBOL, summaryLine, VERB, visibleChanges } from './common.js';
+import {
+  fieldLines,
+  NO_CHANGES,
+  READINESS_TITLE,
+  readinessLines,
+  SYMBOL,
+  summaryLine,
+  VERB,
+  visibleChanges,
+} from './common.js';
 import { CUTOVER_TITLE, cutoverLines } from './cutover.js';
 import { impactMarkdown } from './impact.js';
 
@@ -61,6 +70,16 @@ export function renderMarkdown(masked: MaskedPlan): string {
   const changes = visibleChanges(masked);
   const out: string[] = [`#### edgesync plan (owner ${code(masked.owner)})`, ''];
   for (const w of masked.warnings) out.push(`> **Warning:** ${escapeInline(w)}`, '');
+  const readiness = masked.readiness ?? [];
+  if (readiness.length > 0) {
+    out.push(`**${READINESS_TITLE}**`, '');
+    for (const r of readiness) {
+      const [head, ...records] = readinessLines(r);
+      out.push(`- ${escapeInline(head ?? '')}`);
+      for (const l of records) out.push(`  - ${escapeInline(l)}`);
+    }
+    out.push('');
+  }
   if (changes.length === 0 && masked.blocked.length === 0) {
     out.push(NO_CHANGES, '');
     return `${out.join('\n')}\n`.replace(/\n+$/, '\n');

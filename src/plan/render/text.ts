@@ -7,7 +7,16 @@
 import { escapeControl } from '../../escape.js';
 import type { MaskedPlan } from '../mask.js';
 import { type Action, leftAlone } from '../model.js';
-import { fieldLines, headline, NO_CHANGES, SYMBOL, summaryLine, visibleChanges } from './common.js';
+import {
+  fieldLines,
+  headline,
+  NO_CHANGES,
+  READINESS_TITLE,
+  readinessLines,
+  SYMBOL,
+  summaryLine,
+  visibleChanges,
+} from './common.js';
 import { CUTOVER_TITLE, cutoverLines } from './cutover.js';
 import { IMPACT_TITLE, impactTextLines } from './impact.js';
 
@@ -100,6 +109,17 @@ export function renderText(masked: MaskedPlan, options: TextOptions = {}): strin
     lines.push(`${paint('red', 'Blocked')} (not attempted):`, '');
     for (const b of blocked) {
       lines.push(`  ${paint('red', '!')} ${escapeControl(`${b.address}: ${b.kind}: ${b.reason}`)}`);
+    }
+    lines.push('');
+  }
+  const readiness = masked.readiness ?? [];
+  if (readiness.length > 0) {
+    lines.push(`${paint('yellow', READINESS_TITLE)}:`, '');
+    for (const r of readiness) {
+      const [head, ...records] = readinessLines(r);
+      const mark = paint(r.state === 'error' ? 'red' : 'yellow', '!');
+      lines.push(`  ${mark} ${escapeControl(head ?? '')}`);
+      for (const l of records) lines.push(`      ${escapeControl(l)}`);
     }
     lines.push('');
   }

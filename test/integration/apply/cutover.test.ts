@@ -306,8 +306,18 @@ describe('cut-over: read-only edges', () => {
     // An endpoint on a host and port no edge holds: created in phase main, which must not run.
     await writeFile(
       path.join(migrated, 'extra.yaml'),
-      'kind: CloudEndpoint\nname: extra\nurl: https://extra.example.com\ntraffic_policy:\n  on_http_request:\n    - actions: [{ type: deny }]\n',
+      'kind: ReservedDomain\nname: extra\ndomain: extra.example.com\n---\nkind: CloudEndpoint\nname: extra\nurl: https://extra.example.com\ntraffic_policy:\n  on_http_request:\n    - actions: [{ type: deny }]\n',
     );
+    // On the service an edge's host is reserved already, its certificate issued: the
+    // reservations the migrated manifests declare exist, owned and ready (nothing to write).
+    server.knobs.dns = { cnamesCreated: 'all' };
+    for (const [name, domain] of [
+      ...[0, 1, 2, 3].map((i) => [`e${i}.example.com`, `e${i}.example.com`]),
+      ['extra', 'extra.example.com'],
+    ] as const) {
+      const metadata = storedMetadata({}, { owner: 'default', name, protect: false });
+      await client.createReservedDomain({ domain, metadata });
+    }
     server.knobs.edgeAccess = 'read-only';
     const before = await observe(client);
     const writes = writesAt(server);

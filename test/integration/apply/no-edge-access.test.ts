@@ -60,7 +60,13 @@ describe('an account with no access to edges', () => {
       expect(live.edgesUnavailable).toBe(true);
       expect(live.tlsEdges).toEqual([]);
       expect(live.httpsEdges).toEqual([]);
-      expect(live.calls).toEqual({ tls_edge: 1, https_edge: 1, bot_user: 1, cloud_endpoint: 1 });
+      expect(live.calls).toEqual({
+        tls_edge: 1,
+        https_edge: 1,
+        bot_user: 1,
+        cloud_endpoint: 1,
+        reserved_domain: 1,
+      });
       expect(server.statuses[403]).toBe(2);
     } finally {
       await client.close();

@@ -9,9 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { runCli } from '../apply/helpers.js';
+import { startTestServer } from '../../helpers/server.js';
+import { apiEnv, runCli } from '../apply/helpers.js';
 
 const WEB = 'bkdhr_2OOHLE6ESrthOmxYlInonfwYtzS';
+const DB = 'bkdhr_2OOHLE6ESrthOmxYlInonfwYtzT';
 const SECRET = 'hunter2-very-secret-value';
 
 let root: string;
@@ -87,14 +89,15 @@ describe('edgesync migrate', () => {
     expect(Object.keys(files).sort()).toEqual(['shop.yaml', path.join('team', 'bots.yaml')].sort());
     expect(JSON.stringify(files)).not.toContain(SECRET);
     const docs = parseAllDocuments(files['shop.yaml']!).map((d) => d.toJS());
-    expect(docs.map((d) => d.kind)).toEqual(['CloudEndpoint', 'BotUser']);
-    expect(docs[0]).toMatchObject({
+    // The reservation its host needs comes first.
+    expect(docs.map((d) => d.kind)).toEqual(['ReservedDomain', 'CloudEndpoint', 'BotUser']);
+    expect(docs[1]).toMatchObject({
       name: 'shop',
       url: 'https://shop.example.com',
       description: 'Shop',
       metadata: { team: 'web' },
     });
-    const actions = docs[0].traffic_policy.on_http_request.flatMap(
+    const actions = docs[1].traffic_policy.on_http_request.flatMap(
       (r: { actions: unknown[] }) => r.actions,
     );
     expect(actions).toContainEqual({
@@ -171,11 +174,11 @@ describe('edgesync migrate', () => {
   it('--allow-lossy never turns an error into a warning: an error beside a warning writes nothing', async () => {
     await writeFile(
       path.join(dir, 'team', 'db.yaml'),
-      'kind: TLSEdge\nname: db\nprotect: true\nhostports: [192.0.2.10:5432]\n',
+      'kind: TLSEdge\nname: db\nhostports: [192.0.2.10:5432]\n---\nkind: HTTPSEdge\nname: idle\nhostports: []\n',
     );
     const r = await migrate('--allow-lossy');
-    expect(r.stderr).toContain('team/db.yaml:3:10: warning: protect');
-    expect(r.stderr).toContain('team/db.yaml:4:');
+    expect(r.stderr).toContain('team/db.yaml:5:1: warning: the edge has no hostports');
+    expect(r.stderr).toContain('team/db.yaml:3:');
     expect(r.stderr).toContain('1 error(s): nothing written');
     expect(r.code).toBe(1);
     await expect(stat(out)).rejects.toThrow(/ENOENT/);
@@ -264,5 +267,65 @@ describe('edgesync migrate', () => {
     );
     expect(r.code).toBe(64);
     expect(r.stderr).toContain(message);
+  });
+
+  it('writes a ReservedDomain for each public host before its endpoint, carries protect and suspend, and its output validates and plans as it is', async () => {
+    await writeFile(
+      path.join(dir, 'team', 'api.yaml'),
+      `kind: TLSEdge\nname: api\nprotect: true\nsuspend: true\nhostports: [api.example.com:443]\nbackend: { backend_id: ${DB} }\n---\nkind: ReservedDomain\nname: wild\ndomain: "*.example.org"\n---\nkind: TLSEdge\nname: org\nhostports: [db.example.org:443]\nbackend: { backend_id: ${DB} }\n`,
+    );
+    const r = await migrate('--backend', `${DB}=tls://db.internal:5432`);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('2 reserved domain(s)');
+    const docs = parseAllDocuments(await readFile(path.join(out, 'team', 'api.yaml'), 'utf8')).map(
+      (d) => d.toJS(),
+    );
+    expect(docs.map((d) => `${d.kind} ${d.name}`)).toEqual([
+      'ReservedDomain api.example.com',
+      'CloudEndpoint api',
+      'ReservedDomain wild',
+      'CloudEndpoint org',
+    ]);
+    expect(docs[0]).toEqual({
+      kind: 'ReservedDomain',
+      name: 'api.example.com',
+      domain: 'api.example.com',
+    });
+    expect(docs[1]).toMatchObject({
+      url: 'tls://api.example.com:443',
+      protect: true,
+      suspend: true,
+    });
+    const shop = parseAllDocuments(await readFile(path.join(out, 'shop.yaml'), 'utf8')).map((d) =>
+      d.toJS(),
+    );
+    expect(shop.map((d) => d.kind)).toEqual(['ReservedDomain', 'CloudEndpoint', 'BotUser']);
+
+    const validated = await runCli(['validate', out], { env: { UPSTREAM_KEY: SECRET } });
+    expect(validated.code, validated.stderr).toBe(0);
+    const server = await startTestServer({ requireReservedDomains: true });
+    try {
+      const env = { ...apiEnv(server.url, server.apiKey), UPSTREAM_KEY: SECRET };
+      const planned = await runCli(['plan', out, '--output', 'json'], { env });
+      expect(planned.code, planned.stderr).toBe(0);
+      const plan = JSON.parse(planned.stdout) as {
+        changes: { address: string; action: string }[];
+        blocked: { address: string; kind: string }[];
+      };
+      expect(plan.changes.map((c) => `${c.action} ${c.address}`)).toEqual([
+        'create bot_user.ci',
+        'create bot_user.deployer',
+        'create cloud_endpoint.org',
+        'create cloud_endpoint.shop',
+        'create reserved_domain.api.example.com',
+        'create reserved_domain.shop.example.com',
+        'create reserved_domain.wild',
+      ]);
+      expect(plan.blocked).toEqual([
+        { address: 'cloud_endpoint.api', kind: 'suspended', reason: expect.any(String) },
+      ]);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -45,6 +45,7 @@ describe('cycle report: cloud endpoints', () => {
       https_edge: 0,
       bot_user: 0,
       cloud_endpoint: 2,
+      reserved_domain: 0,
     });
     const values = stableValues(
       desired,
