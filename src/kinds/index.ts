@@ -5,6 +5,7 @@
  * from here. A kind is added by adding its definition to `KINDS` (see ./definition.ts).
  */
 import { EdgesyncError } from '../errors.js';
+import { CERTIFICATE_AUTHORITY } from './certificate-authority.js';
 import type { Declared, KindDefinition, LiveRecord } from './definition.js';
 import { OWN_PLANNER_KINDS } from './own-planners.js';
 
@@ -21,7 +22,7 @@ export type {
 export { addressOf } from './definition.js';
 
 /** Every registered kind, in dependency order (`order`). */
-export const KINDS: readonly KindDefinition[] = [...OWN_PLANNER_KINDS].sort(
+export const KINDS: readonly KindDefinition[] = [...OWN_PLANNER_KINDS, CERTIFICATE_AUTHORITY].sort(
   (a, b) => a.order - b.order,
 );
 

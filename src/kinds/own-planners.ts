@@ -6,6 +6,7 @@
  * about them (listing, status, metrics, import order, the registry's dependency order) is read
  * from here like any kind's.
  */
+import { SERVICE_USER_KINDS } from '../manifest/modules.js';
 import type { KindDefinition, Reference } from './definition.js';
 
 const METADATA = { by: 'metadata' } as const;
@@ -50,12 +51,17 @@ export const HTTPS_EDGE: KindDefinition = {
   order: 51,
 };
 
+/**
+ * Service users: `kind: ServiceUser`, or `kind: BotUser`, the former name the service keeps
+ * (the same records under `/service_users` and `/bot_users`). The plan's kind and addresses stay
+ * `bot_user`, the name plans, state and status have always shown them under.
+ */
 export const BOT_USER: KindDefinition = {
   kind: 'bot_user',
   plural: 'bot_users',
-  manifestKinds: ['BotUser'],
+  manifestKinds: SERVICE_USER_KINDS,
   description:
-    'A bot user, matched by name; ensure: absent deletes it (bot users are never pruned implicitly).',
+    'A service user (BotUser is its former name), matched by name; ensure: absent deletes it (service users are never pruned implicitly).',
   api: {
     list: 'listBotUsers',
     create: 'createBotUser',
@@ -74,7 +80,7 @@ export const CLOUD_ENDPOINT: KindDefinition = {
   plural: 'cloud_endpoints',
   manifestKinds: ['CloudEndpoint'],
   description:
-    'A cloud endpoint with its traffic policy, keyed by name. protect: true forbids deleting it.',
+    'A cloud endpoint with its traffic policy, keyed by name. protect: true forbids deleting it; id adopts an existing endpoint no owner claims.',
   api: {
     list: 'listEndpoints',
     create: 'createEndpoint',
@@ -82,6 +88,7 @@ export const CLOUD_ENDPOINT: KindDefinition = {
     delete: 'deleteEndpoint',
   },
   ownership: METADATA,
+  refersTo: ['certificate_authority'],
   references: (d) => policyReferences(d.traffic_policy),
   planner: 'cloud_endpoints',
   setKey: 'cloudEndpoints',

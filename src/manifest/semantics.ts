@@ -15,17 +15,21 @@ import {
   WEBHOOK_PROVIDERS,
 } from '../hosted/edge-api.js';
 import { AUTH_MODULES, checkCircuitBreaker, HEADER_MODULES } from '../hosted/modules/index.js';
+import { addressOf, KINDS, kindOfManifest } from '../kinds/index.js';
 import { failureMessage, runCase } from '../policy-eval/cases.js';
 import { bindingProblem, defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { storedMetadata, storedRouteMetadata } from './metadata.js';
 import type { FieldPath } from './paths.js';
 import { policyIssues } from './policy/rules.js';
+import { documentReferences } from './references.js';
 import {
   genericKindOf,
+  isServiceUser,
   type ManifestDocumentSchema,
   type OAuthSchema,
   RESERVED_LABEL_PREFIX,
   type RouteSchema,
+  type ServiceUserKind,
 } from './schema.js';
 import { didYouMean } from './suggest.js';
 import type { Anchor } from './yaml.js';
@@ -92,7 +96,7 @@ export function checkAcrossDocuments(
       );
     }
     // A kind planned generically has its own rules in its definition's schema.
-    if (value.kind === 'BotUser' || genericKindOf(value.kind) !== undefined) continue;
+    if (isServiceUser(value) || genericKindOf(value.kind) !== undefined) continue;
     if (value.kind === 'CloudEndpoint') {
       endpoints.push({ doc, value });
       continue;
@@ -124,7 +128,29 @@ export function checkAcrossDocuments(
     });
   }
   checkEndpointClaims(endpoints, hostports, options, add);
+  checkReferences(docs, add);
   return issues;
+}
+
+/**
+ * Every reference by name a document makes (its kind's `references`: `{ ref: corp-ca }` in a
+ * policy) names a document of the kind referred to that is not `ensure: absent`; a reference a
+ * live resource may satisfy without a manifest is left to the plan, which sees the account.
+ */
+function checkReferences(docs: readonly SemanticDoc[], add: Add): void {
+  const declared = new Set<string>();
+  for (const { value } of docs) {
+    const kind = kindOfManifest(value.kind);
+    if (kind === undefined || (value as { ensure?: unknown }).ensure === 'absent') continue;
+    declared.add(addressOf(kind.kind, value.name));
+  }
+  for (const { id: doc, value } of docs) {
+    for (const ref of documentReferences(value)) {
+      if (ref.liveSatisfies === true || declared.has(addressOf(ref.kind, ref.name))) continue;
+      const target = KINDS.find((k) => k.kind === ref.kind)?.manifestKinds[0] ?? ref.kind;
+      add(doc, ref.path, `refers to ${target} "${ref.name}", which no manifest declares`);
+    }
+  }
 }
 
 /**
@@ -143,7 +169,7 @@ export function checkWithinDocuments(
   };
   for (const { id: doc, value, sensitive } of docs) {
     if (value.kind === 'CloudEndpoint') checkEndpoint(doc, value, sensitive ?? [], add, options);
-    else if (value.kind !== 'BotUser' && genericKindOf(value.kind) === undefined)
+    else if (!isServiceUser(value) && genericKindOf(value.kind) === undefined)
       checkEdge(doc, value, options, add);
   }
   return issues;
@@ -265,7 +291,7 @@ function checkStoredMetadata(
 /** The rules within one edge: labels, the metadata limit, TLS termination, routes. */
 function checkEdge(
   doc: number,
-  value: Exclude<DocumentValue, { kind: 'BotUser' | 'CloudEndpoint' }>,
+  value: Exclude<DocumentValue, { kind: ServiceUserKind | 'CloudEndpoint' }>,
   options: SemanticOptions,
   add: Add,
 ): void {
