@@ -18,6 +18,7 @@ export type {
   Ownership,
   Readiness,
   Reference,
+  ResolveReference,
 } from './definition.js';
 export { addressOf } from './definition.js';
 

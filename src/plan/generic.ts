@@ -17,7 +17,14 @@
  *   guards; a kind that does not prune (domains) keeps them.
  */
 import equal from 'fast-deep-equal';
-import type { Declared, FieldRule, KindDefinition, LiveRecord, Reference } from '../kinds/index.js';
+import type {
+  Declared,
+  FieldRule,
+  KindDefinition,
+  LiveRecord,
+  Reference,
+  ResolveReference,
+} from '../kinds/index.js';
 import { addressOf, GENERIC_KINDS } from '../kinds/index.js';
 import { recordMetadata, storedMetadata } from '../manifest/metadata.js';
 import type { FieldPath } from '../manifest/paths.js';
@@ -82,14 +89,6 @@ function declaredOf(desired: DesiredSet, kind: KindDefinition): readonly Declare
 function liveOf(live: GenericLive, kind: KindDefinition): readonly LiveRecord[] {
   return live.resources?.[kind.kind] ?? [];
 }
-
-/**
- * Resolves a reference by name to a live ID, or to the placeholder of a create in this plan
- * (`created` then names the address to require); undefined when it names nothing.
- */
-export type ResolveReference = (
-  ref: Reference,
-) => { readonly value: string; readonly created?: string } | undefined;
 
 /**
  * Plans every generic kind; returns the resolver of references to them, for the kinds planned

@@ -23,7 +23,7 @@
 
 import type { BotUser, CloudEndpoint, HttpsEdge, TlsEdge } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
-import type { LiveRecord } from '../kinds/index.js';
+import type { LiveRecord, ResolveReference } from '../kinds/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { botUserAddress, planBotUsers } from './bot-users.js';
 import {
@@ -39,7 +39,7 @@ import { PlanContext, type PlanOptions } from './context.js';
 import { cutoverList } from './cutover.js';
 import { planCreate, planDelete, planUpdate } from './edges.js';
 import { blockHeldUrls, endpointClaims, urlHandovers } from './endpoint-claims.js';
-import { planGenericKinds, type ResolveReference } from './generic.js';
+import { planGenericKinds } from './generic.js';
 import { addDeleteEdges, assertAcyclic } from './graph.js';
 import { type Deletable, guardDeletions, leaveExcluded, resolveHostports } from './guards.js';
 import { type Cutover, leftAlone, PLAN_FORMAT_VERSION, type Plan } from './model.js';
