@@ -49,7 +49,7 @@ export interface ImportOptions {
 export interface ImportedFile {
   /** File name (no directory), e.g. `https-storefront.yaml`. */
   readonly file: string;
-  readonly kind: 'TLSEdge' | 'HTTPSEdge' | 'BotUser' | 'CloudEndpoint';
+  readonly kind: Kind;
   readonly name: string;
   /** Set when the file adopts a foreign edge. */
   readonly adopts?: string;
@@ -319,12 +319,13 @@ function botFile(ctx: ImportContext, bot: BotUser, names: Set<string>): Imported
     return undefined;
   }
   names.add(bot.name);
-  const doc: Record<string, unknown> = { kind: 'BotUser', name: bot.name };
+  // Under the current name of the kind (BotUser, the former one, means the same).
+  const doc: Record<string, unknown> = { kind: 'ServiceUser', name: bot.name };
   if (!bot.active) doc.active = false;
-  moveCredentialsOut(ctx, 'BotUser', doc, `bot_user.${bot.name}`);
+  moveCredentialsOut(ctx, 'ServiceUser', doc, `bot_user.${bot.name}`);
   return {
     file: `bot-${bot.name}.yaml`,
-    kind: 'BotUser',
+    kind: 'ServiceUser',
     name: bot.name,
     text: header + stringify(doc, { lineWidth: 0 }),
   };

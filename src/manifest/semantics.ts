@@ -81,10 +81,12 @@ export function checkAcrossDocuments(
   const ids = new Map<string, number>();
   const hostports = new Map<string, { doc: number; index: number; edge: string; kind: string }>();
   for (const { id: doc, value } of docs) {
-    let namesOfKind = names.get(value.kind);
+    // Per kind, not per `kind:` name: a ServiceUser and a BotUser of one name are one record.
+    const kind = kindOfManifest(value.kind)?.kind ?? value.kind;
+    let namesOfKind = names.get(kind);
     if (namesOfKind === undefined) {
       namesOfKind = new Map();
-      names.set(value.kind, namesOfKind);
+      names.set(kind, namesOfKind);
     }
     const first = namesOfKind.get(value.name);
     if (first === undefined) namesOfKind.set(value.name, doc);

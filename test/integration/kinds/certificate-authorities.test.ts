@@ -10,14 +10,12 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { type ApiClient, createApiClient, observe } from '../../../src/api/index.js';
-import { applyAndVerify } from '../../../src/apply/cycle.js';
-import { loadManifests } from '../../../src/manifest/loader.js';
-import { buildPlan } from '../../../src/plan/plan.js';
+import type { ApiClient } from '../../../src/api/index.js';
 import type { RunningServer } from '../../../src/server/index.js';
 import { CA_PEM } from '../../helpers/ca-pems.js';
 import { startTestServer } from '../../helpers/server.js';
 import { tempDir } from '../apply/helpers.js';
+import { acting, applyDir, recordingClient } from './helpers.js';
 
 const CA = { kind: 'CertificateAuthority', name: 'corp-ca', ca_pem: { file: 'corp-ca.pem' } };
 
@@ -46,15 +44,7 @@ let calls: string[];
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 beforeEach(async () => {
   server = await startTestServer();
-  calls = [];
-  client = createApiClient({
-    baseUrl: server.url,
-    apiKey: server.apiKey,
-    retry: { baseDelayMs: 5, maxDelayMs: 50 },
-    onResponse: (r) => {
-      if (r.method !== 'GET') calls.push(`${r.method} ${r.route} ${r.status}`);
-    },
-  });
+  ({ client, calls } = recordingClient(server.url, server.apiKey));
   tmp = await tempDir('edgesync-ca-');
 });
 afterEach(async () => {
@@ -72,27 +62,7 @@ async function write(docs: readonly object[]): Promise<string> {
   return dir;
 }
 
-/** One apply of the directory, as `apply --yes` runs it: plan, execute, observe, plan again. */
-async function apply(dir: string) {
-  const loaded = await loadManifests(dir);
-  if (!loaded.ok) throw new Error(loaded.diagnostics.map((d) => d.message).join('\n'));
-  const desired = loaded.set;
-  const live = await observe(client);
-  const plan = buildPlan(desired, live);
-  const outcome = await applyAndVerify(plan, {
-    client,
-    live,
-    replan: async () => {
-      const again = await observe(client);
-      return { live: again, plan: buildPlan(desired, again) };
-    },
-  });
-  const after = await observe(client);
-  return { plan, outcome, next: buildPlan(desired, after), after };
-}
-
-const acting = (plan: { changes: readonly { action: string; address: string }[] }) =>
-  plan.changes.filter((c) => c.action !== 'noop').map((c) => `${c.action} ${c.address}`);
+const apply = (dir: string) => applyDir(client, dir);
 
 describe('certificate authorities over HTTP', () => {
   it('a CA and the endpoint naming it by ref converge in one apply, CA first; removal deletes the endpoint first', async () => {
@@ -119,7 +89,7 @@ describe('certificate authorities over HTTP', () => {
     });
     expect(acting(first.next)).toEqual([]);
 
-    calls = [];
+    calls.length = 0;
     const again = await apply(dir);
     expect(acting(again.plan)).toEqual([]);
     expect(calls).toEqual([]);
@@ -144,7 +114,7 @@ describe('certificate authorities over HTTP', () => {
   it('an endpoint moving to a new CA gets the new one first, and the old one goes after', async () => {
     const dir = await write([{ ...CA, name: 'old-ca' }, mtlsEndpoint([{ ref: 'old-ca' }])]);
     await apply(dir);
-    calls = [];
+    calls.length = 0;
     const moved = await apply(await write([CA, mtlsEndpoint([{ ref: 'corp-ca' }])]));
     expect(moved.outcome.converged).toBe(true);
     expect(calls).toEqual([
