@@ -4,9 +4,9 @@
  * the planner's `liveModuleToWrite`), `enabled: true` and the values the server fills by default
  * left out, server-made fields dropped. Owned edges keep their manifest name; foreign edges
  * (`all`) get a name derived from their first hostport and carry `id:`, so that applying the
- * imported file adopts them. Owned cloud endpoints are written as `kind: CloudEndpoint` with the
- * policy as a mapping; agent endpoints never, other owners' and unowned ones are skipped with a
- * note (endpoints are not adopted).
+ * imported file adopts them. Cloud endpoints are written as `kind: CloudEndpoint` with the
+ * policy as a mapping: ours by their manifest name, unowned ones (`all`) by their host with
+ * `id:` (adopted like edges); agent endpoints never, other owners' skipped with a note.
  *
  * Secrets: the API echoes `client_secret` and webhook `secret` in clear. One credential rule
  * holds for every kind (`moveCredentialsOut`): a value that is a secret by its field, or that
@@ -40,7 +40,7 @@ import { credentialLikeReason } from './credentials.js';
 
 export interface ImportOptions {
   readonly owner: string;
-  /** Foreign edges too (not owned by anyone), with `id:` for adoption. */
+  /** Unowned edges and cloud endpoints too (made by hand), with `id:` for adoption. */
   readonly all?: boolean | undefined;
   /** The `$schema` of the `# yaml-language-server:` first line. */
   readonly schemaUrl: string;
@@ -51,7 +51,7 @@ export interface ImportedFile {
   readonly file: string;
   readonly kind: Kind;
   readonly name: string;
-  /** Set when the file adopts a foreign edge. */
+  /** Set when the file adopts an unowned edge or cloud endpoint. */
   readonly adopts?: string;
   readonly text: string;
 }
@@ -226,9 +226,11 @@ function edgeDocument(
 
 /**
  * Our cloud endpoints as `kind: CloudEndpoint` manifests, the policy as a YAML mapping with its
- * secret fields as `{ env }` references. Agent endpoints are never imported; endpoints of other
- * owners or of none are skipped with a note (endpoints are not adopted: applying such a file
- * would create a second endpoint on the same URL).
+ * secret fields as `{ env }` references. Agent endpoints are never imported; other owners' are
+ * skipped with a note; unowned ones (made by hand) are imported with `all`, named after their
+ * host and carrying `id:`, so that applying the file adopts the endpoint (one PATCH writing the
+ * owner mark) rather than create a second one on the same URL. Ours are named first, so an
+ * adopted one never takes the name of one we manage.
  */
 function endpointFiles(
   ctx: ImportContext,
@@ -238,7 +240,7 @@ function endpointFiles(
   const files: ImportedFile[] = [];
   const notes: string[] = [];
   const names = new Set<string>();
-  let skipped = 0;
+  const unowned: CloudEndpoint[] = [];
   for (const e of [...live].sort((a, b) => compareCodeUnits(a.id, b.id))) {
     if (e.type !== 'cloud') continue;
     const meta = parseStoredMetadata(e.metadata);
@@ -247,7 +249,7 @@ function endpointFiles(
         notes.push(
           `${e.id}: owned by "${meta.owner}", skipped (import with --owner ${meta.owner})`,
         );
-      } else skipped += 1;
+      } else unowned.push(e);
       continue;
     }
     const name = meta.name;
@@ -258,25 +260,59 @@ function endpointFiles(
       continue;
     }
     names.add(name);
-    const doc = {
-      kind: 'CloudEndpoint',
-      name,
-      ...endpointDocument(e, meta.labels, meta.protect, notes),
-    };
-    moveCredentialsOut(ctx, 'CloudEndpoint', doc, `cloud_endpoint.${name}`);
-    files.push({
-      file: `endpoint-${name}.yaml`,
-      kind: 'CloudEndpoint',
-      name,
-      text: ctx.header + stringify(doc, { lineWidth: 0 }),
-    });
+    files.push(endpointFile(ctx, e, name, meta.labels, meta.protect, notes));
   }
-  if (skipped > 0) {
-    notes.push(
-      `${skipped} cloud endpoint(s) not managed by edgesync skipped (endpoints are not adopted)`,
-    );
+  if (ctx.options.all !== true) {
+    if (unowned.length > 0) {
+      notes.push(
+        `${unowned.length} cloud endpoint(s) not managed by edgesync skipped (import them with --all; applying adopts them)`,
+      );
+    }
+    return { files, notes };
+  }
+  for (const e of unowned) {
+    const wanted = slugName([hostOf(e.url), e.id]);
+    const name = unique(wanted, names);
+    if (name !== wanted) notes.push(`${e.id}: named "${name}" ("${wanted}" was taken)`);
+    const meta = parseStoredMetadata(e.metadata);
+    if (meta === undefined) {
+      notes.push(`${e.id}: its metadata is not a set of labels; adopting it replaces the metadata`);
+    }
+    files.push(endpointFile(ctx, e, name, meta?.labels ?? {}, false, notes, e.id));
   }
   return { files, notes };
+}
+
+/** One endpoint's file; `adopts`: the ID its `id:` names, for an endpoint made by hand. */
+function endpointFile(
+  ctx: ImportContext,
+  e: CloudEndpoint,
+  name: string,
+  labels: Readonly<Record<string, string>>,
+  protect: boolean,
+  notes: string[],
+  adopts?: string,
+): ImportedFile {
+  const doc = {
+    kind: 'CloudEndpoint',
+    name,
+    ...(adopts === undefined ? {} : { id: adopts }),
+    ...endpointDocument(e, labels, protect, notes),
+  };
+  moveCredentialsOut(ctx, 'CloudEndpoint', doc, `cloud_endpoint.${name}`);
+  return {
+    file: `endpoint-${name}.yaml`,
+    kind: 'CloudEndpoint',
+    name,
+    ...(adopts === undefined ? {} : { adopts }),
+    text: ctx.header + stringify(doc, { lineWidth: 0 }),
+  };
+}
+
+/** The host of an endpoint's URL (`app.example.com` of `https://app.example.com`). */
+function hostOf(url: string): string {
+  const rest = url.slice(url.indexOf('://') + 3);
+  return rest.replace(/[:/].*$/, '');
 }
 
 /** One endpoint's fields as a manifest writes them: defaults and empty values left out. */
@@ -510,8 +546,13 @@ function placeOf(
 /** A manifest name from an edge's first hostport's host, else from its ID. */
 function derivedName(edge: TlsEdge | HttpsEdge): string {
   const host = edge.hostports[0]?.replace(/:\d+$/, '') ?? '';
-  const candidates = [host, edge.id];
+  return slugName([host, edge.id]);
+}
+
+/** The first candidate that makes a valid manifest name once slugged; `imported` if none. */
+function slugName(candidates: readonly unknown[]): string {
   for (const c of candidates) {
+    if (typeof c !== 'string') continue;
     const slug = c
       .toLowerCase()
       .replace(/[^a-z0-9._-]+/g, '-')

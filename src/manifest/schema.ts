@@ -31,7 +31,7 @@
  *   Later stages must mask them and never print or log them.
  */
 import { z } from 'zod';
-import { ENDPOINT_BINDINGS } from '../hosted/cloud-endpoints.js';
+import { ENDPOINT_BINDINGS, ENDPOINT_ID_PREFIX } from '../hosted/cloud-endpoints.js';
 import { checkHostport, ID_PREFIX, MATCH_TYPES } from '../hosted/edge-api.js';
 import { optionalEach } from '../hosted/modules/index.js';
 import type { Declared, KindDefinition } from '../kinds/definition.js';
@@ -164,6 +164,17 @@ export const CloudEndpointSchema = z
   .strictObject({
     kind: z.literal('CloudEndpoint'),
     name: name(),
+    id: refable(
+      z
+        .string()
+        .regex(idPattern(ENDPOINT_ID_PREFIX), {
+          error: `must be a cloud endpoint ID (${ENDPOINT_ID_PREFIX}...)`,
+        })
+        .meta({
+          description:
+            'Adopt this existing cloud endpoint (made by hand, no owner mark) rather than create one.',
+        }),
+    ).optional(),
     url: z
       .string()
       .superRefine((text, ctx) => {
@@ -197,7 +208,7 @@ export const CloudEndpointSchema = z
   })
   .meta({
     description:
-      'A cloud endpoint with its traffic policy, keyed by name. protect: true forbids deleting it.',
+      'A cloud endpoint with its traffic policy, keyed by name. protect: true forbids deleting it; id adopts an existing endpoint no owner claims.',
   });
 
 /** One YAML document of a manifest file. */
@@ -310,6 +321,8 @@ export type TrafficPolicyDocument = { readonly [phase: string]: unknown };
 export interface CloudEndpointManifest extends Located {
   kind: 'CloudEndpoint';
   name: string;
+  /** Adopt this live endpoint (by ID) rather than create one. */
+  id?: string;
   url: string;
   bindings: EndpointBinding[];
   pooling_enabled: boolean;
