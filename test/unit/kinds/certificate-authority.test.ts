@@ -12,8 +12,10 @@ import { KINDS, kindOfManifest } from '../../../src/kinds/index.js';
 import { storedMetadata } from '../../../src/manifest/metadata.js';
 import { PlanContext } from '../../../src/plan/context.js';
 import { planGenericKinds } from '../../../src/plan/generic.js';
+import { buildPlan } from '../../../src/plan/plan.js';
 import { CA_PEM, LEAF_PEM, PUBLIC_KEY_PEM } from '../../helpers/ca-pems.js';
 import { buildFrom, errorLines } from '../manifest/helpers.js';
+import { desiredSet, endpointManifest, liveEndpoint, liveState } from '../plan/builders.js';
 
 const indented = (pem: string, by = '  ') =>
   pem
@@ -243,5 +245,74 @@ describe('the plan of a certificate authority (generic planner)', () => {
     expect(absent.map((c) => c.operations.map((o) => `${o.method} ${o.path}`))).toEqual([
       ['DELETE /certificate_authorities/ca_0'],
     ]);
+  });
+});
+
+describe('an endpoint naming a CA (the whole plan)', () => {
+  const policyNaming = (ca: unknown) => ({
+    on_tcp_connect: [
+      {
+        actions: [{ type: 'terminate-tls', config: { mutual_tls_certificate_authorities: [ca] } }],
+      },
+    ],
+    on_http_request: [{ actions: [{ type: 'deny' }] }],
+  });
+  const ca = (pem: string): Declared => ({
+    kind: 'CertificateAuthority',
+    name: 'corp-ca',
+    ca_pem: pem,
+    metadata: {},
+    source: { file: 'ca.yaml', line: 1, column: 1 },
+    sensitive: [],
+  });
+  const endpoint = endpointManifest({
+    name: 'app',
+    url: 'https://app.example.com',
+    traffic_policy: policyNaming({ ref: 'corp-ca' }),
+  });
+  const desired = (pem: string) => ({
+    ...desiredSet({ endpoints: [endpoint] }),
+    resources: { certificate_authority: [ca(pem)] },
+  });
+  const live = {
+    ...liveState({
+      endpoints: [
+        liveEndpoint({
+          url: 'https://app.example.com',
+          name: 'app',
+          traffic_policy: JSON.stringify(policyNaming('ca_old')),
+        }),
+      ],
+    }),
+    resources: {
+      certificate_authority: [
+        {
+          id: 'ca_old',
+          ca_pem: CA_PEM,
+          metadata: storedMetadata({}, { owner: 'default', name: 'corp-ca', protect: false }),
+        },
+      ],
+    },
+  };
+
+  it('sends the live ID of the CA it names, and changes nothing when it is up to date', () => {
+    const plan = buildPlan(desired(CA_PEM), live);
+    expect(plan.changes.map((c) => `${c.action} ${c.address}`)).toEqual([
+      'noop certificate_authority.corp-ca',
+      'noop cloud_endpoint.app',
+    ]);
+  });
+
+  it('a CA replaced (a new PEM): the endpoint names the new one, its PATCH after the POST fills it', () => {
+    const other = CA_PEM.replace('MIIB0jCC', 'MIIB0jCD');
+    const plan = buildPlan(desired(other), live);
+    expect(plan.changes.map((c) => `${c.action} ${c.address}`)).toEqual([
+      'replace certificate_authority.corp-ca',
+      'update cloud_endpoint.app',
+    ]);
+    const patch = plan.changes[1]?.operations[0];
+    expect(patch?.after).toEqual(['certificate_authority.corp-ca']);
+    expect(patch?.fills).toEqual([['traffic_policy']]);
+    expect(JSON.stringify(patch?.body)).toContain('{created:certificate_authority.corp-ca}');
   });
 });
