@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { ApiClient } from '../../../src/api/index.js';
 import type { RunningServer } from '../../../src/server/index.js';
-import { CA_PEM } from '../../helpers/ca-pems.js';
+import { CA_PEM, OTHER_CA_PEM } from '../../helpers/ca-pems.js';
 import { startTestServer } from '../../helpers/server.js';
 import { tempDir } from '../apply/helpers.js';
 import { acting, applyDir, recordingClient } from './helpers.js';
@@ -123,6 +123,29 @@ describe('certificate authorities over HTTP', () => {
       'DELETE /certificate_authorities/{id} 204',
     ]);
     expect(acting(moved.next)).toEqual([]);
+  });
+
+  it('a new PEM replaces the CA and re-points the endpoint in the same apply', async () => {
+    const dir = await write([CA, mtlsEndpoint([{ ref: 'corp-ca' }])]);
+    const first = await apply(dir);
+    const oldId = first.after.resources?.certificate_authority?.[0]?.id;
+    await writeFile(path.join(dir, 'corp-ca.pem'), OTHER_CA_PEM);
+    calls.length = 0;
+    const replaced = await apply(dir);
+    expect(acting(replaced.plan)).toEqual([
+      'replace certificate_authority.corp-ca',
+      'update cloud_endpoint.app',
+    ]);
+    expect(replaced.outcome.converged).toBe(true);
+    expect(calls).toEqual([
+      'DELETE /certificate_authorities/{id} 204',
+      'POST /certificate_authorities 201',
+      'PATCH /endpoints/{id} 200',
+    ]);
+    const newId = replaced.after.resources?.certificate_authority?.[0]?.id as string;
+    expect(newId).not.toBe(oldId);
+    expect(replaced.after.cloudEndpoints[0]?.traffic_policy).toContain(newId);
+    expect(acting(replaced.next)).toEqual([]);
   });
 
   it('the server takes a ca_ ID in a policy, of a CA of the account or not', async () => {
