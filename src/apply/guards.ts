@@ -217,8 +217,9 @@ function ownershipRefusals(
 }
 
 /**
- * Every write to an existing endpoint must target a cloud endpoint of this owner, and never
- * delete a protected one: agent endpoints and other owners' are never touched.
+ * Every write to an existing endpoint must target a cloud endpoint of this owner (or the unowned
+ * one its change adopts, by `id:`, with a PATCH), and never delete a protected one: agent
+ * endpoints and other owners' are never touched.
  */
 function endpointRefusals(
   ops: readonly { change: ResourceChange; op: Operation }[],
@@ -241,11 +242,14 @@ function endpointRefusals(
     const meta = recordMetadata(record);
     if (record.type !== 'cloud') {
       out.push(`${where}: refusing to touch ${id}, an ${record.type} endpoint`);
-    } else if (meta?.owner !== owner) {
+    } else if (
+      meta?.owner !== owner &&
+      !(change.action === 'adopt' && meta?.owner === undefined && op.method === 'PATCH')
+    ) {
       const who =
         meta?.owner === undefined ? 'not managed by edgesync' : `owned by "${meta.owner}"`;
       out.push(`${where}: refusing to touch endpoint ${id}, ${who}`);
-    } else if (meta.protect && op.method === 'DELETE') {
+    } else if (meta?.protect === true && op.method === 'DELETE') {
       out.push(`${where}: endpoint ${id} is protected (edgesync/protect) and is never deleted`);
     }
   }

@@ -4,9 +4,9 @@
  * the planner's `liveModuleToWrite`), `enabled: true` and the values the server fills by default
  * left out, server-made fields dropped. Owned edges keep their manifest name; foreign edges
  * (`all`) get a name derived from their first hostport and carry `id:`, so that applying the
- * imported file adopts them. Owned cloud endpoints are written as `kind: CloudEndpoint` with the
- * policy as a mapping; agent endpoints never, other owners' and unowned ones are skipped with a
- * note (endpoints are not adopted).
+ * imported file adopts them. Cloud endpoints are written as `kind: CloudEndpoint` with the
+ * policy as a mapping: ours by their manifest name, unowned ones (`all`) by their host with
+ * `id:` (adopted like edges); agent endpoints never, other owners' skipped with a note.
  *
  * Every other kind is imported from its definition (src/kinds/), with no code about the kind
  * here: a record claimed by its owner mark or natural key becomes one document, its fields read
@@ -53,7 +53,7 @@ import { credentialLikeReason } from './credentials.js';
 
 export interface ImportOptions {
   readonly owner: string;
-  /** Foreign edges too (not owned by anyone), with `id:` for adoption. */
+  /** Unowned edges and cloud endpoints too (made by hand), with `id:` for adoption. */
   readonly all?: boolean | undefined;
   /** The `$schema` of the `# yaml-language-server:` first line. */
   readonly schemaUrl: string;
@@ -70,7 +70,7 @@ export interface ImportedFile {
   /** The manifest `kind:` (`HTTPSEdge`, `ReservedDomain`). */
   readonly kind: string;
   readonly name: string;
-  /** Set when the file adopts a foreign edge. */
+  /** Set when the file adopts an unowned edge or cloud endpoint. */
   readonly adopts?: string;
   readonly text: string;
 }
@@ -249,9 +249,11 @@ function edgeDocument(
 
 /**
  * Our cloud endpoints as `kind: CloudEndpoint` manifests, the policy as a YAML mapping with its
- * secret fields as `{ env }` references. Agent endpoints are never imported; endpoints of other
- * owners or of none are skipped with a note (endpoints are not adopted: applying such a file
- * would create a second endpoint on the same URL).
+ * secret fields as `{ env }` references. Agent endpoints are never imported; other owners' are
+ * skipped with a note; unowned ones (made by hand) are imported with `all`, named after their
+ * host and carrying `id:`, so that applying the file adopts the endpoint (one PATCH writing the
+ * owner mark) rather than create a second one on the same URL. Ours are named first, so an
+ * adopted one never takes the name of one we manage.
  */
 function endpointFiles(
   ctx: ImportContext,
@@ -261,7 +263,7 @@ function endpointFiles(
   const files: ImportedFile[] = [];
   const notes: string[] = [];
   const names = new Set<string>();
-  let skipped = 0;
+  const unowned: CloudEndpoint[] = [];
   for (const e of [...live].sort((a, b) => compareCodeUnits(a.id, b.id))) {
     if (e.type !== 'cloud') continue;
     const meta = parseStoredMetadata(e.metadata);
@@ -270,7 +272,7 @@ function endpointFiles(
         notes.push(
           `${e.id}: owned by "${meta.owner}", skipped (import with --owner ${meta.owner})`,
         );
-      } else skipped += 1;
+      } else unowned.push(e);
       continue;
     }
     const name = meta.name;
@@ -281,25 +283,59 @@ function endpointFiles(
       continue;
     }
     names.add(name);
-    const doc = {
-      kind: 'CloudEndpoint',
-      name,
-      ...endpointDocument(e, meta.labels, meta.protect, notes),
-    };
-    moveCredentialsOut(ctx, SCHEMA_BY_KIND.CloudEndpoint, doc, `cloud_endpoint.${name}`);
-    files.push({
-      file: `endpoint-${name}.yaml`,
-      kind: 'CloudEndpoint',
-      name,
-      text: ctx.header + stringify(doc, { lineWidth: 0 }),
-    });
+    files.push(endpointFile(ctx, e, name, meta.labels, meta.protect, notes));
   }
-  if (skipped > 0) {
-    notes.push(
-      `${skipped} cloud endpoint(s) not managed by edgesync skipped (endpoints are not adopted)`,
-    );
+  if (ctx.options.all !== true) {
+    if (unowned.length > 0) {
+      notes.push(
+        `${unowned.length} cloud endpoint(s) not managed by edgesync skipped (import them with --all; applying adopts them)`,
+      );
+    }
+    return { files, notes };
+  }
+  for (const e of unowned) {
+    const wanted = slugName([hostOf(e.url), e.id]);
+    const name = unique(wanted, names);
+    if (name !== wanted) notes.push(`${e.id}: named "${name}" ("${wanted}" was taken)`);
+    const meta = parseStoredMetadata(e.metadata);
+    if (meta === undefined) {
+      notes.push(`${e.id}: its metadata is not a set of labels; adopting it replaces the metadata`);
+    }
+    files.push(endpointFile(ctx, e, name, meta?.labels ?? {}, false, notes, e.id));
   }
   return { files, notes };
+}
+
+/** One endpoint's file; `adopts`: the ID its `id:` names, for an endpoint made by hand. */
+function endpointFile(
+  ctx: ImportContext,
+  e: CloudEndpoint,
+  name: string,
+  labels: Readonly<Record<string, string>>,
+  protect: boolean,
+  notes: string[],
+  adopts?: string,
+): ImportedFile {
+  const doc = {
+    kind: 'CloudEndpoint',
+    name,
+    ...(adopts === undefined ? {} : { id: adopts }),
+    ...endpointDocument(e, labels, protect, notes),
+  };
+  moveCredentialsOut(ctx, SCHEMA_BY_KIND.CloudEndpoint, doc, `cloud_endpoint.${name}`);
+  return {
+    file: `endpoint-${name}.yaml`,
+    kind: 'CloudEndpoint',
+    name,
+    ...(adopts === undefined ? {} : { adopts }),
+    text: ctx.header + stringify(doc, { lineWidth: 0 }),
+  };
+}
+
+/** The host of an endpoint's URL (`app.example.com` of `https://app.example.com`). */
+function hostOf(url: string): string {
+  const rest = url.slice(url.indexOf('://') + 3);
+  return rest.replace(/[:/].*$/, '');
 }
 
 /** One endpoint's fields as a manifest writes them: defaults and empty values left out. */
@@ -342,12 +378,13 @@ function botFile(ctx: ImportContext, bot: BotUser, names: Set<string>): Imported
     return undefined;
   }
   names.add(bot.name);
-  const doc: Record<string, unknown> = { kind: 'BotUser', name: bot.name };
+  // Under the current name of the kind (BotUser, the former one, means the same).
+  const doc: Record<string, unknown> = { kind: 'ServiceUser', name: bot.name };
   if (!bot.active) doc.active = false;
   moveCredentialsOut(ctx, SCHEMA_BY_KIND.BotUser, doc, `bot_user.${bot.name}`);
   return {
     file: `bot-${bot.name}.yaml`,
-    kind: 'BotUser',
+    kind: 'ServiceUser',
     name: bot.name,
     text: header + stringify(doc, { lineWidth: 0 }),
   };

@@ -125,7 +125,7 @@ export const FLAGS = [
   {
     name: 'all',
     type: 'boolean',
-    help: "also edges (and resources of other kinds marked by an owner) edgesync does not manage, with id: so that applying adopts them (cloud endpoints are not adopted: only OWNER's are imported)",
+    help: 'also edges, cloud endpoints and resources of other kinds edgesync does not manage (made by hand), with id: so that applying adopts them',
     commands: ['import'],
   },
   // migrate

@@ -136,6 +136,21 @@ const checked = (problem: (v: string) => string | undefined) =>
     }),
   );
 
+/**
+ * A list item that names another manifest's resource, `{ ref: NAME }` (a certificate
+ * authority's manifest name), besides what the service takes there: the plan sends that
+ * resource's ID in its place (the reference sites are `POLICY_REFERENCE_SITES`, src/kinds/).
+ */
+const orReference = (item: z.ZodType) =>
+  z.union([
+    item,
+    z.strictObject({
+      ref: z.string().min(1, { error: "must be a manifest's name" }).meta({
+        description: "The manifest name of the resource: its ID is sent in this item's place.",
+      }),
+    }),
+  ]);
+
 const str = () => refable(z.string());
 const nonEmpty = () => refable(z.string().min(1, { error: 'must not be empty' }));
 const bool = () => z.boolean();
@@ -1049,14 +1064,17 @@ const ENTRIES: Readonly<Record<string, ActionEntry>> = {
       },
       mutual_tls_certificate_authorities: {
         schema: list(
-          checked((v) =>
-            v.includes('-----BEGIN ') || /^ca_[A-Za-z0-9]+$/.test(v)
-              ? undefined
-              : 'must be PEM or a ca_ ID',
+          orReference(
+            checked((v) =>
+              v.includes('-----BEGIN ') || /^ca_[A-Za-z0-9]+$/.test(v)
+                ? undefined
+                : 'must be PEM or a ca_ ID',
+            ),
           ),
         ),
         interpolate: ['*'],
-        description: "Authorities (PEM or ca_ IDs) that sign clients' certificates.",
+        description:
+          "Authorities that sign clients' certificates: PEM, ca_ IDs, or { ref: NAME } naming a CertificateAuthority manifest.",
       },
       mutual_tls_verification_strategy: {
         schema: z.enum(['require-and-verify', 'require-any', 'request']),

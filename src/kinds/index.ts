@@ -5,6 +5,7 @@
  * from here. A kind is added by adding its definition to `KINDS` (see ./definition.ts).
  */
 import { EdgesyncError } from '../errors.js';
+import { CERTIFICATE_AUTHORITY } from './certificate-authority.js';
 import type { Declared, KindDefinition, LiveRecord } from './definition.js';
 import { OWN_PLANNER_KINDS } from './own-planners.js';
 import { RESERVED_DOMAIN } from './reserved-domain.js';
@@ -17,6 +18,7 @@ export type {
   LiveRecord,
   Readiness,
   Reference,
+  ResolveReference,
 } from './definition.js';
 export { addressOf } from './definition.js';
 
@@ -24,6 +26,7 @@ export { addressOf } from './definition.js';
 export const KINDS: readonly KindDefinition[] = [
   ...OWN_PLANNER_KINDS,
   RESERVED_DOMAIN as unknown as KindDefinition,
+  CERTIFICATE_AUTHORITY,
 ].sort((a, b) => a.order - b.order);
 
 const BY_KIND = new Map(KINDS.map((k) => [k.kind, k]));

@@ -8,6 +8,7 @@
  */
 import type { EndpointBinding } from '../hosted/cloud-endpoints.js';
 import { defaultBinding, parseEndpointUrl } from '../manifest/endpoint-url.js';
+import { SERVICE_USER_KINDS } from '../manifest/modules.js';
 import type { KindDefinition, Reference } from './definition.js';
 import { coveringDomains, needsReservedDomain } from './reserved-domain.js';
 
@@ -53,12 +54,17 @@ export const HTTPS_EDGE: KindDefinition = {
   order: 51,
 };
 
+/**
+ * Service users: `kind: ServiceUser`, or `kind: BotUser`, the former name the service keeps
+ * (the same records under `/service_users` and `/bot_users`). The plan's kind and addresses stay
+ * `bot_user`, the name plans, state and status have always shown them under.
+ */
 export const BOT_USER: KindDefinition = {
   kind: 'bot_user',
   plural: 'bot_users',
-  manifestKinds: ['BotUser'],
+  manifestKinds: SERVICE_USER_KINDS,
   description:
-    'A bot user, matched by name; ensure: absent deletes it (bot users are never pruned implicitly).',
+    'A service user (BotUser is its former name), matched by name; ensure: absent deletes it (service users are never pruned implicitly).',
   api: {
     list: 'listBotUsers',
     create: 'createBotUser',
@@ -77,7 +83,7 @@ export const CLOUD_ENDPOINT: KindDefinition = {
   plural: 'cloud_endpoints',
   manifestKinds: ['CloudEndpoint'],
   description:
-    'A cloud endpoint with its traffic policy, keyed by name. protect: true forbids deleting it.',
+    'A cloud endpoint with its traffic policy, keyed by name. protect: true forbids deleting it; id adopts an existing endpoint no owner claims.',
   api: {
     list: 'listEndpoints',
     create: 'createEndpoint',
@@ -87,7 +93,7 @@ export const CLOUD_ENDPOINT: KindDefinition = {
   ownership: METADATA,
   // Its host on a reserved domain (created first, deleted last), and the resources its policy
   // names.
-  refersTo: ['reserved_domain'],
+  refersTo: ['reserved_domain', 'certificate_authority'],
   references: (d) => [...domainReferences(d), ...policyReferences(d.traffic_policy)],
   planner: 'cloud_endpoints',
   setKey: 'cloudEndpoints',

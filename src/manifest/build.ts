@@ -26,6 +26,8 @@ import {
   type DesiredSet,
   genericKindOf,
   type HttpsEdgeManifest,
+  isServiceUser,
+  isServiceUserKind,
   type RouteManifest,
   type Source,
   type TlsEdgeManifest,
@@ -196,7 +198,7 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
     for (const kind of result.kinds) {
       if (kind === 'TLSEdge') counts.tls_edges += 1;
       else if (kind === 'HTTPSEdge') counts.https_edges += 1;
-      else if (kind === 'BotUser') counts.bot_users += 1;
+      else if (isServiceUserKind(kind)) counts.bot_users += 1;
       else if (kind === 'CloudEndpoint') counts.cloud_endpoints += 1;
       else {
         const generic = kind === undefined ? undefined : genericKindOf(kind);
@@ -425,7 +427,7 @@ function assemble(shaped: readonly ShapedDoc[]): DesiredSet {
       });
       set.tlsEdges.push(edge);
       assembled.set(d, { kind: 'tls', resource: edge });
-    } else if (value.kind === 'BotUser') {
+    } else if (isServiceUser(value)) {
       const bot: BotUserManifest = Object.assign(value, {
         source,
         sensitive: uniqueSorted(d.sensitive),

@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import { ROUTE_MODULES } from '../hosted/modules/index.js';
+import { isServiceUserKind } from './modules.js';
 import type { FieldPath, Segment } from './paths.js';
 import { objectKeys, schemaAt } from './refs.js';
 import { didYouMean } from './suggest.js';
@@ -85,8 +86,8 @@ function misplacedHint(kind: string, parent: FieldPath, key: string): string | u
       ? 'TLS edges have no routes (use an HTTPSEdge)'
       : `${key} is a route module of HTTPS edges; a TLS edge carries backend, ip_restriction, mutual_tls, tls_termination and traffic_policy`;
   }
-  if (kind === 'BotUser' && where === '' && (key === 'metadata' || key === 'description')) {
-    return `bot users carry no ${key}`;
+  if (isServiceUserKind(kind) && where === '' && (key === 'metadata' || key === 'description')) {
+    return `service users carry no ${key}`;
   }
   // A Map, not an object literal: `key` is user input (`constructor` must not find anything).
   const readShape = new Map([

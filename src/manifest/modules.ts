@@ -30,8 +30,27 @@ export const LABEL_KEY_PATTERN = /^[A-Za-z0-9]([A-Za-z0-9._/-]{0,126}[A-Za-z0-9]
 /** The label prefix edgesync keeps for itself (section 3 of the design). */
 export const RESERVED_LABEL_PREFIX = 'edgesync/';
 
-export const KINDS = ['TLSEdge', 'HTTPSEdge', 'BotUser', 'CloudEndpoint'] as const;
+export const KINDS = ['TLSEdge', 'HTTPSEdge', 'ServiceUser', 'BotUser', 'CloudEndpoint'] as const;
 export type Kind = (typeof KINDS)[number];
+
+/**
+ * The `kind:` names of a service user: the current name, then the former one (bot users), which
+ * keeps working and means the same records (the registry's `bot_user` definition).
+ */
+export const SERVICE_USER_KINDS = ['ServiceUser', 'BotUser'] as const;
+export type ServiceUserKind = (typeof SERVICE_USER_KINDS)[number];
+
+/** Whether a document is a service user's, under either name. */
+export function isServiceUser<T extends { readonly kind: unknown }>(
+  value: T,
+): value is Extract<T, { readonly kind: ServiceUserKind }> {
+  return isServiceUserKind(value.kind);
+}
+
+/** Whether a manifest `kind:` is a service user's, under either name. */
+export function isServiceUserKind(kind: unknown): kind is ServiceUserKind {
+  return kind === 'ServiceUser' || kind === 'BotUser';
+}
 
 /** A reference to a value kept outside the manifest. */
 export const SecretRefSchema = z.union([
@@ -42,6 +61,22 @@ export const SecretRefSchema = z.union([
 ]);
 
 // ---- building blocks --------------------------------------------------------------------------
+
+/** A resource's manifest name (`name:`): its stable key, unique per kind. */
+export const manifestName = () =>
+  refable(
+    z.string().regex(NAME_PATTERN, {
+      error:
+        'names are 1-63 characters of a-z, 0-9, ".", "_" and "-", starting and ending with a letter or digit',
+    }),
+  );
+
+/** `suspend: true`: leave the live resource exactly as it is (no create, update or delete). */
+export const suspendFlag = () =>
+  z.boolean().optional().meta({
+    description:
+      'true: edgesync leaves this resource exactly as it is live (no create, update or delete) until it is false again.',
+  });
 
 export const describedText = () =>
   refable(

@@ -31,7 +31,7 @@
  *   Later stages must mask them and never print or log them.
  */
 import { z } from 'zod';
-import { ENDPOINT_BINDINGS } from '../hosted/cloud-endpoints.js';
+import { ENDPOINT_BINDINGS, ENDPOINT_ID_PREFIX } from '../hosted/cloud-endpoints.js';
 import { checkHostport, ID_PREFIX, MATCH_TYPES } from '../hosted/edge-api.js';
 import { optionalEach } from '../hosted/modules/index.js';
 import type { Declared, KindDefinition } from '../kinds/definition.js';
@@ -46,9 +46,11 @@ import {
   type Kind,
   labels,
   MANIFEST_MODULES,
-  NAME_PATTERN,
+  manifestName,
   refable,
   ruled,
+  type ServiceUserKind,
+  suspendFlag,
   textOrMapping,
   uniqueList,
 } from './modules.js';
@@ -60,13 +62,7 @@ export * from './modules.js';
 
 // ---- resources --------------------------------------------------------------------------------
 
-const name = () =>
-  refable(
-    z.string().regex(NAME_PATTERN, {
-      error:
-        'names are 1-63 characters of a-z, 0-9, ".", "_" and "-", starting and ending with a letter or digit',
-    }),
-  );
+const name = manifestName;
 
 const hostports = () => uniqueList(refable(ruled(checkHostport)), { ignoreCase: true }).default([]);
 
@@ -75,11 +71,7 @@ const edgeCommon = {
   description: describedText().optional(),
   metadata: labels(),
   protect: z.boolean().default(false),
-  /** `true`: leave the live resource exactly as it is (no create, update or delete). */
-  suspend: z.boolean().optional().meta({
-    description:
-      'true: edgesync leaves this resource exactly as it is live (no create, update or delete) until it is false again.',
-  }),
+  suspend: suspendFlag(),
 };
 
 export const TlsEdgeSchema = z
@@ -127,23 +119,32 @@ export const HttpsEdgeSchema = z
       'An HTTPS edge with its routes, keyed by name. protect: true forbids deleting it; id adopts an existing unowned edge.',
   });
 
-export const BotUserSchema = z
-  .strictObject({
-    kind: z.literal('BotUser'),
-    name: name(),
-    active: z.boolean().default(true),
-    /** `absent` deletes the bot user; bot users are never pruned implicitly. */
-    ensure: refable(z.enum(['present', 'absent'])).default('present'),
-    /** `true`: leave the live resource exactly as it is (no create, update or delete). */
-    suspend: z.boolean().optional().meta({
-      description:
-        'true: edgesync leaves this resource exactly as it is live (no create, update or delete) until it is false again.',
-    }),
-  })
-  .meta({
-    description:
-      'A bot user, matched by name; ensure: absent deletes it (bot users are never pruned implicitly).',
-  });
+/**
+ * A service user's document under one of its two `kind:` names (`SERVICE_USER_KINDS`): the same
+ * fields, the same records (the service lists them under `/service_users` and `/bot_users`).
+ */
+function serviceUserSchema<K extends ServiceUserKind>(kind: K, description: string) {
+  return z
+    .strictObject({
+      kind: z.literal(kind),
+      name: name(),
+      active: z.boolean().default(true),
+      /** `absent` deletes the service user; service users are never pruned implicitly. */
+      ensure: refable(z.enum(['present', 'absent'])).default('present'),
+      suspend: suspendFlag(),
+    })
+    .meta({ description });
+}
+
+export const ServiceUserSchema = serviceUserSchema(
+  'ServiceUser',
+  'A service user (the identity agents run as), matched by name; ensure: absent deletes it (service users are never pruned implicitly).',
+);
+
+export const BotUserSchema = serviceUserSchema(
+  'BotUser',
+  'The former name of ServiceUser: the same records, the same fields, the same behaviour.',
+);
 
 /**
  * A cloud endpoint's policy: a mapping (checked against the action table), or a string holding
@@ -163,6 +164,17 @@ export const CloudEndpointSchema = z
   .strictObject({
     kind: z.literal('CloudEndpoint'),
     name: name(),
+    id: refable(
+      z
+        .string()
+        .regex(idPattern(ENDPOINT_ID_PREFIX), {
+          error: `must be a cloud endpoint ID (${ENDPOINT_ID_PREFIX}...)`,
+        })
+        .meta({
+          description:
+            'Adopt this existing cloud endpoint (made by hand, no owner mark) rather than create one.',
+        }),
+    ).optional(),
     url: z
       .string()
       .superRefine((text, ctx) => {
@@ -196,13 +208,14 @@ export const CloudEndpointSchema = z
   })
   .meta({
     description:
-      'A cloud endpoint with its traffic policy, keyed by name. protect: true forbids deleting it.',
+      'A cloud endpoint with its traffic policy, keyed by name. protect: true forbids deleting it; id adopts an existing endpoint no owner claims.',
   });
 
 /** One YAML document of a manifest file. */
 export const ManifestDocumentSchema = z.discriminatedUnion('kind', [
   TlsEdgeSchema,
   HttpsEdgeSchema,
+  ServiceUserSchema,
   BotUserSchema,
   CloudEndpointSchema,
 ]);
@@ -210,6 +223,7 @@ export const ManifestDocumentSchema = z.discriminatedUnion('kind', [
 export const SCHEMA_BY_KIND = {
   TLSEdge: TlsEdgeSchema,
   HTTPSEdge: HttpsEdgeSchema,
+  ServiceUser: ServiceUserSchema,
   BotUser: BotUserSchema,
   CloudEndpoint: CloudEndpointSchema,
 } as const satisfies Record<Kind, z.ZodType>;
@@ -263,7 +277,8 @@ export type TlsEdgeManifest = z.output<typeof TlsEdgeSchema> & Located;
 export type HttpsEdgeManifest = Omit<z.output<typeof HttpsEdgeSchema>, 'routes'> & {
   routes: RouteManifest[];
 } & Located;
-export type BotUserManifest = z.output<typeof BotUserSchema> & Located;
+/** A service user, written `kind: ServiceUser` or `kind: BotUser` (one kind, two names). */
+export type BotUserManifest = z.output<typeof ServiceUserSchema | typeof BotUserSchema> & Located;
 export type EdgeManifest = TlsEdgeManifest | HttpsEdgeManifest;
 
 /** Module value types, for the plan and apply stages. */
@@ -306,6 +321,8 @@ export type TrafficPolicyDocument = { readonly [phase: string]: unknown };
 export interface CloudEndpointManifest extends Located {
   kind: 'CloudEndpoint';
   name: string;
+  /** Adopt this live endpoint (by ID) rather than create one. */
+  id?: string;
   url: string;
   bindings: EndpointBinding[];
   pooling_enabled: boolean;

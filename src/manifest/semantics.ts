@@ -15,18 +15,21 @@ import {
   WEBHOOK_PROVIDERS,
 } from '../hosted/edge-api.js';
 import { AUTH_MODULES, checkCircuitBreaker, HEADER_MODULES } from '../hosted/modules/index.js';
-import { type Declared, KINDS, kindOfManifest } from '../kinds/index.js';
+import { addressOf, type Declared, KINDS, kindOfManifest } from '../kinds/index.js';
 import { failureMessage, runCase } from '../policy-eval/cases.js';
 import { bindingProblem, defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { storedMetadata, storedRouteMetadata } from './metadata.js';
 import type { FieldPath } from './paths.js';
 import { policyIssues } from './policy/rules.js';
+import { documentReferences } from './references.js';
 import {
   genericKindOf,
+  isServiceUser,
   type ManifestDocumentSchema,
   type OAuthSchema,
   RESERVED_LABEL_PREFIX,
   type RouteSchema,
+  type ServiceUserKind,
 } from './schema.js';
 import { didYouMean } from './suggest.js';
 import type { Anchor } from './yaml.js';
@@ -78,10 +81,12 @@ export function checkAcrossDocuments(
   const ids = new Map<string, number>();
   const hostports = new Map<string, { doc: number; index: number; edge: string; kind: string }>();
   for (const { id: doc, value } of docs) {
-    let namesOfKind = names.get(value.kind);
+    // Per kind, not per `kind:` name: a ServiceUser and a BotUser of one name are one record.
+    const kind = kindOfManifest(value.kind)?.kind ?? value.kind;
+    let namesOfKind = names.get(kind);
     if (namesOfKind === undefined) {
       namesOfKind = new Map();
-      names.set(value.kind, namesOfKind);
+      names.set(kind, namesOfKind);
     }
     const first = namesOfKind.get(value.name);
     if (first === undefined) namesOfKind.set(value.name, doc);
@@ -93,7 +98,7 @@ export function checkAcrossDocuments(
       );
     }
     // A kind planned generically has its own rules in its definition's schema.
-    if (value.kind === 'BotUser' || genericKindOf(value.kind) !== undefined) continue;
+    if (isServiceUser(value) || genericKindOf(value.kind) !== undefined) continue;
     if (value.kind === 'CloudEndpoint') {
       endpoints.push({ doc, value });
       continue;
@@ -208,7 +213,7 @@ export function checkWithinDocuments(
   };
   for (const { id: doc, value, sensitive } of docs) {
     if (value.kind === 'CloudEndpoint') checkEndpoint(doc, value, sensitive ?? [], add, options);
-    else if (value.kind !== 'BotUser' && genericKindOf(value.kind) === undefined)
+    else if (!isServiceUser(value) && genericKindOf(value.kind) === undefined)
       checkEdge(doc, value, options, add);
   }
   return issues;
@@ -330,7 +335,7 @@ function checkStoredMetadata(
 /** The rules within one edge: labels, the metadata limit, TLS termination, routes. */
 function checkEdge(
   doc: number,
-  value: Exclude<DocumentValue, { kind: 'BotUser' | 'CloudEndpoint' }>,
+  value: Exclude<DocumentValue, { kind: ServiceUserKind | 'CloudEndpoint' }>,
   options: SemanticOptions,
   add: Add,
 ): void {

@@ -33,7 +33,7 @@ import { isSecretField } from '../manifest/secrets.js';
 import type { PlanContext, ResolveReference } from './context.js';
 import { policyChanges, Sensitivity } from './diff.js';
 import { impactEntry } from './impact.js';
-import type { FieldChange, Operation, Phase } from './model.js';
+import type { Blocked, FieldChange, Operation, Phase } from './model.js';
 import { createEndpoint, deleteEndpoint, updateEndpoint } from './operations.js';
 import { survivorFirst } from './survivor.js';
 
@@ -45,8 +45,10 @@ export interface LiveEndpoint {
 export interface EndpointMatch {
   readonly desired: CloudEndpointManifest;
   readonly address: string;
-  /** The owned live endpoint it maps to; undefined means create. */
+  /** The owned live endpoint it maps to (or the one `id:` adopts); undefined means create. */
   readonly live: LiveEndpoint | undefined;
+  /** True when `id:` takes over a live endpoint no mark of ours names so (the plan: adopt). */
+  readonly adopt?: boolean;
 }
 
 export interface EndpointOrphan {
@@ -64,16 +66,21 @@ export function ownedEndpoint(record: CloudEndpoint, owner: string): boolean {
   return record.type === 'cloud' && recordMetadata(record)?.owner === owner;
 }
 
-/** Manifests matched to our live endpoints, and our live endpoints no manifest keeps. */
+/**
+ * Manifests matched to our live endpoints, and our live endpoints no manifest keeps. A manifest
+ * with `id:` takes that endpoint (adopting it when no mark of ours names it so), as an edge's
+ * `id:` does; one whose `id:` cannot be honoured is blocked, and its namesakes are left alone.
+ */
 export function resolveEndpoints(
   desired: readonly CloudEndpointManifest[],
   live: readonly CloudEndpoint[],
   owner: string,
-): { matches: EndpointMatch[]; orphans: EndpointOrphan[] } {
+): { matches: EndpointMatch[]; orphans: EndpointOrphan[]; blocked: Blocked[] } {
   const byName = new Map<string, LiveEndpoint[]>();
   const orphans: EndpointOrphan[] = [];
+  const { adopted, blocked, claimed } = adoptedById(desired, live, owner);
   for (const record of live) {
-    if (!ownedEndpoint(record, owner)) continue;
+    if (!ownedEndpoint(record, owner) || claimed.has(record.id)) continue;
     const meta = recordMetadata(record);
     if (meta === undefined) continue;
     if (meta.name === undefined) {
@@ -92,8 +99,13 @@ export function resolveEndpoints(
   const matches: EndpointMatch[] = [];
   const kept = new Set<string>();
   for (const d of desired) {
-    const found = byName.get(d.name)?.[0];
     kept.add(d.name);
+    if (d.id !== undefined) {
+      const taken = adopted.get(d);
+      if (taken !== undefined) matches.push(taken);
+      continue;
+    }
+    const found = byName.get(d.name)?.[0];
     matches.push({ desired: d, address: endpointAddress(d.name), live: found });
   }
   for (const [name, list] of byName) {
@@ -111,7 +123,50 @@ export function resolveEndpoints(
       );
     });
   }
-  return { matches, orphans };
+  return { matches, orphans, blocked };
+}
+
+/**
+ * The endpoints `id:` names: each must be a cloud endpoint of the account, named by one manifest
+ * only, and ours or no owner's (edgesync never adopts another owner's). `claimed`: their IDs.
+ */
+function adoptedById(
+  desired: readonly CloudEndpointManifest[],
+  live: readonly CloudEndpoint[],
+  owner: string,
+): {
+  adopted: Map<CloudEndpointManifest, EndpointMatch>;
+  blocked: Blocked[];
+  claimed: Set<string>;
+} {
+  const adopted = new Map<CloudEndpointManifest, EndpointMatch>();
+  const blocked: Blocked[] = [];
+  const claimed = new Set<string>();
+  if (!desired.some((d) => d.id !== undefined)) return { adopted, blocked, claimed };
+  const byId = new Map(live.map((r) => [r.id, r]));
+  for (const d of desired) {
+    if (d.id === undefined) continue;
+    const address = endpointAddress(d.name);
+    const record = byId.get(d.id);
+    const meta = record === undefined ? undefined : recordMetadata(record);
+    const refuse = (kind: Blocked['kind'], reason: string) =>
+      blocked.push({ address, kind, reason: `id ${d.id}: ${reason}` });
+    if (record === undefined) refuse('guard', 'no such cloud endpoint in the account');
+    else if (record.type !== 'cloud') {
+      refuse('guard', `an ${record.type} endpoint: its agent owns it, edgesync never adopts it`);
+    } else if (claimed.has(record.id)) refuse('guard', 'is already named by another manifest');
+    else if (meta?.owner !== undefined && meta.owner !== owner) {
+      refuse(
+        'conflict',
+        `belongs to owner "${meta.owner}": edgesync never adopts another owner's endpoint`,
+      );
+    } else {
+      claimed.add(record.id);
+      const adopt = meta?.owner !== owner || meta.name !== d.name;
+      adopted.set(d, { desired: d, address, live: { record, meta }, adopt });
+    }
+  }
+  return { adopted, blocked, claimed };
 }
 
 function byAge(a: LiveEndpoint, b: LiveEndpoint): number {
@@ -467,8 +522,14 @@ function planUpdate(
         ];
   ctx.changes.push({
     ...base,
-    action: changed.length === 0 ? 'noop' : 'update',
-    reason: changed.length === 0 ? 'up to date' : `changed ${changed.join(', ')}`,
+    // Adopting writes the owner mark, so an adoption is never without its PATCH.
+    action: changed.length === 0 ? 'noop' : match.adopt === true ? 'adopt' : 'update',
+    reason:
+      changed.length === 0
+        ? 'up to date'
+        : match.adopt === true
+          ? `adopt ${record.id} named by id:; changed ${changed.join(', ')}`
+          : `changed ${changed.join(', ')}`,
     id: record.id,
     fields,
     operations,

@@ -175,7 +175,9 @@ export function blockHeldUrls(
   }
   const blocked = new Set<EndpointPlanInput>();
   for (const { plan, seat } of claiming) {
-    const holder = byUrl.get(seat.url)?.find((r) => clash(seat, liveSeat('', r)));
+    // The endpoint it is (one `id:` adopts) holds nothing against itself.
+    const own = plan.match.live?.record.id;
+    const holder = byUrl.get(seat.url)?.find((r) => r.id !== own && clash(seat, liveSeat('', r)));
     if (holder === undefined) continue;
     blocked.add(plan);
     ctx.blocked.push({

@@ -353,7 +353,7 @@ function planMatch(ctx: PlanContext, m: Match, refs: References): void {
     });
     return;
   }
-  planExisting(ctx, m, m.live, resolved, sensitive);
+  planExisting(ctx, m, m.live, resolved, sensitive, refs);
 }
 
 function planExisting(
@@ -362,6 +362,7 @@ function planExisting(
   live: LiveRecord,
   resolved: Resolved,
   sensitive: ReadonlySet<string>,
+  refs: References,
 ): void {
   const d = m.declared;
   const changed: FieldChange[] = [];
@@ -391,6 +392,8 @@ function planExisting(
     return;
   }
   if (replace) {
+    // What refers to it (an endpoint planned after) names the new record: the ID its POST returns.
+    refs.add(m.kind, d.name, undefined);
     const fields = changed.filter((c) =>
       (m.kind.fields ?? []).some((r) => r.name === c.path && r.replace),
     );

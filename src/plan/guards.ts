@@ -15,11 +15,12 @@ import {
   type Orphan,
 } from './ownership.js';
 
-/** The address a kind's resource of `name` has in a plan; bot users are never orphans. */
+/** The address a kind's resource of `name` has in a plan; service users are never orphans. */
 const ORPHAN_ADDRESS: Readonly<Record<Kind, ((name: string) => string) | undefined>> = {
   TLSEdge: (name) => edgeAddress('tls_edge', name),
   HTTPSEdge: (name) => edgeAddress('https_edge', name),
   CloudEndpoint: endpointAddress,
+  ServiceUser: undefined,
   BotUser: undefined,
 };
 

@@ -123,6 +123,7 @@ function suspended(
 /** The plan that makes `live` match `desired`. Pure and deterministic (sorted by address). */
 export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOptions = {}): Plan {
   const ctx = new PlanContext(options);
+  const { targets } = options;
   if (live.edgesUnavailable === true) ctx.warnings.push(EDGES_UNAVAILABLE_WARNING);
   if (options.targets !== undefined) ctx.warnings.push(targetedWarning(options.targets));
   // Every kind without a planner of its own, from its definition (src/kinds/); references to
@@ -141,8 +142,10 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
     resolveEndpoints(desired.cloudEndpoints, live.cloudEndpoints ?? [], ctx.owner),
     options.targets,
   );
+  ctx.blocked.push(
+    ...endpoints.blocked.filter((b) => targets === undefined || targets.has(b.address)),
+  );
   const allowed = allowedDeletions(ctx, desired, ownership, endpoints.orphans);
-  const { targets } = options;
   const deletions = allowed.flatMap((d) => (d.kind === 'edge' ? [d.orphan] : []));
   // Suspended resources keep everything they hold live (an edge its hostports).
   const matches = ownership.matches.filter(

@@ -1,6 +1,6 @@
 /**
  * `edgesync import [--out DIR] [--all] [--owner ID] [--force]`: writes one manifest file per
- * live edge and cloud endpoint this owner manages (with `--all`, unmanaged edges too, carrying
+ * live edge and cloud endpoint this owner manages (with `--all`, unmanaged ones too, carrying
  * `id:` so that applying them adopts them), per bot user and per resource of every other
  * registered kind it can claim (src/apply/import.ts), and `.edgesync-owner` with the
  * owner they were imported for (so `plan`, `apply`, `run` and CI read the one owner from where

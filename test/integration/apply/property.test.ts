@@ -1,8 +1,8 @@
 /**
  * The convergence invariant, property-based (fast-check) against the local server over HTTP:
- * from a random starting account (edges, cloud endpoints and bot users edgesync owns, made by
- * applying a random manifest set, plus foreign edges and endpoints made by hand and an agent
- * endpoint), applying a random manifest set converges in ONE apply, the following plan is empty,
+ * from a random starting account (edges, cloud endpoints and service users edgesync owns, the
+ * last written as ServiceUser or BotUser, made by applying a random manifest set, plus foreign
+ * edges and endpoints made by hand and an agent endpoint), applying a random manifest set converges in ONE apply, the following plan is empty,
  * and every foreign edge and endpoint is byte-for-byte unchanged. Endpoints draw their public
  * hosts from the edges' hosts, so an endpoint often claims a host and port that an edge of the
  * starting set holds (the edge must release it first), and a URL often passes from one endpoint
@@ -157,6 +157,8 @@ const manifestSet = (
           name: fc.constantFrom('ci', 'deploy', 'ops'),
           active: fc.boolean(),
           absent: fc.boolean(),
+          // The kind's current name or its former one: the same records either way.
+          kind: fc.constantFrom('ServiceUser', 'BotUser'),
         }),
         { maxLength: 3, selector: (b) => b.name },
       ),
@@ -198,7 +200,7 @@ const manifestSet = (
       });
       for (const b of s.bots) {
         docs.push({
-          kind: 'BotUser',
+          kind: b.kind,
           name: b.name,
           active: b.active,
           ...(b.absent ? { ensure: 'absent' } : {}),

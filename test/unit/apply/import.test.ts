@@ -192,8 +192,8 @@ describe('importLive', () => {
       options,
     );
     expect(result.files.map((f) => [f.file, parse(f.text)])).toEqual([
-      ['bot-ci.yaml', { kind: 'BotUser', name: 'ci' }],
-      ['bot-ops.yaml', { kind: 'BotUser', name: 'ops', active: false }],
+      ['bot-ci.yaml', { kind: 'ServiceUser', name: 'ci' }],
+      ['bot-ops.yaml', { kind: 'ServiceUser', name: 'ops', active: false }],
     ]);
     expect(result.notes.join('\n')).toMatch(/"Deploy Bot" is not a valid manifest name/);
   });
