@@ -15,13 +15,12 @@ import {
   WEBHOOK_PROVIDERS,
 } from '../hosted/edge-api.js';
 import { AUTH_MODULES, checkCircuitBreaker, HEADER_MODULES } from '../hosted/modules/index.js';
-import { addressOf, type Declared, KINDS, kindOfManifest } from '../kinds/index.js';
+import { type Declared, KINDS, kindOfManifest } from '../kinds/index.js';
 import { failureMessage, runCase } from '../policy-eval/cases.js';
 import { bindingProblem, defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { storedMetadata, storedRouteMetadata } from './metadata.js';
 import type { FieldPath } from './paths.js';
 import { policyIssues } from './policy/rules.js';
-import { documentReferences } from './references.js';
 import {
   genericKindOf,
   isServiceUser,

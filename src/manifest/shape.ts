@@ -15,7 +15,7 @@ import { readPolicyText } from './policy/document.js';
 import { policySecretPaths } from './policy/secrets.js';
 import { documentReferences } from './references.js';
 import { type DeferredRef, type RefReader, type ResolveResult, resolveRefs } from './refs.js';
-import { genericKindOf, MANIFEST_KIND_NAMES, schemaOfKind } from './schema.js';
+import { MANIFEST_KIND_NAMES, schemaOfKind } from './schema.js';
 import { maskValues } from './secrets.js';
 import type { DocumentValue } from './semantics.js';
 import { didYouMean } from './suggest.js';

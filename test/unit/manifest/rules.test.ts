@@ -2,7 +2,9 @@
  * One failing case (at least) per validation rule, each asserting the exact diagnostic lines:
  * file, line, column, field path and message. Runs the pure pipeline on in-memory files.
  */
+
 import { describe, expect, it } from 'vitest';
+import { MANIFEST_KIND_NAMES } from '../../../src/manifest/schema.js';
 import { buildFrom, errorLines, type MemoryOptions } from './helpers.js';
 
 interface Case {
@@ -22,14 +24,15 @@ routes:
     match: /
 ${extra}`;
 
+/** Every manifest kind the loader accepts, as its messages list them. */
+const KIND_NAMES = MANIFEST_KIND_NAMES.join(', ');
+
 const cases: Case[] = [
   // ---- shape: names, kinds, unknown fields -----------------------------------------------------
   {
     rule: 'kind is required',
     files: { 'a.yaml': 'name: x\n' },
-    expected: [
-      'a.yaml:1:1: missing "kind" (one of TLSEdge, HTTPSEdge, ServiceUser, BotUser, CloudEndpoint, CertificateAuthority)',
-    ],
+    expected: [`a.yaml:1:1: missing "kind" (one of ${KIND_NAMES})`],
   },
   {
     rule: 'unknown kind, with a suggestion',
@@ -40,7 +43,7 @@ const cases: Case[] = [
     rule: 'a document must be a mapping',
     files: { 'a.yaml': '- kind: TLSEdge\n' },
     expected: [
-      'a.yaml:1:1: a manifest document must be a mapping with a "kind" (one of TLSEdge, HTTPSEdge, ServiceUser, BotUser, CloudEndpoint, CertificateAuthority)',
+      `a.yaml:1:1: a manifest document must be a mapping with a "kind" (one of ${KIND_NAMES})`,
     ],
   },
   {
@@ -682,7 +685,7 @@ describe('validation rules', () => {
     });
     expect(errorLines(result)).toEqual([
       'a.yaml:3:13: hostports[0]: "nope" is not of the form hostname:portnumber',
-      'a.yaml:5:7: kind: unknown kind "Nope"; expected one of TLSEdge, HTTPSEdge, ServiceUser, BotUser, CloudEndpoint, CertificateAuthority',
+      `a.yaml:5:7: kind: unknown kind "Nope"; expected one of ${KIND_NAMES}`,
       'b.yaml:2:7: name: names are 1-63 characters of a-z, 0-9, ".", "_" and "-", starting and ending with a letter or digit',
     ]);
   });
