@@ -226,9 +226,11 @@ function planEndpointWithReferences(
   // unserved.
   const waits = input.match.live === undefined && input.cutover === undefined;
   if (waits && ctx.waitForReady && notReady.length > 0) {
+    // Left out alone (as a conflict is): the rest of the plan goes on, and the cycle stays
+    // unconverged until the next one finds the domain ready.
     ctx.blocked.push({
       address: input.match.address,
-      kind: 'guard',
+      kind: 'conflict',
       reason: `${notReady.map(waitingFor).join('; ')}; created at a later cycle once it is ready (${NO_WAIT_FLAG} creates it now)`,
     });
     return;

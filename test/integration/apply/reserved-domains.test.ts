@@ -141,12 +141,19 @@ describe('reserved domains over HTTP (the service requires them)', () => {
       /waits for reserved_domain\.app to be ready \(pending: needs DNS: app\.example\.com CNAME \S+/,
     );
     expect(blocked?.reason).toContain('--no-wait-for-domains');
+    // Left out alone: the rest of the plan is applied (a second domain here).
+    await writeManifests(dir, [
+      DOMAIN,
+      ENDPOINT,
+      { ...DOMAIN, name: 'api', domain: 'api.example.com' },
+    ]);
     const held = await runCli(['apply', dir, '--yes'], { env });
     expect(held.stderr).toContain('waits for reserved_domain.app');
     expect((await live()).endpoints).toEqual([]);
+    expect((await live()).domains.sort()).toEqual(['api.example.com', 'app.example.com']);
 
     // The CNAME exists now: the certificate is issued, and the endpoint is created.
-    server.knobs.dns = { cnamesCreated: ['app.example.com'] };
+    server.knobs.dns = { cnamesCreated: ['app.example.com', 'api.example.com'] };
     const ready = await planJson();
     expect(ready.readiness).toBeUndefined();
     expect(ready.blocked).toEqual([]);
