@@ -4,13 +4,17 @@
  * them, and import, status, metrics, the JSON Schema and the manifest reference enumerate them
  * from here. A kind is added by adding its definition to `KINDS` (see ./definition.ts).
  */
-import type { Declared, KindDefinition, LiveRecord } from './definition.js';
+import type { ChildCollection, Declared, KindDefinition, LiveRecord } from './definition.js';
+import { IP_POLICY } from './ip-policy.js';
 import { OWN_PLANNER_KINDS } from './own-planners.js';
 
 export type {
+  ChildCollection,
   Declared,
+  DeclaredChild,
   FieldRule,
   ImportedNames,
+  KindApi,
   KindDefinition,
   LiveRecord,
   Readiness,
@@ -20,7 +24,7 @@ export type {
 export { addressOf } from './definition.js';
 
 /** Every registered kind, in dependency order (`order`). */
-export const KINDS: readonly KindDefinition[] = [...OWN_PLANNER_KINDS].sort(
+export const KINDS: readonly KindDefinition[] = [...OWN_PLANNER_KINDS, IP_POLICY].sort(
   (a, b) => a.order - b.order,
 );
 
@@ -35,3 +39,9 @@ export function kindOfManifest(manifestKind: string): KindDefinition | undefined
 export const GENERIC_KINDS: readonly KindDefinition<Declared, LiveRecord>[] = KINDS.filter(
   (k) => k.planner === undefined,
 );
+
+/** Every child collection of a registered kind (IP rules), with its parent kind. */
+export const CHILD_COLLECTIONS: readonly {
+  readonly parent: KindDefinition;
+  readonly children: ChildCollection;
+}[] = KINDS.flatMap((k) => (k.children === undefined ? [] : [{ parent: k, children: k.children }]));

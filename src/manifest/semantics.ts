@@ -15,6 +15,8 @@ import {
   WEBHOOK_PROVIDERS,
 } from '../hosted/edge-api.js';
 import { AUTH_MODULES, checkCircuitBreaker, HEADER_MODULES } from '../hosted/modules/index.js';
+import type { Declared } from '../kinds/definition.js';
+import { KINDS as KIND_REGISTRY, kindOfManifest } from '../kinds/index.js';
 import { failureMessage, runCase } from '../policy-eval/cases.js';
 import { bindingProblem, defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { storedMetadata, storedRouteMetadata } from './metadata.js';
@@ -124,7 +126,38 @@ export function checkAcrossDocuments(
     });
   }
   checkEndpointClaims(endpoints, hostports, options, add);
+  checkReferences(docs, add);
   return issues;
+}
+
+/**
+ * Every reference by name (`{ ref: office }` in an endpoint's `restrict-ips`) names a declared
+ * resource of its kind; one a live resource may satisfy (`liveSatisfies`) is left to the plan.
+ */
+function checkReferences(docs: readonly SemanticDoc[], add: Add): void {
+  const declared = new Map<string, Set<string>>();
+  for (const { value } of docs) {
+    const kind = kindOfManifest(value.kind);
+    if (kind === undefined) continue;
+    const names = declared.get(kind.kind) ?? new Set<string>();
+    names.add(value.name);
+    declared.set(kind.kind, names);
+  }
+  for (const { id: doc, value } of docs) {
+    const refs = kindOfManifest(value.kind)?.references?.(value as unknown as Declared) ?? [];
+    for (const ref of refs) {
+      if (ref.liveSatisfies === true) continue;
+      const names = declared.get(ref.kind);
+      if (names?.has(ref.name) === true) continue;
+      const target = KIND_REGISTRY.find((k) => k.kind === ref.kind);
+      const noun = target?.manifestKinds[0] ?? ref.kind;
+      add(
+        doc,
+        ref.path,
+        `refers to ${noun} "${ref.name}", which no manifest declares${didYouMean(ref.name, [...(names ?? [])])}`,
+      );
+    }
+  }
 }
 
 /**

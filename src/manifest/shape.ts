@@ -8,6 +8,8 @@
  */
 import { z } from 'zod';
 import type { Diagnostic } from '../errors.js';
+import type { Declared } from '../kinds/definition.js';
+import { kindOfManifest } from '../kinds/index.js';
 import { describeIssue, errorMap, valueAt } from './issues.js';
 import { type PartialDocument, partialDocument } from './partial.js';
 import { type FieldPath, formatPath } from './paths.js';
@@ -352,6 +354,8 @@ interface KeptPositions {
   readonly routes: readonly Position[];
   /** A cloud endpoint's policy tests (`tests[i]`), which name their place when they run. */
   readonly tests: readonly Position[];
+  /** Each reference by name, by its formatted path. */
+  readonly references: ReadonlyMap<string, Position>;
 }
 
 /**
@@ -362,7 +366,7 @@ interface KeptPositions {
  * parsed twice, however many errors it has.
  */
 function keptDocument(doc: ParsedDocument, value: DocumentValue, whole: boolean): ParsedDocument {
-  const edge = value.kind === 'BotUser' || value.kind === 'CloudEndpoint' ? undefined : value;
+  const edge = value.kind === 'TLSEdge' || value.kind === 'HTTPSEdge' ? value : undefined;
   return positionsOnly(doc.index, {
     start: doc.start,
     name: doc.locate(['name']),
@@ -378,6 +382,13 @@ function keptDocument(doc: ParsedDocument, value: DocumentValue, whole: boolean)
       value.kind === 'CloudEndpoint'
         ? (value.tests ?? []).map((_, i) => doc.locate(['tests', i]))
         : [],
+    // References by name (`{ ref: office }`), which the rules across documents check.
+    references: new Map(
+      (kindOfManifest(value.kind)?.references?.(value as unknown as Declared) ?? []).map((r) => [
+        formatPath(r.path),
+        doc.locate(r.path),
+      ]),
+    ),
   });
 }
 
@@ -392,6 +403,8 @@ function positionsOnly(index: number, at: KeptPositions): ParsedDocument {
       if (anchor !== 'value') return at.start;
       const [head, i] = path;
       if (path.length === 0) return at.start;
+      const reference = at.references.get(formatPath(path));
+      if (reference !== undefined) return reference;
       if (path.length === 1 && head === 'name') return at.name;
       if (path.length === 1 && head === 'id') return at.id ?? at.start;
       if (path.length === 1 && head === 'url') return at.url ?? at.start;
