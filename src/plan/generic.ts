@@ -382,7 +382,7 @@ function planChildren(
         verb: 'replace',
         field,
         operations: [
-          childDelete(m, collection, found, before, 'main'),
+          childDelete(m, collection, found, { ...found, ...before }, 'main'),
           childCreate(m, collection, child, parentId, sensitive),
         ],
       });
@@ -410,11 +410,11 @@ function planChildren(
     if (declaredKeys.has(key)) continue;
     const before = Object.fromEntries(collection.fields.map((f) => [f.name, f.live(l)]));
     steps.push({
-      rank: collection.rank('delete', before),
+      rank: collection.rank('delete', { ...l, ...before }),
       key,
       verb: 'delete',
       field: { path: `${collection.plural}[${JSON.stringify(key)}]`, before, sensitive: false },
-      operations: [childDelete(m, collection, l, before, 'main')],
+      operations: [childDelete(m, collection, l, { ...l, ...before }, 'main')],
     });
   }
   if (steps.length === 0) return;
@@ -686,9 +686,10 @@ export function holdReferencedDeletes(
     }
     if (inTheWay.length === 0) continue;
     held.add(c);
+    // Not a refusal of the whole apply: the rest goes on, and the plan stays unconverged.
     ctx.blocked.push({
       address: c.address,
-      kind: 'guard',
+      kind: 'conflict',
       reason: `${c.id}: still named by live ${inTheWay.join(', ')}; not deleted until ${inTheWay.length === 1 ? 'it stops' : 'they stop'} naming it`,
     });
   }
