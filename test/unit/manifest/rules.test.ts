@@ -27,7 +27,9 @@ const cases: Case[] = [
   {
     rule: 'kind is required',
     files: { 'a.yaml': 'name: x\n' },
-    expected: ['a.yaml:1:1: missing "kind" (one of TLSEdge, HTTPSEdge, BotUser, CloudEndpoint)'],
+    expected: [
+      'a.yaml:1:1: missing "kind" (one of TLSEdge, HTTPSEdge, BotUser, CloudEndpoint, IPPolicy)',
+    ],
   },
   {
     rule: 'unknown kind, with a suggestion',
@@ -38,7 +40,7 @@ const cases: Case[] = [
     rule: 'a document must be a mapping',
     files: { 'a.yaml': '- kind: TLSEdge\n' },
     expected: [
-      'a.yaml:1:1: a manifest document must be a mapping with a "kind" (one of TLSEdge, HTTPSEdge, BotUser, CloudEndpoint)',
+      'a.yaml:1:1: a manifest document must be a mapping with a "kind" (one of TLSEdge, HTTPSEdge, BotUser, CloudEndpoint, IPPolicy)',
     ],
   },
   {
@@ -680,7 +682,7 @@ describe('validation rules', () => {
     });
     expect(errorLines(result)).toEqual([
       'a.yaml:3:13: hostports[0]: "nope" is not of the form hostname:portnumber',
-      'a.yaml:5:7: kind: unknown kind "Nope"; expected one of TLSEdge, HTTPSEdge, BotUser, CloudEndpoint',
+      'a.yaml:5:7: kind: unknown kind "Nope"; expected one of TLSEdge, HTTPSEdge, BotUser, CloudEndpoint, IPPolicy',
       'b.yaml:2:7: name: names are 1-63 characters of a-z, 0-9, ".", "_" and "-", starting and ending with a letter or digit',
     ]);
   });
