@@ -45,9 +45,10 @@ it('one changed edge among 150: the lists, one PATCH and one GET by ID', async (
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('converged');
     const delta = (m: string) => (server.requests[m] ?? 0) - (before[m] ?? 0);
-    // Observation: 2 pages of TLS edges, 1 of HTTPS edges, 1 of bot users, 1 of endpoints;
-    // then the PATCH; then one GET of the edge it patched. Listing again would be 5 more GETs.
-    expect(delta('GET')).toBe(5 + 1);
+    // Observation: 2 pages of TLS edges, 1 of HTTPS edges, 1 of bot users, 1 of endpoints, 1
+    // of IP policies, 1 of their rules; then the PATCH; then one GET of the edge it patched.
+    // Listing again would be 7 more GETs.
+    expect(delta('GET')).toBe(7 + 1);
     expect(delta('PATCH')).toBe(1);
   } finally {
     await cleanup();
@@ -135,9 +136,9 @@ it('a cold apply of many edges lists once more instead: fewer calls than one GET
     const r = await runCli(['apply', edges, '--yes'], { env: apiEnv(fresh.url, fresh.apiKey) });
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('converged');
-    // The empty account's lists (4), then 120 POSTs, then the lists of 120 TLS edges
-    // (2 + 1 + 1 + 1) instead of 120 GETs by ID.
-    expect(fresh.requests.GET).toBe(4 + 5);
+    // The empty account's lists (6), then 120 POSTs, then the lists of 120 TLS edges
+    // (2 + 1 + 1 + 1 + 1 + 1) instead of 120 GETs by ID.
+    expect(fresh.requests.GET).toBe(6 + 7);
     expect(fresh.requests.POST).toBe(120);
   } finally {
     await fresh.close();

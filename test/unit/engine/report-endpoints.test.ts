@@ -45,6 +45,7 @@ describe('cycle report: cloud endpoints', () => {
       https_edge: 0,
       bot_user: 0,
       cloud_endpoint: 2,
+      ip_policy: 0,
     });
     const values = stableValues(
       desired,

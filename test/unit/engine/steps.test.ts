@@ -70,7 +70,13 @@ describe('holdBack', () => {
     const cycle = assess(prepared(ONE_CREATE), opts, state);
     expect(holdBack(cycle, opts, state)).toBeUndefined();
     expect(state.kept).toBeUndefined();
-    expect(cycle.managed).toEqual({ tls_edge: 1, https_edge: 0, bot_user: 0, cloud_endpoint: 0 });
+    expect(cycle.managed).toEqual({
+      tls_edge: 1,
+      https_edge: 0,
+      bot_user: 0,
+      cloud_endpoint: 0,
+      ip_policy: 0,
+    });
     expect(cycle.resources.changes.map((c) => c.action)).toEqual(['create']);
   });
 });
