@@ -82,7 +82,7 @@ describe('incremental cycles', () => {
     // The next resync lists everything, and finds the account converged.
     const resync = await step(input('resync'));
     expect(resync).toMatchObject({ result: 'converged', mode: 'full' });
-    expect(resync.listCalls).toBe(3 + 1 + 1 + 1);
+    expect(resync.listCalls).toBe(3 + 1 + 1 + 1 + 1 + 1);
   });
 
   it('a new file creates without reading anything first; a removed one deletes by ID', async () => {
