@@ -211,7 +211,7 @@ describe('edgesync schema', () => {
     expect(schema.$id).toBe('urn:edgesync:schema:manifest:1');
     expect(
       schema.oneOf.map((o: { properties: { kind: { const: string } } }) => o.properties.kind.const),
-    ).toEqual(['TLSEdge', 'HTTPSEdge', 'BotUser', 'CloudEndpoint']);
+    ).toEqual(['TLSEdge', 'HTTPSEdge', 'BotUser', 'CloudEndpoint', 'IPPolicy']);
     expect(schema.$defs.SecretRef.anyOf).toHaveLength(2);
     const https = schema.oneOf[1];
     expect(https.additionalProperties).toBe(false);
