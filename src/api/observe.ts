@@ -1,7 +1,8 @@
 /**
  * Observe: the live account as one snapshot. One paginated list per registered kind
  * (src/kinds/: TLS edges, HTTPS edges with their routes and modules embedded, bot users,
- * endpoints, and every kind added since), run concurrently; no per-resource GET. All or
+ * endpoints, and every kind added since, and each child collection listed account-wide such as
+ * IP policy rules), run concurrently; no per-resource GET. All or
  * nothing: the first failure aborts the other listings and is thrown, because a partial snapshot diffed against the manifests would look like deletions.
  *
  * One refusal is not a failure: an account without access to edges (the edge lists answer
@@ -12,7 +13,13 @@
  */
 
 import { accountStateOf, EdgesyncError } from '../errors.js';
-import { KINDS, type KindDefinition, type LiveRecord } from '../kinds/index.js';
+import {
+  CHILD_COLLECTIONS,
+  KINDS,
+  type KindApi,
+  type KindDefinition,
+  type LiveRecord,
+} from '../kinds/index.js';
 import { throwIfAborted } from '../retry.js';
 import type { BotUser, CloudEndpoint, HttpsEdge, TlsEdge } from './schemas.js';
 import type { ApiClient, ListOptions, ListResult } from './types.js';
@@ -45,7 +52,12 @@ export interface LiveSnapshot {
 }
 
 /** No list call made (a snapshot read by ID, or kept from an earlier cycle): 0 for every kind. */
-export const NO_CALLS: LiveSnapshot['calls'] = Object.fromEntries(KINDS.map((k) => [k.kind, 0]));
+export const NO_CALLS: LiveSnapshot['calls'] = Object.fromEntries(
+  [...KINDS.map((k) => k.kind), ...CHILD_COLLECTIONS.map((c) => c.children.kind)].map((k) => [
+    k,
+    0,
+  ]),
+);
 
 /** The list calls a snapshot cost, all kinds together. */
 export function callCount(calls: LiveSnapshot['calls']): number {
@@ -59,8 +71,11 @@ export type ObserveClient = Pick<ApiClient, Extract<keyof ApiClient, `list${stri
 
 type Lister = (options?: ListOptions) => Promise<ListResult<LiveRecord>>;
 
-/** The list method a kind's definition names, on `client`. */
-function listerOf(client: ObserveClient, kind: KindDefinition): Lister {
+/** The list method a kind's (or a child collection's) definition names, on `client`. */
+function listerOf(
+  client: ObserveClient,
+  kind: { readonly kind: string; readonly api: KindApi },
+): Lister {
   const method = (client as unknown as Readonly<Record<string, Lister | undefined>>)[kind.api.list];
   if (method === undefined) {
     throw new EdgesyncError('ES_INTERNAL', `the client has no ${kind.api.list} for ${kind.kind}`);
@@ -90,23 +105,34 @@ export async function observe(
     controller.abort(err);
     throw err;
   };
+  // A child collection (IP rules) is listed once, account-wide, beside its parent kind.
+  const listings: {
+    readonly kind: string;
+    readonly api: KindApi;
+    readonly def?: KindDefinition;
+  }[] = kinds.flatMap((def) => [
+    { kind: def.kind, api: def.api, def },
+    ...(def.children === undefined ? [] : [def.children]),
+  ]);
   try {
     const listed = await Promise.all(
-      kinds.map((kind) => {
+      listings.map((kind) => {
         const listing = listerOf(client, kind)({ signal });
-        return (kind.absentWithoutAccess === true ? listing.catch(refused) : listing).catch(fail);
+        return (kind.def?.absentWithoutAccess === true ? listing.catch(refused) : listing).catch(
+          fail,
+        );
       }),
     );
     const resources: Record<string, readonly LiveRecord[]> = {};
     const calls: Record<string, number> = {};
     const sets: Partial<Record<SetKey, readonly LiveRecord[]>> = {};
     let unavailable = false;
-    kinds.forEach((kind, i) => {
+    listings.forEach((kind, i) => {
       const result = listed[i] as ListResult<LiveRecord> & { readonly unavailable?: true };
       if (result.unavailable === true) unavailable = true;
       resources[kind.kind] = result.items;
       calls[kind.kind] = result.calls;
-      if (kind.setKey !== undefined) sets[kind.setKey] = result.items;
+      if (kind.def?.setKey !== undefined) sets[kind.def.setKey] = result.items;
     });
     return {
       ...(unavailable ? { edgesUnavailable: true } : {}),

@@ -417,7 +417,14 @@ function genericFiles(
     .flatMap((kind) => claimsOf(ctx, kind, live.resources?.[kind.kind] ?? []));
   const byId = new Map(claims.map((c) => [addressOf(c.kind.kind, c.record.id), c.name]));
   const names: ImportedNames = (kind, id) => byId.get(addressOf(kind, id));
-  return claims.map((c) => genericFile(ctx, c, names));
+  return claims.map((c) => genericFile(ctx, c, names, childrenOf(live, c.kind, c.record.id)));
+}
+
+/** The live children (a policy's rules, listed account-wide) of one record. */
+function childrenOf(live: LiveSnapshot, kind: KindDefinition, id: string): LiveRecord[] {
+  const children = kind.children;
+  if (children === undefined) return [];
+  return (live.resources?.[children.kind] ?? []).filter((c) => children.parentOf(c) === id);
 }
 
 function claimsOf(
@@ -488,7 +495,12 @@ function claimOf(
 }
 
 /** One claimed record as the manifest document a user would have written. */
-function genericFile(ctx: ImportContext, claim: Claim, names: ImportedNames): ImportedFile {
+function genericFile(
+  ctx: ImportContext,
+  claim: Claim,
+  names: ImportedNames,
+  children: readonly LiveRecord[],
+): ImportedFile {
   const { kind, record, name, meta } = claim;
   const schema = kind.schema as z.ZodType;
   // Import's own fields only where the kind's manifest has them (a schema that is no plain
@@ -498,7 +510,7 @@ function genericFile(ctx: ImportContext, claim: Claim, names: ImportedNames): Im
   const manifestKind = kind.manifestKinds[0];
   const doc: Record<string, unknown> = { kind: manifestKind, name };
   if (claim.adopt && accepts('id')) doc.id = record.id;
-  const fields = kind.toManifest?.(record, names) ?? importFields(kind, record);
+  const fields = kind.toManifest?.(record, names, children) ?? importFields(kind, record);
   // A copy: the credential pass rewrites the document in place, never the live record.
   Object.assign(doc, JSON.parse(JSON.stringify(fields)) as Record<string, unknown>);
   const labels = meta?.labels ?? {};

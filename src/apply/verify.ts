@@ -124,18 +124,44 @@ export async function verifyTouched(
     fetchAll<BotUser>(touched.bots, (id) => client.getBotUser(id, o), n),
     fetchAll<CloudEndpoint>(touched.endpoints, (id) => client.getEndpoint(id, o), n),
   ]);
-  return {
-    ...(live.edgesUnavailable === true ? { edgesUnavailable: true } : {}),
+  const view = {
     tlsEdges: overlay(live.tlsEdges, tls),
     httpsEdges: overlay(live.httpsEdges, https),
     botUsers: overlay(live.botUsers, bots),
     cloudEndpoints: overlay(live.cloudEndpoints, endpoints),
-    // The kinds planned generically are read again by a full listing when written (see
-    // `observeAfterApply`): untouched, they are as the plan saw them.
-    ...(live.resources === undefined ? {} : { resources: live.resources }),
+  };
+  return {
+    ...(live.edgesUnavailable === true ? { edgesUnavailable: true } : {}),
+    ...view,
+    // The other kinds as listed (`observeAfterApply` lists again when the plan wrote one).
+    ...(live.resources === undefined
+      ? {}
+      : {
+          resources: {
+            ...live.resources,
+            tls_edge: view.tlsEdges,
+            https_edge: view.httpsEdges,
+            bot_user: view.botUsers,
+            cloud_endpoint: view.cloudEndpoints,
+          },
+        }),
     calls: NO_CALLS,
   };
 }
+
+/** Whether the plan writes a root of a kind `verifyTouched` does not read back by ID. */
+function writesOtherKinds(plan: Plan): boolean {
+  return plan.changes.some((c) => c.operations.length > 0 && !BY_ID_KINDS.has(c.kind));
+}
+
+/** The kinds read back by ID (and routes, read with their edge). */
+const BY_ID_KINDS: ReadonlySet<string> = new Set([
+  'tls_edge',
+  'https_edge',
+  'route',
+  'bot_user',
+  'cloud_endpoint',
+]);
 
 /** List calls one list of n records takes (a full last page ends a list: 100 -> 2). */
 export function pagesOf(n: number): number {
@@ -158,7 +184,8 @@ export async function observeAfterApply(
   result: Pick<ExecuteResult, 'created' | 'uncertainCreates'>,
   options: { readonly signal?: AbortSignal | undefined; readonly concurrency?: number } = {},
 ): Promise<LiveSnapshot> {
-  if ((result.uncertainCreates?.length ?? 0) > 0)
+  // A write to any other kind (an IP policy, its rules): its listing is read again.
+  if ((result.uncertainCreates?.length ?? 0) > 0 || writesOtherKinds(plan))
     return observe(client, { signal: options.signal });
   // A kind planned generically has no read by ID here: a write to one is seen by listing.
   const generic = (c: Plan['changes'][number]) =>

@@ -984,9 +984,17 @@ const ENTRIES: Readonly<Record<string, ActionEntry>> = {
       },
       ip_policies: {
         schema: list(
-          refable(z.string().regex(/^ipp_[A-Za-z0-9]+$/, { error: 'must be an ipp_ ID' })),
+          z.union(
+            [
+              refable(z.string().regex(/^ipp_[A-Za-z0-9]+$/, { error: 'must be an ipp_ ID' })),
+              // An IPPolicy of the manifests by name: the plan puts its ID here.
+              z.strictObject({ ref: z.string().min(1) }),
+            ],
+            { error: 'must be an ipp_ ID or { ref: NAME } (an IPPolicy manifest)' },
+          ),
         ),
-        description: 'IP policies (ipp_ IDs) whose rules apply.',
+        description:
+          'IP policies whose rules apply: an ipp_ ID, or { ref: NAME } naming an IPPolicy manifest.',
       },
     },
     check: (c, ctx) => {

@@ -157,6 +157,57 @@ export type Ownership =
       readonly declared: (d: Declared) => string;
     };
 
+/** A declared child of a resource (an IP policy's rule), as its parent's definition reads it. */
+export interface DeclaredChild {
+  /** The child's key within its parent, canonical (a rule's range): live children match by it. */
+  readonly key: string;
+  /** Where in the parent's manifest, for messages. */
+  readonly path: FieldPath;
+  /** Field name -> desired value (the write body's fields). */
+  readonly values: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A collection of children that belong to one parent each but are listed account-wide in one
+ * paginated list (an IP policy's rules: `GET /ip_policy_rules`, no per-policy listing). The
+ * observer lists it once, beside its parent kind; the generic planner plans the children of
+ * each declared parent within the parent's root (its operations run in order), in the order
+ * `rank` gives.
+ */
+export interface ChildCollection {
+  /** Its kind in the snapshot, the plan and the call counts (`ip_policy_rule`). */
+  readonly kind: string;
+  readonly plural: string;
+  /** The client methods (rows of the route table). */
+  readonly api: KindApi;
+  /** The ID of the parent a live child belongs to. */
+  parentOf(l: LiveRecord): string | undefined;
+  /** A live child's key (the same text `declared` gives a declared one). */
+  key(l: LiveRecord): string;
+  /** The children a declared parent wants (validated by the schema: keys unique). */
+  declared(d: Declared): readonly DeclaredChild[];
+  /** The body field of a child's create naming its parent's ID (`ip_policy_id`). */
+  readonly parentField: string;
+  /** The fields compared between a declared child and its live one. */
+  readonly fields: readonly {
+    readonly name: string;
+    live(l: LiveRecord): unknown;
+    /** Cannot change in place: a difference deletes the child, then creates it. */
+    readonly replace?: boolean | undefined;
+  }[];
+  /**
+   * The rank of a child's step in its parent's sequence (lower first; equal ranks keep the
+   * order of the keys): `create` (new), `replace` (its delete and its create, together),
+   * `delete` (no longer declared), `update` (a PATCH of the fields that change in place).
+   */
+  rank(
+    step: 'create' | 'replace' | 'delete' | 'update',
+    values: Readonly<Record<string, unknown>>,
+  ): number;
+  /** Words for a child in plans and progress: `allow 10.0.0.0/8`. */
+  describe(values: Readonly<Record<string, unknown>>): string;
+}
+
 export interface KindDefinition<D extends Declared = Declared, L extends LiveRecord = LiveRecord> {
   /** The plan's kind and the prefix of its addresses, snake_case: `reserved_domain`. */
   readonly kind: string;
@@ -198,6 +249,14 @@ export interface KindDefinition<D extends Declared = Declared, L extends LiveRec
   readonly refersTo?: readonly string[] | undefined;
   /** The references a declared resource makes to other kinds. */
   references?(d: D): readonly Reference[];
+  /**
+   * The IDs of other kinds' resources a live record names (an endpoint's policy naming an IP
+   * policy by ID): a resource so named is not deleted unless the plan deletes the record or
+   * changes it to stop naming it (a deleted IP policy silently empties `restrict-ips`).
+   */
+  liveReferences?(l: L): readonly { readonly kind: string; readonly id: string }[];
+  /** A collection of children listed account-wide, planned under each resource (IP rules). */
+  readonly children?: ChildCollection | undefined;
   /** How ready a live record is; absent: always ready. */
   readiness?(l: L): Readiness;
   /**
@@ -207,7 +266,12 @@ export interface KindDefinition<D extends Declared = Declared, L extends LiveRec
    * field's `live` value under its name, empty values left out (`importFields` in
    * src/apply/import.ts), which suits a kind whose manifest fields are its API fields.
    */
-  toManifest?(l: L, names: ImportedNames): Record<string, unknown>;
+  toManifest?(
+    l: L,
+    names: ImportedNames,
+    /** Its live children (`children`), when the kind has a child collection. */
+    children?: readonly LiveRecord[],
+  ): Record<string, unknown>;
   /**
    * Orphans (ours live, no manifest) are deleted (edges, endpoints). False: only `ensure:
    * absent` deletes one (a domain given back to the pool can be taken by anyone).

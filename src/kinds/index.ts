@@ -6,14 +6,18 @@
  */
 import { EdgesyncError } from '../errors.js';
 import { CERTIFICATE_AUTHORITY } from './certificate-authority.js';
-import type { Declared, KindDefinition, LiveRecord } from './definition.js';
+import type { ChildCollection, Declared, KindDefinition, LiveRecord } from './definition.js';
+import { IP_POLICY } from './ip-policy.js';
 import { OWN_PLANNER_KINDS } from './own-planners.js';
 import { RESERVED_DOMAIN } from './reserved-domain.js';
 
 export type {
+  ChildCollection,
   Declared,
+  DeclaredChild,
   FieldRule,
   ImportedNames,
+  KindApi,
   KindDefinition,
   LiveRecord,
   Readiness,
@@ -26,6 +30,7 @@ export { addressOf } from './definition.js';
 export const KINDS: readonly KindDefinition[] = [
   ...OWN_PLANNER_KINDS,
   RESERVED_DOMAIN as unknown as KindDefinition,
+  IP_POLICY,
   CERTIFICATE_AUTHORITY,
 ].sort((a, b) => a.order - b.order);
 
@@ -49,3 +54,9 @@ export function kindOfManifest(manifestKind: string): KindDefinition | undefined
 export const GENERIC_KINDS: readonly KindDefinition<Declared, LiveRecord>[] = KINDS.filter(
   (k) => k.planner === undefined,
 );
+
+/** Every child collection of a registered kind (IP rules), with its parent kind. */
+export const CHILD_COLLECTIONS: readonly {
+  readonly parent: KindDefinition;
+  readonly children: ChildCollection;
+}[] = KINDS.flatMap((k) => (k.children === undefined ? [] : [{ parent: k, children: k.children }]));

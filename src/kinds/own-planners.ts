@@ -9,6 +9,7 @@
 import type { EndpointBinding } from '../hosted/cloud-endpoints.js';
 import { defaultBinding, parseEndpointUrl } from '../manifest/endpoint-url.js';
 import { SERVICE_USER_KINDS } from '../manifest/modules.js';
+import { parsePolicyText } from '../manifest/policy-text.js';
 import type { KindDefinition, Reference } from './definition.js';
 import { coveringDomains, needsReservedDomain } from './reserved-domain.js';
 
@@ -93,8 +94,13 @@ export const CLOUD_ENDPOINT: KindDefinition = {
   ownership: METADATA,
   // Its host on a reserved domain (created first, deleted last), and the resources its policy
   // names.
-  refersTo: ['reserved_domain', 'certificate_authority'],
+  refersTo: ['reserved_domain', 'ip_policy', 'certificate_authority'],
   references: (d) => [...domainReferences(d), ...policyReferences(d.traffic_policy)],
+  // A live record's policy is its text; a declared one's is data (its raw IDs count too).
+  liveReferences: (l) =>
+    livePolicyIds(
+      typeof l.traffic_policy === 'string' ? parsePolicyText(l.traffic_policy) : l.traffic_policy,
+    ),
   planner: 'cloud_endpoints',
   setKey: 'cloudEndpoints',
   prune: true,
@@ -126,10 +132,15 @@ const POLICY_REFERENCE_SITES: readonly {
   },
 ];
 
-/** The `{ ref: NAME }` references of a cloud endpoint's traffic policy, with their paths. */
-export function policyReferences(policy: unknown): Reference[] {
-  const out: Reference[] = [];
-  if (typeof policy !== 'object' || policy === null) return out;
+/**
+ * Each list at a reference site of a policy (`ip_policies` of every `restrict-ips`), with its
+ * path from the policy and the kind its items refer to.
+ */
+function eachReferenceSite(
+  policy: unknown,
+  visit: (list: readonly unknown[], path: (string | number)[], kind: string) => void,
+): void {
+  if (typeof policy !== 'object' || policy === null) return;
   for (const [phase, rules] of Object.entries(policy)) {
     if (!Array.isArray(rules)) continue;
     rules.forEach((rule: unknown, r) => {
@@ -141,16 +152,32 @@ export function policyReferences(policy: unknown): Reference[] {
           if (site.action !== type || typeof config !== 'object' || config === null) continue;
           const list = (config as Record<string, unknown>)[site.field];
           if (!Array.isArray(list)) continue;
-          list.forEach((item: unknown, i) => {
-            const ref = (item as { ref?: unknown } | null)?.ref;
-            if (typeof ref !== 'string' || Object.keys(item as object).length !== 1) return;
-            const path = ['traffic_policy', phase, r, 'actions', a, 'config', site.field, i];
-            out.push({ kind: site.kind, name: ref, path });
-          });
+          visit(list, [phase, r, 'actions', a, 'config', site.field], site.kind);
         }
       });
     });
   }
+}
+
+/** The `{ ref: NAME }` references of a cloud endpoint's traffic policy, with their paths. */
+export function policyReferences(policy: unknown): Reference[] {
+  const out: Reference[] = [];
+  eachReferenceSite(policy, (list, path, kind) => {
+    list.forEach((item: unknown, i) => {
+      const ref = (item as { ref?: unknown } | null)?.ref;
+      if (typeof ref !== 'string' || Object.keys(item as object).length !== 1) return;
+      out.push({ kind, name: ref, path: ['traffic_policy', ...path, i] });
+    });
+  });
+  return out;
+}
+
+/** The IDs a live policy names at the reference sites (`ipp_...` in `restrict-ips`). */
+function livePolicyIds(policy: unknown): { kind: string; id: string }[] {
+  const out: { kind: string; id: string }[] = [];
+  eachReferenceSite(policy, (list, _path, kind) => {
+    for (const item of list) if (typeof item === 'string') out.push({ kind, id: item });
+  });
   return out;
 }
 

@@ -189,7 +189,10 @@ function checkReferences(
         doc,
         ref.path,
         ref.keys === undefined
-          ? `refers to ${manifestKind} "${ref.name}", which no manifest declares`
+          ? `refers to ${manifestKind} "${ref.name}", which no manifest declares${didYouMean(
+              ref.name,
+              [...(names ?? [])].filter((n) => !n.startsWith('\0')),
+            )}`
           : `${ref.name} needs a ${manifestKind} for ${ref.keys.join(' or ')}, which no manifest declares; declare one (id: adopts one made by hand)`,
       );
     }

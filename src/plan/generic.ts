@@ -15,17 +15,23 @@
  *   of the plan's dependency graph (./graph.ts).
  * - Orphans (ours live, no manifest) of a kind that `prune`s are deleted, after the deletion
  *   guards; a kind that does not prune (domains) keeps them.
+ * - A kind's child collection (an IP policy's rules, `KindDefinition.children`, listed
+ *   account-wide) is planned under each declared parent as one change of the parent's root
+ *   (`<parent>.<plural>`), its operations one per child in the definition's `rank` order: a
+ *   new parent's children are created after its POST, naming it by the created placeholder.
  */
 import equal from 'fast-deep-equal';
 import type {
+  ChildCollection,
   Declared,
+  DeclaredChild,
   FieldRule,
   KindDefinition,
   LiveRecord,
   Readiness,
   Reference,
 } from '../kinds/index.js';
-import { addressOf, GENERIC_KINDS } from '../kinds/index.js';
+import { addressOf, GENERIC_KINDS, KINDS } from '../kinds/index.js';
 import { recordMetadata, storedMetadata } from '../manifest/metadata.js';
 import type { FieldPath } from '../manifest/paths.js';
 import type { DesiredSet } from '../manifest/schema.js';
@@ -141,9 +147,10 @@ export function planGenericKinds(
     orphans.push(...found.orphans);
     keptWarnings(ctx, kind, found.unclaimed);
   }
+  const children = childrenByParent(live, kinds);
   for (const m of matches) {
     if (ctx.targets !== undefined && !ctx.targets.has(m.address)) continue;
-    planMatch(ctx, m, refs);
+    planMatch(ctx, m, refs, children);
   }
   const allowed = guardDeletions(
     ctx,
@@ -203,6 +210,26 @@ function keptWarnings(
       `${address} (${shown}) is kept: no manifest declares it any more, and ${kind.plural} are never deleted implicitly; declare it with ensure: absent to delete it`,
     );
   }
+}
+
+/** Live children by their parent's ID, for the kinds with a child collection. */
+function childrenByParent(
+  live: GenericLive,
+  kinds: readonly KindDefinition[],
+): Map<string, LiveRecord[]> {
+  const out = new Map<string, LiveRecord[]>();
+  for (const kind of kinds) {
+    const collection = kind.children;
+    if (collection === undefined) continue;
+    for (const child of live.resources?.[collection.kind] ?? []) {
+      const parent = collection.parentOf(child);
+      if (parent === undefined) continue;
+      const list = out.get(parent);
+      if (list === undefined) out.set(parent, [child]);
+      else list.push(child);
+    }
+  }
+  return out;
 }
 
 /** Declared resources matched to live records; live ones named by no manifest. */
@@ -298,7 +325,12 @@ function desiredMetadata(ctx: PlanContext, d: Declared): string {
   return storedMetadata(labels, { owner: ctx.owner, name: d.name, protect: d.protect === true });
 }
 
-function planMatch(ctx: PlanContext, m: Match, refs: References): void {
+function planMatch(
+  ctx: PlanContext,
+  m: Match,
+  refs: References,
+  children: ReadonlyMap<string, readonly LiveRecord[]>,
+): void {
   const d = m.declared;
   if (d.suspend === true) {
     ctx.blocked.push({
@@ -351,11 +383,179 @@ function planMatch(ctx: PlanContext, m: Match, refs: References): void {
       })),
       operations: [createOp(m, resolved, sensitive)],
     });
+    planChildren(ctx, m, undefined, []);
     return;
   }
-  planExisting(ctx, m, m.live, resolved, sensitive, refs);
+  const replaced = planExisting(ctx, m, m.live, resolved, sensitive, refs);
+  if (replaced) planChildren(ctx, m, undefined, []);
+  else planChildren(ctx, m, m.live.id, children.get(m.live.id) ?? []);
 }
 
+/** One step of a parent's children: its rank, its field change and its operations. */
+interface ChildStep {
+  readonly rank: number;
+  readonly key: string;
+  readonly verb: 'create' | 'replace' | 'delete' | 'update';
+  readonly field: FieldChange;
+  readonly operations: Operation[];
+}
+
+/**
+ * The children of one declared parent, as one change of its root: each declared child not found
+ * live (by key) created, one whose `replace` field differs deleted then created, one whose other
+ * fields differ PATCHed, each live child no longer declared deleted; in the definition's rank
+ * order (then by key), after the parent's own operations. `parentId` undefined: the parent is
+ * created (or re-created) by this plan, and its children name it by the created placeholder.
+ */
+function planChildren(
+  ctx: PlanContext,
+  m: Match,
+  parentId: string | undefined,
+  live: readonly LiveRecord[],
+): void {
+  const collection = m.kind.children;
+  if (collection === undefined) return;
+  const byKey = new Map(live.map((l) => [collection.key(l), l]));
+  const sensitivePrefixes = m.declared.sensitive;
+  const steps: ChildStep[] = [];
+  const declaredKeys = new Set<string>();
+  for (const child of collection.declared(m.declared)) {
+    declaredKeys.add(child.key);
+    const sensitive = childSensitive(child, sensitivePrefixes);
+    const found = byKey.get(child.key);
+    const fieldPath = `${collection.plural}[${JSON.stringify(child.key)}]`;
+    if (found === undefined) {
+      steps.push({
+        rank: collection.rank('create', child.values),
+        key: child.key,
+        verb: 'create',
+        field: { path: fieldPath, after: child.values, sensitive: sensitive.length > 0 },
+        operations: [childCreate(m, collection, child, parentId, sensitive)],
+      });
+      continue;
+    }
+    const before = Object.fromEntries(collection.fields.map((f) => [f.name, f.live(found)]));
+    const changed = collection.fields.filter((f) => !equal(f.live(found), child.values[f.name]));
+    if (changed.length === 0) continue;
+    const field = {
+      path: fieldPath,
+      before,
+      after: Object.fromEntries(collection.fields.map((f) => [f.name, child.values[f.name]])),
+      sensitive: sensitive.length > 0,
+    };
+    if (changed.some((f) => f.replace === true)) {
+      steps.push({
+        rank: collection.rank('replace', child.values),
+        key: child.key,
+        verb: 'replace',
+        field,
+        operations: [
+          childDelete(m, collection, found, { ...found, ...before }, 'main'),
+          childCreate(m, collection, child, parentId, sensitive),
+        ],
+      });
+      continue;
+    }
+    const body = Object.fromEntries(changed.map((f) => [f.name, child.values[f.name]]));
+    steps.push({
+      rank: collection.rank('update', child.values),
+      key: child.key,
+      verb: 'update',
+      field,
+      operations: [
+        {
+          method: 'PATCH',
+          ...targeted(routeTarget(collection.api.update ?? collection.api.list, found.id)),
+          phase: 'main',
+          description: `update ${collection.describe(child.values)} in ${m.address}`,
+          body,
+          sensitive_paths: sensitive.filter((p) => p in body).map((p) => [p]),
+        },
+      ],
+    });
+  }
+  for (const [key, l] of byKey) {
+    if (declaredKeys.has(key)) continue;
+    const before = Object.fromEntries(collection.fields.map((f) => [f.name, f.live(l)]));
+    steps.push({
+      rank: collection.rank('delete', { ...l, ...before }),
+      key,
+      verb: 'delete',
+      field: { path: `${collection.plural}[${JSON.stringify(key)}]`, before, sensitive: false },
+      operations: [childDelete(m, collection, l, { ...l, ...before }, 'main')],
+    });
+  }
+  if (steps.length === 0) return;
+  steps.sort((a, b) => a.rank - b.rank || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const counts = new Map<string, number>();
+  for (const s of steps) counts.set(s.verb, (counts.get(s.verb) ?? 0) + 1);
+  const address = `${m.address}.${collection.plural}`;
+  ctx.changes.push({
+    address,
+    kind: collection.kind,
+    name: `${m.declared.name}.${collection.plural}`,
+    root: m.address,
+    action: parentId === undefined ? 'create' : 'update',
+    reason: [...counts].map(([verb, n]) => `${n} to ${verb}`).join(', '),
+    ...(m.declared.source === undefined ? {} : { source: m.declared.source }),
+    fields: steps.map((s) => s.field),
+    modules: [],
+    operations: steps.flatMap((s) => s.operations),
+  } as ResourceChange);
+}
+
+/** The fields of a declared child read from `{ env }` / `{ file }` (sensitive). */
+function childSensitive(child: DeclaredChild, paths: Declared['sensitive']): string[] {
+  const out: string[] = [];
+  for (const path of paths) {
+    if (path.length <= child.path.length) continue;
+    if (!child.path.every((seg, i) => path[i] === seg)) continue;
+    const field = path[child.path.length];
+    if (typeof field === 'string') out.push(field);
+  }
+  return out;
+}
+
+function childCreate(
+  m: Match,
+  collection: ChildCollection,
+  child: DeclaredChild,
+  parentId: string | undefined,
+  sensitive: readonly string[],
+): Operation {
+  const body = {
+    ...child.values,
+    [collection.parentField]: parentId ?? createdPlaceholder(m.address),
+  };
+  return {
+    method: 'POST',
+    ...targeted(routeTarget(collection.api.create ?? collection.api.list)),
+    phase: 'main',
+    description: `create ${collection.describe(child.values)} in ${m.address}`,
+    body,
+    sensitive_paths: sensitive.filter((p) => p in body).map((p) => [p]),
+    // The parent's POST is an earlier operation of the same root: filled from its answer.
+    ...(parentId === undefined ? { fills: [[collection.parentField]] } : {}),
+  };
+}
+
+function childDelete(
+  m: Match,
+  collection: ChildCollection,
+  l: LiveRecord,
+  values: Readonly<Record<string, unknown>>,
+  phase: Operation['phase'],
+): Operation {
+  return {
+    method: 'DELETE',
+    ...targeted(routeTarget(collection.api.delete ?? collection.api.list, l.id)),
+    phase,
+    description: `delete ${collection.describe(values)} from ${m.address}`,
+    sensitive_paths: [],
+  };
+}
+
+/** Plans a matched resource; true when it is replaced (its children go with it). */
 function planExisting(
   ctx: PlanContext,
   m: Match,
@@ -363,7 +563,7 @@ function planExisting(
   resolved: Resolved,
   sensitive: ReadonlySet<string>,
   refs: References,
-): void {
+): boolean {
   const d = m.declared;
   const changed: FieldChange[] = [];
   let replace = false;
@@ -389,7 +589,7 @@ function planExisting(
       fields: [],
       operations: [],
     });
-    return;
+    return false;
   }
   if (replace) {
     // What refers to it (an endpoint planned after) names the new record: the ID its POST returns.
@@ -407,7 +607,7 @@ function planExisting(
         createOp(m, resolved, sensitive),
       ],
     });
-    return;
+    return true;
   }
   const body: Record<string, unknown> = {};
   const updatable = new Set(
@@ -435,6 +635,7 @@ function planExisting(
       ),
     ],
   });
+  return false;
 }
 
 /** A live record's metadata as written (absent reads as empty). */
@@ -516,4 +717,85 @@ function pushChange(
     root: change.address,
     modules: [],
   } as ResourceChange);
+}
+
+/**
+ * Holds back the deletes of resources a live record of another kind still names by ID (an IP
+ * policy a live endpoint's `restrict-ips` names: deleting it would silently empty the
+ * endpoint's allowed ranges). A delete goes ahead only when the plan deletes every such
+ * record, or rewrites it into a declared state that names the resource no more (then the
+ * delete, in the delete phase, runs after it). Otherwise the delete leaves the plan, blocked
+ * with the names of the records in the way.
+ */
+export function holdReferencedDeletes(
+  ctx: PlanContext,
+  desired: DesiredSet,
+  live: GenericLive,
+  resolve: ResolveReference,
+): void {
+  const referrers = KINDS.filter((k) => k.liveReferences !== undefined);
+  if (referrers.length === 0) return;
+  const changesById = new Map<string, ResourceChange[]>();
+  for (const c of ctx.changes) {
+    if (c.id === undefined) continue;
+    changesById.set(c.id, [...(changesById.get(c.id) ?? []), c]);
+  }
+  const held = new Set<ResourceChange>();
+  for (const c of ctx.changes) {
+    if (c.id === undefined) continue;
+    if (!c.operations.some((op) => op.method === 'DELETE' && op.phase === 'delete')) continue;
+    const inTheWay: string[] = [];
+    for (const kind of referrers) {
+      if (!(kind.refersTo ?? []).includes(c.kind)) continue;
+      for (const record of live.resources?.[kind.kind] ?? []) {
+        const named = kind.liveReferences?.(record) ?? [];
+        if (!named.some((r) => r.kind === c.kind && r.id === c.id)) continue;
+        if (!stopsNaming(kind, record, c, desired, changesById, resolve)) {
+          inTheWay.push(record.id);
+        }
+      }
+    }
+    if (inTheWay.length === 0) continue;
+    held.add(c);
+    // Not a refusal of the whole apply: the rest goes on, and the plan stays unconverged.
+    ctx.blocked.push({
+      address: c.address,
+      kind: 'conflict',
+      reason: `${c.id}: still named by live ${inTheWay.join(', ')}; not deleted until ${inTheWay.length === 1 ? 'it stops' : 'they stop'} naming it`,
+    });
+  }
+  if (held.size === 0) return;
+  const kept = ctx.changes.filter((c) => !held.has(c));
+  ctx.changes.splice(0, ctx.changes.length, ...kept);
+}
+
+/** Whether this plan deletes `record`, or rewrites it to a declared state not naming `c`. */
+function stopsNaming(
+  kind: KindDefinition,
+  record: LiveRecord,
+  c: ResourceChange,
+  desired: DesiredSet,
+  changesById: ReadonlyMap<string, readonly ResourceChange[]>,
+  resolve: ResolveReference,
+): boolean {
+  const changes = changesById.get(record.id) ?? [];
+  if (changes.some((x) => x.operations.some((op) => op.method === 'DELETE'))) return true;
+  const rewrite = changes.find(
+    (x) => x.kind === kind.kind && x.operations.some((op) => op.method !== 'DELETE'),
+  );
+  if (rewrite === undefined) return false;
+  const declared = declaredOfAny(desired, kind).find((d) => d.name === rewrite.name);
+  if (declared === undefined) return false;
+  const raw = kind.liveReferences?.(declared as unknown as LiveRecord) ?? [];
+  if (raw.some((r) => r.kind === c.kind && r.id === c.id)) return false;
+  return !(kind.references?.(declared) ?? []).some((ref) => {
+    const found = ref.kind === c.kind ? resolve(ref) : undefined;
+    return found !== undefined && found !== 'unchecked' && found.value === c.id;
+  });
+}
+
+/** The declared resources of any kind: its own list in the set, or the generic one. */
+function declaredOfAny(desired: DesiredSet, kind: KindDefinition): readonly Declared[] {
+  if (kind.setKey !== undefined) return desired[kind.setKey] as unknown as readonly Declared[];
+  return declaredOf(desired, kind);
 }

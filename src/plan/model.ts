@@ -27,10 +27,15 @@ import { plannedTargetSchema } from './target.js';
 /** 2: operations carry a typed `target` (1 had only the path). */
 export const PLAN_FORMAT_VERSION = 2;
 
-/** A registered kind (src/kinds/), or `route` (a route of an HTTPS edge, planned with it). */
+/**
+ * A registered kind (src/kinds/), a child collection of one (`ip_policy_rule`: a policy's rules,
+ * planned with it), or `route` (a route of an HTTPS edge, planned with it).
+ */
 export const resourceKindSchema = z
   .string()
-  .refine((k) => k === 'route' || KINDS.some((d) => d.kind === k), { error: 'not a kind' });
+  .refine((k) => k === 'route' || KINDS.some((d) => d.kind === k || d.children?.kind === k), {
+    error: 'not a kind',
+  });
 
 /** `replace`: delete then create (a cloud endpoint whose URL changed), shown as `-/+`. */
 export const actionSchema = z.enum(['create', 'update', 'delete', 'adopt', 'replace', 'noop']);

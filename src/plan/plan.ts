@@ -39,7 +39,7 @@ import { NO_WAIT_FLAG, PlanContext, type PlanOptions, type ResolveReference } fr
 import { cutoverList } from './cutover.js';
 import { planCreate, planDelete, planUpdate } from './edges.js';
 import { blockHeldUrls, endpointClaims, urlHandovers } from './endpoint-claims.js';
-import { planGenericKinds } from './generic.js';
+import { holdReferencedDeletes, planGenericKinds } from './generic.js';
 import { addDeleteEdges, assertAcyclic, hoistRequiredCreates } from './graph.js';
 import { type Deletable, guardDeletions, leaveExcluded, resolveHostports } from './guards.js';
 import { type Cutover, leftAlone, PLAN_FORMAT_VERSION, type Plan } from './model.js';
@@ -198,6 +198,7 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
     live.botUsers,
   );
   releaseAuthFirst(ctx, live.httpsEdges);
+  holdReferencedDeletes(ctx, desired, live, resolve);
   return finishPlan(ctx, cutovers);
 }
 

@@ -104,3 +104,45 @@ export function cidrEdges(cidr: Cidr): string[] {
   if (cidr.last < max) values.push(cidr.last + 1n);
   return values.map((value) => formatIp({ version: cidr.version, value }));
 }
+
+/** Why a CIDR is not one as the IP policy rules take it (the API's 1413, 1406, 1409). */
+export type CidrProblem =
+  | { readonly problem: 'noMask'; readonly message: string }
+  | { readonly problem: 'invalid'; readonly message: string }
+  | { readonly problem: 'notLowest'; readonly message: string; readonly lowest: string };
+
+/**
+ * A rule's CIDR checked as the service checks it: a mask is required, and the range is written
+ * with its lowest address (the message names it: "did you mean `10.0.0.0/8`?"). The server's
+ * rule handlers and the manifest's `IPPolicy` rules share it.
+ */
+export function ruleCidrProblem(text: string): CidrProblem | undefined {
+  const slash = text.indexOf('/');
+  if (slash < 0) {
+    const ip = parseIp(text);
+    if (ip === undefined) return { problem: 'invalid', message: `cidr "${text}" is not a CIDR` };
+    return {
+      problem: 'noMask',
+      message: `cidr "${text}" has no mask: write ${text}/${ip.version === 4 ? 32 : 128} for this one address`,
+    };
+  }
+  const cidr = parseCidr(text);
+  const ip = parseIp(text.slice(0, slash));
+  if (cidr === undefined || ip === undefined) {
+    return { problem: 'invalid', message: `cidr "${text}" is not a valid IPv4 or IPv6 CIDR` };
+  }
+  if (ip.value !== cidr.first) {
+    const lowest = canonicalCidr(cidr);
+    return {
+      problem: 'notLowest',
+      lowest,
+      message: `cidr "${text}" is not written with its range's lowest address: did you mean \`${lowest}\`?`,
+    };
+  }
+  return undefined;
+}
+
+/** A range as one text whatever way it was written (lowest address, IPv6 lower-case): a key. */
+export function canonicalCidr(cidr: Cidr): string {
+  return `${formatIp({ version: cidr.version, value: cidr.first })}/${cidr.bits}`;
+}

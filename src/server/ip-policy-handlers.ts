@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { utf8Bytes } from '../hosted/edge-api.js';
-import { type Cidr, formatIp, parseCidr, parseIp } from '../policy-eval/ip.js';
+import { type Cidr, parseCidr, ruleCidrProblem } from '../policy-eval/ip.js';
 import {
   ACCOUNT_ID_PREFIX,
   ACCOUNT_LIMITS,
@@ -57,30 +57,16 @@ const ruleUpdateSchema = obj({
 
 /** The range a rule's CIDR names; 1413, 1406 or 1409 when it is not a CIDR as the API takes it. */
 export function checkRuleCidr(text: string): Cidr {
-  const slash = text.indexOf('/');
-  if (slash < 0) {
-    const ip = parseIp(text);
-    if (ip === undefined) throw new RequestError(400, CODE.badCidr, `cidr "${text}" is not a CIDR`);
-    throw new RequestError(
-      400,
-      CODE.noMask,
-      `cidr "${text}" has no mask: write ${text}/${ip.version === 4 ? 32 : 128} for this one address`,
-    );
+  const problem = ruleCidrProblem(text);
+  if (problem !== undefined) {
+    const code = {
+      noMask: CODE.noMask,
+      invalid: CODE.badCidr,
+      notLowest: CODE.notLowestAddress,
+    }[problem.problem];
+    throw new RequestError(400, code, problem.message);
   }
-  const cidr = parseCidr(text);
-  const ip = parseIp(text.slice(0, slash));
-  if (cidr === undefined || ip === undefined) {
-    throw new RequestError(400, CODE.badCidr, `cidr "${text}" is not a valid IPv4 or IPv6 CIDR`);
-  }
-  if (ip.value !== cidr.first) {
-    const lowest = `${formatIp({ version: cidr.version, value: cidr.first })}/${cidr.bits}`;
-    throw new RequestError(
-      400,
-      CODE.notLowestAddress,
-      `cidr "${text}" is not written with its range's lowest address: did you mean \`${lowest}\`?`,
-    );
-  }
-  return cidr;
+  return parseCidr(text) as Cidr;
 }
 
 const sameRange = (a: Cidr, b: Cidr) =>

@@ -69,10 +69,11 @@ describe('pagination behind a reverse proxy with a path prefix', () => {
       expect([live.tlsEdges.length, live.httpsEdges.length, live.botUsers.length]).toEqual([
         250, 130, 120,
       ]);
-      // max(1, ceil(n/100)) calls per kind (no cloud endpoints: one call), every one through
+      // max(1, ceil(n/100)) calls per kind (no cloud endpoints, IP policies or rules: one call
+      // each), every one through
       // the proxy's prefix.
       expect(live.cloudEndpoints).toEqual([]);
-      expect(forwarded).toHaveLength(3 + 2 + 2 + 1);
+      expect(forwarded).toHaveLength(3 + 2 + 2 + 1 + 1 + 1);
       expect(forwarded.filter((u) => u.includes('before_id='))).toHaveLength(4);
     } finally {
       await client.close();

@@ -32,7 +32,19 @@ class Capture extends Writable {
   }
 }
 
-const NUMBER_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six'];
+const NUMBER_WORDS = [
+  'zero',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+];
 
 describe('docs/reference/cli.md', () => {
   it("states validate's JSON report as validate writes it", async () => {

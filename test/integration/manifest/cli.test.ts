@@ -211,7 +211,18 @@ describe('edgesync schema', () => {
     expect(schema.$id).toBe('urn:edgesync:schema:manifest:1');
     expect(
       schema.oneOf.map((o: { properties: { kind: { const: string } } }) => o.properties.kind.const),
-    ).toEqual(['TLSEdge', 'HTTPSEdge', 'ServiceUser', 'BotUser', 'CloudEndpoint']);
+    ).toEqual(
+      expect.arrayContaining([
+        'TLSEdge',
+        'HTTPSEdge',
+        'ServiceUser',
+        'BotUser',
+        'CloudEndpoint',
+        'ReservedDomain',
+        'IPPolicy',
+        'CertificateAuthority',
+      ]),
+    );
     expect(schema.$defs.SecretRef.anyOf).toHaveLength(2);
     const https = schema.oneOf[1];
     expect(https.additionalProperties).toBe(false);

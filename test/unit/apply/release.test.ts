@@ -22,7 +22,7 @@ describe('release targets', () => {
     ['/api', 'is not KIND/NAME'],
     [
       'Edge/api',
-      'unknown kind "Edge" (one of TLSEdge, HTTPSEdge, CloudEndpoint, tls_edge, https_edge, cloud_endpoint)',
+      'unknown kind "Edge" (one of IPPolicy, TLSEdge, HTTPSEdge, CloudEndpoint, ip_policy, tls_edge, https_edge, cloud_endpoint)',
     ],
     ['BotUser/ci', 'bot users carry no metadata'],
   ])('%s is refused', (text, message) => {

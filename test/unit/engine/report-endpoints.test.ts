@@ -46,6 +46,7 @@ describe('cycle report: cloud endpoints', () => {
       bot_user: 0,
       cloud_endpoint: 2,
       reserved_domain: 0,
+      ip_policy: 0,
     });
     const values = stableValues(
       desired,

@@ -76,6 +76,7 @@ describe('holdBack', () => {
       bot_user: 0,
       cloud_endpoint: 0,
       reserved_domain: 0,
+      ip_policy: 0,
     });
     expect(cycle.resources.changes.map((c) => c.action)).toEqual(['create']);
   });

@@ -34,6 +34,39 @@ const cases: Case[] = [
     files: { 'a.yaml': 'name: x\n' },
     expected: [`a.yaml:1:1: missing "kind" (one of ${KIND_NAMES})`],
   },
+  // ---- IP policies: ranges as the service takes them, references by name --------------------
+  {
+    rule: 'an IP rule not written with its lowest address, with the hint; a missing mask',
+    files: {
+      'ipp.yaml':
+        'kind: IPPolicy\nname: office\nrules:\n  - { cidr: 10.1.2.3/8, action: allow }\n  - { cidr: 10.0.0.1, action: deny }\n',
+    },
+    expected: [
+      'ipp.yaml:4:13: rules[0].cidr: cidr "10.1.2.3/8" is not written with its range\'s lowest address: did you mean `10.0.0.0/8`?',
+      'ipp.yaml:5:13: rules[1].cidr: cidr "10.0.0.1" has no mask: write 10.0.0.1/32 for this one address',
+    ],
+  },
+  {
+    rule: 'the same range twice in one IP policy',
+    files: {
+      'ipp.yaml':
+        'kind: IPPolicy\nname: office\nrules:\n  - { cidr: 2001:db8::/32, action: allow }\n  - { cidr: 2001:DB8::/32, action: deny }\n',
+    },
+    expected: [
+      'ipp.yaml:5:13: rules[1].cidr: cidr 2001:DB8::/32 is already a rule of this policy (rules[0]): one rule per range, whatever its action',
+    ],
+  },
+  {
+    rule: 'restrict-ips naming an IPPolicy no manifest declares',
+    files: {
+      'ipp.yaml': 'kind: IPPolicy\nname: office\n',
+      'ep.yaml':
+        'kind: CloudEndpoint\nname: app\nurl: https://app.example.com\ntraffic_policy:\n  on_http_request:\n    - actions:\n        - type: restrict-ips\n          config: { ip_policies: [{ ref: ofice }] }\n    - actions: [{ type: deny }]\n',
+    },
+    expected: [
+      'ep.yaml:8:35: traffic_policy.on_http_request[0].actions[0].config.ip_policies[0]: refers to IPPolicy "ofice", which no manifest declares; did you mean "office"?',
+    ],
+  },
   {
     rule: 'unknown kind, with a suggestion',
     files: { 'a.yaml': 'kind: HttpsEdge\nname: x\n' },
