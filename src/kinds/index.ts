@@ -6,6 +6,8 @@
  */
 import type { Declared, KindDefinition, LiveRecord } from './definition.js';
 import { OWN_PLANNER_KINDS } from './own-planners.js';
+import { SECRET } from './secret.js';
+import { VAULT } from './vault.js';
 
 export type {
   Declared,
@@ -20,7 +22,7 @@ export type {
 export { addressOf } from './definition.js';
 
 /** Every registered kind, in dependency order (`order`). */
-export const KINDS: readonly KindDefinition[] = [...OWN_PLANNER_KINDS].sort(
+export const KINDS: readonly KindDefinition[] = [...OWN_PLANNER_KINDS, VAULT, SECRET].sort(
   (a, b) => a.order - b.order,
 );
 

@@ -82,7 +82,11 @@ export const CLOUD_ENDPOINT: KindDefinition = {
     delete: 'deleteEndpoint',
   },
   ownership: METADATA,
-  references: (d) => policyReferences(d.traffic_policy),
+  refersTo: ['vault', 'secret'],
+  references: (d) => [
+    ...policyReferences(d.traffic_policy),
+    ...policySecretReferences(d.traffic_policy),
+  ],
   planner: 'cloud_endpoints',
   setKey: 'cloudEndpoints',
   prune: true,
@@ -139,5 +143,32 @@ export function policyReferences(policy: unknown): Reference[] {
       });
     });
   }
+  return out;
+}
+
+/**
+ * `${secrets.get('vault', 'name')}` in a policy string (CEL interpolation, quoted either way):
+ * the service reads the secret by name when a request comes, so nothing is filled in; the
+ * references only order the endpoint's write after the creates of its vault and secret.
+ */
+const SECRETS_GET = /\$\{\s*secrets\.get\(\s*(['"])([^'"]*)\1\s*,\s*(['"])([^'"]*)\3\s*\)\s*\}/g;
+
+/** The `secrets.get` references of a cloud endpoint's traffic policy: its vault and its secret. */
+export function policySecretReferences(policy: unknown): Reference[] {
+  const out: Reference[] = [];
+  const walk = (value: unknown, path: (string | number)[]): void => {
+    if (typeof value === 'string') {
+      for (const found of value.matchAll(SECRETS_GET)) {
+        const [, , vault, , name] = found as unknown as [string, string, string, string, string];
+        const at = ['traffic_policy', ...path];
+        out.push({ kind: 'vault', name: vault, path: at, liveSatisfies: true, orderOnly: true });
+        out.push({ kind: 'secret', name, path: at, liveSatisfies: true, orderOnly: true });
+      }
+    } else if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...path, i]));
+    else if (typeof value === 'object' && value !== null) {
+      for (const [k, v] of Object.entries(value)) walk(v, [...path, k]);
+    }
+  };
+  walk(policy, []);
   return out;
 }

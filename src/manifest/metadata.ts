@@ -13,6 +13,11 @@ import { RESERVED_LABEL_PREFIX } from './schema.js';
 export const OWNER_KEY = `${RESERVED_LABEL_PREFIX}owner`;
 export const NAME_KEY = `${RESERVED_LABEL_PREFIX}name`;
 export const PROTECT_KEY = `${RESERVED_LABEL_PREFIX}protect`;
+/**
+ * The keyed digest of a resource's write-only values (a secret's value), which the service
+ * never returns: HMAC-SHA-256 under the controller's key, never a bare hash (./digest.ts).
+ */
+export const DIGEST_KEY = `${RESERVED_LABEL_PREFIX}digest`;
 export const DEFAULT_OWNER = 'default';
 
 export interface Ownership {

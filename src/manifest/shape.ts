@@ -362,7 +362,7 @@ interface KeptPositions {
  * parsed twice, however many errors it has.
  */
 function keptDocument(doc: ParsedDocument, value: DocumentValue, whole: boolean): ParsedDocument {
-  const edge = value.kind === 'BotUser' || value.kind === 'CloudEndpoint' ? undefined : value;
+  const edge = value.kind === 'TLSEdge' || value.kind === 'HTTPSEdge' ? value : undefined;
   return positionsOnly(doc.index, {
     start: doc.start,
     name: doc.locate(['name']),

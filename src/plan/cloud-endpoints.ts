@@ -241,6 +241,12 @@ export function withReferences(
 ): { manifest: CloudEndpointManifest; after: string[]; missing: Reference[] } {
   const refs = CLOUD_ENDPOINT.references?.(m as unknown as Declared) ?? [];
   if (refs.length === 0) return { manifest: m, after: [], missing: [] };
+  if (refs.every((r) => r.orderOnly === true)) {
+    const order = refs.map((r) => resolve(r));
+    const after = [...new Set(order.flatMap((f) => (f?.created === undefined ? [] : [f.created])))];
+    const missing = refs.filter((_, i) => order[i] === undefined);
+    return { manifest: m, after: after.sort(), missing };
+  }
   const policy = structuredClone(m.traffic_policy) as Record<string, unknown>;
   const after = new Set<string>();
   const missing: Reference[] = [];
@@ -251,6 +257,8 @@ export function withReferences(
       continue;
     }
     if (found.created !== undefined) after.add(found.created);
+    // Named in the policy's text itself (a secret): nothing to fill in.
+    if (ref.orderOnly === true) continue;
     const inPolicy = ref.path.slice(1);
     const parent = inPolicy
       .slice(0, -1)

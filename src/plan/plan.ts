@@ -220,7 +220,9 @@ function planEndpointWithReferences(
   }
   planEndpoint(
     ctx,
-    manifest === m ? input : { ...input, match: { ...input.match, desired: manifest }, after },
+    manifest === m && after.length === 0
+      ? input
+      : { ...input, match: { ...input.match, desired: manifest }, after },
   );
 }
 
