@@ -164,8 +164,11 @@ export function policySecretReferences(policy: unknown): Reference[] {
         out.push({ kind: 'vault', name: vault, path: at, liveSatisfies: true, orderOnly: true });
         out.push({ kind: 'secret', name, path: at, liveSatisfies: true, orderOnly: true });
       }
-    } else if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...path, i]));
-    else if (typeof value === 'object' && value !== null) {
+    } else if (Array.isArray(value)) {
+      value.forEach((v, i) => {
+        walk(v, [...path, i]);
+      });
+    } else if (typeof value === 'object' && value !== null) {
       for (const [k, v] of Object.entries(value)) walk(v, [...path, k]);
     }
   };
