@@ -100,6 +100,16 @@ export const SECRET: KindDefinition = {
   ],
   refersTo: ['vault'],
   references: (d) => [vaultReference(d)],
+  // The vault by the name import gave it (else its name on the service); the value, never read
+  // back, as an empty string import makes an `{ env }` reference to fill in.
+  toManifest: (l, names) => {
+    const description = liveText(l, 'description');
+    return {
+      vault: names('vault', liveVaultId(l)) ?? liveText(l, 'vault_name'),
+      value: '',
+      ...(description === '' ? {} : { description }),
+    };
+  },
   prune: true,
   order: 31,
 };

@@ -90,6 +90,10 @@ export const VAULT: KindDefinition = {
       live: (l) => liveText(l, 'description'),
     },
   ],
+  toManifest: (l) => {
+    const description = liveText(l, 'description');
+    return description === '' ? {} : { description };
+  },
   prune: false,
   order: 30,
 };

@@ -63,6 +63,8 @@ export interface ParsedMetadata {
   readonly owner: string | undefined;
   readonly name: string | undefined;
   readonly protect: boolean;
+  /** The keyed digest of the resource's write-only values (`edgesync/digest`), if kept. */
+  readonly digest?: string | undefined;
 }
 
 /**
@@ -86,14 +88,18 @@ export function parseStoredMetadata(
   let owner: string | undefined;
   let name: string | undefined;
   let protect = false;
+  let digest: string | undefined;
   for (const [key, value] of Object.entries(parsed)) {
     if (typeof value !== 'string') return undefined;
     if (key === OWNER_KEY) owner = value;
     else if (key === NAME_KEY) name = value;
     else if (key === PROTECT_KEY) protect = value === 'true';
+    else if (key === DIGEST_KEY) digest = value;
     else if (key !== '__proto__') labels[key] = value;
   }
-  return { labels, owner, name, protect };
+  return digest === undefined
+    ? { labels, owner, name, protect }
+    : { labels, owner, name, protect, digest };
 }
 
 /** Each live record's parsed metadata: records are never changed, and the daemon keeps them. */

@@ -241,7 +241,7 @@ function writeOnlyRules(kind: KindDefinition): readonly FieldRule[] {
 
 /** The digest of the write-only values a live record's metadata keeps (undefined: none). */
 function liveDigest(live: LiveRecord): string | undefined {
-  return recordMetadata(live as { metadata?: string })?.labels[DIGEST_KEY];
+  return recordMetadata(live as { metadata?: string })?.digest;
 }
 
 function planMatch(ctx: PlanContext, m: Match, refs: References): void {

@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { type ApiClient, createApiClient, observe } from '../../../src/api/index.js';
 import { applyAndVerify } from '../../../src/apply/cycle.js';
+import { importLive } from '../../../src/apply/import.js';
 import { loadManifests } from '../../../src/manifest/loader.js';
 import { maskPlan } from '../../../src/plan/mask.js';
 import { buildPlan } from '../../../src/plan/plan.js';
@@ -154,6 +155,28 @@ describe('vaults and secrets over HTTP', () => {
       'DELETE /vaults/{id} 204',
     ]);
     expect(removed.outcome.converged).toBe(true);
+  });
+
+  it('imports the vault and the secret, its value an { env } reference to fill in; the import plans empty', async () => {
+    const first = await apply(await write([VAULT, SECRET]));
+    const imported = importLive(first.after, { owner: 'default', schemaUrl: 'schema.json' });
+    const byKind = Object.fromEntries(imported.files.map((f) => [f.kind, f.text]));
+    expect(byKind.Vault).toContain('name: webhooks');
+    expect(byKind.Secret).toContain('vault: webhooks');
+    expect(imported.secrets).toEqual([
+      { env: expect.any(String), address: 'secret.github_hook', path: 'value' },
+    ]);
+    const env = imported.secrets[0]?.env as string;
+    expect(byKind.Secret).toContain(`value:\n  env: ${env}`);
+    expect(byKind.Secret).not.toContain('digest');
+    const dir = path.join(tmp.dir, 'imported');
+    await mkdir(dir, { recursive: true });
+    for (const f of imported.files) await writeFile(path.join(dir, f.file), f.text);
+    const loaded = await loadManifests(dir, {
+      env: { [env]: VALUE, EDGESYNC_SECRET_DIGEST_KEY: KEY },
+    });
+    if (!loaded.ok) throw new Error(loaded.diagnostics.map((d) => d.message).join('\n'));
+    expect(acting(buildPlan(loaded.set, await observe(client)))).toEqual([]);
   });
 
   it('a vault left out of Git is kept (never pruned)', async () => {
