@@ -179,6 +179,51 @@ describe('vaults and secrets over HTTP', () => {
     expect(acting(buildPlan(loaded.set, await observe(client)))).toEqual([]);
   });
 
+  it.each([
+    [
+      'an inline value',
+      { ...SECRET, value: 'inline-secret' },
+      { EDGESYNC_SECRET_DIGEST_KEY: KEY },
+      'Secret value must come from { env: NAME } or { file: PATH }, never written inline',
+    ],
+    [
+      'no digest key',
+      SECRET,
+      { GITHUB_WEBHOOK_SECRET: VALUE },
+      "no secret digest key is given: a Secret's value is never read back and is compared through a keyed digest; set EDGESYNC_SECRET_DIGEST_KEY",
+    ],
+    [
+      'a short digest key',
+      SECRET,
+      { GITHUB_WEBHOOK_SECRET: VALUE, EDGESYNC_SECRET_DIGEST_KEY: 'short' },
+      'the secret digest key is shorter than 16 characters',
+    ],
+    [
+      'the digest key read by a manifest',
+      { ...SECRET, value: { env: 'EDGESYNC_SECRET_DIGEST_KEY' } },
+      { EDGESYNC_SECRET_DIGEST_KEY: KEY },
+      'the secret digest key',
+    ],
+  ])("refuses %s at the secret's value, naming no secret", async (_, doc, env, message) => {
+    const loaded = await loadManifests(await write([VAULT, doc]), { env });
+    expect(loaded.ok).toBe(false);
+    const found = loaded.diagnostics.find((d) => d.path === 'value');
+    expect(found?.message).toContain(message);
+    expect(found?.file).toBe('account.yaml');
+    expect(found?.line).toBeGreaterThan(1);
+    const all = JSON.stringify(loaded.diagnostics);
+    for (const secretText of [VALUE, KEY, 'inline-secret']) expect(all).not.toContain(secretText);
+  });
+
+  it('validate needs neither the value nor the key', async () => {
+    const loaded = await loadManifests(await write([VAULT, SECRET]), {
+      env: {},
+      deferUnresolved: true,
+    });
+    expect(loaded.diagnostics).toEqual([]);
+    expect(loaded.ok).toBe(true);
+  });
+
   it('a vault left out of Git is kept (never pruned)', async () => {
     await apply(await write([VAULT]));
     const kept = await apply(await write([]));
