@@ -74,6 +74,12 @@ export interface Reference {
    * its text), so no ID is filled in; it is written after the create of what it names.
    */
   readonly orderOnly?: boolean | undefined;
+  /**
+   * The resource holding the one referred to (a secret's vault: names are unique only within
+   * it). `validate` checks a declared one is in it, and, when the holder is declared, that the
+   * one referred to is declared too.
+   */
+  readonly within?: { readonly kind: string; readonly name: string } | undefined;
 }
 
 /**

@@ -162,7 +162,14 @@ export function policySecretReferences(policy: unknown): Reference[] {
         const [, , vault, , name] = found as unknown as [string, string, string, string, string];
         const at = ['traffic_policy', ...path];
         out.push({ kind: 'vault', name: vault, path: at, liveSatisfies: true, orderOnly: true });
-        out.push({ kind: 'secret', name, path: at, liveSatisfies: true, orderOnly: true });
+        out.push({
+          kind: 'secret',
+          name,
+          path: at,
+          liveSatisfies: true,
+          orderOnly: true,
+          within: { kind: 'vault', name: vault },
+        });
       }
     } else if (Array.isArray(value)) {
       value.forEach((v, i) => {

@@ -40,9 +40,9 @@ export const SecretSchema = z
         })
         .meta({
           description:
-            'The value, from { env: NAME } or { file: PATH } only (never inline); never read back, compared through a keyed digest.',
+            'The value, from { env: NAME } or { file: PATH } only (never inline); never read back, compared through a keyed digest. Required unless ensure: absent.',
         }),
-    ),
+    ).optional(),
     description: describedText().optional(),
     metadata: labels(),
     ensure: ensureField(),

@@ -262,8 +262,8 @@ function writeOnlyIssues(docs: readonly ShapedDoc[], options: BuildOptions): Dia
       const path: FieldPath = [rule.name];
       const same = (p: FieldPath) => p.length === 1 && p[0] === rule.name;
       if ((d.deferred ?? []).some(same)) continue;
-      if ((d.value as Record<string, unknown>)[rule.name] === undefined) continue;
-      const at = position(d, path);
+      const fields = d.value as Record<string, unknown>;
+      const at = position(d, fields[rule.name] === undefined ? [] : path);
       const issue = (message: string): Diagnostic => ({
         file: d.file,
         line: at.line,
@@ -272,6 +272,18 @@ function writeOnlyIssues(docs: readonly ShapedDoc[], options: BuildOptions): Dia
         message,
         severity: 'error',
       });
+      if (fields[rule.name] === undefined) {
+        // Optional in the schema so that a document whose value is left for later still takes
+        // part in the rules across documents; only deleting needs none.
+        if (fields.ensure !== 'absent' && d.partial === undefined) {
+          out.push(
+            issue(
+              `${d.value.kind} ${rule.name} is required (from { env: NAME } or { file: PATH }) unless ensure: absent`,
+            ),
+          );
+        }
+        continue;
+      }
       if (!d.sensitive.some(same)) {
         out.push(
           issue(
@@ -477,7 +489,9 @@ function assemble(shaped: readonly ShapedDoc[], digestKey: string | undefined): 
       const resource: Declared = Object.assign(value as object, {
         source,
         sensitive: uniqueSorted(d.sensitive),
-        ...(writeOnly.length === 0 || digestKey === undefined
+        ...(writeOnly.length === 0 ||
+        digestKey === undefined ||
+        writeOnly.some((r) => fields[r.name] === undefined)
           ? {}
           : {
               digest: writeOnlyDigest(

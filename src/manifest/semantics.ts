@@ -15,11 +15,13 @@ import {
   WEBHOOK_PROVIDERS,
 } from '../hosted/edge-api.js';
 import { AUTH_MODULES, checkCircuitBreaker, HEADER_MODULES } from '../hosted/modules/index.js';
+import { addressOf, KINDS, kindOfManifest } from '../kinds/index.js';
 import { failureMessage, runCase } from '../policy-eval/cases.js';
 import { bindingProblem, defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { storedMetadata, storedRouteMetadata } from './metadata.js';
 import type { FieldPath } from './paths.js';
 import { policyIssues } from './policy/rules.js';
+import { documentReferences } from './references.js';
 import {
   genericKindOf,
   type ManifestDocumentSchema,
@@ -124,7 +126,69 @@ export function checkAcrossDocuments(
     });
   }
   checkEndpointClaims(endpoints, hostports, options, add);
+  checkReferences(docs, options, add);
   return issues;
+}
+
+/**
+ * Every reference by name a document makes (its kind's `references`: `{ ref: corp-ca }` in a
+ * policy, a secret's vault, `secrets.get` in a policy's text) names a document of the kind
+ * referred to that is not `ensure: absent`; a reference a live resource may satisfy without a
+ * manifest is left to the plan, which sees the account, unless the directory declares the
+ * resource holding it (`within`: a vault declared here, whose secret is not) or declares it in
+ * another holder or `ensure: absent`.
+ */
+function checkReferences(docs: readonly SemanticDoc[], options: SemanticOptions, add: Add): void {
+  const declared = new Map<string, { doc: number; value: DocumentValue }>();
+  const absent = new Set<string>();
+  for (const { id: doc, value } of docs) {
+    const kind = kindOfManifest(value.kind);
+    if (kind === undefined) continue;
+    const address = addressOf(kind.kind, value.name);
+    if ((value as { ensure?: unknown }).ensure === 'absent') absent.add(address);
+    else if (!declared.has(address)) declared.set(address, { doc, value });
+  }
+  const manifestKind = (kind: string) =>
+    KINDS.find((k) => k.kind === kind)?.manifestKinds[0] ?? kind;
+  for (const { id: doc, value } of docs) {
+    for (const ref of documentReferences(value)) {
+      const address = addressOf(ref.kind, ref.name);
+      const what = `${manifestKind(ref.kind)} "${ref.name}"`;
+      const target = declared.get(address);
+      const within = ref.within;
+      if (target !== undefined) {
+        if (
+          within !== undefined &&
+          !documentReferences(target.value).some(
+            (r) => r.kind === within.kind && r.name === within.name,
+          )
+        ) {
+          add(
+            doc,
+            ref.path,
+            `refers to ${what} in ${manifestKind(within.kind)} "${within.name}", but the ${what} declared at ${options.where(target.doc, ['name'])} is in another one`,
+          );
+        }
+        continue;
+      }
+      if (absent.has(address)) {
+        add(doc, ref.path, `refers to ${what}, which its manifest deletes (ensure: absent)`);
+        continue;
+      }
+      const holder =
+        within === undefined ? undefined : declared.get(addressOf(within.kind, within.name));
+      if (holder !== undefined && within !== undefined) {
+        add(
+          doc,
+          ref.path,
+          `refers to ${what} in ${manifestKind(within.kind)} "${within.name}" (declared at ${options.where(holder.doc, ['name'])}), which declares no such ${manifestKind(ref.kind)}`,
+        );
+        continue;
+      }
+      if (ref.liveSatisfies === true) continue;
+      add(doc, ref.path, `refers to ${what}, which no manifest declares`);
+    }
+  }
 }
 
 /**

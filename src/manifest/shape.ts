@@ -13,6 +13,7 @@ import { type PartialDocument, partialDocument } from './partial.js';
 import { type FieldPath, formatPath } from './paths.js';
 import { readPolicyText } from './policy/document.js';
 import { policySecretPaths } from './policy/secrets.js';
+import { documentReferences } from './references.js';
 import { type DeferredRef, type RefReader, type ResolveResult, resolveRefs } from './refs.js';
 import { MANIFEST_KIND_NAMES, schemaOfKind } from './schema.js';
 import { maskValues } from './secrets.js';
@@ -352,6 +353,8 @@ interface KeptPositions {
   readonly routes: readonly Position[];
   /** A cloud endpoint's policy tests (`tests[i]`), which name their place when they run. */
   readonly tests: readonly Position[];
+  /** References by name to other kinds, by path (JSON), which the set-wide check locates. */
+  readonly references: ReadonlyMap<string, Position>;
 }
 
 /**
@@ -378,6 +381,9 @@ function keptDocument(doc: ParsedDocument, value: DocumentValue, whole: boolean)
       value.kind === 'CloudEndpoint'
         ? (value.tests ?? []).map((_, i) => doc.locate(['tests', i]))
         : [],
+    references: new Map(
+      documentReferences(value).map((r) => [JSON.stringify(r.path), doc.locate(r.path)]),
+    ),
   });
 }
 
@@ -392,6 +398,9 @@ function positionsOnly(index: number, at: KeptPositions): ParsedDocument {
       if (anchor !== 'value') return at.start;
       const [head, i] = path;
       if (path.length === 0) return at.start;
+      const reference =
+        at.references.size === 0 ? undefined : at.references.get(JSON.stringify(path));
+      if (reference !== undefined) return reference;
       if (path.length === 1 && head === 'name') return at.name;
       if (path.length === 1 && head === 'id') return at.id ?? at.start;
       if (path.length === 1 && head === 'url') return at.url ?? at.start;

@@ -193,6 +193,12 @@ describe('vaults and secrets over HTTP', () => {
       "no secret digest key is given: a Secret's value is never read back and is compared through a keyed digest; set EDGESYNC_SECRET_DIGEST_KEY",
     ],
     [
+      'no value',
+      { kind: 'Secret', name: 'github_hook', vault: 'webhooks' },
+      { EDGESYNC_SECRET_DIGEST_KEY: KEY },
+      'Secret value is required (from { env: NAME } or { file: PATH }) unless ensure: absent',
+    ],
+    [
       'a short digest key',
       SECRET,
       { GITHUB_WEBHOOK_SECRET: VALUE, EDGESYNC_SECRET_DIGEST_KEY: 'short' },
@@ -207,12 +213,68 @@ describe('vaults and secrets over HTTP', () => {
   ])("refuses %s at the secret's value, naming no secret", async (_, doc, env, message) => {
     const loaded = await loadManifests(await write([VAULT, doc]), { env });
     expect(loaded.ok).toBe(false);
-    const found = loaded.diagnostics.find((d) => d.path === 'value');
-    expect(found?.message).toContain(message);
+    const found = loaded.diagnostics.find((d) => d.message.includes(message));
+    expect(found?.path).toBe('value');
     expect(found?.file).toBe('account.yaml');
     expect(found?.line).toBeGreaterThan(1);
     const all = JSON.stringify(loaded.diagnostics);
     for (const secretText of [VALUE, KEY, 'inline-secret']) expect(all).not.toContain(secretText);
+  });
+
+  const reading = (vault: string, name: string) => ({
+    ...ENDPOINT,
+    traffic_policy: {
+      on_http_request: [
+        {
+          actions: [
+            {
+              type: 'verify-webhook',
+              config: { provider: 'github', secret: `\${secrets.get('${vault}', '${name}')}` },
+            },
+            { type: 'forward-internal', config: { url: 'https://app.internal' } },
+          ],
+        },
+      ],
+    },
+  });
+
+  it.each([
+    [
+      'a secret its declared vault does not hold',
+      [VAULT, reading('webhooks', 'other')],
+      'refers to Secret "other" in Vault "webhooks" (declared at account.yaml:',
+    ],
+    [
+      'a declared secret of another vault',
+      [
+        VAULT,
+        { ...VAULT, name: 'more' },
+        { ...SECRET, vault: 'more' },
+        reading('webhooks', 'github_hook'),
+      ],
+      'refers to Secret "github_hook" in Vault "webhooks", but the Secret "github_hook" declared at account.yaml:',
+    ],
+    [
+      'a secret its manifest deletes',
+      [VAULT, { ...SECRET, ensure: 'absent' }, reading('webhooks', 'github_hook')],
+      'refers to Secret "github_hook", which its manifest deletes (ensure: absent)',
+    ],
+  ])('validate refuses secrets.get naming %s, at the policy string', async (_, docs, message) => {
+    const loaded = await loadManifests(await write(docs), { env: {}, deferUnresolved: true });
+    const found = loaded.diagnostics.find((d) => d.message.startsWith('refers to'));
+    expect(found?.message).toContain(message);
+    expect(found?.path).toBe('traffic_policy.on_http_request[0].actions[0].config.secret');
+  });
+
+  it('validate leaves a secret of a vault it does not declare to the plan, which blocks the endpoint when the account has neither', async () => {
+    const dir = await write([reading('handmade', 'token')]);
+    const loaded = await loadManifests(dir, { env: {}, deferUnresolved: true });
+    expect(loaded.diagnostics).toEqual([]);
+    if (!loaded.ok) return;
+    const plan = buildPlan(loaded.set, await observe(client));
+    expect(plan.blocked.map((b) => b.reason)).toEqual([
+      'refers to vault.handmade, secret.token, which is neither declared nor live',
+    ]);
   });
 
   it('validate needs neither the value nor the key', async () => {
