@@ -3,7 +3,11 @@
  * file, line, column, field path and message. Runs the pure pipeline on in-memory files.
  */
 import { describe, expect, it } from 'vitest';
+import { MANIFEST_KIND_NAMES } from '../../../src/manifest/schema.js';
 import { buildFrom, errorLines, type MemoryOptions } from './helpers.js';
+
+/** Every manifest kind, as the loader's messages list them. */
+const ALL_KINDS = MANIFEST_KIND_NAMES.join(', ');
 
 interface Case {
   readonly rule: string;
@@ -27,7 +31,7 @@ const cases: Case[] = [
   {
     rule: 'kind is required',
     files: { 'a.yaml': 'name: x\n' },
-    expected: ['a.yaml:1:1: missing "kind" (one of TLSEdge, HTTPSEdge, BotUser, CloudEndpoint)'],
+    expected: [`a.yaml:1:1: missing "kind" (one of ${ALL_KINDS})`],
   },
   {
     rule: 'unknown kind, with a suggestion',
@@ -38,7 +42,7 @@ const cases: Case[] = [
     rule: 'a document must be a mapping',
     files: { 'a.yaml': '- kind: TLSEdge\n' },
     expected: [
-      'a.yaml:1:1: a manifest document must be a mapping with a "kind" (one of TLSEdge, HTTPSEdge, BotUser, CloudEndpoint)',
+      `a.yaml:1:1: a manifest document must be a mapping with a "kind" (one of ${ALL_KINDS})`,
     ],
   },
   {
@@ -680,7 +684,7 @@ describe('validation rules', () => {
     });
     expect(errorLines(result)).toEqual([
       'a.yaml:3:13: hostports[0]: "nope" is not of the form hostname:portnumber',
-      'a.yaml:5:7: kind: unknown kind "Nope"; expected one of TLSEdge, HTTPSEdge, BotUser, CloudEndpoint',
+      `a.yaml:5:7: kind: unknown kind "Nope"; expected one of ${ALL_KINDS}`,
       'b.yaml:2:7: name: names are 1-63 characters of a-z, 0-9, ".", "_" and "-", starting and ending with a letter or digit',
     ]);
   });
