@@ -6,7 +6,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { main } from '../../../src/cli/main.js';
 import type { RunningServer } from '../../../src/server/index.js';
+import { Capture } from '../../helpers/capture.js';
 import { startDaemon, stopDaemons } from '../../helpers/daemon.js';
 import { startTestServer } from '../../helpers/server.js';
 import { makeTempDir, removeDir, waitFor } from './helpers.js';
@@ -66,5 +68,39 @@ it('converges a secret with neither its value nor the digest key in any output',
     expect(out).not.toContain(KEY);
     // The digest's input: the value, as the digest serialises it.
     expect(out).not.toContain(JSON.stringify([['value', VALUE]]));
+  }
+});
+
+it('plan reads the key from --secret-digest-key-file, and without a key refuses at the value', async () => {
+  await writeFile(path.join(dir, 'account.yaml'), MANIFESTS);
+  await writeFile(path.join(tmp, 'digest.key'), `${KEY}\n`);
+  const plan = async (extra: string[]) => {
+    const stdout = new Capture();
+    const stderr = new Capture();
+    const code = await main({
+      argv: ['plan', dir, '--output', 'json', ...extra],
+      stdout,
+      stderr,
+      env: {
+        EDGESYNC_API_URL: api.url,
+        EDGESYNC_API_KEY: api.apiKey,
+        EDGESYNC_RATE_LIMIT: 'none',
+        GITHUB_WEBHOOK_SECRET: VALUE,
+      },
+      cwd: tmp,
+      signal: new AbortController().signal,
+    });
+    return { code, out: stdout.text, err: stderr.text };
+  };
+  const withKey = await plan(['--secret-digest-key-file', 'digest.key']);
+  expect(withKey.code).toBe(0);
+  expect(withKey.out).toContain('secret.github_hook');
+  const without = await plan([]);
+  expect(without.code).toBe(1);
+  expect(without.err).toContain('account.yaml:7:');
+  expect(without.err).toContain('EDGESYNC_SECRET_DIGEST_KEY');
+  for (const out of [withKey.out, withKey.err, without.out, without.err]) {
+    expect(out).not.toContain(VALUE);
+    expect(out).not.toContain(KEY);
   }
 });
