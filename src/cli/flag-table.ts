@@ -378,6 +378,14 @@ export const FLAGS = [
     commands: [...MANIFEST_COMMANDS, 'migrate'],
   },
   {
+    name: 'secret-digest-key-file',
+    type: 'string',
+    value: 'FILE',
+    env: 'EDGESYNC_SECRET_DIGEST_KEY_FILE',
+    help: "a file holding the key of the keyed digest (HMAC-SHA-256) each Secret's value is compared through (also $EDGESYNC_SECRET_DIGEST_KEY_FILE; else $EDGESYNC_SECRET_DIGEST_KEY); the same for every replica and across restarts",
+    commands: ['plan', 'apply', 'run'],
+  },
+  {
     name: 'exclude',
     type: 'string',
     multiple: true,

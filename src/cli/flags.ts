@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { parseDuration } from '../duration.js';
 import { ConfigError, errorMessage, UsageError } from '../errors.js';
 import { HOSTED_RATE_LIMIT } from '../hosted/rate-limit.js';
+import { DIGEST_KEY_ENV, DIGEST_KEY_FILE_ENV } from '../manifest/digest.js';
 import { didYouMean } from '../manifest/suggest.js';
 import { resolveTargets } from '../plan/targets.js';
 import { parseRateLimit, type RateLimitSpec } from '../rate-limit-notation.js';
@@ -146,6 +147,20 @@ export function manifestDirArg(ctx: CliContext, positional: string | undefined):
 /** `--secret-dir DIR` (repeatable), absolute. */
 export function secretDirs(ctx: CliContext, values: readonly string[] | undefined): string[] {
   return (values ?? []).map((d) => path.resolve(ctx.cwd, d));
+}
+
+/**
+ * The environment the loader reads references and the secret digest key from: `--secret-digest-key-file`
+ * (absolute) wins over both variables (the loader reads the file named by
+ * `EDGESYNC_SECRET_DIGEST_KEY_FILE`, src/manifest/digest.ts).
+ */
+export function manifestEnv(
+  ctx: CliContext,
+  keyFile: string | undefined,
+): Readonly<Record<string, string | undefined>> {
+  if (keyFile === undefined) return ctx.env;
+  const { [DIGEST_KEY_ENV]: _inline, ...rest } = ctx.env;
+  return { ...rest, [DIGEST_KEY_FILE_ENV]: path.resolve(ctx.cwd, keyFile) };
 }
 
 /** The environment variable `--exclude` adds to (comma-separated globs). */

@@ -38,6 +38,12 @@ export interface Declared {
   readonly suspend?: boolean | undefined;
   /** Adopt this live resource (by ID) rather than create one. */
   readonly id?: string | undefined;
+  /**
+   * The keyed digest of its write-only fields' values (HMAC-SHA-256 under the controller's
+   * key), computed where manifests are loaded (src/manifest/digest.ts): the planner compares it
+   * with the one kept in the live record's `metadata` instead of the value nobody can read.
+   */
+  readonly digest?: string | undefined;
   readonly [field: string]: unknown;
 }
 
@@ -84,6 +90,12 @@ export interface Reference {
    * without any (a service that does not require them) is not held to it.
    */
   readonly onlyWhereUsed?: boolean | undefined;
+  /**
+   * The resource holding the one referred to (a secret's vault: names are unique only within
+   * it). `validate` checks a declared one is in it, and, when the holder is declared, that the
+   * one referred to is declared too.
+   */
+  readonly within?: { readonly kind: string; readonly name: string } | undefined;
 }
 
 /**
@@ -121,7 +133,10 @@ export interface FieldRule<D extends Declared = Declared, L extends LiveRecord =
   live(l: L): unknown;
   /** Cannot change in place: a difference replaces the resource (delete, then create). */
   readonly replace?: boolean | undefined;
-  /** Never read back (a secret's value): compared through `KindDefinition.writeOnly`. */
+  /**
+   * Never read back (a secret's value): given only by `{ env }` or `{ file }`, compared through
+   * the resource's keyed digest (`Declared.digest`, kept in `metadata`), sent when it differs.
+   */
   readonly writeOnly?: boolean | undefined;
   /** Its value is a secret: masked in every output. */
   readonly sensitive?: boolean | undefined;

@@ -10,6 +10,8 @@ import type { ChildCollection, Declared, KindDefinition, LiveRecord } from './de
 import { IP_POLICY } from './ip-policy.js';
 import { OWN_PLANNER_KINDS } from './own-planners.js';
 import { RESERVED_DOMAIN } from './reserved-domain.js';
+import { SECRET } from './secret.js';
+import { VAULT } from './vault.js';
 
 export type {
   ChildCollection,
@@ -32,6 +34,8 @@ export const KINDS: readonly KindDefinition[] = [
   RESERVED_DOMAIN as unknown as KindDefinition,
   IP_POLICY,
   CERTIFICATE_AUTHORITY,
+  VAULT,
+  SECRET,
 ].sort((a, b) => a.order - b.order);
 
 const BY_KIND = new Map(KINDS.map((k) => [k.kind, k]));

@@ -93,9 +93,13 @@ export const CLOUD_ENDPOINT: KindDefinition = {
   },
   ownership: METADATA,
   // Its host on a reserved domain (created first, deleted last), and the resources its policy
-  // names.
-  refersTo: ['reserved_domain', 'ip_policy', 'certificate_authority'],
-  references: (d) => [...domainReferences(d), ...policyReferences(d.traffic_policy)],
+  // names (by `{ ref }`, or a secret by `secrets.get` in its text).
+  refersTo: ['reserved_domain', 'ip_policy', 'certificate_authority', 'vault', 'secret'],
+  references: (d) => [
+    ...domainReferences(d),
+    ...policyReferences(d.traffic_policy),
+    ...policySecretReferences(d.traffic_policy),
+  ],
   // A live record's policy is its text; a declared one's is data (its raw IDs count too).
   liveReferences: (l) =>
     livePolicyIds(
@@ -206,4 +210,41 @@ export function domainReferences(d: Readonly<Record<string, unknown>>): Referenc
       onlyWhereUsed: true,
     },
   ];
+}
+
+/**
+ * `${secrets.get('vault', 'name')}` in a policy string (CEL interpolation, quoted either way):
+ * the service reads the secret by name when a request comes, so nothing is filled in; the
+ * references only order the endpoint's write after the creates of its vault and secret.
+ */
+const SECRETS_GET = /\$\{\s*secrets\.get\(\s*(['"])([^'"]*)\1\s*,\s*(['"])([^'"]*)\3\s*\)\s*\}/g;
+
+/** The `secrets.get` references of a cloud endpoint's traffic policy: its vault and its secret. */
+export function policySecretReferences(policy: unknown): Reference[] {
+  const out: Reference[] = [];
+  const walk = (value: unknown, path: (string | number)[]): void => {
+    if (typeof value === 'string') {
+      for (const found of value.matchAll(SECRETS_GET)) {
+        const [, , vault, , name] = found as unknown as [string, string, string, string, string];
+        const at = ['traffic_policy', ...path];
+        out.push({ kind: 'vault', name: vault, path: at, liveSatisfies: true, orderOnly: true });
+        out.push({
+          kind: 'secret',
+          name,
+          path: at,
+          liveSatisfies: true,
+          orderOnly: true,
+          within: { kind: 'vault', name: vault },
+        });
+      }
+    } else if (Array.isArray(value)) {
+      value.forEach((v, i) => {
+        walk(v, [...path, i]);
+      });
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [k, v] of Object.entries(value)) walk(v, [...path, k]);
+    }
+  };
+  walk(policy, []);
+  return out;
 }

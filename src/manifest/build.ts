@@ -11,9 +11,10 @@ import type { Diagnostic } from '../errors.js';
 import { EdgesyncError } from '../errors.js';
 import { HEADER_MODULES } from '../hosted/modules/index.js';
 import { normalisedPolicy } from '../hosted/policy-actions.js';
-import type { Declared } from '../kinds/definition.js';
+import type { Declared, FieldRule } from '../kinds/definition.js';
 import { isCredentialHeader } from './credential-headers.js';
 import { sortDiagnostics } from './diagnostics.js';
+import { DIGEST_KEY_HELP, writeOnlyDigest } from './digest.js';
 import { defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { DEFAULT_OWNER } from './metadata.js';
 import { aboutPruned, originalPath } from './partial.js';
@@ -71,6 +72,12 @@ export interface BuildOptions {
    * (the planner's memo keys on them). See `FileCache`.
    */
   readonly cache?: FileCache;
+  /**
+   * The controller's key for the digests of write-only values (a secret's value), or why it has
+   * none usable (./digest.ts). Without one, a set declaring such a value is refused (unless the
+   * reader defers: `validate` needs no key).
+   */
+  readonly digestKey?: { readonly key: string } | { readonly problem: string } | undefined;
 }
 
 /**
@@ -224,6 +231,7 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
   // Documents with shape errors take part as far as they parsed: both phases in one run.
   const checked = [...shaped, ...partials];
   semantic.push(...acrossDocuments(checked, owner));
+  diagnostics.push(...writeOnlyIssues(checked, options));
   const secrets = checked.flatMap((d) => d.secrets);
   for (const d of semantic) {
     diagnostics.push(secrets.length === 0 ? d : { ...d, message: maskValues(d.message, secrets) });
@@ -232,7 +240,73 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
   if (diagnostics.length > 0) {
     return { ok: false, diagnostics: sortDiagnostics(diagnostics), counts, deferred };
   }
-  return { ok: true, set: assemble(shaped), diagnostics: [], counts, deferred };
+  const key =
+    options.digestKey !== undefined && 'key' in options.digestKey
+      ? options.digestKey.key
+      : undefined;
+  return { ok: true, set: assemble(shaped, key), diagnostics: [], counts, deferred };
+}
+
+/** The write-only fields of a document's kind (a secret's value); none for most kinds. */
+function writeOnlyRules(kind: string): readonly FieldRule[] {
+  return (genericKindOf(kind)?.fields ?? []).filter((r) => r.writeOnly === true);
+}
+
+/**
+ * A write-only value (never read back: compared through a keyed digest) comes only from
+ * `{ env }` or `{ file }`, never inline (a manifest is read by everyone who reads the
+ * repository), and needs the controller's digest key where values are resolved.
+ */
+function writeOnlyIssues(docs: readonly ShapedDoc[], options: BuildOptions): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const d of docs) {
+    for (const rule of writeOnlyRules(d.value.kind)) {
+      const path: FieldPath = [rule.name];
+      const same = (p: FieldPath) => p.length === 1 && p[0] === rule.name;
+      if ((d.deferred ?? []).some(same)) continue;
+      const fields = d.value as Record<string, unknown>;
+      const at = position(d, fields[rule.name] === undefined ? [] : path);
+      const issue = (message: string): Diagnostic => ({
+        file: d.file,
+        line: at.line,
+        column: at.column,
+        path: rule.name,
+        message,
+        severity: 'error',
+      });
+      if (fields[rule.name] === undefined) {
+        // Optional in the schema so that a document whose value is left for later still takes
+        // part in the rules across documents; only deleting needs none.
+        if (fields.ensure !== 'absent' && d.partial === undefined) {
+          out.push(
+            issue(
+              `${d.value.kind} ${rule.name} is required (from { env: NAME } or { file: PATH }) unless ensure: absent`,
+            ),
+          );
+        }
+        continue;
+      }
+      if (!d.sensitive.some(same)) {
+        out.push(
+          issue(
+            `${d.value.kind} ${rule.name} must come from { env: NAME } or { file: PATH }, never written inline`,
+          ),
+        );
+        continue;
+      }
+      if (options.reader.deferUnresolved === true) continue;
+      const key = options.digestKey;
+      if (key === undefined || 'problem' in key) {
+        const why = key === undefined ? 'no secret digest key is given' : key.problem;
+        out.push(
+          issue(
+            `${why}: a ${d.value.kind}'s ${rule.name} is never read back and is compared through a keyed digest; ${DIGEST_KEY_HELP}`,
+          ),
+        );
+      }
+    }
+  }
+  return out;
 }
 
 /** Where a semantic issue's path is in the document as written (a partial one is renumbered). */
@@ -393,7 +467,7 @@ function declare(set: DesiredSet, kind: string, resource: Declared): void {
   else list.push(resource);
 }
 
-function assemble(shaped: readonly ShapedDoc[]): DesiredSet {
+function assemble(shaped: readonly ShapedDoc[], digestKey: string | undefined): DesiredSet {
   const set: DesiredSet = { tlsEdges: [], httpsEdges: [], botUsers: [], cloudEndpoints: [] };
   for (const d of shaped) {
     const known = assembled.get(d);
@@ -412,9 +486,21 @@ function assemble(shaped: readonly ShapedDoc[]): DesiredSet {
     const value = d.value;
     const generic = genericKindOf(value.kind);
     if (generic !== undefined) {
+      const writeOnly = writeOnlyRules(value.kind);
+      const fields = value as unknown as Record<string, unknown>;
       const resource: Declared = Object.assign(value as object, {
         source,
         sensitive: uniqueSorted(d.sensitive),
+        ...(writeOnly.length === 0 ||
+        digestKey === undefined ||
+        writeOnly.some((r) => fields[r.name] === undefined)
+          ? {}
+          : {
+              digest: writeOnlyDigest(
+                digestKey,
+                Object.fromEntries(writeOnly.map((r) => [r.name, String(fields[r.name])])),
+              ),
+            }),
       }) as unknown as Declared;
       declare(set, generic.kind, resource);
       assembled.set(d, { kind: generic.kind, resource });

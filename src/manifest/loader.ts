@@ -7,7 +7,7 @@
  * state is unknown, never empty.
  */
 
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import {
   type Diagnostic,
@@ -27,6 +27,7 @@ import {
   type SourceFile,
 } from './build.js';
 import { sortDiagnostics } from './diagnostics.js';
+import { digestKeyFrom } from './digest.js';
 import { declaredIn, type ExcludedDeclarations, type ExcludedResource } from './excluded.js';
 import {
   excludeMatcher,
@@ -183,6 +184,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     ...(options.cache === undefined ? {} : { cache: options.cache }),
     ...(options.owner === undefined ? {} : { owner: options.owner }),
     ...(options.policyTests === undefined ? {} : { policyTests: options.policyTests }),
+    digestKey: digestKeyFrom(options.env ?? process.env, (file) => readFileSync(file, 'utf8')),
   });
   const excluded = await readExcluded(fs, listing, maxFileBytes, options.maxAliasCount);
   const info = {

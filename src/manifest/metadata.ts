@@ -13,6 +13,11 @@ import { RESERVED_LABEL_PREFIX } from './schema.js';
 export const OWNER_KEY = `${RESERVED_LABEL_PREFIX}owner`;
 export const NAME_KEY = `${RESERVED_LABEL_PREFIX}name`;
 export const PROTECT_KEY = `${RESERVED_LABEL_PREFIX}protect`;
+/**
+ * The keyed digest of a resource's write-only values (a secret's value), which the service
+ * never returns: HMAC-SHA-256 under the controller's key, never a bare hash (./digest.ts).
+ */
+export const DIGEST_KEY = `${RESERVED_LABEL_PREFIX}digest`;
 export const DEFAULT_OWNER = 'default';
 
 export interface Ownership {
@@ -58,6 +63,8 @@ export interface ParsedMetadata {
   readonly owner: string | undefined;
   readonly name: string | undefined;
   readonly protect: boolean;
+  /** The keyed digest of the resource's write-only values (`edgesync/digest`), if kept. */
+  readonly digest?: string | undefined;
 }
 
 /**
@@ -81,14 +88,18 @@ export function parseStoredMetadata(
   let owner: string | undefined;
   let name: string | undefined;
   let protect = false;
+  let digest: string | undefined;
   for (const [key, value] of Object.entries(parsed)) {
     if (typeof value !== 'string') return undefined;
     if (key === OWNER_KEY) owner = value;
     else if (key === NAME_KEY) name = value;
     else if (key === PROTECT_KEY) protect = value === 'true';
+    else if (key === DIGEST_KEY) digest = value;
     else if (key !== '__proto__') labels[key] = value;
   }
-  return { labels, owner, name, protect };
+  return digest === undefined
+    ? { labels, owner, name, protect }
+    : { labels, owner, name, protect, digest };
 }
 
 /** Each live record's parsed metadata: records are never changed, and the daemon keeps them. */

@@ -6,6 +6,7 @@
  * the account sees it. Pure.
  */
 import { API_KEY_ENV } from '../api/config.js';
+import { DIGEST_KEY_ENV } from './digest.js';
 
 /** The variable holding the control token (a Kubernetes Secret's usual way in). */
 export const CONTROL_TOKEN_ENV = 'EDGESYNC_CONTROL_TOKEN';
@@ -23,6 +24,7 @@ const CONTROL_TOKEN = 'the control token';
 const CREDENTIAL_ENV: Readonly<Record<string, string>> = {
   [API_KEY_ENV]: API_KEY,
   [CONTROL_TOKEN_ENV]: CONTROL_TOKEN,
+  [DIGEST_KEY_ENV]: 'the secret digest key',
 };
 
 /** The credentials a command holds, however they came (a flag, a file, the embedded server). */

@@ -15,12 +15,13 @@ import {
   WEBHOOK_PROVIDERS,
 } from '../hosted/edge-api.js';
 import { AUTH_MODULES, checkCircuitBreaker, HEADER_MODULES } from '../hosted/modules/index.js';
-import { type Declared, KINDS, kindOfManifest } from '../kinds/index.js';
+import { addressOf, type Declared, KINDS, kindOfManifest } from '../kinds/index.js';
 import { failureMessage, runCase } from '../policy-eval/cases.js';
 import { bindingProblem, defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { storedMetadata, storedRouteMetadata } from './metadata.js';
 import type { FieldPath } from './paths.js';
 import { policyIssues } from './policy/rules.js';
+import { documentReferences } from './references.js';
 import {
   genericKindOf,
   isServiceUser,
@@ -130,6 +131,7 @@ export function checkAcrossDocuments(
   }
   checkEndpointClaims(endpoints, hostports, options, add);
   checkReferences(docs, add);
+  checkHeldReferences(docs, options, add);
   return issues;
 }
 
@@ -174,6 +176,8 @@ function checkReferences(
     const references = kindOfManifest(value.kind)?.references;
     if (references === undefined) continue;
     for (const ref of references(value as unknown as Declared)) {
+      // One held by another resource (a secret in its vault): `checkHeldReferences`.
+      if (ref.within !== undefined) continue;
       const target = KINDS.find((k) => k.kind === ref.kind);
       // A kind this version does not manage: the plan says what it finds.
       if (target === undefined) continue;
@@ -195,6 +199,72 @@ function checkReferences(
             )}`
           : `${ref.name} needs a ${manifestKind} for ${ref.keys.join(' or ')}, which no manifest declares; declare one (id: adopts one made by hand)`,
       );
+    }
+  }
+}
+
+/**
+ * Every reference by name a document makes (its kind's `references`: `{ ref: corp-ca }` in a
+ * policy, a secret's vault, `secrets.get` in a policy's text) names a document of the kind
+ * referred to that is not `ensure: absent`; a reference a live resource may satisfy without a
+ * manifest is left to the plan, which sees the account, unless the directory declares the
+ * resource holding it (`within`: a vault declared here, whose secret is not) or declares it in
+ * another holder or `ensure: absent`.
+ */
+function checkHeldReferences(
+  docs: readonly SemanticDoc[],
+  options: SemanticOptions,
+  add: Add,
+): void {
+  const declared = new Map<string, { doc: number; value: DocumentValue }>();
+  const absent = new Set<string>();
+  for (const { id: doc, value } of docs) {
+    const kind = kindOfManifest(value.kind);
+    if (kind === undefined) continue;
+    const address = addressOf(kind.kind, value.name);
+    if ((value as { ensure?: unknown }).ensure === 'absent') absent.add(address);
+    else if (!declared.has(address)) declared.set(address, { doc, value });
+  }
+  const manifestKind = (kind: string) =>
+    KINDS.find((k) => k.kind === kind)?.manifestKinds[0] ?? kind;
+  for (const { id: doc, value } of docs) {
+    for (const ref of documentReferences(value)) {
+      if (ref.within === undefined) continue;
+      const address = addressOf(ref.kind, ref.name);
+      const what = `${manifestKind(ref.kind)} "${ref.name}"`;
+      const target = declared.get(address);
+      const within = ref.within;
+      if (target !== undefined) {
+        if (
+          within !== undefined &&
+          !documentReferences(target.value).some(
+            (r) => r.kind === within.kind && r.name === within.name,
+          )
+        ) {
+          add(
+            doc,
+            ref.path,
+            `refers to ${what} in ${manifestKind(within.kind)} "${within.name}", but the ${what} declared at ${options.where(target.doc, ['name'])} is in another one`,
+          );
+        }
+        continue;
+      }
+      if (absent.has(address)) {
+        add(doc, ref.path, `refers to ${what}, which its manifest deletes (ensure: absent)`);
+        continue;
+      }
+      const holder =
+        within === undefined ? undefined : declared.get(addressOf(within.kind, within.name));
+      if (holder !== undefined && within !== undefined) {
+        add(
+          doc,
+          ref.path,
+          `refers to ${what} in ${manifestKind(within.kind)} "${within.name}" (declared at ${options.where(holder.doc, ['name'])}), which declares no such ${manifestKind(ref.kind)}`,
+        );
+        continue;
+      }
+      if (ref.liveSatisfies === true) continue;
+      add(doc, ref.path, `refers to ${what}, which no manifest declares`);
     }
   }
 }

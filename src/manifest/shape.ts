@@ -15,7 +15,7 @@ import { readPolicyText } from './policy/document.js';
 import { policySecretPaths } from './policy/secrets.js';
 import { documentReferences } from './references.js';
 import { type DeferredRef, type RefReader, type ResolveResult, resolveRefs } from './refs.js';
-import { MANIFEST_KIND_NAMES, schemaOfKind } from './schema.js';
+import { genericKindOf, MANIFEST_KIND_NAMES, schemaOfKind } from './schema.js';
 import { maskValues } from './secrets.js';
 import type { DocumentValue } from './semantics.js';
 import { didYouMean } from './suggest.js';
@@ -355,6 +355,8 @@ interface KeptPositions {
   readonly tests: readonly Position[];
   /** References by name to other kinds, by path (JSON), which the set-wide check locates. */
   readonly references: ReadonlyMap<string, Position>;
+  /** Write-only fields (a secret's `value`), by name: the build checks where each came from. */
+  readonly writeOnly: ReadonlyMap<string, Position>;
 }
 
 /**
@@ -386,6 +388,11 @@ function keptDocument(doc: ParsedDocument, value: DocumentValue, whole: boolean)
     references: new Map(
       documentReferences(value).map((r) => [JSON.stringify(r.path), doc.locate(r.path)]),
     ),
+    writeOnly: new Map(
+      (genericKindOf(value.kind)?.fields ?? [])
+        .filter((f) => f.writeOnly === true)
+        .map((f) => [f.name, doc.locate([f.name])]),
+    ),
   });
 }
 
@@ -404,6 +411,8 @@ function positionsOnly(index: number, at: KeptPositions): ParsedDocument {
         at.references.size === 0 ? undefined : at.references.get(JSON.stringify(path));
       if (reference !== undefined) return reference;
       if (path.length === 1 && head === 'name') return at.name;
+      const writeOnly = path.length === 1 ? at.writeOnly.get(String(head)) : undefined;
+      if (writeOnly !== undefined) return writeOnly;
       if (path.length === 1 && head === 'id') return at.id ?? at.start;
       if (path.length === 1 && head === 'url') return at.url ?? at.start;
       if (path.length === 2 && typeof i === 'number') {

@@ -32,7 +32,7 @@ import type {
   Reference,
 } from '../kinds/index.js';
 import { addressOf, GENERIC_KINDS, KINDS } from '../kinds/index.js';
-import { recordMetadata, storedMetadata } from '../manifest/metadata.js';
+import { DIGEST_KEY, recordMetadata, storedMetadata } from '../manifest/metadata.js';
 import type { FieldPath } from '../manifest/paths.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import type { PlanContext, ResolvedReference, ResolveReference } from './context.js';
@@ -319,10 +319,24 @@ function resolveFields(m: Match, refs: References): Resolved {
   return { values, fills, requires, missing };
 }
 
-/** The `metadata` the generic planner writes: the user's labels and the owner mark. */
+/**
+ * The `metadata` the generic planner writes: the user's labels, the owner mark, and the keyed
+ * digest of the write-only fields' values when the kind has any (`edgesync/digest`).
+ */
 function desiredMetadata(ctx: PlanContext, d: Declared): string {
-  const labels = (d.metadata ?? {}) as Readonly<Record<string, string>>;
+  const own = (d.metadata ?? {}) as Readonly<Record<string, string>>;
+  const labels = d.digest === undefined ? own : { ...own, [DIGEST_KEY]: d.digest };
   return storedMetadata(labels, { owner: ctx.owner, name: d.name, protect: d.protect === true });
+}
+
+/** The write-only fields of a kind (a secret's value). */
+function writeOnlyRules(kind: KindDefinition): readonly FieldRule[] {
+  return (kind.fields ?? []).filter((r) => r.writeOnly === true) as readonly FieldRule[];
+}
+
+/** The digest of the write-only values a live record's metadata keeps (undefined: none). */
+function liveDigest(live: LiveRecord): string | undefined {
+  return recordMetadata(live as { metadata?: string })?.digest;
 }
 
 function planMatch(
@@ -364,6 +378,15 @@ function planMatch(
       address: m.address,
       kind: 'guard',
       reason: `refers to ${names}, which is neither declared nor live`,
+    });
+    return;
+  }
+  if (writeOnlyRules(m.kind).length > 0 && d.digest === undefined) {
+    // The loader refuses such a set with a located error; a caller that skipped it gets no write.
+    ctx.blocked.push({
+      address: m.address,
+      kind: 'guard',
+      reason: 'its write-only values have no digest (no secret digest key was given)',
     });
     return;
   }
@@ -568,12 +591,22 @@ function planExisting(
   const changed: FieldChange[] = [];
   let replace = false;
   for (const rule of m.kind.fields ?? []) {
-    if (!resolved.values.has(rule.name)) continue;
+    if (!resolved.values.has(rule.name) || rule.writeOnly === true) continue;
     const after = resolved.values.get(rule.name);
     const before = (rule as FieldRule).live(live);
     if (equal(before, after)) continue;
     changed.push({ path: rule.name, before, after, sensitive: sensitive.has(rule.name) });
     if (rule.replace === true) replace = true;
+  }
+  // A write-only value is never read back: the digest kept beside it says whether Git changed
+  // it. Sent (with the metadata holding the new digest) only when the digests differ.
+  const writeOnly = writeOnlyRules(m.kind);
+  const rewrite = writeOnly.length > 0 && liveDigest(live) !== d.digest;
+  if (rewrite) {
+    for (const rule of writeOnly) {
+      if (!resolved.values.has(rule.name)) continue;
+      changed.push({ path: rule.name, after: resolved.values.get(rule.name), sensitive: true });
+    }
   }
   const metadata = resolved.values.get('metadata');
   if (!equal(normalisedMetadata(live), metadata)) {

@@ -59,6 +59,7 @@ import {
   clientBudget,
   excludeGlobs,
   manifestDirArg,
+  manifestEnv,
   parseCommandArgs,
   type RateLimitChoice,
   rateLimitFlag,
@@ -98,6 +99,8 @@ interface Options {
   readonly targets: ReadonlySet<string> | undefined;
   readonly dir: string | undefined;
   readonly secretDirs: string[];
+  /** `--secret-digest-key-file`: the key of the secrets' digests (else the variables). */
+  readonly secretDigestKeyFile: string | undefined;
   readonly exclude: string[];
   readonly json: boolean;
   readonly apiUrl: string | undefined;
@@ -201,7 +204,7 @@ async function applyWith(
         waitForReady: options.waitForReady,
         maxDeletes: options.maxDeletes,
         targets: options.targets,
-        env: ctx.env,
+        env: manifestEnv(ctx, options.secretDigestKeyFile),
         secretDirs: secretDirs(ctx, options.secretDirs),
         credentials: heldCredentials({ apiKey: fingerprintKey }),
         exclude: options.exclude,
@@ -454,6 +457,7 @@ function parseOptions(ctx: CliContext): Options | 'help' {
     targets: targetFlag(values.target),
     dir: values.dir,
     secretDirs: values['secret-dir'] ?? [],
+    secretDigestKeyFile: values['secret-digest-key-file'],
     exclude: excludeGlobs(ctx, values.exclude),
     json: outputJson(values.output),
     apiUrl: values['api-url'],

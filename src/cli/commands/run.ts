@@ -46,6 +46,7 @@ import {
   durationFlag,
   excludeGlobs,
   manifestDirArg,
+  manifestEnv,
   parseCommandArgs,
   rateLimitFlag,
   secretDirs,
@@ -395,7 +396,7 @@ function daemonOf(
     waitForReady: values['no-wait-for-domains'] !== true,
     maxDeletes: settings.maxDeletes,
     concurrency: settings.concurrency,
-    env: ctx.env,
+    env: manifestEnv(ctx, values['secret-digest-key-file']),
     secretDirs: secretDirs(ctx, values['secret-dir']),
     // The API key (configured or the embedded server's) and the control token.
     credentials: heldCredentials({

@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { MANIFEST_KIND_NAMES } from '../../../src/manifest/schema.js';
 import { buildFrom, errorLines, type MemoryOptions } from './helpers.js';
 
+/** Every manifest kind, as the loader's messages list them. */
+
 interface Case {
   readonly rule: string;
   readonly files: Record<string, string>;
