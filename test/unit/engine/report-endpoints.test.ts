@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { NO_CALLS } from '../../../src/api/index.js';
+import { MANAGED_KINDS } from '../../../src/engine/contract.js';
 import { managedCounts, resourcesOf, stableValues } from '../../../src/engine/report.js';
 import { buildPlan } from '../../../src/plan/plan.js';
 import { desiredSet, endpointManifest, liveEndpoint } from '../plan/builders.js';
@@ -40,13 +41,10 @@ describe('cycle report: cloud endpoints', () => {
   });
 
   it('counts managed endpoints and reports each one by address and kind', () => {
+    // Every registered kind is counted; only the endpoints are managed here.
     expect(managedCounts(plan)).toEqual({
-      tls_edge: 0,
-      https_edge: 0,
-      bot_user: 0,
+      ...Object.fromEntries(MANAGED_KINDS.map((k) => [k, 0])),
       cloud_endpoint: 2,
-      reserved_domain: 0,
-      ip_policy: 0,
     });
     const values = stableValues(
       desired,

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { type LiveSnapshot, NO_CALLS } from '../../../src/api/index.js';
 import { newEngineState } from '../../../src/engine/context.js';
+import { MANAGED_KINDS } from '../../../src/engine/contract.js';
 import type { Prepared } from '../../../src/engine/incremental.js';
 import { assess, holdBack } from '../../../src/engine/steps.js';
 import type { DesiredSet } from '../../../src/manifest/schema.js';
@@ -71,12 +72,8 @@ describe('holdBack', () => {
     expect(holdBack(cycle, opts, state)).toBeUndefined();
     expect(state.kept).toBeUndefined();
     expect(cycle.managed).toEqual({
+      ...Object.fromEntries(MANAGED_KINDS.map((k) => [k, 0])),
       tls_edge: 1,
-      https_edge: 0,
-      bot_user: 0,
-      cloud_endpoint: 0,
-      reserved_domain: 0,
-      ip_policy: 0,
     });
     expect(cycle.resources.changes.map((c) => c.action)).toEqual(['create']);
   });
