@@ -41,12 +41,6 @@ export const RELEASE_MANIFEST_KINDS: readonly string[] = RELEASE_KINDS.flatMap(
 );
 export const RELEASE_PLAN_KINDS: readonly string[] = RELEASE_KINDS.map((k) => k.kind);
 
-/** The kinds a target may name, as the usage text shows them: manifest kinds, then plan kinds. */
-export const RELEASE_KIND_NAMES: readonly string[] = [
-  ...RELEASE_MANIFEST_KINDS,
-  ...RELEASE_PLAN_KINDS,
-];
-
 function releaseKindNames(kinds: readonly KindDefinition[]): string[] {
   return [...kinds.flatMap((k) => k.manifestKinds), ...kinds.map((k) => k.kind)];
 }

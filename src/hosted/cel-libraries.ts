@@ -15,13 +15,11 @@ import { createRequire } from 'node:module';
 
 type CelJs = typeof import('@marcbachmann/cel-js');
 type BufCel = typeof import('@bufbuild/cel');
-type BufCelExt = typeof import('@bufbuild/cel/ext');
 
 const load = createRequire(import.meta.url);
 
 let celJsModule: CelJs | undefined;
 let bufCelModule: BufCel | undefined;
-let bufCelExtModule: BufCelExt | undefined;
 
 /** `@marcbachmann/cel-js`, loaded at the first call. */
 export function celJs(): CelJs {
@@ -33,10 +31,4 @@ export function celJs(): CelJs {
 export function bufCel(): BufCel {
   bufCelModule ??= load('@bufbuild/cel') as BufCel;
   return bufCelModule;
-}
-
-/** `@bufbuild/cel/ext` (the string extension), loaded at the first call. */
-export function bufCelExt(): BufCelExt {
-  bufCelExtModule ??= load('@bufbuild/cel/ext') as BufCelExt;
-  return bufCelExtModule;
 }

@@ -98,15 +98,6 @@ export interface Reference {
   readonly within?: { readonly kind: string; readonly name: string } | undefined;
 }
 
-/**
- * Resolves a reference by name to a live ID, or to the placeholder of a create in the plan
- * (`created` then names the address to require); undefined when it names nothing. The generic
- * planner makes it (src/plan/generic.ts); the kinds planned after it use it.
- */
-export type ResolveReference = (
-  ref: Reference,
-) => { readonly value: string; readonly created?: string } | undefined;
-
 /** How ready a live resource is to serve (a domain's certificate, its DNS). */
 export interface Readiness {
   readonly state: 'ready' | 'pending' | 'error';

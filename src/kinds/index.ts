@@ -24,7 +24,6 @@ export type {
   LiveRecord,
   Readiness,
   Reference,
-  ResolveReference,
 } from './definition.js';
 export { addressOf } from './definition.js';
 

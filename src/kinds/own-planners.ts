@@ -227,13 +227,21 @@ export function policySecretReferences(policy: unknown): Reference[] {
       for (const found of value.matchAll(SECRETS_GET)) {
         const [, , vault, , name] = found as unknown as [string, string, string, string, string];
         const at = ['traffic_policy', ...path];
-        out.push({ kind: 'vault', name: vault, path: at, liveSatisfies: true, orderOnly: true });
+        out.push({
+          kind: 'vault',
+          name: vault,
+          path: at,
+          liveSatisfies: true,
+          orderOnly: true,
+          onlyWhereUsed: true,
+        });
         out.push({
           kind: 'secret',
           name,
           path: at,
           liveSatisfies: true,
           orderOnly: true,
+          onlyWhereUsed: true,
           within: { kind: 'vault', name: vault },
         });
       }

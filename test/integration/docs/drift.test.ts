@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { NO_CALLS } from '../../../src/api/index.js';
-import { RELEASE_KIND_NAMES } from '../../../src/apply/release.js';
+import { RELEASE_MANIFEST_KINDS, RELEASE_PLAN_KINDS } from '../../../src/apply/release.js';
 import { main } from '../../../src/cli/main.js';
 import { createDaemonMetrics } from '../../../src/daemon/metrics.js';
 
@@ -73,7 +73,8 @@ describe('docs/reference/cli.md', () => {
 
   it('names every kind release takes', async () => {
     const text = section(await page('docs/reference/cli.md'), '`edgesync release');
-    for (const kind of RELEASE_KIND_NAMES) expect(text).toContain(`\`${kind}\``);
+    for (const kind of [...RELEASE_MANIFEST_KINDS, ...RELEASE_PLAN_KINDS])
+      expect(text).toContain(`\`${kind}\``);
   });
 
   it("names import's files as import names them", async () => {

@@ -269,15 +269,14 @@ describe('vaults and secrets over HTTP', () => {
     expect(found?.path).toBe('traffic_policy.on_http_request[0].actions[0].config.secret');
   });
 
-  it('validate leaves a secret of a vault it does not declare to the plan, which blocks the endpoint when the account has neither', async () => {
+  it('validate leaves a secret of a vault it does not declare to the plan, which leaves it alone on an account with no vault', async () => {
     const dir = await write([reading('handmade', 'token')]);
     const loaded = await loadManifests(dir, { env: {}, deferUnresolved: true });
     expect(loaded.diagnostics).toEqual([]);
     if (!loaded.ok) return;
     const plan = buildPlan(loaded.set, await observe(client));
-    expect(plan.blocked.map((b) => b.reason)).toEqual([
-      'refers to vault.handmade, secret.token, which is neither declared nor live',
-    ]);
+    // Checked only where the account uses vaults at all (as a host against reserved domains).
+    expect(plan.blocked).toEqual([]);
   });
 
   it('validate needs neither the value nor the key', async () => {

@@ -21,7 +21,10 @@ import { startTestServer } from '../../helpers/server.js';
 import { acting, applyDir, recordingClient } from '../kinds/helpers.js';
 
 const dir = path.resolve(import.meta.dirname, '../../../config-examples/account');
-const env = { GITHUB_WEBHOOK_SECRET: 'example-github-webhook-secret' };
+const env = {
+  GITHUB_WEBHOOK_SECRET: 'example-github-webhook-secret',
+  EDGESYNC_SECRET_DIGEST_KEY: 'example-digest-key-of-this-test',
+};
 
 /** The files that need a kind this build does not register (declared, or named in a policy). */
 async function waitingForKinds(): Promise<string[]> {
