@@ -198,13 +198,21 @@ describe('secrets.get in a policy', () => {
     });
     const at = ['traffic_policy', 'on_http_request', 0, 'actions', 0, 'config', 'secret'];
     expect(refs).toEqual([
-      { kind: 'vault', name: 'webhooks', path: at, liveSatisfies: true, orderOnly: true },
+      {
+        kind: 'vault',
+        name: 'webhooks',
+        path: at,
+        liveSatisfies: true,
+        orderOnly: true,
+        onlyWhereUsed: true,
+      },
       {
         kind: 'secret',
         name: 'github_hook',
         path: at,
         liveSatisfies: true,
         orderOnly: true,
+        onlyWhereUsed: true,
         within: { kind: 'vault', name: 'webhooks' },
       },
     ]);
