@@ -95,11 +95,7 @@ export const CLOUD_ENDPOINT: KindDefinition = {
   // Its host on a reserved domain (created first, deleted last), and the resources its policy
   // names (by `{ ref }`, or a secret by `secrets.get` in its text).
   refersTo: ['reserved_domain', 'ip_policy', 'certificate_authority', 'vault', 'secret'],
-  references: (d) => [
-    ...domainReferences(d),
-    ...policyReferences(d.traffic_policy),
-    ...policySecretReferences(d.traffic_policy),
-  ],
+  references: (d) => endpointReferences(d),
   // A live record's policy is its text; a declared one's is data (its raw IDs count too).
   liveReferences: (l) =>
     livePolicyIds(
@@ -255,4 +251,24 @@ export function policySecretReferences(policy: unknown): Reference[] {
   };
   walk(policy, []);
   return out;
+}
+
+/**
+ * Every reference of a declared endpoint, worked out once per manifest object: every plan asks
+ * for them, and the daemon keeps its manifests between cycles, so an unchanged endpoint costs no
+ * second walk of its policy. Read-only to callers.
+ */
+const referencesOf = new WeakMap<object, readonly Reference[]>();
+
+function endpointReferences(d: Readonly<Record<string, unknown>>): readonly Reference[] {
+  let found = referencesOf.get(d);
+  if (found === undefined) {
+    found = [
+      ...domainReferences(d),
+      ...policyReferences(d.traffic_policy),
+      ...policySecretReferences(d.traffic_policy),
+    ];
+    referencesOf.set(d, found);
+  }
+  return found;
 }
