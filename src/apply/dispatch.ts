@@ -22,9 +22,11 @@ function moduleOwner(
   return { kind: target.edge_kind === 'tls' ? 'tls_edge' : 'https_edge', id: target.id };
 }
 
-/** The result of a sent operation: the ID of what a POST created. */
+/** The result of a sent operation: the ID of what a POST created, and the record answered. */
 export interface Sent {
   readonly id?: string;
+  /** The record a POST or PATCH answered with (its `last_updated_by`, its `metadata`). */
+  readonly answer?: unknown;
 }
 
 /** A plan operation the executor cannot send: a planner bug, never retried. */
@@ -84,7 +86,8 @@ export async function sendOperation(
   // The table names the method (`satisfies` in src/api/routes.ts ties each name to ApiClient).
   const call = client[op.name] as (...a: unknown[]) => Promise<unknown>;
   const answer = await call.apply(client, args);
-  return method === 'POST' ? { id: (answer as { readonly id: string }).id } : {};
+  if (method === 'POST') return { id: (answer as { readonly id: string }).id, answer };
+  return answer === undefined ? {} : { answer };
 }
 
 function noBody(body: unknown, what: string): void {

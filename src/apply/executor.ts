@@ -14,6 +14,8 @@
  *   whose outcome is unknown is re-sent only after a fresh read shows it did not happen;
  * - deletes only when the cycle is clean: if any earlier operation failed, the delete phase is
  *   skipped, and the result says so;
+ * - the writer stamp of write-only values (./writer-stamp.ts): the actor learned from answers,
+ *   a write made before it was known followed by one metadata-only PATCH that records it;
  * - abort: no new operation starts once the signal fires; the exchange in flight finishes;
  * - the fence (`beforeWrite`, and the abort) is checked as each request leaves, every retry
  *   included (`RequestOptions.fence`): a write refused there is reported as not sent.
@@ -41,6 +43,7 @@ import { runCutover, type Unserved, unservedMessage } from './cutover.js';
 import { InvalidOperationError, type Sent, sendOperation } from './dispatch.js';
 import { findCreated, type LookupClient } from './find-created.js';
 import { type AssessedPlan, checkGuards, type GuardOptions, type GuardVerdict } from './guards.js';
+import { type WriterStamp, WriterStamps } from './writer-stamp.js';
 
 export const DEFAULT_CONCURRENCY = 4;
 /** POST attempts for one create, each after a lookup showed the previous one did not land. */
@@ -166,6 +169,13 @@ export interface ExecuteOptions {
    * a suspended daemon).
    */
   readonly beforeWrite?: (() => void) | undefined;
+  /**
+   * The metadata recording the actor a resource with write-only values is written as
+   * (`writerStamps` of src/plan/generic.ts, made from the desired set where the digest key is):
+   * a write whose answer names another actor than its record keeps is followed by one PATCH
+   * stamping it. Absent: writes go as planned, and the next plan sees the difference.
+   */
+  readonly stamp?: WriterStamp | undefined;
 }
 
 interface Step {
@@ -201,6 +211,7 @@ interface Run {
   readonly messages: string[];
   readonly uncertain: UncertainCreate[];
   readonly unserved: Unserved[];
+  readonly stamps: WriterStamps;
   readonly counts: {
     finished: number;
     done: number;
@@ -259,6 +270,7 @@ function startRun(options: ExecuteOptions, total: number): Run {
     messages: [],
     uncertain: [],
     unserved: [],
+    stamps: new WriterStamps(options.stamp),
     counts: { finished: 0, done: 0, failed: 0, skipped: 0, writes: 0 },
     deletesSkipped: false,
     accountState: undefined,
@@ -625,12 +637,14 @@ async function runStep(run: Run, step: Step): Promise<boolean> {
   if (target === undefined) return false;
   const filled = filledBody(run, step);
   if (filled === undefined) return false;
-  const op = { ...step.op, body: filled.body };
   const path = targetPath(target);
-  if (!mayWrite(run, op.method, path)) {
+  if (!mayWrite(run, step.op.method, path)) {
     report(run, step, path, 'skipped', 0);
     return false;
   }
+  const { address, kind } = step.change;
+  const stamped = await run.stamps.before(address, kind, step.op, filled.body);
+  const op = { ...step.op, body: stamped.body };
   const started = run.now();
   try {
     const sent =
@@ -652,11 +666,46 @@ async function runStep(run: Run, step: Step): Promise<boolean> {
       }
       run.bindings.set(op.binds, sent.id);
     }
+    await stampWriter(run, step, sent.answer);
     const status = sent.found ? 0 : successStatus(op.method);
     report(run, step, path, sent.found ? 'recovered' : 'ok', status, run.now() - started);
     return true;
   } catch (err) {
     return stepFailed(run, step, path, err, run.now() - started);
+  } finally {
+    stamped.release?.();
+  }
+}
+
+/**
+ * The PATCH recording the actor a write's answer names, when its record keeps another one (the
+ * first write on an account): part of the write's step, counted as a write. Its failure leaves
+ * the value written and unstamped (the next plan writes it again), so it fails nothing.
+ */
+async function stampWriter(run: Run, step: Step, answer: unknown): Promise<void> {
+  const followUp = run.stamps.after(step.change.address, step.change.kind, answer);
+  if (followUp === undefined) return;
+  const path = targetPath(followUp.target);
+  const line = { method: 'PATCH', path, address: step.change.address };
+  try {
+    await sendOperation(
+      run.options.client,
+      'PATCH',
+      followUp.target,
+      followUp.body,
+      writeFence(run),
+    );
+    run.counts.writes += 1;
+    run.log.info({ ...line, outcome: 'ok' }, 'writer recorded');
+  } catch (err) {
+    if (err instanceof FencedWriteError) {
+      fenced(run, err);
+      return;
+    }
+    run.log.warn({ ...line, error: errorMessage(err) }, 'writer not recorded');
+    run.messages.push(
+      `${step.change.address}: the actor it was written as is not recorded (${errorMessage(err)}); the next run writes it again`,
+    );
   }
 }
 

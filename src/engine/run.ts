@@ -22,7 +22,14 @@ import { checkGuards, desiredCount, type GuardVerdict } from '../apply/guards.js
 import { observeAfterApply, ownBotUsersOf } from '../apply/verify.js';
 import type { Logger } from '../log.js';
 import { maskValues, type ValueMask } from '../manifest/secrets.js';
-import { buildPlan, type MaskedPlan, maskPlan, operationCount, type Plan } from '../plan/index.js';
+import {
+  buildPlan,
+  type MaskedPlan,
+  maskPlan,
+  operationCount,
+  type Plan,
+  writerStamps,
+} from '../plan/index.js';
 import type { PlanOptions } from '../plan/plan.js';
 import type { Prepared } from './incremental.js';
 import { type PreparePlanOptions, preparePlan } from './pipeline.js';
@@ -181,6 +188,7 @@ async function apply(assessment: Assessment, options: RunOptions<unknown>): Prom
     assessed: { plan, verdict: assessment.verdict },
     beforeWrite: options.beforeWrite,
     onProgress: options.onProgress,
+    stamp: writerStamps(desired, plan.owner),
     replan: async (result) => {
       const again = await observeAfterApply(options.client, plan, live, result, {
         signal: options.signal,

@@ -39,11 +39,12 @@ export interface Declared {
   /** Adopt this live resource (by ID) rather than create one. */
   readonly id?: string | undefined;
   /**
-   * The keyed digest of its write-only fields' values (HMAC-SHA-256 under the controller's
-   * key), computed where manifests are loaded (src/manifest/digest.ts): the planner compares it
-   * with the one kept in the live record's `metadata` instead of the value nobody can read.
+   * The keyed digest of its write-only fields' values (HMAC-SHA-256 under the controller's key)
+   * bound to a writer (the actor the values are written as; undefined: not known), made where
+   * manifests are loaded (src/manifest/digest.ts), so the key stays there: the planner compares
+   * it with the one kept in the live record's `metadata` instead of the value nobody can read.
    */
-  readonly digest?: string | undefined;
+  readonly digestFor?: ((writer: string | undefined) => string) | undefined;
   readonly [field: string]: unknown;
 }
 
@@ -126,7 +127,8 @@ export interface FieldRule<D extends Declared = Declared, L extends LiveRecord =
   readonly replace?: boolean | undefined;
   /**
    * Never read back (a secret's value): given only by `{ env }` or `{ file }`, compared through
-   * the resource's keyed digest (`Declared.digest`, kept in `metadata`), sent when it differs.
+   * the resource's keyed digest (`Declared.digestFor`, kept in `metadata`), sent when it differs
+   * or when someone else wrote it since (`KindDefinition.writer`).
    */
   readonly writeOnly?: boolean | undefined;
   /** Its value is a secret: masked in every output. */
@@ -263,6 +265,12 @@ export interface KindDefinition<D extends Declared = Declared, L extends LiveRec
   liveReferences?(l: L): readonly { readonly kind: string; readonly id: string }[];
   /** A collection of children listed account-wide, planned under each resource (IP rules). */
   readonly children?: ChildCollection | undefined;
+  /**
+   * The actor who last wrote a live record (the service's `last_updated_by`), for a kind with
+   * write-only fields: a writer other than the one kept beside its digest wrote the value outside
+   * Git. Absent, or undefined for a record: such writes cannot be told apart (digests only).
+   */
+  writer?(l: L): string | undefined;
   /** How ready a live record is; absent: always ready. */
   readiness?(l: L): Readiness;
   /**

@@ -13,6 +13,8 @@
  * - `value` comes only from `{ env }` or `{ file }` (an inline value is a located error) and is
  *   never read back: it is a write-only field, compared through the keyed digest the loader
  *   computes under the controller's key and the planner keeps in `metadata` (`edgesync/digest`).
+ * - A value written outside Git shows as a `last_updated_by` (`writer`) other than the actor
+ *   kept beside the digest (`edgesync/by`, bound into it): drift, rewritten in enforce mode.
  */
 import { z } from 'zod';
 import { describedText, labels, refable } from '../manifest/modules.js';
@@ -63,6 +65,12 @@ function liveVaultId(l: LiveRecord): string {
   return typeof vault?.id === 'string' ? vault.id : '';
 }
 
+/** Who last wrote a live secret: `last_updated_by.id` (a `{id, uri}` reference). */
+function lastWriter(l: LiveRecord): string | undefined {
+  const by = l.last_updated_by as { id?: unknown } | null | undefined;
+  return typeof by?.id === 'string' && by.id !== '' ? by.id : undefined;
+}
+
 export const SECRET: KindDefinition = {
   kind: 'secret',
   plural: 'secrets',
@@ -98,6 +106,7 @@ export const SECRET: KindDefinition = {
       live: (l) => liveText(l, 'description'),
     },
   ],
+  writer: lastWriter,
   refersTo: ['vault'],
   references: (d) => [vaultReference(d)],
   // The vault by the name import gave it (else its name on the service); the value, never read

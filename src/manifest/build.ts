@@ -467,6 +467,27 @@ function declare(set: DesiredSet, kind: string, resource: Declared): void {
   else list.push(resource);
 }
 
+/**
+ * The digest of a resource's write-only values for a writer, the key and the values held in the
+ * closure only (never a field anything could print); one HMAC per writer asked about.
+ */
+function digester(
+  key: string,
+  writeOnly: readonly FieldRule[],
+  fields: Readonly<Record<string, unknown>>,
+): (writer: string | undefined) => string {
+  const values = Object.fromEntries(writeOnly.map((r) => [r.name, String(fields[r.name])]));
+  const known = new Map<string | undefined, string>();
+  return (writer) => {
+    let digest = known.get(writer);
+    if (digest === undefined) {
+      digest = writeOnlyDigest(key, values, writer);
+      known.set(writer, digest);
+    }
+    return digest;
+  };
+}
+
 function assemble(shaped: readonly ShapedDoc[], digestKey: string | undefined): DesiredSet {
   const set: DesiredSet = { tlsEdges: [], httpsEdges: [], botUsers: [], cloudEndpoints: [] };
   for (const d of shaped) {
@@ -495,12 +516,7 @@ function assemble(shaped: readonly ShapedDoc[], digestKey: string | undefined): 
         digestKey === undefined ||
         writeOnly.some((r) => fields[r.name] === undefined)
           ? {}
-          : {
-              digest: writeOnlyDigest(
-                digestKey,
-                Object.fromEntries(writeOnly.map((r) => [r.name, String(fields[r.name])])),
-              ),
-            }),
+          : { digestFor: digester(digestKey, writeOnly, fields) }),
       }) as unknown as Declared;
       declare(set, generic.kind, resource);
       assembled.set(d, { kind: generic.kind, resource });

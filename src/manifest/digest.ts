@@ -2,7 +2,8 @@
  * The keyed digest of write-only values (a secret's value, which the service never returns):
  * HMAC-SHA-256 under a key only the controller holds, never a bare hash (a short secret is
  * guessable from its hash). The planner keeps it in the resource's `metadata` and compares it
- * to know whether Git changed the value, so the key must be the same for every replica and
+ * to know whether Git changed the value (and, with the writer bound in, whether someone else
+ * wrote it since), so the key must be the same for every replica and
  * across restarts: it comes from the environment (`EDGESYNC_SECRET_DIGEST_KEY`) or a file
  * (`EDGESYNC_SECRET_DIGEST_KEY_FILE`, a mounted Kubernetes Secret), never from a manifest.
  */
@@ -43,10 +44,21 @@ export function digestKeyFrom(
   return { key };
 }
 
-/** The digest of a resource's write-only values, by field name (order-independent). */
-export function writeOnlyDigest(key: string, values: Readonly<Record<string, string>>): string {
+/**
+ * The digest of a resource's write-only values, by field name (order-independent), bound to the
+ * actor the controller writes them as (`writer`: the service's `last_updated_by`, kept beside
+ * the digest in `metadata`): only the key's holder can make a writer and a digest that agree, so
+ * someone who writes the value and puts their own name beside the old digest is found out too.
+ * Without a writer (one not known yet), the values alone.
+ */
+export function writeOnlyDigest(
+  key: string,
+  values: Readonly<Record<string, string>>,
+  writer?: string,
+): string {
   const entries = Object.keys(values)
     .sort()
     .map((k) => [k, values[k]]);
-  return `hmac-sha256:${createHmac('sha256', key).update(JSON.stringify(entries)).digest('base64url')}`;
+  const input = writer === undefined ? entries : { values: entries, writer };
+  return `hmac-sha256:${createHmac('sha256', key).update(JSON.stringify(input)).digest('base64url')}`;
 }

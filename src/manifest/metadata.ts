@@ -18,6 +18,11 @@ export const PROTECT_KEY = `${RESERVED_LABEL_PREFIX}protect`;
  * never returns: HMAC-SHA-256 under the controller's key, never a bare hash (./digest.ts).
  */
 export const DIGEST_KEY = `${RESERVED_LABEL_PREFIX}digest`;
+/**
+ * Beside the digest: the actor edgesync wrote the values as (the service's `last_updated_by`),
+ * bound into the digest. A live `last_updated_by` other than it is a write made outside Git.
+ */
+export const WRITER_KEY = `${RESERVED_LABEL_PREFIX}by`;
 export const DEFAULT_OWNER = 'default';
 
 export interface Ownership {
@@ -65,6 +70,8 @@ export interface ParsedMetadata {
   readonly protect: boolean;
   /** The keyed digest of the resource's write-only values (`edgesync/digest`), if kept. */
   readonly digest?: string | undefined;
+  /** The actor those values were written as (`edgesync/by`), if kept. */
+  readonly writer?: string | undefined;
 }
 
 /**
@@ -89,17 +96,24 @@ export function parseStoredMetadata(
   let name: string | undefined;
   let protect = false;
   let digest: string | undefined;
+  let writer: string | undefined;
   for (const [key, value] of Object.entries(parsed)) {
     if (typeof value !== 'string') return undefined;
     if (key === OWNER_KEY) owner = value;
     else if (key === NAME_KEY) name = value;
     else if (key === PROTECT_KEY) protect = value === 'true';
     else if (key === DIGEST_KEY) digest = value;
+    else if (key === WRITER_KEY) writer = value;
     else if (key !== '__proto__') labels[key] = value;
   }
-  return digest === undefined
-    ? { labels, owner, name, protect }
-    : { labels, owner, name, protect, digest };
+  return {
+    labels,
+    owner,
+    name,
+    protect,
+    ...(digest === undefined ? {} : { digest }),
+    ...(writer === undefined ? {} : { writer }),
+  };
 }
 
 /** Each live record's parsed metadata: records are never changed, and the daemon keeps them. */

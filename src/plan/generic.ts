@@ -15,6 +15,12 @@
  *   of the plan's dependency graph (./graph.ts).
  * - Orphans (ours live, no manifest) of a kind that `prune`s are deleted, after the deletion
  *   guards; a kind that does not prune (domains) keeps them.
+ * - A write-only value (a secret's) is compared through the keyed digest kept in `metadata`,
+ *   bound to the actor it was written as (`edgesync/by`): a digest that does not match Git's
+ *   value rewrites it, and so does a live writer (`last_updated_by`) other than that actor (a
+ *   write made outside Git). Every write of such a kind records the actor edgesync writes as,
+ *   as the account shows it (`knownWriter`); when it shows none yet, the executor stamps the
+ *   actor its answer names (`writerStamps`).
  * - A kind's child collection (an IP policy's rules, `KindDefinition.children`, listed
  *   account-wide) is planned under each declared parent as one change of the parent's root
  *   (`<parent>.<plural>`), its operations one per child in the definition's `rank` order: a
@@ -32,7 +38,7 @@ import type {
   Reference,
 } from '../kinds/index.js';
 import { addressOf, GENERIC_KINDS, KINDS } from '../kinds/index.js';
-import { DIGEST_KEY, recordMetadata, storedMetadata } from '../manifest/metadata.js';
+import { DIGEST_KEY, recordMetadata, storedMetadata, WRITER_KEY } from '../manifest/metadata.js';
 import type { FieldPath } from '../manifest/paths.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import type { PlanContext, ResolvedReference, ResolveReference } from './context.js';
@@ -148,9 +154,10 @@ export function planGenericKinds(
     keptWarnings(ctx, kind, found.unclaimed);
   }
   const children = childrenByParent(live, kinds);
+  const writer = knownWriter(matches);
   for (const m of matches) {
     if (ctx.targets !== undefined && !ctx.targets.has(m.address)) continue;
-    planMatch(ctx, m, refs, children);
+    planMatch(ctx, m, refs, children, writer);
   }
   const allowed = guardDeletions(
     ctx,
@@ -320,13 +327,65 @@ function resolveFields(m: Match, refs: References): Resolved {
 }
 
 /**
- * The `metadata` the generic planner writes: the user's labels, the owner mark, and the keyed
- * digest of the write-only fields' values when the kind has any (`edgesync/digest`).
+ * The `metadata` the generic planner writes: the user's labels, the owner mark and, when the
+ * kind has write-only fields, the keyed digest of their values (`edgesync/digest`) bound to the
+ * actor they are written as (`edgesync/by`; left out while that actor is not known).
  */
-function desiredMetadata(ctx: PlanContext, d: Declared): string {
+function desiredMetadata(owner: string, d: Declared, writer: string | undefined): string {
   const own = (d.metadata ?? {}) as Readonly<Record<string, string>>;
-  const labels = d.digest === undefined ? own : { ...own, [DIGEST_KEY]: d.digest };
-  return storedMetadata(labels, { owner: ctx.owner, name: d.name, protect: d.protect === true });
+  const labels =
+    d.digestFor === undefined
+      ? own
+      : {
+          ...own,
+          [DIGEST_KEY]: d.digestFor(writer),
+          ...(writer === undefined ? {} : { [WRITER_KEY]: writer }),
+        };
+  return storedMetadata(labels, { owner, name: d.name, protect: d.protect === true });
+}
+
+/**
+ * The actor edgesync writes as, as the account shows it: the writer recorded on a declared
+ * resource of ours that nobody wrote since (its live `last_updated_by` is that writer) and whose
+ * digest, bound to it, matches Git's values (only the key's holder makes such a pair). The most
+ * recently written such record, if several writers show (a credential moved to another actor).
+ * Undefined on an account with none yet: the first write learns it from its answer. Durable on
+ * the service, so a restarted or failed-over controller knows it from its first plan.
+ */
+function knownWriter(matches: readonly Match[]): string | undefined {
+  let best: { writer: string; at: string } | undefined;
+  for (const m of matches) {
+    const { live, declared: d } = m;
+    if (live === undefined || d.digestFor === undefined || m.kind.writer === undefined) continue;
+    const recorded = recordMetadata(live as { metadata?: string | null });
+    const writer = recorded?.writer;
+    if (writer === undefined || m.kind.writer(live) !== writer) continue;
+    if (recorded?.digest !== d.digestFor(writer)) continue;
+    const at = typeof live.updated_at === 'string' ? live.updated_at : '';
+    if (best === undefined || at > best.at) best = { writer, at };
+  }
+  return best?.writer;
+}
+
+/**
+ * The `metadata` of a resource written as `writer`, by its address, for the resources of the
+ * kinds with write-only values in `desired`: the executor stamps a write whose answer names
+ * another actor than the plan knew (the first write on an account) with it. Undefined for any
+ * other address.
+ */
+export function writerStamps(
+  desired: DesiredSet,
+  owner: string,
+): (address: string, writer: string) => string | undefined {
+  const byAddress = new Map<string, Declared>();
+  for (const kind of GENERIC_KINDS) {
+    if (writeOnlyRules(kind).length === 0) continue;
+    for (const d of declaredOf(desired, kind)) byAddress.set(addressOf(kind.kind, d.name), d);
+  }
+  return (address, writer) => {
+    const d = byAddress.get(address);
+    return d?.digestFor === undefined ? undefined : desiredMetadata(owner, d, writer);
+  };
 }
 
 /** The write-only fields of a kind (a secret's value). */
@@ -334,9 +393,30 @@ function writeOnlyRules(kind: KindDefinition): readonly FieldRule[] {
   return (kind.fields ?? []).filter((r) => r.writeOnly === true) as readonly FieldRule[];
 }
 
-/** The digest of the write-only values a live record's metadata keeps (undefined: none). */
-function liveDigest(live: LiveRecord): string | undefined {
-  return recordMetadata(live as { metadata?: string })?.digest;
+/**
+ * Why a live record's write-only values are to be written again, or undefined when they are
+ * Git's and nobody wrote them since: its digest (bound to the writer kept beside it) does not
+ * match Git's values (a change in Git, or a digest nobody holding the key made); or its live
+ * writer is another actor than the one kept (a write made outside Git: `drift` says so), or
+ * none is kept (written before writers were recorded: nothing tells who wrote it last).
+ */
+function writtenOutsideGit(
+  m: Match,
+  live: LiveRecord,
+): { readonly drift?: string | undefined } | undefined {
+  const recorded = recordMetadata(live as { metadata?: string | null });
+  const digestFor = m.declared.digestFor;
+  if (digestFor === undefined) return undefined;
+  if (recorded?.digest !== digestFor(recorded?.writer)) return {};
+  const last = m.kind.writer?.(live);
+  // A service that does not say who wrote: the digest alone decides.
+  if (last === undefined || last === recorded.writer) return undefined;
+  return {
+    drift:
+      recorded.writer === undefined
+        ? `value rewritten: no writer is kept beside its digest, last written by ${last}`
+        : `value changed outside Git: last written by ${last}, not ${recorded.writer}`,
+  };
 }
 
 function planMatch(
@@ -344,6 +424,7 @@ function planMatch(
   m: Match,
   refs: References,
   children: ReadonlyMap<string, readonly LiveRecord[]>,
+  writer: string | undefined,
 ): void {
   const d = m.declared;
   if (d.suspend === true) {
@@ -381,7 +462,7 @@ function planMatch(
     });
     return;
   }
-  if (writeOnlyRules(m.kind).length > 0 && d.digest === undefined) {
+  if (writeOnlyRules(m.kind).length > 0 && d.digestFor === undefined) {
     // The loader refuses such a set with a located error; a caller that skipped it gets no write.
     ctx.blocked.push({
       address: m.address,
@@ -390,7 +471,7 @@ function planMatch(
     });
     return;
   }
-  resolved.values.set('metadata', desiredMetadata(ctx, d));
+  resolved.values.set('metadata', desiredMetadata(ctx.owner, d, writer));
   const sensitive = sensitiveFields(m.kind, d);
   if (m.live === undefined) {
     pushChange(ctx, m.kind, {
@@ -409,7 +490,7 @@ function planMatch(
     planChildren(ctx, m, undefined, []);
     return;
   }
-  const replaced = planExisting(ctx, m, m.live, resolved, sensitive, refs);
+  const replaced = planExisting(ctx, m, m.live, resolved, sensitive, refs, writer);
   if (replaced) planChildren(ctx, m, undefined, []);
   else planChildren(ctx, m, m.live.id, children.get(m.live.id) ?? []);
 }
@@ -586,6 +667,7 @@ function planExisting(
   resolved: Resolved,
   sensitive: ReadonlySet<string>,
   refs: References,
+  writer: string | undefined,
 ): boolean {
   const d = m.declared;
   const changed: FieldChange[] = [];
@@ -599,14 +681,28 @@ function planExisting(
     if (rule.replace === true) replace = true;
   }
   // A write-only value is never read back: the digest kept beside it says whether Git changed
-  // it. Sent (with the metadata holding the new digest) only when the digests differ.
+  // it, and the writer kept with it whether someone else wrote it since. Sent (with the
+  // metadata holding the new digest) only then.
   const writeOnly = writeOnlyRules(m.kind);
-  const rewrite = writeOnly.length > 0 && liveDigest(live) !== d.digest;
-  if (rewrite) {
+  const outside = writeOnly.length > 0 ? writtenOutsideGit(m, live) : undefined;
+  if (outside !== undefined) {
     for (const rule of writeOnly) {
       if (!resolved.values.has(rule.name)) continue;
       changed.push({ path: rule.name, after: resolved.values.get(rule.name), sensitive: true });
     }
+  }
+  if (writeOnly.length > 0) {
+    // Compared with the writer the record keeps (a record another actor of ours wrote is not
+    // written again for that alone); once written anyway, it records the actor writing it.
+    const kept = recordMetadata(live as { metadata?: string })?.writer;
+    const same = desiredMetadata(ctx.owner, d, kept);
+    const written = outside !== undefined || changed.length > 0;
+    resolved.values.set(
+      'metadata',
+      written || !equal(normalisedMetadata(live), same)
+        ? desiredMetadata(ctx.owner, d, writer ?? kept)
+        : same,
+    );
   }
   const metadata = resolved.values.get('metadata');
   if (!equal(normalisedMetadata(live), metadata)) {
@@ -651,7 +747,9 @@ function planExisting(
   pushChange(ctx, m.kind, {
     ...common,
     action: adopt ? 'adopt' : 'update',
-    reason: adopt ? `adopt ${live.id}` : `changed ${changed.map((c) => c.path).join(', ')}`,
+    reason: adopt
+      ? `adopt ${live.id}`
+      : (outside?.drift ?? `changed ${changed.map((c) => c.path).join(', ')}`),
     fields: changed,
     operations: [
       withGraph(

@@ -2,6 +2,8 @@
  * The planner's public surface: build a plan, mask it, render it. Everything here is pure; the
  * I/O around it (load, observe, fingerprints) is `src/engine/pipeline.ts`.
  */
+
+export { writerStamps } from './generic.js';
 export { type MaskedPlan, maskPlan } from './mask.js';
 export * from './model.js';
 export {

@@ -14,6 +14,7 @@ import type { Duplex } from 'node:stream';
 import { API_VERSION, ERROR_CODE, ID_PREFIX, LIMITS } from '../hosted/edge-api.js';
 import type { Logger } from '../log.js';
 import { realSleep, type Sleep } from '../retry.js';
+import { principalId } from './endpoints/handlers.js';
 import { RequestError, StoreError } from './errors.js';
 import { type Call, createHandlers, type Handlers, type Reply } from './handlers.js';
 import { createIdGenerator, type IdGenerator } from './ids.js';
@@ -23,7 +24,7 @@ import { BODY_METHODS, type Method, parseQuery, resolve, splitPath } from './rou
 import { SecretSealer } from './secret-seal.js';
 import type { Store } from './store.js';
 import {
-  createAuthenticator,
+  Authenticator,
   createOperationIds,
   errorBody,
   isJsonContentType,
@@ -70,6 +71,12 @@ export interface EdgeServer {
   /** The node:http `clientError` listener: malformed HTTP gets a JSON 400 (or 431), then close. */
   readonly clientError: (err: Error & { code?: string }, socket: Duplex) => void;
   readonly renderer: Renderer;
+  /**
+   * Accepts `key` for the service user `serviceUser` (`bot_`) of the account `accountId` from
+   * now on: its requests act on that account, and what it writes names the service user as
+   * `created_by` / `last_updated_by`. Refused while the service user is missing or inactive.
+   */
+  readonly addServiceUserKey: (key: string, accountId: string, serviceUser: string) => void;
 }
 
 interface RequestHead {
@@ -295,7 +302,7 @@ interface App {
   readonly accountThrottle: AccountThrottle;
   readonly held: HeldWrites;
   readonly log: ServerDeps['logger'];
-  readonly authenticate: ReturnType<typeof createAuthenticator>;
+  readonly keys: Authenticator;
   readonly operationId: () => string;
 }
 
@@ -319,7 +326,7 @@ export function createServer(deps: ServerDeps): EdgeServer {
     accountThrottle: new AccountThrottle(),
     held: new HeldWrites(),
     log: deps.logger,
-    authenticate: createAuthenticator(deps.apiKeys),
+    keys: new Authenticator(deps.apiKeys),
     operationId: createOperationIds(ids.next(ID_PREFIX.operation).slice(0, -8)),
   };
   return {
@@ -332,19 +339,27 @@ export function createServer(deps: ServerDeps): EdgeServer {
       answerClientError(err, socket, app.operationId());
     },
     renderer,
+    addServiceUserKey: (key, accountId, serviceUser) =>
+      app.keys.addServiceUserKey(key, accountId, serviceUser),
   };
 }
 
-function accountOf(app: App, req: IncomingMessage): string {
-  const accountId = app.authenticate(req.headers.authorization);
-  if (accountId === undefined) {
+/** The account a request acts on, and the actor its key speaks for (the account's owner, or a service user). */
+function credentialOf(app: App, req: IncomingMessage): { accountId: string; actor: string } {
+  const found = app.keys.authenticate(req.headers.authorization);
+  // A service user's key works while its service user exists and is active.
+  const user =
+    found?.serviceUser === undefined
+      ? undefined
+      : app.deps.store.account(found.accountId).bots.get(found.serviceUser);
+  if (found === undefined || (found.serviceUser !== undefined && user?.active !== true)) {
     throw new RequestError(
       401,
       ERROR_CODE.unauthorized,
       'missing or unknown API key: send Authorization: Bearer <API key>',
     );
   }
-  return accountId;
+  return { accountId: found.accountId, actor: found.serviceUser ?? principalId(found.accountId) };
 }
 
 /** The `rateLimit` knob: 429 with Retry-After once the account's window is full. */
@@ -395,7 +410,7 @@ async function applyKnobs(app: App, head: RequestHead): Promise<{ late: boolean;
 async function pipeline(app: App, req: IncomingMessage, res: ServerResponse, opId: string) {
   const { deps } = app;
   const head = headOf(req);
-  const accountId = accountOf(app, req);
+  const { accountId, actor } = credentialOf(app, req);
   checkVersion(req.headers['svc-version']);
   const { resolved, handlerName } = routeOf(head);
   const page = parseQuery(head.query, resolved);
@@ -409,6 +424,7 @@ async function pipeline(app: App, req: IncomingMessage, res: ServerResponse, opI
   const { late, reset } = await applyKnobs(app, head);
   const call: Call = {
     accountId,
+    actor,
     account: deps.store.account(accountId),
     ids: resolved.ids.map(([id]) => id),
     ...(resolved.module === undefined ? {} : { module: resolved.module }),

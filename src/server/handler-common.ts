@@ -26,6 +26,8 @@ export interface Reply {
 
 export interface Call {
   readonly accountId: string;
+  /** The actor the request's key speaks for: the account's owner (`usr_`) or a service user. */
+  readonly actor: string;
   readonly account: AccountState;
   /** Path IDs, already checked for their prefix. */
   readonly ids: readonly string[];

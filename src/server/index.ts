@@ -16,6 +16,7 @@ import { type JournalIo, openJournal, type SalvageReport } from './journal.js';
 import type { ServerKnobs } from './knobs.js';
 import { openSealer, SecretSealer } from './secret-seal.js';
 import { Store } from './store.js';
+import { accountIdForKey } from './wire.js';
 
 export type { AgentEndpointSeed } from './endpoints/seed.js';
 export type { JournalIo } from './journal.js';
@@ -61,6 +62,13 @@ export interface RunningServer {
   readonly requests: Readonly<Record<string, number>>;
   /** Responses sent, by status code (tests count refusals at the server). */
   readonly statuses: Readonly<Record<number, number>>;
+  /**
+   * Issues an API key belonging to the service user `serviceUser` (`bot_`, existing) of the
+   * account of `accountKey` (one of `apiKeys`), as the service issues a service user its keys:
+   * a second actor on one account (what it writes names it as `last_updated_by`). Kept in
+   * memory only, like the accounts' keys; refused once the service user is gone or inactive.
+   */
+  serviceUserKey(accountKey: string, serviceUser: string): string;
   close(): Promise<void>;
 }
 
@@ -105,7 +113,25 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   http.on('request', app.handle);
   http.on('clientError', app.clientError);
   logger.info({ url, persistent: journal !== undefined }, 'edge API server listening');
-  return { url, apiKeys, knobs, requests, statuses, close: closer(http, journal, logger) };
+  const serviceUserKey = (accountKey: string, serviceUser: string): string => {
+    if (!apiKeys.includes(accountKey)) throw new ConfigError('no account has that API key');
+    const accountId = accountIdForKey(accountKey);
+    if (store.account(accountId).bots.get(serviceUser) === undefined) {
+      throw new ConfigError(`no service user ${serviceUser} in that account`);
+    }
+    const key = generateApiKey();
+    app.addServiceUserKey(key, accountId, serviceUser);
+    return key;
+  };
+  return {
+    url,
+    apiKeys,
+    knobs,
+    requests,
+    statuses,
+    serviceUserKey,
+    close: closer(http, journal, logger),
+  };
 }
 
 type Journal = Awaited<ReturnType<typeof openJournal>>;

@@ -8,7 +8,7 @@
  * (./secret-seal.ts) and no operation returns it.
  */
 import { z } from 'zod';
-import { ERROR_CODE, utf8Bytes } from '../hosted/edge-api.js';
+import { ERROR_CODE, ID_PREFIX, utf8Bytes } from '../hosted/edge-api.js';
 import {
   ACCOUNT_ID_PREFIX,
   ACCOUNT_LIMITS,
@@ -26,7 +26,6 @@ import {
   lookup,
   updatedAt,
 } from './account-common.js';
-import { principalId } from './endpoints/handlers.js';
 import { RequestError } from './errors.js';
 import {
   type Call,
@@ -213,8 +212,10 @@ class VaultRenderer {
     return this.#render.ref(`vaults/${id}`, id);
   }
 
+  /** An actor: a service user (`bot_`) under its own collection, the account's owner a user. */
   principalRef(id: string) {
-    return this.#render.ref(`users/${id}`, id);
+    const collection = id.startsWith(ID_PREFIX.botUser) ? 'service_users' : 'users';
+    return this.#render.ref(`${collection}/${id}`, id);
   }
 
   vault(rec: VaultRec): string {
@@ -270,7 +271,7 @@ export function vaultHandlers({ store, render, ids, now, sealer }: HandlerDeps) 
         );
       }
       const at = now();
-      const actor = principalId(call.accountId);
+      const actor = call.actor;
       const rec: VaultRec = {
         id: ids.next(ACCOUNT_ID_PREFIX.vault),
         created_at: rfc3339Seconds(at),
@@ -310,7 +311,7 @@ export function vaultHandlers({ store, render, ids, now, sealer }: HandlerDeps) 
         name,
         ...describedWrite(b, vault),
         updated_at: updatedAt(vault.updated_at, now()),
-        last_updated_by: principalId(call.accountId),
+        last_updated_by: call.actor,
       };
       const durable = store.commit({ t: 'put', k: 'vault', a: call.accountId, r: rec });
       return json(200, vaultJson(rec), durable);
@@ -357,7 +358,7 @@ export function vaultHandlers({ store, render, ids, now, sealer }: HandlerDeps) 
       }
       checkSecretNameFree(call.account, vault, name);
       const at = now();
-      const actor = principalId(call.accountId);
+      const actor = call.actor;
       const id = ids.next(ACCOUNT_ID_PREFIX.secret);
       const rec: SecretRec = {
         id,
@@ -411,7 +412,7 @@ export function vaultHandlers({ store, render, ids, now, sealer }: HandlerDeps) 
         name,
         ...describedWrite(b, secret),
         updated_at: updatedAt(secret.updated_at, now()),
-        last_updated_by: principalId(call.accountId),
+        last_updated_by: call.actor,
         sealed_value: value === undefined ? secret.sealed_value : sealer.seal(secret.id, value),
       };
       const durable = store.commit({ t: 'put', k: 'secret', a: call.accountId, r: rec });

@@ -1,6 +1,6 @@
 /**
- * The local server's small wire-level pieces: API keys to accounts (a digest, compared in
- * constant time), operation IDs, the error body of api-notes, the JSON content-type check, and
+ * The local server's small wire-level pieces: API keys to accounts and service users (a
+ * digest, compared in constant time), operation IDs, the error body of api-notes, the JSON content-type check, and
  * the decoding of a request body.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -12,30 +12,50 @@ export function accountIdForKey(key: string): string {
   return createHash('sha256').update(`edgesync-account:${key}`).digest('hex').slice(0, 32);
 }
 
+/** Who a request's key speaks for: its account, and the service user it belongs to, if any. */
+export interface Credential {
+  readonly accountId: string;
+  /** The service user (`bot_`) owning the key; undefined for the account's own key. */
+  readonly serviceUser?: string | undefined;
+}
+
 /**
- * The account of an `Authorization: Bearer <key>` header, or undefined. Constant-time: every
- * configured key is compared, whatever matches.
+ * The keys the server accepts: each account's own (`apiKeys`, one account per key), and keys
+ * belonging to a service user of an account (added at run time, as the service issues a service
+ * user its API keys). Constant-time: every key is compared, whatever matches.
  */
-export function createAuthenticator(
-  apiKeys: readonly string[],
-): (header: string | undefined) => string | undefined {
-  const keys = apiKeys.map((key) => ({
-    digest: createHash('sha256').update(key).digest(),
-    accountId: accountIdForKey(key),
-  }));
-  return (header) => {
+export class Authenticator {
+  readonly #keys: { readonly digest: Buffer; readonly credential: Credential }[];
+
+  constructor(apiKeys: readonly string[]) {
+    this.#keys = apiKeys.map((key) => ({
+      digest: createHash('sha256').update(key).digest(),
+      credential: { accountId: accountIdForKey(key) },
+    }));
+  }
+
+  /** Accepts `key` for `serviceUser` of `accountId` from now on. */
+  addServiceUserKey(key: string, accountId: string, serviceUser: string): void {
+    this.#keys.push({
+      digest: createHash('sha256').update(key).digest(),
+      credential: { accountId, serviceUser },
+    });
+  }
+
+  /** The credential of an `Authorization: Bearer <key>` header, or undefined. */
+  authenticate(header: string | undefined): Credential | undefined {
     if (header === undefined) return undefined;
     const m = /^Bearer +(\S+) *$/i.exec(header);
     if (m === null) return undefined;
     const digest = createHash('sha256')
       .update(m[1] as string)
       .digest();
-    let found: string | undefined;
-    for (const k of keys) {
-      if (timingSafeEqual(digest, k.digest) && found === undefined) found = k.accountId;
+    let found: Credential | undefined;
+    for (const k of this.#keys) {
+      if (timingSafeEqual(digest, k.digest) && found === undefined) found = k.credential;
     }
     return found;
-  };
+  }
 }
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

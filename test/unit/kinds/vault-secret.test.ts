@@ -11,6 +11,7 @@ import { SecretSchema } from '../../../src/kinds/secret.js';
 import { VaultSchema } from '../../../src/kinds/vault.js';
 import { digestKeyFrom, writeOnlyDigest } from '../../../src/manifest/digest.js';
 import { storedMetadata } from '../../../src/manifest/metadata.js';
+import { writerStamps } from '../../../src/plan/index.js';
 import { maskPlan } from '../../../src/plan/mask.js';
 import type { Plan } from '../../../src/plan/model.js';
 import { buildPlan } from '../../../src/plan/plan.js';
@@ -39,7 +40,7 @@ function secret(value = VALUE, fields: Record<string, unknown> = {}): Declared {
     ...parsed,
     source: SOURCE,
     sensitive: [['value']],
-    digest: writeOnlyDigest(KEY, { value }),
+    digestFor: (writer: string | undefined) => writeOnlyDigest(KEY, { value }, writer),
   } as unknown as Declared;
 }
 
@@ -58,17 +59,33 @@ const LIVE_VAULT: LiveRecord = {
   metadata: storedMetadata({}, { owner: 'default', name: 'webhooks', protect: false }),
 };
 
-function liveSecret(digestOf: string): LiveRecord {
+const US = 'bot_edgesync';
+const SOMEONE = 'usr_dashboard';
+
+/**
+ * A live secret whose metadata keeps the digest of `digestOf` written as `recorded` (undefined:
+ * no writer kept), last written by `lastBy` (undefined: the service says nobody).
+ */
+function liveSecret(
+  digestOf: string,
+  recorded: string | undefined = US,
+  lastBy: string | undefined = recorded,
+  name = 'github_hook',
+): LiveRecord {
   return {
-    id: 'secret_1',
-    name: 'github_hook',
+    id: `secret_${name}`,
+    name,
     description: '',
     vault: { id: 'vault_1', uri: '' },
     vault_name: 'webhooks',
     updated_at: '2026-01-01T00:00:00.000Z',
+    ...(lastBy === undefined ? {} : { last_updated_by: { id: lastBy, uri: '' } }),
     metadata: storedMetadata(
-      { 'edgesync/digest': writeOnlyDigest(KEY, { value: digestOf }) },
-      { owner: 'default', name: 'github_hook', protect: false },
+      {
+        'edgesync/digest': writeOnlyDigest(KEY, { value: digestOf }, recorded),
+        ...(recorded === undefined ? {} : { 'edgesync/by': recorded }),
+      },
+      { owner: 'default', name, protect: false },
     ),
   };
 }
@@ -147,7 +164,9 @@ describe('vaults and secrets in the plan', () => {
     expect(ops).toHaveLength(1);
     expect(ops[0]?.method).toBe('PATCH');
     expect(Object.keys(ops[0]?.body as object).sort()).toEqual(['metadata', 'value']);
-    expect(JSON.stringify(ops[0]?.body)).toContain(writeOnlyDigest(KEY, { value: 'whsec-new' }));
+    expect(JSON.stringify(ops[0]?.body)).toContain(
+      writeOnlyDigest(KEY, { value: 'whsec-new' }, US),
+    );
     expect(shown(plan)).not.toContain('whsec-new');
     expect(shown(plan)).not.toContain(KEY);
   });
@@ -175,10 +194,134 @@ describe('vaults and secrets in the plan', () => {
   });
 
   it('a secret without a digest (no key) is never written', () => {
-    const { digest: _, ...bare } = secret() as Declared & { digest?: string };
+    const { digestFor: _, ...bare } = secret();
     const plan = buildPlan(desired({ vault: [vault()], secret: [bare as Declared] }), live([]));
     expect(acting(plan)).toEqual([]);
     expect(plan.blocked[0]?.reason).toContain('no secret digest key');
+  });
+});
+
+describe('a value written outside Git', () => {
+  const OLD = 'bot_before_rotation';
+  /** What the digest is computed over, as it serialises it: never in an output. */
+  const inputs = (value: string) => [
+    JSON.stringify([['value', value]]),
+    JSON.stringify({ values: [['value', value]], writer: US }),
+  ];
+  const other = (fields: Record<string, unknown> = {}) => {
+    const parsed = SecretSchema.parse({
+      kind: 'Secret',
+      name: 'other_hook',
+      vault: 'webhooks',
+      value: 'whsec-other',
+      ...fields,
+    });
+    return {
+      ...parsed,
+      source: SOURCE,
+      sensitive: [['value']],
+      digestFor: (writer: string | undefined) =>
+        writeOnlyDigest(KEY, { value: 'whsec-other' }, writer),
+    } as unknown as Declared;
+  };
+  const metadataOf = (body: unknown) =>
+    JSON.parse((body as { metadata: string }).metadata) as Record<string, string>;
+
+  it.each([
+    ['its last writer is the one kept beside the digest', US, US, []],
+    ['the service names no writer (digests alone decide)', US, undefined, []],
+    ['its last writer is another actor', US, SOMEONE, ['update secret.github_hook']],
+    ['no writer is kept beside its digest', undefined, SOMEONE, ['update secret.github_hook']],
+    [
+      'someone put their own name beside our digest',
+      SOMEONE,
+      SOMEONE,
+      ['update secret.github_hook'],
+    ],
+  ] as const)('%s', (_, recorded, lastBy, expected) => {
+    const forged = recorded === SOMEONE;
+    const record = liveSecret(VALUE, forged ? US : recorded, lastBy);
+    if (forged) {
+      // The digest made for our writer, the writer key changed to theirs.
+      const meta = JSON.parse(record.metadata as string) as Record<string, string>;
+      (record as unknown as { metadata: string }).metadata = JSON.stringify({
+        ...meta,
+        'edgesync/by': SOMEONE,
+      });
+    }
+    const plan = buildPlan(desired({ vault: [vault()], secret: [secret()] }), live([record]));
+    expect(acting(plan)).toEqual(expected);
+  });
+
+  it('is drift: one PATCH of the value, shown without value, digest input or key', () => {
+    const plan = buildPlan(
+      desired({ vault: [vault()], secret: [secret(), other()] }),
+      live([liveSecret(VALUE, US, SOMEONE), liveSecret('whsec-other', US, US, 'other_hook')]),
+    );
+    const change = plan.changes.find((c) => c.address === 'secret.github_hook');
+    expect(change?.action).toBe('update');
+    expect(change?.reason).toBe(`value changed outside Git: last written by ${SOMEONE}, not ${US}`);
+    expect(change?.operations).toHaveLength(1);
+    const op = change?.operations[0];
+    expect(op?.method).toBe('PATCH');
+    // The metadata already records Git's value written as this actor: the value alone.
+    expect(Object.keys(op?.body as object)).toEqual(['value']);
+    const text = shown(plan);
+    expect(text).toContain('changed outside Git');
+    for (const hidden of [VALUE, KEY, ...inputs(VALUE)]) expect(text).not.toContain(hidden);
+  });
+
+  it('a new secret records the actor the account shows; with none shown, none', () => {
+    const known = buildPlan(
+      desired({ vault: [vault()], secret: [secret(), other()] }),
+      live([liveSecret(VALUE)]),
+    );
+    const create = known.changes.find((c) => c.address === 'secret.other_hook')?.operations[0];
+    expect(metadataOf(create?.body)).toMatchObject({
+      'edgesync/by': US,
+      'edgesync/digest': writeOnlyDigest(KEY, { value: 'whsec-other' }, US),
+    });
+    const fresh = buildPlan(desired({ vault: [vault()], secret: [secret()] }), live([]));
+    const first = fresh.changes.find((c) => c.address === 'secret.github_hook')?.operations[0];
+    expect(metadataOf(first?.body)).not.toHaveProperty('edgesync/by');
+    expect(metadataOf(first?.body)['edgesync/digest']).toBe(writeOnlyDigest(KEY, { value: VALUE }));
+  });
+
+  it('a credential now acting as another actor rewrites nothing it did not touch; a label change records the new actor without the value', () => {
+    const untouched = buildPlan(
+      desired({ vault: [vault()], secret: [secret(), other()] }),
+      live([liveSecret(VALUE, OLD), { ...liveSecret('whsec-other', US, US, 'other_hook') }]),
+    );
+    expect(acting(untouched)).toEqual([]);
+    const relabelled = buildPlan(
+      desired({
+        vault: [vault()],
+        secret: [secret(VALUE, { metadata: { team: 'web' } }), other()],
+      }),
+      live([
+        liveSecret(VALUE, OLD),
+        { ...liveSecret('whsec-other', US, US, 'other_hook'), updated_at: '2026-02-01T00:00:00Z' },
+      ]),
+    );
+    expect(acting(relabelled)).toEqual(['update secret.github_hook']);
+    const op = relabelled.changes.find((c) => c.address === 'secret.github_hook')?.operations[0];
+    expect(Object.keys(op?.body as object)).toEqual(['metadata']);
+    expect(metadataOf(op?.body)).toMatchObject({
+      team: 'web',
+      'edgesync/by': US,
+      'edgesync/digest': writeOnlyDigest(KEY, { value: VALUE }, US),
+    });
+  });
+
+  it('the executor stamps a resource for the writer its answer names', () => {
+    const stamp = writerStamps(desired({ vault: [vault()], secret: [secret()] }), 'default');
+    expect(stamp('vault.webhooks', US)).toBeUndefined();
+    expect(JSON.parse(stamp('secret.github_hook', US) as string)).toEqual({
+      'edgesync/by': US,
+      'edgesync/digest': writeOnlyDigest(KEY, { value: VALUE }, US),
+      'edgesync/name': 'github_hook',
+      'edgesync/owner': 'default',
+    });
   });
 });
 
