@@ -5,8 +5,8 @@
  * someone else shows as a `last_updated_by` other than it. The planner stamps writes with the
  * actor the account shows; this module owns what only answers tell:
  * - the actor is learned from each answer's writer (`KindDefinition.writer`);
- * - a write sent before it was known waits for the first such write's answer, then goes out
- *   stamped with what that answer said (one call each, not two);
+ * - the first stamped write of a run goes alone; the others wait for its answer and go out
+ *   stamped with the actor it named (one call each, not two);
  * - an answer whose writer is not the one its record keeps (the first write on an account, or a
  *   credential that now acts as another actor) is followed by one metadata-only PATCH stamping
  *   the writer it names.
@@ -63,7 +63,7 @@ export class WriterStamps {
 
   /**
    * The body to send for a write: restamped with the actor an earlier answer named when the
-   * plan knew another or none. A write whose actor nobody knows yet either becomes the one that
+   * plan knew another or none. Before any answer named one, a write either becomes the one that
    * learns it (`release` when it is answered or failed) or waits for that one.
    */
   async before(
@@ -82,8 +82,8 @@ export class WriterStamps {
       const metadata = this.#stamp(address, this.#writer);
       return metadata === undefined ? { body } : { body: { ...(body as object), metadata } };
     }
-    // Planned with the actor the account showed: sent as planned (its answer corrects it).
-    if (planned.writer !== undefined) return { body };
+    // The first stamped write of the run goes alone: its answer names the actor the others are
+    // stamped with (the one the plan knew, or another: a credential now acting as another).
     let release = () => {};
     this.#learning = new Promise<void>((resolve) => {
       release = () => {

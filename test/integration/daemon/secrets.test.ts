@@ -1,11 +1,14 @@
 /**
  * The daemon with a vault and a secret (in-process `edgesync run` against the local server over
  * HTTP): the secret converges, and its value, the digest key and what the digest is computed
- * over appear nowhere: not in the logs, `/status`, the per-resource status or `/events`.
+ * over appear nowhere: not in the logs, `/status`, the per-resource status or `/events`. A value
+ * changed outside Git (by another actor: a service user's key) is drift: reported while the
+ * daemon is suspended (it observes), written again once it enforces.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { createApiClient } from '../../../src/api/index.js';
 import { main } from '../../../src/cli/main.js';
 import type { RunningServer } from '../../../src/server/index.js';
 import { Capture } from '../../helpers/capture.js';
@@ -57,8 +60,8 @@ it('converges a secret with neither its value nor the digest key in any output',
     const status = await d.status();
     return status.last_reconcile === null ? undefined : status;
   });
-  // The vault's POST, then the secret's.
-  expect(s.last_reconcile).toMatchObject({ writes: 2, summary: { create: 2 } });
+  // The vault's POST, then the secret's, and the PATCH recording the actor its answer named.
+  expect(s.last_reconcile).toMatchObject({ writes: 3, summary: { create: 2 } });
   const resources = await d.resources();
   expect(resources.map((r) => r.address).sort()).toEqual(['secret.github_hook', 'vault.webhooks']);
   const events = await (await fetch(`${d.base}/events`)).text();
@@ -66,8 +69,9 @@ it('converges a secret with neither its value nor the digest key in any output',
   for (const out of outputs) {
     expect(out).not.toContain(VALUE);
     expect(out).not.toContain(KEY);
-    // The digest's input: the value, as the digest serialises it.
+    // The digest's input: the value, as the digest serialises it (alone, and with its writer).
     expect(out).not.toContain(JSON.stringify([['value', VALUE]]));
+    expect(out).not.toContain(JSON.stringify({ values: [['value', VALUE]] }).slice(0, -1));
   }
 });
 
@@ -102,5 +106,71 @@ it('plan reads the key from --secret-digest-key-file, and without a key refuses 
   for (const out of [withKey.out, withKey.err, without.out, without.err]) {
     expect(out).not.toContain(VALUE);
     expect(out).not.toContain(KEY);
+  }
+});
+
+it('reports a value changed outside Git while suspended, and writes it again in enforce mode', async () => {
+  await writeFile(path.join(dir, 'account.yaml'), MANIFESTS);
+  const owner = createApiClient({ baseUrl: api.url, apiKey: api.apiKey });
+  const bot = await owner.createServiceUser({ name: 'dashboard-user' });
+  const other = createApiClient({
+    baseUrl: api.url,
+    apiKey: api.serviceUserKey(api.apiKey, bot.id),
+  });
+  try {
+    const d = await startDaemon({
+      args: [dir, '--interval', '1h', '--debounce', '20ms'],
+      cwd: tmp,
+      env: {
+        EDGESYNC_API_URL: api.url,
+        EDGESYNC_API_KEY: api.apiKey,
+        EDGESYNC_OWNER: 'default',
+        GITHUB_WEBHOOK_SECRET: VALUE,
+        EDGESYNC_SECRET_DIGEST_KEY: KEY,
+      },
+    });
+    const first = await waitFor(
+      'a cycle',
+      async () => (await d.status()).last_reconcile ?? undefined,
+    );
+    expect(first.result).toBe('changed');
+    const secret = async () => (await owner.listSecrets()).items[0];
+    const ours = (await secret())?.last_updated_by?.id;
+    expect(ours).toMatch(/^usr_/);
+
+    await other.updateVaultSecret((await secret())?.id as string, {
+      value: 'typed-in-the-dashboard',
+    });
+    expect((await secret())?.last_updated_by?.id).toBe(bot.id);
+
+    /** Asks for a cycle and waits for its report. */
+    const cycle = async (after: string) => {
+      expect((await fetch(`${d.base}/-/reconcile`, { method: 'POST' })).status).toBe(202);
+      return waitFor('the requested cycle', async () => {
+        const last = (await d.status()).last_reconcile;
+        return last !== null && last.at !== after ? last : undefined;
+      });
+    };
+    expect((await fetch(`${d.base}/-/suspend`, { method: 'POST' })).status).toBe(200);
+    const observed = await cycle(first.at);
+    expect(observed).toMatchObject({ result: 'drift', writes: 0, out_of_sync: 1 });
+    expect((await secret())?.last_updated_by?.id).toBe(bot.id);
+    const drifted = (await d.resources()).find((r) => r.address === 'secret.github_hook');
+    expect(JSON.stringify(drifted)).toContain('changed outside Git');
+
+    expect((await fetch(`${d.base}/-/resume`, { method: 'POST' })).status).toBe(200);
+    const enforced = await cycle(observed.at);
+    // One PATCH of the value: the metadata already records it as written by this actor.
+    expect(enforced).toMatchObject({ result: 'changed', writes: 1 });
+    expect((await secret())?.last_updated_by?.id).toBe(ours);
+    const outputs = [JSON.stringify(await d.resources()), d.stdout(), d.stderr()];
+    for (const out of outputs) {
+      expect(out).not.toContain(VALUE);
+      expect(out).not.toContain('typed-in-the-dashboard');
+      expect(out).not.toContain(KEY);
+    }
+  } finally {
+    await owner.close();
+    await other.close();
   }
 });

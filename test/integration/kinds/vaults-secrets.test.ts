@@ -13,6 +13,7 @@ import { type ApiClient, createApiClient, observe } from '../../../src/api/index
 import { applyAndVerify } from '../../../src/apply/cycle.js';
 import { importLive } from '../../../src/apply/import.js';
 import { loadManifests } from '../../../src/manifest/loader.js';
+import { writerStamps } from '../../../src/plan/index.js';
 import { maskPlan } from '../../../src/plan/mask.js';
 import { buildPlan } from '../../../src/plan/plan.js';
 import type { RunningServer } from '../../../src/server/index.js';
@@ -91,6 +92,7 @@ async function apply(dir: string, value = VALUE, options: { allowEmpty?: boolean
   const outcome = await applyAndVerify(plan, {
     client,
     live,
+    stamp: writerStamps(desired, plan.owner),
     replan: async () => {
       const again = await observe(client);
       return { live: again, plan: buildPlan(desired, again, options) };
@@ -113,7 +115,13 @@ describe('vaults and secrets over HTTP', () => {
       'create vault.webhooks',
     ]);
     expect(first.outcome.converged).toBe(true);
-    expect(calls).toEqual(['POST /vaults 201', 'POST /vault_secrets 201', 'POST /endpoints 201']);
+    // The secret's first write learns the actor from its answer and records it beside the digest.
+    expect(calls).toEqual([
+      'POST /vaults 201',
+      'POST /vault_secrets 201',
+      'PATCH /vault_secrets/{id} 200',
+      'POST /endpoints 201',
+    ]);
     const secret = first.after.resources?.secret?.[0];
     expect(secret?.vault_name).toBe('webhooks');
     expect(JSON.stringify(secret)).not.toContain(VALUE);
