@@ -16,14 +16,14 @@ import { type Call, clientFor } from './client.js';
 let server: RunningServer & { apiKey: string };
 let call: Call;
 let other: Call;
+const accountKey = generateApiKey();
 const otherKey = generateApiKey();
 const VALUE = 'whsec-Do-Not-Leak-4242';
 const NONE = `_${'0'.repeat(27)}`;
 
 beforeAll(async () => {
-  const key = generateApiKey();
-  server = await startTestServer({ apiKeys: [key, otherKey] });
-  call = clientFor(server, key);
+  server = await startTestServer({ apiKeys: [accountKey, otherKey] });
+  call = clientFor(server, accountKey);
   other = clientFor(server, otherKey);
 });
 afterAll(() => server.close());
@@ -304,6 +304,46 @@ describe('secrets', () => {
     const noFilter = await call('GET', `/vaults/${a}/secrets?filter=true`);
     expect([noFilter.status, noFilter.json.error_code]).toEqual([400, 'ERR_SVC_231']);
     expect((await call('GET', `/vaults/vault${NONE}/secrets`)).status).toBe(404);
+  });
+});
+
+describe('the actor of a write', () => {
+  it("is the key's: the account's owner, or the service user a key belongs to, in created_by and last_updated_by", async () => {
+    const bot = await call('POST', '/service_users', { name: 'dashboard' });
+    expect(bot.status).toBe(201);
+    const botCall = clientFor(server, server.serviceUserKey(accountKey, bot.json.id));
+    const vaultId = await vault('webhooks');
+    const created = await secret({ name: 'hook', vault_id: vaultId });
+    const owner = created.json.last_updated_by.id as string;
+    expect(owner).toMatch(/^usr_/);
+    expect(created.json.created_by).toEqual(created.json.last_updated_by);
+
+    // The service user's key acts on the same account, as another actor.
+    const patched = await botCall('PATCH', `/vault_secrets/${created.json.id}`, { value: 'x2' });
+    expect(patched.status).toBe(200);
+    expect(patched.json.created_by.id).toBe(owner);
+    expect(patched.json.last_updated_by).toEqual({
+      id: bot.json.id,
+      uri: `${server.url}/service_users/${bot.json.id}`,
+    });
+    const byBot = await botCall('POST', '/vaults', { name: 'more' });
+    expect(byBot.json.created_by).toBe(bot.json.id);
+    expect((await call('GET', `/vaults/${byBot.json.id}`)).json.last_updated_by).toBe(bot.json.id);
+    // Another account's key still sees none of it.
+    expect((await other('GET', `/vault_secrets/${created.json.id}`)).status).toBe(404);
+
+    // A key of an inactive, then deleted, service user is refused.
+    await call('PATCH', `/service_users/${bot.json.id}`, { active: false });
+    expect((await botCall('GET', '/vaults')).status).toBe(401);
+    await call('PATCH', `/service_users/${bot.json.id}`, { active: true });
+    expect((await botCall('GET', '/vaults')).status).toBe(200);
+    await call('DELETE', `/vault_secrets/${created.json.id}`);
+    await call('DELETE', `/service_users/${bot.json.id}`);
+    expect((await botCall('GET', '/vaults')).status).toBe(401);
+    expect(() => server.serviceUserKey(accountKey, bot.json.id)).toThrow(/no service user/);
+    expect(() => server.serviceUserKey('esk_not_an_account_key', bot.json.id)).toThrow(
+      /no account/,
+    );
   });
 });
 
