@@ -6,6 +6,7 @@
 import { type ApiClient, createApiClient, observe } from '../../../src/api/index.js';
 import { applyAndVerify } from '../../../src/apply/cycle.js';
 import { type LoadOptions, loadManifests } from '../../../src/manifest/loader.js';
+import { writerStamps } from '../../../src/plan/index.js';
 import { buildPlan } from '../../../src/plan/plan.js';
 
 /** A client whose writes are listed in `calls` as `METHOD /route/{id} STATUS`. */
@@ -35,6 +36,7 @@ export async function applyDir(client: ApiClient, dir: string, options: LoadOpti
   const outcome = await applyAndVerify(plan, {
     client,
     live,
+    stamp: writerStamps(desired, plan.owner),
     replan: async () => {
       const again = await observe(client);
       return { live: again, plan: buildPlan(desired, again) };
