@@ -1,8 +1,10 @@
 /**
  * The convergence invariant, property-based (fast-check) against the local server over HTTP:
  * from a random starting account (edges, cloud endpoints and service users edgesync owns, the
- * last written as ServiceUser or BotUser, made by applying a random manifest set, plus foreign
- * edges and endpoints made by hand and an agent endpoint), applying a random manifest set converges in ONE apply, the following plan is empty,
+ * last written as ServiceUser or BotUser, certificate authorities, vaults and secrets with an
+ * endpoint reading them, made by applying a random manifest set, plus foreign edges and endpoints
+ * made by hand and an agent endpoint), applying a random manifest set converges in ONE apply
+ * (secrets whose values change between the two sets included), the following plan is empty,
  * and every foreign edge and endpoint is byte-for-byte unchanged. Endpoints draw their public
  * hosts from the edges' hosts, so an endpoint often claims a host and port that an edge of the
  * starting set holds (the edge must release it first), and a URL often passes from one endpoint
@@ -22,6 +24,7 @@ import { residualOf } from '../../../src/apply/cycle.js';
 import { loadManifests } from '../../../src/manifest/loader.js';
 import { parseStoredMetadata, storedMetadata } from '../../../src/manifest/metadata.js';
 import { buildPlan } from '../../../src/plan/index.js';
+import { accountSet } from '../../helpers/arbitraries/account.js';
 import {
   type CloudEndpointCase,
   cloudEndpoint,
@@ -152,6 +155,7 @@ const manifestSet = (
         { minLength: 3, maxLength: 3 },
       ),
       endpoints,
+      account: accountSet(),
       bots: fc.uniqueArray(
         fc.record({
           name: fc.constantFrom('ci', 'deploy', 'ops'),
@@ -206,11 +210,12 @@ const manifestSet = (
           ...(b.absent ? { ensure: 'absent' } : {}),
         });
       }
-      docs.push(...s.endpoints.map(manifestDoc));
+      docs.push(...s.endpoints.map(manifestDoc), ...s.account.docs);
       const edgeHosts = HOSTS.filter(
         (h, at) => (s.hostOwner[at] ?? HOSTS.length) < edgeNames.length && !claimed.has(h),
       );
-      return { docs, edgeNames, edgeHosts, endpoints: s.endpoints, env: envOf(s.endpoints) };
+      const env = { ...envOf(s.endpoints), ...s.account.env };
+      return { docs, edgeNames, edgeHosts, endpoints: s.endpoints, env };
     });
 
 const endpointsAt = cloudEndpointSet({
@@ -372,6 +377,8 @@ describe('convergence property', () => {
     const tmp = await tempDir();
     let run = 0;
     const hazards: Hazards = { fromEdge: 0, betweenEndpoints: 0, replaced: 0 };
+    /** Target sets declaring each account kind, and an endpoint reading a CA or a secret. */
+    const declared: Record<string, number> = {};
     try {
       await fc.assert(
         fc.asyncProperty(
@@ -400,6 +407,14 @@ describe('convergence property', () => {
 
               const before = await snapshotOf(server.url, server.apiKey);
               countHazards(hazards, before, target.endpoints);
+              for (const d of target.docs) {
+                const text = d.name === 'hooks' ? JSON.stringify(d) : '';
+                const seen = [
+                  String(d.kind),
+                  ...['"ref"', 'secrets.get'].filter((t) => text.includes(t)),
+                ];
+                for (const k of seen) declared[k] = (declared[k] ?? 0) + 1;
+              }
               await writeManifests(dir, target.docs);
               const applied = await runCli(['apply', dir, ...flags], {
                 env: { ...target.env, ...api },
@@ -427,12 +442,16 @@ describe('convergence property', () => {
             }
           },
         ),
-        { numRuns: 25 },
+        { numRuns: 25, seed: 4242 },
       );
       // The orderings were exercised: URLs passed from edges and between endpoints, replaced.
       expect(hazards.fromEdge).toBeGreaterThan(1);
       expect(hazards.betweenEndpoints).toBeGreaterThan(1);
       expect(hazards.replaced).toBeGreaterThan(1);
+      // So were the account's kinds, and endpoints reading them by reference.
+      for (const kind of ['CertificateAuthority', 'Vault', 'Secret', '"ref"', 'secrets.get']) {
+        expect(declared[kind] ?? 0, kind).toBeGreaterThan(2);
+      }
     } finally {
       await tmp.cleanup();
     }

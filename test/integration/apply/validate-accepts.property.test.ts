@@ -3,7 +3,9 @@
  * drawn from the schemas, with values on both sides of every rule of the hosted service (domain
  * ports, auth on several routes, cookie prefixes, partial circuit breakers, control characters in
  * headers, non-RE2 patterns, webhook providers, mutual TLS under upstream termination; cloud
- * endpoints from the generators, some with one fault, some on an edge's host or sharing a URL):
+ * endpoints from the generators, some with one fault, some on an edge's host or sharing a URL;
+ * certificate authorities, vaults and secrets with an endpoint naming them, some breaking one
+ * rule: a certificate that is no CA, a name the service refuses, a reference to nothing):
  * whenever `validate` succeeds, a cold apply against the local server gets no 4xx at all,
  * counted at the server, and converges.
  */
@@ -11,6 +13,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountSet } from '../../helpers/arbitraries/account.js';
 import {
   type CloudEndpointCase,
   cloudEndpoint,
@@ -123,8 +126,9 @@ const manifestSet = fc
       { maxLength: 2 },
     ),
     endpoints: fc.uniqueArray(endpoint, { maxLength: 2, selector: (c) => c.name }),
+    account: accountSet({ faults: true, host: 'hooks.example.com' }),
   })
-  .map(({ https, tls, endpoints }) => {
+  .map(({ https, tls, endpoints, account }) => {
     // Hostports are unique across a set (a rule of its own, not the one under test here).
     const seen = new Set<string>();
     const unique = (list: string[]) => list.filter((h) => !seen.has(h) && seen.add(h));
@@ -145,8 +149,9 @@ const manifestSet = fc
         ...(e.mtls ? { mutual_tls: { certificate_authority_ids: ['ca_one'] } } : {}),
       })),
       ...endpoints.map(manifestDoc),
+      ...account.docs,
     ];
-    return { docs, env: envOf(endpoints) };
+    return { docs, env: { ...envOf(endpoints), ...account.env } };
   });
 
 describe('validate accepts nothing the server refuses', () => {
