@@ -166,6 +166,8 @@ describe('validate accepts nothing the server refuses', () => {
   it('validate succeeds => a cold apply gets no 4xx and converges', async () => {
     let valid = 0;
     let invalid = 0;
+    /** Valid sets declaring each account kind, or reading one by reference. */
+    const declared: Record<string, number> = {};
     await fc.assert(
       fc.asyncProperty(manifestSet, async ({ docs, env }) => {
         const dir = path.join(tmp.dir, 'set');
@@ -179,6 +181,10 @@ describe('validate accepts nothing the server refuses', () => {
           return;
         }
         valid += 1;
+        const text = JSON.stringify(docs);
+        for (const k of ['CertificateAuthority', 'Secret', '"ref"', 'secrets.get']) {
+          if (text.includes(k)) declared[k] = (declared[k] ?? 0) + 1;
+        }
         const server = await startTestServer({ ipPolicies: NAMED_IP_POLICIES });
         try {
           const apply = await runCli(['apply', '--yes', dir], {
@@ -194,9 +200,12 @@ describe('validate accepts nothing the server refuses', () => {
       }),
       { seed: 9042, numRuns: 400 },
     );
-    // Both sides of the rules were exercised.
+    // Both sides of the rules were exercised, the account's kinds among them.
     expect(valid).toBeGreaterThan(20);
     expect(invalid).toBeGreaterThan(20);
+    for (const kind of ['CertificateAuthority', 'Secret', '"ref"', 'secrets.get']) {
+      expect(declared[kind] ?? 0, kind).toBeGreaterThan(5);
+    }
   }, 120_000);
 
   it("validate succeeds => no 4xx, for endpoints on an edge's host or sharing a URL", async () => {
