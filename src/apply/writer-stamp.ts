@@ -56,11 +56,6 @@ export class WriterStamps {
     this.#stamp = stamp;
   }
 
-  /** The actor the answers named, if any did. */
-  get writer(): string | undefined {
-    return this.#writer;
-  }
-
   /**
    * The body to send for a write: restamped with the actor an earlier answer named when the
    * plan knew another or none. Before any answer named one, a write either becomes the one that
