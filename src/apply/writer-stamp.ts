@@ -39,7 +39,6 @@ function bodyStamp(body: unknown): { readonly writer: string | undefined } | und
 export interface StampFollowUp {
   readonly target: Target;
   readonly body: { readonly metadata: string };
-  readonly writer: string;
 }
 
 /** One execution's knowledge of the actor it writes as. */
@@ -111,6 +110,6 @@ export class WriterStamps {
     const method = definition.api.update;
     if (method === undefined) return undefined;
     const target = resolveTarget(routeTarget(method, record.id), () => undefined);
-    return target === undefined ? undefined : { target, body: { metadata }, writer };
+    return target === undefined ? undefined : { target, body: { metadata } };
   }
 }

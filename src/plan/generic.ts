@@ -415,7 +415,7 @@ function writtenOutsideGit(
     drift:
       recorded.writer === undefined
         ? `value rewritten: no writer is kept beside its digest, last written by ${last}`
-        : `value changed outside Git: last written by ${last}, not ${recorded.writer}`,
+        : `changed outside Git: last written by ${last}, not ${recorded.writer}`,
   };
 }
 

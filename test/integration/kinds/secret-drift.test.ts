@@ -151,7 +151,7 @@ describe('a secret value changed outside Git', () => {
     expect(acting(seen.plan)).toEqual(['update secret.github_hook']);
     const change = seen.plan.changes.find((x) => x.address === 'secret.github_hook');
     expect(change?.reason).toBe(
-      `value changed outside Git: last written by ${moved.last_updated_by?.id}, not ${edgesync.id}`,
+      `changed outside Git: last written by ${moved.last_updated_by?.id}, not ${edgesync.id}`,
     );
     const text = renderText(maskPlan(seen.plan, []), { color: false });
     expect(text).toContain('changed outside Git');

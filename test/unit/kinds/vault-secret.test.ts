@@ -260,7 +260,7 @@ describe('a value written outside Git', () => {
     );
     const change = plan.changes.find((c) => c.address === 'secret.github_hook');
     expect(change?.action).toBe('update');
-    expect(change?.reason).toBe(`value changed outside Git: last written by ${SOMEONE}, not ${US}`);
+    expect(change?.reason).toBe(`changed outside Git: last written by ${SOMEONE}, not ${US}`);
     expect(change?.operations).toHaveLength(1);
     const op = change?.operations[0];
     expect(op?.method).toBe('PATCH');
