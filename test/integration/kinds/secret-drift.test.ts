@@ -13,12 +13,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { type ApiClient, createApiClient, observe } from '../../../src/api/index.js';
 import { applyAndVerify } from '../../../src/apply/cycle.js';
+import { main } from '../../../src/cli/main.js';
 import { loadManifests } from '../../../src/manifest/loader.js';
 import { maskPlan, writerStamps } from '../../../src/plan/index.js';
 import { buildPlan } from '../../../src/plan/plan.js';
 import { renderText } from '../../../src/plan/render/text.js';
 import type { RunningServer } from '../../../src/server/index.js';
-import { startTestServer } from '../../helpers/server.js';
+import { Capture } from '../../helpers/capture.js';
+import { startTestServer, writesAt } from '../../helpers/server.js';
 import { tempDir } from '../apply/helpers.js';
 
 const KEY = 'drift-test-digest-key-4f1c9a';
@@ -228,5 +230,47 @@ describe('a secret value changed outside Git', () => {
       expect((await liveSecret(name)).last_updated_by?.id).toBe(next.id);
     }
     expect(acting(changed.next)).toEqual([]);
+  });
+
+  it('through the CLI: plan exits 2 naming the drift, apply writes once, plan exits 0', async () => {
+    const edgesync = await serviceUserKey('edgesync');
+    const dir = await write([VAULT, secretDoc('github_hook')]);
+    const cli = async (argv: string[]) => {
+      const stdout = new Capture();
+      const stderr = new Capture();
+      const code = await main({
+        argv,
+        stdout,
+        stderr,
+        env: {
+          EDGESYNC_API_URL: server.url,
+          EDGESYNC_API_KEY: edgesync.key,
+          EDGESYNC_OWNER: 'default',
+          EDGESYNC_RATE_LIMIT: 'none',
+          HOOK_SECRET: VALUE,
+          EDGESYNC_SECRET_DIGEST_KEY: KEY,
+        },
+        cwd: tmp.dir,
+        signal: new AbortController().signal,
+      });
+      const out = stdout.text + stderr.text;
+      for (const hidden of [VALUE, DASHBOARD_VALUE, KEY]) expect(out).not.toContain(hidden);
+      return { code, out };
+    };
+    expect((await cli(['apply', dir, '--yes'])).code).toBe(0);
+    const { id } = await liveSecret('github_hook');
+    await dashboard.updateVaultSecret(id, { value: DASHBOARD_VALUE });
+
+    const drift = await cli(['plan', dir, '--detailed-exitcode']);
+    expect(drift.code, drift.out).toBe(2);
+    expect(drift.out).toContain('changed outside Git');
+    const json = await cli(['plan', dir, '--output', 'json']);
+    expect(json.out).toContain('changed outside Git');
+
+    const before = writesAt(server);
+    const applied = await cli(['apply', dir, '--yes']);
+    expect(applied.code, applied.out).toBe(0);
+    expect(writesAt(server) - before).toBe(1);
+    expect((await cli(['plan', dir, '--detailed-exitcode'])).code).toBe(0);
   });
 });
