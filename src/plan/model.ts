@@ -140,6 +140,32 @@ const resourceChangeSchemaOf = <P extends z.ZodType>(path: P) =>
   });
 export type ResourceChange = Plan['changes'][number];
 
+/**
+ * A definition's `Readiness` (src/kinds/definition.ts) of a declared resource that exists live
+ * and is not ready to serve (a domain whose certificate
+ * waits for DNS), with what is missing: shown by every renderer, changes nothing by itself.
+ */
+export const readinessEntrySchema = z.object({
+  address: z.string(),
+  /** The live ID. */
+  id: z.string(),
+  state: z.enum(['ready', 'pending', 'error']),
+  /** What is missing, or the service's message. */
+  message: z.string(),
+  /** DNS records to create for it to become ready. */
+  records: z
+    .array(z.object({ name: z.string(), type: z.literal('CNAME'), target: z.string() }))
+    .optional(),
+});
+export type ReadinessEntry = z.infer<typeof readinessEntrySchema>;
+
+/**
+ * What a create held back waits for (`Blocked.waiting_for`): the resource that is not ready,
+ * its state and message, and the DNS records still to create.
+ */
+export const waitingForSchema = readinessEntrySchema.omit({ id: true });
+export type WaitingFor = z.infer<typeof waitingForSchema>;
+
 /** A resource the plan will not touch, and why (foreign hostport conflict, guard, protect). */
 export const blockedSchema = z.object({
   address: z.string(),
@@ -148,6 +174,11 @@ export const blockedSchema = z.object({
   /** `suspended`: the manifest says `suspend: true`, so it is left as it is live. */
   /** `excluded`: a file `--exclude` skipped declares it, so it is left as it is live. */
   kind: z.enum(['conflict', 'guard', 'suspended', 'excluded']),
+  /**
+   * A create held back until what it needs is ready (an endpoint on a domain whose certificate
+   * waits for DNS): the resources it waits for, with the records to create (absent otherwise).
+   */
+  waiting_for: z.array(waitingForSchema).optional(),
 });
 export type Blocked = z.infer<typeof blockedSchema>;
 
@@ -178,25 +209,6 @@ export const cutoverSchema = z.object({
   endpoints: z.array(z.object({ address: z.string(), url: z.string(), hostport: z.string() })),
 });
 export type Cutover = z.infer<typeof cutoverSchema>;
-
-/**
- * A definition's `Readiness` (src/kinds/definition.ts) of a declared resource that exists live
- * and is not ready to serve (a domain whose certificate
- * waits for DNS), with what is missing: shown by every renderer, changes nothing by itself.
- */
-export const readinessEntrySchema = z.object({
-  address: z.string(),
-  /** The live ID. */
-  id: z.string(),
-  state: z.enum(['ready', 'pending', 'error']),
-  /** What is missing, or the service's message. */
-  message: z.string(),
-  /** DNS records to create for it to become ready. */
-  records: z
-    .array(z.object({ name: z.string(), type: z.literal('CNAME'), target: z.string() }))
-    .optional(),
-});
-export type ReadinessEntry = z.infer<typeof readinessEntrySchema>;
 
 const planSchemaOf = <P extends z.ZodType>(path: P) =>
   z.object({
