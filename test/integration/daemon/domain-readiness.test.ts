@@ -148,6 +148,8 @@ it('a domain waiting for DNS: events and notifications name the CNAME; the DNS t
     (await live()).endpoints.length > 0 ? true : undefined,
   );
   expect((await live()).endpoints).toEqual(['https://app.example.com']);
+  // Nothing but the timer triggers a cycle here (no file changes, no request): a resync did it.
+  expect((await d.status()).last_reconcile?.reason).toBe('resync');
   const after = await waitFor('the ready event', async () => {
     const all = await events();
     return all.some((e) => e.type === 'changed' && e.resource === 'cloud_endpoint.app')
