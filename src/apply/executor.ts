@@ -192,8 +192,11 @@ interface Run {
   readonly total: number;
   readonly bindings: Map<string, string>;
   readonly failedRoots: Set<string>;
-  /** Roots with an operation that did not run (skipped): a `requires` on them is not met. */
-  readonly unfinishedRoots: Set<string>;
+  /**
+   * Per operation, the operations it fails closed on (its graph edges `reference`, `claim`,
+   * `handover`): it is not attempted unless each of them succeeded.
+   */
+  readonly needs: ReadonlyMap<number, readonly GraphStep[]>;
   readonly vanished: string[];
   readonly errors: OperationFailure[];
   readonly messages: string[];
@@ -233,7 +236,7 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
     );
   }
   const graph = planGraph(plan.changes);
-  const run = startRun(options, graph.steps.length);
+  const run = startRun(options, graph);
   const lastCutover = graph.waves.findLastIndex((wave) => wave.some((u) => u.cutover));
   for (const [i, wave] of graph.waves.entries()) {
     await runWave(run, graph, wave);
@@ -242,7 +245,25 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
   return resultOf(run);
 }
 
-function startRun(options: ExecuteOptions, total: number): Run {
+/** Outcomes that meet a requirement. */
+const SUCCEEDED: ReadonlySet<OperationOutcome> = new Set(['ok', 'recovered', 'gone']);
+
+/** The edges an operation fails closed on, by the operation's index. */
+function needsOf(graph: PlanGraph): Map<number, GraphStep[]> {
+  const out = new Map<number, GraphStep[]>();
+  for (const e of graph.edges) {
+    if (e.reason !== 'reference' && e.reason !== 'claim' && e.reason !== 'handover') continue;
+    const from = graph.steps[e.from];
+    if (from === undefined) continue;
+    const list = out.get(e.to);
+    if (list === undefined) out.set(e.to, [from]);
+    else list.push(from);
+  }
+  return out;
+}
+
+function startRun(options: ExecuteOptions, graph: PlanGraph): Run {
+  const total = graph.steps.length;
   return {
     options,
     concurrency: Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY)),
@@ -256,7 +277,7 @@ function startRun(options: ExecuteOptions, total: number): Run {
     total,
     bindings: new Map(),
     failedRoots: new Set(),
-    unfinishedRoots: new Set(),
+    needs: needsOf(graph),
     vanished: [],
     errors: [],
     messages: [],
@@ -401,10 +422,8 @@ function report(
   counts.finished += 1;
   run.outcomes[step.index] = outcome;
   if (outcome === 'failed') counts.failed += 1;
-  else if (outcome === 'skipped') {
-    counts.skipped += 1;
-    run.unfinishedRoots.add(step.change.root);
-  } else {
+  else if (outcome === 'skipped') counts.skipped += 1;
+  else {
     counts.done += 1;
     if (outcome !== 'gone') counts.writes += 1;
   }
@@ -554,9 +573,13 @@ function concreteTarget(run: Run, step: Step): Target | undefined {
   // Fail closed: an endpoint whose host and port an edge, or whose URL another endpoint, had
   // to release first is not written when that release did not succeed (the service would
   // answer 381, or 18009 and its kin).
-  const unmet = [...(op.requires ?? []), ...(op.after ?? [])].filter(
-    (r) => run.failedRoots.has(r) || run.unfinishedRoots.has(r),
+  // Its predecessors by those edges: the operations of the roots it names.
+  const unsettled = new Set(
+    (run.needs.get(step.index) ?? [])
+      .filter((p) => !SUCCEEDED.has(run.outcomes[p.index] ?? 'skipped'))
+      .map((p) => p.change.root),
   );
+  const unmet = [...(op.requires ?? []), ...(op.after ?? [])].filter((r) => unsettled.has(r));
   if (unmet.length > 0) {
     const message = `not attempted: it waits for ${unmet.join(', ')} (${waitsFor(op)}), which did not succeed`;
     fail(run, step, op.path, new EdgesyncError('ES_API', message), 0);

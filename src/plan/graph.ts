@@ -244,17 +244,22 @@ function unitsOf(
     else list.push(s);
   }
   const inCutover = (root: string) => byRoot.get(root)?.some((t) => t.op.phase === 'cutover');
+  const leadOf = (list: readonly GraphStep[]): string | undefined => {
+    const first = list[0] as GraphStep;
+    if (first.op.phase !== 'cutover') return undefined;
+    const lead = list.flatMap((s) => s.op.requires ?? []).find((r) => inCutover(r));
+    return lead === first.change.root ? undefined : lead;
+  };
+  // A root that follows another's lead is not a lead itself: what names it leads its own unit.
+  const following = new Set<string>();
+  for (const list of groups.values()) {
+    if (leadOf(list) !== undefined) following.add((list[0] as GraphStep).change.root);
+  }
   const followers = new Map<string, GraphStep[][]>();
   const leads: GraphStep[][] = [];
   for (const list of groups.values()) {
-    const first = list[0] as GraphStep;
-    if (first.op.phase !== 'cutover') {
-      leads.push(list);
-      continue;
-    }
-    const root = first.change.root;
-    const lead = list.flatMap((s) => s.op.requires ?? []).find((r) => inCutover(r));
-    if (lead === undefined || lead === root) {
+    const lead = leadOf(list);
+    if (lead === undefined || following.has(lead)) {
       leads.push(list);
       continue;
     }
