@@ -27,7 +27,7 @@ const opSpec = fc.record({
   phase: fc.constantFrom(...PHASES),
   requires: fc.uniqueArray(fc.nat(6), { maxLength: 2 }),
   after: fc.uniqueArray(fc.nat(6), { maxLength: 2 }),
-  fails: fc.boolean({ trueWeight: 1, falseWeight: 5 }),
+  fails: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
 });
 
 const planSpec = fc.record({
