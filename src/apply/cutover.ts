@@ -33,7 +33,10 @@ export interface Unserved {
 
 /**
  * The cut-over units of a plan's steps, in plan order of their edges: the units of the plan's
- * graph (../plan/graph.ts) that are the cut-over's. Pure.
+ * graph (../plan/graph.ts) that are the cut-over's. Pure; the executor reads the same units
+ * from the graph it runs.
+ *
+ * @internal
  */
 export function cutoverUnits(steps: readonly Pick<GraphStep, 'change' | 'op'>[]): Unit[] {
   const changes = [...new Set(steps.map((s) => s.change))];

@@ -153,7 +153,10 @@ export interface PlanGraph {
   readonly joins: Readonly<Record<Join, number>>;
   /** The units in waves: each unit's predecessors are all in earlier waves. */
   readonly waves: readonly (readonly Unit[])[];
-  /** Units caught in a cycle (the planner refuses one: `assertAcyclic`); none from a plan. */
+  /**
+   * Units on a cycle or behind one, run in a last wave where their unmet predecessors fail them
+   * closed; none from a plan (the planner refuses a cycle: `assertAcyclic`).
+   */
   readonly cycle?: readonly Unit[] | undefined;
 }
 
@@ -283,7 +286,7 @@ function unitsOf(
 
 /**
  * The units in waves (Kahn's levels: a join is as late as its latest predecessor, a unit one
- * wave after its latest); each wave in plan order. Units left over sit on a cycle.
+ * wave after its latest); each wave in plan order. Units left over sit on a cycle or behind one.
  */
 function wavesOf(
   units: readonly Unit[],
