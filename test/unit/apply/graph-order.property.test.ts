@@ -3,7 +3,8 @@
  * plans (roots with operations of every role, `requires` and `after` between them) with
  * generated failures and concurrency, every operation sent starts after all of its graph
  * predecessors finished, none is sent past a failed one it depends on, and every operation not
- * sent depends on a failure (or sits in a cut-over that stopped at a failed unit).
+ * sent depends on a failure (or sits in a cut-over that stopped at a failed unit). And one case
+ * the roles alone never ordered: a reference between two operations of the cut-over.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -164,5 +165,34 @@ describe('the executor runs the plan graph', () => {
       }),
       { seed: 20261129, numRuns: 300 },
     );
+  });
+});
+
+describe('the executor orders by edges, not by roles', () => {
+  it('an operation of the cut-over that refers to another waits for it', async () => {
+    const events: string[] = [];
+    const { client } = fakeClient((call) => {
+      events.push(`send ${String(call.args[0])}`);
+      return undefined;
+    });
+    const changes = [
+      change('tls_edge.e0', [op('PATCH', '/edges/tls/edgtls_0', { phase: 'cutover', body: {} })]),
+      change('tls_edge.e1', [
+        op('PATCH', '/edges/tls/edgtls_1', { phase: 'cutover', body: {}, after: ['tls_edge.e0'] }),
+      ]),
+    ];
+    const result = await executePlan(plan(changes), {
+      client,
+      concurrency: 2,
+      ...base,
+      onProgress: (e) => events.push(`${e.outcome} ${e.path}`),
+    });
+    expect(result.done).toBe(2);
+    expect(events).toEqual([
+      'send edgtls_0',
+      'ok /edges/tls/edgtls_0',
+      'send edgtls_1',
+      'ok /edges/tls/edgtls_1',
+    ]);
   });
 });
