@@ -117,6 +117,13 @@ export type Attempted<T> =
       readonly failure: unknown;
       /** The server's `Retry-After`, when it gave one (`parseRetryAfter`). */
       readonly retryAfterMs?: number | undefined;
+      /**
+       * This failure costs no attempt and no wait: the loop goes again at once, under the same
+       * attempt number. For a failure that says "not now" rather than "failed" and whose wait
+       * the attempt itself takes (the API client's 429 absorbed by its rate limiter, which holds
+       * the next send until the window frees). The caller bounds how often it says so.
+       */
+      readonly costsNoAttempt?: boolean | undefined;
     };
 
 export interface RetryLoop {
@@ -129,6 +136,13 @@ export interface RetryLoop {
   readonly signal?: AbortSignal | undefined;
   /** A longer `Retry-After` ends the loop with the failure (default: any is waited for). */
   readonly maxRetryAfterMs?: number | undefined;
+  /**
+   * What an abort (before or during a wait) throws: `failure` (the default), the last failure,
+   * so that a queue shutting down says what went wrong; `aborted`, the `AbortedError`, for a
+   * caller whose abort is the user's (the API client: a Ctrl-C is reported as one, not as the
+   * 503 it interrupted).
+   */
+  readonly onAbort?: 'failure' | 'aborted' | undefined;
   /** Told before each wait (for a log line): the attempt that failed, and the wait. */
   readonly onRetry?: ((attempt: number, waitMs: number, failure: unknown) => void) | undefined;
 }
@@ -137,24 +151,35 @@ export interface RetryLoop {
  * Runs `attempt` (numbered from 1) until it is done, waiting between failures as the loop says.
  * When no attempt is left, when the server asks for too long a wait, or when the signal fires
  * (before or during a wait) the last failure is thrown: the caller learns what went wrong, not
- * merely that the waiting stopped. An error `attempt` throws is not retried.
+ * merely that the waiting stopped (`onAbort: 'aborted'` throws the `AbortedError` instead). An
+ * error `attempt` throws is not retried. A failure that `costsNoAttempt` is tried again at once,
+ * under the same number.
  */
 export async function retrying<T>(
   loop: RetryLoop,
   attempt: (n: number) => Promise<Attempted<T>>,
 ): Promise<T> {
   const random = loop.random ?? Math.random;
+  const { signal } = loop;
+  const stop = (failure: unknown): unknown =>
+    loop.onAbort === 'aborted' && signal !== undefined ? abortedError(signal) : failure;
   for (let n = 1; ; n++) {
-    const outcome = await attempt(n);
+    let outcome = await attempt(n);
+    // "Not now" is not a failure: the same attempt goes again (its own wait is in `attempt`).
+    while (!outcome.done && outcome.costsNoAttempt === true) {
+      if (signal?.aborted) throw stop(outcome.failure);
+      outcome = await attempt(n);
+    }
     if (outcome.done) return outcome.value;
-    if (n >= loop.attempts || loop.signal?.aborted) throw outcome.failure;
+    if (n >= loop.attempts) throw outcome.failure;
     const wait = retryWait(n - 1, loop.backoff, random, outcome.retryAfterMs, loop.maxRetryAfterMs);
     if (wait === undefined) throw outcome.failure;
+    if (signal?.aborted) throw stop(outcome.failure);
     loop.onRetry?.(n, wait, outcome.failure);
     try {
-      await abortableSleep(loop.sleep, wait, loop.signal);
+      await abortableSleep(loop.sleep, wait, signal);
     } catch (err) {
-      if (err instanceof AbortedError && loop.signal?.aborted) throw outcome.failure;
+      if (err instanceof AbortedError && signal?.aborted) throw stop(outcome.failure);
       throw err;
     }
   }

@@ -2,7 +2,8 @@
  * The client's retry policy, as pure functions: which failures are transient, which writes may
  * be re-sent, and the bounds of its waits. How long each wait is (capped exponential backoff
  * with full jitter, or the server's `Retry-After`) and the abortable sleep are ../retry.ts's,
- * shared with every other caller that retries. The client's loop only asks.
+ * shared with every other caller that retries, and so is the loop (`retrying`): the transport
+ * only tells it what each attempt's failure means.
  */
 
 export interface RetryOptions {

@@ -1,7 +1,7 @@
 /**
  * The client's transport: one HTTP exchange with the Edge API (headers, timeout, the client-side
- * rate limit, retries with backoff, typed errors with the key redacted) and the validation of
- * the answer against its zod schema. The client's methods (./client.ts, from the table in ./routes.ts) and pagination
+ * rate limit, retries through the shared loop of ../retry.ts with the API's rules of ./retry.ts,
+ * typed errors with the key redacted) and the validation of the answer against its zod schema. The client's methods (./client.ts, from the table in ./routes.ts) and pagination
  * (./pagination.ts) are built on `send`; the bytes go through an `HttpExchange` (./exchange.ts).
  */
 import { STATUS_CODES } from 'node:http';
@@ -17,11 +17,10 @@ import {
 } from '../errors.js';
 import { API_VERSION } from '../hosted/edge-api.js';
 import {
-  abortableSleep,
   abortedError,
   parseRetryAfter,
   realSleep,
-  retryWait,
+  retrying,
   type Sleep,
   throwIfAborted,
 } from '../retry.js';
@@ -257,49 +256,93 @@ function unanswered(w: Wire, call: Call, err: unknown, timedOut: boolean): Attem
   };
 }
 
-/** Sends a call until it gets a 2xx answer, a final failure, or its retries run out. */
+/**
+ * Sends a call until it gets a 2xx answer, a final failure, or its retries run out: the shared
+ * loop (../retry.ts) with the API's rules. Each attempt takes a slot of the limiter, then asks
+ * the fence, then goes; a 429 the limiter absorbs costs no attempt (the next acquire waits the
+ * window out).
+ */
 async function exchange(w: Wire, call: Call): Promise<Answer> {
-  const { limiter, options, log } = w;
+  const { retry, log } = w;
   let throttles = 0;
-  for (let attempt = 1; ; attempt++) {
-    throwIfAborted(call.signal);
-    const sentAt = await limiter?.acquire(call.signal, options.priority?.() ?? 'normal');
-    // The fence, at the moment the request leaves: nothing is awaited between this check and
-    // the send, so a lease lost or writes suspended while this call waited (in the limiter, or
-    // out a retry's backoff) stops it here. The slot it was granted goes back.
-    const refused = stopped(call);
-    if (refused !== undefined) {
-      if (sentAt !== undefined) limiter?.unused(sentAt);
-      throw refused;
-    }
-    let result: AttemptResult | undefined;
-    try {
-      result = await attemptOnce(w, call, attempt);
-    } finally {
-      // The slot is timed from the answer: the service counted the request before it. A 429
-      // tells the limiter more than that (below).
-      if (sentAt !== undefined && !isThrottle(result)) limiter?.answered(sentAt);
-    }
-    if (result.ok) return result;
+  const loop = {
+    attempts: retry.maxAttempts,
+    backoff: { baseMs: retry.baseDelayMs, maxMs: retry.maxDelayMs },
+    maxRetryAfterMs: retry.maxRetryAfterMs,
+    sleep: w.sleep,
+    random: w.random,
+    signal: call.signal,
+    onAbort: 'aborted',
+    onRetry: (attempt: number, delayMs: number, failure: unknown) =>
+      log?.warn(
+        { method: call.method, route: call.route, attempt, delayMs, failure: failedWith(failure) },
+        'retrying API request',
+      ),
+  } as const;
+  return retrying<Answer>(loop, async (attempt) => {
+    const result = await attemptThroughLimiter(w, call, attempt);
+    if (result.ok) return { done: true, value: result };
     const { failure } = result;
+    const verdict = classifyFailure(call.method, failure);
+    // Reads have no outcome to be unsure of; a refused or rate-limited write did nothing.
+    const outcomeUnknown =
+      verdict !== 'fail' && call.method !== 'GET' && mayHaveBeenPerformed(failure);
+    const error = result.toError(outcomeUnknown);
     if (failure.kind === 'status' && failure.status === 429) {
-      options.onThrottled?.();
-      if (sentAt !== undefined) limiter?.throttled(failure.retryAfterMs, sentAt);
-      if (limiter !== undefined && throttles < MAX_THROTTLES) {
+      w.options.onThrottled?.();
+      if (w.limiter !== undefined && throttles < MAX_THROTTLES) {
         // The budget is shared: every request of the process pauses (once) until the window
         // frees, and this one goes again when a slot does. It does not use up a retry: the
         // 429 says "not now", not "failed", and the limiter makes sure the cycle progresses.
         throttles += 1;
-        attempt -= 1;
         log?.warn(
           { method: call.method, route: call.route, throttles },
           'rate limited (429): pausing every request of this account until the window frees',
         );
-        continue;
+        return { done: false, failure: error, costsNoAttempt: true };
       }
     }
-    await retryOrThrow(w, call, attempt, result);
+    if (verdict !== 'retry') throw error;
+    const retryAfterMs = failure.kind === 'status' ? failure.retryAfterMs : undefined;
+    return { done: false, failure: error, retryAfterMs };
+  });
+}
+
+/**
+ * One attempt under the limiter: a slot, then the fence at the moment the request leaves
+ * (nothing is awaited between this check and the send, so a lease lost or writes suspended
+ * while this call waited, in the limiter or out a retry's backoff, stops it here, and the slot
+ * it was granted goes back), then the exchange, its answer told to the limiter.
+ */
+async function attemptThroughLimiter(w: Wire, call: Call, attempt: number): Promise<AttemptResult> {
+  const { limiter } = w;
+  throwIfAborted(call.signal);
+  const sentAt = await limiter?.acquire(call.signal, w.options.priority?.() ?? 'normal');
+  const refused = stopped(call);
+  if (refused !== undefined) {
+    if (sentAt !== undefined) limiter?.unused(sentAt);
+    throw refused;
   }
+  let result: AttemptResult | undefined;
+  try {
+    result = await attemptOnce(w, call, attempt);
+  } finally {
+    // The slot is timed from the answer: the service counted the request before it. A 429
+    // tells the limiter more than that: when the window frees.
+    if (sentAt !== undefined && limiter !== undefined) {
+      const throttle = throttleOf(result);
+      if (throttle === undefined) limiter.answered(sentAt);
+      else limiter.throttled(throttle.retryAfterMs, sentAt);
+    }
+  }
+  return result;
+}
+
+/** What a failed attempt's log line says: the status, or the kind of failure. */
+function failedWith(failure: unknown): number | string {
+  if (failure instanceof ApiError) return failure.status;
+  if (failure instanceof TimeoutError) return 'timeout';
+  return 'network';
 }
 
 /**
@@ -315,43 +358,6 @@ function stopped(call: Call): EdgesyncError | undefined {
   } catch (err) {
     return new FencedWriteError(call.method, call.path, errorMessage(err), { cause: err });
   }
-}
-
-/** Waits out the backoff before the next attempt, or throws when this failure is final. */
-async function retryOrThrow(
-  w: Wire,
-  call: Call,
-  attempt: number,
-  result: Extract<AttemptResult, { ok: false }>,
-): Promise<void> {
-  const { failure } = result;
-  const { retry } = w;
-  const verdict = classifyFailure(call.method, failure);
-  // Reads have no outcome to be unsure of; a refused or rate-limited write did nothing.
-  const outcomeUnknown =
-    verdict !== 'fail' && call.method !== 'GET' && mayHaveBeenPerformed(failure);
-  if (verdict !== 'retry' || attempt >= retry.maxAttempts) {
-    throw result.toError(outcomeUnknown);
-  }
-  const delayMs = retryWait(
-    attempt - 1,
-    { baseMs: retry.baseDelayMs, maxMs: retry.maxDelayMs },
-    w.random,
-    failure.kind === 'status' ? failure.retryAfterMs : undefined,
-    retry.maxRetryAfterMs,
-  );
-  if (delayMs === undefined) throw result.toError(outcomeUnknown);
-  w.log?.warn(
-    {
-      method: call.method,
-      route: call.route,
-      attempt,
-      delayMs,
-      failure: failure.kind === 'status' ? failure.status : failure.kind,
-    },
-    'retrying API request',
-  );
-  await abortableSleep(w.sleep, delayMs, call.signal);
 }
 
 /** Sends the call and validates its answer's body against `schema`. */
@@ -377,13 +383,13 @@ async function sendParsed<T>(w: Wire, call: Call, schema: z.ZodType<T>): Promise
   return parsed.data;
 }
 
-function isThrottle(result: AttemptResult | undefined): boolean {
-  return (
-    result !== undefined &&
-    !result.ok &&
-    result.failure.kind === 'status' &&
-    result.failure.status === 429
-  );
+/** The 429 of a failed attempt, if it was one. */
+function throttleOf(
+  result: AttemptResult | undefined,
+): { readonly retryAfterMs?: number | undefined } | undefined {
+  if (result === undefined || result.ok) return undefined;
+  const { failure } = result;
+  return failure.kind === 'status' && failure.status === 429 ? failure : undefined;
 }
 
 function definedFields<T extends object>(value: T): Partial<T> {

@@ -1,11 +1,13 @@
 /**
- * Phase `cutover` of the executor: edges handed over to cloud endpoints, one unit per edge.
+ * The cut-over's units in the executor: edges handed over to cloud endpoints, one unit per edge.
  *
- * A unit is an edge's operations in the phase (its DELETE) followed by the operations of the
- * endpoints whose creates `require` it. Inside a unit the edge goes first, and the endpoints'
+ * A unit (the plan graph's, ../plan/graph.ts: `handover` edges) is an edge's cut-over
+ * operations (its DELETE) followed by the operations of the endpoints whose creates `require`
+ * it. Inside a unit the edge goes first, and the endpoints'
  * operations are sent as soon as its DELETE is answered, the endpoints in parallel with each
  * other: between the two answers the host and port is served by nothing, so that gap is one
- * round trip, never the rest of the plan. Units run in parallel up to the concurrency limit.
+ * round trip, never the rest of the plan. Units run in parallel up to the concurrency limit
+ * (they are one wave of the graph).
  *
  * The cut-over stops at the first failed unit: no further edge is deleted (units not started
  * are skipped and their edges keep serving). Once an edge's DELETE was answered, its endpoints
@@ -15,21 +17,9 @@
  */
 import type { EndpointCreate } from '../api/schemas.js';
 import { endpointHostport, normalizeEndpointUrl } from '../manifest/endpoint-url.js';
-import type { Operation, ResourceChange } from '../plan/model.js';
-import { runPool } from '../pool.js';
+import { type GraphStep, planGraph, type Unit } from '../plan/graph.js';
 
-export interface CutoverStep {
-  readonly change: ResourceChange;
-  readonly op: Operation;
-}
-
-interface Unit {
-  /** The edge's root address (or the root of steps that follow nothing). */
-  readonly root: string;
-  readonly lead: readonly CutoverStep[];
-  /** Per following root (an endpoint), its steps in plan order. */
-  readonly follow: readonly (readonly CutoverStep[])[];
-}
+type CutoverStep = GraphStep;
 
 /** A host and port left unserved: its edge was deleted and its endpoint was not created. */
 export interface Unserved {
@@ -41,35 +31,19 @@ export interface Unserved {
   readonly endpoint: string;
 }
 
-/** Groups the phase's steps into units, in plan order of their edges. Pure. */
-export function cutoverUnits(steps: readonly CutoverStep[]): Unit[] {
-  const byRoot = new Map<string, CutoverStep[]>();
-  for (const s of steps) {
-    const list = byRoot.get(s.change.root);
-    if (list === undefined) byRoot.set(s.change.root, [s]);
-    else list.push(s);
-  }
-  const followers = new Map<string, CutoverStep[][]>();
-  const leads: string[] = [];
-  for (const [root, list] of byRoot) {
-    const after = list.flatMap((s) => s.op.requires ?? []).find((r) => byRoot.has(r));
-    if (after === undefined || after === root) {
-      leads.push(root);
-      continue;
-    }
-    const known = followers.get(after);
-    if (known === undefined) followers.set(after, [list]);
-    else known.push(list);
-  }
-  return leads.map((root) => ({
-    root,
-    lead: byRoot.get(root) ?? [],
-    follow: followers.get(root) ?? [],
-  }));
+/**
+ * The cut-over units of a plan's steps, in plan order of their edges: the units of the plan's
+ * graph (../plan/graph.ts) that are the cut-over's. Pure; the executor reads the same units
+ * from the graph it runs.
+ *
+ * @internal
+ */
+export function cutoverUnits(steps: readonly Pick<GraphStep, 'change' | 'op'>[]): Unit[] {
+  const changes = [...new Set(steps.map((s) => s.change))];
+  return planGraph(changes).waves.flatMap((wave) => wave.filter((u) => u.cutover));
 }
 
 export interface CutoverRun {
-  readonly concurrency: number;
   /** Sends one step (fail-closed checks included); true when it succeeded. */
   readonly runStep: (step: CutoverStep) => Promise<boolean>;
   /** Reports a step as not attempted. */
@@ -78,49 +52,57 @@ export interface CutoverRun {
   readonly halted: () => boolean;
 }
 
-export interface CutoverResult {
-  readonly unserved: readonly Unserved[];
+/** What the cut-over's units did so far in a run (units run in parallel and share it). */
+export interface CutoverState {
+  readonly unserved: Unserved[];
   /** Edges not cut over because the cut-over stopped (they keep serving). */
-  readonly notStarted: readonly string[];
+  readonly notStarted: string[];
   /** Set when a unit failed: the edge it stopped at. */
-  readonly stoppedAt?: string | undefined;
+  stoppedAt?: string | undefined;
 }
 
-/** Runs the phase; see the module comment. */
-export async function runCutover(
-  steps: readonly CutoverStep[],
+/** One unit; see the module comment. */
+export async function runCutoverUnit(
+  unit: Unit,
   run: CutoverRun,
-): Promise<CutoverResult> {
-  const unserved: Unserved[] = [];
-  const notStarted: string[] = [];
-  let stoppedAt: string | undefined;
-  await runPool(cutoverUnits(steps), run.concurrency, async (unit) => {
-    if (stoppedAt !== undefined || run.halted()) {
-      notStarted.push(unit.root);
-      for (const s of [...unit.lead, ...unit.follow.flat()]) run.skip(s);
-      return;
-    }
-    let released = true;
-    for (const s of unit.lead) {
-      if (released) released = await run.runStep(s);
-      else run.skip(s);
-    }
-    // Released or not, the endpoints' steps go through `runStep`: when the edge's DELETE
-    // failed their `requires` is unmet and they fail closed there, unsent.
-    const results = await Promise.all(unit.follow.map((list) => runRoot(list, run)));
-    if (released && results.every((ok) => ok)) return;
-    stoppedAt ??= unit.root;
-    if (!released) return;
-    const edge = unit.lead.at(-1)?.change;
-    unit.follow.forEach((list, i) => {
-      if (results[i] === true || edge === undefined) return;
-      const hostport = claimedHostport(list);
-      if (hostport === undefined) return;
-      const endpoint = list[0]?.change.address ?? '';
-      unserved.push({ hostport, edge: edge.address, edgeId: edge.id ?? '', endpoint });
-    });
+  state: CutoverState,
+): Promise<void> {
+  if (state.stoppedAt !== undefined || run.halted()) {
+    state.notStarted.push(unit.root);
+    for (const s of [...unit.lead, ...unit.follow.flat()]) run.skip(s);
+    return;
+  }
+  let released = true;
+  for (const s of unit.lead) {
+    if (released) released = await run.runStep(s);
+    else run.skip(s);
+  }
+  // Released or not, the endpoints' steps go through `runStep`: when the edge's DELETE
+  // failed their `requires` is unmet and they fail closed there, unsent.
+  const results = await Promise.all(unit.follow.map((list) => runRoot(list, run)));
+  if (released && results.every((ok) => ok)) return;
+  state.stoppedAt ??= unit.root;
+  if (!released) return;
+  const edge = unit.lead.at(-1)?.change;
+  unit.follow.forEach((list, i) => {
+    if (results[i] === true || edge === undefined) return;
+    const hostport = claimedHostport(list);
+    if (hostport === undefined) return;
+    const endpoint = list[0]?.change.address ?? '';
+    state.unserved.push({ hostport, edge: edge.address, edgeId: edge.id ?? '', endpoint });
   });
-  return { unserved, notStarted, ...(stoppedAt === undefined ? {} : { stoppedAt }) };
+}
+
+/** What a run's cut-over says once its units are done: unserved hosts, and where it stopped. */
+export function cutoverMessages(state: CutoverState): string[] {
+  const out: string[] = [];
+  if (state.unserved.length > 0) out.push(unservedMessage(state.unserved));
+  if (state.stoppedAt !== undefined && state.notStarted.length > 0) {
+    out.push(
+      `cut-over stopped at ${state.stoppedAt}: ${state.notStarted.length} edge(s) not cut over, still serving (${state.notStarted.join(', ')})`,
+    );
+  }
+  return out;
 }
 
 /** One root's steps in order; false at the first that did not succeed (the rest skipped). */

@@ -1,19 +1,20 @@
 /**
  * The executor of plans (design section 4): runs a plan's operations against the API and says
  * what happened. It decides nothing about WHAT to write (the planner did); it owns HOW:
- * - order: phases `release` -> `cutover` -> `main` -> `delete`, one after the other; inside a
- *   phase the operations of one root run in plan order, roots run in parallel up to
- *   `concurrency`; `cutover` runs an edge's DELETE and then the creates of the cloud endpoints
- *   that take its hosts and ports as one unit (./cutover.ts), and only when nothing failed before;
- * - `requires`: an operation whose required roots did not all succeed is not attempted;
+ * - order: the plan's dependency graph and nothing else (../plan/graph.ts): its units (a root's
+ *   operations of one role, in plan order; a cut-over unit: an edge's DELETE and then the creates
+ *   of the cloud endpoints that take its hosts and ports, ./cutover.ts) in waves, each wave's
+ *   units in parallel up to `concurrency`;
+ * - `requires` and `after`: an operation whose required roots did not all succeed is not
+ *   attempted (fails closed);
  * - references to created resources (`{ created: address }`) filled from the IDs earlier POSTs
  *   returned (`binds`);
  * - failure semantics: a failed operation stops its root (later steps of that edge would act on
  *   a half-written state); a DELETE answered 404 is done; a PATCH/PUT answered 404 means the
  *   resource vanished: its root stops with a message saying the next run recreates it; a POST
  *   whose outcome is unknown is re-sent only after a fresh read shows it did not happen;
- * - deletes only when the cycle is clean: if any earlier operation failed, the delete phase is
- *   skipped, and the result says so;
+ * - a clean cycle: the cut-over and the deletes wait behind joins of the graph; when an operation
+ *   before the join failed, every unit behind it is skipped, and the result says so;
  * - the writer stamp of write-only values (./writer-stamp.ts): the actor learned from answers,
  *   a write made before it was known followed by one metadata-only PATCH that records it;
  * - abort: no new operation starts once the signal fires; the exchange in flight finishes;
@@ -35,11 +36,12 @@ import {
   GuardError,
 } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
-import type { Operation, Phase, Plan, ResourceChange } from '../plan/model.js';
+import { type GraphStep, type Join, type PlanGraph, planGraph, type Unit } from '../plan/graph.js';
+import type { Operation, Plan } from '../plan/model.js';
 import { resolveTarget, type Target, targetPath } from '../plan/target.js';
 import { runPool } from '../pool.js';
 import { type Backoff, realSleep, retrying, type Sleep } from '../retry.js';
-import { runCutover, type Unserved, unservedMessage } from './cutover.js';
+import { type CutoverState, cutoverMessages, runCutoverUnit, type Unserved } from './cutover.js';
 import { InvalidOperationError, type Sent, sendOperation } from './dispatch.js';
 import { findCreated, type LookupClient } from './find-created.js';
 import { type AssessedPlan, checkGuards, type GuardOptions, type GuardVerdict } from './guards.js';
@@ -51,7 +53,6 @@ export const DEFAULT_CREATE_ATTEMPTS = 6;
 
 /** The waits between those attempts: 200 ms doubling, at most 5 s, full jitter. */
 const CREATE_BACKOFF: Backoff = { baseMs: 200, maxMs: 5_000 };
-const PHASES: readonly Phase[] = ['release', 'cutover', 'main', 'delete'];
 
 export type OperationOutcome =
   /** Performed. */
@@ -178,10 +179,7 @@ export interface ExecuteOptions {
   readonly stamp?: WriterStamp | undefined;
 }
 
-interface Step {
-  readonly change: ResourceChange;
-  readonly op: Operation;
-}
+type Step = GraphStep;
 
 /** A failure that carries an exact, user-facing message (vanished resources). */
 class VanishedError extends EdgesyncError {
@@ -204,14 +202,23 @@ interface Run {
   readonly total: number;
   readonly bindings: Map<string, string>;
   readonly failedRoots: Set<string>;
-  /** Roots with an operation that did not run (skipped): a `requires` on them is not met. */
-  readonly unfinishedRoots: Set<string>;
+  /**
+   * Per operation, the operations it fails closed on (its graph edges `reference`, `claim`,
+   * `handover`): it is not attempted unless each of them succeeded.
+   */
+  readonly needs: ReadonlyMap<number, readonly GraphStep[]>;
   readonly vanished: string[];
   readonly errors: OperationFailure[];
   readonly messages: string[];
   readonly uncertain: UncertainCreate[];
-  readonly unserved: Unserved[];
   readonly stamps: WriterStamps;
+  /** Each operation's outcome, by its index in the plan (what a join's gate reads). */
+  readonly outcomes: (OperationOutcome | undefined)[];
+  /** Joins whose gate was decided: true when closed (an operation before it failed). */
+  readonly gates: Map<Join, boolean>;
+  /** Units already reported skipped as a whole (behind a closed gate). */
+  readonly settled: Set<Unit>;
+  readonly cutover: CutoverState;
   readonly counts: {
     finished: number;
     done: number;
@@ -239,18 +246,35 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
       `refusing to apply the plan:\n${verdict.refusals.map((r) => `  - ${r}`).join('\n')}`,
     );
   }
-  // A loop, not flatMap: 25,000 changes after one save, a few of them with operations.
-  const steps: Step[] = [];
-  for (const change of plan.changes) for (const op of change.operations) steps.push({ change, op });
-  const run = startRun(options, steps.length);
-  for (const phase of PHASES) {
-    const inPhase = steps.filter((s) => s.op.phase === phase);
-    if (inPhase.length > 0) await runPhase(run, phase, inPhase);
+  const graph = planGraph(plan.changes);
+  const run = startRun(options, graph);
+  const lastCutover = graph.waves.findLastIndex((wave) => wave.some((u) => u.cutover));
+  for (const [i, wave] of graph.waves.entries()) {
+    await runWave(run, graph, wave);
+    if (i === lastCutover) run.messages.push(...cutoverMessages(run.cutover));
   }
   return resultOf(run);
 }
 
-function startRun(options: ExecuteOptions, total: number): Run {
+/** Outcomes that meet a requirement. */
+const SUCCEEDED: ReadonlySet<OperationOutcome> = new Set(['ok', 'recovered', 'gone']);
+
+/** The edges an operation fails closed on, by the operation's index. */
+function needsOf(graph: PlanGraph): Map<number, GraphStep[]> {
+  const out = new Map<number, GraphStep[]>();
+  for (const e of graph.edges) {
+    if (e.reason !== 'reference' && e.reason !== 'claim' && e.reason !== 'handover') continue;
+    const from = graph.steps[e.from];
+    if (from === undefined) continue;
+    const list = out.get(e.to);
+    if (list === undefined) out.set(e.to, [from]);
+    else list.push(from);
+  }
+  return out;
+}
+
+function startRun(options: ExecuteOptions, graph: PlanGraph): Run {
+  const total = graph.steps.length;
   return {
     options,
     concurrency: Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY)),
@@ -264,13 +288,16 @@ function startRun(options: ExecuteOptions, total: number): Run {
     total,
     bindings: new Map(),
     failedRoots: new Set(),
-    unfinishedRoots: new Set(),
+    needs: needsOf(graph),
     vanished: [],
     errors: [],
     messages: [],
     uncertain: [],
-    unserved: [],
     stamps: new WriterStamps(options.stamp),
+    outcomes: new Array(total),
+    gates: new Map(),
+    settled: new Set(),
+    cutover: { unserved: [], notStarted: [] },
     counts: { finished: 0, done: 0, failed: 0, skipped: 0, writes: 0 },
     deletesSkipped: false,
     accountState: undefined,
@@ -283,107 +310,92 @@ function halted(run: Run): boolean {
   return run.accountState !== undefined || run.fenced !== undefined;
 }
 
-/** One phase: skipped as a whole when the cycle is not clean enough for it, else run. */
-async function runPhase(run: Run, phase: Phase, inPhase: readonly Step[]): Promise<void> {
-  if (halted(run)) return skipAll(run, inPhase);
-  if (phase === 'cutover' && run.counts.failed > 0) {
-    // A cut-over deletes edges: like the deletes, only on a clean cycle.
-    run.messages.push(
-      `cut-over to cloud endpoints not started because ${run.counts.failed} operation(s) failed; the edges keep serving`,
-    );
-    return skipAll(run, inPhase);
+/**
+ * One wave of the graph: its units in parallel up to the concurrency. A unit is not started
+ * once the run is halted, nor behind a closed gate.
+ */
+async function runWave(run: Run, graph: PlanGraph, wave: readonly Unit[]): Promise<void> {
+  const open: Unit[] = [];
+  const halt: Step[] = [];
+  for (const unit of wave) {
+    if (run.settled.has(unit)) continue;
+    if (halted(run)) halt.push(...stepsOf(unit));
+    else if (!gateClosed(run, graph, unit)) open.push(unit);
   }
-  if (phase === 'cutover') return runCutoverPhase(run, inPhase);
-  if (phase === 'delete' && run.counts.failed > 0) {
-    run.deletesSkipped = true;
-    run.messages.push(
-      `${inPhase.length} delete operation(s) skipped because ${run.counts.failed} operation(s) failed; ` +
-        'deletes run only when the rest of the cycle succeeded',
-    );
-    return skipAll(run, inPhase);
-  }
-  await runByRoot(run, inPhase);
+  skipAll(
+    run,
+    halt.sort((a, b) => a.index - b.index),
+  );
+  const cutover = {
+    runStep: (s: Step) => runStep(run, s),
+    skip: (s: Step) => report(run, s, s.op.path, 'skipped', 0),
+    halted: () => run.signal?.aborted === true || halted(run),
+  };
+  await runPool(open, run.concurrency, (unit) =>
+    unit.cutover ? runCutoverUnit(unit, cutover, run.cutover) : runUnit(run, unit),
+  );
+}
+
+function stepsOf(unit: Unit): Step[] {
+  return [...unit.lead, ...unit.follow.flat()];
 }
 
 function skipAll(run: Run, steps: readonly Step[]): void {
   for (const s of steps) report(run, s, s.op.path, 'skipped', 0);
 }
 
-async function runCutoverPhase(run: Run, inPhase: readonly Step[]): Promise<void> {
-  const cut = await runCutover(inPhase, {
-    concurrency: run.concurrency,
-    runStep: (s) => runStep(run, s),
-    skip: (s) => report(run, s, s.op.path, 'skipped', 0),
-    halted: () => run.signal?.aborted === true || halted(run),
-  });
-  run.unserved.push(...cut.unserved);
-  if (cut.unserved.length > 0) run.messages.push(unservedMessage(cut.unserved));
-  if (cut.stoppedAt !== undefined && cut.notStarted.length > 0) {
+/**
+ * Whether the unit waits behind a join whose gate is closed: an operation before the join
+ * failed. Decided once per join, when its first unit is reached (everything before the join
+ * has finished then): a closed gate skips every unit behind it at once, with one message.
+ */
+function gateClosed(run: Run, graph: PlanGraph, unit: Unit): boolean {
+  const join = unit.clean;
+  if (join === undefined) return false;
+  const decided = run.gates.get(join);
+  if (decided !== undefined) return decided;
+  const node = graph.joins[join];
+  const closed = graph.edges.some((e) => e.to === node && run.outcomes[e.from] === 'failed');
+  run.gates.set(join, closed);
+  if (!closed) return false;
+  const behind = graph.waves.flat().filter((u) => u.clean === join);
+  for (const u of behind) run.settled.add(u);
+  const steps = behind.flatMap(stepsOf).sort((a, b) => a.index - b.index);
+  if (join === 'settled') {
+    run.deletesSkipped = true;
     run.messages.push(
-      `cut-over stopped at ${cut.stoppedAt}: ${cut.notStarted.length} edge(s) not cut over, still serving (${cut.notStarted.join(', ')})`,
+      `${steps.length} delete operation(s) skipped because ${run.counts.failed} operation(s) failed; ` +
+        'deletes run only when the rest of the cycle succeeded',
+    );
+  } else {
+    // A cut-over deletes edges: like the deletes, only on a clean cycle.
+    run.messages.push(
+      `cut-over to cloud endpoints not started because ${run.counts.failed} operation(s) failed; the edges keep serving`,
     );
   }
+  skipAll(run, steps);
+  return true;
 }
 
 /**
- * The operations of one root in plan order; roots in parallel up to the concurrency, in the
- * order of the plan's dependency graph: a root whose operations require another root of the
- * same phase (`after`: an endpoint naming the IP policy this plan creates) starts once that
- * root is done, and fails closed when it did not succeed (`concreteTarget`).
+ * A unit's operations in plan order; a root that failed (here or in an earlier unit) stops, and
+ * so does the run once aborted or halted. An operation whose `requires` or `after` roots did not
+ * succeed fails closed (`concreteTarget`).
  */
-async function runByRoot(run: Run, inPhase: readonly Step[]): Promise<void> {
-  const byRoot = new Map<string, Step[]>();
-  for (const s of inPhase) {
-    const list = byRoot.get(s.change.root);
-    if (list === undefined) byRoot.set(s.change.root, [s]);
-    else list.push(s);
-  }
-  for (const wave of dependencyWaves(byRoot)) {
-    await runPool(wave, run.concurrency, async (rootSteps) => {
-      for (const [i, s] of rootSteps.entries()) {
-        if (run.signal?.aborted || halted(run) || run.failedRoots.has(s.change.root)) {
-          skipAll(run, rootSteps.slice(i));
-          return;
-        }
-        await runStep(run, s);
-      }
-    });
-  }
-}
-
-/**
- * The roots of a phase in waves: each wave's roots require only roots of earlier waves (or of
- * earlier phases). One wave when nothing in the phase requires anything in it. A cycle cannot
- * come from a plan (the planner refuses one, ../plan/graph.ts); were one there, its roots run
- * in a last wave, where their unmet requirements fail them closed.
- */
-function dependencyWaves(byRoot: ReadonlyMap<string, Step[]>): Step[][][] {
-  if (![...byRoot.values()].some((steps) => steps.some((s) => s.op.after !== undefined))) {
-    return [[...byRoot.values()]];
-  }
-  const needs = new Map<string, Set<string>>();
-  for (const [root, steps] of byRoot) {
-    const inPhase = new Set<string>();
-    for (const s of steps) {
-      for (const r of s.op.after ?? []) if (r !== root && byRoot.has(r)) inPhase.add(r);
+async function runUnit(run: Run, unit: Unit): Promise<void> {
+  const steps = unit.lead;
+  for (const [i, s] of steps.entries()) {
+    if (run.signal?.aborted || halted(run) || run.failedRoots.has(s.change.root)) {
+      skipAll(run, steps.slice(i));
+      return;
     }
-    needs.set(root, inPhase);
+    await runStep(run, s);
   }
-  const waves: Step[][][] = [];
-  const done = new Set<string>();
-  let left = [...byRoot.keys()];
-  while (left.length > 0) {
-    const ready = left.filter((root) => [...(needs.get(root) ?? [])].every((r) => done.has(r)));
-    const wave = ready.length > 0 ? ready : left;
-    waves.push(wave.map((root) => byRoot.get(root) ?? []));
-    for (const root of wave) done.add(root);
-    left = left.filter((root) => !done.has(root));
-  }
-  return waves;
 }
 
 function resultOf(run: Run): ExecuteResult {
-  const { counts, messages, signal, accountState, fenced, uncertain, unserved } = run;
+  const { counts, messages, signal, accountState, fenced, uncertain } = run;
+  const { unserved } = run.cutover;
   for (const root of new Set(run.vanished)) {
     messages.push(`${root} vanished; it will be recreated on the next run`);
   }
@@ -420,11 +432,10 @@ function report(
 ): void {
   const { counts } = run;
   counts.finished += 1;
+  run.outcomes[step.index] = outcome;
   if (outcome === 'failed') counts.failed += 1;
-  else if (outcome === 'skipped') {
-    counts.skipped += 1;
-    run.unfinishedRoots.add(step.change.root);
-  } else {
+  else if (outcome === 'skipped') counts.skipped += 1;
+  else {
     counts.done += 1;
     if (outcome !== 'gone') counts.writes += 1;
   }
@@ -574,9 +585,13 @@ function concreteTarget(run: Run, step: Step): Target | undefined {
   // Fail closed: an endpoint whose host and port an edge, or whose URL another endpoint, had
   // to release first is not written when that release did not succeed (the service would
   // answer 381, or 18009 and its kin).
-  const unmet = [...(op.requires ?? []), ...(op.after ?? [])].filter(
-    (r) => run.failedRoots.has(r) || run.unfinishedRoots.has(r),
+  // Its predecessors by those edges: the operations of the roots it names.
+  const unsettled = new Set(
+    (run.needs.get(step.index) ?? [])
+      .filter((p) => !SUCCEEDED.has(run.outcomes[p.index] ?? 'skipped'))
+      .map((p) => p.change.root),
   );
+  const unmet = [...(op.requires ?? []), ...(op.after ?? [])].filter((r) => unsettled.has(r));
   if (unmet.length > 0) {
     const message = `not attempted: it waits for ${unmet.join(', ')} (${waitsFor(op)}), which did not succeed`;
     fail(run, step, op.path, new EdgesyncError('ES_API', message), 0);

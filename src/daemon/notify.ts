@@ -7,8 +7,10 @@
  * and once when it clears. Delivery runs beside the reconcile loop, never in it: `send` only
  * queues; each receiver has its own queue, retries with backoff (../retry.ts; a 429's or 503's
  * `Retry-After` is waited for, up to a minute), and a dead receiver is logged, never fatal;
- * `close` ends the waits. Payloads carry event fields only (addresses, reasons, field paths): no secret or
- * key ever.
+ * `close` ends the waits. Payloads carry event fields only (addresses, reasons, field paths, a
+ * resource's readiness and the DNS records it waits for): no secret or key ever. A `json` body
+ * is the event itself, its `readiness` and `waiting_for` included; Slack's text is its message,
+ * which names the records to create.
  *
  * The HTTP client is the API client's (`createExchange`: the same proxy settings and
  * connection timeouts), and like it never follows a redirect: a receiver answering 3xx is told

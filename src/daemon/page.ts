@@ -244,7 +244,7 @@ const SCRIPT = `
     var list = (events || []).slice(-30).reverse();
     if (list.length === 0) { empty(box, 'No event yet.'); return; }
     table(box, ['time', 'type', 'resource', 'message'], list.map(function (e) {
-      return row([when(e.time), el('span', 'pill s-' + (e.type === 'recovered' || e.type === 'changed' || e.type === 'resumed' ? 'in_sync' : e.type === 'drift' ? 'drifted' : e.type === 'suspended' ? 'suspended' : e.type === 'blocked' ? 'waiting' : 'error'), e.type), e.resource ? el('code', null, e.resource) : '', e.message]);
+      return row([when(e.time), el('span', 'pill s-' + (e.type === 'recovered' || e.type === 'changed' || e.type === 'resumed' ? 'in_sync' : e.type === 'drift' ? 'drifted' : e.type === 'suspended' ? 'suspended' : e.type === 'blocked' || e.type === 'waiting' ? 'waiting' : e.type === 'readiness' ? (e.readiness && e.readiness.state === 'ready' ? 'in_sync' : e.readiness && e.readiness.state === 'error' ? 'error' : 'waiting') : 'error'), e.type), e.resource ? el('code', null, e.resource) : '', e.message]);
     }));
   }
 

@@ -22,7 +22,7 @@
 
 import type { Diagnostic } from '../errors.js';
 import { KINDS, type Readiness } from '../kinds/index.js';
-import type { PlanSummary } from '../plan/model.js';
+import type { PlanSummary, WaitingFor } from '../plan/model.js';
 
 /**
  * - `converged`: the live state already matched; zero writes.
@@ -133,6 +133,8 @@ export interface PlanResources {
     readonly address: string;
     readonly kind: 'conflict' | 'guard' | 'suspended' | 'excluded';
     readonly reason: string;
+    /** A create held back until what it needs is ready, with the records still to create. */
+    readonly waiting_for?: readonly WaitingFor[];
   }[];
   readonly noop: readonly {
     readonly address: string;

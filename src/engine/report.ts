@@ -87,7 +87,12 @@ export function resourcesOf(
     }
   }
   const blocked = plan.blocked.map((b) =>
-    entryOf(b, values, () => ({ address: b.address, kind: b.kind, reason: b.reason })),
+    entryOf(b, values, () => ({
+      address: b.address,
+      kind: b.kind,
+      reason: b.reason,
+      ...(b.waiting_for === undefined ? {} : { waiting_for: b.waiting_for }),
+    })),
   );
   return { changes, blocked, noop };
 }

@@ -5,8 +5,9 @@
  * - an edge whose update drops that hostport: the host and port joins the plan's hostport
  *   claims, so the edge's PATCH runs in phase `release` (or a release PATCH before its update);
  * - an edge being deleted: a cut-over (`cutover` names the edge). Its DELETE releases the host
- *   and port, and both it and the endpoint's create are in phase `cutover`, which the executor
- *   runs one edge at a time, each create sent as soon as its edge's delete is answered.
+ *   and port, and both it and the endpoint's create are in role `cutover`: one unit of the
+ *   plan's graph per edge (./graph.ts), each create sent as soon as its edge's delete is
+ *   answered.
  * A host and port held by an
  * edge that keeps it (another owner's, a protected or blocked one, one whose manifest keeps it)
  * blocks the endpoint as a conflict: it is not attempted. Several endpoints may claim one host

@@ -42,21 +42,23 @@ export const actionSchema = z.enum(['create', 'update', 'delete', 'adopt', 'repl
 export type Action = z.infer<typeof actionSchema>;
 
 /**
- * Execution phases, run one after the other for the whole plan; inside a phase, the operations
- * of one root resource (an edge with its routes, or a bot user) run in order (the order of
- * `changes`, sorted by address so an edge comes before its routes, then each change's
- * `operations` in order) and roots run in parallel up to the concurrency limit.
- * - `release`: PATCHes that drop hostports another edge or a cloud endpoint will claim
- *   (hostports released before they are claimed), and DELETEs of cloud endpoints whose URL
- *   another endpoint takes.
+ * An operation's role in the plan's dependency graph (./graph.ts), which the executor runs and
+ * the JSON plan shows; nothing orders by it but the edges the graph draws from it. The
+ * operations of one root resource (an edge with its routes, or a bot user) run role by role,
+ * and in plan order within a role (the order of `changes`, sorted by address so an edge comes
+ * before its routes, then each change's `operations` in order).
+ * - `release`: PATCHes that drop hostports another edge or a cloud endpoint will claim, DELETEs
+ *   of cloud endpoints whose URL another endpoint takes, and an auth module a route loses while
+ *   another route of its edge gains one: each goes before every later write (edge `release`).
  * - `cutover`: an edge being deleted whose hosts and ports cloud endpoints of the plan claim,
- *   and those endpoints' creates (`requires` names the edge). Not root by root: one edge at a
- *   time is deleted and its endpoints are created as soon as the delete is answered; the
- *   cut-over stops at the first failure. Before `main`, so on an account whose edges are
- *   read-only the first refused delete stops the cycle before anything was written.
+ *   and those endpoints' creates (`requires` names the edge): one unit per edge, its endpoints
+ *   created as soon as its delete is answered (edge `handover`); the cut-over stops at the
+ *   first failed unit, and runs only when no release failed. Before every `main` write (edge
+ *   `cutover`), so on an account whose edges are read-only the first refused delete stops the
+ *   cycle before anything was written.
  * - `main`: creates, updates, module sets/removals, adoption. An auth-kind swap on a route is
- *   taken offline and back within its own ordered `main` operations (see src/plan/plan.ts).
- * - `delete`: route and edge and bot user deletions, last.
+ *   taken offline and back within its own ordered `main` operations (see src/plan/routes.ts).
+ * - `delete`: deletions, after every other operation and only when none failed (edge `settle`).
  */
 export const phaseSchema = z.enum(['release', 'cutover', 'main', 'delete']);
 export type Phase = z.infer<typeof phaseSchema>;
@@ -81,16 +83,17 @@ const operationSchemaOf = <P extends z.ZodType>(path: P) =>
     /** Short human description, e.g. "remove module oauth". */
     description: z.string(),
     /**
-     * Roots (addresses) whose operations of earlier phases must all have succeeded before this
-     * one is sent: an endpoint claiming a host and port an edge of the plan releases, or a URL
-     * another endpoint of the plan leaves. When one of them failed or was not run, this operation
-     * is not attempted (it fails, closed).
+     * Roots (addresses) whose operations of earlier roles (and, in the cut-over, the edge's
+     * delete) must all have succeeded before this one is sent: an endpoint claiming a host and
+     * port an edge of the plan releases, or a URL another endpoint of the plan leaves (graph
+     * edges `claim` and `handover`). When one of them failed or was not run, this operation is
+     * not attempted (it fails, closed).
      */
     requires: z.array(z.string()).optional(),
     /**
-     * Roots whose operations of this same phase must all have succeeded before this one is
-     * sent: the plan's dependency graph (../plan/graph.ts), from references (create what is
-     * referred to first, delete it last). Not met: not attempted (fails closed).
+     * Roots whose operations of this role or an earlier one must all have succeeded before this
+     * one is sent (graph edges `reference`, ./graph.ts), from references: create what is
+     * referred to first, delete it last. Not met: not attempted (fails closed).
      */
     after: z.array(z.string()).optional(),
     /**
@@ -140,6 +143,32 @@ const resourceChangeSchemaOf = <P extends z.ZodType>(path: P) =>
   });
 export type ResourceChange = Plan['changes'][number];
 
+/**
+ * A definition's `Readiness` (src/kinds/definition.ts) of a declared resource that exists live
+ * and is not ready to serve (a domain whose certificate
+ * waits for DNS), with what is missing: shown by every renderer, changes nothing by itself.
+ */
+export const readinessEntrySchema = z.object({
+  address: z.string(),
+  /** The live ID. */
+  id: z.string(),
+  state: z.enum(['ready', 'pending', 'error']),
+  /** What is missing, or the service's message. */
+  message: z.string(),
+  /** DNS records to create for it to become ready. */
+  records: z
+    .array(z.object({ name: z.string(), type: z.literal('CNAME'), target: z.string() }))
+    .optional(),
+});
+export type ReadinessEntry = z.infer<typeof readinessEntrySchema>;
+
+/**
+ * What a create held back waits for (`Blocked.waiting_for`): the resource that is not ready,
+ * its state and message, and the DNS records still to create.
+ */
+export const waitingForSchema = readinessEntrySchema.omit({ id: true });
+export type WaitingFor = z.infer<typeof waitingForSchema>;
+
 /** A resource the plan will not touch, and why (foreign hostport conflict, guard, protect). */
 export const blockedSchema = z.object({
   address: z.string(),
@@ -148,6 +177,11 @@ export const blockedSchema = z.object({
   /** `suspended`: the manifest says `suspend: true`, so it is left as it is live. */
   /** `excluded`: a file `--exclude` skipped declares it, so it is left as it is live. */
   kind: z.enum(['conflict', 'guard', 'suspended', 'excluded']),
+  /**
+   * A create held back until what it needs is ready (an endpoint on a domain whose certificate
+   * waits for DNS): the resources it waits for, with the records to create (absent otherwise).
+   */
+  waiting_for: z.array(waitingForSchema).optional(),
 });
 export type Blocked = z.infer<typeof blockedSchema>;
 
@@ -178,25 +212,6 @@ export const cutoverSchema = z.object({
   endpoints: z.array(z.object({ address: z.string(), url: z.string(), hostport: z.string() })),
 });
 export type Cutover = z.infer<typeof cutoverSchema>;
-
-/**
- * A definition's `Readiness` (src/kinds/definition.ts) of a declared resource that exists live
- * and is not ready to serve (a domain whose certificate
- * waits for DNS), with what is missing: shown by every renderer, changes nothing by itself.
- */
-export const readinessEntrySchema = z.object({
-  address: z.string(),
-  /** The live ID. */
-  id: z.string(),
-  state: z.enum(['ready', 'pending', 'error']),
-  /** What is missing, or the service's message. */
-  message: z.string(),
-  /** DNS records to create for it to become ready. */
-  records: z
-    .array(z.object({ name: z.string(), type: z.literal('CNAME'), target: z.string() }))
-    .optional(),
-});
-export type ReadinessEntry = z.infer<typeof readinessEntrySchema>;
 
 const planSchemaOf = <P extends z.ZodType>(path: P) =>
   z.object({

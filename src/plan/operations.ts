@@ -36,7 +36,7 @@ interface Extra {
   readonly requires?: readonly string[];
   /** Manifest sensitive paths of the resource (see bodySensitivePaths). */
   readonly sensitive?: readonly FieldPath[];
-  /** Roots of the same phase to run after (see `Operation.after`). */
+  /** Roots whose operations of this role or an earlier one run first (see `Operation.after`). */
   readonly after?: readonly string[];
   /** Body paths holding `{created:ADDRESS}` placeholders (see `Operation.fills`). */
   readonly fills?: readonly FieldPath[];

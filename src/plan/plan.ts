@@ -233,6 +233,11 @@ function planEndpointWithReferences(
       address: input.match.address,
       kind: 'conflict',
       reason: `${notReady.map(waitingFor).join('; ')}; created at a later cycle once it is ready (${NO_WAIT_FLAG} creates it now)`,
+      waiting_for: notReady.map(({ address, readiness: { records, ...rest } }) => ({
+        address,
+        ...rest,
+        ...(records === undefined ? {} : { records: [...records] }),
+      })),
     });
     return;
   }

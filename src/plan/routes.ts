@@ -177,8 +177,9 @@ function planRouteUpdate(
 /**
  * At most one route of an edge may carry an auth module (the service's rule 7155). When a route
  * gains one while another route of the same edge loses its own (its module removed, or the
- * route deleted), the losing side must go first: those operations move to phase `release`,
- * ahead of every PATCH or POST of phase `main`. The gaining route's own swap order (backend,
+ * route deleted), the losing side must go first: those operations move to role `release`,
+ * ahead of every PATCH or POST of role `main` (the graph's `sequence` edges within the edge's
+ * root, ./graph.ts). The gaining route's own swap order (backend,
  * old auth, then the new auth) is left as it is.
  */
 export function releaseAuthFirst(ctx: PlanContext, live: readonly HttpsEdge[]): void {

@@ -245,6 +245,110 @@ describe('retrying', () => {
   });
 });
 
+describe('retrying: a failure that costs no attempt', () => {
+  const backoff = { baseMs: 100, maxMs: 1000 };
+
+  it('goes again at once under the same number, without a wait or using up an attempt', async () => {
+    const { sleep, waits } = recordingSleep();
+    const tried: number[] = [];
+    // Attempt 1 is "not now" twice (a 429 a rate limiter absorbs), then fails; attempt 2 succeeds.
+    const script: Attempted<string>[] = [
+      { done: false, failure: new Error('429'), costsNoAttempt: true },
+      { done: false, failure: new Error('429'), costsNoAttempt: true },
+      { done: false, failure: new Error('503') },
+      { done: true, value: 'ok' },
+    ];
+    const retries: number[] = [];
+    const value = await retrying(
+      { attempts: 2, backoff, sleep, random: () => 0.5, onRetry: (n) => retries.push(n) },
+      async (n) => {
+        tried.push(n);
+        return script.shift() as Attempted<string>;
+      },
+    );
+    expect(value).toBe('ok');
+    expect(tried).toEqual([1, 1, 1, 2]);
+    // One wait: the 503's backoff. The free failures neither waited nor told onRetry.
+    expect(waits).toEqual([50]);
+    expect(retries).toEqual([1]);
+  });
+
+  it('with one attempt in all, still goes again (it was not a failed attempt)', async () => {
+    const { sleep, waits } = recordingSleep();
+    let calls = 0;
+    const value = await retrying({ attempts: 1, backoff, sleep }, async () => {
+      calls += 1;
+      return calls === 1
+        ? { done: false, failure: new Error('429'), costsNoAttempt: true }
+        : { done: true, value: calls };
+    });
+    expect(value).toBe(2);
+    expect(waits).toEqual([]);
+  });
+
+  it('an abort stops it before the next try', async () => {
+    const controller = new AbortController();
+    let calls = 0;
+    const pending = retrying(
+      { attempts: 5, backoff, sleep: recordingSleep().sleep, signal: controller.signal },
+      async (): Promise<Attempted<never>> => {
+        calls += 1;
+        controller.abort();
+        return { done: false, failure: new Error('429'), costsNoAttempt: true };
+      },
+    );
+    await expect(pending).rejects.toThrow('429');
+    expect(calls).toBe(1);
+  });
+});
+
+describe("retrying with onAbort: 'aborted'", () => {
+  const backoff = { baseMs: 100, maxMs: 1000 };
+
+  it('an abort during a wait throws AbortedError, carrying the reason, not the last failure', async () => {
+    const controller = new AbortController();
+    const { tried, attempt } = attemptsUntil(99);
+    const pending = retrying(
+      {
+        attempts: 5,
+        backoff: { baseMs: 600_000, maxMs: 600_000, jitter: 'none' },
+        sleep: realSleep,
+        signal: controller.signal,
+        onAbort: 'aborted',
+        onRetry: () => queueMicrotask(() => controller.abort(new Error('ctrl-c'))),
+      },
+      attempt,
+    );
+    const err = await pending.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AbortedError);
+    expect((err as AbortedError).cause).toEqual(new Error('ctrl-c'));
+    expect(tried).toEqual([1]);
+  });
+
+  it('an abort before a wait throws AbortedError without sleeping; the last attempt still throws its failure', async () => {
+    const controller = new AbortController();
+    const { sleep, waits } = recordingSleep();
+    const failing = async (): Promise<Attempted<string>> => {
+      controller.abort();
+      return { done: false, failure: new Error('fail') };
+    };
+    await expect(
+      retrying(
+        { attempts: 5, backoff, sleep, signal: controller.signal, onAbort: 'aborted' },
+        failing,
+      ),
+    ).rejects.toBeInstanceOf(AbortedError);
+    // No attempt left: what failed is the answer, abort or not.
+    await expect(
+      retrying(
+        { attempts: 1, backoff, sleep, signal: controller.signal, onAbort: 'aborted' },
+        failing,
+      ),
+    ).rejects.toThrow('fail');
+    expect(waits).toEqual([]);
+  });
+});
+
 describe('realSleep', () => {
   it('rejects with AbortedError, carrying the reason, when its signal fires', async () => {
     const controller = new AbortController();

@@ -42,7 +42,7 @@ interface PlanJson {
     action: string;
     operations: { method: string; after?: string[] }[];
   }[];
-  blocked: { address: string; kind: string; reason: string }[];
+  blocked: { address: string; kind: string; reason: string; waiting_for?: unknown[] }[];
   warnings: string[];
   readiness?: { address: string; state: string; message: string; records?: { name: string }[] }[];
 }
@@ -141,6 +141,15 @@ describe('reserved domains over HTTP (the service requires them)', () => {
       /waits for reserved_domain\.app to be ready \(pending: needs DNS: app\.example\.com CNAME \S+/,
     );
     expect(blocked?.reason).toContain('--no-wait-for-domains');
+    // The same, as data: what it waits for and the record to create.
+    expect(blocked?.waiting_for).toEqual([
+      {
+        address: 'reserved_domain.app',
+        state: 'pending',
+        message: expect.stringContaining('needs DNS: app.example.com CNAME'),
+        records: [{ name: 'app.example.com', type: 'CNAME', target: expect.any(String) }],
+      },
+    ]);
     // Left out alone: the rest of the plan is applied (a second domain here).
     await writeManifests(dir, [
       DOMAIN,

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { cycleEvents, EventLog, NO_CONDITIONS } from '../../../src/daemon/events.js';
+import {
+  cycleEvents,
+  type DaemonEvent,
+  EventLog,
+  NO_CONDITIONS,
+} from '../../../src/daemon/events.js';
 import { EMPTY_SUMMARY, type ReconcileReport } from '../../../src/daemon/types.js';
+import type { Readiness } from '../../../src/kinds/index.js';
 
 const report = (r: Partial<ReconcileReport>): ReconcileReport => ({
   result: 'drift',
@@ -98,6 +104,156 @@ describe('cycle events', () => {
     expect(
       cycleEvents(applied.conditions, report({ result: 'standby' }), 0, undefined).events,
     ).toEqual([]);
+  });
+
+  it("a domain's readiness is an event when it changes; a create waiting for it is one when held and when let go", () => {
+    const RECORD = {
+      name: 'app.example.com',
+      type: 'CNAME' as const,
+      target: 'x1.cname.example.net',
+    };
+    const pending = {
+      state: 'pending' as const,
+      message: `needs DNS: app.example.com CNAME ${RECORD.target}; then certificate provisioning`,
+      records: [RECORD],
+    };
+    const waitingFor = [{ address: 'reserved_domain.app', ...pending }];
+    const held = {
+      address: 'cloud_endpoint.app',
+      kind: 'conflict',
+      reason: `waits for reserved_domain.app to be ready (pending: ${pending.message})`,
+      waiting_for: waitingFor,
+    } as const;
+    const domain = (readiness?: typeof pending | { state: 'ready'; message: string }) => ({
+      address: 'reserved_domain.app',
+      kind: 'reserved_domain',
+      id: 'rd_1',
+      ...(readiness === undefined ? {} : { readiness }),
+    });
+    const created = {
+      address: 'cloud_endpoint.app',
+      kind: 'cloud_endpoint',
+      action: 'create',
+      reason: 'not found live',
+      fields: [],
+    };
+    const cycles: ReconcileReport[] = [
+      // Not ready: the domain's state, and the endpoint held back, naming the record.
+      report({
+        result: 'drift',
+        resources: { changes: [], blocked: [held], noop: [domain(pending)] },
+      }),
+      // The same again: nothing new.
+      report({
+        result: 'drift',
+        resources: { changes: [], blocked: [held], noop: [domain(pending)] },
+      }),
+      // An incremental cycle that did not read the domain: its condition stands.
+      report({ result: 'drift', resources: { changes: [], blocked: [held], noop: [domain()] } }),
+      // Ready: the endpoint is created.
+      report({
+        result: 'changed',
+        writes: 1,
+        resources: {
+          changes: [created],
+          blocked: [],
+          noop: [domain({ state: 'ready', message: 'certificate cert_1 issued' })],
+        },
+      }),
+      // Still ready: no news.
+      report({
+        result: 'converged',
+        resources: {
+          changes: [],
+          blocked: [],
+          noop: [domain({ state: 'ready', message: 'certificate cert_1 issued' })],
+        },
+      }),
+    ];
+    let c = NO_CONDITIONS;
+    const seen: DaemonEvent[][] = [];
+    for (const r of cycles) {
+      const out = cycleEvents(c, r, 0, 'rev');
+      c = out.conditions;
+      seen.push(out.events);
+    }
+    expect(seen[0]).toMatchObject([
+      {
+        type: 'readiness',
+        resource: 'reserved_domain.app',
+        message: `pending: ${pending.message}`,
+        readiness: pending,
+      },
+      {
+        type: 'waiting',
+        resource: 'cloud_endpoint.app',
+        message: held.reason,
+        waiting_for: waitingFor,
+      },
+    ]);
+    expect(seen[1]).toEqual([]);
+    expect(seen[2]).toEqual([]);
+    expect(seen[3]?.map((e) => `${e.type} ${e.resource}: ${e.message}`)).toEqual([
+      'readiness reserved_domain.app: ready: certificate cert_1 issued',
+      'changed cloud_endpoint.app: create: not found live',
+      'recovered cloud_endpoint.app: no longer waiting',
+    ]);
+    expect(seen[3]?.[0]?.readiness).toEqual({
+      state: 'ready',
+      message: 'certificate cert_1 issued',
+    });
+    expect(seen[4]).toEqual([]);
+  });
+
+  it('a domain first seen ready is no news; a new DNS error on a pending domain is', () => {
+    const ready = cycleEvents(
+      NO_CONDITIONS,
+      report({
+        result: 'converged',
+        resources: {
+          changes: [],
+          blocked: [],
+          noop: [
+            {
+              address: 'reserved_domain.app',
+              kind: 'reserved_domain',
+              readiness: { state: 'ready', message: 'certificate cert_1 issued' },
+            },
+          ],
+        },
+      }),
+      0,
+      undefined,
+    );
+    expect(ready.events).toEqual([]);
+    const withReadiness = (readiness: Readiness) =>
+      report({
+        resources: {
+          changes: [],
+          blocked: [],
+          noop: [{ address: 'reserved_domain.api', kind: 'reserved_domain', readiness }],
+        },
+      });
+    const records = [{ name: 'api.example.com', type: 'CNAME' as const, target: 't.example.net' }];
+    const first = cycleEvents(
+      ready.conditions,
+      withReadiness({ state: 'pending', message: 'needs DNS', records }),
+      0,
+      undefined,
+    );
+    const second = cycleEvents(
+      first.conditions,
+      withReadiness({ state: 'error', message: 'DNS error: CNAME points elsewhere', records }),
+      0,
+      undefined,
+    );
+    expect(second.events).toMatchObject([
+      {
+        type: 'readiness',
+        message: 'error: DNS error: CNAME points elsewhere',
+        readiness: { state: 'error', records },
+      },
+    ]);
   });
 
   it('the log keeps the last 200 and tells its subscribers', () => {
