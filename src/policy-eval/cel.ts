@@ -9,6 +9,7 @@
 import type { Environment, ParseResult } from '@marcbachmann/cel-js';
 import {
   type CelIssue,
+  CHECKED_KEPT,
   celBoundIssue,
   celCheckingEnvironment,
   checkedCel,
@@ -108,6 +109,40 @@ export function evalCel(expression: string, vars: Readonly<Record<string, unknow
   const missing = takeNotGiven();
   if (missing !== undefined) return { error: missing };
   return { value: result };
+}
+
+/** The variables an evaluation changes as it runs: the actions' `vars` and `actions.svc`. */
+const RUN_STATE: ReadonlySet<string> = new Set(['vars', 'actions']);
+const requestOnly = new Map<string, boolean>();
+
+/**
+ * Whether `expression` reads the request alone (its variables and functions, the facts it was
+ * prepared with), and none of what the actions before it wrote: then it decides alike wherever
+ * it stands. Read from the engine's syntax tree (any identifier `vars` or `actions`, even a
+ * macro's own variable of that name, counts); an expression that does not check reads anything.
+ * Kept by text, bounded like the parses.
+ */
+export function readsRequestOnly(expression: string): boolean {
+  const known = requestOnly.get(expression);
+  if (known !== undefined) return known;
+  const checked = checkedCel(expression);
+  let only = !('issue' in checked);
+  if (!('issue' in checked)) {
+    const stack: unknown[] = [checked.program.ast];
+    while (only && stack.length > 0) {
+      const node = stack.pop();
+      if (Array.isArray(node)) for (const child of node) stack.push(child);
+      else if (typeof node === 'object' && node !== null) {
+        const { op, args } = node as { op?: unknown; args?: unknown };
+        if (op === 'id' && typeof args === 'string' && RUN_STATE.has(args)) only = false;
+        else if (op !== 'value') stack.push(args);
+      }
+    }
+  }
+  if (requestOnly.size >= CHECKED_KEPT)
+    requestOnly.delete(requestOnly.keys().next().value as string);
+  requestOnly.set(expression, only);
+  return only;
 }
 
 /** A CEL value as the service writes it into a string (ints without the bigint's `n`). */

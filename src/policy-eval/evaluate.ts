@@ -12,7 +12,7 @@
 import { RE2JS } from 're2js';
 import { celObject, celStringLike } from '../hosted/cel-values.js';
 import { DEFAULT_CLIENT_IP, type PolicyGiven } from '../manifest/policy/tests.js';
-import { evalCel, interpolate } from './cel.js';
+import { type CelOutcome, evalCel, interpolate, readsRequestOnly } from './cel.js';
 import { celInput, type FunctionScope, withRequest } from './functions.js';
 import { inCidr, parseCidr, parseIp } from './ip.js';
 
@@ -325,8 +325,10 @@ function queryParams(query: string): Record<string, string[]> {
  * `/a/../b` and `/back\slash` as written), so neither does the evaluator; scheme and host are
  * the URL parser's (lower-cased, default port dropped).
  */
-export function requestTarget(text: string): { path: string; query: string; href: string } {
-  const url = new URL(text);
+export function requestTarget(
+  text: string,
+  url = new URL(text),
+): { path: string; query: string; href: string } {
   const afterScheme = text.indexOf('//') + 2;
   const rest = text.slice(afterScheme);
   const start = rest.search(/[/?#]/);
@@ -362,10 +364,10 @@ function endpointVar(endpointUrl: string): unknown {
 
 function requestVars(
   request: PolicyRequest,
-  endpointUrl: string,
+  url: URL,
   target: ReturnType<typeof requestTarget>,
+  query: Record<string, string[]>,
 ): Record<string, unknown> {
-  const url = new URL(request.url);
   const headers = request.headers ?? {};
   const port = url.port === '' ? undefined : BigInt(url.port);
   const cookies: Record<string, unknown[]> = {};
@@ -393,7 +395,7 @@ function requestVars(
       path: target.path,
       raw_path: target.path,
       query: target.query,
-      query_params: queryParams(target.query),
+      query_params: query,
       uri: target.href.slice(`${url.protocol}//${url.host}`.length),
       authority: url.host,
       raw: target.href,
@@ -402,7 +404,7 @@ function requestVars(
   };
   const length = headers['content-length']?.[0];
   if (length !== undefined && /^\d+$/.test(length)) req.content_length = BigInt(length);
-  return { req, endpoint: endpointVar(endpointUrl) };
+  return req;
 }
 
 /** `req.content_type`: the header, its parameters (`charset=utf-8`) read into a map. */
@@ -443,6 +445,63 @@ export function phaseRules(
 }
 
 /**
+ * A request made ready to be evaluated on an endpoint: its variables (`req`, `endpoint`, `conn`,
+ * `time`) and what the functions read, built once. They are never changed by an evaluation (the
+ * actions write `vars`, `actions.svc` and their own state), so one prepared request serves every
+ * policy it is evaluated through: the old and the new policy of a preview, and a probe and its
+ * logged-in variant (the identity is read by the login actions alone, from the `given` of each
+ * evaluation).
+ */
+export interface PreparedRequest {
+  readonly request: PolicyRequest;
+  readonly endpointUrl: string;
+  readonly http: boolean;
+  /** The URL the request was sent to, as the request line carries it. */
+  readonly href: string;
+  /** The variables every evaluation of it reads. */
+  readonly variables: Readonly<Record<string, unknown>>;
+  readonly scope: FunctionScope;
+  /**
+   * The outcomes of the guard expressions that read the request alone (no `vars`, no
+   * `actions`), by text, when the caller shares them: such a guard decides alike wherever it
+   * stands, in whichever policy (`shareGuards`).
+   */
+  readonly guards?: Map<string, CelOutcome>;
+}
+
+/**
+ * `request` prepared for evaluations on the endpoint at `endpointUrl`, with the facts of
+ * `given` that its variables hold (`conn`, `time`, `secrets`); `shareGuards`: keep the outcomes
+ * of the guards that read the request alone, for the next evaluations of it.
+ */
+export function prepareRequest(
+  endpointUrl: string,
+  request: PolicyRequest,
+  given: PolicyGiven = {},
+  shareGuards = false,
+): PreparedRequest {
+  const http = /^https?:/.test(endpointUrl);
+  const url = new URL(request.url);
+  const target = requestTarget(request.url, url);
+  const query = queryParams(target.query);
+  const variables: Record<string, unknown> = {
+    ...(http ? { req: requestVars(request, url, target, query) } : {}),
+    ...(http ? { endpoint: endpointVar(endpointUrl) } : {}),
+    conn: connVar(request, given),
+    ...(given.time === undefined ? {} : { time: { now: given.time } }),
+  };
+  return {
+    request,
+    endpointUrl,
+    http,
+    href: target.href,
+    variables,
+    scope: { headers: request.headers ?? {}, query, secrets: given.secrets ?? {} },
+    ...(shareGuards ? { guards: new Map<string, CelOutcome>() } : {}),
+  };
+}
+
+/**
  * What the service does with `request` on an endpoint at `endpointUrl` with `policy` (the
  * document: phases to rules), the outside world as `given` says.
  */
@@ -452,7 +511,7 @@ export function evaluatePolicy(
   request: PolicyRequest,
   given: PolicyGiven = {},
 ): Evaluation {
-  return evaluateWatched(policy, endpointUrl, request, given) as Evaluation;
+  return evaluatePrepared(policy, prepareRequest(endpointUrl, request, given), given) as Evaluation;
 }
 
 /** What a caller of `evaluateWatched` hears of, and when it no longer needs the outcome. */
@@ -474,22 +533,46 @@ export function evaluateWatched(
   given: PolicyGiven = {},
   watch?: Watch,
 ): Evaluation | undefined {
+  return evaluatePrepared(policy, prepareRequest(endpointUrl, request, given), given, watch);
+}
+
+/**
+ * One guard expression's outcome: kept on the prepared request when it reads the request alone
+ * and the request keeps them (the same text decides alike in any rule of any policy).
+ */
+function guardOutcome(
+  expression: string,
+  activation: Readonly<Record<string, unknown>>,
+  prepared: PreparedRequest,
+): CelOutcome {
+  const kept = prepared.guards;
+  if (kept === undefined || !readsRequestOnly(expression)) return evalCel(expression, activation);
+  let got = kept.get(expression);
+  if (got === undefined) {
+    got = evalCel(expression, activation);
+    kept.set(expression, got);
+  }
+  return got;
+}
+
+/**
+ * `policy` run on a prepared request (`given`: the facts of the outside world, those the request
+ * was prepared with), as `evaluateWatched`.
+ */
+export function evaluatePrepared(
+  policy: Json,
+  prepared: PreparedRequest,
+  given: PolicyGiven = {},
+  watch?: Watch,
+): Evaluation | undefined {
   const fired = watch?.fired;
-  const http = /^https?:/.test(endpointUrl);
-  const target = requestTarget(request.url);
+  const { request, http } = prepared;
   const vars: Record<string, unknown> = {};
   const svc: Record<string, unknown> = {};
   const activation: Record<string, unknown> = {
-    ...(http ? requestVars(request, endpointUrl, target) : {}),
-    conn: connVar(request, given),
+    ...prepared.variables,
     vars,
     actions: { svc },
-    ...(given.time === undefined ? {} : { time: { now: given.time } }),
-  };
-  const scope: FunctionScope = {
-    headers: request.headers ?? {},
-    query: queryParams(target.query),
-    secrets: given.secrets ?? {},
   };
   const run: Omit<Run, 'policyPhase'> = {
     request,
@@ -499,7 +582,7 @@ export function evaluateWatched(
     applied: [],
     added: {},
     removed: [],
-    url: target.href,
+    url: prepared.href,
     activation,
   };
   const finish = (outcome: Outcome, decidedBy?: RuleRef): Evaluation => ({
@@ -510,7 +593,7 @@ export function evaluateWatched(
     headersRemoved: run.removed,
     url: run.url,
   });
-  return withRequest(scope, () => {
+  return withRequest(prepared.scope, () => {
     for (const [p, { phase, key, rules }] of phaseRules(policy).entries()) {
       if (key === undefined || (!http && phase !== 'on_tcp_connect')) continue;
       // Variables are scoped to the phase that set them.
@@ -528,7 +611,7 @@ export function evaluateWatched(
         });
         let holds = true;
         for (const expression of rule.expressions ?? []) {
-          const got = evalCel(expression, activation);
+          const got = guardOutcome(expression, activation, prepared);
           if ('error' in got || typeof got.value !== 'boolean') fired?.(key, r);
           if ('error' in got) {
             return finish({ kind: 'error', message: `${expression}: ${got.error}` }, at(-1, ''));

@@ -9,13 +9,14 @@ import type { PolicyCase, PolicyGiven } from '../manifest/policy/tests.js';
 import { describeOutcome } from './cases.js';
 import {
   type Evaluation,
-  evaluatePolicy,
-  evaluateWatched,
+  evaluatePrepared,
   headerLists,
   type PolicyRequest,
-  phaseRules,
+  type PreparedRequest,
+  prepareRequest,
 } from './evaluate.js';
 import { probesFor } from './probes.js';
+import { type Differing, differingRules } from './rules.js';
 
 type Json = Readonly<Record<string, unknown>>;
 
@@ -76,76 +77,73 @@ function describeRequest(request: PolicyRequest, given: PolicyGiven, name?: stri
   return parts.join(' ');
 }
 
+/** One version of the policy, and the rules it has that the other lacks. */
+interface Side {
+  readonly policy: Json;
+  readonly differing: Differing;
+}
+
 /**
- * The rules `larger` adds to `smaller` (`key/index`), when each phase of `larger` runs the rules
- * of `smaller`'s in the same order with others among them (rules removed, or rules added, not
- * both); undefined otherwise. A request on which none of the added rules fires (its guard holds
- * or fails) goes through `larger` exactly as through `smaller`: a guard that does not hold
- * changes nothing, so the other rules see the same state.
+ * `policy` on `prepared`, watched for its differing rules: the run stops as soon as it is past
+ * the last of them without one firing (what follows is in the other version too, in the same
+ * order). `fired`: whether one fired (the run then went to its end).
  */
-function addedRules(smaller: Json, larger: Json): Added | undefined {
-  const small = phaseRules(smaller);
-  const keys = new Set<string>();
-  let last: readonly [number, number] | undefined;
-  for (const [i, { key, rules }] of phaseRules(larger).entries()) {
-    const theirs = small[i]?.rules;
-    if (!Array.isArray(rules) || !Array.isArray(theirs)) return undefined;
-    const texts = theirs.map((rule) => JSON.stringify(rule));
-    let matched = 0;
-    for (const [r, rule] of rules.entries()) {
-      if (matched < texts.length && JSON.stringify(rule) === texts[matched]) matched += 1;
-      else {
-        keys.add(`${key}/${r}`);
-        last = [i, r];
-      }
-    }
-    if (matched < texts.length) return undefined;
-  }
-  return { keys, last };
-}
-
-/** The rules one policy adds to the other (`key/index`), and the last of them (phase, rule). */
-interface Added {
-  readonly keys: Set<string>;
-  readonly last: readonly [number, number] | undefined;
+function watchedRun(
+  side: Side,
+  prepared: PreparedRequest,
+  given: PolicyGiven,
+): { readonly evaluation: Evaluation | undefined; readonly fired: boolean } {
+  const { byKey, last } = side.differing;
+  let fired = false;
+  const evaluation = evaluatePrepared(side.policy, prepared, given, {
+    fired: (key, rule) => {
+      if (byKey.get(key)?.has(rule) === true) fired = true;
+    },
+    stop: (phase, rule) =>
+      !fired && (last === undefined || phase > last[0] || (phase === last[0] && rule > last[1])),
+  });
+  return { evaluation, fired };
 }
 
 /**
- * `request` through both policies, or undefined when they decide it alike. When one only adds
- * rules to the other, the larger one is evaluated, and the smaller one only if an added rule
- * fired: otherwise its evaluation is the larger one's, and the larger one's run stops as soon as
- * it is past the last added rule (what follows decides alike for both).
+ * `request` through both policies, or undefined when they decide it alike. With `sides` (the
+ * rules each version has that the other lacks): a rule whose guard does not hold changes
+ * nothing, so a request on which no differing rule of either version fires goes through both
+ * as through the rules they share, alike, and neither is run to its end; otherwise each is
+ * evaluated (again, if its watched run stopped). Without: both evaluated from scratch, each on
+ * a request prepared for it alone (the reference the shortcuts are held to).
  */
 function evaluateBoth(
   before: Json,
   after: Json,
-  extends_: { readonly larger: 'before' | 'after'; readonly added: Added } | undefined,
-  endpointUrl: string,
-  request: PolicyRequest,
+  sides: readonly [Side, Side] | undefined,
+  prepared: () => PreparedRequest,
   given: PolicyGiven,
 ): [Evaluation, Evaluation] | undefined {
-  if (extends_ === undefined) {
+  if (sides === undefined) {
     return [
-      evaluatePolicy(before, endpointUrl, request, given),
-      evaluatePolicy(after, endpointUrl, request, given),
+      evaluatePrepared(before, prepared(), given) as Evaluation,
+      evaluatePrepared(after, prepared(), given) as Evaluation,
     ];
   }
-  const [larger, smaller] = extends_.larger === 'before' ? [before, after] : [after, before];
-  const { keys, last } = extends_.added;
-  let addedFired = false;
-  const big = evaluateWatched(larger, endpointUrl, request, given, {
-    fired: (key, rule) => {
-      if (keys.has(`${key}/${rule}`)) addedFired = true;
-    },
-    stop: (phase, rule) =>
-      !addedFired &&
-      (last === undefined || phase > last[0] || (phase === last[0] && rule > last[1])),
-  });
-  if (!addedFired) return undefined;
-  const small = evaluatePolicy(smaller, endpointUrl, request, given);
-  // An added rule fired, so the run was not stopped.
-  const decided = big as Evaluation;
-  return extends_.larger === 'before' ? [decided, small] : [small, decided];
+  const shared = prepared();
+  const full = (policy: Json) => evaluatePrepared(policy, shared, given) as Evaluation;
+  const old = watchedRun(sides[0], shared, given);
+  if (old.fired) return [old.evaluation as Evaluation, full(after)];
+  const now = watchedRun(sides[1], shared, given);
+  if (!now.fired) return undefined;
+  return [old.evaluation ?? full(before), now.evaluation as Evaluation];
+}
+
+/** How the preview is worked out; its result is the same either way. */
+export interface ImpactOptions {
+  /**
+   * Shortcuts (the default): each request is prepared once for both policies (and a probe once
+   * for its logged-in variants), the outcomes of guards that read the request alone are shared
+   * between the policies, and a request on which no differing rule fires is not evaluated to
+   * its end. Off: every request through both policies from scratch.
+   */
+  readonly shortcuts?: boolean;
 }
 
 /**
@@ -157,7 +155,9 @@ export function policyImpact(
   before: Json | undefined,
   after: Json,
   cases: readonly PolicyCase[] = [],
+  options: ImpactOptions = {},
 ): PolicyImpact {
+  const shortcuts = options.shortcuts !== false;
   if (before === undefined) return { changes: [], requests: 0 };
   const requests: { request: PolicyRequest; given: PolicyGiven; name?: string }[] = [
     ...cases.map((c) => ({
@@ -177,16 +177,37 @@ export function policyImpact(
   const seen = new Set<string>();
   /** Method, URL and the change: a variant (an address, a login) that changes the same way folds. */
   const folded = new Set<string>();
-  const removed = addedRules(after, before);
-  const added = removed === undefined ? addedRules(before, after) : undefined;
-  const extends_ =
-    removed !== undefined
-      ? { larger: 'before' as const, added: removed }
-      : added !== undefined
-        ? { larger: 'after' as const, added }
-        : undefined;
+  const differing = shortcuts ? differingRules(before, after) : undefined;
+  const sides: readonly [Side, Side] | undefined =
+    differing === undefined
+      ? undefined
+      : [
+          { policy: before, differing: differing[0] },
+          { policy: after, differing: differing[1] },
+        ];
+  /**
+   * Prepared requests by request object, for the givens whose facts are not among a request's
+   * variables (a probe and its logged-in variants share their request object).
+   */
+  const prepared = new Map<PolicyRequest, PreparedRequest>();
   for (const { request, given, name } of requests) {
-    const both = evaluateBoth(before, after, extends_, endpointUrl, request, given);
+    const prepare = () => prepareRequest(endpointUrl, request, given, shortcuts);
+    const shareable =
+      shortcuts &&
+      given.conn === undefined &&
+      given.time === undefined &&
+      given.secrets === undefined;
+    const ready = !shareable
+      ? prepare
+      : () => {
+          let known = prepared.get(request);
+          if (known === undefined) {
+            known = prepare();
+            prepared.set(request, known);
+          }
+          return known;
+        };
+    const both = evaluateBoth(before, after, sides, ready, given);
     if (both === undefined) continue;
     const [old, now] = both;
     const was = shown(old);

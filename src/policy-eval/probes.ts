@@ -11,6 +11,7 @@ import { checkedCel } from '../hosted/cel.js';
 import type { PolicyGiven } from '../manifest/policy/tests.js';
 import type { PolicyRequest } from './evaluate.js';
 import { cidrEdges, parseCidr, parseIp } from './ip.js';
+import { ruleKey } from './rules.js';
 
 export interface Probe {
   readonly request: PolicyRequest;
@@ -161,11 +162,11 @@ function rulesOf(policy: Json): RuleJson[] {
  */
 function changedRules(policies: readonly Json[]): RuleJson[] {
   if (policies.length < 2) return policies.flatMap(rulesOf);
-  const texts = policies.map((p) => rulesOf(p).map((r) => JSON.stringify(r)));
+  const texts = policies.map((p) => rulesOf(p).map(ruleKey));
   const inAll = (t: string) => texts.every((list) => list.includes(t));
   const common = texts.map((list) => list.filter(inAll).join('\n'));
   if (new Set(common).size > 1) return policies.flatMap(rulesOf);
-  return policies.flatMap((p) => rulesOf(p).filter((r) => !inAll(JSON.stringify(r))));
+  return policies.flatMap((p) => rulesOf(p).filter((r) => !inAll(ruleKey(r))));
 }
 
 function readPolicy(rules: readonly RuleJson[], facts: Facts): void {
@@ -249,11 +250,13 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
   // Every path around a guard's; the other facts on the guards' own paths only: a method, an
   // address or a header that changes an outcome does so where a guard looks.
   const named = [...facts.paths];
-  for (const path of paths) add(get(path));
+  // A path's logged-in variants are the same request (one object: the preview prepares it once).
+  const plain = paths.map((path) => get(path));
+  for (const request of plain) add(request);
   const identities = [...facts.emails, 'someone@example.com'];
   if (facts.auth) {
     for (const email of identities)
-      for (const path of paths) add(get(path), { identity: { email } });
+      for (const request of plain) add(request, { identity: { email } });
   }
   for (const method of facts.methods) for (const path of named) add(get(path, { method }));
   for (const ip of facts.ips) for (const path of named) add(get(path, { clientIp: ip }));
