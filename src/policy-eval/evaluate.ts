@@ -12,7 +12,7 @@
 import { RE2JS } from 're2js';
 import { celObject, celStringLike } from '../hosted/cel-values.js';
 import { DEFAULT_CLIENT_IP, type PolicyGiven } from '../manifest/policy/tests.js';
-import { type CelOutcome, evalCel, interpolate, readsRequestOnly } from './cel.js';
+import { type CelOutcome, evalCel, guardReads, interpolate } from './cel.js';
 import { celInput, type FunctionScope, withRequest } from './functions.js';
 import { inCidr, parseCidr, parseIp } from './ip.js';
 
@@ -386,7 +386,7 @@ function requestVars(
     version: 'HTTP/1.1',
     headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [...v]])),
     cookies,
-    user_agent: celStringLike('svc.UserAgent', headers['user-agent']?.[0] ?? ''),
+    user_agent: userAgent(headers['user-agent']?.[0] ?? ''),
     content_type: contentType(headers['content-type']?.[0] ?? ''),
     url: celStringLike('svc.Url', target.href, {
       scheme: url.protocol.slice(0, -1),
@@ -407,8 +407,28 @@ function requestVars(
   return req;
 }
 
+/** The values of a request without the header (most probes): one each, never changed. */
+let noUserAgent: unknown;
+let noContentType: unknown;
+
+function userAgent(raw: string): unknown {
+  if (raw === '') {
+    noUserAgent ??= celStringLike('svc.UserAgent', '');
+    return noUserAgent;
+  }
+  return celStringLike('svc.UserAgent', raw);
+}
+
 /** `req.content_type`: the header, its parameters (`charset=utf-8`) read into a map. */
 function contentType(raw: string): unknown {
+  if (raw === '') {
+    noContentType ??= readContentType('');
+    return noContentType;
+  }
+  return readContentType(raw);
+}
+
+function readContentType(raw: string): unknown {
   const parameters: Record<string, string> = {};
   for (const part of raw.split(';').slice(1)) {
     const eq = part.indexOf('=');
@@ -435,70 +455,176 @@ function connVar(request: PolicyRequest, given: PolicyGiven): Record<string, unk
  * The rules each phase runs, in order, as the evaluator reads them: the phase's key (the first
  * of its names the document has; `undefined`: none) and its rules.
  */
-export function phaseRules(
-  policy: Json,
-): { readonly phase: keyof typeof PHASE_KEYS; readonly key?: string; readonly rules: unknown }[] {
-  return (['on_tcp_connect', 'on_http_request'] as const).map((phase) => {
-    const key = PHASE_KEYS[phase].find((k) => Object.hasOwn(policy, k));
-    return key === undefined ? { phase, rules: [] } : { phase, key, rules: policy[key] ?? [] };
-  });
+export function phaseRules(policy: Json): readonly PhaseRules[] {
+  let phases = phasesOf.get(policy);
+  if (phases === undefined) {
+    phases = (['on_tcp_connect', 'on_http_request'] as const).map((phase) => {
+      const key = PHASE_KEYS[phase].find((k) => Object.hasOwn(policy, k));
+      return key === undefined ? { phase, rules: [] } : { phase, key, rules: policy[key] ?? [] };
+    });
+    phasesOf.set(policy, phases);
+  }
+  return phases;
 }
 
-/**
- * A request made ready to be evaluated on an endpoint: its variables (`req`, `endpoint`, `conn`,
- * `time`) and what the functions read, built once. They are never changed by an evaluation (the
- * actions write `vars`, `actions.svc` and their own state), so one prepared request serves every
- * policy it is evaluated through: the old and the new policy of a preview, and a probe and its
- * logged-in variant (the identity is read by the login actions alone, from the `given` of each
- * evaluation).
- */
-export interface PreparedRequest {
-  readonly request: PolicyRequest;
-  readonly endpointUrl: string;
-  readonly http: boolean;
-  /** The URL the request was sent to, as the request line carries it. */
+interface PhaseRules {
+  readonly phase: keyof typeof PHASE_KEYS;
+  readonly key?: string;
+  readonly rules: unknown;
+}
+
+/** Each policy's phases, read once: a policy is never changed, and evaluated many times. */
+const phasesOf = new WeakMap<Json, readonly PhaseRules[]>();
+
+/** The part of a request its method, URL and headers make: `req`, and what the functions read. */
+interface RequestPart {
+  readonly req: unknown;
   readonly href: string;
-  /** The variables every evaluation of it reads. */
-  readonly variables: Readonly<Record<string, unknown>>;
-  readonly scope: FunctionScope;
-  /**
-   * The outcomes of the guard expressions that read the request alone (no `vars`, no
-   * `actions`), by text, when the caller shares them: such a guard decides alike wherever it
-   * stands, in whichever policy (`shareGuards`).
-   */
-  readonly guards?: Map<string, CelOutcome>;
+  readonly headers: FunctionScope['headers'];
+  readonly query: FunctionScope['query'];
+  /** Outcomes of the guards that read only this part (and the endpoint), by text. */
+  readonly guards: Map<string, CelOutcome>;
 }
 
 /**
- * `request` prepared for evaluations on the endpoint at `endpointUrl`, with the facts of
- * `given` that its variables hold (`conn`, `time`, `secrets`); `shareGuards`: keep the outcomes
- * of the guards that read the request alone, for the next evaluations of it.
+ * What the requests of one endpoint's evaluations share when they are alike (a preview's
+ * probes): their request parts, by method, URL and headers. Undefined: nothing is shared.
+ */
+export type RequestShare = Map<string, RequestPart>;
+
+/** The variables of a prepared request; one absent is undefined (the engine reads it so). */
+interface Variables {
+  readonly req: unknown;
+  readonly endpoint: unknown;
+  readonly conn: unknown;
+  readonly time: unknown;
+}
+
+/**
+ * A request made ready to be evaluated on an endpoint, with the facts of a case's `given` that
+ * its variables hold (`conn`, `time`, `secrets`): the variables (`req`, `endpoint`, `conn`,
+ * `time`) and what the functions read, each built when first read. No evaluation changes them
+ * (the actions write `vars`, `actions.svc` and their own state), so one prepared request serves
+ * every policy it goes through: the old and the new policy of a preview, and a probe and its
+ * logged-in variants (the identity is read by the login actions alone, from each evaluation's
+ * `given`). With a share, requests alike in method, URL and headers share their `req` and the
+ * outcomes of the guards that read nothing else (./cel.ts `guardReads`), and each keeps the
+ * outcomes of its guards that read the case's facts too.
+ */
+export class PreparedRequest {
+  readonly http: boolean;
+  #part: RequestPart | undefined;
+  #variables: Variables | undefined;
+  #scope: FunctionScope | undefined;
+  readonly #guards: Map<string, CelOutcome> | undefined;
+
+  constructor(
+    readonly endpointUrl: string,
+    readonly request: PolicyRequest,
+    readonly given: PolicyGiven,
+    readonly share?: RequestShare,
+  ) {
+    this.http = /^https?:/.test(endpointUrl);
+    if (share !== undefined) this.#guards = new Map();
+  }
+
+  get #request(): RequestPart {
+    if (this.#part !== undefined) return this.#part;
+    const { request, share } = this;
+    const key =
+      share === undefined
+        ? ''
+        : `${request.method}\u0001${request.headers === undefined ? '' : JSON.stringify(request.headers)}\u0001${request.url}`;
+    let part = share?.get(key);
+    if (part === undefined) {
+      const url = new URL(request.url);
+      const target = requestTarget(request.url, url);
+      const query = target.query === '' ? {} : queryParams(target.query);
+      part = {
+        req: this.http ? requestVars(request, url, target, query) : undefined,
+        href: target.href,
+        headers: request.headers ?? {},
+        query,
+        guards: new Map(),
+      };
+      share?.set(key, part);
+    }
+    this.#part = part;
+    return part;
+  }
+
+  /** The URL the request was sent to, as the request line carries it. */
+  get href(): string {
+    return this.#request.href;
+  }
+
+  /** The variables every evaluation of it reads. */
+  get variables(): Variables {
+    this.#variables ??= {
+      req: this.#request.req,
+      endpoint: this.http ? endpointVar(this.endpointUrl) : undefined,
+      conn: connVar(this.request, this.given),
+      time: this.given.time === undefined ? undefined : { now: this.given.time },
+    };
+    return this.#variables;
+  }
+
+  /** What the functions read. */
+  get scope(): FunctionScope {
+    const { headers, query } = this.#request;
+    this.#scope ??= { headers, query, secrets: this.given.secrets ?? {} };
+    return this.#scope;
+  }
+
+  /**
+   * One guard expression's outcome on `activation` (this request's variables and the run's
+   * state), inside `withRequest(this.scope)`: kept when it reads no run state and the request
+   * is shared.
+   */
+  guard(expression: string, activation: () => Readonly<Record<string, unknown>>): CelOutcome {
+    if (this.#guards === undefined) return evalCel(expression, activation());
+    const reads = guardReads(expression);
+    if (reads === 'run') return evalCel(expression, activation());
+    const kept = reads === 'request' ? this.#request.guards : this.#guards;
+    let got = kept.get(expression);
+    if (got === undefined) {
+      got = evalCel(expression, activation());
+      kept.set(expression, got);
+    }
+    return got;
+  }
+
+  /**
+   * Whether a rule with these guard expressions fires on this request (all hold, or one fails)
+   * wherever it stands, or undefined when that depends on the run (an expression reads `vars`
+   * or `actions`, or the request is not shared). Inside `withRequest(this.scope)`.
+   */
+  fires(expressions: readonly string[]): boolean | undefined {
+    if (this.#guards === undefined) return undefined;
+    if (expressions.some((e) => guardReads(e) === 'run')) return undefined;
+    for (const expression of expressions) {
+      const got = this.guard(
+        expression,
+        () => this.variables as unknown as Record<string, unknown>,
+      );
+      if ('error' in got || typeof got.value !== 'boolean') return true;
+      if (!got.value) return false;
+    }
+    return true;
+  }
+}
+
+/**
+ * `request` prepared for evaluations on the endpoint at `endpointUrl` (see `PreparedRequest`);
+ * `share`: what requests alike share, none by default.
  */
 export function prepareRequest(
   endpointUrl: string,
   request: PolicyRequest,
   given: PolicyGiven = {},
-  shareGuards = false,
+  share?: RequestShare,
 ): PreparedRequest {
-  const http = /^https?:/.test(endpointUrl);
-  const url = new URL(request.url);
-  const target = requestTarget(request.url, url);
-  const query = queryParams(target.query);
-  const variables: Record<string, unknown> = {
-    ...(http ? { req: requestVars(request, url, target, query) } : {}),
-    ...(http ? { endpoint: endpointVar(endpointUrl) } : {}),
-    conn: connVar(request, given),
-    ...(given.time === undefined ? {} : { time: { now: given.time } }),
-  };
-  return {
-    request,
-    endpointUrl,
-    http,
-    href: target.href,
-    variables,
-    scope: { headers: request.headers ?? {}, query, secrets: given.secrets ?? {} },
-    ...(shareGuards ? { guards: new Map<string, CelOutcome>() } : {}),
-  };
+  return new PreparedRequest(endpointUrl, request, given, share);
 }
 
 /**
@@ -537,25 +663,6 @@ export function evaluateWatched(
 }
 
 /**
- * One guard expression's outcome: kept on the prepared request when it reads the request alone
- * and the request keeps them (the same text decides alike in any rule of any policy).
- */
-function guardOutcome(
-  expression: string,
-  activation: Readonly<Record<string, unknown>>,
-  prepared: PreparedRequest,
-): CelOutcome {
-  const kept = prepared.guards;
-  if (kept === undefined || !readsRequestOnly(expression)) return evalCel(expression, activation);
-  let got = kept.get(expression);
-  if (got === undefined) {
-    got = evalCel(expression, activation);
-    kept.set(expression, got);
-  }
-  return got;
-}
-
-/**
  * `policy` run on a prepared request (`given`: the facts of the outside world, those the request
  * was prepared with), as `evaluateWatched`.
  */
@@ -569,11 +676,8 @@ export function evaluatePrepared(
   const { request, http } = prepared;
   const vars: Record<string, unknown> = {};
   const svc: Record<string, unknown> = {};
-  const activation: Record<string, unknown> = {
-    ...prepared.variables,
-    vars,
-    actions: { svc },
-  };
+  const { req, endpoint, conn, time } = prepared.variables;
+  const activation: Record<string, unknown> = { req, endpoint, conn, time, vars, actions: { svc } };
   const run: Omit<Run, 'policyPhase'> = {
     request,
     given,
@@ -611,7 +715,7 @@ export function evaluatePrepared(
         });
         let holds = true;
         for (const expression of rule.expressions ?? []) {
-          const got = guardOutcome(expression, activation, prepared);
+          const got = prepared.guard(expression, () => activation);
           if ('error' in got || typeof got.value !== 'boolean') fired?.(key, r);
           if ('error' in got) {
             return finish({ kind: 'error', message: `${expression}: ${got.error}` }, at(-1, ''));

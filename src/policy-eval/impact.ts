@@ -13,8 +13,11 @@ import {
   headerLists,
   type PolicyRequest,
   type PreparedRequest,
+  phaseRules,
   prepareRequest,
+  type RequestShare,
 } from './evaluate.js';
+import { withRequest } from './functions.js';
 import { probesFor } from './probes.js';
 import { type Differing, differingRules } from './rules.js';
 
@@ -81,6 +84,40 @@ function describeRequest(request: PolicyRequest, given: PolicyGiven, name?: stri
 interface Side {
   readonly policy: Json;
   readonly differing: Differing;
+  /** The guard expressions of its differing rules (undefined: not a list of texts). */
+  readonly guards: readonly (readonly string[] | undefined)[];
+}
+
+function side(policy: Json, differing: Differing): Side {
+  const guards: (string[] | undefined)[] = [];
+  for (const { key, rules } of phaseRules(policy)) {
+    const indexes = key === undefined ? undefined : differing.byKey.get(key);
+    for (const r of indexes ?? []) {
+      const expressions = (rules as readonly { expressions?: unknown }[])[r]?.expressions;
+      // As the evaluator reads them: none (or null) is a guard that holds.
+      guards.push(
+        expressions === undefined || expressions === null
+          ? []
+          : Array.isArray(expressions) && expressions.every((e) => typeof e === 'string')
+            ? expressions
+            : undefined,
+      );
+    }
+  }
+  return { policy, differing, guards };
+}
+
+/**
+ * Whether a differing rule of `side` may fire on the request: false when each one's guard,
+ * reading the request alone (or the case's facts), does not hold on it, wherever it stands.
+ */
+function mayFire(side: Side, prepared: PreparedRequest): boolean {
+  if (side.guards.length === 0) return false;
+  return withRequest(prepared.scope, () =>
+    side.guards.some(
+      (expressions) => expressions === undefined || prepared.fires(expressions) !== false,
+    ),
+  );
 }
 
 /**
@@ -93,6 +130,7 @@ function watchedRun(
   prepared: PreparedRequest,
   given: PolicyGiven,
 ): { readonly evaluation: Evaluation | undefined; readonly fired: boolean } {
+  if (!mayFire(side, prepared)) return { evaluation: undefined, fired: false };
   const { byKey, last } = side.differing;
   let fired = false;
   const evaluation = evaluatePrepared(side.policy, prepared, given, {
@@ -109,9 +147,11 @@ function watchedRun(
  * `request` through both policies, or undefined when they decide it alike. With `sides` (the
  * rules each version has that the other lacks): a rule whose guard does not hold changes
  * nothing, so a request on which no differing rule of either version fires goes through both
- * as through the rules they share, alike, and neither is run to its end; otherwise each is
- * evaluated (again, if its watched run stopped). Without: both evaluated from scratch, each on
- * a request prepared for it alone (the reference the shortcuts are held to).
+ * as through the rules they share, alike. Such a request is found by the differing rules'
+ * guards alone where they read no run state, by runs that stop past the last differing rule
+ * otherwise; where one fires, both versions are evaluated to the end. Without `sides`: both
+ * evaluated from scratch, each on a request prepared for it alone (the reference the shortcuts
+ * are held to).
  */
 function evaluateBoth(
   before: Json,
@@ -179,19 +219,15 @@ export function policyImpact(
   const folded = new Set<string>();
   const differing = shortcuts ? differingRules(before, after) : undefined;
   const sides: readonly [Side, Side] | undefined =
-    differing === undefined
-      ? undefined
-      : [
-          { policy: before, differing: differing[0] },
-          { policy: after, differing: differing[1] },
-        ];
+    differing === undefined ? undefined : [side(before, differing[0]), side(after, differing[1])];
   /**
    * Prepared requests by request object, for the givens whose facts are not among a request's
    * variables (a probe and its logged-in variants share their request object).
    */
   const prepared = new Map<PolicyRequest, PreparedRequest>();
+  const share: RequestShare | undefined = shortcuts ? new Map() : undefined;
   for (const { request, given, name } of requests) {
-    const prepare = () => prepareRequest(endpointUrl, request, given, shortcuts);
+    const prepare = () => prepareRequest(endpointUrl, request, given, share);
     const shareable =
       shortcuts &&
       given.conn === undefined &&

@@ -7,7 +7,7 @@
  * paths. Deterministic and bounded (`MAX_PROBES`). Pure.
  */
 
-import { checkedCel } from '../hosted/cel.js';
+import { CHECKED_KEPT, checkedCel } from '../hosted/cel.js';
 import type { PolicyGiven } from '../manifest/policy/tests.js';
 import type { PolicyRequest } from './evaluate.js';
 import { cidrEdges, parseCidr, parseIp } from './ip.js';
@@ -169,23 +169,59 @@ function changedRules(policies: readonly Json[]): RuleJson[] {
   return policies.flatMap((p) => rulesOf(p).filter((r) => !inAll(ruleKey(r))));
 }
 
-function readPolicy(rules: readonly RuleJson[], facts: Facts): void {
-  for (const rule of rules) {
-    for (const e of Array.isArray(rule?.expressions) ? rule.expressions : []) {
-      if (typeof e === 'string') readExpression(e, facts);
-    }
-    for (const action of Array.isArray(rule?.actions) ? rule.actions : []) {
-      const { type, config } = (action ?? {}) as { type?: unknown; config?: Json | null };
-      if (typeof type === 'string' && AUTH.has(type)) facts.auth = true;
-      if (type !== 'restrict-ips' || typeof config !== 'object' || config === null) continue;
-      for (const field of ['allow', 'deny']) {
-        const list = config[field];
-        for (const c of Array.isArray(list) ? list : []) {
-          const range = typeof c === 'string' ? parseCidr(c) : undefined;
-          if (range !== undefined) for (const ip of cidrEdges(range)) facts.ips.add(ip);
-        }
+/** What one rule names, read from its guards and its `restrict-ips` ranges. */
+function readRule(rule: RuleJson, facts: Facts): void {
+  for (const e of Array.isArray(rule?.expressions) ? rule.expressions : []) {
+    if (typeof e === 'string') readExpression(e, facts);
+  }
+  for (const action of Array.isArray(rule?.actions) ? rule.actions : []) {
+    const { type, config } = (action ?? {}) as { type?: unknown; config?: Json | null };
+    if (typeof type === 'string' && AUTH.has(type)) facts.auth = true;
+    if (type !== 'restrict-ips' || typeof config !== 'object' || config === null) continue;
+    for (const field of ['allow', 'deny']) {
+      const list = config[field];
+      for (const c of Array.isArray(list) ? list : []) {
+        const range = typeof c === 'string' ? parseCidr(c) : undefined;
+        if (range !== undefined) for (const ip of cidrEdges(range)) facts.ips.add(ip);
       }
     }
+  }
+}
+
+const emptyFacts = (): Facts => ({
+  paths: new Set(),
+  hosts: new Set(),
+  methods: new Set(),
+  ips: new Set(),
+  emails: new Set(),
+  headers: new Map(),
+  query: new Set(),
+  values: new Set(),
+  auth: false,
+});
+
+/**
+ * What each rule names, kept by its content (bounded like the parses): the same rules are read
+ * for both policies of a preview, and plan after plan. Never changed: merged into the facts of
+ * a preview, in the order the rules stand (the order a rule-by-rule reading gives).
+ */
+const factsByRule = new Map<string, Facts>();
+
+function readPolicy(rules: readonly RuleJson[], facts: Facts): void {
+  for (const rule of rules) {
+    const key = ruleKey(rule);
+    let own = factsByRule.get(key);
+    if (own === undefined) {
+      own = emptyFacts();
+      readRule(rule, own);
+      if (factsByRule.size >= CHECKED_KEPT)
+        factsByRule.delete(factsByRule.keys().next().value as string);
+      factsByRule.set(key, own);
+    }
+    for (const field of ['paths', 'hosts', 'methods', 'ips', 'emails', 'query', 'values'] as const)
+      for (const item of own[field]) facts[field].add(item);
+    for (const name of own.headers.keys()) header(facts, name);
+    if (own.auth) facts.auth = true;
   }
 }
 
@@ -237,7 +273,9 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
   const seen = new Set<string>();
   const add = (request: PolicyRequest, given: PolicyGiven = {}): void => {
     if (out.length >= MAX_PROBES) return;
-    const key = JSON.stringify([request, given]);
+    // The request's fields as JSON would tell them apart (a probe sets no other), the URL last:
+    // the fields before it hold no \u0001.
+    const key = `${request.method}\u0001${request.clientIp ?? ''}\u0001${request.headers === undefined ? '' : JSON.stringify(request.headers)}\u0001${given.identity === undefined ? '' : JSON.stringify(given.identity)}\u0001${request.url}`;
     if (seen.has(key)) return;
     seen.add(key);
     out.push({ request, given });
