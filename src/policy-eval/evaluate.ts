@@ -595,18 +595,20 @@ export class PreparedRequest {
   }
 
   /**
-   * Whether a rule with these guard expressions fires on this request (all hold, or one fails)
-   * wherever it stands, or undefined when that depends on the run (an expression reads `vars`
-   * or `actions`, or the request is not shared). Inside `withRequest(this.scope)`.
+   * Whether a rule with these guard expressions, none of which reads the run's state
+   * (`guardReads`), fires on this request wherever it stands (all hold, or one fails); undefined
+   * when the request is not shared (nothing is kept: ask the run).
    */
   fires(expressions: readonly string[]): boolean | undefined {
     if (this.#guards === undefined) return undefined;
-    if (expressions.some((e) => guardReads(e) === 'run')) return undefined;
     for (const expression of expressions) {
-      const got = this.guard(
-        expression,
-        () => this.variables as unknown as Record<string, unknown>,
-      );
+      const kept = guardReads(expression) === 'request' ? this.#request.guards : this.#guards;
+      let got = kept.get(expression);
+      if (got === undefined) {
+        const variables = this.variables as unknown as Record<string, unknown>;
+        got = withRequest(this.scope, () => evalCel(expression, variables));
+        kept.set(expression, got);
+      }
       if ('error' in got || typeof got.value !== 'boolean') return true;
       if (!got.value) return false;
     }

@@ -7,6 +7,7 @@
  */
 import type { PolicyCase, PolicyGiven } from '../manifest/policy/tests.js';
 import { describeOutcome } from './cases.js';
+import { guardReads } from './cel.js';
 import {
   type Evaluation,
   evaluatePrepared,
@@ -17,7 +18,6 @@ import {
   prepareRequest,
   type RequestShare,
 } from './evaluate.js';
-import { withRequest } from './functions.js';
 import { probesFor } from './probes.js';
 import { type Differing, differingRules } from './rules.js';
 
@@ -84,27 +84,31 @@ function describeRequest(request: PolicyRequest, given: PolicyGiven, name?: stri
 interface Side {
   readonly policy: Json;
   readonly differing: Differing;
-  /** The guard expressions of its differing rules (undefined: not a list of texts). */
-  readonly guards: readonly (readonly string[] | undefined)[];
+  /**
+   * The guard expressions of its differing rules; undefined when the run must tell whether one
+   * fires: not a list of texts, or one reads what the actions before it wrote.
+   */
+  readonly guards: readonly (readonly string[])[] | undefined;
 }
 
 function side(policy: Json, differing: Differing): Side {
-  const guards: (string[] | undefined)[] = [];
+  const guards: string[][] = [];
+  let known = true;
   for (const { key, rules } of phaseRules(policy)) {
     const indexes = key === undefined ? undefined : differing.byKey.get(key);
     for (const r of indexes ?? []) {
       const expressions = (rules as readonly { expressions?: unknown }[])[r]?.expressions;
       // As the evaluator reads them: none (or null) is a guard that holds.
-      guards.push(
-        expressions === undefined || expressions === null
-          ? []
-          : Array.isArray(expressions) && expressions.every((e) => typeof e === 'string')
-            ? expressions
-            : undefined,
-      );
+      if (expressions === undefined || expressions === null) guards.push([]);
+      else if (
+        Array.isArray(expressions) &&
+        expressions.every((e) => typeof e === 'string' && guardReads(e) !== 'run')
+      )
+        guards.push(expressions);
+      else known = false;
     }
   }
-  return { policy, differing, guards };
+  return { policy, differing, guards: known ? guards : undefined };
 }
 
 /**
@@ -112,12 +116,9 @@ function side(policy: Json, differing: Differing): Side {
  * reading the request alone (or the case's facts), does not hold on it, wherever it stands.
  */
 function mayFire(side: Side, prepared: PreparedRequest): boolean {
-  if (side.guards.length === 0) return false;
-  return withRequest(prepared.scope, () =>
-    side.guards.some(
-      (expressions) => expressions === undefined || prepared.fires(expressions) !== false,
-    ),
-  );
+  if (side.guards === undefined) return true;
+  for (const expressions of side.guards) if (prepared.fires(expressions) !== false) return true;
+  return false;
 }
 
 /**
@@ -157,16 +158,16 @@ function evaluateBoth(
   before: Json,
   after: Json,
   sides: readonly [Side, Side] | undefined,
-  prepared: () => PreparedRequest,
+  prepare: () => PreparedRequest,
   given: PolicyGiven,
 ): [Evaluation, Evaluation] | undefined {
   if (sides === undefined) {
     return [
-      evaluatePrepared(before, prepared(), given) as Evaluation,
-      evaluatePrepared(after, prepared(), given) as Evaluation,
+      evaluatePrepared(before, prepare(), given) as Evaluation,
+      evaluatePrepared(after, prepare(), given) as Evaluation,
     ];
   }
-  const shared = prepared();
+  const shared = prepare();
   const full = (policy: Json) => evaluatePrepared(policy, shared, given) as Evaluation;
   const old = watchedRun(sides[0], shared, given);
   if (old.fired) return [old.evaluation as Evaluation, full(after)];
@@ -226,24 +227,26 @@ export function policyImpact(
    */
   const prepared = new Map<PolicyRequest, PreparedRequest>();
   const share: RequestShare | undefined = shortcuts ? new Map() : undefined;
-  for (const { request, given, name } of requests) {
-    const prepare = () => prepareRequest(endpointUrl, request, given, share);
+  let request: PolicyRequest;
+  let given: PolicyGiven;
+  const prepare = (): PreparedRequest => {
     const shareable =
       shortcuts &&
       given.conn === undefined &&
       given.time === undefined &&
       given.secrets === undefined;
-    const ready = !shareable
-      ? prepare
-      : () => {
-          let known = prepared.get(request);
-          if (known === undefined) {
-            known = prepare();
-            prepared.set(request, known);
-          }
-          return known;
-        };
-    const both = evaluateBoth(before, after, sides, ready, given);
+    let known = shareable ? prepared.get(request) : undefined;
+    if (known === undefined) {
+      known = prepareRequest(endpointUrl, request, given, share);
+      if (shareable) prepared.set(request, known);
+    }
+    return known;
+  };
+  for (const item of requests) {
+    request = item.request;
+    given = item.given;
+    const name = item.name;
+    const both = evaluateBoth(before, after, sides, prepare, given);
     if (both === undefined) continue;
     const [old, now] = both;
     const was = shown(old);

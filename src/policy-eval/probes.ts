@@ -152,8 +152,16 @@ type Json = Readonly<Record<string, unknown>>;
 
 type RuleJson = { expressions?: unknown; actions?: unknown };
 
+/** Each policy's rules, every phase's, read once (a policy is never changed). */
+const rulesByPolicy = new WeakMap<Json, RuleJson[]>();
+
 function rulesOf(policy: Json): RuleJson[] {
-  return Object.values(policy).flatMap((rules) => (Array.isArray(rules) ? rules : []));
+  let rules = rulesByPolicy.get(policy);
+  if (rules === undefined) {
+    rules = Object.values(policy).flatMap((list) => (Array.isArray(list) ? list : []));
+    rulesByPolicy.set(policy, rules);
+  }
+  return rules;
 }
 
 /**
@@ -166,7 +174,7 @@ function changedRules(policies: readonly Json[]): RuleJson[] {
   const inAll = (t: string) => texts.every((list) => list.includes(t));
   const common = texts.map((list) => list.filter(inAll).join('\n'));
   if (new Set(common).size > 1) return policies.flatMap(rulesOf);
-  return policies.flatMap((p) => rulesOf(p).filter((r) => !inAll(ruleKey(r))));
+  return policies.flatMap((p, i) => rulesOf(p).filter((_, r) => !inAll(texts[i]?.[r] as string)));
 }
 
 /** What one rule names, read from its guards and its `restrict-ips` ranges. */
