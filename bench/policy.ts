@@ -7,8 +7,8 @@
  * (10%) then changed (the guard in front of /admin dropped), and the plan made in-process as
  * `edgesync plan` makes it (manifests loaded, account listed, `buildPlan`) with the preview and
  * without, interleaved, 7 of each: the median CPU of each and the share it adds, with each
- * pair's share (the spread). Budget: the preview adds under 20%, judged on both plans, 10% of
- * the policies changed and every policy changed.
+ * pair's share (the spread). Budget: the preview adds under 20%, in the median and in every
+ * pair, judged on both plans, 10% of the policies changed and every policy changed.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -195,8 +195,9 @@ async function preview(): Promise<void> {
       const share = median(on) / median(off) - 1;
       const pct = (x: number) => `${x < 0 ? '' : '+'}${(x * 100).toFixed(0)}%`;
       const pairs = on.map((x, r) => x / (off[r] as number) - 1).sort((a, b) => a - b);
+      const over = pairs.filter((x) => x >= PREVIEW_BUDGET).length;
       process.stdout.write(
-        `1,000-endpoint plan, ${label}: ${median(off).toFixed(0)} ms CPU without the preview, ${median(on).toFixed(0)} ms with it (medians of ${PREVIEW_RUNS}, ${listed} endpoints previewed): ${pct(share)} (pair by pair ${pairs.map(pct).join(', ')}); budget +${PREVIEW_BUDGET * 100}%: ${share < PREVIEW_BUDGET ? 'OK' : 'OVER BUDGET'}\n`,
+        `1,000-endpoint plan, ${label}: ${median(off).toFixed(0)} ms CPU without the preview, ${median(on).toFixed(0)} ms with it (medians of ${PREVIEW_RUNS}, ${listed} endpoints previewed): ${pct(share)} (pair by pair ${pairs.map(pct).join(', ')}); budget +${PREVIEW_BUDGET * 100}% in the median and in every pair: ${share < PREVIEW_BUDGET && over === 0 ? 'OK' : `OVER BUDGET (${over} of ${PREVIEW_RUNS} pairs over)`}\n`,
       );
     }
   } finally {

@@ -215,17 +215,28 @@ const emptyFacts = (): Facts => ({
  */
 const factsByRule = new Map<string, Facts>();
 
+/** The same, by rule object: a policy the plan keeps (the desired one) is read without its text. */
+const factsByObject = new WeakMap<object, Facts>();
+
+function ruleFacts(rule: RuleJson): Facts {
+  const held = typeof rule === 'object' && rule !== null ? factsByObject.get(rule) : undefined;
+  if (held !== undefined) return held;
+  const key = ruleKey(rule);
+  let own = factsByRule.get(key);
+  if (own === undefined) {
+    own = emptyFacts();
+    readRule(rule, own);
+    if (factsByRule.size >= CHECKED_KEPT)
+      factsByRule.delete(factsByRule.keys().next().value as string);
+    factsByRule.set(key, own);
+  }
+  if (typeof rule === 'object' && rule !== null) factsByObject.set(rule, own);
+  return own;
+}
+
 function readPolicy(rules: readonly RuleJson[], facts: Facts): void {
   for (const rule of rules) {
-    const key = ruleKey(rule);
-    let own = factsByRule.get(key);
-    if (own === undefined) {
-      own = emptyFacts();
-      readRule(rule, own);
-      if (factsByRule.size >= CHECKED_KEPT)
-        factsByRule.delete(factsByRule.keys().next().value as string);
-      factsByRule.set(key, own);
-    }
+    const own = ruleFacts(rule);
     for (const field of ['paths', 'hosts', 'methods', 'ips', 'emails', 'query', 'values'] as const)
       for (const item of own[field]) facts[field].add(item);
     for (const name of own.headers.keys()) header(facts, name);
