@@ -72,7 +72,7 @@ interface Rule {
 
 /** The state of one evaluation, shared by the actions. */
 interface Run {
-  readonly policyPhase: 'on_tcp_connect' | 'on_http_request';
+  policyPhase: 'on_tcp_connect' | 'on_http_request';
   readonly request: PolicyRequest;
   readonly given: PolicyGiven;
   readonly vars: Record<string, unknown>;
@@ -516,7 +516,7 @@ export class PreparedRequest {
   #part: RequestPart | undefined;
   #variables: Variables | undefined;
   #scope: FunctionScope | undefined;
-  readonly #guards: Map<string, CelOutcome> | undefined;
+  #guards: Map<string, CelOutcome> | undefined;
 
   constructor(
     readonly endpointUrl: string,
@@ -525,7 +525,6 @@ export class PreparedRequest {
     readonly share?: RequestShare,
   ) {
     this.http = /^https?:/.test(endpointUrl);
-    if (share !== undefined) this.#guards = new Map();
   }
 
   get #request(): RequestPart {
@@ -581,17 +580,23 @@ export class PreparedRequest {
    * state), inside `withRequest(this.scope)`: kept when it reads no run state and the request
    * is shared.
    */
-  guard(expression: string, activation: () => Readonly<Record<string, unknown>>): CelOutcome {
-    if (this.#guards === undefined) return evalCel(expression, activation());
+  guard(expression: string, activation: Readonly<Record<string, unknown>>): CelOutcome {
+    if (this.share === undefined) return evalCel(expression, activation);
     const reads = guardReads(expression);
-    if (reads === 'run') return evalCel(expression, activation());
-    const kept = reads === 'request' ? this.#request.guards : this.#guards;
+    if (reads === 'run') return evalCel(expression, activation);
+    const kept = reads === 'request' ? this.#request.guards : this.#factGuards();
     let got = kept.get(expression);
     if (got === undefined) {
-      got = evalCel(expression, activation());
+      got = evalCel(expression, activation);
       kept.set(expression, got);
     }
     return got;
+  }
+
+  /** The outcomes of its guards that read the case's facts too, by text. */
+  #factGuards(): Map<string, CelOutcome> {
+    this.#guards ??= new Map();
+    return this.#guards;
   }
 
   /**
@@ -600,9 +605,9 @@ export class PreparedRequest {
    * when the request is not shared (nothing is kept: ask the run).
    */
   fires(expressions: readonly string[]): boolean | undefined {
-    if (this.#guards === undefined) return undefined;
+    if (this.share === undefined) return undefined;
     for (const expression of expressions) {
-      const kept = guardReads(expression) === 'request' ? this.#request.guards : this.#guards;
+      const kept = guardReads(expression) === 'request' ? this.#request.guards : this.#factGuards();
       let got = kept.get(expression);
       if (got === undefined) {
         const variables = this.variables as unknown as Record<string, unknown>;
@@ -664,6 +669,13 @@ export function evaluateWatched(
   return evaluatePrepared(policy, prepareRequest(endpointUrl, request, given), given, watch);
 }
 
+/** Where a decision was written: the rule (its name, if it has one) and the action. */
+function ruleRef(key: string, r: number, rule: Rule, action: number, type: string): RuleRef {
+  return typeof rule.name === 'string'
+    ? { phase: key, rule: r, action, name: rule.name, type }
+    : { phase: key, rule: r, action, type };
+}
+
 /**
  * `policy` run on a prepared request (`given`: the facts of the outside world, those the request
  * was prepared with), as `evaluateWatched`.
@@ -680,7 +692,8 @@ export function evaluatePrepared(
   const svc: Record<string, unknown> = {};
   const { req, endpoint, conn, time } = prepared.variables;
   const activation: Record<string, unknown> = { req, endpoint, conn, time, vars, actions: { svc } };
-  const run: Omit<Run, 'policyPhase'> = {
+  const run: Run = {
+    policyPhase: 'on_tcp_connect',
     request,
     given,
     vars,
@@ -704,20 +717,14 @@ export function evaluatePrepared(
       if (key === undefined || (!http && phase !== 'on_tcp_connect')) continue;
       // Variables are scoped to the phase that set them.
       for (const name of Object.keys(vars)) delete vars[name];
-      const state = Object.assign(run, { policyPhase: phase }) as Run;
+      run.policyPhase = phase;
+      const state = run;
       for (const [r, rule] of (rules as readonly Rule[]).entries()) {
         if (watch?.stop(p, r) === true) return undefined;
-        const name = typeof rule.name === 'string' ? rule.name : undefined;
-        const at = (action: number, type: string): RuleRef => ({
-          phase: key,
-          rule: r,
-          action,
-          ...(name === undefined ? {} : { name }),
-          type,
-        });
+        const at = (action: number, type: string): RuleRef => ruleRef(key, r, rule, action, type);
         let holds = true;
         for (const expression of rule.expressions ?? []) {
-          const got = prepared.guard(expression, () => activation);
+          const got = prepared.guard(expression, activation);
           if ('error' in got || typeof got.value !== 'boolean') fired?.(key, r);
           if ('error' in got) {
             return finish({ kind: 'error', message: `${expression}: ${got.error}` }, at(-1, ''));

@@ -18,6 +18,9 @@ export interface Probe {
   readonly given: PolicyGiven;
 }
 
+/** What a probe not logged in is given: nothing (one object, never changed). */
+const NOTHING_GIVEN: PolicyGiven = Object.freeze({});
+
 /** Probes per endpoint at most: the preview's cost stays bounded whatever the policy. */
 export const MAX_PROBES = 240;
 
@@ -290,7 +293,7 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
   );
   const out: Probe[] = [];
   const seen = new Set<string>();
-  const add = (request: PolicyRequest, given: PolicyGiven = {}): void => {
+  const add = (request: PolicyRequest, given: PolicyGiven = NOTHING_GIVEN): void => {
     if (out.length >= MAX_PROBES) return;
     // The request's fields as JSON would tell them apart (a probe sets no other), the URL last:
     // the fields before it hold no \u0001.
@@ -312,8 +315,10 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
   for (const request of plain) add(request);
   const identities = [...facts.emails, 'someone@example.com'];
   if (facts.auth) {
-    for (const email of identities)
-      for (const request of plain) add(request, { identity: { email } });
+    for (const email of identities) {
+      const given = { identity: { email } };
+      for (const request of plain) add(request, given);
+    }
   }
   for (const method of facts.methods) for (const path of named) add(get(path, { method }));
   for (const ip of facts.ips) for (const path of named) add(get(path, { clientIp: ip }));
