@@ -658,7 +658,10 @@ export interface Watch {
   readonly stop: (phase: number, rule: number) => boolean;
 }
 
-/** `evaluatePolicy`, watched: undefined when `watch.stop` ended it before an outcome. */
+/**
+ * `evaluatePolicy`, watched: undefined when `watch.stop` ended it before an outcome.
+ * @internal the evaluator's tests watch a run; the preview watches prepared requests
+ */
 export function evaluateWatched(
   policy: Json,
   endpointUrl: string,

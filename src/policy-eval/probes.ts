@@ -175,8 +175,12 @@ function changedRules(policies: readonly Json[]): RuleJson[] {
   if (policies.length < 2) return policies.flatMap(rulesOf);
   const texts = policies.map((p) => rulesOf(p).map(ruleKey));
   const inAll = (t: string) => texts.every((list) => list.includes(t));
-  const common = texts.map((list) => list.filter(inAll).join('\n'));
-  if (new Set(common).size > 1) return policies.flatMap(rulesOf);
+  const common = texts.map((list) => list.filter(inAll));
+  const first = common[0] ?? [];
+  const reordered = common.some(
+    (list) => list.length !== first.length || list.some((t, i) => t !== first[i]),
+  );
+  if (reordered) return policies.flatMap(rulesOf);
   return policies.flatMap((p, i) => rulesOf(p).filter((_, r) => !inAll(texts[i]?.[r] as string)));
 }
 
