@@ -768,7 +768,7 @@ const checkedByScope: Record<CelScope, Map<string, CheckedCel>> = {
   policy: new Map(),
   retry_condition: new Map(),
 };
-const CHECKED_KEPT = 8_192;
+export const CHECKED_KEPT = 8_192;
 
 /**
  * `text` parsed and checked once in `scope`'s environment, or its first issue (a bound

@@ -8,7 +8,9 @@
  */
 import type { Environment, ParseResult } from '@marcbachmann/cel-js';
 import {
+  CEL_VARIABLES,
   type CelIssue,
+  CHECKED_KEPT,
   celBoundIssue,
   celCheckingEnvironment,
   checkedCel,
@@ -108,6 +110,53 @@ export function evalCel(expression: string, vars: Readonly<Record<string, unknow
   const missing = takeNotGiven();
   if (missing !== undefined) return { error: missing };
   return { value: result };
+}
+
+/**
+ * What a guard's outcome depends on: `request`, the request's method, URL and headers (`req`,
+ * the functions that read its headers, query and cookies) and the endpoint; `facts`, also what
+ * the case gives (`conn`, `time`, the secrets of `secrets.get`); `run`, also what the actions
+ * before it wrote (`vars`, `actions.svc`), or anything (it does not check).
+ */
+export type GuardReads = 'request' | 'facts' | 'run';
+
+/** The variables an evaluation changes as it runs. */
+const RUN_STATE: ReadonlySet<string> = new Set(['vars', 'actions']);
+/** The variables (and the function namespace) that hold what the case gives, not the request. */
+const FACTS: ReadonlySet<string> = new Set([
+  ...Object.keys(CEL_VARIABLES).filter((name) => name !== 'req' && name !== 'endpoint'),
+  'secrets',
+]);
+const reads = new Map<string, GuardReads>();
+
+/**
+ * What `expression`'s outcome depends on, read from the engine's syntax tree: an identifier
+ * names it (a macro's own variable named like one counts too; other identifiers are macro
+ * variables bound to what the expression reads, or namespaces of functions of their arguments).
+ * Kept by text, bounded like the parses.
+ */
+export function guardReads(expression: string): GuardReads {
+  const known = reads.get(expression);
+  if (known !== undefined) return known;
+  const checked = checkedCel(expression);
+  let out: GuardReads = 'issue' in checked ? 'run' : 'request';
+  if (!('issue' in checked)) {
+    const stack: unknown[] = [checked.program.ast];
+    while (out !== 'run' && stack.length > 0) {
+      const node = stack.pop();
+      if (Array.isArray(node)) for (const child of node) stack.push(child);
+      else if (typeof node === 'object' && node !== null) {
+        const { op, args } = node as { op?: unknown; args?: unknown };
+        if (op === 'id' && typeof args === 'string') {
+          if (RUN_STATE.has(args)) out = 'run';
+          else if (FACTS.has(args)) out = 'facts';
+        } else if (op !== 'value') stack.push(args);
+      }
+    }
+  }
+  if (reads.size >= CHECKED_KEPT) reads.delete(reads.keys().next().value as string);
+  reads.set(expression, out);
+  return out;
 }
 
 /** A CEL value as the service writes it into a string (ints without the bigint's `n`). */

@@ -12,7 +12,7 @@
 import { RE2JS } from 're2js';
 import { celObject, celStringLike } from '../hosted/cel-values.js';
 import { DEFAULT_CLIENT_IP, type PolicyGiven } from '../manifest/policy/tests.js';
-import { evalCel, interpolate } from './cel.js';
+import { type CelOutcome, evalCel, guardReads, interpolate } from './cel.js';
 import { celInput, type FunctionScope, withRequest } from './functions.js';
 import { inCidr, parseCidr, parseIp } from './ip.js';
 
@@ -72,7 +72,7 @@ interface Rule {
 
 /** The state of one evaluation, shared by the actions. */
 interface Run {
-  readonly policyPhase: 'on_tcp_connect' | 'on_http_request';
+  policyPhase: 'on_tcp_connect' | 'on_http_request';
   readonly request: PolicyRequest;
   readonly given: PolicyGiven;
   readonly vars: Record<string, unknown>;
@@ -325,8 +325,10 @@ function queryParams(query: string): Record<string, string[]> {
  * `/a/../b` and `/back\slash` as written), so neither does the evaluator; scheme and host are
  * the URL parser's (lower-cased, default port dropped).
  */
-export function requestTarget(text: string): { path: string; query: string; href: string } {
-  const url = new URL(text);
+export function requestTarget(
+  text: string,
+  url = new URL(text),
+): { path: string; query: string; href: string } {
   const afterScheme = text.indexOf('//') + 2;
   const rest = text.slice(afterScheme);
   const start = rest.search(/[/?#]/);
@@ -362,10 +364,10 @@ function endpointVar(endpointUrl: string): unknown {
 
 function requestVars(
   request: PolicyRequest,
-  endpointUrl: string,
+  url: URL,
   target: ReturnType<typeof requestTarget>,
+  query: Record<string, string[]>,
 ): Record<string, unknown> {
-  const url = new URL(request.url);
   const headers = request.headers ?? {};
   const port = url.port === '' ? undefined : BigInt(url.port);
   const cookies: Record<string, unknown[]> = {};
@@ -384,7 +386,7 @@ function requestVars(
     version: 'HTTP/1.1',
     headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [...v]])),
     cookies,
-    user_agent: celStringLike('svc.UserAgent', headers['user-agent']?.[0] ?? ''),
+    user_agent: userAgent(headers['user-agent']?.[0] ?? ''),
     content_type: contentType(headers['content-type']?.[0] ?? ''),
     url: celStringLike('svc.Url', target.href, {
       scheme: url.protocol.slice(0, -1),
@@ -393,7 +395,7 @@ function requestVars(
       path: target.path,
       raw_path: target.path,
       query: target.query,
-      query_params: queryParams(target.query),
+      query_params: query,
       uri: target.href.slice(`${url.protocol}//${url.host}`.length),
       authority: url.host,
       raw: target.href,
@@ -402,11 +404,31 @@ function requestVars(
   };
   const length = headers['content-length']?.[0];
   if (length !== undefined && /^\d+$/.test(length)) req.content_length = BigInt(length);
-  return { req, endpoint: endpointVar(endpointUrl) };
+  return req;
+}
+
+/** The values of a request without the header (most probes): one each, never changed. */
+let noUserAgent: unknown;
+let noContentType: unknown;
+
+function userAgent(raw: string): unknown {
+  if (raw === '') {
+    noUserAgent ??= celStringLike('svc.UserAgent', '');
+    return noUserAgent;
+  }
+  return celStringLike('svc.UserAgent', raw);
 }
 
 /** `req.content_type`: the header, its parameters (`charset=utf-8`) read into a map. */
 function contentType(raw: string): unknown {
+  if (raw === '') {
+    noContentType ??= readContentType('');
+    return noContentType;
+  }
+  return readContentType(raw);
+}
+
+function readContentType(raw: string): unknown {
   const parameters: Record<string, string> = {};
   for (const part of raw.split(';').slice(1)) {
     const eq = part.indexOf('=');
@@ -433,13 +455,183 @@ function connVar(request: PolicyRequest, given: PolicyGiven): Record<string, unk
  * The rules each phase runs, in order, as the evaluator reads them: the phase's key (the first
  * of its names the document has; `undefined`: none) and its rules.
  */
-export function phaseRules(
-  policy: Json,
-): { readonly phase: keyof typeof PHASE_KEYS; readonly key?: string; readonly rules: unknown }[] {
-  return (['on_tcp_connect', 'on_http_request'] as const).map((phase) => {
-    const key = PHASE_KEYS[phase].find((k) => Object.hasOwn(policy, k));
-    return key === undefined ? { phase, rules: [] } : { phase, key, rules: policy[key] ?? [] };
-  });
+export function phaseRules(policy: Json): readonly PhaseRules[] {
+  let phases = phasesOf.get(policy);
+  if (phases === undefined) {
+    phases = (['on_tcp_connect', 'on_http_request'] as const).map((phase) => {
+      const key = PHASE_KEYS[phase].find((k) => Object.hasOwn(policy, k));
+      return key === undefined ? { phase, rules: [] } : { phase, key, rules: policy[key] ?? [] };
+    });
+    phasesOf.set(policy, phases);
+  }
+  return phases;
+}
+
+interface PhaseRules {
+  readonly phase: keyof typeof PHASE_KEYS;
+  readonly key?: string;
+  readonly rules: unknown;
+}
+
+/** Each policy's phases, read once: a policy is never changed, and evaluated many times. */
+const phasesOf = new WeakMap<Json, readonly PhaseRules[]>();
+
+/** The part of a request its method, URL and headers make: `req`, and what the functions read. */
+interface RequestPart {
+  readonly req: unknown;
+  readonly href: string;
+  readonly headers: FunctionScope['headers'];
+  readonly query: FunctionScope['query'];
+  /** Outcomes of the guards that read only this part (and the endpoint), by text. */
+  readonly guards: Map<string, CelOutcome>;
+}
+
+/**
+ * What the requests of one endpoint's evaluations share when they are alike (a preview's
+ * probes): their request parts, by method, URL and headers. Undefined: nothing is shared.
+ */
+export type RequestShare = Map<string, RequestPart>;
+
+/** The variables of a prepared request; one absent is undefined (the engine reads it so). */
+interface Variables {
+  readonly req: unknown;
+  readonly endpoint: unknown;
+  readonly conn: unknown;
+  readonly time: unknown;
+}
+
+/**
+ * A request made ready to be evaluated on an endpoint, with the facts of a case's `given` that
+ * its variables hold (`conn`, `time`, `secrets`): the variables (`req`, `endpoint`, `conn`,
+ * `time`) and what the functions read, each built when first read. No evaluation changes them
+ * (the actions write `vars`, `actions.svc` and their own state), so one prepared request serves
+ * every policy it goes through: the old and the new policy of a preview, and a probe and its
+ * logged-in variants (the identity is read by the login actions alone, from each evaluation's
+ * `given`). With a share, requests alike in method, URL and headers share their `req` and the
+ * outcomes of the guards that read nothing else (./cel.ts `guardReads`), and each keeps the
+ * outcomes of its guards that read the case's facts too.
+ */
+export class PreparedRequest {
+  readonly http: boolean;
+  #part: RequestPart | undefined;
+  #variables: Variables | undefined;
+  #scope: FunctionScope | undefined;
+  #guards: Map<string, CelOutcome> | undefined;
+
+  constructor(
+    readonly endpointUrl: string,
+    readonly request: PolicyRequest,
+    readonly given: PolicyGiven,
+    readonly share?: RequestShare,
+  ) {
+    this.http = /^https?:/.test(endpointUrl);
+  }
+
+  get #request(): RequestPart {
+    if (this.#part !== undefined) return this.#part;
+    const { request, share } = this;
+    const key =
+      share === undefined
+        ? ''
+        : `${request.method}\u0001${request.headers === undefined ? '' : JSON.stringify(request.headers)}\u0001${request.url}`;
+    let part = share?.get(key);
+    if (part === undefined) {
+      const url = new URL(request.url);
+      const target = requestTarget(request.url, url);
+      const query = target.query === '' ? {} : queryParams(target.query);
+      part = {
+        req: this.http ? requestVars(request, url, target, query) : undefined,
+        href: target.href,
+        headers: request.headers ?? {},
+        query,
+        guards: new Map(),
+      };
+      share?.set(key, part);
+    }
+    this.#part = part;
+    return part;
+  }
+
+  /** The URL the request was sent to, as the request line carries it. */
+  get href(): string {
+    return this.#request.href;
+  }
+
+  /** The variables every evaluation of it reads. */
+  get variables(): Variables {
+    this.#variables ??= {
+      req: this.#request.req,
+      endpoint: this.http ? endpointVar(this.endpointUrl) : undefined,
+      conn: connVar(this.request, this.given),
+      time: this.given.time === undefined ? undefined : { now: this.given.time },
+    };
+    return this.#variables;
+  }
+
+  /** What the functions read. */
+  get scope(): FunctionScope {
+    const { headers, query } = this.#request;
+    this.#scope ??= { headers, query, secrets: this.given.secrets ?? {} };
+    return this.#scope;
+  }
+
+  /**
+   * One guard expression's outcome on `activation` (this request's variables and the run's
+   * state), inside `withRequest(this.scope)`: kept when it reads no run state and the request
+   * is shared.
+   */
+  guard(expression: string, activation: Readonly<Record<string, unknown>>): CelOutcome {
+    if (this.share === undefined) return evalCel(expression, activation);
+    const reads = guardReads(expression);
+    if (reads === 'run') return evalCel(expression, activation);
+    const kept = reads === 'request' ? this.#request.guards : this.#factGuards();
+    let got = kept.get(expression);
+    if (got === undefined) {
+      got = evalCel(expression, activation);
+      kept.set(expression, got);
+    }
+    return got;
+  }
+
+  /** The outcomes of its guards that read the case's facts too, by text. */
+  #factGuards(): Map<string, CelOutcome> {
+    this.#guards ??= new Map();
+    return this.#guards;
+  }
+
+  /**
+   * Whether a rule with these guard expressions, none of which reads the run's state
+   * (`guardReads`), fires on this request wherever it stands (all hold, or one fails); undefined
+   * when the request is not shared (nothing is kept: ask the run).
+   */
+  fires(expressions: readonly string[]): boolean | undefined {
+    if (this.share === undefined) return undefined;
+    for (const expression of expressions) {
+      const kept = guardReads(expression) === 'request' ? this.#request.guards : this.#factGuards();
+      let got = kept.get(expression);
+      if (got === undefined) {
+        const variables = this.variables as unknown as Record<string, unknown>;
+        got = withRequest(this.scope, () => evalCel(expression, variables));
+        kept.set(expression, got);
+      }
+      if ('error' in got || typeof got.value !== 'boolean') return true;
+      if (!got.value) return false;
+    }
+    return true;
+  }
+}
+
+/**
+ * `request` prepared for evaluations on the endpoint at `endpointUrl` (see `PreparedRequest`);
+ * `share`: what requests alike share, none by default.
+ */
+export function prepareRequest(
+  endpointUrl: string,
+  request: PolicyRequest,
+  given: PolicyGiven = {},
+  share?: RequestShare,
+): PreparedRequest {
+  return new PreparedRequest(endpointUrl, request, given, share);
 }
 
 /**
@@ -452,7 +644,7 @@ export function evaluatePolicy(
   request: PolicyRequest,
   given: PolicyGiven = {},
 ): Evaluation {
-  return evaluateWatched(policy, endpointUrl, request, given) as Evaluation;
+  return evaluatePrepared(policy, prepareRequest(endpointUrl, request, given), given) as Evaluation;
 }
 
 /** What a caller of `evaluateWatched` hears of, and when it no longer needs the outcome. */
@@ -466,7 +658,10 @@ export interface Watch {
   readonly stop: (phase: number, rule: number) => boolean;
 }
 
-/** `evaluatePolicy`, watched: undefined when `watch.stop` ended it before an outcome. */
+/**
+ * `evaluatePolicy`, watched: undefined when `watch.stop` ended it before an outcome.
+ * @internal the evaluator's tests watch a run; the preview watches prepared requests
+ */
 export function evaluateWatched(
   policy: Json,
   endpointUrl: string,
@@ -474,24 +669,34 @@ export function evaluateWatched(
   given: PolicyGiven = {},
   watch?: Watch,
 ): Evaluation | undefined {
+  return evaluatePrepared(policy, prepareRequest(endpointUrl, request, given), given, watch);
+}
+
+/** Where a decision was written: the rule (its name, if it has one) and the action. */
+function ruleRef(key: string, r: number, rule: Rule, action: number, type: string): RuleRef {
+  return typeof rule.name === 'string'
+    ? { phase: key, rule: r, action, name: rule.name, type }
+    : { phase: key, rule: r, action, type };
+}
+
+/**
+ * `policy` run on a prepared request (`given`: the facts of the outside world, those the request
+ * was prepared with), as `evaluateWatched`.
+ */
+export function evaluatePrepared(
+  policy: Json,
+  prepared: PreparedRequest,
+  given: PolicyGiven = {},
+  watch?: Watch,
+): Evaluation | undefined {
   const fired = watch?.fired;
-  const http = /^https?:/.test(endpointUrl);
-  const target = requestTarget(request.url);
+  const { request, http } = prepared;
   const vars: Record<string, unknown> = {};
   const svc: Record<string, unknown> = {};
-  const activation: Record<string, unknown> = {
-    ...(http ? requestVars(request, endpointUrl, target) : {}),
-    conn: connVar(request, given),
-    vars,
-    actions: { svc },
-    ...(given.time === undefined ? {} : { time: { now: given.time } }),
-  };
-  const scope: FunctionScope = {
-    headers: request.headers ?? {},
-    query: queryParams(target.query),
-    secrets: given.secrets ?? {},
-  };
-  const run: Omit<Run, 'policyPhase'> = {
+  const { req, endpoint, conn, time } = prepared.variables;
+  const activation: Record<string, unknown> = { req, endpoint, conn, time, vars, actions: { svc } };
+  const run: Run = {
+    policyPhase: 'on_tcp_connect',
     request,
     given,
     vars,
@@ -499,7 +704,7 @@ export function evaluateWatched(
     applied: [],
     added: {},
     removed: [],
-    url: target.href,
+    url: prepared.href,
     activation,
   };
   const finish = (outcome: Outcome, decidedBy?: RuleRef): Evaluation => ({
@@ -510,25 +715,19 @@ export function evaluateWatched(
     headersRemoved: run.removed,
     url: run.url,
   });
-  return withRequest(scope, () => {
+  return withRequest(prepared.scope, () => {
     for (const [p, { phase, key, rules }] of phaseRules(policy).entries()) {
       if (key === undefined || (!http && phase !== 'on_tcp_connect')) continue;
       // Variables are scoped to the phase that set them.
       for (const name of Object.keys(vars)) delete vars[name];
-      const state = Object.assign(run, { policyPhase: phase }) as Run;
+      run.policyPhase = phase;
+      const state = run;
       for (const [r, rule] of (rules as readonly Rule[]).entries()) {
         if (watch?.stop(p, r) === true) return undefined;
-        const name = typeof rule.name === 'string' ? rule.name : undefined;
-        const at = (action: number, type: string): RuleRef => ({
-          phase: key,
-          rule: r,
-          action,
-          ...(name === undefined ? {} : { name }),
-          type,
-        });
+        const at = (action: number, type: string): RuleRef => ruleRef(key, r, rule, action, type);
         let holds = true;
         for (const expression of rule.expressions ?? []) {
-          const got = evalCel(expression, activation);
+          const got = prepared.guard(expression, activation);
           if ('error' in got || typeof got.value !== 'boolean') fired?.(key, r);
           if ('error' in got) {
             return finish({ kind: 'error', message: `${expression}: ${got.error}` }, at(-1, ''));

@@ -7,15 +7,19 @@
  */
 import type { PolicyCase, PolicyGiven } from '../manifest/policy/tests.js';
 import { describeOutcome } from './cases.js';
+import { guardReads } from './cel.js';
 import {
   type Evaluation,
-  evaluatePolicy,
-  evaluateWatched,
+  evaluatePrepared,
   headerLists,
   type PolicyRequest,
+  type PreparedRequest,
   phaseRules,
+  prepareRequest,
+  type RequestShare,
 } from './evaluate.js';
 import { probesFor } from './probes.js';
+import { type Differing, differingRules } from './rules.js';
 
 type Json = Readonly<Record<string, unknown>>;
 
@@ -76,76 +80,111 @@ function describeRequest(request: PolicyRequest, given: PolicyGiven, name?: stri
   return parts.join(' ');
 }
 
-/**
- * The rules `larger` adds to `smaller` (`key/index`), when each phase of `larger` runs the rules
- * of `smaller`'s in the same order with others among them (rules removed, or rules added, not
- * both); undefined otherwise. A request on which none of the added rules fires (its guard holds
- * or fails) goes through `larger` exactly as through `smaller`: a guard that does not hold
- * changes nothing, so the other rules see the same state.
- */
-function addedRules(smaller: Json, larger: Json): Added | undefined {
-  const small = phaseRules(smaller);
-  const keys = new Set<string>();
-  let last: readonly [number, number] | undefined;
-  for (const [i, { key, rules }] of phaseRules(larger).entries()) {
-    const theirs = small[i]?.rules;
-    if (!Array.isArray(rules) || !Array.isArray(theirs)) return undefined;
-    const texts = theirs.map((rule) => JSON.stringify(rule));
-    let matched = 0;
-    for (const [r, rule] of rules.entries()) {
-      if (matched < texts.length && JSON.stringify(rule) === texts[matched]) matched += 1;
-      else {
-        keys.add(`${key}/${r}`);
-        last = [i, r];
-      }
+/** One version of the policy, and the rules it has that the other lacks. */
+interface Side {
+  readonly policy: Json;
+  readonly differing: Differing;
+  /**
+   * The guard expressions of its differing rules; undefined when the run must tell whether one
+   * fires: not a list of texts, or one reads what the actions before it wrote.
+   */
+  readonly guards: readonly (readonly string[])[] | undefined;
+}
+
+function side(policy: Json, differing: Differing): Side {
+  const guards: string[][] = [];
+  let known = true;
+  for (const { key, rules } of phaseRules(policy)) {
+    const indexes = key === undefined ? undefined : differing.byKey.get(key);
+    for (const r of indexes ?? []) {
+      const expressions = (rules as readonly { expressions?: unknown }[])[r]?.expressions;
+      // As the evaluator reads them: none (or null) is a guard that holds.
+      if (expressions === undefined || expressions === null) guards.push([]);
+      else if (
+        Array.isArray(expressions) &&
+        expressions.every((e) => typeof e === 'string' && guardReads(e) !== 'run')
+      )
+        guards.push(expressions);
+      else known = false;
     }
-    if (matched < texts.length) return undefined;
   }
-  return { keys, last };
-}
-
-/** The rules one policy adds to the other (`key/index`), and the last of them (phase, rule). */
-interface Added {
-  readonly keys: Set<string>;
-  readonly last: readonly [number, number] | undefined;
+  return { policy, differing, guards: known ? guards : undefined };
 }
 
 /**
- * `request` through both policies, or undefined when they decide it alike. When one only adds
- * rules to the other, the larger one is evaluated, and the smaller one only if an added rule
- * fired: otherwise its evaluation is the larger one's, and the larger one's run stops as soon as
- * it is past the last added rule (what follows decides alike for both).
+ * Whether a differing rule of `side` may fire on the request: false when each one's guard,
+ * reading the request alone (or the case's facts), does not hold on it, wherever it stands.
+ */
+function mayFire(side: Side, prepared: PreparedRequest): boolean {
+  if (side.guards === undefined) return true;
+  for (const expressions of side.guards) if (prepared.fires(expressions) !== false) return true;
+  return false;
+}
+
+/**
+ * `policy` on `prepared`, watched for its differing rules: the run stops as soon as it is past
+ * the last of them without one firing (what follows is in the other version too, in the same
+ * order). `fired`: whether one fired (the run then went to its end).
+ */
+function watchedRun(
+  side: Side,
+  prepared: PreparedRequest,
+  given: PolicyGiven,
+): { readonly evaluation: Evaluation | undefined; readonly fired: boolean } {
+  if (!mayFire(side, prepared)) return { evaluation: undefined, fired: false };
+  const { byKey, last } = side.differing;
+  let fired = false;
+  const evaluation = evaluatePrepared(side.policy, prepared, given, {
+    fired: (key, rule) => {
+      if (byKey.get(key)?.has(rule) === true) fired = true;
+    },
+    stop: (phase, rule) =>
+      !fired && (last === undefined || phase > last[0] || (phase === last[0] && rule > last[1])),
+  });
+  return { evaluation, fired };
+}
+
+/**
+ * `request` through both policies, or undefined when they decide it alike. With `sides` (the
+ * rules each version has that the other lacks): a rule whose guard does not hold changes
+ * nothing, so a request on which no differing rule of either version fires goes through both
+ * as through the rules they share, alike. Such a request is found by the differing rules'
+ * guards alone where they read no run state, by runs that stop past the last differing rule
+ * otherwise; where one fires, both versions are evaluated to the end. Without `sides`: both
+ * evaluated from scratch, each on a request prepared for it alone (the reference the shortcuts
+ * are held to).
  */
 function evaluateBoth(
   before: Json,
   after: Json,
-  extends_: { readonly larger: 'before' | 'after'; readonly added: Added } | undefined,
-  endpointUrl: string,
-  request: PolicyRequest,
+  sides: readonly [Side, Side] | undefined,
+  prepare: () => PreparedRequest,
   given: PolicyGiven,
 ): [Evaluation, Evaluation] | undefined {
-  if (extends_ === undefined) {
+  if (sides === undefined) {
     return [
-      evaluatePolicy(before, endpointUrl, request, given),
-      evaluatePolicy(after, endpointUrl, request, given),
+      evaluatePrepared(before, prepare(), given) as Evaluation,
+      evaluatePrepared(after, prepare(), given) as Evaluation,
     ];
   }
-  const [larger, smaller] = extends_.larger === 'before' ? [before, after] : [after, before];
-  const { keys, last } = extends_.added;
-  let addedFired = false;
-  const big = evaluateWatched(larger, endpointUrl, request, given, {
-    fired: (key, rule) => {
-      if (keys.has(`${key}/${rule}`)) addedFired = true;
-    },
-    stop: (phase, rule) =>
-      !addedFired &&
-      (last === undefined || phase > last[0] || (phase === last[0] && rule > last[1])),
-  });
-  if (!addedFired) return undefined;
-  const small = evaluatePolicy(smaller, endpointUrl, request, given);
-  // An added rule fired, so the run was not stopped.
-  const decided = big as Evaluation;
-  return extends_.larger === 'before' ? [decided, small] : [small, decided];
+  const shared = prepare();
+  const full = (policy: Json) => evaluatePrepared(policy, shared, given) as Evaluation;
+  const old = watchedRun(sides[0], shared, given);
+  if (old.fired) return [old.evaluation as Evaluation, full(after)];
+  const now = watchedRun(sides[1], shared, given);
+  if (!now.fired) return undefined;
+  return [old.evaluation ?? full(before), now.evaluation as Evaluation];
+}
+
+/** How the preview is worked out; its result is the same either way. */
+export interface ImpactOptions {
+  /**
+   * Shortcuts (the default): each request is prepared once for both policies (and a probe once
+   * for its logged-in variants), the outcomes of guards that read the request alone are shared
+   * between the policies, and a request on which no differing rule fires is not evaluated to
+   * its end. Off: every request through both policies from scratch.
+   */
+  readonly shortcuts?: boolean;
 }
 
 /**
@@ -157,7 +196,9 @@ export function policyImpact(
   before: Json | undefined,
   after: Json,
   cases: readonly PolicyCase[] = [],
+  options: ImpactOptions = {},
 ): PolicyImpact {
+  const shortcuts = options.shortcuts !== false;
   if (before === undefined) return { changes: [], requests: 0 };
   const requests: { request: PolicyRequest; given: PolicyGiven; name?: string }[] = [
     ...cases.map((c) => ({
@@ -177,16 +218,35 @@ export function policyImpact(
   const seen = new Set<string>();
   /** Method, URL and the change: a variant (an address, a login) that changes the same way folds. */
   const folded = new Set<string>();
-  const removed = addedRules(after, before);
-  const added = removed === undefined ? addedRules(before, after) : undefined;
-  const extends_ =
-    removed !== undefined
-      ? { larger: 'before' as const, added: removed }
-      : added !== undefined
-        ? { larger: 'after' as const, added }
-        : undefined;
-  for (const { request, given, name } of requests) {
-    const both = evaluateBoth(before, after, extends_, endpointUrl, request, given);
+  const differing = shortcuts ? differingRules(before, after) : undefined;
+  const sides: readonly [Side, Side] | undefined =
+    differing === undefined ? undefined : [side(before, differing[0]), side(after, differing[1])];
+  /**
+   * Prepared requests by request object, for the givens whose facts are not among a request's
+   * variables (a probe and its logged-in variants share their request object).
+   */
+  const prepared = new Map<PolicyRequest, PreparedRequest>();
+  const share: RequestShare | undefined = shortcuts ? new Map() : undefined;
+  let request: PolicyRequest;
+  let given: PolicyGiven;
+  const prepare = (): PreparedRequest => {
+    const shareable =
+      shortcuts &&
+      given.conn === undefined &&
+      given.time === undefined &&
+      given.secrets === undefined;
+    let known = shareable ? prepared.get(request) : undefined;
+    if (known === undefined) {
+      known = prepareRequest(endpointUrl, request, given, share);
+      if (shareable) prepared.set(request, known);
+    }
+    return known;
+  };
+  for (const item of requests) {
+    request = item.request;
+    given = item.given;
+    const name = item.name;
+    const both = evaluateBoth(before, after, sides, prepare, given);
     if (both === undefined) continue;
     const [old, now] = both;
     const was = shown(old);

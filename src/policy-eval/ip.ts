@@ -56,7 +56,27 @@ function v6(text: string): bigint | undefined {
   return out;
 }
 
+/**
+ * Addresses and ranges already read, by text (bounded): a preview reads the same few, for every
+ * probe that goes through a `restrict-ips` or names them. The values are never changed.
+ */
+const ips = new Map<string, Ip | undefined>();
+const cidrs = new Map<string, Cidr | undefined>();
+const KEPT = 4_096;
+
+function kept<T>(memo: Map<string, T>, text: string, read: (text: string) => T): T {
+  if (memo.has(text)) return memo.get(text) as T;
+  const value = read(text);
+  if (memo.size >= KEPT) memo.delete(memo.keys().next().value as string);
+  memo.set(text, value);
+  return value;
+}
+
 export function parseIp(text: string): Ip | undefined {
+  return kept(ips, text, readIp);
+}
+
+function readIp(text: string): Ip | undefined {
   if (text.includes(':')) {
     const value = v6(text);
     return value === undefined ? undefined : { version: 6, value };
@@ -66,6 +86,10 @@ export function parseIp(text: string): Ip | undefined {
 }
 
 export function parseCidr(text: string): Cidr | undefined {
+  return kept(cidrs, text, readCidr);
+}
+
+function readCidr(text: string): Cidr | undefined {
   const slash = text.indexOf('/');
   const ip = parseIp(slash < 0 ? text : text.slice(0, slash));
   if (ip === undefined) return undefined;

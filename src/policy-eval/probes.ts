@@ -7,15 +7,19 @@
  * paths. Deterministic and bounded (`MAX_PROBES`). Pure.
  */
 
-import { checkedCel } from '../hosted/cel.js';
+import { CHECKED_KEPT, checkedCel } from '../hosted/cel.js';
 import type { PolicyGiven } from '../manifest/policy/tests.js';
 import type { PolicyRequest } from './evaluate.js';
 import { cidrEdges, parseCidr, parseIp } from './ip.js';
+import { ruleKey } from './rules.js';
 
 export interface Probe {
   readonly request: PolicyRequest;
   readonly given: PolicyGiven;
 }
+
+/** What a probe not logged in is given: nothing (one object, never changed). */
+const NOTHING_GIVEN: PolicyGiven = Object.freeze({});
 
 /** Probes per endpoint at most: the preview's cost stays bounded whatever the policy. */
 export const MAX_PROBES = 240;
@@ -151,8 +155,16 @@ type Json = Readonly<Record<string, unknown>>;
 
 type RuleJson = { expressions?: unknown; actions?: unknown };
 
+/** Each policy's rules, every phase's, read once (a policy is never changed). */
+const rulesByPolicy = new WeakMap<Json, RuleJson[]>();
+
 function rulesOf(policy: Json): RuleJson[] {
-  return Object.values(policy).flatMap((rules) => (Array.isArray(rules) ? rules : []));
+  let rules = rulesByPolicy.get(policy);
+  if (rules === undefined) {
+    rules = Object.values(policy).flatMap((list) => (Array.isArray(list) ? list : []));
+    rulesByPolicy.set(policy, rules);
+  }
+  return rules;
 }
 
 /**
@@ -161,30 +173,81 @@ function rulesOf(policy: Json): RuleJson[] {
  */
 function changedRules(policies: readonly Json[]): RuleJson[] {
   if (policies.length < 2) return policies.flatMap(rulesOf);
-  const texts = policies.map((p) => rulesOf(p).map((r) => JSON.stringify(r)));
+  const texts = policies.map((p) => rulesOf(p).map(ruleKey));
   const inAll = (t: string) => texts.every((list) => list.includes(t));
-  const common = texts.map((list) => list.filter(inAll).join('\n'));
-  if (new Set(common).size > 1) return policies.flatMap(rulesOf);
-  return policies.flatMap((p) => rulesOf(p).filter((r) => !inAll(JSON.stringify(r))));
+  const common = texts.map((list) => list.filter(inAll));
+  const first = common[0] ?? [];
+  const reordered = common.some(
+    (list) => list.length !== first.length || list.some((t, i) => t !== first[i]),
+  );
+  if (reordered) return policies.flatMap(rulesOf);
+  return policies.flatMap((p, i) => rulesOf(p).filter((_, r) => !inAll(texts[i]?.[r] as string)));
+}
+
+/** What one rule names, read from its guards and its `restrict-ips` ranges. */
+function readRule(rule: RuleJson, facts: Facts): void {
+  for (const e of Array.isArray(rule?.expressions) ? rule.expressions : []) {
+    if (typeof e === 'string') readExpression(e, facts);
+  }
+  for (const action of Array.isArray(rule?.actions) ? rule.actions : []) {
+    const { type, config } = (action ?? {}) as { type?: unknown; config?: Json | null };
+    if (typeof type === 'string' && AUTH.has(type)) facts.auth = true;
+    if (type !== 'restrict-ips' || typeof config !== 'object' || config === null) continue;
+    for (const field of ['allow', 'deny']) {
+      const list = config[field];
+      for (const c of Array.isArray(list) ? list : []) {
+        const range = typeof c === 'string' ? parseCidr(c) : undefined;
+        if (range !== undefined) for (const ip of cidrEdges(range)) facts.ips.add(ip);
+      }
+    }
+  }
+}
+
+const emptyFacts = (): Facts => ({
+  paths: new Set(),
+  hosts: new Set(),
+  methods: new Set(),
+  ips: new Set(),
+  emails: new Set(),
+  headers: new Map(),
+  query: new Set(),
+  values: new Set(),
+  auth: false,
+});
+
+/**
+ * What each rule names, kept by its content (bounded like the parses): the same rules are read
+ * for both policies of a preview, and plan after plan. Never changed: merged into the facts of
+ * a preview, in the order the rules stand (the order a rule-by-rule reading gives).
+ */
+const factsByRule = new Map<string, Facts>();
+
+/** The same, by rule object: a policy the plan keeps (the desired one) is read without its text. */
+const factsByObject = new WeakMap<object, Facts>();
+
+function ruleFacts(rule: RuleJson): Facts {
+  const held = typeof rule === 'object' && rule !== null ? factsByObject.get(rule) : undefined;
+  if (held !== undefined) return held;
+  const key = ruleKey(rule);
+  let own = factsByRule.get(key);
+  if (own === undefined) {
+    own = emptyFacts();
+    readRule(rule, own);
+    if (factsByRule.size >= CHECKED_KEPT)
+      factsByRule.delete(factsByRule.keys().next().value as string);
+    factsByRule.set(key, own);
+  }
+  if (typeof rule === 'object' && rule !== null) factsByObject.set(rule, own);
+  return own;
 }
 
 function readPolicy(rules: readonly RuleJson[], facts: Facts): void {
   for (const rule of rules) {
-    for (const e of Array.isArray(rule?.expressions) ? rule.expressions : []) {
-      if (typeof e === 'string') readExpression(e, facts);
-    }
-    for (const action of Array.isArray(rule?.actions) ? rule.actions : []) {
-      const { type, config } = (action ?? {}) as { type?: unknown; config?: Json | null };
-      if (typeof type === 'string' && AUTH.has(type)) facts.auth = true;
-      if (type !== 'restrict-ips' || typeof config !== 'object' || config === null) continue;
-      for (const field of ['allow', 'deny']) {
-        const list = config[field];
-        for (const c of Array.isArray(list) ? list : []) {
-          const range = typeof c === 'string' ? parseCidr(c) : undefined;
-          if (range !== undefined) for (const ip of cidrEdges(range)) facts.ips.add(ip);
-        }
-      }
-    }
+    const own = ruleFacts(rule);
+    for (const field of ['paths', 'hosts', 'methods', 'ips', 'emails', 'query', 'values'] as const)
+      for (const item of own[field]) facts[field].add(item);
+    for (const name of own.headers.keys()) header(facts, name);
+    if (own.auth) facts.auth = true;
   }
 }
 
@@ -234,9 +297,11 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
   );
   const out: Probe[] = [];
   const seen = new Set<string>();
-  const add = (request: PolicyRequest, given: PolicyGiven = {}): void => {
+  const add = (request: PolicyRequest, given: PolicyGiven = NOTHING_GIVEN): void => {
     if (out.length >= MAX_PROBES) return;
-    const key = JSON.stringify([request, given]);
+    // The request's fields as JSON would tell them apart (a probe sets no other), the URL last:
+    // the fields before it hold no \u0001.
+    const key = `${request.method}\u0001${request.clientIp ?? ''}\u0001${request.headers === undefined ? '' : JSON.stringify(request.headers)}\u0001${given.identity === undefined ? '' : JSON.stringify(given.identity)}\u0001${request.url}`;
     if (seen.has(key)) return;
     seen.add(key);
     out.push({ request, given });
@@ -249,11 +314,15 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
   // Every path around a guard's; the other facts on the guards' own paths only: a method, an
   // address or a header that changes an outcome does so where a guard looks.
   const named = [...facts.paths];
-  for (const path of paths) add(get(path));
+  // A path's logged-in variants are the same request (one object: the preview prepares it once).
+  const plain = paths.map((path) => get(path));
+  for (const request of plain) add(request);
   const identities = [...facts.emails, 'someone@example.com'];
   if (facts.auth) {
-    for (const email of identities)
-      for (const path of paths) add(get(path), { identity: { email } });
+    for (const email of identities) {
+      const given = { identity: { email } };
+      for (const request of plain) add(request, given);
+    }
   }
   for (const method of facts.methods) for (const path of named) add(get(path, { method }));
   for (const ip of facts.ips) for (const path of named) add(get(path, { clientIp: ip }));

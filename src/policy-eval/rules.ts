@@ -1,0 +1,116 @@
+/**
+ * What two versions of a policy have in common, rule by rule: a rule's identity is its content
+ * (`ruleKey`, kept per rule object), and in each phase the rules both versions run in the same
+ * order are a longest common subsequence of the two lists; the others are the rules that differ
+ * (`differingRules`). The impact preview needs no more: a request on which no differing rule
+ * fires goes through both versions alike (./impact.ts). Pure.
+ */
+import { phaseRules } from './evaluate.js';
+
+type Json = Readonly<Record<string, unknown>>;
+
+/** Rule texts by rule object: a policy is read, never changed, and the same rules plan after plan. */
+const keys = new WeakMap<object, string>();
+
+/** A rule's identity: its content as JSON (two rules alike in content decide alike). */
+export function ruleKey(rule: unknown): string {
+  if (typeof rule !== 'object' || rule === null) return JSON.stringify(rule) ?? 'undefined';
+  let key = keys.get(rule);
+  if (key === undefined) {
+    key = JSON.stringify(rule);
+    keys.set(rule, key);
+  }
+  return key;
+}
+
+/** The rules of one version that the other lacks: by phase key, their indexes, and the last. */
+export interface Differing {
+  readonly byKey: ReadonlyMap<string, ReadonlySet<number>>;
+  /** The last differing rule (its phase's index in `phaseRules`, its index); none: undefined. */
+  readonly last: readonly [number, number] | undefined;
+}
+
+/**
+ * Cells of the comparison table past which the middle of two rule lists is taken as differing
+ * whole (still exact, only fewer requests are told apart early): 500 rules against 500.
+ */
+const MAX_TABLE = 250_000;
+
+/** Indexes of `a` and of `b` in a longest common subsequence of the two (by equality). */
+function common(a: readonly string[], b: readonly string[]): [Set<number>, Set<number>] {
+  const inA = new Set<number>();
+  const inB = new Set<number>();
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) {
+    inA.add(start);
+    inB.add(start);
+    start += 1;
+  }
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
+    endA -= 1;
+    endB -= 1;
+    inA.add(endA);
+    inB.add(endB);
+  }
+  const n = endA - start;
+  const m = endB - start;
+  if (n === 0 || m === 0 || n * m > MAX_TABLE) return [inA, inB];
+  // lengths[i][j]: the longest common subsequence of a[start+i..endA) and b[start+j..endB).
+  const width = m + 1;
+  const lengths = new Uint32Array((n + 1) * width);
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) {
+      lengths[i * width + j] =
+        a[start + i] === b[start + j]
+          ? (lengths[(i + 1) * width + j + 1] as number) + 1
+          : Math.max(lengths[(i + 1) * width + j] as number, lengths[i * width + j + 1] as number);
+    }
+  }
+  let i = 0;
+  let j = 0;
+  while (i < n && j < m) {
+    if (a[start + i] === b[start + j]) {
+      inA.add(start + i);
+      inB.add(start + j);
+      i += 1;
+      j += 1;
+    } else if ((lengths[(i + 1) * width + j] as number) >= (lengths[i * width + j + 1] as number))
+      i += 1;
+    else j += 1;
+  }
+  return [inA, inB];
+}
+
+/**
+ * The rules each of `a` and `b` has that the other does not run in the same order, or
+ * undefined when a phase's rules are not a list (then nothing is known in common).
+ */
+export function differingRules(a: Json, b: Json): [Differing, Differing] | undefined {
+  const phasesA = phaseRules(a);
+  const phasesB = phaseRules(b);
+  const out: [Map<string, Set<number>>, Map<string, Set<number>>] = [new Map(), new Map()];
+  const last: [[number, number] | undefined, [number, number] | undefined] = [undefined, undefined];
+  for (const [p, phaseA] of phasesA.entries()) {
+    const phaseB = phasesB[p];
+    if (phaseB === undefined || !Array.isArray(phaseA.rules) || !Array.isArray(phaseB.rules))
+      return undefined;
+    const lists = [phaseA.rules.map(ruleKey), phaseB.rules.map(ruleKey)] as const;
+    const kept = common(lists[0], lists[1]);
+    for (const side of [0, 1] as const) {
+      const key = (side === 0 ? phaseA : phaseB).key;
+      for (let r = 0; r < lists[side].length; r++) {
+        if (kept[side].has(r) || key === undefined) continue;
+        const set = out[side].get(key) ?? new Set<number>();
+        set.add(r);
+        out[side].set(key, set);
+        last[side] = [p, r];
+      }
+    }
+  }
+  return [
+    { byKey: out[0], last: last[0] },
+    { byKey: out[1], last: last[1] },
+  ];
+}
