@@ -7,6 +7,7 @@ import type { PolicyImpactEntry } from './impact.js';
 import type { Blocked, ResourceChange } from './model.js';
 import { canonicalHostports } from './normalize.js';
 import type { DesiredEdge } from './ownership.js';
+import type { PlanBasis } from './patch.js';
 
 export const DEFAULT_MAX_DELETES = 10;
 
@@ -46,12 +47,18 @@ export interface PlanOptions {
  * Up-to-date edges of earlier plans, by manifest: a manifest object and a live record that are
  * both the same objects as last time give the same verdict (the daemon keeps both between
  * cycles: `FileCache` and its snapshot), so a 10,000-edge plan after one file changed diffs one
- * edge. Only verdicts without an operation are kept: those never read the plan's hostport
+ * edge (and `basis` lets the next plan skip the whole-set steps). Only verdicts without an operation are kept: those never read the plan's hostport
  * claims, so they depend on nothing but the key. Weak: a manifest gone is forgotten. The daemon
  * starts a new memo with each full listing (every record is new then: nothing would be reused,
  * and the old verdicts would only double the cycle's memory).
  */
 export class PlanMemo {
+  /**
+   * The last plan made with this memo and what it was made from: the next plan, after a change
+   * to a few edges, is made from it (`patchPlan`, ./patch.ts).
+   */
+  basis: PlanBasis | undefined;
+
   readonly #settled = new WeakMap<
     object,
     {

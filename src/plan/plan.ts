@@ -52,6 +52,7 @@ import {
   type Ownership,
   resolveOwnership,
 } from './ownership.js';
+import { type PlanBasis, patchPlan } from './patch.js';
 import { releaseAuthFirst } from './routes.js';
 
 export { DEFAULT_MAX_DELETES, PlanMemo, type PlanOptions } from './context.js';
@@ -120,8 +121,29 @@ function suspended(
   return true;
 }
 
-/** The plan that makes `live` match `desired`. Pure and deterministic (sorted by address). */
+/**
+ * The plan that makes `live` match `desired`. Pure and deterministic (sorted by address). With
+ * a memo, a change to a few edges since the memo's last plan is planned from that plan
+ * (./patch.ts): the same plan, for the cost of those edges.
+ */
 export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOptions = {}): Plan {
+  const { memo } = options;
+  if (memo === undefined) return planAll(desired, live, options).plan;
+  const basis = memo.basis;
+  // Forgotten while planning: a plan that throws leaves no half-updated basis behind.
+  memo.basis = undefined;
+  const patched = patchPlan(basis, desired, live, options);
+  if (patched !== undefined) {
+    memo.basis = patched.basis;
+    return patched.plan;
+  }
+  const made = planAll(desired, live, options);
+  memo.basis = made;
+  return made.plan;
+}
+
+/** Plans the whole set; returns the plan with what a later patch of it reuses. */
+function planAll(desired: DesiredSet, live: LiveState, options: PlanOptions): PlanBasis {
   const ctx = new PlanContext(options);
   if (live.edgesUnavailable === true) ctx.warnings.push(EDGES_UNAVAILABLE_WARNING);
   if (options.targets !== undefined) ctx.warnings.push(targetedWarning(options.targets));
@@ -195,7 +217,36 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
     live.botUsers,
   );
   releaseAuthFirst(ctx, live.httpsEdges);
-  return finishPlan(ctx, cutovers);
+  const plan = finishPlan(ctx, cutovers);
+  if (options.memo === undefined) {
+    return {
+      desired,
+      live,
+      options,
+      plan,
+      updated: new Map(),
+      addressOf: new Map(),
+      claims,
+      holders: ownership.hostportHolders,
+    };
+  }
+  const updated = new Map<string, EdgeMatch>();
+  const addressOf = new Map<string, string>();
+  for (const m of active) {
+    if (m.live === undefined) continue;
+    updated.set(m.desired.address, m);
+    addressOf.set(m.live.record.id, m.desired.address);
+  }
+  return {
+    desired,
+    live,
+    options,
+    plan,
+    updated,
+    addressOf,
+    claims,
+    holders: ownership.hostportHolders,
+  };
 }
 
 /**
