@@ -2,12 +2,43 @@
  * What the parts of the planner share while one plan is built: the options, the lists the plan
  * is assembled from, and the canonical hostports of each desired edge.
  */
+import type { BotUser, CloudEndpoint, HttpsEdge, TlsEdge } from '../api/schemas.js';
+import type { LiveRecord } from '../kinds/index.js';
 import { DEFAULT_OWNER } from '../manifest/metadata.js';
+import type { DesiredSet } from '../manifest/schema.js';
 import type { PolicyImpactEntry } from './impact.js';
-import type { Blocked, ResourceChange } from './model.js';
+import type { Blocked, Plan, ResourceChange } from './model.js';
 import { canonicalHostports } from './normalize.js';
-import type { DesiredEdge } from './ownership.js';
-import type { PlanBasis } from './patch.js';
+import type { DesiredEdge, EdgeMatch, LiveEdge } from './ownership.js';
+
+/** What the planner needs of the live account (an `observe()` snapshot fits). */
+export interface LiveState {
+  readonly tlsEdges: readonly TlsEdge[];
+  readonly httpsEdges: readonly HttpsEdge[];
+  readonly botUsers: readonly BotUser[];
+  /** Every endpoint listed, agent ones included (never touched); absent reads as none. */
+  readonly cloudEndpoints?: readonly CloudEndpoint[] | undefined;
+  /** The account has no access to edges (its edge lists were refused): it has none. */
+  readonly edgesUnavailable?: boolean | undefined;
+  /** Every registered kind's records by kind (what the generic planner reads); absent: none. */
+  readonly resources?: Readonly<Record<string, readonly LiveRecord[]>> | undefined;
+}
+
+/** What the last plan was made from, and the whole-set results a patch of it reuses (./patch.ts). */
+export interface PlanBasis {
+  readonly desired: DesiredSet;
+  readonly live: LiveState;
+  readonly options: PlanOptions;
+  readonly plan: Plan;
+  /** The edges the plan updated (matched live, not blocked, not suspended), by address. */
+  readonly updated: Map<string, EdgeMatch>;
+  /** Live edge ID -> address, for the same edges. */
+  readonly addressOf: Map<string, string>;
+  /** Hostport -> address of the edge that claims it (`edgeClaimsOf`, endpoints' claims too). */
+  readonly claims: ReadonlyMap<string, string>;
+  /** Every live edge by canonical hostport (`Ownership.hostportHolders`). */
+  readonly holders: Map<string, LiveEdge>;
+}
 
 export const DEFAULT_MAX_DELETES = 10;
 

@@ -16,7 +16,7 @@
 import type { HttpsEdge, TlsEdge } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
 import type { DesiredSet, HttpsEdgeManifest, TlsEdgeManifest } from '../manifest/schema.js';
-import { PlanContext, type PlanOptions } from './context.js';
+import { type LiveState, type PlanBasis, PlanContext, type PlanOptions } from './context.js';
 import { planUpdate } from './edges.js';
 import { addDeleteEdges, assertAcyclic } from './graph.js';
 import type { Plan, ResourceChange } from './model.js';
@@ -29,24 +29,7 @@ import {
   type LiveEdge,
   liveEdgeOf,
 } from './ownership.js';
-import type { LiveState } from './plan.js';
 import { releaseAuthFirst } from './routes.js';
-
-/** What the last plan was made from, and the whole-set results a patch reuses. */
-export interface PlanBasis {
-  readonly desired: DesiredSet;
-  readonly live: LiveState;
-  readonly options: PlanOptions;
-  readonly plan: Plan;
-  /** The edges the plan updated (matched live, not blocked, not suspended), by address. */
-  readonly updated: Map<string, EdgeMatch>;
-  /** Live edge ID -> address, for the same edges. */
-  readonly addressOf: Map<string, string>;
-  /** Hostport -> address of the edge that claims it (`edgeClaimsOf`). */
-  readonly claims: ReadonlyMap<string, string>;
-  /** Every live edge by canonical hostport (`Ownership.hostportHolders`). */
-  readonly holders: Map<string, LiveEdge>;
-}
 
 /** The plan of `desired` against `live` from `basis`, or undefined when the whole set must be planned. */
 export function patchPlan(

@@ -21,9 +21,7 @@
  * - deletions (routes, edges, bot users) are in phase `delete`, last.
  */
 
-import type { BotUser, CloudEndpoint, HttpsEdge, TlsEdge } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
-import type { LiveRecord } from '../kinds/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { botUserAddress, planBotUsers } from './bot-users.js';
 import {
@@ -35,7 +33,7 @@ import {
   resolveEndpoints,
   withReferences,
 } from './cloud-endpoints.js';
-import { PlanContext, type PlanOptions } from './context.js';
+import { type LiveState, type PlanBasis, PlanContext, type PlanOptions } from './context.js';
 import { cutoverList } from './cutover.js';
 import { planCreate, planDelete, planUpdate } from './edges.js';
 import { blockHeldUrls, endpointClaims, urlHandovers } from './endpoint-claims.js';
@@ -52,23 +50,10 @@ import {
   type Ownership,
   resolveOwnership,
 } from './ownership.js';
-import { type PlanBasis, patchPlan } from './patch.js';
+import { patchPlan } from './patch.js';
 import { releaseAuthFirst } from './routes.js';
 
-export { DEFAULT_MAX_DELETES, PlanMemo, type PlanOptions } from './context.js';
-
-/** What the planner needs of the live account (an `observe()` snapshot fits). */
-export interface LiveState {
-  readonly tlsEdges: readonly TlsEdge[];
-  readonly httpsEdges: readonly HttpsEdge[];
-  readonly botUsers: readonly BotUser[];
-  /** Every endpoint listed, agent ones included (never touched); absent reads as none. */
-  readonly cloudEndpoints?: readonly CloudEndpoint[] | undefined;
-  /** The account has no access to edges (its edge lists were refused): it has none. */
-  readonly edgesUnavailable?: boolean | undefined;
-  /** Every registered kind's records by kind (what the generic planner reads); absent: none. */
-  readonly resources?: Readonly<Record<string, readonly LiveRecord[]>> | undefined;
-}
+export { DEFAULT_MAX_DELETES, type LiveState, PlanMemo, type PlanOptions } from './context.js';
 
 /** The plan's note on an account without access to edges (its edges read as none). */
 export const EDGES_UNAVAILABLE_WARNING =
