@@ -90,12 +90,14 @@ function overlay<T extends { id: string }>(
   before: readonly T[],
   fresh: ReadonlyMap<string, T | undefined>,
 ): T[] {
+  if (fresh.size === 0) return [...before];
   const out: T[] = [];
+  // Only the read IDs are remembered: a 50,000-record list after one edit reads one.
   const seen = new Set<string>();
   for (const item of before) {
-    seen.add(item.id);
     if (!fresh.has(item.id)) out.push(item);
     else {
+      seen.add(item.id);
       const now = fresh.get(item.id);
       if (now !== undefined) out.push(now);
     }

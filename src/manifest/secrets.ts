@@ -50,14 +50,29 @@ export function liveSecretValues(snapshot: {
   readonly cloudEndpoints?: readonly { readonly traffic_policy?: string | undefined }[];
 }): string[] {
   const out = new Set<string>();
-  for (const edge of snapshot.httpsEdges) {
-    for (const route of edge.routes) for (const v of secretFieldValues(route)) out.add(v);
-  }
+  for (const edge of snapshot.httpsEdges) for (const v of liveEdgeSecrets(edge)) out.add(v);
   for (const endpoint of snapshot.cloudEndpoints ?? []) {
     for (const v of livePolicySecrets(endpoint)) out.add(v);
   }
   return [...out];
 }
+
+/**
+ * The secret field values of a live edge's routes, kept per record (never changed; the daemon
+ * keeps its records between cycles): an edit costs one edge's walk, not the account's.
+ */
+const edgeSecrets = new WeakMap<object, readonly string[]>();
+
+function liveEdgeSecrets(edge: { readonly routes: readonly object[] }): readonly string[] {
+  const known = edgeSecrets.get(edge);
+  if (known !== undefined) return known;
+  const found = edge.routes.flatMap((route) => secretFieldValues(route));
+  const out = found.length === 0 ? NONE : found;
+  edgeSecrets.set(edge, out);
+  return out;
+}
+
+const NONE: readonly string[] = Object.freeze([]);
 
 /**
  * The secret field values of a live endpoint's policy, kept per record (the daemon keeps its

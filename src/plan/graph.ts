@@ -56,6 +56,7 @@ export function hoistRequiredCreates(changes: readonly ResourceChange[]): void {
 export function addDeleteEdges(changes: readonly ResourceChange[]): void {
   const deletesByKind = new Map<string, string[]>();
   for (const c of changes) {
+    if (c.operations.length === 0) continue;
     if (c.operations.some((op) => op.method === 'DELETE' && op.phase === 'delete')) {
       deletesByKind.set(c.kind, [...(deletesByKind.get(c.kind) ?? []), c.root]);
     }
@@ -73,16 +74,16 @@ export function addDeleteEdges(changes: readonly ResourceChange[]): void {
 
 /** Throws a located error when the roots' `after` edges within one phase form a cycle. */
 export function assertAcyclic(changes: readonly ResourceChange[]): void {
+  // Only changes with operations are nodes: a 50,000-resource plan after one edit has a handful.
+  const writing = changes.filter((c) => c.operations.length > 0);
   const phasesOf = new Map<string, Set<string>>();
-  for (const c of changes) {
+  for (const c of writing) {
     const set = phasesOf.get(c.root) ?? new Set<string>();
     for (const op of c.operations) set.add(op.phase);
     phasesOf.set(c.root, set);
   }
   const needs = new Map<string, Set<string>>();
-  const sourceOf = new Map<string, ResourceChange['source']>();
-  for (const c of changes) {
-    if (c.source !== undefined && c.address === c.root) sourceOf.set(c.root, c.source);
+  for (const c of writing) {
     for (const op of c.operations) {
       const node = `${c.root} ${op.phase}`;
       const set = needs.get(node) ?? new Set<string>();
@@ -94,6 +95,10 @@ export function assertAcyclic(changes: readonly ResourceChange[]): void {
   }
   const cycle = findCycle(needs)?.map((node) => node.slice(0, node.lastIndexOf(' ')));
   if (cycle === undefined) return;
+  const sourceOf = new Map<string, ResourceChange['source']>();
+  for (const c of changes) {
+    if (c.source !== undefined && c.address === c.root) sourceOf.set(c.root, c.source);
+  }
   const loop = [...cycle, cycle[0]].join(' -> ');
   throw new ManifestError(
     cycle.map((root) => {
