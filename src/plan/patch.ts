@@ -15,6 +15,7 @@
  */
 import type { HttpsEdge, TlsEdge } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
+import { KINDS } from '../kinds/index.js';
 import type { DesiredSet, HttpsEdgeManifest, TlsEdgeManifest } from '../manifest/schema.js';
 import { type LiveState, type PlanBasis, PlanContext, type PlanOptions } from './context.js';
 import { planUpdate } from './edges.js';
@@ -198,8 +199,26 @@ function sameOtherRecords(a: LiveState, b: LiveState): boolean {
     a.httpsEdges.length === b.httpsEdges.length &&
     sameItems(a.botUsers, b.botUsers) &&
     sameItems(a.cloudEndpoints, b.cloudEndpoints) &&
-    sameByKind(a.resources, b.resources)
+    sameByKind(withoutMirrors(a), withoutMirrors(b))
   );
+}
+
+/**
+ * A snapshot's records by kind without the lists that are the same arrays as its own lists
+ * (`observe` and the read-back after a write put the four kinds with planners of their own
+ * there too): those are compared through their lists, an edge read back by ID not being a
+ * change to another kind.
+ */
+function withoutMirrors(live: LiveState): LiveState['resources'] {
+  const { resources } = live;
+  if (resources === undefined) return undefined;
+  const mirrored = new Set(
+    KINDS.flatMap((k) =>
+      k.setKey !== undefined && resources[k.kind] === live[k.setKey] ? [k.kind] : [],
+    ),
+  );
+  if (mirrored.size === 0) return resources;
+  return Object.fromEntries(Object.entries(resources).filter(([kind]) => !mirrored.has(kind)));
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
