@@ -10,15 +10,14 @@ import { KINDS, type KindDefinition, type LiveRecord } from '../kinds/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { maskTree, secretValues } from '../manifest/secrets.js';
 import type { Blocked, Plan, ResourceChange } from '../plan/index.js';
+import { outlineOf } from '../plan/outline.js';
 import { MANAGED_KINDS, type ManagedCounts, type PlanResources } from './contract.js';
 
 /** Resources this controller manages once the plan is done: everything it keeps or creates. */
 export function managedCounts(plan: Plan): ManagedCounts {
   const counts: Record<string, number> = Object.fromEntries(MANAGED_KINDS.map((k) => [k, 0]));
-  for (const change of plan.changes) {
-    if (change.action === 'delete' || change.kind === 'route') continue;
-    counts[change.kind] = (counts[change.kind] ?? 0) + 1;
-  }
+  // Counted once per plan (or from the last plan's counts: `outlineOf`).
+  for (const [kind, n] of Object.entries(outlineOf(plan).managed)) counts[kind] = n;
   return counts;
 }
 

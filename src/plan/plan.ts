@@ -50,6 +50,7 @@ import { addDeleteEdges, assertAcyclic, hoistRequiredCreates } from './graph.js'
 import { type Deletable, guardDeletions, leaveExcluded, resolveHostports } from './guards.js';
 import { type Cutover, leftAlone, PLAN_FORMAT_VERSION, type Plan } from './model.js';
 import { canonicalHostports } from './normalize.js';
+import { outlineOf } from './outline.js';
 import {
   classifyLive,
   desiredEdges,
@@ -414,7 +415,7 @@ function finishPlan(ctx: PlanContext, cutovers: Cutover[]): Plan {
 
 /** How many API operations applying the plan would issue (0: nothing to write). */
 export function operationCount(plan: Plan): number {
-  return plan.changes.reduce((n, c) => n + c.operations.length, 0);
+  return outlineOf(plan).operations;
 }
 
 /** True when applying the plan would write something (or something is blocked; left alone is not).

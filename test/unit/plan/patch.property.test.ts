@@ -5,7 +5,8 @@
  * live records (edits the patch takes, and edits that must fall back to the whole set), each
  * plan made with the memo equals the plan of deep copies made without one. Both plans of a
  * daemon edit are made: on the kept snapshot, then on the snapshot with the edited record
- * read back. The set also holds resources of the kinds defined as data (a reserved domain, an
+ * read back; the outline its readers take from it (the changes that write, the counts) equals a
+ * walk of it. The set also holds resources of the kinds defined as data (a reserved domain, an
  * IP policy with its rules) and a cloud endpoint on the domain, edited too.
  */
 import fc from 'fast-check';
@@ -20,6 +21,7 @@ import type {
   HttpsEdgeManifest,
   TlsEdgeManifest,
 } from '../../../src/manifest/schema.js';
+import { outlineOf } from '../../../src/plan/outline.js';
 import { buildPlan, type LiveState, PlanMemo } from '../../../src/plan/plan.js';
 import {
   botManifest,
@@ -382,6 +384,8 @@ describe('planning from the last plan', () => {
                 memo: undefined,
               });
               expect(warm).toEqual(cold);
+              // What its readers take from it (kept beside a patched plan) equals a walk of it.
+              expect(outlineOf(warm)).toEqual(outlineOf(structuredClone(warm)));
             }
           }
         },
