@@ -6,6 +6,7 @@
  * found up to date before), masked once per list of values, so the report costs what changed.
  */
 import type { LiveSnapshot } from '../api/index.js';
+import { compareCodeUnits } from '../compare.js';
 import { KINDS, type KindDefinition, type LiveRecord } from '../kinds/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { maskTree, secretValues } from '../manifest/secrets.js';
@@ -44,9 +45,27 @@ function entryOf<E extends ChangeEntry | NoopEntry | BlockedEntry>(
   return entry;
 }
 
+/** What `resourcesOf` made last: the next plan, patched from that one, shares most changes. */
+interface Made {
+  readonly changes: readonly ResourceChange[];
+  /** Each change's entry (readiness added), at the change's index. */
+  readonly entries: readonly (ChangeEntry | NoopEntry)[];
+  readonly kinds: readonly KindDefinition[];
+  /** The live records readiness was read from, by kind (only the kinds that read one). */
+  readonly readFrom: readonly (readonly LiveRecord[] | undefined)[];
+}
+
+/** By the values they were masked with (a daemon keeps the same array while they do not change). */
+const lastMade = new WeakMap<readonly string[], Made>();
+
 /**
  * The plan's differences by resource, for per-resource status and events (no values). With the
  * live snapshot, each live resource of a kind whose definition reads readiness has it too.
+ *
+ * A plan patched from the last one shares its change objects, in the same (address) order: the
+ * entry of a change that is the same object as one of the plan this made last, with the same
+ * values and the same live records to read readiness from, is that plan's entry, found by
+ * walking both plans side by side (a comparison of references, not a lookup per change).
  */
 export function resourcesOf(
   plan: Plan,
@@ -54,41 +73,65 @@ export function resourcesOf(
   live?: Pick<LiveSnapshot, 'resources'>,
   kinds: readonly KindDefinition[] = KINDS,
 ): PlanResources {
+  const readFrom = kinds.flatMap((k) => (k.readiness ? [live?.resources?.[k.kind]] : []));
+  const last = lastMade.get(values);
+  const before =
+    last !== undefined &&
+    last.kinds === kinds &&
+    last.readFrom.length === readFrom.length &&
+    last.readFrom.every((r, i) => r === readFrom[i])
+      ? last
+      : undefined;
+  const ready = readinessOf(live, kinds, values);
   const changes: ChangeEntry[] = [];
   const noop: NoopEntry[] = [];
-  const ready = readinessOf(live, kinds, values);
+  const entries: (ChangeEntry | NoopEntry)[] = [];
+  let i = 0;
   for (const c of plan.changes) {
-    if (c.action === 'noop') {
-      noop.push(
-        ready(
-          c,
-          entryOf(c, values, () => ({
-            address: c.address,
-            kind: c.kind,
-            ...(c.id === undefined ? {} : { id: c.id }),
-          })),
-        ),
-      );
-    } else {
-      changes.push(
-        ready(
-          c,
-          entryOf(c, values, () => ({
-            address: c.address,
-            kind: c.kind,
-            action: c.action,
-            reason: c.reason,
-            ...(c.id === undefined ? {} : { id: c.id }),
-            fields: c.fields.map((f) => f.path),
-          })),
-        ),
-      );
+    let entry: ChangeEntry | NoopEntry | undefined;
+    if (before !== undefined) {
+      const prior = before.changes;
+      while (
+        i < prior.length &&
+        prior[i] !== c &&
+        compareCodeUnits(addressAt(prior, i), c.address) <= 0
+      )
+        i++;
+      if (prior[i] === c) entry = before.entries[i++];
     }
+    entry ??= ready(c, entryFor(c, values));
+    entries.push(entry);
+    if (c.action === 'noop') noop.push(entry as NoopEntry);
+    else changes.push(entry as ChangeEntry);
   }
+  lastMade.set(values, { changes: plan.changes, entries, kinds, readFrom });
   const blocked = plan.blocked.map((b) =>
     entryOf(b, values, () => ({ address: b.address, kind: b.kind, reason: b.reason })),
   );
   return { changes, blocked, noop };
+}
+
+function addressAt(changes: readonly ResourceChange[], i: number): string {
+  return (changes[i] as ResourceChange).address;
+}
+
+/** A change's entry, masked (without readiness). */
+function entryFor(c: ResourceChange, values: readonly string[]): ChangeEntry | NoopEntry {
+  if (c.action === 'noop') {
+    return entryOf(c, values, () => ({
+      address: c.address,
+      kind: c.kind,
+      ...(c.id === undefined ? {} : { id: c.id }),
+    }));
+  }
+  return entryOf(c, values, () => ({
+    address: c.address,
+    kind: c.kind,
+    action: c.action,
+    reason: c.reason,
+    ...(c.id === undefined ? {} : { id: c.id }),
+    fields: c.fields.map((f) => f.path),
+  }));
 }
 
 /**

@@ -6,12 +6,13 @@
  * plan made with the memo equals the plan of deep copies made without one. Both plans of a
  * daemon edit are made: on the kept snapshot, then on the snapshot with the edited record
  * read back; the outline its readers take from it (the changes that write, the counts) equals a
- * walk of it. The set also holds resources of the kinds defined as data (a reserved domain, an
+ * walk of it, and so do the report's entries made from the last plan's. The set also holds resources of the kinds defined as data (a reserved domain, an
  * IP policy with its rules) and a cloud endpoint on the domain, edited too.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { HttpsEdge, TlsEdge } from '../../../src/api/schemas.js';
+import { resourcesOf } from '../../../src/engine/report.js';
 import type { Declared, LiveRecord } from '../../../src/kinds/index.js';
 import { IpPolicySchema } from '../../../src/kinds/ip-policy.js';
 import { ReservedDomainSchema } from '../../../src/kinds/reserved-domain.js';
@@ -35,6 +36,8 @@ import {
 } from './builders.js';
 
 const EDGES = 5;
+/** The values the report masks (the same array from cycle to cycle, as the daemon keeps it). */
+const VALUES: readonly string[] = ['TCP 3'];
 
 function base(): DesiredSet {
   const tls = Array.from({ length: EDGES }, (_, n) =>
@@ -386,6 +389,8 @@ describe('planning from the last plan', () => {
               expect(warm).toEqual(cold);
               // What its readers take from it (kept beside a patched plan) equals a walk of it.
               expect(outlineOf(warm)).toEqual(outlineOf(structuredClone(warm)));
+              // The report's entries, walked from the last plan's, equal those made afresh.
+              expect(resourcesOf(warm, VALUES, live)).toEqual(resourcesOf(warm, [...VALUES], live));
             }
           }
         },
