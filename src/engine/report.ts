@@ -9,7 +9,7 @@ import type { LiveSnapshot } from '../api/index.js';
 import { compareCodeUnits } from '../compare.js';
 import { KINDS, type KindDefinition, type LiveRecord } from '../kinds/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
-import { maskTree, secretValues } from '../manifest/secrets.js';
+import { maskTree, secretSources } from '../manifest/secrets.js';
 import type { Blocked, Plan, ResourceChange } from '../plan/index.js';
 import { outlineOf } from '../plan/outline.js';
 import { MANAGED_KINDS, type ManagedCounts, type PlanResources } from './contract.js';
@@ -179,16 +179,68 @@ export function withLiveIds(resources: PlanResources, after: Plan): PlanResource
 /**
  * The secret values of the set and of the live account (`secretValues`), as the same array as
  * `previous` when they did not change: the maskers (of log lines and of report entries) are
- * built once per array.
+ * built once per array. When `previous` was made here, only the objects that are not the same
+ * as last time are gathered again (`secretSources`), each value counted by the objects that
+ * hold it: a saved file costs its own resources, not the set's.
  */
 export function stableValues(
   set: DesiredSet,
   live: LiveSnapshot,
   previous: readonly string[],
 ): readonly string[] {
-  const fresh = secretValues(set, live);
-  if (fresh.length === previous.length && fresh.every((v, i) => v === previous[i])) {
-    return previous;
+  const last = gathered.get(previous);
+  // Forgotten while counting: a gathering that throws leaves no half-counted record behind.
+  gathered.delete(previous);
+  const counts = last?.counts ?? new Map<string, number>();
+  // Each value counted in or out, with whether it was held before.
+  const touched = new Map<string, boolean>();
+  const count = (values: readonly string[], by: 1 | -1) => {
+    for (const v of values) {
+      const n = counts.get(v) ?? 0;
+      if (!touched.has(v)) touched.set(v, n > 0);
+      if (n + by === 0) counts.delete(v);
+      else counts.set(v, n + by);
+    }
+  };
+  const { desired: d, live: l } = secretSources;
+  const before = last ?? { set: undefined, live: undefined };
+  swap(before.set?.tlsEdges, set.tlsEdges, d.tlsEdges, count);
+  swap(before.set?.httpsEdges, set.httpsEdges, d.httpsEdges, count);
+  swap(before.set?.botUsers, set.botUsers, d.botUsers, count);
+  swap(before.set?.cloudEndpoints, set.cloudEndpoints, d.cloudEndpoints, count);
+  swap(before.live?.httpsEdges, live.httpsEdges, l.httpsEdges, count);
+  swap(before.live?.cloudEndpoints, live.cloudEndpoints, l.cloudEndpoints, count);
+  const moved = [...touched].some(([v, held]) => counts.has(v) !== held);
+  const values = moved || last === undefined ? sameOrNew(previous, [...counts.keys()]) : previous;
+  gathered.set(values, { set, live, counts });
+  return values;
+}
+
+/** What `stableValues` gathered its result from: the objects, and each value's holders. */
+const gathered = new WeakMap<
+  readonly string[],
+  { readonly set: DesiredSet; readonly live: LiveSnapshot; readonly counts: Map<string, number> }
+>();
+
+/** Counts out the values of the objects of `before` that are not in the same place in `now`, and in those of `now`. */
+function swap<T>(
+  before: readonly T[] | undefined,
+  now: readonly T[],
+  valuesOf: (item: T) => readonly string[],
+  count: (values: readonly string[], by: 1 | -1) => void,
+): void {
+  if (before === now) return;
+  const old = before ?? [];
+  for (let i = 0; i < Math.max(old.length, now.length); i++) {
+    if (i < old.length && i < now.length && old[i] === now[i]) continue;
+    if (i < old.length) count(valuesOf(old[i] as T), -1);
+    if (i < now.length) count(valuesOf(now[i] as T), 1);
   }
-  return fresh;
+}
+
+/** `previous` when it holds the same values, else `fresh`. */
+function sameOrNew(previous: readonly string[], fresh: readonly string[]): readonly string[] {
+  if (fresh.length !== previous.length) return fresh;
+  const had = new Set(previous);
+  return fresh.every((v) => had.has(v)) ? previous : fresh;
 }

@@ -151,6 +151,35 @@ function secretFieldValues(record: object): readonly string[] {
 /** Shorter values are not masked: they would mangle messages and are no secret anyway. */
 export const MIN_MASKED_LENGTH = 4;
 
+/**
+ * The values `secretValues` takes from each object of the set and of the account, object by
+ * object (a desired HTTPS edge with its routes, a live one with its routes): their union is
+ * `secretValues`. The daemon gathers them again only for the objects that changed.
+ */
+export const secretSources = {
+  desired: {
+    tlsEdges: (e: DesiredSet['tlsEdges'][number]): readonly string[] => sensitiveOf(e, e.sensitive),
+    httpsEdges: (e: DesiredSet['httpsEdges'][number]): readonly string[] => [
+      ...sensitiveOf(e, e.sensitive),
+      ...e.routes.flatMap((r) => sensitiveOf(r, r.sensitive)),
+    ],
+    botUsers: (b: DesiredSet['botUsers'][number]): readonly string[] => sensitiveOf(b, b.sensitive),
+    cloudEndpoints: (e: DesiredSet['cloudEndpoints'][number]): readonly string[] => [
+      ...sensitiveOf(e, e.sensitive),
+      ...policySecretValues(e.traffic_policy),
+    ],
+  },
+  live: {
+    httpsEdges: (edge: { readonly routes: readonly object[] }) => liveEdgeSecrets(edge),
+    cloudEndpoints: (endpoint: { readonly traffic_policy?: string | undefined }) =>
+      livePolicySecrets(endpoint),
+  },
+} as const;
+
+function sensitiveOf(resource: object, sensitive: readonly FieldPath[]): readonly string[] {
+  return sensitive.length === 0 ? NONE : valuesOf(resource, sensitive);
+}
+
 /** The string values at the `sensitive` paths of every resource and route of the set. */
 export function sensitiveValues(set: DesiredSet): string[] {
   const out = new Set<string>();
