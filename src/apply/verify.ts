@@ -188,8 +188,8 @@ export async function observeAfterApply(
     return observe(client, { signal: options.signal });
   // A kind planned generically has no read by ID here: a write to one is seen by listing.
   const generic = (c: Plan['changes'][number]) =>
-    c.operations.length > 0 && c.kind !== 'route' && kindNamed(c.kind).setKey === undefined;
-  if (plan.changes.some(generic)) {
+    c.kind !== 'route' && kindNamed(c.kind).setKey === undefined;
+  if (outlineOf(plan).writing.some(generic)) {
     return observe(client, { signal: options.signal });
   }
   const touched = touchedRoots(plan, result);

@@ -15,6 +15,8 @@ import type { Plan, ResourceChange } from './model.js';
 export interface PlanOutline {
   /** The changes with at least one operation, in the plan's order (by address). */
   readonly writing: readonly ResourceChange[];
+  /** The changes that are not up to date: an action other than `noop`, or an operation. */
+  readonly pending: readonly ResourceChange[];
   /** Their operations, all together. */
   readonly operations: number;
   /** Resources kept or created by kind: every change but deletes and routes. */
@@ -30,16 +32,18 @@ export function outlineOf(plan: Plan): PlanOutline {
   const known = outlines.get(plan);
   if (known !== undefined) return known;
   const writing: ResourceChange[] = [];
+  const pending: ResourceChange[] = [];
   const managed: Record<string, number> = {};
   let ordered = true;
   let last = '';
   for (const c of plan.changes) {
     if (c.operations.length > 0) writing.push(c);
+    if (isPending(c)) pending.push(c);
     if (countsAsManaged(c)) managed[c.kind] = (managed[c.kind] ?? 0) + 1;
     if (compareCodeUnits(last, c.address) > 0) ordered = false;
     last = c.address;
   }
-  const outline = { writing, operations: operationsOf(writing), managed, ordered };
+  const outline = { writing, pending, operations: operationsOf(writing), managed, ordered };
   outlines.set(plan, outline);
   return outline;
 }
@@ -57,8 +61,10 @@ export function patchedOutline(
   const last = outlineOf(before);
   const gone = new Set(dropped);
   const writing = last.writing.filter((c) => !gone.has(c));
+  const pending = last.pending.filter((c) => !gone.has(c));
   for (const c of added) {
     if (c.operations.length > 0) writing.splice(lowerBound(writing, c.address), 0, c);
+    if (isPending(c)) pending.splice(lowerBound(pending, c.address), 0, c);
   }
   const counts = { ...last.managed };
   for (const c of dropped) if (countsAsManaged(c)) counts[c.kind] = (counts[c.kind] ?? 0) - 1;
@@ -67,6 +73,7 @@ export function patchedOutline(
   const managed = Object.fromEntries(Object.entries(counts).filter(([, n]) => n !== 0));
   outlines.set(after, {
     writing,
+    pending,
     operations: operationsOf(writing),
     managed,
     ordered: last.ordered,
@@ -93,6 +100,10 @@ export function changesAt(plan: Plan, address: string): readonly ResourceChange[
     out.push(c);
   }
   return out;
+}
+
+function isPending(c: ResourceChange): boolean {
+  return c.action !== 'noop' || c.operations.length > 0;
 }
 
 function countsAsManaged(c: ResourceChange): boolean {
