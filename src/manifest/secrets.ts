@@ -110,7 +110,10 @@ export function policySecretValues(doc: unknown): string[] {
 
 /**
  * Everything an output must not show for this set and account: the set's sensitive values and
- * the live secret fields' values, without repeats.
+ * the live secret fields' values, without repeats. The daemon gathers the same values object by
+ * object from its last cycle's (`stableValues`, held equal to this by its property test).
+ *
+ * @internal
  */
 export function secretValues(
   set: DesiredSet,
