@@ -90,11 +90,23 @@ interface Build {
   readonly bin: string;
 }
 
-function startDaemon(build: Build, dir: string, url: string, cwd: string): Promise<DaemonChild> {
+/** A daemon of `build`; a measured one (not the seeder) takes the extra Node flags (a profiler). */
+function startDaemon(
+  build: Build,
+  dir: string,
+  url: string,
+  cwd: string,
+  measured = true,
+): Promise<DaemonChild> {
   return startDaemonChild({
     args: [dir, '--interval', '1h', '--concurrency', '16'],
     cwd,
-    command: [process.execPath, ...DAEMON_NODE_FLAGS, ...EXTRA_NODE_ARGS, build.bin],
+    command: [
+      process.execPath,
+      ...DAEMON_NODE_FLAGS,
+      ...(measured ? EXTRA_NODE_ARGS : []),
+      build.bin,
+    ],
     timeoutMs: 60_000,
     env: {
       EDGESYNC_LOG_LEVEL: 'warn',
@@ -224,7 +236,7 @@ export async function cpuPerEdit(tmp: string): Promise<void> {
     const proxy = await startRecordingProxy(server.url);
     try {
       // Seeding: a daemon of this build creates the account; the measured daemons find it converged.
-      const seeder = await startDaemon({ label: 'seed', bin: BIN }, dir, proxy.url, tmp);
+      const seeder = await startDaemon({ label: 'seed', bin: BIN }, dir, proxy.url, tmp, false);
       const seeded = await firstCycle(seeder);
       await seeder.stop('SIGKILL');
       if (seeded !== 'changed') throw new Error(`seeding: ${seeded}`);
