@@ -136,6 +136,7 @@ function sameOptions(a: PlanOptions, b: PlanOptions): boolean {
     a.allowEmpty === b.allowEmpty &&
     a.maxDeletes === b.maxDeletes &&
     a.policyPreview === b.policyPreview &&
+    a.waitForReady === b.waitForReady &&
     a.targets === b.targets &&
     sameSet(a.ownBotUsers, b.ownBotUsers)
   );
