@@ -67,6 +67,8 @@ interface InSync {
   readonly entries: readonly NoopEntry[];
   readonly statuses: readonly ResourceStatus[];
   readonly counts: ResourceCounts;
+  /** The entries are in address order (a plan the planner made; one written by hand may not be). */
+  readonly ordered: boolean;
 }
 
 type NoopEntry = NonNullable<ReconcileReport['resources']>['noop'][number];
@@ -223,7 +225,10 @@ function resourceStates(
   }
   const tally = new Tally(inSync.counts);
   for (const o of others) tally.add(o, 1);
-  return { resources: placed(inSync.statuses, others), counts: tally.counts(), inSync };
+  const resources = inSync.ordered
+    ? placed(inSync.statuses, others)
+    : [...inSync.statuses, ...others].sort(byAddress);
+  return { resources, counts: tally.counts(), inSync };
 }
 
 /** The in-sync statuses of `entries`, from `before`'s where an entry is the same object. */
@@ -233,7 +238,11 @@ function inSyncStates(entries: readonly NoopEntry[], before: InSync | undefined)
   const prior = before?.entries ?? [];
   const priorStatuses = before?.statuses ?? [];
   let i = 0;
+  let ordered = true;
+  let last = '';
   for (const n of entries) {
+    if (n.address < last) ordered = false;
+    last = n.address;
     // Entries of the last cycle before this one's address are gone.
     while (i < prior.length && prior[i] !== n && (prior[i] as NoopEntry).address <= n.address) {
       tally.add(priorStatuses[i] as ResourceStatus, -1);
@@ -256,7 +265,7 @@ function inSyncStates(entries: readonly NoopEntry[], before: InSync | undefined)
     statuses.push(made);
   }
   for (; i < prior.length; i++) tally.add(priorStatuses[i] as ResourceStatus, -1);
-  return { entries, statuses, counts: tally.counts() };
+  return { entries, statuses, counts: tally.counts(), ordered };
 }
 
 /**
@@ -268,8 +277,6 @@ function placed(
   others: readonly ResourceStatus[],
 ): readonly ResourceStatus[] {
   if (others.length === 0) return sorted;
-  const byAddress = (a: ResourceStatus, b: ResourceStatus) =>
-    a.address < b.address ? -1 : a.address > b.address ? 1 : 0;
   if (others.length > MAX_PLACED) return [...sorted, ...others].sort(byAddress);
   const out = sorted.slice();
   for (const o of others) {
@@ -283,6 +290,10 @@ function placed(
     out.splice(lo, 0, o);
   }
   return out;
+}
+
+function byAddress(a: ResourceStatus, b: ResourceStatus): number {
+  return a.address < b.address ? -1 : a.address > b.address ? 1 : 0;
 }
 
 /** Above this many statuses to place, one sort of the whole list costs less. */
