@@ -216,6 +216,16 @@ export function stableValues(
   return values;
 }
 
+/**
+ * Forgets what the report kept of the last cycle masked with `values` (its plan's entries, the
+ * objects its values were gathered from). A full listing makes every record new: nothing kept
+ * would be reused, and keeping it would hold the old account through the new listing.
+ */
+export function forgetLastCycle(values: readonly string[]): void {
+  lastMade.delete(values);
+  gathered.delete(values);
+}
+
 /** What `stableValues` gathered its result from: the objects, and each value's holders. */
 const gathered = new WeakMap<
   readonly string[],
