@@ -44,6 +44,11 @@ const TICK_MS = 10;
 /** The daemon is idle once its CPU has not moved for this long. */
 const IDLE_MS = 600;
 
+/** Extra Node flags for the measured daemons (`EDGESYNC_BENCH_DAEMON_NODE_ARGS`, as in ./daemon.ts). */
+const EXTRA_NODE_ARGS = (process.env.EDGESYNC_BENCH_DAEMON_NODE_ARGS ?? '')
+  .split(' ')
+  .filter(Boolean);
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 function median(xs: readonly number[]): number {
@@ -85,11 +90,23 @@ interface Build {
   readonly bin: string;
 }
 
-function startDaemon(build: Build, dir: string, url: string, cwd: string): Promise<DaemonChild> {
+/** A daemon of `build`; a measured one (not the seeder) takes the extra Node flags (a profiler). */
+function startDaemon(
+  build: Build,
+  dir: string,
+  url: string,
+  cwd: string,
+  measured = true,
+): Promise<DaemonChild> {
   return startDaemonChild({
     args: [dir, '--interval', '1h', '--concurrency', '16'],
     cwd,
-    command: [process.execPath, ...DAEMON_NODE_FLAGS, build.bin],
+    command: [
+      process.execPath,
+      ...DAEMON_NODE_FLAGS,
+      ...(measured ? EXTRA_NODE_ARGS : []),
+      build.bin,
+    ],
     timeoutMs: 60_000,
     env: {
       EDGESYNC_LOG_LEVEL: 'warn',
@@ -190,7 +207,8 @@ async function measureBuild(
     process.stdout.write(`${line}\n`);
     return { figures, line };
   } finally {
-    await d.stop('SIGKILL');
+    // A profiling daemon (`--cpu-prof`) writes its profile on a clean exit.
+    await d.stop(EXTRA_NODE_ARGS.length > 0 ? 'SIGTERM' : 'SIGKILL');
   }
 }
 
@@ -218,7 +236,7 @@ export async function cpuPerEdit(tmp: string): Promise<void> {
     const proxy = await startRecordingProxy(server.url);
     try {
       // Seeding: a daemon of this build creates the account; the measured daemons find it converged.
-      const seeder = await startDaemon({ label: 'seed', bin: BIN }, dir, proxy.url, tmp);
+      const seeder = await startDaemon({ label: 'seed', bin: BIN }, dir, proxy.url, tmp, false);
       const seeded = await firstCycle(seeder);
       await seeder.stop('SIGKILL');
       if (seeded !== 'changed') throw new Error(`seeding: ${seeded}`);

@@ -7,6 +7,7 @@
 import type { LiveSnapshot } from '../api/index.js';
 import { errorMessage } from '../errors.js';
 import type { Blocked, Plan, ResourceChange } from '../plan/model.js';
+import { outlineOf } from '../plan/outline.js';
 import { type ExecuteOptions, type ExecuteResult, executePlan } from './executor.js';
 import { classifyBlocked, type GuardOptions } from './guards.js';
 
@@ -43,7 +44,7 @@ export interface CycleOutcome {
 export function residualOf(plan: Plan, live: LiveSnapshot): Residual {
   const { fatal, conflicts } = classifyBlocked(plan, live);
   return {
-    changes: plan.changes.filter((c) => c.action !== 'noop' || c.operations.length > 0),
+    changes: [...outlineOf(plan).pending],
     blocked: [...fatal, ...conflicts],
   };
 }

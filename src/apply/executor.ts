@@ -38,6 +38,7 @@ import {
 import { type Logger, silentLogger } from '../log.js';
 import { type GraphStep, type Join, type PlanGraph, planGraph, type Unit } from '../plan/graph.js';
 import type { Operation, Plan } from '../plan/model.js';
+import { outlineOf } from '../plan/outline.js';
 import { resolveTarget, type Target, targetPath } from '../plan/target.js';
 import { runPool } from '../pool.js';
 import { type Backoff, realSleep, retrying, type Sleep } from '../retry.js';
@@ -246,7 +247,8 @@ export async function executePlan(plan: Plan, options: ExecuteOptions): Promise<
       `refusing to apply the plan:\n${verdict.refusals.map((r) => `  - ${r}`).join('\n')}`,
     );
   }
-  const graph = planGraph(plan.changes);
+  // The changes that write only: 50,000 changes after one save, a few of them with operations.
+  const graph = planGraph(outlineOf(plan).writing);
   const run = startRun(options, graph);
   const lastCutover = graph.waves.findLastIndex((wave) => wave.some((u) => u.cutover));
   for (const [i, wave] of graph.waves.entries()) {

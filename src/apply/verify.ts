@@ -15,6 +15,7 @@ import { isNotFound, NO_CALLS, type ObserveClient, observe } from '../api/index.
 import type { BotUser, CloudEndpoint, HttpsEdge, TlsEdge } from '../api/schemas.js';
 import { kindNamed } from '../kinds/index.js';
 import type { Plan } from '../plan/model.js';
+import { outlineOf, rootChange } from '../plan/outline.js';
 import { runPool } from '../pool.js';
 import type { ExecuteResult } from './executor.js';
 
@@ -43,15 +44,11 @@ export function touchedRoots(plan: Plan, result: Pick<ExecuteResult, 'created'>)
     bots: new Set(),
     endpoints: new Set(),
   };
-  // The roots of the changes that write (a handful, in a 10,000-edge plan after one save).
-  const writing = new Set<string>();
-  for (const change of plan.changes) if (change.operations.length > 0) writing.add(change.root);
-  if (writing.size === 0) return touched;
-  const roots = new Map<string, Plan['changes'][number]>();
-  for (const c of plan.changes)
-    if (c.address === c.root && writing.has(c.address)) roots.set(c.address, c);
-  for (const change of plan.changes) {
-    if (change.operations.length === 0) continue;
+  // The changes that write (a handful, in a 50,000-resource plan after one save), and their roots.
+  const { writing } = outlineOf(plan);
+  const roots = new Map<string, Plan['changes'][number] | undefined>();
+  for (const change of writing) {
+    if (!roots.has(change.root)) roots.set(change.root, rootChange(plan, change.root));
     const root = roots.get(change.root);
     if (root === undefined) continue;
     const id = root.id ?? result.created[root.address];
@@ -90,12 +87,14 @@ function overlay<T extends { id: string }>(
   before: readonly T[],
   fresh: ReadonlyMap<string, T | undefined>,
 ): T[] {
+  if (fresh.size === 0) return [...before];
   const out: T[] = [];
+  // Only the read IDs are remembered: a 50,000-record list after one edit reads one.
   const seen = new Set<string>();
   for (const item of before) {
-    seen.add(item.id);
     if (!fresh.has(item.id)) out.push(item);
     else {
+      seen.add(item.id);
       const now = fresh.get(item.id);
       if (now !== undefined) out.push(now);
     }
@@ -151,7 +150,7 @@ export async function verifyTouched(
 
 /** Whether the plan writes a root of a kind `verifyTouched` does not read back by ID. */
 function writesOtherKinds(plan: Plan): boolean {
-  return plan.changes.some((c) => c.operations.length > 0 && !BY_ID_KINDS.has(c.kind));
+  return outlineOf(plan).writing.some((c) => !BY_ID_KINDS.has(c.kind));
 }
 
 /** The kinds read back by ID (and routes, read with their edge). */
@@ -189,8 +188,8 @@ export async function observeAfterApply(
     return observe(client, { signal: options.signal });
   // A kind planned generically has no read by ID here: a write to one is seen by listing.
   const generic = (c: Plan['changes'][number]) =>
-    c.operations.length > 0 && c.kind !== 'route' && kindNamed(c.kind).setKey === undefined;
-  if (plan.changes.some(generic)) {
+    c.kind !== 'route' && kindNamed(c.kind).setKey === undefined;
+  if (outlineOf(plan).writing.some(generic)) {
     return observe(client, { signal: options.signal });
   }
   const touched = touchedRoots(plan, result);

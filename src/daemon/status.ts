@@ -54,7 +54,24 @@ export interface StatusState {
   readonly resources: readonly ResourceStatus[];
   /** `resources` counted, once per cycle. */
   readonly resourceCounts: ResourceCounts;
+  /** The in-sync part of `resources`, from which the next cycle's is made. */
+  readonly inSync?: InSync | undefined;
 }
+
+/**
+ * The resources a cycle found in sync (the plan's no-op entries, in its address order), their
+ * statuses and counts: a cycle after one saved file shares all but a few entries (the same
+ * objects, `resourcesOf`), so its statuses are these with those few swapped.
+ */
+interface InSync {
+  readonly entries: readonly NoopEntry[];
+  readonly statuses: readonly ResourceStatus[];
+  readonly counts: ResourceCounts;
+  /** The entries are in address order (a plan the planner made; one written by hand may not be). */
+  readonly ordered: boolean;
+}
+
+type NoopEntry = NonNullable<ReconcileReport['resources']>['noop'][number];
 
 const NO_RESOURCES: ResourceCounts = { total: 0, by_state: {}, by_kind: {} };
 
@@ -133,8 +150,10 @@ export function reduceStatus(state: StatusState, rec: CycleRecord): StatusState 
   if (rec.resolved && !rec.superseded) diagnostics = groupDiagnostics(report, rec.resolved.realDir);
   if (report.warnings !== undefined) warnings = report.warnings;
   let resources = state.resources;
+  let resourceCounts = state.resourceCounts;
+  let inSync = state.inSync;
   if (report.resources !== undefined && report.result !== 'superseded') {
-    resources = resourceStates(report);
+    ({ resources, counts: resourceCounts, inSync } = resourceStates(report, state.inSync));
   } else if (report.result === 'invalid' || report.result === 'error') {
     // The last known state of each resource, marked: this cycle could not tell.
     resources = state.resources.map((r) =>
@@ -142,11 +161,12 @@ export function reduceStatus(state: StatusState, rec: CycleRecord): StatusState 
         ? r
         : { ...r, state: 'error' as const, reason: report.error ?? r.reason },
     );
+    resourceCounts = countResources(resources);
   }
   return {
     resources,
-    resourceCounts:
-      resources === state.resources ? state.resourceCounts : countResources(resources),
+    resourceCounts,
+    inSync,
     everReady,
     resolved: rec.resolved ?? state.resolved,
     last: {
@@ -166,26 +186,24 @@ export function reduceStatus(state: StatusState, rec: CycleRecord): StatusState 
   };
 }
 
-/** Each resource's state from a cycle's plan. */
-function resourceStates(report: ReconcileReport): ResourceStatus[] {
+/**
+ * Each resource's state from a cycle's plan, by address, and their counts. The in-sync ones are
+ * made from the last cycle's (`InSync`): an entry that is the same object as one of those, found
+ * by walking both lists side by side, keeps its status, and the counts change by the entries
+ * that came and went; the few others are put in place by binary search.
+ */
+function resourceStates(
+  report: ReconcileReport,
+  before: InSync | undefined,
+): { resources: readonly ResourceStatus[]; counts: ResourceCounts; inSync: InSync | undefined } {
   const r = report.resources;
-  if (r === undefined) return [];
+  if (r === undefined) return { resources: [], counts: NO_RESOURCES, inSync: undefined };
+  const inSync = inSyncStates(r.noop, before);
   const kindOf = (address: string) => address.slice(0, address.indexOf('.'));
   const applied = report.result === 'changed' || (report.writes > 0 && report.observed !== true);
-  const out: ResourceStatus[] = [];
-  for (const n of r.noop) {
-    out.push({
-      kind: n.kind,
-      address: n.address,
-      id: n.id ?? null,
-      state: 'in_sync',
-      reason: null,
-      fields: [],
-      ...readinessOf(n),
-    });
-  }
+  const others: ResourceStatus[] = [];
   for (const c of r.changes) {
-    out.push({
+    others.push({
       kind: c.kind,
       address: c.address,
       id: c.id ?? null,
@@ -196,7 +214,7 @@ function resourceStates(report: ReconcileReport): ResourceStatus[] {
     });
   }
   for (const b of r.blocked) {
-    out.push({
+    others.push({
       kind: kindOf(b.address),
       address: b.address,
       id: null,
@@ -205,7 +223,115 @@ function resourceStates(report: ReconcileReport): ResourceStatus[] {
       fields: [],
     });
   }
-  return out.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+  const tally = new Tally(inSync.counts);
+  for (const o of others) tally.add(o, 1);
+  const resources = inSync.ordered
+    ? placed(inSync.statuses, others)
+    : [...inSync.statuses, ...others].sort(byAddress);
+  return { resources, counts: tally.counts(), inSync };
+}
+
+/** The in-sync statuses of `entries`, from `before`'s where an entry is the same object. */
+function inSyncStates(entries: readonly NoopEntry[], before: InSync | undefined): InSync {
+  const statuses: ResourceStatus[] = [];
+  const tally = new Tally(before?.counts ?? NO_RESOURCES);
+  const prior = before?.entries ?? [];
+  const priorStatuses = before?.statuses ?? [];
+  let i = 0;
+  let ordered = true;
+  let last = '';
+  for (const n of entries) {
+    if (n.address < last) ordered = false;
+    last = n.address;
+    // Entries of the last cycle before this one's address are gone.
+    while (i < prior.length && prior[i] !== n && (prior[i] as NoopEntry).address <= n.address) {
+      tally.add(priorStatuses[i] as ResourceStatus, -1);
+      i++;
+    }
+    if (prior[i] === n) {
+      statuses.push(priorStatuses[i++] as ResourceStatus);
+      continue;
+    }
+    const made: ResourceStatus = {
+      kind: n.kind,
+      address: n.address,
+      id: n.id ?? null,
+      state: 'in_sync',
+      reason: null,
+      fields: [],
+      ...readinessOf(n),
+    };
+    tally.add(made, 1);
+    statuses.push(made);
+  }
+  for (; i < prior.length; i++) tally.add(priorStatuses[i] as ResourceStatus, -1);
+  return { entries, statuses, counts: tally.counts(), ordered };
+}
+
+/**
+ * `sorted` (by address) with `others` (each group in address order) put in place: after the
+ * entries of the same address, as a stable sort of all of them would. Many others: one sort.
+ */
+function placed(
+  sorted: readonly ResourceStatus[],
+  others: readonly ResourceStatus[],
+): readonly ResourceStatus[] {
+  if (others.length === 0) return sorted;
+  if (others.length > MAX_PLACED) return [...sorted, ...others].sort(byAddress);
+  const out = sorted.slice();
+  for (const o of others) {
+    let lo = 0;
+    let hi = out.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((out[mid] as ResourceStatus).address <= o.address) lo = mid + 1;
+      else hi = mid;
+    }
+    out.splice(lo, 0, o);
+  }
+  return out;
+}
+
+function byAddress(a: ResourceStatus, b: ResourceStatus): number {
+  return a.address < b.address ? -1 : a.address > b.address ? 1 : 0;
+}
+
+/** Above this many statuses to place, one sort of the whole list costs less. */
+const MAX_PLACED = 256;
+
+/** Counts by state and by kind and state, changed one resource at a time. */
+class Tally {
+  readonly #byState: Partial<Record<ResourceState, number>>;
+  readonly #byKind: Record<string, Partial<Record<ResourceState, number>>>;
+  #total: number;
+
+  constructor(from: ResourceCounts) {
+    this.#total = from.total;
+    this.#byState = { ...from.by_state };
+    this.#byKind = Object.fromEntries(
+      Object.entries(from.by_kind).map(([kind, states]) => [kind, { ...states }]),
+    );
+  }
+
+  add(r: ResourceStatus, by: 1 | -1): void {
+    this.#total += by;
+    this.#byState[r.state] = (this.#byState[r.state] ?? 0) + by;
+    const kind = this.#byKind[r.kind] ?? {};
+    kind[r.state] = (kind[r.state] ?? 0) + by;
+    this.#byKind[r.kind] = kind;
+  }
+
+  /** The counts, without the states and kinds counted down to none (as a count of the list). */
+  counts(): ResourceCounts {
+    const nonZero = <T extends Partial<Record<ResourceState, number>>>(o: T) =>
+      Object.fromEntries(Object.entries(o).filter(([, n]) => n !== 0)) as T;
+    const byKind: Record<string, Partial<Record<ResourceState, number>>> = {};
+    for (const [kind, states] of Object.entries(this.#byKind)) {
+      const kept = nonZero(states);
+      if (Object.keys(kept).length > 0) byKind[kind] = kept;
+    }
+    return { total: this.#total, by_state: nonZero(this.#byState), by_kind: byKind };
+  }
 }
 
 /** A resource's readiness, when its kind reads one. */

@@ -41,6 +41,8 @@ export interface PreparePlanOptions {
   readonly cache?: FileCache | undefined;
   /** The daemon's planner memo (`PlanMemo`). */
   readonly memo?: PlanMemo | undefined;
+  /** Evaluate each changed endpoint policy's impact (`PlanOptions.policyPreview`; default on). */
+  readonly policyPreview?: boolean | undefined;
   readonly signal?: AbortSignal | undefined;
   /**
    * Compute the fingerprints (default: when `fingerprintKey` is given). `plan` skips them for text and Markdown output
@@ -155,6 +157,7 @@ export async function preparePlan(options: PreparePlanOptions): Promise<Prepared
       memo: options.memo,
       waitForReady: options.waitForReady,
       targets: options.targets,
+      policyPreview: options.policyPreview,
     });
     if (options.targets !== undefined) checkTargets(options.targets, desired, built);
     const plan: Plan = fingerprint === undefined ? built : { ...built, fingerprint };

@@ -19,6 +19,7 @@ import {
   readManifests,
 } from './incremental.js';
 import { type PreparedPlan, preparePlan } from './pipeline.js';
+import { forgetLastCycle } from './report.js';
 
 export interface Preparation {
   /** Which strategy this is (an incremental one may still hand over to a full one). */
@@ -33,8 +34,9 @@ export function fullPreparation(options: ReconcilerOptions, state: EngineState):
     async prepare({ dir, signal, assertCurrent }) {
       let prepared: PreparedPlan;
       // Every record of a listing is new: nothing in the old memo would be reused, nor a plan
-      // read ahead against the old snapshot.
+      // read ahead against the old snapshot, nor what the report kept of the last cycle.
       state.memo = new PlanMemo();
+      forgetLastCycle(state.secrets);
       state.ahead = undefined;
       try {
         prepared = await preparePlan({

@@ -6,19 +6,19 @@
  * found up to date before), masked once per list of values, so the report costs what changed.
  */
 import type { LiveSnapshot } from '../api/index.js';
+import { compareCodeUnits } from '../compare.js';
 import { KINDS, type KindDefinition, type LiveRecord } from '../kinds/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
-import { maskTree, secretValues } from '../manifest/secrets.js';
+import { maskTree, secretSources } from '../manifest/secrets.js';
 import type { Blocked, Plan, ResourceChange } from '../plan/index.js';
+import { outlineOf } from '../plan/outline.js';
 import { MANAGED_KINDS, type ManagedCounts, type PlanResources } from './contract.js';
 
 /** Resources this controller manages once the plan is done: everything it keeps or creates. */
 export function managedCounts(plan: Plan): ManagedCounts {
   const counts: Record<string, number> = Object.fromEntries(MANAGED_KINDS.map((k) => [k, 0]));
-  for (const change of plan.changes) {
-    if (change.action === 'delete' || change.kind === 'route') continue;
-    counts[change.kind] = (counts[change.kind] ?? 0) + 1;
-  }
+  // Counted once per plan (or from the last plan's counts: `outlineOf`).
+  for (const [kind, n] of Object.entries(outlineOf(plan).managed)) counts[kind] = n;
   return counts;
 }
 
@@ -45,9 +45,27 @@ function entryOf<E extends ChangeEntry | NoopEntry | BlockedEntry>(
   return entry;
 }
 
+/** What `resourcesOf` made last: the next plan, patched from that one, shares most changes. */
+interface Made {
+  readonly changes: readonly ResourceChange[];
+  /** Each change's entry (readiness added), at the change's index. */
+  readonly entries: readonly (ChangeEntry | NoopEntry)[];
+  readonly kinds: readonly KindDefinition[];
+  /** The live records readiness was read from, by kind (only the kinds that read one). */
+  readonly readFrom: readonly (readonly LiveRecord[] | undefined)[];
+}
+
+/** By the values they were masked with (a daemon keeps the same array while they do not change). */
+const lastMade = new WeakMap<readonly string[], Made>();
+
 /**
  * The plan's differences by resource, for per-resource status and events (no values). With the
  * live snapshot, each live resource of a kind whose definition reads readiness has it too.
+ *
+ * A plan patched from the last one shares its change objects, in the same (address) order: the
+ * entry of a change that is the same object as one of the plan this made last, with the same
+ * values and the same live records to read readiness from, is that plan's entry, found by
+ * walking both plans side by side (a comparison of references, not a lookup per change).
  */
 export function resourcesOf(
   plan: Plan,
@@ -55,37 +73,38 @@ export function resourcesOf(
   live?: Pick<LiveSnapshot, 'resources'>,
   kinds: readonly KindDefinition[] = KINDS,
 ): PlanResources {
+  const readFrom = kinds.flatMap((k) => (k.readiness ? [live?.resources?.[k.kind]] : []));
+  const last = lastMade.get(values);
+  const before =
+    last !== undefined &&
+    last.kinds === kinds &&
+    last.readFrom.length === readFrom.length &&
+    last.readFrom.every((r, i) => r === readFrom[i])
+      ? last
+      : undefined;
+  const ready = readinessOf(live, kinds, values);
   const changes: ChangeEntry[] = [];
   const noop: NoopEntry[] = [];
-  const ready = readinessOf(live, kinds, values);
+  const entries: (ChangeEntry | NoopEntry)[] = [];
+  let i = 0;
   for (const c of plan.changes) {
-    if (c.action === 'noop') {
-      noop.push(
-        ready(
-          c,
-          entryOf(c, values, () => ({
-            address: c.address,
-            kind: c.kind,
-            ...(c.id === undefined ? {} : { id: c.id }),
-          })),
-        ),
-      );
-    } else {
-      changes.push(
-        ready(
-          c,
-          entryOf(c, values, () => ({
-            address: c.address,
-            kind: c.kind,
-            action: c.action,
-            reason: c.reason,
-            ...(c.id === undefined ? {} : { id: c.id }),
-            fields: c.fields.map((f) => f.path),
-          })),
-        ),
-      );
+    let entry: ChangeEntry | NoopEntry | undefined;
+    if (before !== undefined) {
+      const prior = before.changes;
+      while (
+        i < prior.length &&
+        prior[i] !== c &&
+        compareCodeUnits(addressAt(prior, i), c.address) <= 0
+      )
+        i++;
+      if (prior[i] === c) entry = before.entries[i++];
     }
+    entry ??= ready(c, entryFor(c, values));
+    entries.push(entry);
+    if (c.action === 'noop') noop.push(entry as NoopEntry);
+    else changes.push(entry as ChangeEntry);
   }
+  lastMade.set(values, { changes: plan.changes, entries, kinds, readFrom });
   const blocked = plan.blocked.map((b) =>
     entryOf(b, values, () => ({
       address: b.address,
@@ -95,6 +114,29 @@ export function resourcesOf(
     })),
   );
   return { changes, blocked, noop };
+}
+
+function addressAt(changes: readonly ResourceChange[], i: number): string {
+  return (changes[i] as ResourceChange).address;
+}
+
+/** A change's entry, masked (without readiness). */
+function entryFor(c: ResourceChange, values: readonly string[]): ChangeEntry | NoopEntry {
+  if (c.action === 'noop') {
+    return entryOf(c, values, () => ({
+      address: c.address,
+      kind: c.kind,
+      ...(c.id === undefined ? {} : { id: c.id }),
+    }));
+  }
+  return entryOf(c, values, () => ({
+    address: c.address,
+    kind: c.kind,
+    action: c.action,
+    reason: c.reason,
+    ...(c.id === undefined ? {} : { id: c.id }),
+    fields: c.fields.map((f) => f.path),
+  }));
 }
 
 /**
@@ -142,16 +184,78 @@ export function withLiveIds(resources: PlanResources, after: Plan): PlanResource
 /**
  * The secret values of the set and of the live account (`secretValues`), as the same array as
  * `previous` when they did not change: the maskers (of log lines and of report entries) are
- * built once per array.
+ * built once per array. When `previous` was made here, only the objects that are not the same
+ * as last time are gathered again (`secretSources`), each value counted by the objects that
+ * hold it: a saved file costs its own resources, not the set's.
  */
 export function stableValues(
   set: DesiredSet,
   live: LiveSnapshot,
   previous: readonly string[],
 ): readonly string[] {
-  const fresh = secretValues(set, live);
-  if (fresh.length === previous.length && fresh.every((v, i) => v === previous[i])) {
-    return previous;
+  const last = gathered.get(previous);
+  // Forgotten while counting: a gathering that throws leaves no half-counted record behind.
+  gathered.delete(previous);
+  const counts = last?.counts ?? new Map<string, number>();
+  // Each value counted in or out, with whether it was held before.
+  const touched = new Map<string, boolean>();
+  const count = (values: readonly string[], by: 1 | -1) => {
+    for (const v of values) {
+      const n = counts.get(v) ?? 0;
+      if (!touched.has(v)) touched.set(v, n > 0);
+      if (n + by === 0) counts.delete(v);
+      else counts.set(v, n + by);
+    }
+  };
+  const { desired: d, live: l } = secretSources;
+  const before = last ?? { set: undefined, live: undefined };
+  swap(before.set?.tlsEdges, set.tlsEdges, d.tlsEdges, count);
+  swap(before.set?.httpsEdges, set.httpsEdges, d.httpsEdges, count);
+  swap(before.set?.botUsers, set.botUsers, d.botUsers, count);
+  swap(before.set?.cloudEndpoints, set.cloudEndpoints, d.cloudEndpoints, count);
+  swap(before.live?.httpsEdges, live.httpsEdges, l.httpsEdges, count);
+  swap(before.live?.cloudEndpoints, live.cloudEndpoints, l.cloudEndpoints, count);
+  const moved = [...touched].some(([v, held]) => counts.has(v) !== held);
+  const values = moved || last === undefined ? sameOrNew(previous, [...counts.keys()]) : previous;
+  gathered.set(values, { set, live, counts });
+  return values;
+}
+
+/**
+ * Forgets what the report kept of the last cycle masked with `values` (its plan's entries, the
+ * objects its values were gathered from). A full listing makes every record new: nothing kept
+ * would be reused, and keeping it would hold the old account through the new listing.
+ */
+export function forgetLastCycle(values: readonly string[]): void {
+  lastMade.delete(values);
+  gathered.delete(values);
+}
+
+/** What `stableValues` gathered its result from: the objects, and each value's holders. */
+const gathered = new WeakMap<
+  readonly string[],
+  { readonly set: DesiredSet; readonly live: LiveSnapshot; readonly counts: Map<string, number> }
+>();
+
+/** Counts out the values of the objects of `before` that are not in the same place in `now`, and in those of `now`. */
+function swap<T>(
+  before: readonly T[] | undefined,
+  now: readonly T[],
+  valuesOf: (item: T) => readonly string[],
+  count: (values: readonly string[], by: 1 | -1) => void,
+): void {
+  if (before === now) return;
+  const old = before ?? [];
+  for (let i = 0; i < Math.max(old.length, now.length); i++) {
+    if (i < old.length && i < now.length && old[i] === now[i]) continue;
+    if (i < old.length) count(valuesOf(old[i] as T), -1);
+    if (i < now.length) count(valuesOf(now[i] as T), 1);
   }
-  return fresh;
+}
+
+/** `previous` when it holds the same values, else `fresh`. */
+function sameOrNew(previous: readonly string[], fresh: readonly string[]): readonly string[] {
+  if (fresh.length !== previous.length) return fresh;
+  const had = new Set(previous);
+  return fresh.every((v) => had.has(v)) ? previous : fresh;
 }

@@ -13,6 +13,7 @@ import { ACCOUNT_STATE_MESSAGE, EdgesyncError, GuardError } from '../errors.js';
 import { manifestsChangedSince } from '../manifest/loader.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { operationCount } from '../plan/index.js';
+import { outlineOf } from '../plan/outline.js';
 import { DEFAULT_SETTLE_MS, type EngineState, type ReconcilerOptions } from './context.js';
 import type { ManagedCounts, PlanResources, ReconcileReport } from './contract.js';
 import type { Prepared } from './incremental.js';
@@ -160,7 +161,7 @@ export async function unsettled(
     ]),
   );
   const writes = operationCount(plan) > 0;
-  const deletes = plan.changes.some((c) => c.action === 'delete');
+  const deletes = outlineOf(plan).pending.some((c) => c.action === 'delete');
   const now = (options.now ?? Date.now)();
   const settleMs = options.settleMs ?? DEFAULT_SETTLE_MS;
   const waiting: string[] = [];

@@ -50,14 +50,29 @@ export function liveSecretValues(snapshot: {
   readonly cloudEndpoints?: readonly { readonly traffic_policy?: string | undefined }[];
 }): string[] {
   const out = new Set<string>();
-  for (const edge of snapshot.httpsEdges) {
-    for (const route of edge.routes) for (const v of secretFieldValues(route)) out.add(v);
-  }
+  for (const edge of snapshot.httpsEdges) for (const v of liveEdgeSecrets(edge)) out.add(v);
   for (const endpoint of snapshot.cloudEndpoints ?? []) {
     for (const v of livePolicySecrets(endpoint)) out.add(v);
   }
   return [...out];
 }
+
+/**
+ * The secret field values of a live edge's routes, kept per record (never changed; the daemon
+ * keeps its records between cycles): an edit costs one edge's walk, not the account's.
+ */
+const edgeSecrets = new WeakMap<object, readonly string[]>();
+
+function liveEdgeSecrets(edge: { readonly routes: readonly object[] }): readonly string[] {
+  const known = edgeSecrets.get(edge);
+  if (known !== undefined) return known;
+  const found = edge.routes.flatMap((route) => secretFieldValues(route));
+  const out = found.length === 0 ? NONE : found;
+  edgeSecrets.set(edge, out);
+  return out;
+}
+
+const NONE: readonly string[] = Object.freeze([]);
 
 /**
  * The secret field values of a live endpoint's policy, kept per record (the daemon keeps its
@@ -95,7 +110,10 @@ export function policySecretValues(doc: unknown): string[] {
 
 /**
  * Everything an output must not show for this set and account: the set's sensitive values and
- * the live secret fields' values, without repeats.
+ * the live secret fields' values, without repeats. The daemon gathers the same values object by
+ * object from its last cycle's (`stableValues`, held equal to this by its property test).
+ *
+ * @internal
  */
 export function secretValues(
   set: DesiredSet,
@@ -135,6 +153,35 @@ function secretFieldValues(record: object): readonly string[] {
 
 /** Shorter values are not masked: they would mangle messages and are no secret anyway. */
 export const MIN_MASKED_LENGTH = 4;
+
+/**
+ * The values `secretValues` takes from each object of the set and of the account, object by
+ * object (a desired HTTPS edge with its routes, a live one with its routes): their union is
+ * `secretValues`. The daemon gathers them again only for the objects that changed.
+ */
+export const secretSources = {
+  desired: {
+    tlsEdges: (e: DesiredSet['tlsEdges'][number]): readonly string[] => sensitiveOf(e, e.sensitive),
+    httpsEdges: (e: DesiredSet['httpsEdges'][number]): readonly string[] => [
+      ...sensitiveOf(e, e.sensitive),
+      ...e.routes.flatMap((r) => sensitiveOf(r, r.sensitive)),
+    ],
+    botUsers: (b: DesiredSet['botUsers'][number]): readonly string[] => sensitiveOf(b, b.sensitive),
+    cloudEndpoints: (e: DesiredSet['cloudEndpoints'][number]): readonly string[] => [
+      ...sensitiveOf(e, e.sensitive),
+      ...policySecretValues(e.traffic_policy),
+    ],
+  },
+  live: {
+    httpsEdges: (edge: { readonly routes: readonly object[] }) => liveEdgeSecrets(edge),
+    cloudEndpoints: (endpoint: { readonly traffic_policy?: string | undefined }) =>
+      livePolicySecrets(endpoint),
+  },
+} as const;
+
+function sensitiveOf(resource: object, sensitive: readonly FieldPath[]): readonly string[] {
+  return sensitive.length === 0 ? NONE : valuesOf(resource, sensitive);
+}
 
 /** The string values at the `sensitive` paths of every resource and route of the set. */
 export function sensitiveValues(set: DesiredSet): string[] {

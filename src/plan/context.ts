@@ -2,12 +2,43 @@
  * What the parts of the planner share while one plan is built: the options, the lists the plan
  * is assembled from, and the canonical hostports of each desired edge.
  */
-import type { Readiness, Reference } from '../kinds/index.js';
+import type { BotUser, CloudEndpoint, HttpsEdge, TlsEdge } from '../api/schemas.js';
+import type { LiveRecord, Readiness, Reference } from '../kinds/index.js';
 import { DEFAULT_OWNER } from '../manifest/metadata.js';
+import type { DesiredSet } from '../manifest/schema.js';
 import type { PolicyImpactEntry } from './impact.js';
-import type { Blocked, ReadinessEntry, ResourceChange } from './model.js';
+import type { Blocked, Plan, ReadinessEntry, ResourceChange } from './model.js';
 import { canonicalHostports } from './normalize.js';
-import type { DesiredEdge } from './ownership.js';
+import type { DesiredEdge, EdgeMatch, LiveEdge } from './ownership.js';
+
+/** What the planner needs of the live account (an `observe()` snapshot fits). */
+export interface LiveState {
+  readonly tlsEdges: readonly TlsEdge[];
+  readonly httpsEdges: readonly HttpsEdge[];
+  readonly botUsers: readonly BotUser[];
+  /** Every endpoint listed, agent ones included (never touched); absent reads as none. */
+  readonly cloudEndpoints?: readonly CloudEndpoint[] | undefined;
+  /** The account has no access to edges (its edge lists were refused): it has none. */
+  readonly edgesUnavailable?: boolean | undefined;
+  /** Every registered kind's records by kind (what the generic planner reads); absent: none. */
+  readonly resources?: Readonly<Record<string, readonly LiveRecord[]>> | undefined;
+}
+
+/** What the last plan was made from, and the whole-set results a patch of it reuses (./patch.ts). */
+export interface PlanBasis {
+  readonly desired: DesiredSet;
+  readonly live: LiveState;
+  readonly options: PlanOptions;
+  readonly plan: Plan;
+  /** The edges the plan updated (matched live, not blocked, not suspended), by address. */
+  readonly updated: Map<string, EdgeMatch>;
+  /** Live edge ID -> address, for the same edges. */
+  readonly addressOf: Map<string, string>;
+  /** Hostport -> address of the edge that claims it (`edgeClaimsOf`, endpoints' claims too). */
+  readonly claims: ReadonlyMap<string, string>;
+  /** Every live edge by canonical hostport (`Ownership.hostportHolders`). */
+  readonly holders: Map<string, LiveEdge>;
+}
 
 export const DEFAULT_MAX_DELETES = 10;
 
@@ -75,12 +106,18 @@ export const NO_WAIT_FLAG = '--no-wait-for-domains';
  * Up-to-date edges of earlier plans, by manifest: a manifest object and a live record that are
  * both the same objects as last time give the same verdict (the daemon keeps both between
  * cycles: `FileCache` and its snapshot), so a 10,000-edge plan after one file changed diffs one
- * edge. Only verdicts without an operation are kept: those never read the plan's hostport
+ * edge (and `basis` lets the next plan skip the whole-set steps). Only verdicts without an operation are kept: those never read the plan's hostport
  * claims, so they depend on nothing but the key. Weak: a manifest gone is forgotten. The daemon
  * starts a new memo with each full listing (every record is new then: nothing would be reused,
  * and the old verdicts would only double the cycle's memory).
  */
 export class PlanMemo {
+  /**
+   * The last plan made with this memo and what it was made from: the next plan, after a change
+   * to a few edges, is made from it (`patchPlan`, ./patch.ts).
+   */
+  basis: PlanBasis | undefined;
+
   readonly #settled = new WeakMap<
     object,
     {

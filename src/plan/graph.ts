@@ -344,8 +344,11 @@ function wavesOf(
 }
 
 /** Throws a located error when the plan's graph has a cycle (naming the loop of roots). */
-export function assertAcyclic(changes: readonly ResourceChange[]): void {
-  const graph = planGraph(changes);
+export function assertAcyclic(
+  changes: readonly ResourceChange[],
+  writing: readonly ResourceChange[] = changes,
+): void {
+  const graph = planGraph(writing);
   if (graph.cycle === undefined) return;
   const keyOf = (s: GraphStep) => `${s.change.root} ${s.op.phase}`;
   const needs = new Map<string, Set<string>>();

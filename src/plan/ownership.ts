@@ -78,7 +78,7 @@ const liveViews = new WeakMap<
   { readonly kind: EdgeKind; readonly ownerId: string; readonly edge: LiveEdge }
 >();
 
-function liveEdgeOf(kind: EdgeKind, record: TlsEdge | HttpsEdge, owner: string): LiveEdge {
+export function liveEdgeOf(kind: EdgeKind, record: TlsEdge | HttpsEdge, owner: string): LiveEdge {
   const known = liveViews.get(record);
   if (known !== undefined && known.kind === kind && known.ownerId === owner) return known.edge;
   const meta = recordMetadata(record);
@@ -100,7 +100,10 @@ export function classifyLive(
 /** Each manifest's desired edge, kept per manifest object (a manifest is never changed). */
 const desiredViews = new WeakMap<object, DesiredEdge>();
 
-function desiredEdgeOf(kind: EdgeKind, manifest: TlsEdgeManifest | HttpsEdgeManifest): DesiredEdge {
+export function desiredEdgeOf(
+  kind: EdgeKind,
+  manifest: TlsEdgeManifest | HttpsEdgeManifest,
+): DesiredEdge {
   const known = desiredViews.get(manifest);
   if (known !== undefined && known.kind === kind) return known;
   const edge = { kind, manifest, address: edgeAddress(kind, manifest.name) } as DesiredEdge;

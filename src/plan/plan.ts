@@ -21,9 +21,8 @@
  * - deletions (routes, edges, bot users) are in phase `delete`, last.
  */
 
-import type { BotUser, CloudEndpoint, HttpsEdge, TlsEdge } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
-import type { LiveRecord, Readiness, Reference } from '../kinds/index.js';
+import type { Readiness, Reference } from '../kinds/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { botUserAddress, planBotUsers } from './bot-users.js';
 import {
@@ -35,7 +34,14 @@ import {
   resolveEndpoints,
   withReferences,
 } from './cloud-endpoints.js';
-import { NO_WAIT_FLAG, PlanContext, type PlanOptions, type ResolveReference } from './context.js';
+import {
+  type LiveState,
+  NO_WAIT_FLAG,
+  type PlanBasis,
+  PlanContext,
+  type PlanOptions,
+  type ResolveReference,
+} from './context.js';
 import { cutoverList } from './cutover.js';
 import { planCreate, planDelete, planUpdate } from './edges.js';
 import { blockHeldUrls, endpointClaims, urlHandovers } from './endpoint-claims.js';
@@ -44,6 +50,7 @@ import { addDeleteEdges, assertAcyclic, hoistRequiredCreates } from './graph.js'
 import { type Deletable, guardDeletions, leaveExcluded, resolveHostports } from './guards.js';
 import { type Cutover, leftAlone, PLAN_FORMAT_VERSION, type Plan } from './model.js';
 import { canonicalHostports } from './normalize.js';
+import { outlineOf } from './outline.js';
 import {
   classifyLive,
   desiredEdges,
@@ -52,22 +59,10 @@ import {
   type Ownership,
   resolveOwnership,
 } from './ownership.js';
+import { patchPlan } from './patch.js';
 import { releaseAuthFirst } from './routes.js';
 
-export { DEFAULT_MAX_DELETES, PlanMemo, type PlanOptions } from './context.js';
-
-/** What the planner needs of the live account (an `observe()` snapshot fits). */
-export interface LiveState {
-  readonly tlsEdges: readonly TlsEdge[];
-  readonly httpsEdges: readonly HttpsEdge[];
-  readonly botUsers: readonly BotUser[];
-  /** Every endpoint listed, agent ones included (never touched); absent reads as none. */
-  readonly cloudEndpoints?: readonly CloudEndpoint[] | undefined;
-  /** The account has no access to edges (its edge lists were refused): it has none. */
-  readonly edgesUnavailable?: boolean | undefined;
-  /** Every registered kind's records by kind (what the generic planner reads); absent: none. */
-  readonly resources?: Readonly<Record<string, readonly LiveRecord[]>> | undefined;
-}
+export { DEFAULT_MAX_DELETES, type LiveState, PlanMemo, type PlanOptions } from './context.js';
 
 /** The plan's note on an account without access to edges (its edges read as none). */
 export const EDGES_UNAVAILABLE_WARNING =
@@ -120,8 +115,29 @@ function suspended(
   return true;
 }
 
-/** The plan that makes `live` match `desired`. Pure and deterministic (sorted by address). */
+/**
+ * The plan that makes `live` match `desired`. Pure and deterministic (sorted by address). With
+ * a memo, a change to a few edges since the memo's last plan is planned from that plan
+ * (./patch.ts): the same plan, for the cost of those edges.
+ */
 export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOptions = {}): Plan {
+  const { memo } = options;
+  if (memo === undefined) return planAll(desired, live, options).plan;
+  const basis = memo.basis;
+  // Forgotten while planning: a plan that throws leaves no half-updated basis behind.
+  memo.basis = undefined;
+  const patched = patchPlan(basis, desired, live, options);
+  if (patched !== undefined) {
+    memo.basis = patched.basis;
+    return patched.plan;
+  }
+  const made = planAll(desired, live, options);
+  memo.basis = made;
+  return made.plan;
+}
+
+/** Plans the whole set; returns the plan with what a later patch of it reuses. */
+function planAll(desired: DesiredSet, live: LiveState, options: PlanOptions): PlanBasis {
   const ctx = new PlanContext(options);
   const { targets } = options;
   if (live.edgesUnavailable === true) ctx.warnings.push(EDGES_UNAVAILABLE_WARNING);
@@ -199,7 +215,36 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
   );
   releaseAuthFirst(ctx, live.httpsEdges);
   holdReferencedDeletes(ctx, desired, live, resolve);
-  return finishPlan(ctx, cutovers);
+  const plan = finishPlan(ctx, cutovers);
+  if (options.memo === undefined) {
+    return {
+      desired,
+      live,
+      options,
+      plan,
+      updated: new Map(),
+      addressOf: new Map(),
+      claims,
+      holders: ownership.hostportHolders,
+    };
+  }
+  const updated = new Map<string, EdgeMatch>();
+  const addressOf = new Map<string, string>();
+  for (const m of active) {
+    if (m.live === undefined) continue;
+    updated.set(m.desired.address, m);
+    addressOf.set(m.live.record.id, m.desired.address);
+  }
+  return {
+    desired,
+    live,
+    options,
+    plan,
+    updated,
+    addressOf,
+    claims,
+    holders: ownership.hostportHolders,
+  };
 }
 
 /**
@@ -375,7 +420,7 @@ function finishPlan(ctx: PlanContext, cutovers: Cutover[]): Plan {
 
 /** How many API operations applying the plan would issue (0: nothing to write). */
 export function operationCount(plan: Plan): number {
-  return plan.changes.reduce((n, c) => n + c.operations.length, 0);
+  return outlineOf(plan).operations;
 }
 
 /** True when applying the plan would write something (or something is blocked; left alone is not).

@@ -8,12 +8,16 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../../src/api/index.js';
 import { NO_CALLS } from '../../../src/api/index.js';
+import { newEngineState, planOptionsOf } from '../../../src/engine/context.js';
 import {
   createReconciler,
   INCREMENTAL_MAX_READS,
   type ReconcileInput,
   type TriggerReason,
 } from '../../../src/engine/index.js';
+import { fullPreparation } from '../../../src/engine/preparation.js';
+import type { DesiredSet } from '../../../src/manifest/schema.js';
+import { buildPlan, type LiveState } from '../../../src/plan/plan.js';
 import { reconcilerOptions } from '../../helpers/reconciler.js';
 import {
   cycleInput,
@@ -163,5 +167,26 @@ describe('incremental cycles', () => {
       e.hostports[0]?.startsWith('e3.'),
     );
     expect(again.map((e) => e.description)).toEqual(['edited']);
+  });
+});
+
+describe('a full cycle plans with the options of the edits after it', () => {
+  it('so the first edit after a listing is planned from its plan, not the whole set again', async () => {
+    await writeAccount();
+    expect((await reconciler()(input('startup'))).result).toBe('changed');
+    const options = reconcilerOptions({ client, maxDeletes: 50, concurrency: 4 });
+    const state = newEngineState();
+    const full = fullPreparation(options, state);
+    await full.prepare(input('startup'));
+    const basis = state.memo.basis;
+    expect(basis?.options.policyPreview).toBe(false);
+    // An edit's plan, with the options an incremental cycle plans with, reuses that basis.
+    const desired = basis?.desired as DesiredSet;
+    const edited = {
+      ...desired,
+      tlsEdges: desired.tlsEdges.map((m, i) => (i === 0 ? { ...m, description: 'edited' } : m)),
+    };
+    buildPlan(edited, basis?.live as LiveState, planOptionsOf(options, state));
+    expect(state.memo.basis?.holders).toBe(basis?.holders);
   });
 });

@@ -1,7 +1,9 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { LoopSnapshot } from '../../../src/daemon/loop.js';
 import {
   type CycleRecord,
+  countResources,
   INITIAL_STATUS,
   parseResourceQuery,
   RESOURCE_PAGE,
@@ -219,5 +221,82 @@ describe('/status counts the resources; /status/resources lists them a page at a
   ])('refuses %s, saying why', (text, message) => {
     const q = parseResourceQuery(new URLSearchParams(text));
     expect('error' in q && q.error).toContain(message);
+  });
+});
+
+describe('the resources made from the last cycle', () => {
+  type Noop = NonNullable<ReconcileReport['resources']>['noop'][number];
+  const ADDRESSES = Array.from(
+    { length: 12 },
+    (_, n) => `${n % 3 === 0 ? 'bot_user' : 'tls_edge'}.r${n}`,
+  ).sort();
+
+  it('equal those of the same cycle made afresh, after any sequence of cycles', () => {
+    // Each cycle: per address in sync (the last cycle's entry object, or a new one), changed, blocked, or gone.
+    const step = fc.array(fc.constantFrom('keep', 'new', 'change', 'block', 'gone', 'both'), {
+      minLength: ADDRESSES.length,
+      maxLength: ADDRESSES.length,
+    });
+    const result = fc.constantFrom(
+      'converged',
+      'changed',
+      'drift',
+      'error',
+      'superseded',
+    ) as fc.Arbitrary<ReconcileReport['result']>;
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(step, result), { minLength: 1, maxLength: 8 }),
+        fc.boolean(),
+        (cycles, shuffled) => {
+          let state = INITIAL_STATUS;
+          let entries = new Map<string, Noop>();
+          for (const [fates, res] of cycles) {
+            const noop: Noop[] = [];
+            const changes: NonNullable<ReconcileReport['resources']>['changes'][number][] = [];
+            const blocked: NonNullable<ReconcileReport['resources']>['blocked'][number][] = [];
+            const next = new Map<string, Noop>();
+            ADDRESSES.forEach((address, i) => {
+              const kind = address.slice(0, address.indexOf('.'));
+              const fate = fates[i];
+              if (fate === 'keep' || fate === 'new') {
+                const kept = fate === 'keep' ? entries.get(address) : undefined;
+                const entry = kept ?? { address, kind, id: `id-${address}` };
+                next.set(address, entry);
+                noop.push(entry);
+              } else if (fate === 'change' || fate === 'both') {
+                changes.push({
+                  address,
+                  kind,
+                  action: 'update',
+                  reason: 'drift',
+                  fields: ['description'],
+                });
+              }
+              if (fate === 'block' || fate === 'both')
+                blocked.push({ address, kind: 'conflict', reason: 'held' });
+            });
+            entries = next;
+            // A plan written by hand may not be in address order.
+            if (shuffled) noop.reverse();
+            const rec = cycle({
+              result: res,
+              writes: res === 'changed' ? 1 : 0,
+              resources: { noop, changes, blocked },
+            });
+            state = reduceStatus(state, rec);
+            // The cycle folded into a status without a last cycle: every status made afresh.
+            const fresh = reduceStatus({ ...state, inSync: undefined }, rec);
+            expect(state.resources).toEqual(fresh.resources);
+            expect(state.resourceCounts).toEqual(countResources(state.resources));
+            const sorted = [...state.resources].sort((a, b) =>
+              a.address < b.address ? -1 : a.address > b.address ? 1 : 0,
+            );
+            expect(state.resources).toEqual(sorted);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
