@@ -150,8 +150,8 @@ export class FileCache {
   /** The set last assembled, and the files whose documents changed since. */
   #set: DesiredSet | undefined;
   readonly #sinceSet = new Set<string>();
-  /** The loader's side (./loader.ts), kept with the results it read. */
-  load: unknown;
+  /** The documents taken out since the set was assembled. */
+  #goneSinceSet: ShapedDoc[] = [];
 
   /** Files whose kept result may serve another build of the same text. */
   get size(): number {
@@ -174,6 +174,7 @@ export class FileCache {
   replace(file: string, entry: FileEntry | undefined): void {
     const old = this.#files.get(file);
     this.#index.update(old?.docs ?? [], entry?.docs ?? []);
+    if (old !== undefined) this.#goneSinceSet.push(...old.result.shaped);
     if (entry === undefined) this.#files.delete(file);
     else this.#files.set(file, entry);
     this.#sinceSet.add(file);
@@ -199,7 +200,7 @@ export class FileCache {
     if (last !== undefined && this.#sinceSet.size * 8 <= entries.length) {
       set = patched(
         last,
-        this.#sinceSet,
+        this.#goneSinceSet,
         [...this.#sinceSet].flatMap((f) => this.#files.get(f)?.result.shaped ?? []),
         digestKey,
       );
@@ -211,6 +212,7 @@ export class FileCache {
     }
     this.#set = set;
     this.#sinceSet.clear();
+    this.#goneSinceSet = [];
     return set;
   }
 }
@@ -665,44 +667,64 @@ function assemble(shaped: readonly ShapedDoc[], digestKey: string | undefined): 
 }
 
 /**
- * `last` with the resources of the files in `changed` taken out and those of `shaped` (the
- * changed files' documents now) put in their places by name: what `assemble` makes of every
- * document, at the cost of the change (names are unique per list in a set without findings).
+ * `last` with the resources of the documents `gone` taken out and those of `shaped` (the changed
+ * files' documents now) put in their places by name: what `assemble` makes of every document, at
+ * the cost of the change (names are unique per list in a set without findings).
  */
 function patched(
   last: DesiredSet,
-  changed: ReadonlySet<string>,
+  gone: readonly ShapedDoc[],
   shaped: readonly ShapedDoc[],
   digestKey: string | undefined,
 ): DesiredSet {
-  const keep = <T extends { source: Source }>(list: readonly T[]): T[] =>
-    list.filter((r) => !changed.has(r.source.file));
   const set: DesiredSet = {
-    tlsEdges: keep(last.tlsEdges),
-    httpsEdges: keep(last.httpsEdges),
-    botUsers: keep(last.botUsers),
-    cloudEndpoints: keep(last.cloudEndpoints),
+    tlsEdges: [...last.tlsEdges],
+    httpsEdges: [...last.httpsEdges],
+    botUsers: [...last.botUsers],
+    cloudEndpoints: [...last.cloudEndpoints],
   };
-  for (const [kind, list] of Object.entries(last.resources ?? {})) {
-    const kept = keep(list);
-    if (kept.length > 0) {
-      set.resources ??= {};
-      set.resources[kind] = kept;
+  if (last.resources !== undefined) {
+    set.resources = Object.fromEntries(
+      Object.entries(last.resources).map(([kind, list]) => [kind, [...list]]),
+    );
+  }
+  for (const d of gone) {
+    // A document never assembled (its file had findings meanwhile) is in no set.
+    const known = assembled.get(d);
+    if (known === undefined) continue;
+    const list = listOf(set, known.kind, false);
+    if (list === undefined) continue;
+    const at = nameIndex(list, known.resource.name);
+    if (list[at] === known.resource) list.splice(at, 1);
+    else {
+      const found = list.indexOf(known.resource);
+      if (found >= 0) list.splice(found, 1);
     }
   }
   for (const d of shaped) {
     const { kind, resource } = assembleDoc(d, digestKey);
     const list = listOf(set, kind, true) as { name: string }[];
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((list[mid] as { name: string }).name <= resource.name) lo = mid + 1;
-      else hi = mid;
-    }
-    list.splice(lo, 0, resource);
+    let at = nameIndex(list, resource.name);
+    while (at < list.length && (list[at] as { name: string }).name <= resource.name) at += 1;
+    list.splice(at, 0, resource);
   }
+  for (const [kind, list] of Object.entries(set.resources ?? {})) {
+    if (list.length === 0) delete set.resources?.[kind];
+  }
+  if (set.resources !== undefined && Object.keys(set.resources).length === 0) delete set.resources;
   return set;
+}
+
+/** The first place in `list` (sorted by name) whose name is not below `name`. */
+function nameIndex(list: readonly { readonly name: string }[], name: string): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((list[mid] as { name: string }).name < name) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**
