@@ -175,6 +175,7 @@ function newCore(options: DaemonOptions): DaemonCore {
       else core.changedPaths?.add(file);
       changed(core, kind);
     },
+    onEntry: (file) => core.changedPaths?.add(file),
   });
   const core: DaemonCore = {
     options,
