@@ -15,9 +15,7 @@
  * PATCH at the server (a recording proxy, one clock), and the API calls. Nothing reads the
  * daemon's `/status` inside the measured window. Also each daemon's peak RSS (VmHWM).
  * Targets: CPU per edit at the largest size within 2x of the smallest; save -> PATCH under
- * 500 ms at the largest. `EDGESYNC_BENCH_DAEMON_NODE_ARGS` (`--cpu-prof --cpu-prof-dir=DIR`)
- * profiles each measured daemon (stopped cleanly then, so that it writes its profile); its
- * edits are what follows the first idle second of the profile.
+ * 500 ms at the largest.
  */
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -45,10 +43,6 @@ const SAVE_TO_PATCH_TARGET_MS = 500;
 const TICK_MS = 10;
 /** The daemon is idle once its CPU has not moved for this long. */
 const IDLE_MS = 600;
-/** Extra Node flags for the measured daemons, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
-const EXTRA_NODE_ARGS = (process.env.EDGESYNC_BENCH_DAEMON_NODE_ARGS ?? '')
-  .split(' ')
-  .filter(Boolean);
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -91,17 +85,11 @@ interface Build {
   readonly bin: string;
 }
 
-function startDaemon(
-  build: Build,
-  dir: string,
-  url: string,
-  cwd: string,
-  nodeArgs: readonly string[] = [],
-): Promise<DaemonChild> {
+function startDaemon(build: Build, dir: string, url: string, cwd: string): Promise<DaemonChild> {
   return startDaemonChild({
     args: [dir, '--interval', '1h', '--concurrency', '16'],
     cwd,
-    command: [process.execPath, ...DAEMON_NODE_FLAGS, ...nodeArgs, build.bin],
+    command: [process.execPath, ...DAEMON_NODE_FLAGS, build.bin],
     timeoutMs: 60_000,
     env: {
       EDGESYNC_LOG_LEVEL: 'warn',
@@ -184,7 +172,7 @@ async function measureBuild(
   round: number,
 ): Promise<{ figures: EditFigures; line: string }> {
   const before = proxy.seen.length;
-  const d = await startDaemon(build, dir, proxy.url, tmp, EXTRA_NODE_ARGS);
+  const d = await startDaemon(build, dir, proxy.url, tmp);
   try {
     const first = await firstCycle(d);
     const startupCalls = proxy.seen.length - before;
@@ -202,8 +190,7 @@ async function measureBuild(
     process.stdout.write(`${line}\n`);
     return { figures, line };
   } finally {
-    // A profiling daemon writes its profile on a clean exit.
-    await d.stop(EXTRA_NODE_ARGS.length > 0 ? 'SIGTERM' : 'SIGKILL');
+    await d.stop('SIGKILL');
   }
 }
 
