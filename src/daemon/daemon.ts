@@ -175,7 +175,10 @@ function newCore(options: DaemonOptions): DaemonCore {
       else core.changedPaths?.add(file);
       changed(core, kind);
     },
-    onEntry: (file) => core.changedPaths?.add(file),
+    onEntry: (file) => {
+      logger.debug({ file }, 'manifest tree entry seen');
+      core.changedPaths?.add(file);
+    },
   });
   const core: DaemonCore = {
     options,
