@@ -153,11 +153,15 @@ export async function unsettled(
     return reread(cycle);
   }
   const { plan, stamps } = prepared;
-  const declared = resourcesByFile(prepared.desired);
+  // An incremental read counts from what the file cache kept per file, not by walking the set.
+  const declared = prepared.read === undefined ? resourcesByFile(prepared.desired) : undefined;
   const held = new Map(
     [...stamps].map(([path, stamp]) => [
       path,
-      { size: stamp.size, resources: declared.get(stamp.file) ?? 0 },
+      {
+        size: stamp.size,
+        resources: declared?.get(stamp.file) ?? state.files.declaredIn(stamp.file),
+      },
     ]),
   );
   const writes = operationCount(plan) > 0;

@@ -160,6 +160,21 @@ export class FileCache {
     return n;
   }
 
+  /**
+   * How many edges, bot users and cloud endpoints the last build found in `file` (0 when it
+   * holds none): what the set of a build without findings holds from it, without walking it.
+   */
+  declaredIn(file: string): number {
+    const counts = this.#files.get(file)?.counts;
+    if (counts === undefined) return 0;
+    return (
+      (counts.tls_edges ?? 0) +
+      (counts.https_edges ?? 0) +
+      (counts.bot_users ?? 0) +
+      (counts.cloud_endpoints ?? 0)
+    );
+  }
+
   /** True when `file`'s kept result may be handed back as `unchanged`. */
   reusable(file: string): boolean {
     return this.#files.get(file)?.reusable === true;
@@ -301,11 +316,13 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
   for (const source of ordered) {
     const entry = cache.entry(source.file) as FileEntry;
     entries.push(entry);
+    // Per file, not per document: a kept file costs a few lookups.
     if (entry.problem !== undefined) diagnostics.push(entry.problem);
-    diagnostics.push(...entry.result.diagnostics, ...entry.writeOnly);
-    semantic.push(...entry.own);
-    for (const [k, n] of Object.entries(entry.counts)) counts[k] = (counts[k] ?? 0) + n;
-    deferred.push(...entry.result.deferred);
+    if (entry.result.diagnostics.length > 0) diagnostics.push(...entry.result.diagnostics);
+    if (entry.writeOnly.length > 0) diagnostics.push(...entry.writeOnly);
+    if (entry.own.length > 0) semantic.push(...entry.own);
+    for (const k in entry.counts) counts[k] = (counts[k] ?? 0) + (entry.counts[k] ?? 0);
+    if (entry.result.deferred.length > 0) deferred.push(...entry.result.deferred);
   }
   semantic.push(...cache.acrossIssues());
   if (semantic.length > 0) {
