@@ -189,7 +189,14 @@ export class FileCache {
   replace(file: string, entry: FileEntry | undefined): void {
     const old = this.#files.get(file);
     this.#index.update(old?.docs ?? [], entry?.docs ?? []);
-    if (old !== undefined) this.#goneSinceSet.push(...old.result.shaped);
+    if (old !== undefined && this.#set !== undefined) {
+      this.#goneSinceSet.push(...old.result.shaped);
+      // A set invalid through many edits: assembled afresh once it is valid again.
+      if (this.#goneSinceSet.length > this.#files.size * 4 + 1000) {
+        this.#set = undefined;
+        this.#goneSinceSet = [];
+      }
+    }
     if (entry === undefined) this.#files.delete(file);
     else this.#files.set(file, entry);
     this.#sinceSet.add(file);
