@@ -43,6 +43,11 @@ export interface CycleDeps {
    * reconcile step takes over that read when it was made at the same one.
    */
   readonly readAhead?: () => Promise<number>;
+  /**
+   * The paths the watcher reported changed since the last reconcile step or read ahead
+   * (`ReconcileInput.changed`); none given: not known.
+   */
+  readonly takeChanged?: () => readonly string[] | undefined;
 }
 
 /** One cycle, step by step; each step records and ends the cycle, or hands it on. */
@@ -168,6 +173,7 @@ async function reconcileStep(
       signal: cycle.signal,
       assertCurrent: cycle.swap.assertCurrent,
       generation: cycle.generation,
+      changed: deps.takeChanged?.(),
     });
   } catch (err) {
     return err instanceof ManifestError

@@ -109,6 +109,11 @@ interface DaemonCore {
   lastInvalid: string | undefined;
   /** Changes the watcher reported so far: a cycle takes over what was read ahead at its count. */
   generation: number;
+  /**
+   * The paths the watcher reported since the manifests were last handed to the reconcile step
+   * (`takeChanged`); undefined when not known (a link event, before the first cycle).
+   */
+  changedPaths: Set<string> | undefined;
   /** The read ahead of a change's cycle in flight (`readAhead`), and whether another is due. */
   ahead: { running: Promise<void> | undefined; again: boolean };
   suspended: boolean;
@@ -166,7 +171,13 @@ function newCore(options: DaemonOptions): DaemonCore {
     excluded: excludeMatcher(options.exclude),
     onChange: (kind, file) => {
       logger.debug({ kind, file }, 'manifest change seen');
+      if (kind === 'link') core.changedPaths = undefined;
+      else core.changedPaths?.add(file);
       changed(core, kind);
+    },
+    onEntry: (file) => {
+      logger.debug({ file }, 'manifest tree entry seen');
+      core.changedPaths?.add(file);
     },
   });
   const core: DaemonCore = {
@@ -187,6 +198,7 @@ function newCore(options: DaemonOptions): DaemonCore {
     lastListCalls: undefined,
     lastInvalid: undefined,
     generation: 0,
+    changedPaths: undefined,
     ahead: { running: undefined, again: false },
     suspended: options.suspended ?? false,
     accepting: false,
@@ -218,6 +230,7 @@ function reconcileLoop(
             retrigger: () => loop.trigger('link'),
             reread: () => changed(core(), 'file'),
             readAhead: () => readAheadDone(core()),
+            takeChanged: () => takeChanged(core()),
           },
           reason,
           signal,
@@ -240,6 +253,16 @@ function reconcileLoop(
       core().logger.error({ err: errorMessage(err) }, 'reconcile cycle crashed'),
   });
   return loop;
+}
+
+/**
+ * The paths reported changed since the last time they were taken, for the reconcile step that
+ * reads the manifests next (which keeps them until it read them); undefined when not known.
+ */
+function takeChanged(core: DaemonCore): readonly string[] | undefined {
+  const paths = core.changedPaths;
+  core.changedPaths = new Set();
+  return paths === undefined ? undefined : [...paths];
 }
 
 /** A change of the manifests (seen by the watcher, or by a cycle that read one mid-save). */
@@ -270,7 +293,12 @@ function readAhead(core: DaemonCore): void {
       const resolved = await resolveManifestDir(core.settings.absDir).catch(() => undefined);
       // The cycle records why the directory does not resolve.
       if (resolved === undefined) return;
-      await anticipate({ dir: resolved.realDir, revision: resolved.revision, generation });
+      await anticipate({
+        dir: resolved.realDir,
+        revision: resolved.revision,
+        generation,
+        changed: takeChanged(core),
+      });
     } while (core.ahead.again && core.accepting && core.loop.snapshot().inFlight === undefined);
   })()
     .catch((err: unknown) =>

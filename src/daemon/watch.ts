@@ -47,6 +47,11 @@ export interface ManifestWatcher {
 
 export interface ManifestWatcherOptions {
   readonly onChange: (kind: ChangeKind, file: string) => void;
+  /**
+   * An entry of the tree that is no manifest file appeared or went (a link, which may lead to a
+   * directory, another file): no cycle of its own, but the next read lists the tree again.
+   */
+  readonly onEntry?: (file: string) => void;
   readonly logger: Logger;
   /** How long to wait for a watcher's initial scan before going on without it. */
   readonly readyTimeoutMs?: number;
@@ -207,7 +212,16 @@ async function startTreeWatch(
     else if (MANIFEST_FILE.test(base)) {
       onChange('file', p);
       if (event === 'add' || event === 'change') recheck(p, stats);
+    } else if (event === 'add' || event === 'unlink') options.onEntry?.(p);
+  });
+  // A dangling link comes as a raw rename only (chokidar cannot stat it).
+  watcher.on('raw', (event, file, details) => {
+    const watched = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
+    if (!isReady || event !== 'rename' || typeof watched !== 'string' || MANIFEST_FILE.test(file)) {
+      return;
     }
+    const p = path.join(watched, file);
+    if (p !== root && !isSkippedName(path.basename(p))) options.onEntry?.(p);
   });
   await ready(options, watcher, root);
   isReady = true;

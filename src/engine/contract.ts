@@ -160,6 +160,12 @@ export interface ReconcileInput {
    * generation (`AnticipateFn`) read the same files: the cycle may take it over.
    */
   readonly generation?: number | undefined;
+  /**
+   * The paths (files, directories) the watcher reported changed since the manifests were last
+   * handed to the step (a cycle or a read ahead); undefined when that is not known (a link
+   * swapped, the first cycle): then the next incremental read reads every file.
+   */
+  readonly changed?: readonly string[] | undefined;
 }
 
 export type ReconcileFn = (input: ReconcileInput) => Promise<ReconcileReport>;
@@ -171,6 +177,8 @@ export interface AnticipateInput {
   readonly revision: string | undefined;
   /** The watcher's change count when this read began (see `ReconcileInput.generation`). */
   readonly generation: number;
+  /** See `ReconcileInput.changed`. */
+  readonly changed?: readonly string[] | undefined;
 }
 
 /**

@@ -34,6 +34,8 @@ export interface Prepared {
   readonly mode: 'full' | 'incremental';
   /** What each manifest file looked like when read (`manifestsChangedSince`, `unsettled`). */
   readonly stamps: ReadonlyMap<string, FileStamp>;
+  /** The stamps of the files read for this cycle, when not all of them were. */
+  readonly read?: ReadonlyMap<string, FileStamp> | undefined;
 }
 
 /**
@@ -59,12 +61,17 @@ export interface Guess {
   readonly guess: Plan | undefined;
 }
 
-/** The manifests under `dir`, through the reconciler's file cache (unchanged files not parsed again). */
+/**
+ * The manifests under `dir`, through the reconciler's file cache (unchanged files not parsed
+ * again); `incremental`: only the files touched since the last read are read.
+ */
 export function readManifests(
   dir: string,
   options: Omit<IncrementalOptions, 'client' | 'concurrency' | 'plan'>,
+  incremental = false,
 ): Promise<LoadResult> {
   return loadManifests(dir, {
+    incremental,
     owner: options.owner,
     env: options.env,
     secretDirs: options.secretDirs,
@@ -84,7 +91,7 @@ export async function guessPlan(
   known: LiveSnapshot,
   options: IncrementalOptions,
 ): Promise<Guess> {
-  const loaded = await readManifests(dir, options);
+  const loaded = await readManifests(dir, options, true);
   if (!loaded.ok) return { loaded, guess: undefined };
   assertEdgesAvailable(loaded.set, known);
   return { loaded, guess: buildPlan(loaded.set, known, options.plan) };
@@ -121,7 +128,14 @@ export async function prepareIncremental(
   const reads = touchedCount(touched);
   if (reads > Math.min(INCREMENTAL_MAX_READS, listCost(known))) return undefined;
   if (reads === 0) {
-    return { plan: guess, live: known, desired, mode: 'incremental', stamps: loaded.stamps };
+    return {
+      plan: guess,
+      live: known,
+      desired,
+      mode: 'incremental',
+      stamps: loaded.stamps,
+      read: loaded.read,
+    };
   }
   // Read with an empty plan's verification: the same GET-by-ID overlay, before writing.
   const live = await verifyTouched(
@@ -143,6 +157,7 @@ export async function prepareIncremental(
     desired,
     mode: 'incremental',
     stamps: loaded.stamps,
+    read: loaded.read,
   };
 }
 

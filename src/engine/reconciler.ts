@@ -20,6 +20,7 @@
  */
 import { withPriority } from '../api/priority.js';
 import { ACCOUNT_STATE_MESSAGE, accountStateOf, EdgesyncError } from '../errors.js';
+import { touchManifests } from '../manifest/loader.js';
 import {
   type EngineState,
   newEngineState,
@@ -54,14 +55,21 @@ export type Reconciler = ReconcileFn & { readonly anticipate: AnticipateFn };
 
 export function createReconciler(options: ReconcilerOptions): Reconciler {
   const state = newEngineState();
-  const reconcile: ReconcileFn = async (input): Promise<ReconcileReport> =>
+  const reconcile: ReconcileFn = async (input): Promise<ReconcileReport> => {
+    // What changed is kept with the files at once: whatever this cycle comes to, no later read
+    // takes a touched file as it was.
+    touchManifests(state.files, input.changed);
     // A manifest change (or an operator's request) goes ahead of background work (a resync's
     // listing) in the limiter.
-    withPriority(CHANGE_REASONS.has(input.reason) ? 'high' : 'normal', () =>
+    return withPriority(CHANGE_REASONS.has(input.reason) ? 'high' : 'normal', () =>
       reconcileOnce(input, options, state),
     );
+  };
   return Object.assign(reconcile, {
-    anticipate: (input: AnticipateInput) => anticipate(input, options, state),
+    anticipate: (input: AnticipateInput) => {
+      touchManifests(state.files, input.changed);
+      return anticipate(input, options, state);
+    },
   });
 }
 

@@ -10,7 +10,7 @@ import { unservedMessage } from '../apply/cutover.js';
 import type { GuardVerdict } from '../apply/guards.js';
 import { progressSteps } from '../apply/progress.js';
 import { ACCOUNT_STATE_MESSAGE, EdgesyncError, GuardError } from '../errors.js';
-import { manifestsChangedSince } from '../manifest/loader.js';
+import { manifestsChangedSince, touchManifests } from '../manifest/loader.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { operationCount } from '../plan/index.js';
 import { outlineOf } from '../plan/outline.js';
@@ -150,14 +150,19 @@ export async function unsettled(
   const changedFile = await manifestsChangedSince(prepared);
   if (changedFile !== undefined) {
     options.logger.info({ file: changedFile }, 'a manifest changed while it was read: not applied');
+    touchManifests(state.files, [changedFile]);
     return reread(cycle);
   }
   const { plan, stamps } = prepared;
-  const declared = resourcesByFile(prepared.desired);
+  // An incremental read counts from what the file cache kept per file, not by walking the set.
+  const declared = prepared.read === undefined ? resourcesByFile(prepared.desired) : undefined;
   const held = new Map(
     [...stamps].map(([path, stamp]) => [
       path,
-      { size: stamp.size, resources: declared.get(stamp.file) ?? 0 },
+      {
+        size: stamp.size,
+        resources: declared?.get(stamp.file) ?? state.files.declaredIn(stamp.file),
+      },
     ]),
   );
   const writes = operationCount(plan) > 0;
@@ -165,6 +170,7 @@ export async function unsettled(
   const now = (options.now ?? Date.now)();
   const settleMs = options.settleMs ?? DEFAULT_SETTLE_MS;
   const waiting: string[] = [];
+  const waitingPaths: string[] = [];
   for (const [path, stamp] of stamps) {
     const before = state.held.get(path);
     const after = held.get(path);
@@ -175,12 +181,15 @@ export async function unsettled(
     if (first?.key === stamp.key && now - first.at >= settleMs) continue;
     if (first?.key !== stamp.key) state.shrunk.set(path, { key: stamp.key, at: now });
     waiting.push(stamp.file);
+    waitingPaths.push(path);
   }
   if (waiting.length > 0 && writes) {
     options.logger.info(
       { files: waiting, settle_ms: settleMs },
       'a manifest file shrank: waiting to read it again',
     );
+    // Read again next time whether or not the watcher reports it.
+    touchManifests(state.files, waitingPaths);
     return reread(cycle);
   }
   // This read is the one the cycle goes on with.

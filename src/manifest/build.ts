@@ -12,6 +12,7 @@ import { EdgesyncError } from '../errors.js';
 import { HEADER_MODULES } from '../hosted/modules/index.js';
 import { normalisedPolicy } from '../hosted/policy-actions.js';
 import type { Declared, FieldRule } from '../kinds/definition.js';
+import { AcrossIndex } from './across.js';
 import { isCredentialHeader } from './credential-headers.js';
 import { sortDiagnostics } from './diagnostics.js';
 import { DIGEST_KEY_HELP, writeOnlyDigest } from './digest.js';
@@ -35,7 +36,7 @@ import {
   type TrafficPolicyDocument,
 } from './schema.js';
 import { maskValues } from './secrets.js';
-import { checkAcrossDocuments, checkWithinDocuments, type DocumentValue } from './semantics.js';
+import { checkWithinDocuments, type DocumentValue } from './semantics.js';
 import {
   type DeferredCheck,
   decode,
@@ -56,7 +57,12 @@ export type SourceFile =
    * Already decoded (`decode`): the loader decodes each file as it reads it, so the bytes of
    * 1,000 files are not all held (and promoted, and kept until a full collection) at once.
    */
-  | { readonly file: string; readonly text: string | { readonly error: string } };
+  | { readonly file: string; readonly text: string | { readonly error: string } }
+  /**
+   * As the cache's last build had it (the loader knows it was not touched since): its kept
+   * result is taken as it is, without its text. Only with a `cache` holding the file.
+   */
+  | { readonly file: string; readonly unchanged: true };
 
 export interface BuildOptions {
   /** Owner id stored in edge metadata (counts towards its byte limit). Default `default`. */
@@ -80,46 +86,156 @@ export interface BuildOptions {
   readonly digestKey?: { readonly key: string } | { readonly problem: string } | undefined;
 }
 
+/** A document in the rules across documents: its place in the set's order (see `before`). */
+interface IndexedDoc {
+  readonly value: DocumentValue;
+  readonly shaped: ShapedDoc;
+  /** Documents with shape errors come after every whole one, as they always have. */
+  readonly partial: boolean;
+  /** Its place among its file's whole (or partial) documents. */
+  readonly position: number;
+}
+
+/** The set's order: whole documents first, then by file, then by place in the file. */
+function before(a: IndexedDoc, b: IndexedDoc): number {
+  if (a.partial !== b.partial) return a.partial ? 1 : -1;
+  const file = a.shaped.file < b.shaped.file ? -1 : a.shaped.file > b.shaped.file ? 1 : 0;
+  return file || a.position - b.position;
+}
+
+/** What a build keeps of one file: its shape phase, its own findings, its documents. */
+interface FileEntry {
+  /** Of the text it was built from; undefined when not kept across texts (`reusable`). */
+  readonly digest: string | undefined;
+  /** The file could not be decoded: its one problem, and no documents. */
+  readonly problem: Diagnostic | undefined;
+  readonly result: FileResult;
+  /** The documents' own rules' findings (messages not yet masked). */
+  readonly own: readonly Diagnostic[];
+  /** Where write-only values come from (./build.ts `writeOnlyIssues`). */
+  readonly writeOnly: readonly Diagnostic[];
+  readonly docs: readonly IndexedDoc[];
+  readonly counts: Readonly<Record<string, number>>;
+  /**
+   * Depends on nothing but its text: no `{ env }` / `{ file }` reference, no diagnostic. Any
+   * other file is built again whenever it is handed over with its text.
+   */
+  readonly reusable: boolean;
+}
+
 /**
- * Each file's shape-phase result by path, with a digest of the text it came from. Only files
- * whose result depends on nothing but their text are kept: no `{ env }` / `{ file }` reference,
- * no diagnostic. One cache serves one set of build options (owner, alias bound). A kept result
- * holds neither the text nor the parse (see `processFile`): a diagnostic about a kept document
- * (a name another file now repeats) is located from the positions it kept.
+ * What a build keeps for the next one: each file's shape-phase result and findings by path, the
+ * index of the rules across documents (./across.ts) and the set last assembled. A file handed
+ * over with the text its kept result came from (same digest), or as `unchanged`, is not parsed
+ * again and its resources are the same objects as last time (the planner's memo keys on them);
+ * only the documents of changed files go through the rules across documents again, and the set
+ * is patched where they are. Only files whose result depends on nothing but their text are
+ * reused across texts: no `{ env }` / `{ file }` reference, no diagnostic. One cache serves one
+ * set of build options (owner, alias bound, digest key). A kept result holds neither the text
+ * nor the parse (see `processFile`): a diagnostic about a kept document (a name another file now
+ * repeats) is located from the positions it kept.
+ *
+ * The loader keeps its side here too (`LoadMemory`: the listing and each file's stamp), so that a
+ * daemon's load after a file event reads only what changed (`touch`).
  */
 export class FileCache {
-  readonly #files = new Map<string, { readonly digest: string; readonly result: FileResult }>();
+  readonly #files = new Map<string, FileEntry>();
+  readonly #index = new AcrossIndex<IndexedDoc>({
+    before,
+    where: (d, path) => {
+      const { line, column } = position(d.shaped, path);
+      return `${d.shaped.file}:${line}:${column}`;
+    },
+  });
+  /** The set last assembled, and the files whose documents changed since. */
+  #set: DesiredSet | undefined;
+  readonly #sinceSet = new Set<string>();
+  /** The documents taken out since the set was assembled. */
+  #goneSinceSet: ShapedDoc[] = [];
 
+  /** Files whose kept result may serve another build of the same text. */
   get size(): number {
-    return this.#files.size;
-  }
-
-  /** The kept result of `file` if it was built from the text with this digest. */
-  lookup(file: string, digest: string): FileResult | undefined {
-    const hit = this.#files.get(file);
-    return hit !== undefined && hit.digest === digest ? hit.result : undefined;
+    let n = 0;
+    for (const entry of this.#files.values()) if (entry.reusable) n += 1;
+    return n;
   }
 
   /**
-   * Keeps `result` (its documents' positions only: `processFile`) when it depends on nothing but its text and had no
-   * diagnostic, of its shape (in `result`) or of its documents' own rules (`ownIssues`).
+   * How many edges, bot users and cloud endpoints the last build found in `file` (0 when it
+   * holds none): what the set of a build without findings holds from it, without walking it.
    */
-  store(file: string, digest: string, result: FileResult, ownIssues: number): void {
-    const standalone =
-      ownIssues === 0 &&
-      result.diagnostics.length === 0 &&
-      result.partials.length === 0 &&
-      result.deferred.length === 0 &&
-      // Values read from env or file can change under an unchanged text; secrets written inline
-      // (a policy's secret config fields, in `secrets` for masking only) cannot.
-      result.shaped.every((d) => d.sensitive.length === 0);
-    if (standalone) this.#files.set(file, { digest, result });
-    else this.#files.delete(file);
+  declaredIn(file: string): number {
+    const counts = this.#files.get(file)?.counts;
+    if (counts === undefined) return 0;
+    return (
+      (counts.tls_edges ?? 0) +
+      (counts.https_edges ?? 0) +
+      (counts.bot_users ?? 0) +
+      (counts.cloud_endpoints ?? 0)
+    );
   }
 
-  /** Forgets every file not in `files` (removed since). */
-  retain(files: ReadonlySet<string>): void {
-    for (const file of this.#files.keys()) if (!files.has(file)) this.#files.delete(file);
+  /** True when `file`'s kept result may be handed back as `unchanged`. */
+  reusable(file: string): boolean {
+    return this.#files.get(file)?.reusable === true;
+  }
+
+  /** @internal the build's */
+  entry(file: string): FileEntry | undefined {
+    return this.#files.get(file);
+  }
+
+  /** @internal the build's: `file`'s entry replaced (undefined: removed). */
+  replace(file: string, entry: FileEntry | undefined): void {
+    const old = this.#files.get(file);
+    this.#index.update(old?.docs ?? [], entry?.docs ?? []);
+    if (old !== undefined && this.#set !== undefined) {
+      this.#goneSinceSet.push(...old.result.shaped);
+      // A set invalid through many edits: assembled afresh once it is valid again.
+      if (this.#goneSinceSet.length > this.#files.size * 4 + 1000) {
+        this.#set = undefined;
+        this.#goneSinceSet = [];
+      }
+    }
+    if (entry === undefined) this.#files.delete(file);
+    else this.#files.set(file, entry);
+    this.#sinceSet.add(file);
+  }
+
+  /** @internal the build's: the files kept, in no order. */
+  files(): IterableIterator<string> {
+    return this.#files.keys();
+  }
+
+  /** @internal the build's: the findings of the rules across documents. */
+  acrossIssues(): Diagnostic[] {
+    return this.#index.issues().flatMap((issue) => locateIssue(issue.doc.shaped, issue) ?? []);
+  }
+
+  /**
+   * @internal the build's: the set of `entries` (every file, in order), patched from the last
+   * one where few files changed since, else assembled afresh.
+   */
+  assembled(entries: readonly FileEntry[], digestKey: string | undefined): DesiredSet {
+    const last = this.#set;
+    let set: DesiredSet;
+    if (last !== undefined && this.#sinceSet.size * 8 <= entries.length) {
+      set = patched(
+        last,
+        this.#goneSinceSet,
+        [...this.#sinceSet].flatMap((f) => this.#files.get(f)?.result.shaped ?? []),
+        digestKey,
+      );
+    } else {
+      set = assemble(
+        entries.flatMap((e) => e.result.shaped),
+        digestKey,
+      );
+    }
+    this.#set = set;
+    this.#sinceSet.clear();
+    this.#goneSinceSet = [];
+    return set;
   }
 }
 
@@ -164,6 +280,32 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
   const owner = options.owner ?? DEFAULT_OWNER;
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const maxAliasCount = options.maxAliasCount ?? DEFAULT_MAX_ALIAS_COUNT;
+  // Without a kept cache, a fresh one: a full build is an incremental one from nothing.
+  const cache = options.cache ?? new FileCache();
+  const digests = options.cache !== undefined;
+
+  const ordered = [...files].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  const listed = new Set(ordered.map((f) => f.file));
+  for (const file of [...cache.files()]) if (!listed.has(file)) cache.replace(file, undefined);
+  for (const source of ordered) {
+    if ('unchanged' in source) {
+      if (cache.entry(source.file) !== undefined) continue;
+      throw new EdgesyncError('ES_INTERNAL', `no kept result for unchanged ${source.file}`);
+    }
+    const text = 'text' in source ? source.text : decode(source.bytes, maxFileBytes);
+    if (typeof text !== 'string') {
+      cache.replace(source.file, problemEntry(fileProblem(source.file, text.error)));
+      continue;
+    }
+    const digest = digests ? textDigest(text) : undefined;
+    const kept = cache.entry(source.file);
+    if (kept?.reusable === true && digest !== undefined && kept.digest === digest) continue;
+    cache.replace(
+      source.file,
+      buildEntry(source.file, text, digest, options, owner, maxAliasCount),
+    );
+  }
+
   const diagnostics: Diagnostic[] = [];
   /** Diagnostics of the semantic rules, their messages masked once every secret is known. */
   const semantic: Diagnostic[] = [];
@@ -176,65 +318,30 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
     bot_users: 0,
     cloud_endpoints: 0,
   };
-  const shaped: ShapedDoc[] = [];
-  const partials: ShapedDoc[] = [];
   const deferred: DeferredCheck[] = [];
-
-  const ordered = [...files].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  const entries: FileEntry[] = [];
   for (const source of ordered) {
-    const text = 'text' in source ? source.text : decode(source.bytes, maxFileBytes);
-    if (typeof text !== 'string') {
-      diagnostics.push(fileProblem(source.file, text.error));
-      continue;
-    }
-    const cached = options.cache && { cache: options.cache, digest: textDigest(text) };
-    let result = cached?.cache.lookup(source.file, cached.digest);
-    if (result === undefined) {
-      // The documents' own rules while each one's parse is at hand; then the parse goes,
-      // document by document (see `processFile`).
-      const done = processFile(source.file, text, options.reader, {
-        maxAliasCount,
-        ownRules: (d) => located([d], checkWithinDocuments, owner, options.policyTests ?? true),
-      });
-      result = done.result;
-      semantic.push(...done.own);
-      cached?.cache.store(source.file, cached.digest, result, done.own.length);
-    }
-    diagnostics.push(...result.diagnostics);
-    counts.documents += result.kinds.length;
-    for (const kind of result.kinds) {
-      if (kind === 'TLSEdge') counts.tls_edges += 1;
-      else if (kind === 'HTTPSEdge') counts.https_edges += 1;
-      else if (isServiceUserKind(kind)) counts.bot_users += 1;
-      else if (kind === 'CloudEndpoint') counts.cloud_endpoints += 1;
-      else {
-        const generic = kind === undefined ? undefined : genericKindOf(kind);
-        if (generic !== undefined) counts[generic.plural] = (counts[generic.plural] ?? 0) + 1;
-      }
-    }
-    for (const d of result.shaped) {
-      if (d.value.kind === 'HTTPSEdge') counts.routes += d.value.routes.length;
-      shaped.push(d);
-    }
-    for (const d of result.partials) {
-      // A document only missing a deferred value is whole as written: its routes count.
-      if (d.deferred !== undefined && d.value.kind === 'HTTPSEdge' && d.partial !== undefined) {
-        counts.routes += d.partial.routeIndex.length;
-        counts.routes += d.partial.pruned.filter((p) => p[0] === 'routes' && p.length === 2).length;
-      }
-      partials.push(d);
-    }
-    deferred.push(...result.deferred);
+    const entry = cache.entry(source.file) as FileEntry;
+    entries.push(entry);
+    // Per file, not per document: a kept file costs a few lookups.
+    if (entry.problem !== undefined) diagnostics.push(entry.problem);
+    if (entry.result.diagnostics.length > 0) diagnostics.push(...entry.result.diagnostics);
+    if (entry.writeOnly.length > 0) diagnostics.push(...entry.writeOnly);
+    if (entry.own.length > 0) semantic.push(...entry.own);
+    for (const k in entry.counts) counts[k] = (counts[k] ?? 0) + (entry.counts[k] ?? 0);
+    if (entry.result.deferred.length > 0) deferred.push(...entry.result.deferred);
   }
-  options.cache?.retain(new Set(files.map((f) => f.file)));
-
-  // Documents with shape errors take part as far as they parsed: both phases in one run.
-  const checked = [...shaped, ...partials];
-  semantic.push(...acrossDocuments(checked, owner));
-  diagnostics.push(...writeOnlyIssues(checked, options));
-  const secrets = checked.flatMap((d) => d.secrets);
-  for (const d of semantic) {
-    diagnostics.push(secrets.length === 0 ? d : { ...d, message: maskValues(d.message, secrets) });
+  semantic.push(...cache.acrossIssues());
+  if (semantic.length > 0) {
+    const secrets = entries.flatMap((e) => [
+      ...e.result.shaped.flatMap((d) => d.secrets),
+      ...e.result.partials.flatMap((d) => d.secrets),
+    ]);
+    for (const d of semantic) {
+      diagnostics.push(
+        secrets.length === 0 ? d : { ...d, message: maskValues(d.message, secrets) },
+      );
+    }
   }
 
   if (diagnostics.length > 0) {
@@ -244,7 +351,106 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
     options.digestKey !== undefined && 'key' in options.digestKey
       ? options.digestKey.key
       : undefined;
-  return { ok: true, set: assemble(shaped, key), diagnostics: [], counts, deferred };
+  return { ok: true, set: cache.assembled(entries, key), diagnostics: [], counts, deferred };
+}
+
+const NO_RESULT: FileResult = {
+  diagnostics: [],
+  kinds: [],
+  shaped: [],
+  partials: [],
+  deferred: [],
+};
+
+function problemEntry(problem: Diagnostic): FileEntry {
+  return {
+    digest: undefined,
+    problem,
+    result: NO_RESULT,
+    own: [],
+    writeOnly: [],
+    docs: [],
+    counts: {},
+    reusable: false,
+  };
+}
+
+/** One file through the shape phase and its documents' own rules. */
+function buildEntry(
+  file: string,
+  text: string,
+  digest: string | undefined,
+  options: BuildOptions,
+  owner: string,
+  maxAliasCount: number,
+): FileEntry {
+  // The documents' own rules while each one's parse is at hand; then the parse goes,
+  // document by document (see `processFile`).
+  const { result, own } = processFile(file, text, options.reader, {
+    maxAliasCount,
+    ownRules: (d) => located([d], checkWithinDocuments, owner, options.policyTests ?? true),
+  });
+  const docs: IndexedDoc[] = [
+    ...result.shaped.map((shaped, position) => ({
+      value: shaped.value,
+      shaped,
+      partial: false,
+      position,
+    })),
+    ...result.partials.map((shaped, position) => ({
+      value: shaped.value,
+      shaped,
+      partial: true,
+      position,
+    })),
+  ];
+  const reusable =
+    own.length === 0 &&
+    result.diagnostics.length === 0 &&
+    result.partials.length === 0 &&
+    result.deferred.length === 0 &&
+    // Values read from env or file can change under an unchanged text; secrets written inline
+    // (a policy's secret config fields, in `secrets` for masking only) cannot.
+    result.shaped.every((d) => d.sensitive.length === 0);
+  return {
+    digest: reusable ? digest : undefined,
+    problem: undefined,
+    result,
+    own,
+    writeOnly: writeOnlyIssues([...result.shaped, ...result.partials], options),
+    docs,
+    counts: countsOf(result),
+    reusable,
+  };
+}
+
+/** What one file adds to `ResourceCounts` (all but `files`). */
+function countsOf(result: FileResult): Record<string, number> {
+  const counts: Record<string, number> = { documents: result.kinds.length };
+  const add = (k: string, n = 1) => {
+    counts[k] = (counts[k] ?? 0) + n;
+  };
+  for (const kind of result.kinds) {
+    if (kind === 'TLSEdge') add('tls_edges');
+    else if (kind === 'HTTPSEdge') add('https_edges');
+    else if (isServiceUserKind(kind)) add('bot_users');
+    else if (kind === 'CloudEndpoint') add('cloud_endpoints');
+    else {
+      const generic = kind === undefined ? undefined : genericKindOf(kind);
+      if (generic !== undefined) add(generic.plural);
+    }
+  }
+  for (const d of result.shaped) {
+    if (d.value.kind === 'HTTPSEdge') add('routes', d.value.routes.length);
+  }
+  for (const d of result.partials) {
+    // A document only missing a deferred value is whole as written: its routes count.
+    if (d.deferred !== undefined && d.value.kind === 'HTTPSEdge' && d.partial !== undefined) {
+      add('routes', d.partial.routeIndex.length);
+      add('routes', d.partial.pruned.filter((p) => p[0] === 'routes' && p.length === 2).length);
+    }
+  }
+  return counts;
 }
 
 /** The write-only fields of a document's kind (a secret's value); none for most kinds. */
@@ -341,23 +547,29 @@ function located(
       },
     },
   );
-  const out: Diagnostic[] = [];
-  for (const issue of issues) {
-    const d = docs[issue.doc] as ShapedDoc;
-    const path = written(d, issue.path);
-    if (d.partial !== undefined && aboutPruned(d.partial, path)) continue;
-    if (d.deferred !== undefined && aboutDeferred(d.deferred, path)) continue;
-    const { line, column } = position(d, issue.path, issue.anchor);
-    out.push({
-      file: d.file,
-      line,
-      column,
-      path: formatPath(issue.anchor === 'key' ? path.slice(0, -1) : path),
-      message: issue.message,
-      severity: 'error',
-    });
-  }
-  return out;
+  return issues.flatMap((issue) => locateIssue(docs[issue.doc] as ShapedDoc, issue) ?? []);
+}
+
+/**
+ * A rule's issue about `d` as a diagnostic, or undefined when it is about a part of a partial
+ * document that was pruned, or about a value left for later.
+ */
+function locateIssue(
+  d: ShapedDoc,
+  issue: { readonly path: FieldPath; readonly message: string; readonly anchor?: Anchor },
+): Diagnostic | undefined {
+  const path = written(d, issue.path);
+  if (d.partial !== undefined && aboutPruned(d.partial, path)) return undefined;
+  if (d.deferred !== undefined && aboutDeferred(d.deferred, path)) return undefined;
+  const { line, column } = position(d, issue.path, issue.anchor);
+  return {
+    file: d.file,
+    line,
+    column,
+    path: formatPath(issue.anchor === 'key' ? path.slice(0, -1) : path),
+    message: issue.message,
+    severity: 'error',
+  };
 }
 
 /**
@@ -370,11 +582,6 @@ function aboutDeferred(deferred: readonly FieldPath[], path: FieldPath): boolean
   return deferred.some(
     (f) => startsWith(path, f) || (path.length === f.length - 1 && startsWith(f, path)),
   );
-}
-
-/** The rules across the whole set (names, IDs, hostports: positions every kept document has). */
-function acrossDocuments(docs: readonly ShapedDoc[], owner: string): Diagnostic[] {
-  return located(docs, checkAcrossDocuments, owner);
 }
 
 function routeSecrets(route: DocumentRoute): FieldPath[] {
@@ -404,22 +611,11 @@ function uniqueSorted(paths: readonly FieldPath[]): FieldPath[] {
 }
 
 /**
- * Adds `source` and `sensitive` to the shaped values (fresh objects from zod, owned here, so
- * they are completed in place rather than copied) and sorts each kind by name.
- */
-/**
  * The model each shaped document became: a document kept by a `FileCache` is assembled once, and
  * later builds hand back the same object (completing it again would make it a new one to the
  * planner's memo in all but identity, and costs a tenth of a 10,000-edge build).
  */
-const assembled = new WeakMap<
-  ShapedDoc,
-  {
-    /** `tls`, `https`, `bot`, `endpoint`, or a generic kind (`reserved_domain`). */
-    readonly kind: string;
-    readonly resource: object;
-  }
->();
+const assembled = new WeakMap<ShapedDoc, Assembled>();
 
 type EndpointValue = Extract<DocumentValue, { kind: 'CloudEndpoint' }>;
 
@@ -459,12 +655,23 @@ function endpointManifest(
   }) as CloudEndpointManifest;
 }
 
-/** Adds a resource of a kind planned generically to the set. */
-function declare(set: DesiredSet, kind: string, resource: Declared): void {
+/** Which list of the set a resource goes in, and the resource. */
+interface Assembled {
+  /** `tls`, `https`, `bot`, `endpoint`, or a generic kind (`reserved_domain`). */
+  readonly kind: string;
+  readonly resource: { readonly name: string; readonly source: Source };
+}
+
+/** The list of `set` that resources of `kind` (as `Assembled` says it) go in. */
+function listOf(set: DesiredSet, kind: string, create: boolean): { name: string }[] | undefined {
+  if (kind === 'tls') return set.tlsEdges;
+  if (kind === 'https') return set.httpsEdges;
+  if (kind === 'endpoint') return set.cloudEndpoints;
+  if (kind === 'bot') return set.botUsers;
+  if (!create) return set.resources?.[kind];
   set.resources ??= {};
-  const list = set.resources[kind];
-  if (list === undefined) set.resources[kind] = [resource];
-  else list.push(resource);
+  set.resources[kind] ??= [];
+  return set.resources[kind];
 }
 
 /**
@@ -491,75 +698,8 @@ function digester(
 function assemble(shaped: readonly ShapedDoc[], digestKey: string | undefined): DesiredSet {
   const set: DesiredSet = { tlsEdges: [], httpsEdges: [], botUsers: [], cloudEndpoints: [] };
   for (const d of shaped) {
-    const known = assembled.get(d);
-    if (known !== undefined) {
-      if (known.kind === 'tls') set.tlsEdges.push(known.resource as TlsEdgeManifest);
-      else if (known.kind === 'https') set.httpsEdges.push(known.resource as HttpsEdgeManifest);
-      else if (known.kind === 'endpoint')
-        set.cloudEndpoints.push(known.resource as CloudEndpointManifest);
-      else if (known.kind === 'bot') set.botUsers.push(known.resource as BotUserManifest);
-      else {
-        declare(set, known.kind, known.resource as Declared);
-      }
-      continue;
-    }
-    const source: Source = { file: d.file, line: d.doc.start.line, column: d.doc.start.column };
-    const value = d.value;
-    const generic = genericKindOf(value.kind);
-    if (generic !== undefined) {
-      const writeOnly = writeOnlyRules(value.kind);
-      const fields = value as unknown as Record<string, unknown>;
-      const resource: Declared = Object.assign(value as object, {
-        source,
-        sensitive: uniqueSorted(d.sensitive),
-        ...(writeOnly.length === 0 ||
-        digestKey === undefined ||
-        writeOnly.some((r) => fields[r.name] === undefined)
-          ? {}
-          : { digestFor: digester(digestKey, writeOnly, fields) }),
-      }) as unknown as Declared;
-      declare(set, generic.kind, resource);
-      assembled.set(d, { kind: generic.kind, resource });
-      continue;
-    }
-    if (value.kind === 'TLSEdge') {
-      const edge: TlsEdgeManifest = Object.assign(value, {
-        source,
-        sensitive: uniqueSorted(d.sensitive),
-      });
-      set.tlsEdges.push(edge);
-      assembled.set(d, { kind: 'tls', resource: edge });
-    } else if (isServiceUser(value)) {
-      const bot: BotUserManifest = Object.assign(value, {
-        source,
-        sensitive: uniqueSorted(d.sensitive),
-      });
-      set.botUsers.push(bot);
-      assembled.set(d, { kind: 'bot', resource: bot });
-    } else if (value.kind === 'CloudEndpoint') {
-      const endpoint = endpointManifest(value, source, d.sensitive, (path) => d.doc.locate(path));
-      set.cloudEndpoints.push(endpoint);
-      assembled.set(d, { kind: 'endpoint', resource: endpoint });
-    } else {
-      const routes: RouteManifest[] = value.routes.map((route, r) => {
-        const own = d.sensitive
-          .filter((p) => p[0] === 'routes' && p[1] === r)
-          .map((p) => p.slice(2));
-        const secrets = routeSecrets(route);
-        return Object.assign(route, {
-          source: { file: d.file, ...d.doc.locate(['routes', r]) },
-          sensitive:
-            own.length === 0 && secrets.length === 0 ? [] : uniqueSorted([...own, ...secrets]),
-        });
-      });
-      const edge: HttpsEdgeManifest = Object.assign(value, {
-        routes,
-        source,
-        sensitive: uniqueSorted(d.sensitive.filter((p) => p[0] !== 'routes')),
-      });
-      set.httpsEdges.push(edge);
-      assembled.set(d, { kind: 'https', resource: edge });
-    }
+    const { kind, resource } = assembleDoc(d, digestKey);
+    listOf(set, kind, true)?.push(resource);
   }
   const byName = (a: { name: string }, b: { name: string }) =>
     a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
@@ -569,4 +709,130 @@ function assemble(shaped: readonly ShapedDoc[], digestKey: string | undefined): 
   set.cloudEndpoints.sort(byName);
   for (const list of Object.values(set.resources ?? {})) list.sort(byName);
   return set;
+}
+
+/**
+ * `last` with the resources of the documents `gone` taken out and those of `shaped` (the changed
+ * files' documents now) put in their places by name: what `assemble` makes of every document, at
+ * the cost of the change (names are unique per list in a set without findings).
+ */
+function patched(
+  last: DesiredSet,
+  gone: readonly ShapedDoc[],
+  shaped: readonly ShapedDoc[],
+  digestKey: string | undefined,
+): DesiredSet {
+  const set: DesiredSet = {
+    tlsEdges: [...last.tlsEdges],
+    httpsEdges: [...last.httpsEdges],
+    botUsers: [...last.botUsers],
+    cloudEndpoints: [...last.cloudEndpoints],
+  };
+  if (last.resources !== undefined) {
+    set.resources = Object.fromEntries(
+      Object.entries(last.resources).map(([kind, list]) => [kind, [...list]]),
+    );
+  }
+  for (const d of gone) {
+    // A document never assembled (its file had findings meanwhile) is in no set.
+    const known = assembled.get(d);
+    if (known === undefined) continue;
+    const list = listOf(set, known.kind, false);
+    if (list === undefined) continue;
+    const at = nameIndex(list, known.resource.name);
+    if (list[at] === known.resource) list.splice(at, 1);
+    else {
+      const found = list.indexOf(known.resource);
+      if (found >= 0) list.splice(found, 1);
+    }
+  }
+  for (const d of shaped) {
+    const { kind, resource } = assembleDoc(d, digestKey);
+    const list = listOf(set, kind, true) as { name: string }[];
+    let at = nameIndex(list, resource.name);
+    while (at < list.length && (list[at] as { name: string }).name <= resource.name) at += 1;
+    list.splice(at, 0, resource);
+  }
+  for (const [kind, list] of Object.entries(set.resources ?? {})) {
+    if (list.length === 0) delete set.resources?.[kind];
+  }
+  if (set.resources !== undefined && Object.keys(set.resources).length === 0) delete set.resources;
+  return set;
+}
+
+/** The first place in `list` (sorted by name) whose name is not below `name`. */
+function nameIndex(list: readonly { readonly name: string }[], name: string): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((list[mid] as { name: string }).name < name) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Adds `source` and `sensitive` to a shaped value (a fresh object from zod, owned here, so it is
+ * completed in place rather than copied), once: a document kept by a `FileCache` hands back the
+ * same object in every later build.
+ */
+function assembleDoc(d: ShapedDoc, digestKey: string | undefined): Assembled {
+  const known = assembled.get(d);
+  if (known !== undefined) return known;
+  const made = makeResource(d, digestKey);
+  assembled.set(d, made);
+  return made;
+}
+
+function makeResource(d: ShapedDoc, digestKey: string | undefined): Assembled {
+  const source: Source = { file: d.file, line: d.doc.start.line, column: d.doc.start.column };
+  const value = d.value;
+  const generic = genericKindOf(value.kind);
+  if (generic !== undefined) {
+    const writeOnly = writeOnlyRules(value.kind);
+    const fields = value as unknown as Record<string, unknown>;
+    const resource: Declared = Object.assign(value as object, {
+      source,
+      sensitive: uniqueSorted(d.sensitive),
+      ...(writeOnly.length === 0 ||
+      digestKey === undefined ||
+      writeOnly.some((r) => fields[r.name] === undefined)
+        ? {}
+        : { digestFor: digester(digestKey, writeOnly, fields) }),
+    }) as unknown as Declared;
+    return { kind: generic.kind, resource: resource as unknown as Assembled['resource'] };
+  }
+  if (value.kind === 'TLSEdge') {
+    const edge: TlsEdgeManifest = Object.assign(value, {
+      source,
+      sensitive: uniqueSorted(d.sensitive),
+    });
+    return { kind: 'tls', resource: edge };
+  }
+  if (isServiceUser(value)) {
+    const bot: BotUserManifest = Object.assign(value, {
+      source,
+      sensitive: uniqueSorted(d.sensitive),
+    });
+    return { kind: 'bot', resource: bot };
+  }
+  if (value.kind === 'CloudEndpoint') {
+    const endpoint = endpointManifest(value, source, d.sensitive, (path) => d.doc.locate(path));
+    return { kind: 'endpoint', resource: endpoint };
+  }
+  const routes: RouteManifest[] = value.routes.map((route, r) => {
+    const own = d.sensitive.filter((p) => p[0] === 'routes' && p[1] === r).map((p) => p.slice(2));
+    const secrets = routeSecrets(route);
+    return Object.assign(route, {
+      source: { file: d.file, ...d.doc.locate(['routes', r]) },
+      sensitive: own.length === 0 && secrets.length === 0 ? [] : uniqueSorted([...own, ...secrets]),
+    });
+  });
+  const edge: HttpsEdgeManifest = Object.assign(value, {
+    routes,
+    source,
+    sensitive: uniqueSorted(d.sensitive.filter((p) => p[0] !== 'routes')),
+  });
+  return { kind: 'https', resource: edge };
 }

@@ -89,6 +89,14 @@ export interface LoadOptions {
   /** Kept between loads by the daemon: unchanged files are not parsed again (`FileCache`). */
   readonly cache?: FileCache;
   /**
+   * With `cache`: read only the files touched since the cache's last load (`touchManifests`),
+   * the ones whose kept result cannot be reused (references, findings) and new ones; take every
+   * other file as that load read it, and its listing when every touched path is a file it
+   * listed. A full load when the cache has no load of this directory or was told everything
+   * may have changed. Default false: every file is read (the daemon's resyncs).
+   */
+  readonly incremental?: boolean;
+  /**
    * The controller's credentials held beyond `env`'s own variables (an `--api-key`, the
    * control token file's, the embedded server's key): no reference may read them.
    */
@@ -123,6 +131,11 @@ interface LoadInfo {
   readonly stamps: ReadonlyMap<string, FileStamp>;
   /** The references left for later (`deferUnresolved`), in file order. */
   readonly deferred: DeferredCheck[];
+  /**
+   * The stamps of the files this load read (all of `stamps` unless `incremental`): the only
+   * ones it can have read mid-save.
+   */
+  readonly read: ReadonlyMap<string, FileStamp>;
 }
 
 /** One file as it was when read: its size, and a key that changes with any save or replacement. */
@@ -138,6 +151,55 @@ export type LoadResult =
   | (LoadInfo & { readonly ok: true; readonly set: DesiredSet; readonly diagnostics: [] })
   | (LoadInfo & { readonly ok: false; readonly diagnostics: Diagnostic[] });
 
+/**
+ * What the loader keeps with a `FileCache` between loads of one directory: the listing, each
+ * file's stamp, what the excluded files declare, and the paths touched since (`touchManifests`).
+ */
+interface LoadMemory {
+  /** Undefined until a whole load of a directory was made. */
+  readonly last:
+    | {
+        readonly resolvedDir: string;
+        /** The options the listing depends on. */
+        readonly listedWith: string;
+        readonly listing: Listing;
+        /** By relative path: where it was read from and its stamp then. */
+        readonly stamps: ReadonlyMap<string, { readonly path: string; readonly stamp: FileStamp }>;
+        readonly excluded: ExcludedDeclarations | undefined;
+      }
+    | undefined;
+  /** Absolute paths reported changed since the last load (files or directories). */
+  readonly touched: Set<string>;
+  /** Told that anything may have changed since the last load. */
+  everything: boolean;
+  /** Counts the times it was told so, to tell one during a load. */
+  epoch: number;
+}
+
+const memories = new WeakMap<FileCache, LoadMemory>();
+
+function memoryOf(cache: FileCache): LoadMemory {
+  let memory = memories.get(cache);
+  if (memory === undefined) {
+    memory = { last: undefined, touched: new Set(), everything: true, epoch: 0 };
+    memories.set(cache, memory);
+  }
+  return memory;
+}
+
+/**
+ * Tells the cache's next `incremental` load which paths changed since its last load (the
+ * daemon's watcher reports them); undefined when that is not known (a link swapped): the next
+ * load reads everything.
+ */
+export function touchManifests(cache: FileCache, paths: readonly string[] | undefined): void {
+  const memory = memoryOf(cache);
+  if (paths === undefined) {
+    memory.everything = true;
+    memory.epoch += 1;
+  } else for (const p of paths) memory.touched.add(p);
+}
+
 /** Loads and validates every manifest under `dir`. Throws ManifestDirError only for the directory. */
 export async function loadManifests(dir: string, options: LoadOptions = {}): Promise<LoadResult> {
   const absolute = path.resolve(dir);
@@ -148,27 +210,31 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   const secretDirs = (options.secretDirs ?? [])
     .map((d) => safeRealpath(path.resolve(d)))
     .filter((d): d is string => d !== undefined);
-  const listing =
+  const listedWith = JSON.stringify([options.exclude ?? [], secretDirs]);
+  const list = (): Promise<Listing> =>
     options.files === undefined
-      ? await listManifestFiles(
-          resolvedDir,
-          absolute,
-          fs,
-          secretDirs,
-          excludeMatcher(options.exclude),
-        )
-      : await listNamedFiles(resolvedDir, fs, options.files);
-  const sources: SourceFile[] = [];
-  const readProblems: Diagnostic[] = [...listing.problems];
-  const stamps = new Map<string, FileStamp>();
-  await runPool(listing.files, 16, async (rel) => {
-    const file = manifestPath(resolvedDir, listing.realPaths, rel);
-    const result = await readManifest(fs, file, maxFileBytes);
-    if ('bytes' in result) {
-      sources.push({ file: rel, text: decode(result.bytes, maxFileBytes) });
-      stamps.set(file, { file: rel, size: result.size, key: result.stamp });
-    } else readProblems.push(problem(rel, result.error));
-  });
+      ? listManifestFiles(resolvedDir, absolute, fs, secretDirs, excludeMatcher(options.exclude))
+      : listNamedFiles(resolvedDir, fs, options.files);
+  const cache = options.cache;
+  const memory = cache === undefined ? undefined : memoryOf(cache);
+  const epoch = memory?.epoch;
+  // What this load reads from: every path touched until now is read (or listed) again.
+  const touched = [...(memory?.touched ?? [])];
+  const last = memory?.last;
+  const base =
+    options.incremental === true &&
+    options.files === undefined &&
+    memory?.everything === false &&
+    last?.resolvedDir === resolvedDir &&
+    last.listedWith === listedWith
+      ? last
+      : undefined;
+  const read =
+    base === undefined || cache === undefined
+      ? await readAll(fs, resolvedDir, await list(), maxFileBytes)
+      : await readChanged(fs, resolvedDir, base, cache, touched, list, maxFileBytes);
+  const { listing, sources, stamps, fresh } = read;
+  const readProblems: Diagnostic[] = [...listing.problems, ...read.problems];
 
   const reader = createRefReader(resolvedDir, {
     env: options.env ?? process.env,
@@ -181,19 +247,37 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     reader,
     maxFileBytes,
     maxAliasCount: options.maxAliasCount ?? DEFAULT_MAX_ALIAS_COUNT,
-    ...(options.cache === undefined ? {} : { cache: options.cache }),
+    ...(cache === undefined ? {} : { cache }),
     ...(options.owner === undefined ? {} : { owner: options.owner }),
     ...(options.policyTests === undefined ? {} : { policyTests: options.policyTests }),
     digestKey: digestKeyFrom(options.env ?? process.env, (file) => readFileSync(file, 'utf8')),
   });
-  const excluded = await readExcluded(fs, listing, maxFileBytes, options.maxAliasCount);
+  // Excluded files are not watched: what they declare is read again with a new listing only.
+  const excluded =
+    base !== undefined && listing === base.listing
+      ? base.excluded
+      : await readExcluded(fs, listing, maxFileBytes, options.maxAliasCount);
+  if (memory !== undefined && cache !== undefined) {
+    for (const p of touched) memory.touched.delete(p);
+    // A load of named files is no base for one of the whole directory; nor is one during which
+    // the cache was told that anything may have changed.
+    const whole = options.files === undefined;
+    memory.everything = !whole || memory.epoch !== epoch;
+    if (whole) {
+      memories.set(cache, {
+        ...memory,
+        last: { resolvedDir, listedWith, listing, stamps, excluded },
+      });
+    }
+  }
   const info = {
     dir: absolute,
     resolvedDir,
     revision,
     files: listing.files,
     counts: { ...built.counts, files: listing.files.length },
-    stamps,
+    stamps: new Map([...stamps.values()].map((s) => [s.path, s.stamp])),
+    read: fresh,
     deferred: built.deferred,
   };
   if (built.ok && readProblems.length === 0) {
@@ -202,6 +286,115 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   }
   const diagnostics = sortDiagnostics([...readProblems, ...built.diagnostics]);
   return { ...info, ok: false, diagnostics };
+}
+
+/** The files a load hands to the build, and what it found reading them. */
+interface ReadFiles {
+  readonly listing: Listing;
+  readonly sources: SourceFile[];
+  readonly problems: Diagnostic[];
+  /** Every listed file read now or before, by relative path. */
+  readonly stamps: Map<string, { readonly path: string; readonly stamp: FileStamp }>;
+  /** The stamps of the files read now, by the path read. */
+  readonly fresh: Map<string, FileStamp>;
+}
+
+/** Reads the files of `listing` named by `which` (all of them by default). */
+async function readListed(
+  fs: LoaderFs,
+  resolvedDir: string,
+  listing: Listing,
+  maxFileBytes: number,
+  which: (rel: string) => boolean = () => true,
+): Promise<ReadFiles & { readonly failed: string[] }> {
+  const sources: SourceFile[] = [];
+  const problems: Diagnostic[] = [];
+  const stamps = new Map<string, { path: string; stamp: FileStamp }>();
+  const fresh = new Map<string, FileStamp>();
+  const failed: string[] = [];
+  await runPool(
+    listing.files.filter((rel) => which(rel)),
+    16,
+    async (rel) => {
+      const file = manifestPath(resolvedDir, listing.realPaths, rel);
+      const result = await readManifest(fs, file, maxFileBytes);
+      if ('bytes' in result) {
+        sources.push({ file: rel, text: decode(result.bytes, maxFileBytes) });
+        const stamp = { file: rel, size: result.size, key: result.stamp };
+        stamps.set(rel, { path: file, stamp });
+        fresh.set(file, stamp);
+      } else {
+        problems.push(problem(rel, result.error));
+        failed.push(rel);
+      }
+    },
+  );
+  return { listing, sources, problems, stamps, fresh, failed };
+}
+
+function readAll(
+  fs: LoaderFs,
+  resolvedDir: string,
+  listing: Listing,
+  maxFileBytes: number,
+): Promise<ReadFiles> {
+  return readListed(fs, resolvedDir, listing, maxFileBytes);
+}
+
+/**
+ * An incremental load's reading: the touched files, the ones whose kept result cannot stand
+ * for their text (references, findings, not read last time) and those reached through a link;
+ * every other listed file as the last load had it. The kept listing serves when every touched
+ * path is a plain file it listed that can still be read; otherwise the directory is listed again
+ * (a file added, removed or renamed, a directory) and the new files are read too.
+ */
+async function readChanged(
+  fs: LoaderFs,
+  resolvedDir: string,
+  base: NonNullable<LoadMemory['last']>,
+  cache: FileCache,
+  touched: readonly string[],
+  list: () => Promise<Listing>,
+  maxFileBytes: number,
+): Promise<ReadFiles> {
+  const touchedRel = new Set(
+    touched.map((p) => path.relative(resolvedDir, p).split(path.sep).join('/')),
+  );
+  const known = (listing: Listing) => (rel: string) =>
+    !touchedRel.has(rel) &&
+    cache.reusable(rel) &&
+    base.stamps.has(rel) &&
+    !viaLink(resolvedDir, listing, rel);
+  const listed = new Set(base.listing.files);
+  const keepListing = [...touchedRel].every(
+    (rel) => listed.has(rel) && !viaLink(resolvedDir, base.listing, rel),
+  );
+  let listing = keepListing ? base.listing : await list();
+  let read = await readListed(
+    fs,
+    resolvedDir,
+    listing,
+    maxFileBytes,
+    (rel) => !known(listing)(rel),
+  );
+  if (listing === base.listing && read.failed.length > 0) {
+    // Removed or replaced since: what the directory holds now is the listing's to say.
+    listing = await list();
+    read = await readListed(fs, resolvedDir, listing, maxFileBytes, (rel) => !known(listing)(rel));
+  }
+  const isKnown = known(listing);
+  const stamps = new Map<string, { path: string; stamp: FileStamp }>();
+  const sources: SourceFile[] = [...read.sources];
+  for (const rel of listing.files) {
+    const now = read.stamps.get(rel);
+    const before = base.stamps.get(rel);
+    if (now !== undefined) stamps.set(rel, now);
+    else if (isKnown(rel) && before !== undefined) {
+      stamps.set(rel, before);
+      sources.push({ file: rel, unchanged: true });
+    }
+  }
+  return { listing, sources, problems: read.problems, stamps, fresh: read.fresh };
 }
 
 /**
@@ -263,10 +456,11 @@ function stampOf(info: { size: number; mtimeMs: number; ctimeMs?: number; ino?: 
  * truncated file reads as no edges) is not acted on; the save's own event reconciles next.
  */
 export async function manifestsChangedSince(
-  loaded: Pick<LoadInfo, 'stamps'>,
+  loaded: { readonly stamps: LoadInfo['stamps']; readonly read?: LoadInfo['read'] | undefined },
   fs: Pick<LoaderFs, 'stat'> = nodeFs,
 ): Promise<string | undefined> {
-  for (const [file, stamp] of loaded.stamps) {
+  // Only a file read now can have been read mid-save; one taken as last read was whole then.
+  for (const [file, stamp] of loaded.read ?? loaded.stamps) {
     try {
       if (stampOf(await fs.stat(file)) !== stamp.key) return file;
     } catch {
@@ -314,6 +508,25 @@ async function resolveDir(dir: string): Promise<{ resolvedDir: string; revision:
     });
   }
 }
+
+/**
+ * A listed file reached through a link (its own, or a directory's): the watcher, which does not
+ * follow links, may not see it change, so an incremental load reads it every time.
+ */
+function viaLink(resolvedDir: string, listing: Listing, rel: string): boolean {
+  let linked = linkedFiles.get(listing);
+  if (linked === undefined) {
+    linked = new Set();
+    for (const [file, real] of listing.realPaths) {
+      if (real !== path.join(resolvedDir, ...file.split('/'))) linked.add(file);
+    }
+    linkedFiles.set(listing, linked);
+  }
+  return linked.has(rel);
+}
+
+/** The files of a listing reached through a link (`viaLink`), worked out once per listing. */
+const linkedFiles = new WeakMap<Listing, Set<string>>();
 
 /** Where a listed manifest file is read from: its real path if it was reached through a link. */
 function manifestPath(

@@ -1,8 +1,8 @@
 /**
- * Phase two of validation: rules that need more than one field, or the whole set at once
- * (unique names, hostports unique across all edges, one auth module per route, OAuth client
- * rules, webhook secrets, the stored-metadata byte limit, reserved labels). Runs on documents
- * that passed the shape phase. Pure: positions come from an injected `where`.
+ * Phase two of validation, within each document: rules that need more than one field (one auth
+ * module per route, OAuth client rules, webhook secrets, the stored-metadata byte limit, reserved
+ * labels, a cloud endpoint's binding and policy). Runs on documents that passed the shape phase;
+ * the rules across documents are ./across.ts. Pure: positions come from an injected `where`.
  */
 import type { z } from 'zod';
 import {
@@ -15,13 +15,11 @@ import {
   WEBHOOK_PROVIDERS,
 } from '../hosted/edge-api.js';
 import { AUTH_MODULES, checkCircuitBreaker, HEADER_MODULES } from '../hosted/modules/index.js';
-import { addressOf, type Declared, KINDS, kindOfManifest } from '../kinds/index.js';
 import { failureMessage, runCase } from '../policy-eval/cases.js';
 import { bindingProblem, defaultBinding, parseEndpointUrl } from './endpoint-url.js';
 import { storedMetadata, storedRouteMetadata } from './metadata.js';
 import type { FieldPath } from './paths.js';
 import { policyIssues } from './policy/rules.js';
-import { documentReferences } from './references.js';
 import {
   genericKindOf,
   isServiceUser,
@@ -58,215 +56,6 @@ export interface SemanticOptions {
   readonly policyTests?: boolean;
   /** `file:line:column` of a path in a document, to name the other side of a conflict. */
   readonly where: (doc: number, path: FieldPath) => string;
-}
-
-/**
- * The rules across documents: names unique per kind, adopted IDs unique per kind, hostports
- * unique across all edges, a cloud endpoint's URL and binding shared only by pooling endpoints
- * and never on a host and port an edge serves. Positions are asked for `name`, `id`, `url` and
- * `hostports[i]` only, so a
- * document that has let go of its parse keeps just those (see `keptDocument` in ./shape.ts).
- */
-export function checkAcrossDocuments(
-  docs: readonly SemanticDoc[],
-  options: SemanticOptions,
-): SemanticIssue[] {
-  const issues: SemanticIssue[] = [];
-  const add = (doc: number, path: FieldPath, message: string): void => {
-    issues.push({ doc, path, message });
-  };
-  // Per kind, keyed by the name itself: no key string to build per document.
-  const names = new Map<string, Map<string, number>>();
-  const endpoints: { doc: number; value: EndpointValue }[] = [];
-  const ids = new Map<string, number>();
-  const hostports = new Map<string, { doc: number; index: number; edge: string; kind: string }>();
-  for (const { id: doc, value } of docs) {
-    // Per kind, not per `kind:` name: a ServiceUser and a BotUser of one name are one record.
-    const kind = kindOfManifest(value.kind)?.kind ?? value.kind;
-    let namesOfKind = names.get(kind);
-    if (namesOfKind === undefined) {
-      namesOfKind = new Map();
-      names.set(kind, namesOfKind);
-    }
-    const first = namesOfKind.get(value.name);
-    if (first === undefined) namesOfKind.set(value.name, doc);
-    else {
-      add(
-        doc,
-        ['name'],
-        `duplicate ${value.kind} name "${value.name}" (first defined at ${options.where(first, ['name'])})`,
-      );
-    }
-    // A kind planned generically has its own rules in its definition's schema.
-    if (isServiceUser(value) || genericKindOf(value.kind) !== undefined) continue;
-    if (value.kind === 'CloudEndpoint') {
-      endpoints.push({ doc, value });
-      continue;
-    }
-
-    if (value.id !== undefined) {
-      const other = ids.get(value.id);
-      if (other === undefined) ids.set(value.id, doc);
-      else {
-        add(
-          doc,
-          ['id'],
-          `edge ID "${value.id}" is already adopted at ${options.where(other, ['id'])}`,
-        );
-      }
-    }
-    value.hostports.forEach((hostport, index) => {
-      const key = hostport.toLowerCase();
-      const other = hostports.get(key);
-      if (other === undefined) {
-        hostports.set(key, { doc, index, edge: value.name, kind: value.kind });
-      } else if (other.doc !== doc) {
-        add(
-          doc,
-          ['hostports', index],
-          `hostport "${hostport}" is already served by ${other.kind} "${other.edge}" (${options.where(other.doc, ['hostports', other.index])})`,
-        );
-      }
-    });
-  }
-  checkEndpointClaims(endpoints, hostports, options, add);
-  checkReferences(docs, add);
-  checkHeldReferences(docs, options, add);
-  return issues;
-}
-
-/**
- * Every reference a document makes (`KindDefinition.references`: a `{ ref: NAME }`, an
- * endpoint's host on a reserved domain) names a resource declared in the set (one with `ensure:
- * absent` is going, so it does not count). A reference a live resource may satisfy (a domain
- * reserved by hand) is held to this only where the set declares resources of that kind at all:
- * then the set is where they are managed, and a name it lacks is a mistake; otherwise validate
- * cannot know, and the plan, which sees the account, says.
- */
-function checkReferences(
-  docs: readonly SemanticDoc[],
-  add: (doc: number, path: FieldPath, message: string) => void,
-): void {
-  // Kind -> the names and natural keys declared.
-  const declared = new Map<string, Set<string>>();
-  // Kind NUL natural key -> the document declaring it first: the API keeps keys unique.
-  const keyed = new Map<string, { doc: number; name: string }>();
-  for (const { id: doc, value } of docs) {
-    const kind = kindOfManifest(value.kind);
-    const d = value as unknown as Declared;
-    if (kind === undefined || d.ensure === 'absent') continue;
-    const set = declared.get(kind.kind) ?? new Set<string>();
-    set.add(d.name);
-    if (kind.ownership.by === 'key' && kind.schema !== undefined) {
-      const key = kind.ownership.declared(d);
-      set.add(`\0${key}`);
-      const first = keyed.get(`${kind.kind}\0${key}`);
-      if (first === undefined) keyed.set(`${kind.kind}\0${key}`, { doc, name: d.name });
-      else {
-        add(
-          doc,
-          ['name'],
-          `${value.kind} "${d.name}" is ${key}, as is "${first.name}": one ${value.kind} per ${key}`,
-        );
-      }
-    }
-    declared.set(kind.kind, set);
-  }
-  for (const { id: doc, value } of docs) {
-    const references = kindOfManifest(value.kind)?.references;
-    if (references === undefined) continue;
-    for (const ref of references(value as unknown as Declared)) {
-      // One held by another resource (a secret in its vault): `checkHeldReferences`.
-      if (ref.within !== undefined) continue;
-      const target = KINDS.find((k) => k.kind === ref.kind);
-      // A kind this version does not manage: the plan says what it finds.
-      if (target === undefined) continue;
-      const names = declared.get(ref.kind);
-      if (ref.liveSatisfies === true && names === undefined) continue;
-      const found =
-        ref.keys === undefined
-          ? names?.has(ref.name) === true
-          : ref.keys.some((k) => names?.has(`\0${k}`) === true);
-      if (found) continue;
-      const manifestKind = target.manifestKinds[0];
-      add(
-        doc,
-        ref.path,
-        ref.keys === undefined
-          ? `refers to ${manifestKind} "${ref.name}", which no manifest declares${didYouMean(
-              ref.name,
-              [...(names ?? [])].filter((n) => !n.startsWith('\0')),
-            )}`
-          : `${ref.name} needs a ${manifestKind} for ${ref.keys.join(' or ')}, which no manifest declares; declare one (id: adopts one made by hand)`,
-      );
-    }
-  }
-}
-
-/**
- * Every reference by name a document makes (its kind's `references`: `{ ref: corp-ca }` in a
- * policy, a secret's vault, `secrets.get` in a policy's text) names a document of the kind
- * referred to that is not `ensure: absent`; a reference a live resource may satisfy without a
- * manifest is left to the plan, which sees the account, unless the directory declares the
- * resource holding it (`within`: a vault declared here, whose secret is not) or declares it in
- * another holder or `ensure: absent`.
- */
-function checkHeldReferences(
-  docs: readonly SemanticDoc[],
-  options: SemanticOptions,
-  add: Add,
-): void {
-  const declared = new Map<string, { doc: number; value: DocumentValue }>();
-  const absent = new Set<string>();
-  for (const { id: doc, value } of docs) {
-    const kind = kindOfManifest(value.kind);
-    if (kind === undefined) continue;
-    const address = addressOf(kind.kind, value.name);
-    if ((value as { ensure?: unknown }).ensure === 'absent') absent.add(address);
-    else if (!declared.has(address)) declared.set(address, { doc, value });
-  }
-  const manifestKind = (kind: string) =>
-    KINDS.find((k) => k.kind === kind)?.manifestKinds[0] ?? kind;
-  for (const { id: doc, value } of docs) {
-    for (const ref of documentReferences(value)) {
-      if (ref.within === undefined) continue;
-      const address = addressOf(ref.kind, ref.name);
-      const what = `${manifestKind(ref.kind)} "${ref.name}"`;
-      const target = declared.get(address);
-      const within = ref.within;
-      if (target !== undefined) {
-        if (
-          within !== undefined &&
-          !documentReferences(target.value).some(
-            (r) => r.kind === within.kind && r.name === within.name,
-          )
-        ) {
-          add(
-            doc,
-            ref.path,
-            `refers to ${what} in ${manifestKind(within.kind)} "${within.name}", but the ${what} declared at ${options.where(target.doc, ['name'])} is in another one`,
-          );
-        }
-        continue;
-      }
-      if (absent.has(address)) {
-        add(doc, ref.path, `refers to ${what}, which its manifest deletes (ensure: absent)`);
-        continue;
-      }
-      const holder =
-        within === undefined ? undefined : declared.get(addressOf(within.kind, within.name));
-      if (holder !== undefined && within !== undefined) {
-        add(
-          doc,
-          ref.path,
-          `refers to ${what} in ${manifestKind(within.kind)} "${within.name}" (declared at ${options.where(holder.doc, ['name'])}), which declares no such ${manifestKind(ref.kind)}`,
-        );
-        continue;
-      }
-      if (ref.liveSatisfies === true) continue;
-      add(doc, ref.path, `refers to ${what}, which no manifest declares`);
-    }
-  }
 }
 
 /**
@@ -340,43 +129,6 @@ function checkEndpoint(
     const result = runCase({ url: url.url, traffic_policy: policy }, test);
     if (!result.passed) add(doc, ['tests', i], failureMessage(result));
   });
-}
-
-/**
- * Across the set: two endpoints on one URL and binding must both pool (the service refuses the
- * second otherwise), and an endpoint cannot claim a host and port an edge of the set serves.
- */
-function checkEndpointClaims(
-  endpoints: readonly { doc: number; value: EndpointValue }[],
-  hostports: ReadonlyMap<string, { doc: number; index: number; edge: string; kind: string }>,
-  options: SemanticOptions,
-  add: Add,
-): void {
-  const claims = new Map<string, { doc: number; name: string; pooling: boolean }>();
-  for (const { doc, value } of endpoints) {
-    const url = parseEndpointUrl(value.url);
-    if ('problem' in url) continue;
-    const binding = value.bindings?.[0] ?? defaultBinding(url);
-    const key = `${url.url} ${binding}`;
-    const other = claims.get(key);
-    if (other === undefined) {
-      claims.set(key, { doc, name: value.name, pooling: value.pooling_enabled });
-    } else if (!(other.pooling && value.pooling_enabled)) {
-      add(
-        doc,
-        ['url'],
-        `CloudEndpoint "${other.name}" (${options.where(other.doc, ['url'])}) already uses ${url.url} (${binding}); both must set pooling_enabled: true to share it`,
-      );
-    }
-    const edge = hostports.get(`${url.host}:${url.port}`);
-    if (edge !== undefined) {
-      add(
-        doc,
-        ['url'],
-        `${url.url} claims ${url.host}:${url.port}, which ${edge.kind} "${edge.edge}" serves (${options.where(edge.doc, ['hostports', edge.index])}); remove the hostport from the edge first`,
-      );
-    }
-  }
 }
 
 /** The labels as stored with edgesync's own keys must fit the API's metadata limit. */

@@ -31,6 +31,7 @@ export interface RecordedCall {
   readonly at: number;
   readonly signal: AbortSignal;
   readonly generation: number | undefined;
+  readonly changed: readonly string[] | undefined;
 }
 
 export const CONVERGED: ReconcileReport = {
@@ -57,6 +58,7 @@ export function recorder(
       at: Date.now(),
       signal: input.signal,
       generation: input.generation,
+      changed: input.changed,
     });
     return respond(input, calls.length - 1);
   };

@@ -85,6 +85,28 @@ describe('file-system triggers (real chokidar)', () => {
     expect(rec.calls.at(-1)?.dir).toBe(dir);
   });
 
+  it('hands each cycle the paths seen changed since the last one (none known at start-up)', async () => {
+    await start();
+    expect(rec.calls[0]?.changed).toBeUndefined();
+    const a = path.join(dir, 'a.yaml');
+    await fs.writeFile(a, 'kind: TLSEdge\nname: a2\n');
+    await waitFor('a file-triggered cycle', () => fileCycles() >= 1 && idle());
+    expect(rec.calls.at(-1)?.changed).toEqual([a]);
+    // A link that is no manifest file (dangling: chokidar sees only a raw rename) wakes no cycle
+    // of its own, but the next cycle is told of it, so that its read lists the tree again.
+    const link = path.join(dir, 'team-x');
+    await fs.symlink(path.join(dir, 'gone'), link);
+    await waitFor('the link seen', () =>
+      log.lines.some((l) => l.msg === 'manifest tree entry seen' && l.file === link),
+    );
+    const b = path.join(dir, 'team', 'b.yml');
+    await fs.writeFile(b, 'kind: TLSEdge\nname: b2\n');
+    await waitFor('the cycle of b.yml', () => rec.calls.at(-1)?.changed?.includes(b) === true);
+    const all = rec.calls.slice(2).flatMap((c) => c.changed ?? []);
+    expect(all).toContain(link);
+    expect(all).not.toContain(a);
+  });
+
   it('ignores other files, hidden files, hidden directories and node_modules', async () => {
     await start();
     await fs.writeFile(path.join(dir, 'notes.txt'), 'hello');
