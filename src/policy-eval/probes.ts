@@ -11,7 +11,7 @@ import { CHECKED_KEPT, checkedCel } from '../hosted/cel.js';
 import type { PolicyGiven } from '../manifest/policy/tests.js';
 import type { PolicyRequest } from './evaluate.js';
 import { cidrEdges, parseCidr, parseIp } from './ip.js';
-import { sameRule } from './rules.js';
+import { ruleIds } from './rules.js';
 
 export interface Probe {
   readonly request: PolicyRequest;
@@ -164,15 +164,15 @@ function rulesOf(policy: Json): RuleJson[] {
 function changedRules(policies: readonly Json[]): RuleJson[] {
   if (policies.length < 2) return policies.flatMap(rulesOf);
   const lists = policies.map(rulesOf);
-  const inAll = (rule: RuleJson) => lists.every((list) => list.some((r) => sameRule(r, rule)));
-  const kept = lists.map((list) => list.map(inAll));
-  const common = lists.map((list, i) => list.filter((_, r) => kept[i]?.[r] === true));
+  const ids = ruleIds(lists);
+  const inAll = (id: number) => ids.every((list) => list.includes(id));
+  const common = ids.map((list) => list.filter(inAll));
   const first = common[0] ?? [];
   const reordered = common.some(
-    (list) => list.length !== first.length || list.some((t, i) => !sameRule(t, first[i])),
+    (list) => list.length !== first.length || list.some((t, i) => t !== first[i]),
   );
   if (reordered) return policies.flatMap(rulesOf);
-  return lists.flatMap((list, i) => list.filter((_, r) => kept[i]?.[r] !== true));
+  return lists.flatMap((list, i) => list.filter((_, r) => !inAll(ids[i]?.[r] as number)));
 }
 
 /** What one rule's actions name: a login, the edges of its `restrict-ips` ranges. */

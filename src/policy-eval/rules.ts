@@ -97,6 +97,21 @@ export function sameRule(a: unknown, b: unknown): boolean {
   return sameJson(a, b) ?? ruleKey(a) === ruleKey(b);
 }
 
+/**
+ * Each rule of `lists` numbered by content: rules alike (`sameRule`) get the same number, the
+ * first of them read against each later rule once.
+ */
+export function ruleIds(lists: readonly (readonly unknown[])[]): number[][] {
+  const seen: unknown[] = [];
+  return lists.map((list) =>
+    list.map((rule) => {
+      for (let id = 0; id < seen.length; id++) if (sameRule(seen[id], rule)) return id;
+      seen.push(rule);
+      return seen.length - 1;
+    }),
+  );
+}
+
 /** The rules of one version that the other lacks: by phase key, their indexes, and the last. */
 export interface Differing {
   readonly byKey: ReadonlyMap<string, ReadonlySet<number>>;
