@@ -285,11 +285,18 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
   );
   const out: Probe[] = [];
   const seen = new Set<string>();
+  /** The login's part of a probe's key, written once per given (a few, each on many probes). */
+  const givenTexts = new Map<PolicyGiven, string>();
   const add = (request: PolicyRequest, given: PolicyGiven = NOTHING_GIVEN): void => {
     if (out.length >= MAX_PROBES) return;
+    let who = givenTexts.get(given);
+    if (who === undefined) {
+      who = given.identity === undefined ? '' : JSON.stringify(given.identity);
+      givenTexts.set(given, who);
+    }
     // The request's fields as JSON would tell them apart (a probe sets no other), the URL last:
     // the fields before it hold no \u0001.
-    const key = `${request.method}\u0001${request.clientIp ?? ''}\u0001${request.headers === undefined ? '' : JSON.stringify(request.headers)}\u0001${given.identity === undefined ? '' : JSON.stringify(given.identity)}\u0001${request.url}`;
+    const key = `${request.method}\u0001${request.clientIp ?? ''}\u0001${request.headers === undefined ? '' : JSON.stringify(request.headers)}\u0001${who}\u0001${request.url}`;
     if (seen.has(key)) return;
     seen.add(key);
     out.push({ request, given });

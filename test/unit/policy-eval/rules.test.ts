@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { differingRules, ruleKey, sameRule } from '../../../src/policy-eval/rules.js';
+import { differingRules, ruleIds, ruleKey, sameRule } from '../../../src/policy-eval/rules.js';
 
 /** Pairs whose texts as JSON are equal or not in ways a side-by-side reading could miss. */
 const PAIRS: readonly (readonly [unknown, unknown])[] = [
@@ -70,5 +70,16 @@ describe('differingRules', () => {
     const [old, now] = differingRules(before, after) ?? [];
     expect([...(old?.byKey.get('on_http_request') ?? [])]).toEqual([0]);
     expect([...(now?.byKey.get('on_http_request') ?? [])]).toEqual([2]);
+  });
+});
+
+describe('ruleIds', () => {
+  it('numbers rules alike in content alike, across lists', () => {
+    const ids = ruleIds([PAIRS.map((p) => p[0]), PAIRS.map((p) => p[1])]);
+    const texts = [...PAIRS.map((p) => ruleKey(p[0])), ...PAIRS.map((p) => ruleKey(p[1]))];
+    const flat = ids.flat();
+    for (let i = 0; i < flat.length; i++)
+      for (let j = 0; j < flat.length; j++)
+        expect(flat[i] === flat[j], `${texts[i]} / ${texts[j]}`).toBe(texts[i] === texts[j]);
   });
 });
