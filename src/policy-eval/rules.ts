@@ -1,9 +1,10 @@
 /**
  * What two versions of a policy have in common, rule by rule: a rule's identity is its content
- * (`ruleKey`, kept per rule object), and in each phase the rules both versions run in the same
- * order are a longest common subsequence of the two lists; the others are the rules that differ
- * (`differingRules`). The impact preview needs no more: a request on which no differing rule
- * fires goes through both versions alike (./impact.ts). Pure.
+ * as JSON (`sameRule`: read in place, written as text by `ruleKey` only where it must be), and
+ * in each phase the rules both versions run in the same order are a longest common subsequence
+ * of the two lists; the others are the rules that differ (`differingRules`). The impact preview
+ * needs no more: a request on which no differing rule fires goes through both versions alike
+ * (./impact.ts). Pure.
  */
 import { phaseRules } from './evaluate.js';
 
