@@ -11,7 +11,7 @@ import { CHECKED_KEPT, checkedCel } from '../hosted/cel.js';
 import type { PolicyGiven } from '../manifest/policy/tests.js';
 import type { PolicyRequest } from './evaluate.js';
 import { cidrEdges, parseCidr, parseIp } from './ip.js';
-import { ruleKey } from './rules.js';
+import { ruleIds } from './rules.js';
 
 export interface Probe {
   readonly request: PolicyRequest;
@@ -97,16 +97,8 @@ function classify(text: string, facts: Facts): void {
 /** What an expression names, in the order its tree is walked: a string, a header, a parameter. */
 type Named = readonly (readonly ['text' | 'header' | 'query', string])[];
 
-/**
- * What each expression names, kept by text (bounded like the parses): the preview reads every
- * guard of both policies, and the same guards plan after plan.
- */
-const namedBy = new Map<string, Named>();
-const NAMED_KEPT = 8_192;
-
+/** What an expression names, read from its checked program (kept by text: `expressionFacts`). */
 function namesOf(expression: string): Named {
-  const known = namedBy.get(expression);
-  if (known !== undefined) return known;
   const out: ['text' | 'header' | 'query', string][] = [];
   const checked = checkedCel(expression);
   // An expression that does not parse names nothing: validation reports it.
@@ -133,8 +125,6 @@ function namesOf(expression: string): Named {
       }
     });
   }
-  if (namedBy.size >= NAMED_KEPT) namedBy.delete(namedBy.keys().next().value as string);
-  namedBy.set(expression, out);
   return out;
 }
 
@@ -173,22 +163,20 @@ function rulesOf(policy: Json): RuleJson[] {
  */
 function changedRules(policies: readonly Json[]): RuleJson[] {
   if (policies.length < 2) return policies.flatMap(rulesOf);
-  const texts = policies.map((p) => rulesOf(p).map(ruleKey));
-  const inAll = (t: string) => texts.every((list) => list.includes(t));
-  const common = texts.map((list) => list.filter(inAll));
+  const lists = policies.map(rulesOf);
+  const ids = ruleIds(lists);
+  const inAll = (id: number) => ids.every((list) => list.includes(id));
+  const common = ids.map((list) => list.filter(inAll));
   const first = common[0] ?? [];
   const reordered = common.some(
     (list) => list.length !== first.length || list.some((t, i) => t !== first[i]),
   );
   if (reordered) return policies.flatMap(rulesOf);
-  return policies.flatMap((p, i) => rulesOf(p).filter((_, r) => !inAll(texts[i]?.[r] as string)));
+  return lists.flatMap((list, i) => list.filter((_, r) => !inAll(ids[i]?.[r] as number)));
 }
 
-/** What one rule names, read from its guards and its `restrict-ips` ranges. */
-function readRule(rule: RuleJson, facts: Facts): void {
-  for (const e of Array.isArray(rule?.expressions) ? rule.expressions : []) {
-    if (typeof e === 'string') readExpression(e, facts);
-  }
+/** What one rule's actions name: a login, the edges of its `restrict-ips` ranges. */
+function readActions(rule: RuleJson, facts: Facts): void {
   for (const action of Array.isArray(rule?.actions) ? rule.actions : []) {
     const { type, config } = (action ?? {}) as { type?: unknown; config?: Json | null };
     if (typeof type === 'string' && AUTH.has(type)) facts.auth = true;
@@ -216,38 +204,38 @@ const emptyFacts = (): Facts => ({
 });
 
 /**
- * What each rule names, kept by its content (bounded like the parses): the same rules are read
- * for both policies of a preview, and plan after plan. Never changed: merged into the facts of
- * a preview, in the order the rules stand (the order a rule-by-rule reading gives).
+ * What each guard expression names, kept by its text (bounded like the parses): the same
+ * guards are read for both policies of a preview, and plan after plan, whatever rule objects
+ * carry them. Never changed: merged into the facts of a preview, in the order the rules and
+ * their guards stand (the order a rule-by-rule reading gives).
  */
-const factsByRule = new Map<string, Facts>();
+const factsByExpression = new Map<string, Facts>();
 
-/** The same, by rule object: a policy the plan keeps (the desired one) is read without its text. */
-const factsByObject = new WeakMap<object, Facts>();
-
-function ruleFacts(rule: RuleJson): Facts {
-  const held = typeof rule === 'object' && rule !== null ? factsByObject.get(rule) : undefined;
-  if (held !== undefined) return held;
-  const key = ruleKey(rule);
-  let own = factsByRule.get(key);
+function expressionFacts(expression: string): Facts {
+  let own = factsByExpression.get(expression);
   if (own === undefined) {
     own = emptyFacts();
-    readRule(rule, own);
-    if (factsByRule.size >= CHECKED_KEPT)
-      factsByRule.delete(factsByRule.keys().next().value as string);
-    factsByRule.set(key, own);
+    readExpression(expression, own);
+    if (factsByExpression.size >= CHECKED_KEPT)
+      factsByExpression.delete(factsByExpression.keys().next().value as string);
+    factsByExpression.set(expression, own);
   }
-  if (typeof rule === 'object' && rule !== null) factsByObject.set(rule, own);
   return own;
+}
+
+function merge(own: Facts, facts: Facts): void {
+  for (const field of ['paths', 'hosts', 'methods', 'ips', 'emails', 'query', 'values'] as const)
+    for (const item of own[field]) facts[field].add(item);
+  for (const name of own.headers.keys()) header(facts, name);
+  if (own.auth) facts.auth = true;
 }
 
 function readPolicy(rules: readonly RuleJson[], facts: Facts): void {
   for (const rule of rules) {
-    const own = ruleFacts(rule);
-    for (const field of ['paths', 'hosts', 'methods', 'ips', 'emails', 'query', 'values'] as const)
-      for (const item of own[field]) facts[field].add(item);
-    for (const name of own.headers.keys()) header(facts, name);
-    if (own.auth) facts.auth = true;
+    for (const e of Array.isArray(rule?.expressions) ? rule.expressions : []) {
+      if (typeof e === 'string') merge(expressionFacts(e), facts);
+    }
+    readActions(rule, facts);
   }
 }
 
@@ -297,11 +285,18 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
   );
   const out: Probe[] = [];
   const seen = new Set<string>();
+  /** The login's part of a probe's key, written once per given (a few, each on many probes). */
+  const givenTexts = new Map<PolicyGiven, string>();
   const add = (request: PolicyRequest, given: PolicyGiven = NOTHING_GIVEN): void => {
     if (out.length >= MAX_PROBES) return;
+    let who = givenTexts.get(given);
+    if (who === undefined) {
+      who = given.identity === undefined ? '' : JSON.stringify(given.identity);
+      givenTexts.set(given, who);
+    }
     // The request's fields as JSON would tell them apart (a probe sets no other), the URL last:
     // the fields before it hold no \u0001.
-    const key = `${request.method}\u0001${request.clientIp ?? ''}\u0001${request.headers === undefined ? '' : JSON.stringify(request.headers)}\u0001${given.identity === undefined ? '' : JSON.stringify(given.identity)}\u0001${request.url}`;
+    const key = `${request.method}\u0001${request.clientIp ?? ''}\u0001${request.headers === undefined ? '' : JSON.stringify(request.headers)}\u0001${who}\u0001${request.url}`;
     if (seen.has(key)) return;
     seen.add(key);
     out.push({ request, given });

@@ -1,9 +1,10 @@
 /**
  * What two versions of a policy have in common, rule by rule: a rule's identity is its content
- * (`ruleKey`, kept per rule object), and in each phase the rules both versions run in the same
- * order are a longest common subsequence of the two lists; the others are the rules that differ
- * (`differingRules`). The impact preview needs no more: a request on which no differing rule
- * fires goes through both versions alike (./impact.ts). Pure.
+ * as JSON (`sameRule`: read in place, written as text by `ruleKey` only where it must be), and
+ * in each phase the rules both versions run in the same order are a longest common subsequence
+ * of the two lists; the others are the rules that differ (`differingRules`). The impact preview
+ * needs no more: a request on which no differing rule fires goes through both versions alike
+ * (./impact.ts). Pure.
  */
 import { phaseRules } from './evaluate.js';
 
@@ -23,6 +24,95 @@ export function ruleKey(rule: unknown): string {
   return key;
 }
 
+/**
+ * Whether `a` and `b` are alike as JSON, without writing either: walked side by side, plain
+ * objects key by key in order, arrays item by item. Undefined when a value is one JSON writes
+ * otherwise than it reads (undefined, a function, a number not finite, a hole, an object of
+ * another kind): the caller then compares the texts.
+ */
+function sameJson(a: unknown, b: unknown): boolean | undefined {
+  if (a === b) return true;
+  const kindA = jsonKind(a);
+  const kindB = jsonKind(b);
+  if (kindA === undefined || kindB === undefined) return undefined;
+  if (kindA !== kindB || kindA === 'leaf') return false;
+  if (kindA === 'list') {
+    const x = a as unknown[];
+    const y = b as unknown[];
+    if (x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i++) {
+      if (!(i in x) || !(i in y)) return undefined;
+      const same = sameJson(x[i], y[i]);
+      if (same !== true) return same;
+    }
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const xKeys = Object.keys(x);
+  const yKeys = Object.keys(y);
+  // Key by key as JSON writes them: in order, leaving out those whose value it leaves out.
+  let i = 0;
+  let j = 0;
+  for (;;) {
+    while (i < xKeys.length && leftOut(x[xKeys[i] as string])) i += 1;
+    while (j < yKeys.length && leftOut(y[yKeys[j] as string])) j += 1;
+    if (i === xKeys.length || j === yKeys.length) return i === xKeys.length && j === yKeys.length;
+    const k = xKeys[i] as string;
+    if (k !== yKeys[j]) return false;
+    const same = sameJson(x[k], y[k]);
+    if (same !== true) return same;
+    i += 1;
+    j += 1;
+  }
+}
+
+/** A value JSON leaves out of an object. */
+const leftOut = (v: unknown) => v === undefined || typeof v === 'function' || typeof v === 'symbol';
+
+/** How JSON writes a value: a leaf, a list, a map, or undefined when not as it reads. */
+function jsonKind(v: unknown): 'leaf' | 'list' | 'map' | undefined {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return 'leaf';
+    case 'number':
+      return Number.isFinite(v) ? 'leaf' : undefined;
+    case 'object': {
+      if (v === null) return 'leaf';
+      const proto = Object.getPrototypeOf(v);
+      if (Array.isArray(v))
+        return proto === Array.prototype && !('toJSON' in v) ? 'list' : undefined;
+      return (proto === Object.prototype || proto === null) && !('toJSON' in v) ? 'map' : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Whether two rules are alike in content (their `ruleKey`s equal), read in place where the
+ * content is plain JSON (a policy parsed from a file or an answer), by text otherwise.
+ */
+export function sameRule(a: unknown, b: unknown): boolean {
+  return sameJson(a, b) ?? ruleKey(a) === ruleKey(b);
+}
+
+/**
+ * Each rule of `lists` numbered by content: rules alike (`sameRule`) get the same number, the
+ * first of them read against each later rule once.
+ */
+export function ruleIds(lists: readonly (readonly unknown[])[]): number[][] {
+  const seen: unknown[] = [];
+  return lists.map((list) =>
+    list.map((rule) => {
+      for (let id = 0; id < seen.length; id++) if (sameRule(seen[id], rule)) return id;
+      seen.push(rule);
+      return seen.length - 1;
+    }),
+  );
+}
+
 /** The rules of one version that the other lacks: by phase key, their indexes, and the last. */
 export interface Differing {
   readonly byKey: ReadonlyMap<string, ReadonlySet<number>>;
@@ -36,19 +126,22 @@ export interface Differing {
  */
 const MAX_TABLE = 250_000;
 
-/** Indexes of `a` and of `b` in a longest common subsequence of the two (by equality). */
-function common(a: readonly string[], b: readonly string[]): [Set<number>, Set<number>] {
+/**
+ * Indexes of `a` and of `b` in a longest common subsequence of the two rule lists (by
+ * `sameRule`; the middle, past the common start and end, by `ruleKey`).
+ */
+function common(a: readonly unknown[], b: readonly unknown[]): [Set<number>, Set<number>] {
   const inA = new Set<number>();
   const inB = new Set<number>();
   let start = 0;
-  while (start < a.length && start < b.length && a[start] === b[start]) {
+  while (start < a.length && start < b.length && sameRule(a[start], b[start])) {
     inA.add(start);
     inB.add(start);
     start += 1;
   }
   let endA = a.length;
   let endB = b.length;
-  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
+  while (endA > start && endB > start && sameRule(a[endA - 1], b[endB - 1])) {
     endA -= 1;
     endB -= 1;
     inA.add(endA);
@@ -57,13 +150,15 @@ function common(a: readonly string[], b: readonly string[]): [Set<number>, Set<n
   const n = endA - start;
   const m = endB - start;
   if (n === 0 || m === 0 || n * m > MAX_TABLE) return [inA, inB];
+  const textsA = a.slice(start, endA).map(ruleKey);
+  const textsB = b.slice(start, endB).map(ruleKey);
   // lengths[i][j]: the longest common subsequence of a[start+i..endA) and b[start+j..endB).
   const width = m + 1;
   const lengths = new Uint32Array((n + 1) * width);
   for (let i = n - 1; i >= 0; i--) {
     for (let j = m - 1; j >= 0; j--) {
       lengths[i * width + j] =
-        a[start + i] === b[start + j]
+        textsA[i] === textsB[j]
           ? (lengths[(i + 1) * width + j + 1] as number) + 1
           : Math.max(lengths[(i + 1) * width + j] as number, lengths[i * width + j + 1] as number);
     }
@@ -71,7 +166,7 @@ function common(a: readonly string[], b: readonly string[]): [Set<number>, Set<n
   let i = 0;
   let j = 0;
   while (i < n && j < m) {
-    if (a[start + i] === b[start + j]) {
+    if (textsA[i] === textsB[j]) {
       inA.add(start + i);
       inB.add(start + j);
       i += 1;
@@ -96,7 +191,7 @@ export function differingRules(a: Json, b: Json): [Differing, Differing] | undef
     const phaseB = phasesB[p];
     if (phaseB === undefined || !Array.isArray(phaseA.rules) || !Array.isArray(phaseB.rules))
       return undefined;
-    const lists = [phaseA.rules.map(ruleKey), phaseB.rules.map(ruleKey)] as const;
+    const lists = [phaseA.rules as unknown[], phaseB.rules as unknown[]] as const;
     const kept = common(lists[0], lists[1]);
     for (const side of [0, 1] as const) {
       const key = (side === 0 ? phaseA : phaseB).key;
