@@ -368,7 +368,10 @@ describe('planning from the last plan', () => {
   it('equals the plan of the whole set made afresh, after any edits', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.array(edit, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 6 }),
+        fc.array(
+          fc.tuple(fc.array(edit, { minLength: 1, maxLength: 3 }), fc.boolean(), fc.nat(4)),
+          { minLength: 1, maxLength: 6 },
+        ),
         fc.constantFrom(3, 100),
         fc.boolean(),
         (rounds, maxDeletes, mirror) => {
@@ -377,7 +380,17 @@ describe('planning from the last plan', () => {
           let live = observed(liveOf(desired));
           const options = { owner: 'default', maxDeletes, memo: new PlanMemo() };
           buildPlan(desired, live, options);
-          for (const edits of rounds) {
+          for (const [edits, transient, cut] of rounds) {
+            // A file read half written first: a plan of the set without some edges, made whole.
+            if (transient) {
+              const half = { ...desired, tlsEdges: desired.tlsEdges.slice(cut) };
+              const warm = buildPlan(half, live, options);
+              const cold = buildPlan(structuredClone(half), structuredClone(live), {
+                ...options,
+                memo: undefined,
+              });
+              expect(warm).toEqual(cold);
+            }
             for (const e of edits) {
               [desired, live] = applyEdit(desired, live, e);
               live = observed(live);
@@ -437,5 +450,24 @@ describe('planning from the last plan', () => {
     };
     buildPlan(moved, live, { memo });
     expect(memo.basis?.holders).not.toBe(holders);
+  });
+
+  it('plans the set after a half-written file from the plan before it', () => {
+    const desired = base();
+    const live = mirrored(liveOf(desired));
+    const memo = new PlanMemo();
+    buildPlan(desired, live, { memo });
+    const holders = memo.basis?.holders;
+    // The file read half written: its edges are missing, so the whole set is planned.
+    buildPlan({ ...desired, tlsEdges: desired.tlsEdges.slice(1) }, live, { memo });
+    expect(memo.basis?.holders).not.toBe(holders);
+    // Then whole, with one edge edited: patched from the plan before the half-written one.
+    const edited = {
+      ...desired,
+      tlsEdges: desired.tlsEdges.map((m, i) => (i === 1 ? { ...m, description: 'new' } : m)),
+    };
+    const plan = buildPlan(edited, live, { memo });
+    expect(memo.basis?.holders).toBe(holders);
+    expect(plan).toEqual(buildPlan(structuredClone(edited), structuredClone(live)));
   });
 });
