@@ -27,6 +27,24 @@ export interface PlanOutline {
 
 const outlines = new WeakMap<Plan, PlanOutline>();
 
+/**
+ * How a plan patched from the last one was made (./patch.ts): that plan's changes, less
+ * `dropped`, with each of `added` put in turn before the first change not before its address.
+ * Kept beside the plan, so its readers can make theirs from what they made of the last one.
+ */
+export interface PlanPatch {
+  readonly before: readonly ResourceChange[];
+  readonly dropped: readonly ResourceChange[];
+  readonly added: readonly ResourceChange[];
+}
+
+const patches = new WeakMap<Plan, PlanPatch>();
+
+/** How `plan` was patched from the plan before it, or undefined (a plan of the whole set). */
+export function patchOf(plan: Plan): PlanPatch | undefined {
+  return patches.get(plan);
+}
+
 /** The outline of `plan`: kept beside it, or made by one walk over its changes. */
 export function outlineOf(plan: Plan): PlanOutline {
   const known = outlines.get(plan);
@@ -58,6 +76,8 @@ export function patchedOutline(
   dropped: readonly ResourceChange[],
   added: readonly ResourceChange[],
 ): void {
+  // The changes array only, not the plan: no chain of plans is kept alive.
+  patches.set(after, { before: before.changes, dropped, added });
   const last = outlineOf(before);
   const gone = new Set(dropped);
   const writing = last.writing.filter((c) => !gone.has(c));
@@ -116,13 +136,16 @@ function operationsOf(writing: readonly ResourceChange[]): number {
   return n;
 }
 
-/** The first index whose address is not before `address`. */
-export function lowerBound(changes: readonly ResourceChange[], address: string): number {
+/** The first index whose address is not before `address` (a list in address order). */
+export function lowerBound(
+  changes: readonly { readonly address: string }[],
+  address: string,
+): number {
   let lo = 0;
   let hi = changes.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (compareCodeUnits((changes[mid] as ResourceChange).address, address) < 0) lo = mid + 1;
+    if (compareCodeUnits((changes[mid] as { address: string }).address, address) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;
