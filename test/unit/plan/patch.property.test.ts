@@ -12,6 +12,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { HttpsEdge, TlsEdge } from '../../../src/api/schemas.js';
+import {
+  type CycleRecord,
+  INITIAL_STATUS,
+  reduceStatus,
+  type StatusState,
+} from '../../../src/daemon/status.js';
 import { resourcesOf } from '../../../src/engine/report.js';
 import type { Declared, LiveRecord } from '../../../src/kinds/index.js';
 import { IpPolicySchema } from '../../../src/kinds/ip-policy.js';
@@ -22,6 +28,7 @@ import type {
   HttpsEdgeManifest,
   TlsEdgeManifest,
 } from '../../../src/manifest/schema.js';
+import type { Plan } from '../../../src/plan/model.js';
 import { outlineOf } from '../../../src/plan/outline.js';
 import { buildPlan, type LiveState, PlanMemo } from '../../../src/plan/plan.js';
 import {
@@ -364,6 +371,18 @@ function mirrored(live: LiveState): LiveState {
   };
 }
 
+/** A daemon cycle that planned `plan` and wrote nothing, as its status records it. */
+function cycleOf(plan: Plan, resources: ReturnType<typeof resourcesOf>): CycleRecord {
+  return {
+    report: { result: 'converged', summary: plan.summary, writes: 0, resources },
+    reason: 'resync',
+    startedAt: 1_000,
+    at: 1_250,
+    resolved: undefined,
+    superseded: false,
+  };
+}
+
 describe('planning from the last plan', () => {
   it('equals the plan of the whole set made afresh, after any edits', () => {
     fc.assert(
@@ -379,7 +398,11 @@ describe('planning from the last plan', () => {
           let desired = base();
           let live = observed(liveOf(desired));
           const options = { owner: 'default', maxDeletes, memo: new PlanMemo() };
-          buildPlan(desired, live, options);
+          const first = buildPlan(desired, live, options);
+          let status = reduceStatus(
+            INITIAL_STATUS,
+            cycleOf(first, resourcesOf(first, VALUES, live)),
+          );
           for (const [edits, transient, cut] of rounds) {
             // A file read half written first: a plan of the set without some edges, made whole.
             if (transient) {
@@ -402,8 +425,17 @@ describe('planning from the last plan', () => {
               expect(warm).toEqual(cold);
               // What its readers take from it (kept beside a patched plan) equals a walk of it.
               expect(outlineOf(warm)).toEqual(outlineOf(structuredClone(warm)));
-              // The report's entries, walked from the last plan's, equal those made afresh.
-              expect(resourcesOf(warm, VALUES, live)).toEqual(resourcesOf(warm, [...VALUES], live));
+              // The daemon reports one plan of several it makes (the edit's, not the check's):
+              // the report of the last edit of a round only, made from that of a plan a few back.
+              if (e !== edits[edits.length - 1]) continue;
+              // The report's entries, made from the last report's, equal those made afresh.
+              const resources = resourcesOf(warm, VALUES, live);
+              expect(resources).toEqual(resourcesOf(warm, [...VALUES], live));
+              // The daemon's statuses, made from the last cycle's, equal those made afresh.
+              status = reduceStatus(status, cycleOf(warm, resources));
+              const fresh = reduceStatus(INITIAL_STATUS, cycleOf(warm, structuredClone(resources)));
+              expect(status.resources).toEqual(fresh.resources);
+              expect(status.resourceCounts).toEqual(fresh.resourceCounts);
             }
           }
         },
