@@ -12,12 +12,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { HttpsEdge, TlsEdge } from '../../../src/api/schemas.js';
-import {
-  type CycleRecord,
-  INITIAL_STATUS,
-  reduceStatus,
-  type StatusState,
-} from '../../../src/daemon/status.js';
+import { type CycleRecord, INITIAL_STATUS, reduceStatus } from '../../../src/daemon/status.js';
 import { resourcesOf } from '../../../src/engine/report.js';
 import type { Declared, LiveRecord } from '../../../src/kinds/index.js';
 import { IpPolicySchema } from '../../../src/kinds/ip-policy.js';
