@@ -17,6 +17,7 @@
  *   planner left that resource out, the rest is applied, and the post-apply check reports it.
  */
 import type { CloudEndpoint, LiveSnapshot } from '../api/index.js';
+import type { HttpsEdge, TlsEdge } from '../api/schemas.js';
 import { recordMetadata } from '../manifest/metadata.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import {
@@ -29,6 +30,7 @@ import {
 import { changesAt, outlineOf, rootChange } from '../plan/outline.js';
 import { DEFAULT_MAX_DELETES } from '../plan/plan.js';
 import { refersToCreated, targetEdge } from '../plan/target.js';
+import { recordById } from './live-index.js';
 
 export interface GuardOptions {
   /** Most edge deletions one apply may make; default 10. */
@@ -175,12 +177,9 @@ function ownershipRefusals(
     if (typeof id === 'string') targeted.add(id);
   }
   const edges = new Map<string, LiveEdge>();
-  if (targeted.size > 0) {
-    for (const e of [...(live?.tlsEdges ?? []), ...(live?.httpsEdges ?? [])]) {
-      if (!targeted.has(e.id)) continue;
-      const meta = recordMetadata(e);
-      edges.set(e.id, { owner: meta?.owner, protect: meta?.protect ?? false });
-    }
+  for (const e of liveEdgesById(live, targeted)) {
+    const meta = recordMetadata(e);
+    edges.set(e.id, { owner: meta?.owner, protect: meta?.protect ?? false });
   }
   // Only the roots of the changes that write are looked up (none in a converged plan).
   const roots = new Map<string, ResourceChange | undefined>();
@@ -211,6 +210,22 @@ function ownershipRefusals(
     }
     if (edge.protect && isEdgeDelete(op)) {
       out.push(`${where}: edge ${edgeId} is protected (edgesync/protect) and is never deleted`);
+    }
+  }
+  return out;
+}
+
+/** The live edges (TLS, then HTTPS) with one of `ids`, looked up by ID (./live-index.ts). */
+function liveEdgesById(
+  live: LiveSnapshot | undefined,
+  ids: ReadonlySet<string>,
+): (TlsEdge | HttpsEdge)[] {
+  if (ids.size === 0 || live === undefined) return [];
+  const out: (TlsEdge | HttpsEdge)[] = [];
+  for (const list of [live.tlsEdges, live.httpsEdges]) {
+    for (const id of ids) {
+      const e = recordById<TlsEdge | HttpsEdge>(list, id);
+      if (e !== undefined) out.push(e);
     }
   }
   return out;

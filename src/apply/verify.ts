@@ -18,6 +18,7 @@ import type { Plan } from '../plan/model.js';
 import { outlineOf, rootChange } from '../plan/outline.js';
 import { runPool } from '../pool.js';
 import type { ExecuteResult } from './executor.js';
+import { replaced } from './live-index.js';
 
 export type VerifyClient = Pick<
   ApiClient,
@@ -86,8 +87,12 @@ async function fetchAll<T extends { id: string }>(
 function overlay<T extends { id: string }>(
   before: readonly T[],
   fresh: ReadonlyMap<string, T | undefined>,
-): T[] {
-  if (fresh.size === 0) return [...before];
+): readonly T[] {
+  // A list nothing was read from is the same list (a snapshot's lists are never changed).
+  if (fresh.size === 0) return before;
+  // Each read record in the place of the one it replaces (./live-index.ts), when all are there.
+  const inPlace = replaced(before, fresh);
+  if (inPlace !== undefined) return inPlace;
   const out: T[] = [];
   // Only the read IDs are remembered: a 50,000-record list after one edit reads one.
   const seen = new Set<string>();

@@ -166,22 +166,25 @@ function readinessEvents(
   event: Emit,
 ): Map<string, Readiness> {
   const notReady = new Map<string, Readiness>();
-  for (const { address, readiness } of [...resources.changes, ...resources.noop]) {
+  const read = ({ address, readiness }: { address: string; readiness?: Readiness }) => {
     const was = before.get(address);
     if (readiness === undefined) {
       if (was !== undefined) notReady.set(address, was);
-      continue;
+      return;
     }
     if (readiness.state === 'ready') {
       if (was !== undefined)
         event('readiness', address, `ready: ${readiness.message}`, { readiness });
-      continue;
+      return;
     }
     notReady.set(address, readiness);
     if (was === undefined || JSON.stringify(was) !== JSON.stringify(readiness)) {
       event('readiness', address, `${readiness.state}: ${readiness.message}`, { readiness });
     }
-  }
+  };
+  // The two lists in turn, not a copy of both (50,000 entries at 50,000 resources).
+  for (const entry of resources.changes) read(entry);
+  for (const entry of resources.noop) read(entry);
   // Left alone this cycle (suspended, excluded, blocked): not read, so the condition stands.
   for (const { address } of resources.blocked) {
     const was = before.get(address);

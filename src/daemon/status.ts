@@ -7,6 +7,7 @@
  * and the unit tests drive it directly.
  */
 import path from 'node:path';
+import { type NoopPatch, noopPatchOf } from '../engine/report.js';
 import type { Readiness } from '../kinds/index.js';
 import { invalidSetLine } from '../manifest/diagnostics.js';
 import type { LoopSnapshot } from './loop.js';
@@ -233,6 +234,73 @@ function resourceStates(
 
 /** The in-sync statuses of `entries`, from `before`'s where an entry is the same object. */
 function inSyncStates(entries: readonly NoopEntry[], before: InSync | undefined): InSync {
+  const patch = noopPatchOf(entries);
+  const patched =
+    before?.ordered === true && patch?.before === before.entries
+      ? patchedStates(entries, before, patch)
+      : undefined;
+  return patched ?? walkedStates(entries, before);
+}
+
+function inSyncStatus(n: NoopEntry): ResourceStatus {
+  return {
+    kind: n.kind,
+    address: n.address,
+    id: n.id ?? null,
+    state: 'in_sync',
+    reason: null,
+    fields: [],
+    ...readinessOf(n),
+  };
+}
+
+/**
+ * The statuses of entries made from `before`'s by a few removed and added (`NoopPatch`): the
+ * same moves on its statuses, found by binary search, not a walk of the set. Undefined when an
+ * entry removed is not where its address says (the caller walks).
+ */
+function patchedStates(
+  entries: readonly NoopEntry[],
+  before: InSync,
+  patch: NoopPatch,
+): InSync | undefined {
+  const list = before.entries.slice();
+  const statuses = before.statuses.slice();
+  const tally = new Tally(before.counts);
+  for (const step of patch.steps) {
+    for (const e of step.removed) {
+      let at = lowerBound(list, e.address);
+      while (at < list.length && list[at] !== e && (list[at] as NoopEntry).address === e.address)
+        at++;
+      if (list[at] !== e) return undefined;
+      list.splice(at, 1);
+      const [gone] = statuses.splice(at, 1);
+      tally.add(gone as ResourceStatus, -1);
+    }
+    for (const e of step.added) {
+      const at = lowerBound(list, e.address);
+      list.splice(at, 0, e);
+      const made = inSyncStatus(e);
+      statuses.splice(at, 0, made);
+      tally.add(made, 1);
+    }
+  }
+  return { entries, statuses, counts: tally.counts(), ordered: true };
+}
+
+/** The first index of `list` (in address order) whose address is not before `address`. */
+function lowerBound(list: readonly { readonly address: string }[], address: string): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((list[mid] as { address: string }).address < address) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function walkedStates(entries: readonly NoopEntry[], before: InSync | undefined): InSync {
   const statuses: ResourceStatus[] = [];
   const tally = new Tally(before?.counts ?? NO_RESOURCES);
   const prior = before?.entries ?? [];
@@ -252,15 +320,7 @@ function inSyncStates(entries: readonly NoopEntry[], before: InSync | undefined)
       statuses.push(priorStatuses[i++] as ResourceStatus);
       continue;
     }
-    const made: ResourceStatus = {
-      kind: n.kind,
-      address: n.address,
-      id: n.id ?? null,
-      state: 'in_sync',
-      reason: null,
-      fields: [],
-      ...readinessOf(n),
-    };
+    const made = inSyncStatus(n);
     tally.add(made, 1);
     statuses.push(made);
   }

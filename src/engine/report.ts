@@ -11,7 +11,7 @@ import { KINDS, type KindDefinition, type LiveRecord } from '../kinds/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { maskTree, secretSources } from '../manifest/secrets.js';
 import type { Blocked, Plan, ResourceChange } from '../plan/index.js';
-import { outlineOf } from '../plan/outline.js';
+import { lowerBound, outlineOf, type PlanPatch, patchesSince } from '../plan/outline.js';
 import { MANAGED_KINDS, type ManagedCounts, type PlanResources } from './contract.js';
 
 /** Resources this controller manages once the plan is done: everything it keeps or creates. */
@@ -50,6 +50,9 @@ interface Made {
   readonly changes: readonly ResourceChange[];
   /** Each change's entry (readiness added), at the change's index. */
   readonly entries: readonly (ChangeEntry | NoopEntry)[];
+  /** The entries that are not no-ops, and those that are (what `resourcesOf` returned). */
+  readonly changed: readonly ChangeEntry[];
+  readonly noop: readonly NoopEntry[];
   readonly kinds: readonly KindDefinition[];
   /** The live records readiness was read from, by kind (only the kinds that read one). */
   readonly readFrom: readonly (readonly LiveRecord[] | undefined)[];
@@ -83,6 +86,15 @@ export function resourcesOf(
       ? last
       : undefined;
   const ready = readinessOf(live, kinds, values);
+  const steps = before === undefined ? undefined : patchesSince(plan, before.changes);
+  const made =
+    before !== undefined && steps !== undefined
+      ? patchedEntries(before, steps, (c) => ready(c, entryFor(c, values)))
+      : undefined;
+  if (made !== undefined) {
+    lastMade.set(values, { ...made, changes: plan.changes, kinds, readFrom });
+    return { changes: made.changed, blocked: blockedOf(plan, values), noop: made.noop };
+  }
   const changes: ChangeEntry[] = [];
   const noop: NoopEntry[] = [];
   const entries: (ChangeEntry | NoopEntry)[] = [];
@@ -104,8 +116,12 @@ export function resourcesOf(
     if (c.action === 'noop') noop.push(entry as NoopEntry);
     else changes.push(entry as ChangeEntry);
   }
-  lastMade.set(values, { changes: plan.changes, entries, kinds, readFrom });
-  const blocked = plan.blocked.map((b) =>
+  lastMade.set(values, { changes: plan.changes, entries, changed: changes, noop, kinds, readFrom });
+  return { changes, blocked: blockedOf(plan, values), noop };
+}
+
+function blockedOf(plan: Plan, values: readonly string[]): BlockedEntry[] {
+  return plan.blocked.map((b) =>
     entryOf(b, values, () => ({
       address: b.address,
       kind: b.kind,
@@ -113,7 +129,97 @@ export function resourcesOf(
       ...(b.waiting_for === undefined ? {} : { waiting_for: b.waiting_for }),
     })),
   );
-  return { changes, blocked, noop };
+}
+
+/**
+ * The entries of a plan patched from the one `before` was made for: `before`'s, with those of
+ * the dropped changes taken out and those of the added ones put in, as the patch did to the
+ * changes (./../plan/outline.ts `PlanPatch`): the few entries that changed, found by binary
+ * search, not a walk of the set.
+ */
+function patchedEntries(
+  before: Made,
+  steps: readonly PlanPatch[],
+  entryOfChange: (c: ResourceChange) => ChangeEntry | NoopEntry,
+): Pick<Made, 'entries' | 'changed' | 'noop'> | undefined {
+  const entries = before.entries.slice();
+  const changed = before.changed.slice();
+  const noop = before.noop.slice();
+  const noopSteps: NoopStep[] = [];
+  for (const patch of steps) {
+    const step = patchedStep(entries, changed, noop, patch, entryOfChange);
+    if (step === undefined) return undefined;
+    noopSteps.push(step);
+  }
+  noopPatches.set(noop, { before: before.noop, steps: noopSteps });
+  return { entries, changed, noop };
+}
+
+/** One patch's moves on the entries (parallel to `patch.before`) and the two lists, in place. */
+function patchedStep(
+  entries: (ChangeEntry | NoopEntry)[],
+  changed: ChangeEntry[],
+  noop: NoopEntry[],
+  patch: PlanPatch,
+  entryOfChange: (c: ResourceChange) => ChangeEntry | NoopEntry,
+): NoopStep | undefined {
+  const drop = patch.dropped.map((c) => indexOf(patch.before, c)).sort((a, b) => a - b);
+  // Not found where its address says (a plan out of order): the caller walks the plan.
+  if (drop[0] === -1) return undefined;
+  const removed: NoopEntry[] = [];
+  const added: NoopEntry[] = [];
+  for (let k = drop.length - 1; k >= 0; k--) {
+    const [entry] = entries.splice(drop[k] as number, 1);
+    const isNoop = (patch.before[drop[k] as number] as ResourceChange).action === 'noop';
+    const list: (ChangeEntry | NoopEntry)[] = isNoop ? noop : changed;
+    const at = indexOf(list, entry as ChangeEntry | NoopEntry);
+    if (at === -1) return undefined;
+    list.splice(at, 1);
+    if (isNoop) removed.push(entry as NoopEntry);
+  }
+  for (const c of patch.added) {
+    const entry = entryOfChange(c);
+    entries.splice(lowerBound(entries, c.address), 0, entry);
+    // Before every entry of the same address, in its list as in the entries.
+    if (c.action === 'noop') {
+      noop.splice(lowerBound(noop, c.address), 0, entry as NoopEntry);
+      added.push(entry as NoopEntry);
+    } else changed.splice(lowerBound(changed, c.address), 0, entry as ChangeEntry);
+  }
+  return { removed, added };
+}
+
+/**
+ * How a list of no-op entries was made from the last one: `before`, then per step less its
+ * `removed`, with each of its `added` put in turn before the first entry not before its address. The daemon's status makes
+ * its in-sync statuses the same way.
+ */
+export interface NoopPatch {
+  readonly before: readonly NoopEntry[];
+  /** Applied in turn: each step's entries removed, then its entries added. */
+  readonly steps: readonly NoopStep[];
+}
+
+interface NoopStep {
+  readonly removed: readonly NoopEntry[];
+  readonly added: readonly NoopEntry[];
+}
+
+const noopPatches = new WeakMap<readonly NoopEntry[], NoopPatch>();
+
+/** How `noop` (a list `resourcesOf` returned) was made from the last one, or undefined. */
+export function noopPatchOf(noop: readonly NoopEntry[]): NoopPatch | undefined {
+  return noopPatches.get(noop);
+}
+
+/** The index of `item` in `list` (in address order), by binary search on its address; or -1. */
+function indexOf<T extends { readonly address: string }>(list: readonly T[], item: T): number {
+  for (let i = lowerBound(list, item.address); i < list.length; i++) {
+    const at = list[i] as T;
+    if (at === item) return i;
+    if (at.address !== item.address) break;
+  }
+  return -1;
 }
 
 function addressAt(changes: readonly ResourceChange[], i: number): string {

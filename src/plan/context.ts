@@ -117,6 +117,11 @@ export class PlanMemo {
    * to a few edges, is made from it (`patchPlan`, ./patch.ts).
    */
   basis: PlanBasis | undefined;
+  /**
+   * The basis before `basis` when `basis` is a plan of the whole set made because no patch
+   * fitted: a transient set (a file read half written, then whole) is patched from this one.
+   */
+  fallback: PlanBasis | undefined;
 
   readonly #settled = new WeakMap<
     object,

@@ -27,6 +27,46 @@ export interface PlanOutline {
 
 const outlines = new WeakMap<Plan, PlanOutline>();
 
+/**
+ * How a plan patched from the last one was made (./patch.ts): that plan's changes, less
+ * `dropped`, with each of `added` put in turn before the first change not before its address;
+ * and how that plan was made, a few plans back (a daemon edit plans twice: the edit, then the
+ * check after its write). Kept beside the plan, so its readers can make theirs from what they
+ * made of an earlier one.
+ */
+export interface PlanPatch {
+  readonly before: readonly ResourceChange[];
+  readonly dropped: readonly ResourceChange[];
+  readonly added: readonly ResourceChange[];
+  readonly prior: PlanPatch | undefined;
+}
+
+/** How many patches back a plan remembers (each keeps its plan's changes array alive). */
+const PATCHES_KEPT = 4;
+
+const patches = new WeakMap<Plan, PlanPatch>();
+
+/**
+ * The patches that made `plan` from the plan whose changes are `from`, oldest first, or
+ * undefined when it was not made from that one within the patches kept.
+ */
+export function patchesSince(
+  plan: Plan,
+  from: readonly ResourceChange[],
+): readonly PlanPatch[] | undefined {
+  const out: PlanPatch[] = [];
+  for (let p = patches.get(plan); p !== undefined; p = p.prior) {
+    out.push(p);
+    if (p.before === from) return out.reverse();
+  }
+  return undefined;
+}
+
+function kept(patch: PlanPatch | undefined, depth: number): PlanPatch | undefined {
+  if (patch === undefined || depth === 0) return undefined;
+  return { ...patch, prior: kept(patch.prior, depth - 1) };
+}
+
 /** The outline of `plan`: kept beside it, or made by one walk over its changes. */
 export function outlineOf(plan: Plan): PlanOutline {
   const known = outlines.get(plan);
@@ -58,6 +98,13 @@ export function patchedOutline(
   dropped: readonly ResourceChange[],
   added: readonly ResourceChange[],
 ): void {
+  // The changes array only, not the plan: no chain of plans is kept alive.
+  patches.set(after, {
+    before: before.changes,
+    dropped,
+    added,
+    prior: kept(patches.get(before), PATCHES_KEPT - 1),
+  });
   const last = outlineOf(before);
   const gone = new Set(dropped);
   const writing = last.writing.filter((c) => !gone.has(c));
@@ -116,13 +163,16 @@ function operationsOf(writing: readonly ResourceChange[]): number {
   return n;
 }
 
-/** The first index whose address is not before `address`. */
-export function lowerBound(changes: readonly ResourceChange[], address: string): number {
+/** The first index whose address is not before `address` (a list in address order). */
+export function lowerBound(
+  changes: readonly { readonly address: string }[],
+  address: string,
+): number {
   let lo = 0;
   let hi = changes.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (compareCodeUnits((changes[mid] as ResourceChange).address, address) < 0) lo = mid + 1;
+    if (compareCodeUnits((changes[mid] as { address: string }).address, address) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;

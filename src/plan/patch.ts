@@ -53,12 +53,21 @@ export function patchPlan(
   // A blocked entry of the edge may come from its own diff: plan the whole set to be sure.
   if (basis.plan.blocked.some((b) => changed.has(b.address))) return undefined;
   const addresses = [...changed.keys()].sort(compareCodeUnits);
+  // The basis's maps are updated in place (shared with the basis returned); a patch that gives
+  // up puts them back, so the basis stays true to its own plan (the caller may keep it).
+  const undo: (() => void)[] = [];
   for (const address of addresses) {
     const m = changed.get(address) as EdgeMatch;
     const record = (m.live as LiveEdge).record;
     for (const h of canonicalHostports(record.hostports)) {
-      if (basis.holders.get(h)?.record.id === record.id) basis.holders.set(h, m.live as LiveEdge);
+      const held = basis.holders.get(h);
+      if (held?.record.id === record.id) {
+        undo.push(() => basis.holders.set(h, held));
+        basis.holders.set(h, m.live as LiveEdge);
+      }
     }
+    const last = basis.updated.get(address) as EdgeMatch;
+    undo.push(() => basis.updated.set(address, last));
     basis.updated.set(address, m);
   }
   for (const address of addresses) {
@@ -69,7 +78,10 @@ export function patchPlan(
     return m.desired.kind === 'https_edge' ? [(m.live as LiveEdge).record as HttpsEdge] : [];
   });
   releaseAuthFirst(ctx, https);
-  if (ctx.blocked.length + ctx.warnings.length + ctx.impacts.length > 0) return undefined;
+  if (ctx.blocked.length + ctx.warnings.length + ctx.impacts.length > 0) {
+    for (let k = undo.length - 1; k >= 0; k--) (undo[k] as () => void)();
+    return undefined;
+  }
   const { changes, dropped } = merged(basis.plan.changes, addresses, ctx.changes);
   const summary = summaryOf(basis.plan.summary, dropped, ctx.changes);
   const plan: Plan = { ...basis.plan, changes, summary };

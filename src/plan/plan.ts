@@ -123,16 +123,21 @@ function suspended(
 export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOptions = {}): Plan {
   const { memo } = options;
   if (memo === undefined) return planAll(desired, live, options).plan;
-  const basis = memo.basis;
+  const { basis, fallback } = memo;
   // Forgotten while planning: a plan that throws leaves no half-updated basis behind.
   memo.basis = undefined;
-  const patched = patchPlan(basis, desired, live, options);
+  memo.fallback = undefined;
+  const patched =
+    patchPlan(basis, desired, live, options) ?? patchPlan(fallback, desired, live, options);
   if (patched !== undefined) {
     memo.basis = patched.basis;
     return patched.plan;
   }
   const made = planAll(desired, live, options);
   memo.basis = made;
+  // The set may be passing through a state the next plan leaves (a file read half written):
+  // the basis before stays, so the plan after it is patched from that one, not made whole.
+  memo.fallback = basis;
   return made.plan;
 }
 

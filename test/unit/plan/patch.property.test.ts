@@ -12,6 +12,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { HttpsEdge, TlsEdge } from '../../../src/api/schemas.js';
+import { type CycleRecord, INITIAL_STATUS, reduceStatus } from '../../../src/daemon/status.js';
 import { resourcesOf } from '../../../src/engine/report.js';
 import type { Declared, LiveRecord } from '../../../src/kinds/index.js';
 import { IpPolicySchema } from '../../../src/kinds/ip-policy.js';
@@ -22,6 +23,7 @@ import type {
   HttpsEdgeManifest,
   TlsEdgeManifest,
 } from '../../../src/manifest/schema.js';
+import type { Plan } from '../../../src/plan/model.js';
 import { outlineOf } from '../../../src/plan/outline.js';
 import { buildPlan, type LiveState, PlanMemo } from '../../../src/plan/plan.js';
 import {
@@ -364,11 +366,26 @@ function mirrored(live: LiveState): LiveState {
   };
 }
 
+/** A daemon cycle that planned `plan` and wrote nothing, as its status records it. */
+function cycleOf(plan: Plan, resources: ReturnType<typeof resourcesOf>): CycleRecord {
+  return {
+    report: { result: 'converged', summary: plan.summary, writes: 0, resources },
+    reason: 'resync',
+    startedAt: 1_000,
+    at: 1_250,
+    resolved: undefined,
+    superseded: false,
+  };
+}
+
 describe('planning from the last plan', () => {
   it('equals the plan of the whole set made afresh, after any edits', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.array(edit, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 6 }),
+        fc.array(
+          fc.tuple(fc.array(edit, { minLength: 1, maxLength: 3 }), fc.boolean(), fc.nat(4)),
+          { minLength: 1, maxLength: 6 },
+        ),
         fc.constantFrom(3, 100),
         fc.boolean(),
         (rounds, maxDeletes, mirror) => {
@@ -376,8 +393,22 @@ describe('planning from the last plan', () => {
           let desired = base();
           let live = observed(liveOf(desired));
           const options = { owner: 'default', maxDeletes, memo: new PlanMemo() };
-          buildPlan(desired, live, options);
-          for (const edits of rounds) {
+          const first = buildPlan(desired, live, options);
+          let status = reduceStatus(
+            INITIAL_STATUS,
+            cycleOf(first, resourcesOf(first, VALUES, live)),
+          );
+          for (const [edits, transient, cut] of rounds) {
+            // A file read half written first: a plan of the set without some edges, made whole.
+            if (transient) {
+              const half = { ...desired, tlsEdges: desired.tlsEdges.slice(cut) };
+              const warm = buildPlan(half, live, options);
+              const cold = buildPlan(structuredClone(half), structuredClone(live), {
+                ...options,
+                memo: undefined,
+              });
+              expect(warm).toEqual(cold);
+            }
             for (const e of edits) {
               [desired, live] = applyEdit(desired, live, e);
               live = observed(live);
@@ -389,8 +420,17 @@ describe('planning from the last plan', () => {
               expect(warm).toEqual(cold);
               // What its readers take from it (kept beside a patched plan) equals a walk of it.
               expect(outlineOf(warm)).toEqual(outlineOf(structuredClone(warm)));
-              // The report's entries, walked from the last plan's, equal those made afresh.
-              expect(resourcesOf(warm, VALUES, live)).toEqual(resourcesOf(warm, [...VALUES], live));
+              // The daemon reports one plan of several it makes (the edit's, not the check's):
+              // the report of the last edit of a round only, made from that of a plan a few back.
+              if (e !== edits[edits.length - 1]) continue;
+              // The report's entries, made from the last report's, equal those made afresh.
+              const resources = resourcesOf(warm, VALUES, live);
+              expect(resources).toEqual(resourcesOf(warm, [...VALUES], live));
+              // The daemon's statuses, made from the last cycle's, equal those made afresh.
+              status = reduceStatus(status, cycleOf(warm, resources));
+              const fresh = reduceStatus(INITIAL_STATUS, cycleOf(warm, structuredClone(resources)));
+              expect(status.resources).toEqual(fresh.resources);
+              expect(status.resourceCounts).toEqual(fresh.resourceCounts);
             }
           }
         },
@@ -439,5 +479,24 @@ describe('planning from the last plan', () => {
     };
     buildPlan(moved, live, { memo });
     expect(memo.basis?.holders).not.toBe(holders);
+  });
+
+  it('plans the set after a half-written file from the plan before it', () => {
+    const desired = base();
+    const live = mirrored(liveOf(desired));
+    const memo = new PlanMemo();
+    buildPlan(desired, live, { memo });
+    const holders = memo.basis?.holders;
+    // The file read half written: its edges are missing, so the whole set is planned.
+    buildPlan({ ...desired, tlsEdges: desired.tlsEdges.slice(1) }, live, { memo });
+    expect(memo.basis?.holders).not.toBe(holders);
+    // Then whole, with one edge edited: patched from the plan before the half-written one.
+    const edited = {
+      ...desired,
+      tlsEdges: desired.tlsEdges.map((m, i) => (i === 1 ? { ...m, description: 'new' } : m)),
+    };
+    const plan = buildPlan(edited, live, { memo });
+    expect(memo.basis?.holders).toBe(holders);
+    expect(plan).toEqual(buildPlan(structuredClone(edited), structuredClone(live)));
   });
 });
