@@ -109,6 +109,7 @@ async function reconcileOnce(
     signal: input.signal,
     concurrency: options.concurrency,
     logger: options.logger,
+    beforeVerify: options.beforeVerify,
     ...writeHooks(options),
   });
   // 7. Report what the apply did (every other ending was held back, with its report).
