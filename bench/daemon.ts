@@ -168,8 +168,8 @@ function memoryOf(pid: number): { rss: number; hwm: number } {
 
 /**
  * The memory scenario `EDGESYNC_BENCH_MEMORY_RUNS` times, alternating with the build at
- * `EDGESYNC_BENCH_BASELINE` when given (the same hour and load for both), each run on a fresh
- * server; ends with each build's VmHWM per run.
+ * `EDGESYNC_BENCH_BASELINE` when given (the same hour and load for both; which goes first swaps
+ * each run), each run on a fresh server; ends with each build's VmHWM per run.
  */
 async function memory(tmp: string): Promise<void> {
   if (!Number.isSafeInteger(RESYNCS) || RESYNCS < 2) {
@@ -187,7 +187,8 @@ async function memory(tmp: string): Promise<void> {
   ];
   const hwms = new Map<string, number[]>(builds.map((b) => [b.label, []]));
   for (let run = 1; run <= MEMORY_RUNS; run++) {
-    for (const build of builds) {
+    // Each build goes first in every other run: the machine's speed drifts within a pair too.
+    for (const build of run % 2 === 1 ? builds : [...builds].reverse()) {
       process.stdout.write(`-- memory, ${build.label}, run ${run} of ${MEMORY_RUNS}\n`);
       hwms.get(build.label)?.push(await memoryRun(tmp, dir, build.bin));
     }
