@@ -57,12 +57,27 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 const startServer = (cwd: string) => startServerChild({ apiKeys: [API_KEY], cwd });
 
-/** `run` as the Docker image and npm start run it: with the daemon's Node flags (src/daemon/memory.ts). */
-function startDaemon(dir: string, url: string, extra: readonly string[], cwd: string) {
+/** Memory runs per build (`EDGESYNC_BENCH_MEMORY_RUNS`): the budget holds for every run. */
+const MEMORY_RUNS = Number(process.env.EDGESYNC_BENCH_MEMORY_RUNS ?? 1);
+
+/**
+ * `run` as the Docker image and npm start run it: with the daemon's Node flags
+ * (src/daemon/memory.ts); `bin` is another build's `bin/edgesync.js` (`EDGESYNC_BENCH_BASELINE`).
+ */
+function startDaemon(
+  dir: string,
+  url: string,
+  extra: readonly string[],
+  cwd: string,
+  bin?: string,
+) {
+  const nodeArgs = [...DAEMON_NODE_FLAGS, ...EXTRA_NODE_ARGS];
   return startDaemonChild({
     args: [dir, ...extra],
     cwd,
-    nodeArgs: [...DAEMON_NODE_FLAGS, ...EXTRA_NODE_ARGS],
+    ...(bin === undefined
+      ? { nodeArgs }
+      : { command: [process.execPath, ...nodeArgs, path.resolve(bin)] as const }),
     timeoutMs: 30_000,
     env: {
       EDGESYNC_LOG_LEVEL: 'warn',
@@ -151,18 +166,54 @@ function memoryOf(pid: number): { rss: number; hwm: number } {
   return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
 }
 
+/**
+ * The memory scenario `EDGESYNC_BENCH_MEMORY_RUNS` times, alternating with the build at
+ * `EDGESYNC_BENCH_BASELINE` when given (the same hour and load for both; which goes first swaps
+ * each run), each run on a fresh server; ends with each build's VmHWM per run.
+ */
 async function memory(tmp: string): Promise<void> {
   if (!Number.isSafeInteger(RESYNCS) || RESYNCS < 2) {
     throw new Error('EDGESYNC_BENCH_RESYNCS must be a whole number of at least 2');
   }
+  if (!Number.isSafeInteger(MEMORY_RUNS) || MEMORY_RUNS < 1) {
+    throw new Error('EDGESYNC_BENCH_MEMORY_RUNS must be a whole number of at least 1');
+  }
   const dir = path.join(tmp, 'memory');
   await generate(dir);
+  const baseline = process.env.EDGESYNC_BENCH_BASELINE;
+  const builds = [
+    { label: 'this build', bin: undefined },
+    ...(baseline === undefined ? [] : [{ label: 'baseline', bin: baseline }]),
+  ];
+  const hwms = new Map<string, number[]>(builds.map((b) => [b.label, []]));
+  for (let run = 1; run <= MEMORY_RUNS; run++) {
+    // Each build goes first in every other run: the machine's speed drifts within a pair too.
+    for (const build of run % 2 === 1 ? builds : [...builds].reverse()) {
+      process.stdout.write(`-- memory, ${build.label}, run ${run} of ${MEMORY_RUNS}\n`);
+      hwms.get(build.label)?.push(await memoryRun(tmp, dir, build.bin));
+    }
+  }
+  for (const [label, values] of hwms) {
+    process.stdout.write(
+      `VmHWM per run, ${label}: ${values.map((v) => v.toFixed(0)).join(', ')} MiB; highest ${Math.max(...values).toFixed(0)} MiB ${Math.max(...values) * 1.048576 < RSS_TARGET_MB ? 'OK' : 'OVER BUDGET'}\n`,
+    );
+  }
+}
+
+/** One memory run: seeds `dir`'s corpus into a fresh server, resyncs; returns VmHWM, MiB. */
+async function memoryRun(tmp: string, dir: string, bin: string | undefined): Promise<number> {
   let server: ServerChild | undefined;
   let daemon: DaemonChild | undefined;
   try {
     server = await startServer(tmp);
     const started = performance.now();
-    daemon = await startDaemon(dir, server.url, ['--interval', '1s', '--concurrency', '16'], tmp);
+    daemon = await startDaemon(
+      dir,
+      server.url,
+      ['--interval', '1s', '--concurrency', '16'],
+      tmp,
+      bin,
+    );
     const running = daemon;
     const { pid } = daemon;
     let sampling = true;
@@ -250,6 +301,7 @@ async function memory(tmp: string): Promise<void> {
         '',
       ].join('\n'),
     );
+    return hwm;
   } finally {
     await daemon?.stop('SIGKILL');
     await server?.stop('SIGKILL');

@@ -13,6 +13,9 @@
  * about 100 ms of each edit at 10,000 edges (the whole live set is marked). So the collection
  * runs only when the heap in use grew by `COLLECT_GROWTH` of what the last one kept (at least
  * `COLLECT_MIN_BYTES`): after a full cycle, a resync, or a run of edits (`collectWhenGrown`).
+ * The same check runs between a cycle's writes and the check that reads them back: after the
+ * start-up cycle's 25,000 writes at 10,000 edges, what the apply left is garbage, and collecting
+ * it there sizes the old generation from what is live before the check lists the account.
  *
  * The collector needs Node started with `--expose-gc` (`npm start`, the Docker image, or
  * `NODE_OPTIONS=--expose-gc`): the flag is passed at process start, never switched on at run

@@ -52,6 +52,11 @@ export interface ReconcilerOptions {
   readonly settleMs?: number | undefined;
   /** Wall clock in ms, for `settleMs`. Default `Date.now`. */
   readonly now?: (() => number) | undefined;
+  /**
+   * Called between a cycle's writes and the check that reads them back (`RunOptions.beforeVerify`):
+   * the daemon's collection when the heap grew (src/daemon/memory.ts).
+   */
+  readonly beforeVerify?: (() => void) | undefined;
 }
 
 export const DEFAULT_SETTLE_MS = 250;

@@ -38,6 +38,10 @@ export function fullPreparation(options: ReconcilerOptions, state: EngineState):
       state.memo = new PlanMemo();
       forgetLastCycle(state.secrets);
       state.ahead = undefined;
+      // Nor the kept snapshot: the listing replaces it, and holding both through the listing
+      // is the daemon's peak memory. A full cycle that ends without converging leaves nothing
+      // kept, so the next change lists the account again (a listing, not a wrong plan).
+      state.kept = undefined;
       try {
         prepared = await preparePlan({
           dir,

@@ -21,6 +21,7 @@
 import { withPriority } from '../api/priority.js';
 import { ACCOUNT_STATE_MESSAGE, accountStateOf, EdgesyncError } from '../errors.js';
 import { touchManifests } from '../manifest/loader.js';
+import { operationCount } from '../plan/index.js';
 import {
   type EngineState,
   newEngineState,
@@ -34,8 +35,9 @@ import type {
   ReconcileInput,
   ReconcileReport,
 } from './contract.js';
-import type { Prepared } from './incremental.js';
+import { INCREMENTAL_MAX_READS, type Prepared } from './incremental.js';
 import { anticipate, choosePreparation } from './preparation.js';
+import { forgetLastCycle } from './report.js';
 import { run } from './run.js';
 import {
   appliedReport,
@@ -75,8 +77,9 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
 
 /**
  * One cycle: the engine's run (run.ts) with the daemon's steps handed to it; each step either
- * hands the cycle on or ends it with its report. A cycle that ends before writing (preempted by
- * a change, invalid manifests, a failed listing) leaves the kept snapshot as good as it was.
+ * hands the cycle on or ends it with its report. An incremental cycle that ends before writing
+ * (preempted by a change, invalid manifests) leaves the kept snapshot as good as it was; a full
+ * one drops it before it lists (preparation.ts), and keeps the new one only when it converges.
  */
 async function reconcileOnce(
   input: ReconcileInput,
@@ -114,6 +117,7 @@ async function reconcileOnce(
     signal: input.signal,
     concurrency: options.concurrency,
     logger: options.logger,
+    beforeVerify: options.beforeVerify,
     ...writeHooks(options),
   });
   // 7. Report what the apply did (every other ending was held back, with its report).
@@ -122,7 +126,13 @@ async function reconcileOnce(
     throw new EdgesyncError('ES_INTERNAL', `a daemon cycle ended ${ending.ending}`);
   }
   keepVerified(ending.applied, state);
-  return appliedReport(cycle, ending.applied, options.mode);
+  const report = appliedReport(cycle, ending.applied, options.mode);
+  // A cycle that wrote more than an incremental one may (the start-up cycle creating the set)
+  // made changes the next plan shares few of: what the report kept of them goes now, not at the
+  // next full cycle, so the collection after this cycle keeps only what the next one needs (V8
+  // sizes the next cycle's heap from it).
+  if (operationCount(cycle.prepared.plan) > INCREMENTAL_MAX_READS) forgetLastCycle(state.secrets);
+  return report;
 }
 
 /** The chosen preparation; an account that refuses writes as a whole said once, plainly. */

@@ -92,6 +92,12 @@ export interface RunOptions<H> {
   /** Checked as every write leaves (leadership, suspension). */
   readonly beforeWrite?: (() => void) | undefined;
   readonly onProgress?: ((event: ProgressEvent) => void) | undefined;
+  /**
+   * Called once the writes are done, before the check after them reads the account: what the
+   * apply allocated is garbage by then (the daemon collects it when the heap grew, so the
+   * check's reading starts from what is live, not from the apply's peak).
+   */
+  readonly beforeVerify?: (() => void) | undefined;
 }
 
 /** Step 1 for `plan` and `apply`: the whole pipeline (pipeline.ts), load and list concurrently. */
@@ -190,6 +196,7 @@ async function apply(assessment: Assessment, options: RunOptions<unknown>): Prom
     onProgress: options.onProgress,
     stamp: writerStamps(desired, plan.owner),
     replan: async (result) => {
+      options.beforeVerify?.();
       const again = await observeAfterApply(options.client, plan, live, result, {
         signal: options.signal,
         concurrency: options.concurrency,

@@ -389,6 +389,12 @@ function daemonOf(
   },
 ) {
   const { client, apiKey, mask, root, election, budget, metrics, life, collectGarbage } = deps;
+  // Keeps resident memory near one cycle's live set (see src/daemon/memory.ts): checked after
+  // each cycle, and between a cycle's writes and the listing that checks them.
+  const collect =
+    collectGarbage === undefined
+      ? undefined
+      : collectWhenGrown(collectGarbage, () => process.memoryUsage().heapUsed);
   const reconcile = createReconciler({
     client,
     owner: settings.owner,
@@ -414,6 +420,7 @@ function daemonOf(
       life.daemon?.mode() ??
       (settings.mode === 'observe' || values.suspended ? 'observe' : 'enforce'),
     budget,
+    beforeVerify: collect,
   });
   return createDaemon({
     dir: settings.dir,
@@ -442,12 +449,7 @@ function daemonOf(
     logger: root.child({ module: 'daemon' }),
     metrics,
     signal: ctx.signal,
-    // Keeps resident memory near one cycle's peak across resyncs (see src/daemon/memory.ts).
-    ...(collectGarbage === undefined
-      ? {}
-      : {
-          afterCycle: collectWhenGrown(collectGarbage, () => process.memoryUsage().heapUsed),
-        }),
+    ...(collect === undefined ? {} : { afterCycle: collect }),
   });
 }
 

@@ -85,6 +85,7 @@ async function runOf(
           },
         }),
     concurrency: 1,
+    beforeVerify: () => steps.push(`before the check, after ${calls.length} call(s)`),
   });
   return { ending, steps, calls: calls.length };
 }
@@ -130,7 +131,15 @@ describe('the run', () => {
 
   it('applies once confirmed, and verifies with one re-plan', async () => {
     const { ending, steps, calls } = await runOf(prepared(ONE_CREATE), { confirm: true });
-    expect(steps).toEqual(['prepare', 'assess', 'hold', 'confirm']);
+    // The caller's hook runs between the writes and the check that reads them back (the
+    // daemon collects what the apply left there, before the check's reading).
+    expect(steps).toEqual([
+      'prepare',
+      'assess',
+      'hold',
+      'confirm',
+      'before the check, after 1 call(s)',
+    ]);
     expect(ending.ending).toBe('applied');
     if (ending.ending !== 'applied') return;
     expect(ending.applied.outcome.result).toMatchObject({ total: 1, done: 1, writes: 1 });
