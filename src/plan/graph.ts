@@ -343,12 +343,12 @@ function wavesOf(
   return { waves: [...out, left.sort(byPlanOrder)], cycle: left };
 }
 
-/** Throws a located error when the plan's graph has a cycle (naming the loop of roots). */
-export function assertAcyclic(
-  changes: readonly ResourceChange[],
-  writing: readonly ResourceChange[] = changes,
-): void {
-  const graph = planGraph(writing);
+/**
+ * Throws a located error when the plan's graph has a cycle (naming the loop of roots). Only changes
+ * with operations are nodes, so a caller holding them (a plan's outline) passes those alone.
+ */
+export function assertAcyclic(changes: readonly ResourceChange[]): void {
+  const graph = planGraph(changes);
   if (graph.cycle === undefined) return;
   const keyOf = (s: GraphStep) => `${s.change.root} ${s.op.phase}`;
   const needs = new Map<string, Set<string>>();

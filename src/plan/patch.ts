@@ -89,7 +89,7 @@ export function patchPlan(
   // Only changes that write take part in the graph: those of the outline.
   const { writing } = outlineOf(plan);
   addDeleteEdges(writing);
-  assertAcyclic(changes, writing);
+  assertAcyclic(writing);
   return { plan, basis: { ...basis, desired, live, options, plan } };
 }
 

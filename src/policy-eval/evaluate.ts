@@ -647,7 +647,7 @@ export function evaluatePolicy(
   return evaluatePrepared(policy, prepareRequest(endpointUrl, request, given), given) as Evaluation;
 }
 
-/** What a caller of `evaluateWatched` hears of, and when it no longer needs the outcome. */
+/** What a watching caller of `evaluatePrepared` hears of, and when it no longer needs the outcome. */
 export interface Watch {
   /**
    * Each rule whose guard held (its actions then run) or failed (the request then ends in an
@@ -656,20 +656,6 @@ export interface Watch {
   readonly fired: (key: string, rule: number) => void;
   /** Before each rule (`phase`: its index in `phaseRules`): true ends the run, undefined. */
   readonly stop: (phase: number, rule: number) => boolean;
-}
-
-/**
- * `evaluatePolicy`, watched: undefined when `watch.stop` ended it before an outcome.
- * @internal the evaluator's tests watch a run; the preview watches prepared requests
- */
-export function evaluateWatched(
-  policy: Json,
-  endpointUrl: string,
-  request: PolicyRequest,
-  given: PolicyGiven = {},
-  watch?: Watch,
-): Evaluation | undefined {
-  return evaluatePrepared(policy, prepareRequest(endpointUrl, request, given), given, watch);
 }
 
 /** Where a decision was written: the rule (its name, if it has one) and the action. */
@@ -681,7 +667,7 @@ function ruleRef(key: string, r: number, rule: Rule, action: number, type: strin
 
 /**
  * `policy` run on a prepared request (`given`: the facts of the outside world, those the request
- * was prepared with), as `evaluateWatched`.
+ * was prepared with); with a `watch`, undefined when `watch.stop` ended it before an outcome.
  */
 export function evaluatePrepared(
   policy: Json,

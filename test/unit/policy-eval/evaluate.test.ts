@@ -3,8 +3,9 @@ import type { PolicyGiven } from '../../../src/manifest/policy/tests.js';
 import { describeOutcome, describeRule } from '../../../src/policy-eval/cases.js';
 import {
   evaluatePolicy,
-  evaluateWatched,
+  evaluatePrepared,
   type PolicyRequest,
+  prepareRequest,
 } from '../../../src/policy-eval/evaluate.js';
 
 const ENDPOINT = 'https://app.example.com';
@@ -388,9 +389,11 @@ describe('the evaluator', () => {
       stop: (_phase: number, rule: number) => rule >= stopAt,
     });
     const request = get(`${ENDPOINT}/admin`, { clientIp: '10.1.2.3' });
-    expect(evaluateWatched(admin, ENDPOINT, request, {}, watch(1))).toBeUndefined();
+    const evaluateWatched = (stopAt: number) =>
+      evaluatePrepared(admin, prepareRequest(ENDPOINT, request, {}), {}, watch(stopAt));
+    expect(evaluateWatched(1)).toBeUndefined();
     expect(fired).toEqual(['on_http_request/0']);
-    expect(evaluateWatched(admin, ENDPOINT, request, {}, watch(3))?.outcome).toEqual({
+    expect(evaluateWatched(3)?.outcome).toEqual({
       kind: 'forward',
       url: 'https://admin.internal',
     });
