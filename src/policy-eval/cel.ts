@@ -113,6 +113,17 @@ export function evalCel(expression: string, vars: Readonly<Record<string, unknow
 }
 
 /**
+ * `value` as the engine holds a variable `name` of its declared object type (`req`: `svc.Req`):
+ * converted by the engine itself (the checked expression `name` run on it). Given the converted
+ * value, an evaluation reads it as it is; given the plain one, the engine converts it again for
+ * each expression. A value the engine refuses is returned as it is (each evaluation then says so).
+ */
+export function engineValue(name: string, value: unknown): unknown {
+  const got = evalCel(name, { [name]: value });
+  return 'error' in got ? value : got.value;
+}
+
+/**
  * What a guard's outcome depends on: `request`, the request's method, URL and headers (`req`,
  * the functions that read its headers, query and cookies) and the endpoint; `facts`, also what
  * the case gives (`conn`, `time`, the secrets of `secrets.get`); `run`, also what the actions

@@ -12,7 +12,7 @@
 import { RE2JS } from 're2js';
 import { celObject, celStringLike } from '../hosted/cel-values.js';
 import { DEFAULT_CLIENT_IP, type PolicyGiven } from '../manifest/policy/tests.js';
-import { type CelOutcome, evalCel, guardReads, interpolate } from './cel.js';
+import { type CelOutcome, engineValue, evalCel, guardReads, interpolate } from './cel.js';
 import { celInput, type FunctionScope, withRequest } from './functions.js';
 import { inCidr, parseCidr, parseIp } from './ip.js';
 
@@ -351,13 +351,13 @@ function endpointVar(endpointUrl: string): unknown {
   const protocol = endpoint.protocol.slice(0, -1);
   const endpointPort =
     endpoint.port !== '' ? Number(endpoint.port) : protocol === 'http' ? 80 : 443;
-  const value = {
+  const value = engineValue('endpoint', {
     url: endpointUrl,
     host: endpoint.hostname,
     port: BigInt(endpointPort),
     protocol,
     addr: `${endpoint.hostname}:${endpointPort}`,
-  };
+  });
   lastEndpoint = { url: endpointUrl, value };
   return value;
 }
@@ -488,16 +488,46 @@ interface RequestPart {
 
 /**
  * What the requests of one endpoint's evaluations share when they are alike (a preview's
- * probes): their request parts, by method, URL and headers. Undefined: nothing is shared.
+ * probes): their request parts, by URL, then by method and headers. Undefined: nothing is shared.
  */
-export type RequestShare = Map<string, RequestPart>;
+export type RequestShare = Map<string, Map<string, RequestPart>>;
 
-/** The variables of a prepared request; one absent is undefined (the engine reads it so). */
-interface Variables {
+/**
+ * The variables of a prepared request, as the engine reads them: by name, each built when an
+ * expression first reads it; one absent is undefined (the engine reads it so).
+ */
+export interface Variables {
   readonly req: unknown;
   readonly endpoint: unknown;
   readonly conn: unknown;
   readonly time: unknown;
+}
+
+/** A variable not built yet. */
+const UNBUILT: unique symbol = Symbol('unbuilt');
+
+/**
+ * An evaluation's variables: the prepared request's, read from it when an expression reads them
+ * (most guards read `req` alone), and the run's own (`vars`, `actions`).
+ */
+class Activation implements Variables {
+  constructor(
+    readonly prepared: PreparedRequest,
+    readonly vars: Record<string, unknown>,
+    readonly actions: { readonly svc: Record<string, unknown> },
+  ) {}
+  get req(): unknown {
+    return this.prepared.req;
+  }
+  get endpoint(): unknown {
+    return this.prepared.endpoint;
+  }
+  get conn(): unknown {
+    return this.prepared.conn;
+  }
+  get time(): unknown {
+    return this.prepared.time;
+  }
 }
 
 /**
@@ -511,10 +541,10 @@ interface Variables {
  * outcomes of the guards that read nothing else (./cel.ts `guardReads`), and each keeps the
  * outcomes of its guards that read the case's facts too.
  */
-export class PreparedRequest {
+export class PreparedRequest implements Variables {
   readonly http: boolean;
   #part: RequestPart | undefined;
-  #variables: Variables | undefined;
+  #conn: unknown = UNBUILT;
   #scope: FunctionScope | undefined;
   #guards: Map<string, CelOutcome> | undefined;
 
@@ -530,23 +560,31 @@ export class PreparedRequest {
   get #request(): RequestPart {
     if (this.#part !== undefined) return this.#part;
     const { request, share } = this;
-    const key =
+    // By URL, then by method and headers (most requests have none: the key is the method).
+    const alike =
       share === undefined
-        ? ''
-        : `${request.method}\u0001${request.headers === undefined ? '' : JSON.stringify(request.headers)}\u0001${request.url}`;
-    let part = share?.get(key);
+        ? undefined
+        : request.headers === undefined
+          ? request.method
+          : `${request.method}\u0001${JSON.stringify(request.headers)}`;
+    let atUrl = share?.get(request.url);
+    if (share !== undefined && atUrl === undefined) {
+      atUrl = new Map();
+      share.set(request.url, atUrl);
+    }
+    let part = alike === undefined ? undefined : atUrl?.get(alike);
     if (part === undefined) {
       const url = new URL(request.url);
       const target = requestTarget(request.url, url);
       const query = target.query === '' ? {} : queryParams(target.query);
       part = {
-        req: this.http ? requestVars(request, url, target, query) : undefined,
+        req: this.http ? engineValue('req', requestVars(request, url, target, query)) : undefined,
         href: target.href,
         headers: request.headers ?? {},
         query,
         guards: new Map(),
       };
-      share?.set(key, part);
+      if (alike !== undefined) atUrl?.set(alike, part);
     }
     this.#part = part;
     return part;
@@ -557,15 +595,23 @@ export class PreparedRequest {
     return this.#request.href;
   }
 
-  /** The variables every evaluation of it reads. */
-  get variables(): Variables {
-    this.#variables ??= {
-      req: this.#request.req,
-      endpoint: this.http ? endpointVar(this.endpointUrl) : undefined,
-      conn: connVar(this.request, this.given),
-      time: this.given.time === undefined ? undefined : { now: this.given.time },
-    };
-    return this.#variables;
+  /** `req`: the request's method, URL and headers (none on a TCP or TLS endpoint). */
+  get req(): unknown {
+    return this.#request.req;
+  }
+
+  get endpoint(): unknown {
+    return this.http ? endpointVar(this.endpointUrl) : undefined;
+  }
+
+  /** `conn`: the client's address, TLS and the given facts. */
+  get conn(): unknown {
+    if (this.#conn === UNBUILT) this.#conn = engineValue('conn', connVar(this.request, this.given));
+    return this.#conn;
+  }
+
+  get time(): unknown {
+    return this.given.time === undefined ? undefined : { now: this.given.time };
   }
 
   /** What the functions read. */
@@ -610,8 +656,9 @@ export class PreparedRequest {
       const kept = guardReads(expression) === 'request' ? this.#request.guards : this.#factGuards();
       let got = kept.get(expression);
       if (got === undefined) {
-        const variables = this.variables as unknown as Record<string, unknown>;
-        got = withRequest(this.scope, () => evalCel(expression, variables));
+        got = withRequest(this.scope, () =>
+          evalCel(expression, this as unknown as Record<string, unknown>),
+        );
         kept.set(expression, got);
       }
       if ('error' in got || typeof got.value !== 'boolean') return true;
@@ -679,8 +726,7 @@ export function evaluatePrepared(
   const { request, http } = prepared;
   const vars: Record<string, unknown> = {};
   const svc: Record<string, unknown> = {};
-  const { req, endpoint, conn, time } = prepared.variables;
-  const activation: Record<string, unknown> = { req, endpoint, conn, time, vars, actions: { svc } };
+  const activation = new Activation(prepared, vars, { svc }) as unknown as Record<string, unknown>;
   const run: Run = {
     policyPhase: 'on_tcp_connect',
     request,

@@ -216,8 +216,13 @@ export function policyImpact(
   ];
   const changes: ImpactChange[] = [];
   const seen = new Set<string>();
-  /** Method, URL and the change: a variant (an address, a login) that changes the same way folds. */
-  const folded = new Set<string>();
+  /**
+   * By URL, the methods and changes listed: a variant (an address, a login) of a request that
+   * changes the same way folds. A few per URL, read in place (no key text to write and hash).
+   */
+  const folded = new Map<string, (readonly [string, string, string])[]>();
+  const isFolded = (method: string, url: string, was: string, is: string) =>
+    folded.get(url)?.some(([m, w, i]) => m === method && w === was && i === is) === true;
   const differing = shortcuts ? differingRules(before, after) : undefined;
   const sides: readonly [Side, Side] | undefined =
     differing === undefined ? undefined : [side(before, differing[0]), side(after, differing[1])];
@@ -252,11 +257,14 @@ export function policyImpact(
     const was = shown(old);
     const is = shown(now);
     if (was === is) continue;
+    if (name === undefined && isFolded(request.method, request.url, was, is)) continue;
     const words = describeRequest(request, given, name);
-    const fold = JSON.stringify([request.method, request.url, was, is]);
-    if (seen.has(words) || (name === undefined && folded.has(fold))) continue;
+    if (seen.has(words)) continue;
     seen.add(words);
-    folded.add(fold);
+    const fold = [request.method, was, is] as const;
+    const atUrl = folded.get(request.url);
+    if (atUrl === undefined) folded.set(request.url, [fold]);
+    else atUrl.push(fold);
     const lost = [...protections(old)].filter((p) => !protections(now).has(p));
     changes.push({
       request: words,

@@ -239,6 +239,30 @@ function readPolicy(rules: readonly RuleJson[], facts: Facts): void {
   }
 }
 
+/**
+ * What every rule adds to the probes, whether it changed or not: the paths and e-mail
+ * addresses its guards name, and whether one logs in.
+ */
+function readReach(rules: readonly RuleJson[], facts: Facts): void {
+  for (const rule of rules) {
+    for (const e of Array.isArray(rule?.expressions) ? rule.expressions : []) {
+      if (typeof e !== 'string') continue;
+      const own = expressionFacts(e);
+      for (const path of own.paths) facts.paths.add(path);
+      for (const email of own.emails) facts.emails.add(email);
+    }
+    if (!facts.auth && logsIn(rule)) facts.auth = true;
+  }
+}
+
+function logsIn(rule: RuleJson): boolean {
+  for (const action of Array.isArray(rule?.actions) ? rule.actions : []) {
+    const type = (action as { type?: unknown } | null)?.type;
+    if (typeof type === 'string' && AUTH.has(type)) return true;
+  }
+  return false;
+}
+
 /** Around a path a guard names: it, just inside it, and just outside it. */
 function pathsAround(path: string): string[] {
   const out = [path, `${path}x`, path.endsWith('/') ? `${path}x` : `${path}/x`];
@@ -268,10 +292,7 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
   // differ: what an unchanged rule tests decides alike before and after, but where it stands in
   // the path space is where a changed rule in front of it shows.
   const all = noFacts();
-  readPolicy(
-    policies.flatMap((p) => rulesOf(p)),
-    all,
-  );
+  for (const policy of policies) readReach(rulesOf(policy), all);
   const facts = noFacts();
   readPolicy(changedRules(policies), facts);
   for (const path of all.paths) facts.paths.add(path);
@@ -284,22 +305,20 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
     p.startsWith('/'),
   );
   const out: Probe[] = [];
-  const seen = new Set<string>();
-  /** The login's part of a probe's key, written once per given (a few, each on many probes). */
-  const givenTexts = new Map<PolicyGiven, string>();
   const add = (request: PolicyRequest, given: PolicyGiven = NOTHING_GIVEN): void => {
-    if (out.length >= MAX_PROBES) return;
-    let who = givenTexts.get(given);
-    if (who === undefined) {
-      who = given.identity === undefined ? '' : JSON.stringify(given.identity);
-      givenTexts.set(given, who);
-    }
-    // The request's fields as JSON would tell them apart (a probe sets no other), the URL last:
-    // the fields before it hold no \u0001.
-    const key = `${request.method}\u0001${request.clientIp ?? ''}\u0001${request.headers === undefined ? '' : JSON.stringify(request.headers)}\u0001${who}\u0001${request.url}`;
-    if (seen.has(key)) return;
-    seen.add(key);
-    out.push({ request, given });
+    if (out.length < MAX_PROBES) out.push({ request, given });
+  };
+  /**
+   * The URLs of the probes that are a plain GET (no address, header or login): the one kind two
+   * lists below can repeat (a guard's path with a query, a guard's host that is the endpoint's).
+   * Every other probe is new by construction: each list is of distinct values (sets), and each
+   * differs from the others in a field it alone sets.
+   */
+  const plainUrls = new Set<string>();
+  const addPlain = (request: PolicyRequest): void => {
+    if (plainUrls.has(request.url)) return;
+    plainUrls.add(request.url);
+    add(request);
   };
   const get = (path: string, more: Partial<PolicyRequest> = {}): PolicyRequest => ({
     method: 'GET',
@@ -311,25 +330,28 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
   const named = [...facts.paths];
   // A path's logged-in variants are the same request (one object: the preview prepares it once).
   const plain = paths.map((path) => get(path));
-  for (const request of plain) add(request);
-  const identities = [...facts.emails, 'someone@example.com'];
+  for (const request of plain) addPlain(request);
+  const identities = new Set([...facts.emails, 'someone@example.com']);
   if (facts.auth) {
     for (const email of identities) {
       const given = { identity: { email } };
       for (const request of plain) add(request, given);
     }
   }
-  for (const method of facts.methods) for (const path of named) add(get(path, { method }));
+  // A GET on a guard's path is among the plain probes already.
+  for (const method of facts.methods) {
+    if (method !== 'GET') for (const path of named) add(get(path, { method }));
+  }
   for (const ip of facts.ips) for (const path of named) add(get(path, { clientIp: ip }));
-  const values = [...facts.values, 'edgesync-probe'];
+  const values = new Set([...facts.values, 'edgesync-probe']);
   for (const [name, known] of facts.headers) {
-    for (const value of [...known, ...values]) {
+    for (const value of new Set([...known, ...values])) {
       for (const path of named) add(get(path, { headers: { [name]: [value] } }));
     }
   }
   for (const name of facts.query)
-    for (const path of named) add(get(`${path}?${encodeURIComponent(name)}=1`));
+    for (const path of named) addPlain(get(`${path}?${encodeURIComponent(name)}=1`));
   for (const host of facts.hosts)
-    for (const path of named) add({ method: 'GET', url: `https://${host}${path}` });
+    for (const path of named) addPlain({ method: 'GET', url: `https://${host}${path}` });
   return out;
 }

@@ -99,16 +99,45 @@ export function sameRule(a: unknown, b: unknown): boolean {
 }
 
 /**
+ * A rule's name where it is a plain string: two rules alike in content have the same one, so
+ * rules are read against each other only when their names are equal (or one has none).
+ */
+function nameOf(rule: unknown): string | undefined {
+  if (typeof rule !== 'object' || rule === null || Array.isArray(rule)) return undefined;
+  const proto = Object.getPrototypeOf(rule);
+  if ((proto !== Object.prototype && proto !== null) || 'toJSON' in rule) return undefined;
+  const name = (rule as { name?: unknown }).name;
+  return typeof name === 'string' ? name : undefined;
+}
+
+/**
  * Each rule of `lists` numbered by content: rules alike (`sameRule`) get the same number, the
- * first of them read against each later rule once.
+ * first of them read against each later rule of the same name (or without one) once.
  */
 export function ruleIds(lists: readonly (readonly unknown[])[]): number[][] {
   const seen: unknown[] = [];
+  /** Numbers by name; those of rules without one are read against every rule. */
+  const byName = new Map<string, number[]>();
+  const unnamed: number[] = [];
+  const find = (rule: unknown, ids: readonly number[]): number | undefined => {
+    for (const id of ids) if (sameRule(seen[id], rule)) return id;
+    return undefined;
+  };
   return lists.map((list) =>
     list.map((rule) => {
-      for (let id = 0; id < seen.length; id++) if (sameRule(seen[id], rule)) return id;
-      seen.push(rule);
-      return seen.length - 1;
+      const name = nameOf(rule);
+      const named = name === undefined ? undefined : byName.get(name);
+      // A rule without a name may match any; one with a name, those of its name or none.
+      const found =
+        name === undefined
+          ? find(rule, seen.map((_, id) => id))
+          : (find(rule, named ?? []) ?? find(rule, unnamed));
+      if (found !== undefined) return found;
+      const id = seen.push(rule) - 1;
+      if (name === undefined) unnamed.push(id);
+      else if (named === undefined) byName.set(name, [id]);
+      else named.push(id);
+      return id;
     }),
   );
 }
