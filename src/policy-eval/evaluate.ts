@@ -748,26 +748,34 @@ export function evaluatePrepared(
     url: run.url,
   });
   return withRequest(prepared.scope, () => {
-    for (const [p, { phase, key, rules }] of phaseRules(policy).entries()) {
+    const phases = phaseRules(policy);
+    // Indexed loops: a preview runs this for every probe, and iterators and per-rule closures
+    // were most of what a run allocated.
+    for (let p = 0; p < phases.length; p++) {
+      const { phase, key, rules } = phases[p] as PhaseRules;
       if (key === undefined || (!http && phase !== 'on_tcp_connect')) continue;
       // Variables are scoped to the phase that set them.
-      for (const name of Object.keys(vars)) delete vars[name];
+      for (const name in vars) delete vars[name];
       run.policyPhase = phase;
       const state = run;
-      for (const [r, rule] of (rules as readonly Rule[]).entries()) {
+      const list = rules as readonly Rule[];
+      for (let r = 0; r < list.length; r++) {
+        const rule = list[r] as Rule;
         if (watch?.stop(p, r) === true) return undefined;
-        const at = (action: number, type: string): RuleRef => ruleRef(key, r, rule, action, type);
         let holds = true;
         for (const expression of rule.expressions ?? []) {
           const got = prepared.guard(expression, activation);
           if ('error' in got || typeof got.value !== 'boolean') fired?.(key, r);
           if ('error' in got) {
-            return finish({ kind: 'error', message: `${expression}: ${got.error}` }, at(-1, ''));
+            return finish(
+              { kind: 'error', message: `${expression}: ${got.error}` },
+              ruleRef(key, r, rule, -1, ''),
+            );
           }
           if (typeof got.value !== 'boolean') {
             return finish(
               { kind: 'error', message: `${expression}: gave ${typeof got.value}, not a bool` },
-              at(-1, ''),
+              ruleRef(key, r, rule, -1, ''),
             );
           }
           if (!got.value) {
@@ -777,18 +785,20 @@ export function evaluatePrepared(
         }
         if (!holds) continue;
         fired?.(key, r);
-        for (const [a, action] of (rule.actions ?? []).entries()) {
+        const actions = rule.actions ?? [];
+        for (let a = 0; a < actions.length; a++) {
+          const action = actions[a] as Action;
           const behaviour = Object.hasOwn(ACTION_BEHAVIOUR, action.type)
             ? ACTION_BEHAVIOUR[action.type]
             : undefined;
           if (behaviour === undefined) {
             return finish(
               { kind: 'error', message: `action ${action.type} is not modelled` },
-              at(a, action.type),
+              ruleRef(key, r, rule, a, action.type),
             );
           }
           const step = behaviour(action.config ?? {}, state);
-          if (step !== undefined) return finish(step.end, at(a, action.type));
+          if (step !== undefined) return finish(step.end, ruleRef(key, r, rule, a, action.type));
           state.applied.push(action.type);
         }
       }

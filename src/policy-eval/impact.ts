@@ -50,11 +50,13 @@ const PROTECTIONS: ReadonlySet<string> = new Set([
   'deny',
 ]);
 
-function protections(e: Evaluation): Set<string> {
-  const out = new Set(e.applied.filter((t) => PROTECTIONS.has(t)));
+/** The protections a request went through, each once, in the order it met them. */
+function protections(e: Evaluation): string[] {
+  const out: string[] = [];
+  for (const t of e.applied) if (PROTECTIONS.has(t) && !out.includes(t)) out.push(t);
   const o = e.outcome;
   if ((o.kind === 'refuse' || o.kind === 'close' || o.kind === 'auth') && PROTECTIONS.has(o.by))
-    out.add(o.by);
+    if (!out.includes(o.by)) out.push(o.by);
   return out;
 }
 
@@ -62,7 +64,7 @@ const reachable = (e: Evaluation) => e.outcome.kind === 'forward' || e.outcome.k
 
 /** The outcome in words, with the protections a request that got through went through. */
 function shown(e: Evaluation): string {
-  const through = reachable(e) ? [...protections(e)] : [];
+  const through = reachable(e) ? protections(e) : [];
   const text = describeOutcome(e.outcome);
   return through.length === 0 ? text : `${text} (through ${through.join(', ')})`;
 }
@@ -265,7 +267,8 @@ export function policyImpact(
     const atUrl = folded.get(request.url);
     if (atUrl === undefined) folded.set(request.url, [fold]);
     else atUrl.push(fold);
-    const lost = [...protections(old)].filter((p) => !protections(now).has(p));
+    const kept = protections(now);
+    const lost = protections(old).filter((p) => !kept.includes(p));
     changes.push({
       request: words,
       before: was,
