@@ -121,13 +121,21 @@ export function formatIp(ip: Ip): string {
  * The addresses at a range's edges: its first and last, and the ones just outside it (when they
  * exist), so a change of one bit of a prefix length shows.
  */
-export function cidrEdges(cidr: Cidr): string[] {
-  const max = cidr.version === 4 ? (1n << 32n) - 1n : (1n << 128n) - 1n;
-  const values = [cidr.first, cidr.last];
-  if (cidr.first > 0n) values.push(cidr.first - 1n);
-  if (cidr.last < max) values.push(cidr.last + 1n);
-  return values.map((value) => formatIp({ version: cidr.version, value }));
+export function cidrEdges(cidr: Cidr): readonly string[] {
+  let edges = edgesOf.get(cidr);
+  if (edges === undefined) {
+    const max = cidr.version === 4 ? (1n << 32n) - 1n : (1n << 128n) - 1n;
+    const values = [cidr.first, cidr.last];
+    if (cidr.first > 0n) values.push(cidr.first - 1n);
+    if (cidr.last < max) values.push(cidr.last + 1n);
+    edges = values.map((value) => formatIp({ version: cidr.version, value }));
+    edgesOf.set(cidr, edges);
+  }
+  return edges;
 }
+
+/** The edges of each range read (ranges are kept by text, and never changed). */
+const edgesOf = new WeakMap<Cidr, readonly string[]>();
 
 /** Why a CIDR is not one as the IP policy rules take it (the API's 1413, 1406, 1409). */
 export type CidrProblem =

@@ -95,8 +95,18 @@ function jsonKind(v: unknown): 'leaf' | 'list' | 'map' | undefined {
  * content is plain JSON (a policy parsed from a file or an answer), by text otherwise.
  */
 export function sameRule(a: unknown, b: unknown): boolean {
-  return sameJson(a, b) ?? ruleKey(a) === ruleKey(b);
+  const objects = typeof a === 'object' && a !== null && typeof b === 'object' && b !== null;
+  if (objects && (alike.get(a) === b || alike.get(b) === a)) return true;
+  const same = sameJson(a, b) ?? ruleKey(a) === ruleKey(b);
+  if (same && objects) alike.set(a, b);
+  return same;
 }
+
+/**
+ * The last rule each rule was found alike to: the preview compares the same two versions' rules
+ * twice (the rules that differ, the probes' facts), and rules are never changed.
+ */
+const alike = new WeakMap<object, object>();
 
 /**
  * A rule's name where it is a plain string: two rules alike in content have the same one, so
