@@ -323,20 +323,59 @@ function queryParams(query: string): Record<string, string[]> {
 /**
  * The path and query as the request line carries them: a client need not normalise (curl sends
  * `/a/../b` and `/back\slash` as written), so neither does the evaluator; scheme and host are
- * the URL parser's (lower-cased, default port dropped).
+ * the URL parser's (lower-cased, default port dropped), in `url`.
  */
-export function requestTarget(
-  text: string,
-  url = new URL(text),
-): { path: string; query: string; href: string } {
+export function requestTarget(text: string): {
+  url: URL;
+  path: string;
+  query: string;
+  href: string;
+} {
   const afterScheme = text.indexOf('//') + 2;
   const rest = text.slice(afterScheme);
   const start = rest.search(/[/?#]/);
+  const url = start < 0 ? new URL(text) : originUrl(text, text.slice(0, afterScheme + start));
   const target = start < 0 ? '' : rest.slice(start).replace(/#.*$/s, '');
   const q = target.indexOf('?');
   const path = (q < 0 ? target : target.slice(0, q)) || '/';
   const query = q < 0 ? '' : target.slice(q + 1);
-  return { path, query, href: `${url.protocol}//${url.host}${path}${q < 0 ? '' : `?${query}`}` };
+  return {
+    url,
+    path,
+    query,
+    href: `${url.protocol}//${url.host}${path}${q < 0 ? '' : `?${query}`}`,
+  };
+}
+
+/**
+ * Origins parsed, by the text before a URL's path (bounded): the requests of a preview share a
+ * few, and only the parser's scheme, host, port and user are read from them. The parser ends
+ * the authority at the first `/`, `?` or `#` (or before), so that text parses as the whole URL
+ * does; an origin whose parse differs from the first whole URL's (a text the parser reads
+ * otherwise, `https:///host`) is kept as `null`: its URLs are parsed whole.
+ */
+const origins = new Map<string, URL | null>();
+const ORIGINS_KEPT = 1_024;
+
+function originUrl(text: string, origin: string): URL {
+  const known = origins.get(origin);
+  if (known !== undefined) return known ?? new URL(text);
+  const whole = new URL(text);
+  let parsed: URL | null = null;
+  try {
+    const own = new URL(origin);
+    const same =
+      own.protocol === whole.protocol &&
+      own.host === whole.host &&
+      own.username === whole.username &&
+      own.password === whole.password;
+    parsed = same ? own : null;
+  } catch {
+    parsed = null;
+  }
+  if (origins.size >= ORIGINS_KEPT) origins.delete(origins.keys().next().value as string);
+  origins.set(origin, parsed);
+  return whole;
 }
 
 /**
@@ -574,8 +613,8 @@ export class PreparedRequest implements Variables {
     }
     let part = alike === undefined ? undefined : atUrl?.get(alike);
     if (part === undefined) {
-      const url = new URL(request.url);
-      const target = requestTarget(request.url, url);
+      const target = requestTarget(request.url);
+      const { url } = target;
       const query = target.query === '' ? {} : queryParams(target.query);
       part = {
         req: this.http ? engineValue('req', requestVars(request, url, target, query)) : undefined,

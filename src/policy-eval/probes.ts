@@ -327,9 +327,22 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
     plainUrls.add(request.url);
     add(request);
   };
+  /**
+   * Each path's URL, written once: the variants of a path (an address, a method, a header) carry
+   * the same string, so the preview, which finds a request's shared part by URL, reads it once.
+   */
+  const urls = new Map<string, string>();
+  const urlOf = (path: string): string => {
+    let url = urls.get(path);
+    if (url === undefined) {
+      url = `${base}${path}`;
+      urls.set(path, url);
+    }
+    return url;
+  };
   const get = (path: string, more: Partial<PolicyRequest> = {}): PolicyRequest => ({
     method: 'GET',
-    url: `${base}${path}`,
+    url: urlOf(path),
     ...more,
   });
   // Every path around a guard's; the other facts on the guards' own paths only: a method, an
