@@ -326,7 +326,7 @@ function queryParams(query: string): Record<string, string[]> {
  * the URL parser's (lower-cased, default port dropped), in `url`.
  */
 export function requestTarget(text: string): {
-  url: URL;
+  url: Origin;
   path: string;
   query: string;
   href: string;
@@ -334,7 +334,8 @@ export function requestTarget(text: string): {
   const afterScheme = text.indexOf('//') + 2;
   const rest = text.slice(afterScheme);
   const start = rest.search(/[/?#]/);
-  const url = start < 0 ? new URL(text) : originUrl(text, text.slice(0, afterScheme + start));
+  const url =
+    start < 0 ? originOf(new URL(text)) : originUrl(text, text.slice(0, afterScheme + start));
   const target = start < 0 ? '' : rest.slice(start).replace(/#.*$/s, '');
   const q = target.indexOf('?');
   const path = (q < 0 ? target : target.slice(0, q)) || '/';
@@ -354,16 +355,31 @@ export function requestTarget(text: string): {
  * does; an origin whose parse differs from the first whole URL's (a text the parser reads
  * otherwise, `https:///host`) is kept as `null`: its URLs are parsed whole.
  */
-const origins = new Map<string, URL | null>();
+const origins = new Map<string, Origin | null>();
 const ORIGINS_KEPT = 1_024;
 
-function originUrl(text: string, origin: string): URL {
+/** What the evaluator reads of a parsed URL: its origin, as plain strings (URL getters are slow). */
+export interface Origin {
+  readonly protocol: string;
+  readonly host: string;
+  readonly hostname: string;
+  readonly port: string;
+  readonly username: string;
+  readonly password: string;
+}
+
+function originOf(url: URL): Origin {
+  const { protocol, host, hostname, port, username, password } = url;
+  return { protocol, host, hostname, port, username, password };
+}
+
+function originUrl(text: string, origin: string): Origin {
   const known = origins.get(origin);
-  if (known !== undefined) return known ?? new URL(text);
-  const whole = new URL(text);
-  let parsed: URL | null = null;
+  if (known !== undefined) return known ?? originOf(new URL(text));
+  const whole = originOf(new URL(text));
+  let parsed: Origin | null = null;
   try {
-    const own = new URL(origin);
+    const own = originOf(new URL(origin));
     const same =
       own.protocol === whole.protocol &&
       own.host === whole.host &&
@@ -403,7 +419,7 @@ function endpointVar(endpointUrl: string): unknown {
 
 function requestVars(
   request: PolicyRequest,
-  url: URL,
+  url: Origin,
   target: ReturnType<typeof requestTarget>,
   query: Record<string, string[]>,
 ): Record<string, unknown> {
@@ -569,6 +585,16 @@ class Activation implements Variables {
   }
 }
 
+/** Whether an endpoint serves HTTP, for the last endpoint asked about (a preview asks of one). */
+let lastScheme: { readonly url: string; readonly http: boolean } | undefined;
+
+function isHttp(endpointUrl: string): boolean {
+  if (lastScheme?.url !== endpointUrl) {
+    lastScheme = { url: endpointUrl, http: /^https?:/.test(endpointUrl) };
+  }
+  return lastScheme.http;
+}
+
 /**
  * A request made ready to be evaluated on an endpoint, with the facts of a case's `given` that
  * its variables hold (`conn`, `time`, `secrets`): the variables (`req`, `endpoint`, `conn`,
@@ -593,7 +619,7 @@ export class PreparedRequest implements Variables {
     readonly given: PolicyGiven,
     readonly share?: RequestShare,
   ) {
-    this.http = /^https?:/.test(endpointUrl);
+    this.http = isHttp(endpointUrl);
   }
 
   get #request(): RequestPart {
