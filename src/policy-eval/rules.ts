@@ -140,7 +140,10 @@ export function ruleIds(lists: readonly (readonly unknown[])[]): number[][] {
       // A rule without a name may match any; one with a name, those of its name or none.
       const found =
         name === undefined
-          ? find(rule, seen.map((_, id) => id))
+          ? find(
+              rule,
+              seen.map((_, id) => id),
+            )
           : (find(rule, named ?? []) ?? find(rule, unnamed));
       if (found !== undefined) return found;
       const id = seen.push(rule) - 1;

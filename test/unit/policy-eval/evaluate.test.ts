@@ -6,6 +6,7 @@ import {
   evaluatePrepared,
   type PolicyRequest,
   prepareRequest,
+  requestTarget,
 } from '../../../src/policy-eval/evaluate.js';
 
 const ENDPOINT = 'https://app.example.com';
@@ -397,5 +398,36 @@ describe('the evaluator', () => {
       kind: 'forward',
       url: 'https://admin.internal',
     });
+  });
+});
+
+describe('requestTarget', () => {
+  // Origins are kept by the text before the path: each URL's origin must be the parser's.
+  const urls = [
+    'https://app.example.com/x',
+    'https://app.example.com/y?q=1',
+    'HTTPS://APP.Example.com:443/z',
+    'https://user:pw@app.example.com:8443/p?q#f',
+    'https://app.example.com\\x/y',
+    'https:///app.example.com/x',
+    'http://app.example.com',
+    'https:app.example.com/x',
+  ];
+  it('reads the scheme, host and user of each URL as the URL parser does, twice over', () => {
+    for (const round of [1, 2]) {
+      for (const text of urls) {
+        const { url } = requestTarget(text);
+        const parsed = new URL(text);
+        for (const field of [
+          'protocol',
+          'host',
+          'hostname',
+          'port',
+          'username',
+          'password',
+        ] as const)
+          expect([round, text, field, url[field]]).toEqual([round, text, field, parsed[field]]);
+      }
+    }
   });
 });
