@@ -17,6 +17,7 @@ import {
   phaseRules,
   prepareRequest,
   type RequestShare,
+  type Watch,
 } from './evaluate.js';
 import { probesFor } from './probes.js';
 import { type Differing, differingRules } from './rules.js';
@@ -133,17 +134,31 @@ function watchedRun(
   prepared: PreparedRequest,
   given: PolicyGiven,
 ): { readonly evaluation: Evaluation | undefined; readonly fired: boolean } {
-  if (!mayFire(side, prepared)) return { evaluation: undefined, fired: false };
-  const { byKey, last } = side.differing;
-  let fired = false;
-  const evaluation = evaluatePrepared(side.policy, prepared, given, {
-    fired: (key, rule) => {
-      if (byKey.get(key)?.has(rule) === true) fired = true;
-    },
-    stop: (phase, rule) =>
-      !fired && (last === undefined || phase > last[0] || (phase === last[0] && rule > last[1])),
-  });
-  return { evaluation, fired };
+  if (!mayFire(side, prepared)) return NOT_RUN;
+  const watch = new DifferingWatch(side.differing);
+  const evaluation = evaluatePrepared(side.policy, prepared, given, watch);
+  return { evaluation, fired: watch.any };
+}
+
+const NOT_RUN = Object.freeze({ evaluation: undefined, fired: false });
+
+/** A run watched for its differing rules (one object a run, not two closures and their scope). */
+class DifferingWatch implements Watch {
+  /** Whether a differing rule fired. */
+  any = false;
+
+  constructor(readonly differing: Differing) {}
+
+  fired(key: string, rule: number): void {
+    if (this.differing.byKey.get(key)?.has(rule) === true) this.any = true;
+  }
+
+  stop(phase: number, rule: number): boolean {
+    const { last } = this.differing;
+    return (
+      !this.any && (last === undefined || phase > last[0] || (phase === last[0] && rule > last[1]))
+    );
+  }
 }
 
 /**
