@@ -340,16 +340,11 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
     }
     return url;
   };
-  const get = (path: string, more: Partial<PolicyRequest> = {}): PolicyRequest => ({
-    method: 'GET',
-    url: urlOf(path),
-    ...more,
-  });
   // Every path around a guard's; the other facts on the guards' own paths only: a method, an
   // address or a header that changes an outcome does so where a guard looks.
   const named = [...facts.paths];
   // A path's logged-in variants are the same request (one object: the preview prepares it once).
-  const plain = paths.map((path) => get(path));
+  const plain = paths.map((path): PolicyRequest => ({ method: 'GET', url: urlOf(path) }));
   for (const request of plain) addPlain(request);
   const identities = new Set([...facts.emails, 'someone@example.com']);
   if (facts.auth) {
@@ -360,17 +355,23 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
   }
   // A GET on a guard's path is among the plain probes already.
   for (const method of facts.methods) {
-    if (method !== 'GET') for (const path of named) add(get(path, { method }));
+    if (method !== 'GET') for (const path of named) add({ method, url: urlOf(path) });
   }
-  for (const ip of facts.ips) for (const path of named) add(get(path, { clientIp: ip }));
+  for (const ip of facts.ips) {
+    for (const path of named) add({ method: 'GET', url: urlOf(path), clientIp: ip });
+  }
   const values = new Set([...facts.values, 'edgesync-probe']);
   for (const [name, known] of facts.headers) {
     for (const value of new Set([...known, ...values])) {
-      for (const path of named) add(get(path, { headers: { [name]: [value] } }));
+      for (const path of named) {
+        add({ method: 'GET', url: urlOf(path), headers: { [name]: [value] } });
+      }
     }
   }
   for (const name of facts.query)
-    for (const path of named) addPlain(get(`${path}?${encodeURIComponent(name)}=1`));
+    for (const path of named) {
+      addPlain({ method: 'GET', url: urlOf(`${path}?${encodeURIComponent(name)}=1`) });
+    }
   for (const host of facts.hosts)
     for (const path of named) addPlain({ method: 'GET', url: `https://${host}${path}` });
   return out;
