@@ -190,6 +190,9 @@ export function interpolate(
   vars: Readonly<Record<string, unknown>>,
   exact = false,
 ): CelOutcome {
+  // Most config strings interpolate nothing (an upstream URL, a header's value): no `${`, no
+  // part to evaluate, the text itself (what the split below gives, without its arrays).
+  if (!text.includes('${')) return { value: text };
   const parts = splitInterpolations(text);
   if ('error' in parts) return parts;
   const only = parts.parts.length === 1 ? parts.parts[0] : undefined;

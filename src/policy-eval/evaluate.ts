@@ -566,11 +566,18 @@ const UNBUILT: unique symbol = Symbol('unbuilt');
  * (most guards read `req` alone), and the run's own (`vars`, `actions`).
  */
 class Activation implements Variables {
+  #actions: { readonly svc: Record<string, unknown> } | undefined;
+
   constructor(
     readonly prepared: PreparedRequest,
     readonly vars: Record<string, unknown>,
-    readonly actions: { readonly svc: Record<string, unknown> },
+    readonly svc: Record<string, unknown>,
   ) {}
+  /** `actions.svc`: what the actions before wrote (read by few expressions). */
+  get actions(): { readonly svc: Record<string, unknown> } {
+    this.#actions ??= { svc: this.svc };
+    return this.#actions;
+  }
   get req(): unknown {
     return this.prepared.req;
   }
@@ -790,7 +797,7 @@ export function evaluatePrepared(
   const { request, http } = prepared;
   const vars: Record<string, unknown> = {};
   const svc: Record<string, unknown> = {};
-  const activation = new Activation(prepared, vars, { svc }) as unknown as Record<string, unknown>;
+  const activation = new Activation(prepared, vars, svc) as unknown as Record<string, unknown>;
   const run: Run = {
     policyPhase: 'on_tcp_connect',
     request,
