@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { createRequire } from 'node:module';
+import { describe, expect, it, vi } from 'vitest';
 import { API_OPERATIONS, fillTemplate } from '../../../src/api/routes.js';
 import { createDaemonMetrics, routeLabel } from '../../../src/daemon/metrics.js';
 
@@ -120,5 +121,20 @@ describe('daemon metrics', () => {
     expect(text).toContain('process_cpu_user_seconds_total');
     expect(text).toContain('nodejs_heap_size_used_bytes');
     expect(m.contentType).toContain('text/plain');
+  });
+
+  it('samples the event-loop lag every 100 ms (at 10 ms an idle daemon woke 100 times a second)', async () => {
+    // prom-client reads the lag from the histogram `perf_hooks` keeps at this resolution.
+    const hooks = createRequire(import.meta.url)(
+      'node:perf_hooks',
+    ) as typeof import('node:perf_hooks');
+    const spy = vi.spyOn(hooks, 'monitorEventLoopDelay');
+    try {
+      const m = createDaemonMetrics();
+      expect(spy).toHaveBeenCalledWith(expect.objectContaining({ resolution: 100 }));
+      expect(await m.render()).toContain('nodejs_eventloop_lag_p99_seconds');
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
