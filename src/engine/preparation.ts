@@ -7,10 +7,10 @@
  */
 import type { LiveSnapshot } from '../api/index.js';
 import { errorMessage } from '../errors.js';
+import type { LoadResult } from '../manifest/loader.js';
 import { PlanMemo } from '../plan/index.js';
 import { type EngineState, planOptionsOf, type ReconcilerOptions } from './context.js';
 import type { AnticipateInput, ReconcileInput } from './contract.js';
-import type { LoadResult } from '../manifest/loader.js';
 import {
   type Guess,
   INCREMENTAL_REASONS,
