@@ -91,7 +91,15 @@ export async function guessPlan(
   known: LiveSnapshot,
   options: IncrementalOptions,
 ): Promise<Guess> {
-  const loaded = await readManifests(dir, options, true);
+  return planGuess(await readManifests(dir, options, true), known, options);
+}
+
+/** The plan of manifests read incrementally (`readManifests`) against the kept snapshot `known`. */
+export function planGuess(
+  loaded: LoadResult,
+  known: LiveSnapshot,
+  options: Pick<IncrementalOptions, 'plan'>,
+): Guess {
   if (!loaded.ok) return { loaded, guess: undefined };
   assertEdgesAvailable(loaded.set, known);
   return { loaded, guess: buildPlan(loaded.set, known, options.plan) };

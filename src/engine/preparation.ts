@@ -7,19 +7,21 @@
  */
 import type { LiveSnapshot } from '../api/index.js';
 import { errorMessage } from '../errors.js';
+import type { LoadResult } from '../manifest/loader.js';
 import { PlanMemo } from '../plan/index.js';
 import { type EngineState, planOptionsOf, type ReconcilerOptions } from './context.js';
 import type { AnticipateInput, ReconcileInput } from './contract.js';
 import {
   type Guess,
-  guessPlan,
   INCREMENTAL_REASONS,
   type Prepared,
+  planGuess,
   prepareIncremental,
   readManifests,
 } from './incremental.js';
 import { type PreparedPlan, preparePlan } from './pipeline.js';
 import { forgetLastCycle } from './report.js';
+import { declaresFewer } from './steps.js';
 
 export interface Preparation {
   /** Which strategy this is (an incremental one may still hand over to a full one). */
@@ -129,7 +131,8 @@ function takeAhead(
  * `AnticipateFn`: while the daemon waits out a change's debounce, read the manifests and plan
  * them against the kept snapshot (`state.ahead`), with no API call. When the next cycle will be
  * a full one (nothing kept), the read only fills the file cache, so that cycle parses no file
- * again. A failure keeps nothing: the cycle reads again and reports it.
+ * again; so does a read in which a file lost resources (half a save). A failure keeps nothing:
+ * the cycle reads again and reports it.
  */
 export async function anticipate(
   input: AnticipateInput,
@@ -144,11 +147,24 @@ export async function anticipate(
       await readManifests(input.dir, incremental);
       return;
     }
-    const read = await guessPlan(input.dir, known, incremental);
-    state.ahead = { ...input, known, read };
+    const loaded = await readManifests(input.dir, incremental, true);
+    // A file that lost resources is most likely half a save (an editor truncates, then writes):
+    // the cycle does not act on such a read (`unsettled`), and no plan of the last one fits a
+    // set that lost resources, so planning it would plan the whole set (at 50,000 resources,
+    // several times an edit's CPU, and a heap of garbage). Left to the cycle, which reads again.
+    if (lostResources(loaded, state)) return;
+    state.ahead = { ...input, known, read: planGuess(loaded, known, incremental) };
   } catch (err) {
     options.logger.debug({ err: errorMessage(err) }, 'reading ahead failed; the cycle reads again');
   }
+}
+
+/** Whether a file `loaded` read now declares fewer resources than a cycle last went on with. */
+function lostResources(loaded: LoadResult, state: EngineState): boolean {
+  for (const [path, stamp] of loaded.read ?? loaded.stamps) {
+    if (declaresFewer(state, path, state.files.declaredIn(stamp.file))) return true;
+  }
+  return false;
 }
 
 /**

@@ -131,6 +131,15 @@ function nothingToDo(cycle: Cycle, state: EngineState): ReconcileReport {
 }
 
 /**
+ * Whether the file at `path` declares fewer resources than at the last read a cycle went on
+ * with: emptied, or truncated as a file rewritten in place is until its writer is done.
+ */
+export function declaresFewer(state: EngineState, path: string, resources: number): boolean {
+  const before = state.held.get(path);
+  return before !== undefined && resources < before.resources;
+}
+
+/**
  * Whether the files this cycle read are finished, as they are on disk now. Not when:
  * - a file was saved while it was read (its stamp moved since): what was read may be half a save;
  * - a file declares fewer resources than at the last read a cycle went on with (emptied, or
@@ -175,7 +184,8 @@ export async function unsettled(
     const before = state.held.get(path);
     const after = held.get(path);
     if (before === undefined || after === undefined) continue;
-    const lost = after.resources < before.resources || (deletes && after.size < before.size);
+    const lost =
+      declaresFewer(state, path, after.resources) || (deletes && after.size < before.size);
     if (!lost) continue;
     const first = state.shrunk.get(path);
     if (first?.key === stamp.key && now - first.at >= settleMs) continue;

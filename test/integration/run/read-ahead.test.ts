@@ -135,6 +135,25 @@ describe('reading ahead of a file event', () => {
     await other.cleanup();
   });
 
+  it('a read in which a file lost resources (half a save) is not planned ahead: the cycle reads for itself', async () => {
+    await writeYaml(path.join(dir, 'a.yaml'), [tlsEdge('a1'), tlsEdge('a2')]);
+    const step = reconciler();
+    expect((await step(input('startup'))).result).toBe('changed');
+    // Truncated after its first document, as a file rewritten in place is mid-save.
+    await writeYaml(path.join(dir, 'a.yaml'), [tlsEdge('a1')]);
+    await step.anticipate(ahead(1));
+    await writeYaml(path.join(dir, 'd.yaml'), [tlsEdge('d')]);
+    // The cycle at the same generation read for itself (it sees d), and still waits for the
+    // shrunk file to settle before acting on it.
+    expect(await step(input('file', 1))).toMatchObject({
+      result: 'superseded',
+      reread: true,
+      writes: 0,
+      summary: { create: 1, delete: 1 },
+    });
+    expect(await names()).toEqual(['a1', 'a2']);
+  });
+
   it('invalid manifests read ahead are reported by the cycle, with their diagnostics', async () => {
     const step = await converged();
     await writeYaml(path.join(dir, 'c.yaml'), [{ ...tlsEdge('c'), hostports: 'nope' }]);
