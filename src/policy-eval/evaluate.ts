@@ -551,7 +551,7 @@ export type RequestShare = Map<string, Map<string, RequestPart>>;
  * The variables of a prepared request, as the engine reads them: by name, each built when an
  * expression first reads it; one absent is undefined (the engine reads it so).
  */
-export interface Variables {
+interface Variables {
   readonly req: unknown;
   readonly endpoint: unknown;
   readonly conn: unknown;

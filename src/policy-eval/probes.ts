@@ -284,23 +284,15 @@ function pathsAround(path: string): string[] {
  * built from what either one's guards test, at most `MAX_PROBES`, in a stable order.
  */
 export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe[] {
-  const noFacts = (): Facts => ({
-    paths: new Set(['/']),
-    hosts: new Set(),
-    methods: new Set(['GET']),
-    ips: new Set(),
-    emails: new Set(),
-    headers: new Map(),
-    query: new Set(),
-    values: new Set(),
-    auth: false,
-  });
   // Every guard's paths; the rest (methods, addresses, headers, logins) from the rules that
   // differ: what an unchanged rule tests decides alike before and after, but where it stands in
   // the path space is where a changed rule in front of it shows.
   const all: Reach = { paths: new Set(['/']), emails: new Set(), auth: false };
   for (const policy of policies) readReach(rulesOf(policy), all);
-  const facts = noFacts();
+  // The root and a GET are always probed, first.
+  const facts = emptyFacts();
+  facts.paths.add('/');
+  facts.methods.add('GET');
   readPolicy(changedRules(policies), facts);
   for (const path of all.paths) facts.paths.add(path);
   // Behind a login of any rule, a change shows only to a logged-in request.

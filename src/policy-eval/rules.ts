@@ -113,9 +113,7 @@ const alike = new WeakMap<object, object>();
  * rules are read against each other only when their names are equal (or one has none).
  */
 function nameOf(rule: unknown): string | undefined {
-  if (typeof rule !== 'object' || rule === null || Array.isArray(rule)) return undefined;
-  const proto = Object.getPrototypeOf(rule);
-  if ((proto !== Object.prototype && proto !== null) || 'toJSON' in rule) return undefined;
+  if (jsonKind(rule) !== 'map') return undefined;
   const name = (rule as { name?: unknown }).name;
   return typeof name === 'string' ? name : undefined;
 }
