@@ -101,14 +101,27 @@ export function fieldChanges(
     for (const key of keys) fieldChanges([...prefix, key], b[key], a[key], sensitivity, out);
     return out;
   }
-  const change: FieldChange = {
-    path: sharedPath(formatPath(prefix)),
-    sensitive: sensitivity.isSensitive(prefix),
-  };
-  if (before !== undefined) change.before = before;
-  if (after !== undefined) change.after = after;
-  out.push(change);
+  out.push(
+    fieldChange(sharedPath(formatPath(prefix)), sensitivity.isSensitive(prefix), before, after),
+  );
   return out;
+}
+
+/**
+ * A field's change, each side present only when given. Written as one literal per case, never
+ * grown property by property: an object given a property after it was made keeps that property
+ * in a separate store, and a plan of 25,000 creates holds some 250,000 of these (a daemon keeps
+ * them in its report until the next cycle): about 30 bytes more each.
+ */
+export function fieldChange(
+  path: string,
+  sensitive: boolean,
+  before: unknown,
+  after: unknown,
+): FieldChange {
+  if (before === undefined)
+    return after === undefined ? { path, sensitive } : { path, sensitive, after };
+  return after === undefined ? { path, sensitive, before } : { path, sensitive, before, after };
 }
 
 /**
@@ -176,10 +189,7 @@ export function policyChanges(
     for (const key of keys) policyChanges([...path, key], b[key], a[key], sensitivity, out);
     return;
   }
-  const change: FieldChange = { path: formatPath(path), sensitive: sensitivity.isSensitive(path) };
-  if (before !== undefined) change.before = before;
-  if (after !== undefined) change.after = after;
-  out.push(change);
+  out.push(fieldChange(formatPath(path), sensitivity.isSensitive(path), before, after));
 }
 
 /**

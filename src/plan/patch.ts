@@ -94,6 +94,17 @@ export function patchPlan(
 }
 
 /**
+ * Whether `basis` may still be patched into a plan of a later set, `live` being the records the
+ * next whole plan is made against: only if its records other than edges are those same objects
+ * in the same places, with as many edges. Records are only ever replaced by newer objects (a
+ * listing, a read-back), never given back, so a basis that differs from `live` there now differs
+ * from every later snapshot too.
+ */
+export function mayFitLater(basis: PlanBasis, live: LiveState): boolean {
+  return sameOtherRecords(basis.live, live);
+}
+
+/**
  * The last plan's changes without the changed roots', with theirs in address order. A root's
  * changes are its edge's and its routes' (`routeAddress`: the edge's address and a suffix), so
  * they lie among the addresses that begin with the root's: found by binary search, not a scan.

@@ -39,6 +39,7 @@ import {
   NO_WAIT_FLAG,
   type PlanBasis,
   PlanContext,
+  type PlanMemo,
   type PlanOptions,
   type ResolveReference,
 } from './context.js';
@@ -59,7 +60,7 @@ import {
   type Ownership,
   resolveOwnership,
 } from './ownership.js';
-import { patchPlan } from './patch.js';
+import { mayFitLater, patchPlan } from './patch.js';
 import { releaseAuthFirst } from './routes.js';
 
 export { DEFAULT_MAX_DELETES, type LiveState, PlanMemo, type PlanOptions } from './context.js';
@@ -123,8 +124,30 @@ function suspended(
 export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOptions = {}): Plan {
   const { memo } = options;
   if (memo === undefined) return planAll(desired, live, options).plan;
+  const patched = patchFromMemo(memo, desired, live, options);
+  if (patched !== undefined) return patched;
+  const made = planAll(desired, live, options);
+  memo.basis = made;
+  return made.plan;
+}
+
+/**
+ * The plan patched from the memo's basis or its fallback, or undefined. Both are forgotten
+ * while planning (a plan that throws leaves no half-updated basis behind); when neither fits,
+ * the basis becomes the fallback of the whole plan the caller makes next, if it may still fit a
+ * later set: the set may be passing through a state the next plan leaves (a file read half
+ * written), and the plan after it is then patched from the basis before, not made whole. A
+ * basis made against other live records of another count (the plan before a cycle's creates)
+ * can never fit again, and is dropped before the whole plan, not kept beside it: at 10,000 edges
+ * the start-up cycle's plan of 25,000 creates is some 45 MB.
+ */
+function patchFromMemo(
+  memo: PlanMemo,
+  desired: DesiredSet,
+  live: LiveState,
+  options: PlanOptions,
+): Plan | undefined {
   const { basis, fallback } = memo;
-  // Forgotten while planning: a plan that throws leaves no half-updated basis behind.
   memo.basis = undefined;
   memo.fallback = undefined;
   const patched =
@@ -133,12 +156,8 @@ export function buildPlan(desired: DesiredSet, live: LiveState, options: PlanOpt
     memo.basis = patched.basis;
     return patched.plan;
   }
-  const made = planAll(desired, live, options);
-  memo.basis = made;
-  // The set may be passing through a state the next plan leaves (a file read half written):
-  // the basis before stays, so the plan after it is patched from that one, not made whole.
-  memo.fallback = basis;
-  return made.plan;
+  if (basis !== undefined && mayFitLater(basis, live)) memo.fallback = basis;
+  return undefined;
 }
 
 /** Plans the whole set; returns the plan with what a later patch of it reuses. */

@@ -3,7 +3,7 @@
  * modules set or removed, the PATCH body that realises it, and the field list a plan shows.
  */
 import { compareCodeUnits } from '../compare.js';
-import { diffModule, moduleFieldChanges, type Sensitivity } from './diff.js';
+import { diffModule, fieldChange, moduleFieldChanges, type Sensitivity } from './diff.js';
 import type { FieldChange, ModuleChange } from './model.js';
 
 export interface ScalarDiff<W> {
@@ -117,11 +117,8 @@ export function diffResource<W extends object>(
     changedScalars.push(s.name);
     patch ??= {};
     patch[s.name] = s.after as W[typeof s.name];
-    const change: FieldChange = { path: s.name, sensitive: sensitivity.isSensitive([s.name]) };
-    if (s.before !== undefined) change.before = s.before;
-    if (s.after !== undefined) change.after = s.after;
     fields ??= [];
-    fields.push(change);
+    fields.push(fieldChange(s.name, sensitivity.isSensitive([s.name]), s.before, s.after));
   }
   for (const name of moduleNames) {
     const want = desired[name];

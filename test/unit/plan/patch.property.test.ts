@@ -490,6 +490,7 @@ describe('planning from the last plan', () => {
     // The file read half written: its edges are missing, so the whole set is planned.
     buildPlan({ ...desired, tlsEdges: desired.tlsEdges.slice(1) }, live, { memo });
     expect(memo.basis?.holders).not.toBe(holders);
+    expect(memo.fallback?.holders).toBe(holders);
     // Then whole, with one edge edited: patched from the plan before the half-written one.
     const edited = {
       ...desired,
@@ -498,5 +499,19 @@ describe('planning from the last plan', () => {
     const plan = buildPlan(edited, live, { memo });
     expect(memo.basis?.holders).toBe(holders);
     expect(plan).toEqual(buildPlan(structuredClone(edited), structuredClone(live)));
+  });
+
+  it('drops a basis that no later set can fit: the plan before a cycle created the set', () => {
+    const desired = base();
+    const created = mirrored(liveOf(desired));
+    const memo = new PlanMemo();
+    // Nothing live yet: every edge a create.
+    const before = buildPlan(desired, { ...created, tlsEdges: [], httpsEdges: [] }, { memo });
+    expect(before.summary.create).toBeGreaterThan(0);
+    // The check after the creates plans the whole set against the records read back.
+    const after = buildPlan(desired, created, { memo });
+    expect(after.summary.create).toBe(0);
+    expect(memo.fallback).toBeUndefined();
+    expect(after).toEqual(buildPlan(structuredClone(desired), structuredClone(created)));
   });
 });
