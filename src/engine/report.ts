@@ -241,8 +241,26 @@ function entryFor(c: ResourceChange, values: readonly string[]): ChangeEntry | N
     action: c.action,
     reason: c.reason,
     ...(c.id === undefined ? {} : { id: c.id }),
-    fields: c.fields.map((f) => f.path),
+    fields: fieldPaths(c.fields),
   }));
+}
+
+/**
+ * One list per distinct list of field paths: the changes of a kind list the same fields (a
+ * start-up cycle creating 25,000 resources has a few dozen distinct lists), and the daemon keeps
+ * the entries until its next cycle. Bounded like the paths themselves (src/plan/diff.ts).
+ */
+const pathLists = new Map<string, readonly string[]>();
+const MAX_PATH_LISTS = 10_000;
+
+function fieldPaths(fields: readonly { readonly path: string }[]): readonly string[] {
+  const paths = fields.map((f) => f.path);
+  const key = paths.join('\n');
+  const known = pathLists.get(key);
+  if (known !== undefined) return known;
+  if (pathLists.size >= MAX_PATH_LISTS) pathLists.clear();
+  pathLists.set(key, paths);
+  return paths;
 }
 
 /**

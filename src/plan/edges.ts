@@ -31,6 +31,7 @@ import {
   describeDiff,
   diffResource,
   hasChanges,
+  moduleChange,
   noOperations,
   pickModules,
   type ScalarDiff,
@@ -80,7 +81,7 @@ export function planCreate(ctx: PlanContext, d: DesiredEdge): void {
     fields: createFields(body, new Sensitivity(m.sensitive)),
     modules: EDGE_MODULES[d.kind]
       .filter((n) => body[n] !== undefined)
-      .map((module) => ({ module, status: 'set' as const })),
+      .map((module) => moduleChange(module, 'set')),
     operations: [
       typed.kind === 'tls_edge'
         ? createEdge('tls_edge', typed.body, description, extra)

@@ -50,19 +50,21 @@ function op(
   body?: object,
   extra: Extra = {},
 ): Operation {
-  const o: Operation = {
-    method,
-    target,
-    path: targetPath(target),
-    phase,
-    description,
-    sensitive_paths: [],
-  };
-  if (body !== undefined) {
-    o.body = body;
-    o.sensitive_paths = bodySensitivePaths(body, extra.sensitive ?? []);
+  const path = targetPath(target);
+  const { binds } = extra;
+  // Made whole where it can be (a property added later takes a store of its own: a start-up
+  // plan of 25,000 creates holds 25,000 of these), in the order a plan file lists them.
+  let o: Operation;
+  if (body === undefined) {
+    o = { method, target, path, phase, description, sensitive_paths: NO_PATHS };
+    if (binds !== undefined) o.binds = binds;
+  } else {
+    const sensitive_paths = bodySensitivePaths(body, extra.sensitive ?? []);
+    o =
+      binds === undefined
+        ? { method, target, path, phase, description, sensitive_paths, body }
+        : { method, target, path, phase, description, sensitive_paths, body, binds };
   }
-  if (extra.binds !== undefined) o.binds = extra.binds;
   if (extra.requires !== undefined && extra.requires.length > 0) o.requires = [...extra.requires];
   if (extra.after !== undefined && extra.after.length > 0) o.after = [...extra.after];
   if (extra.fills !== undefined && extra.fills.length > 0) o.fills = [...extra.fills];
@@ -84,10 +86,18 @@ function bodySensitivePaths(body: object, sensitive: readonly FieldPath[]): Fiel
       out.push(path);
     }
   }
+  if (out.length === 0) return NO_PATHS;
+  if (out.length === 1 && out[0] === METADATA) return ONLY_METADATA;
   return out.length < 2 ? out : uniquePaths(out);
 }
 
 const METADATA: FieldPath = ['metadata'];
+/**
+ * The lists most operations have, shared (frozen: nothing changes an operation's list once
+ * made, and a change would throw, not spread).
+ */
+const NO_PATHS = Object.freeze([]) as unknown as FieldPath[];
+const ONLY_METADATA = Object.freeze([METADATA]) as unknown as FieldPath[];
 
 export function createEdge<K extends EdgeKind>(
   kind: K,

@@ -48,7 +48,7 @@ const moduleChanges: Record<ModuleChange['status'], Map<string, ModuleChange>> =
   removed: new Map(),
 };
 
-function moduleChange(module: string, status: ModuleChange['status']): ModuleChange {
+export function moduleChange(module: string, status: ModuleChange['status']): ModuleChange {
   const byModule = moduleChanges[status];
   let change = byModule.get(module);
   if (change === undefined) {

@@ -19,6 +19,7 @@ import {
   describeDiff,
   diffResource,
   hasChanges,
+  moduleChange,
   noOperations,
   pickModules,
   type ScalarDiff,
@@ -59,10 +60,9 @@ export function planRouteCreate(
     reason: 'not found live',
     source: r.source,
     fields: createFields(body, new Sensitivity(r.sensitive)),
-    modules: ROUTE_MODULES.filter((n) => fields[n] !== undefined).map((module) => ({
-      module,
-      status: 'set' as const,
-    })),
+    modules: ROUTE_MODULES.filter((n) => fields[n] !== undefined).map((module) =>
+      moduleChange(module, 'set'),
+    ),
     operations: [
       createRoute(edge, body, `create route ${r.match}`, {
         binds: address,
