@@ -65,8 +65,15 @@ export interface StatusState {
  * objects, `resourcesOf`), so its statuses are these with those few swapped.
  */
 interface InSync {
+  /** The report's list (the next cycle's patch says which list it was made from). */
   readonly entries: readonly NoopEntry[];
-  readonly statuses: readonly ResourceStatus[];
+  /**
+   * The same entries in a list of this record's own, and their statuses: the next cycle's
+   * patch moves both in place (one status record folds each cycle once, and the lists are its
+   * alone), so an edit at 50,000 resources copies no list of 50,000.
+   */
+  readonly own: NoopEntry[];
+  readonly statuses: ResourceStatus[];
   readonly counts: ResourceCounts;
   /** The entries are in address order (a plan the planner made; one written by hand may not be). */
   readonly ordered: boolean;
@@ -235,11 +242,11 @@ function resourceStates(
 /** The in-sync statuses of `entries`, from `before`'s where an entry is the same object. */
 function inSyncStates(entries: readonly NoopEntry[], before: InSync | undefined): InSync {
   const patch = noopPatchOf(entries);
-  const patched =
-    before?.ordered === true && patch?.before === before.entries
-      ? patchedStates(entries, before, patch)
-      : undefined;
-  return patched ?? walkedStates(entries, before);
+  if (before?.ordered !== true || patch?.before !== before.entries) {
+    return walkedStates(entries, before);
+  }
+  // A patch that gave up may have moved part of `before`'s lists: all made afresh.
+  return patchedStates(entries, before, patch) ?? walkedStates(entries, undefined);
 }
 
 function inSyncStatus(n: NoopEntry): ResourceStatus {
@@ -256,16 +263,16 @@ function inSyncStatus(n: NoopEntry): ResourceStatus {
 
 /**
  * The statuses of entries made from `before`'s by a few removed and added (`NoopPatch`): the
- * same moves on its statuses, found by binary search, not a walk of the set. Undefined when an
- * entry removed is not where its address says (the caller walks).
+ * same moves on its lists, in place, found by binary search, not a walk of the set. Undefined
+ * when an entry removed is not where its address says (`before` is then spent: the caller
+ * makes every status afresh).
  */
 function patchedStates(
   entries: readonly NoopEntry[],
   before: InSync,
   patch: NoopPatch,
 ): InSync | undefined {
-  const list = before.entries.slice();
-  const statuses = before.statuses.slice();
+  const { own: list, statuses } = before;
   const tally = new Tally(before.counts);
   for (const step of patch.steps) {
     for (const e of step.removed) {
@@ -285,7 +292,7 @@ function patchedStates(
       tally.add(made, 1);
     }
   }
-  return { entries, statuses, counts: tally.counts(), ordered: true };
+  return { entries, own: list, statuses, counts: tally.counts(), ordered: true };
 }
 
 /** The first index of `list` (in address order) whose address is not before `address`. */
@@ -325,7 +332,7 @@ function walkedStates(entries: readonly NoopEntry[], before: InSync | undefined)
     statuses.push(made);
   }
   for (; i < prior.length; i++) tally.add(priorStatuses[i] as ResourceStatus, -1);
-  return { entries, statuses, counts: tally.counts(), ordered };
+  return { entries, own: entries.slice(), statuses, counts: tally.counts(), ordered };
 }
 
 /**
