@@ -1,10 +1,13 @@
 /**
- * The daemon's status as a pure reducer: each recorded cycle folds into a `StatusState`, and
+ * The daemon's status as a reducer: each recorded cycle folds into a `StatusState`, and
  * `renderStatus` turns the state (with the loop's snapshot) into the `/status` document, with
  * the managed resources counted; `resourcePage` answers `/status/resources` a page at a time
  * (`parseResourceQuery` reads its query). The counts are made once per cycle, so a request costs
  * the size of what it returns, not the account's. No clock, no I/O: the daemon passes times in,
- * and the unit tests drive it directly.
+ * and the unit tests drive it directly. One exception to folding into new values: the in-sync
+ * statuses are lists of the state's own, moved in place by the next cycle's patch (a state is
+ * folded once, by the daemon, and the state before is dropped), so an edit at 50,000 resources
+ * copies no list of 50,000.
  */
 import path from 'node:path';
 import { type NoopPatch, noopPatchOf } from '../engine/report.js';
