@@ -169,11 +169,11 @@ function newCore(options: DaemonOptions): DaemonCore {
   const watcher = createManifestWatcher({
     logger,
     excluded: excludeMatcher(options.exclude),
-    onChange: (kind, file) => {
+    onChange: (kind, file, changedAt) => {
       logger.debug({ kind, file }, 'manifest change seen');
       if (kind === 'link') core.changedPaths = undefined;
       else core.changedPaths?.add(file);
-      changed(core, kind);
+      changed(core, kind, changedAt);
     },
     onEntry: (file) => {
       logger.debug({ file }, 'manifest tree entry seen');
@@ -266,9 +266,9 @@ function takeChanged(core: DaemonCore): readonly string[] | undefined {
 }
 
 /** A change of the manifests (seen by the watcher, or by a cycle that read one mid-save). */
-function changed(core: DaemonCore, kind: 'file' | 'link'): void {
+function changed(core: DaemonCore, kind: 'file' | 'link', changedAt?: number): void {
   core.generation += 1;
-  core.loop.notifyChange(kind);
+  core.loop.notifyChange(kind, changedAt);
   readAhead(core);
 }
 

@@ -80,8 +80,12 @@ export interface ReconcileLoop {
   start(): void;
   /** Requests a cycle now (or as soon as the one in flight ends). */
   trigger(reason: TriggerReason): void;
-  /** Reports a file-system change; the cycle follows after the debounce. */
-  notifyChange(reason: 'file' | 'link'): void;
+  /**
+   * Reports a file-system change; the cycle follows after the debounce. `changedAt`, when the
+   * watcher knows it (a change found on a second look at the file), is when the change was
+   * made: the quiet period counts from it, never ending before a later change's.
+   */
+  notifyChange(reason: 'file' | 'link', changedAt?: number): void;
   /**
    * Stops every trigger and timer, aborts the cycle in flight and waits for it up to `graceMs`.
    * Resolves true when it ended in time (or none was running), false when the grace ran out.
@@ -116,7 +120,9 @@ interface LoopState {
   next: { at: number; reason: 'resync' | 'retry'; handle: unknown } | undefined;
   /** When the periodic resync is due (kept across partial cycles; now() once one is preempted). */
   resyncDueAt: number | undefined;
-  debounce: { firstAt: number; reason: 'file' | 'link'; handle: unknown } | undefined;
+  debounce:
+    | { firstAt: number; dueAt: number; reason: 'file' | 'link'; handle: unknown }
+    | undefined;
   /** When the last full cycle (any but a file event's, which may be incremental) began. */
   lastFullStartAt: number | undefined;
   deferred: { reason: TriggerReason; handle: unknown } | undefined;
@@ -143,7 +149,7 @@ export function createReconcileLoop(options: LoopOptions): ReconcileLoop {
       run(s, 'startup');
     },
     trigger: (reason) => request(s, reason),
-    notifyChange: (reason) => notifyChange(s, reason),
+    notifyChange: (reason, changedAt) => notifyChange(s, reason, changedAt),
     stop: (graceMs) => stopLoop(s, graceMs),
     snapshot: () => ({
       inFlight: s.inFlight?.reason,
@@ -260,7 +266,7 @@ function afterCycle(s: LoopState, outcome: CycleOutcome): void {
   }
 }
 
-function notifyChange(s: LoopState, reason: 'file' | 'link'): void {
+function notifyChange(s: LoopState, reason: 'file' | 'link', changedAt?: number): void {
   const { options } = s;
   if (s.stopped || !s.started) return;
   const t = options.now();
@@ -269,12 +275,17 @@ function notifyChange(s: LoopState, reason: 'file' | 'link'): void {
   const firstAt = debounce?.firstAt ?? t;
   // A link change says more than a file change: keep it as the reason for the merged burst.
   const merged = debounce?.reason === 'link' ? 'link' : reason;
-  const delay = Math.max(0, Math.min(options.debounceMs, firstAt + options.debounceMaxMs - t));
+  // A change seen late (the watcher's second look, 100 ms on) was quiet since it was made, not
+  // since it was seen. Kept within the debounce before now: a file system whose clock disagrees
+  // with ours moves the cycle by no more than that.
+  const at = changedAt === undefined ? t : Math.min(t, Math.max(changedAt, t - options.debounceMs));
+  const dueAt = Math.max(debounce?.dueAt ?? 0, at + options.debounceMs);
+  const delay = Math.max(0, Math.min(dueAt - t, firstAt + options.debounceMaxMs - t));
   const handle = options.timers.setTimeout(() => {
     s.debounce = undefined;
     request(s, merged);
   }, delay);
-  s.debounce = { firstAt, reason: merged, handle };
+  s.debounce = { firstAt, dueAt, reason: merged, handle };
 }
 
 async function stopLoop(s: LoopState, graceMs: number): Promise<boolean> {

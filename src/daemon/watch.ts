@@ -15,7 +15,8 @@
  *   event), and drops raw events 5 ms apart: a save in place (truncate, then write a few
  *   milliseconds later) reports the truncation only. So every reported change of a manifest file
  *   is followed by a look at the file after that window (`RECHECK_MS`): when its size, times or
- *   inode differ from what the report saw, the change is reported again (and looked at again).
+ *   inode differ from what the report saw, the change is reported again (and looked at again),
+ *   with the file's ctime: the debounce counts from the write, not from the second look.
  *
  * The daemon calls `pointAt` at the start of each cycle with the fresh resolution, before the
  * reconcile reads anything, so a change made after the read is always seen. Events from before a
@@ -46,7 +47,11 @@ export interface ManifestWatcher {
 }
 
 export interface ManifestWatcherOptions {
-  readonly onChange: (kind: ChangeKind, file: string) => void;
+  /**
+   * A change of `kind` at `file`; `changedAt` (epoch ms, the file's ctime) when it was found on a
+   * second look, after the change itself was reported or dropped.
+   */
+  readonly onChange: (kind: ChangeKind, file: string, changedAt?: number) => void;
   /**
    * An entry of the tree that is no manifest file appeared or went (a link, which may lead to a
    * directory, another file): no cycle of its own, but the next read lists the tree again.
@@ -186,7 +191,7 @@ async function startTreeWatch(
 ): Promise<Running> {
   const { onChange } = options;
   let isReady = false;
-  const recheck = rechecks((file) => onChange('file', file));
+  const recheck = rechecks((file, changedAt) => onChange('file', file, changedAt));
   const watcher = watch(root, {
     ignoreInitial: true,
     followSymlinks: false,
@@ -237,7 +242,7 @@ function statKey(stats: Stats | undefined): string {
  * Looks at a reported file again `RECHECK_MS` later and reports it once more when it changed
  * since the report (a change chokidar dropped), then looks again, until it stays as reported.
  */
-function rechecks(report: (file: string) => void) {
+function rechecks(report: (file: string, changedAt: number) => void) {
   const timers = new Map<string, ReturnType<typeof setTimeout>>();
   let stopped = false;
   const arm = (file: string, seen: string) => {
@@ -250,7 +255,7 @@ function rechecks(report: (file: string) => void) {
           (now) => {
             const key = statKey(now);
             if (stopped || key === seen) return;
-            report(file);
+            report(file, now.ctimeMs);
             arm(file, key);
           },
           // Gone: chokidar reports the unlink.

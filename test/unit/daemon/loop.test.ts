@@ -133,6 +133,48 @@ describe('reconcile loop', () => {
     ]);
   });
 
+  it('counts the quiet period from when a change was made, when the watcher knows it', async () => {
+    const { clock, calls, loop } = setup({}, () => 'success');
+    loop.start();
+    await flush();
+    // A save seen at 1000, then found changed again on the watcher's second look at 1100: the
+    // file was last written at 1001 (its ctime), so the cycle is due at 1251, not at 1350.
+    await clock.advance(1000);
+    loop.notifyChange('file');
+    await clock.advance(100);
+    loop.notifyChange('file', 1001);
+    await clock.advance(150);
+    expect(calls.map((c) => c.at)).toEqual([0]);
+    await clock.advance(1);
+    expect(calls.map((c) => [c.reason, c.at])).toEqual([
+      ['startup', 0],
+      ['file', 1251],
+    ]);
+  });
+
+  it('never ends the quiet period of a later change early, nor trusts a time from the future', async () => {
+    const { clock, calls, loop } = setup({}, () => 'success');
+    loop.start();
+    await flush();
+    await clock.advance(1000);
+    loop.notifyChange('file'); // due 1250
+    await clock.advance(200);
+    loop.notifyChange('file'); // another file at 1200: due 1450
+    await clock.advance(100);
+    loop.notifyChange('file', 1001); // the first one, seen again at 1300: still due 1450
+    loop.notifyChange('file', 0); // an older clock: counted from 1300 - 250 at most
+    await clock.advance(149);
+    expect(calls).toHaveLength(1);
+    await clock.advance(1);
+    expect(calls.at(-1)?.at).toBe(1450);
+    // A change time ahead of ours (a file system whose clock runs ahead): counted from now.
+    loop.notifyChange('file', clock.now() + 60_000);
+    await clock.advance(249);
+    expect(calls).toHaveLength(2);
+    await clock.advance(1);
+    expect(calls.at(-1)?.at).toBe(1700);
+  });
+
   it('reports a burst with a link change as a link change', async () => {
     const { clock, calls, loop } = setup({}, () => 'success');
     loop.start();
