@@ -7,6 +7,7 @@
  */
 import type { LiveSnapshot } from '../api/index.js';
 import { compareCodeUnits } from '../compare.js';
+import { Interned } from '../intern.js';
 import { KINDS, type KindDefinition, type LiveRecord } from '../kinds/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { maskTree, secretSources } from '../manifest/secrets.js';
@@ -250,17 +251,11 @@ function entryFor(c: ResourceChange, values: readonly string[]): ChangeEntry | N
  * start-up cycle creating 25,000 resources has a few dozen distinct lists), and the daemon keeps
  * the entries until its next cycle. Bounded like the paths themselves (src/plan/diff.ts).
  */
-const pathLists = new Map<string, readonly string[]>();
-const MAX_PATH_LISTS = 10_000;
+const pathLists = new Interned<readonly string[]>(10_000);
 
 function fieldPaths(fields: readonly { readonly path: string }[]): readonly string[] {
   const paths = fields.map((f) => f.path);
-  const key = paths.join('\n');
-  const known = pathLists.get(key);
-  if (known !== undefined) return known;
-  if (pathLists.size >= MAX_PATH_LISTS) pathLists.clear();
-  pathLists.set(key, paths);
-  return paths;
+  return pathLists.of(paths.join('\n'), paths);
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import equal from 'fast-deep-equal';
 import { compareCodeUnits } from '../compare.js';
+import { Interned } from '../intern.js';
 import { type FieldPath, formatPath, type Segment } from '../manifest/paths.js';
 import { parsePolicyText } from '../manifest/policy-text.js';
 import { isSecretField } from '../manifest/secrets.js';
@@ -130,15 +131,10 @@ export function fieldChange(
  * cost one string each instead of one per field of every resource. Bounded: a set of manifests
  * with more distinct paths than this only shares less.
  */
-const paths = new Map<string, string>();
-const MAX_SHARED_PATHS = 10_000;
+const paths = new Interned<string>(10_000);
 
 function sharedPath(formatted: string): string {
-  const known = paths.get(formatted);
-  if (known !== undefined) return known;
-  if (paths.size >= MAX_SHARED_PATHS) paths.clear();
-  paths.set(formatted, formatted);
-  return formatted;
+  return paths.of(formatted, formatted);
 }
 
 function isPlainObject(value: Plain | undefined): value is PlainObject {
