@@ -89,7 +89,11 @@ describe('file-system triggers (real chokidar)', () => {
     await start();
     expect(rec.calls[0]?.changed).toBeUndefined();
     const a = path.join(dir, 'a.yaml');
-    await fs.writeFile(a, 'kind: TLSEdge\nname: a2\n');
+    // Saved whole (a hidden file renamed over it): a save in place may be seen truncated, and
+    // the watcher's second look would then rightly report `a` again, in a later cycle.
+    const temp = path.join(dir, '.a.yaml.tmp');
+    await fs.writeFile(temp, 'kind: TLSEdge\nname: a2\n');
+    await fs.rename(temp, a);
     await waitFor('a file-triggered cycle', () => fileCycles() >= 1 && idle());
     expect(rec.calls.at(-1)?.changed).toEqual([a]);
     // A link that is no manifest file (dangling: chokidar sees only a raw rename) wakes no cycle
