@@ -91,7 +91,7 @@ function uncheckedProgram(text: string): ParseResult | undefined {
 }
 
 /**
- * Evaluates one expression on `vars`, its variables (inside `withRequest`, ./functions.ts). An
+ * Evaluates one expression on `vars`, its variables (inside `enterRequest`, ./functions.ts). An
  * expression that does not parse or check is an error here as in validation.
  */
 export function evalCel(expression: string, vars: Readonly<Record<string, unknown>>): CelOutcome {

@@ -13,7 +13,7 @@ import { RE2JS } from 're2js';
 import { celObject, celStringLike } from '../hosted/cel-values.js';
 import { DEFAULT_CLIENT_IP, type PolicyGiven } from '../manifest/policy/tests.js';
 import { type CelOutcome, engineValue, evalCel, guardReads, interpolate } from './cel.js';
-import { celInput, type FunctionScope, withRequest } from './functions.js';
+import { celInput, enterRequest, type FunctionScope, leaveRequest } from './functions.js';
 import { inCidr, parseCidr, parseIp } from './ip.js';
 
 /** A request as the evaluator sees it. */
@@ -332,20 +332,33 @@ export function requestTarget(text: string): {
   href: string;
 } {
   const afterScheme = text.indexOf('//') + 2;
-  const rest = text.slice(afterScheme);
-  const start = rest.search(/[/?#]/);
-  const url =
-    start < 0 ? originOf(new URL(text)) : originUrl(text, text.slice(0, afterScheme + start));
-  const target = start < 0 ? '' : rest.slice(start).replace(/#.*$/s, '');
+  const cut = authorityEnd(text, afterScheme);
+  if (cut === text.length) {
+    const url = originOf(new URL(text));
+    return { url, path: '/', query: '', href: `${url.protocol}//${url.host}/` };
+  }
+  const origin = originUrl(text, cut);
+  const hash = text.indexOf('#', cut);
+  const target = hash < 0 ? text.slice(cut) : text.slice(cut, hash);
   const q = target.indexOf('?');
   const path = (q < 0 ? target : target.slice(0, q)) || '/';
   const query = q < 0 ? '' : target.slice(q + 1);
-  return {
-    url,
-    path,
-    query,
-    href: `${url.protocol}//${url.host}${path}${q < 0 ? '' : `?${query}`}`,
-  };
+  // Most URLs are written as the parser writes their origin, with a path and no fragment: their
+  // text is the address (no second string to build and compare).
+  const href =
+    origin.canonical && hash < 0 && path === target
+      ? text
+      : `${origin.url.protocol}//${origin.url.host}${path}${q < 0 ? '' : `?${query}`}`;
+  return { url: origin.url, path, query, href };
+}
+
+/** Where the authority after `from` ends: the first `/`, `?` or `#`, or the text's end. */
+function authorityEnd(text: string, from: number): number {
+  for (let i = from; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 47 || c === 63 || c === 35) return i;
+  }
+  return text.length;
 }
 
 /**
@@ -355,7 +368,7 @@ export function requestTarget(text: string): {
  * does; an origin whose parse differs from the first whole URL's (a text the parser reads
  * otherwise, `https:///host`) is kept as `null`: its URLs are parsed whole.
  */
-const origins = new Map<string, Origin | null>();
+const origins = new Map<string, KnownOrigin | null>();
 const ORIGINS_KEPT = 1_024;
 
 /** What the evaluator reads of a parsed URL: its origin, as plain strings (URL getters are slow). */
@@ -373,26 +386,49 @@ function originOf(url: URL): Origin {
   return { protocol, host, hostname, port, username, password };
 }
 
-function originUrl(text: string, origin: string): Origin {
-  const known = origins.get(origin);
-  if (known !== undefined) return known ?? originOf(new URL(text));
-  const whole = originOf(new URL(text));
-  let parsed: Origin | null = null;
-  try {
-    const own = originOf(new URL(origin));
-    const same =
-      own.protocol === whole.protocol &&
-      own.host === whole.host &&
-      own.username === whole.username &&
-      own.password === whole.password;
-    parsed = same ? own : null;
-  } catch {
-    parsed = null;
-  }
-  if (origins.size >= ORIGINS_KEPT) origins.delete(origins.keys().next().value as string);
-  origins.set(origin, parsed);
-  return whole;
+/** An origin as the evaluator reads it, and whether its text is the one the parser writes. */
+interface KnownOrigin {
+  readonly url: Origin;
+  /** The text before the path is `protocol//host` as parsed (lower case, no default port). */
+  readonly canonical: boolean;
 }
+
+/**
+ * The origin of `text`, whose authority ends at `cut`: the last one asked about when the text
+ * starts with it (a preview asks about one endpoint's requests in a row), else by its text.
+ */
+function originUrl(text: string, cut: number): KnownOrigin {
+  const last = lastOrigin;
+  if (last !== undefined && last.text.length === cut && text.startsWith(last.text))
+    return last.known;
+  const origin = text.slice(0, cut);
+  let known = origins.get(origin);
+  if (known === undefined) {
+    const whole = originOf(new URL(text));
+    let parsed: KnownOrigin | null = null;
+    try {
+      const own = originOf(new URL(origin));
+      const same =
+        own.protocol === whole.protocol &&
+        own.host === whole.host &&
+        own.username === whole.username &&
+        own.password === whole.password;
+      parsed = same ? { url: own, canonical: origin === `${own.protocol}//${own.host}` } : null;
+    } catch {
+      parsed = null;
+    }
+    if (origins.size >= ORIGINS_KEPT) origins.delete(origins.keys().next().value as string);
+    origins.set(origin, parsed);
+    known = parsed;
+    if (parsed === null) return { url: whole, canonical: false };
+  }
+  if (known === null) return { url: originOf(new URL(text)), canonical: false };
+  lastOrigin = { text: origin, known };
+  return known;
+}
+
+/** The last origin `originUrl` found by its text. */
+let lastOrigin: { readonly text: string; readonly known: KnownOrigin } | undefined;
 
 /**
  * The `endpoint` variable, kept for the last endpoint asked about: the evaluations
@@ -439,7 +475,10 @@ function requestVars(
     method: request.method,
     host: url.host,
     version: 'HTTP/1.1',
-    headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [...v]])),
+    headers:
+      request.headers === undefined
+        ? {}
+        : Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [...v]])),
     cookies,
     user_agent: userAgent(headers['user-agent']?.[0] ?? ''),
     content_type: contentType(headers['content-type']?.[0] ?? ''),
@@ -451,7 +490,7 @@ function requestVars(
       raw_path: target.path,
       query: target.query,
       query_params: query,
-      uri: target.href.slice(`${url.protocol}//${url.host}`.length),
+      uri: target.href.slice(url.protocol.length + 2 + url.host.length),
       authority: url.host,
       raw: target.href,
       user_password: url.username === '' ? '' : `${url.username}:${url.password}`,
@@ -537,15 +576,23 @@ interface RequestPart {
   readonly href: string;
   readonly headers: FunctionScope['headers'];
   readonly query: FunctionScope['query'];
+  /** What the functions read of a request given no secrets (most): one for all its requests. */
+  readonly scope: FunctionScope;
+  /** The method and headers, as `alikeKey` writes them: the part of the requests alike. */
+  readonly alike: string | undefined;
   /** Outcomes of the guards that read only this part (and the endpoint), by text. */
   readonly guards: Map<string, CelOutcome>;
 }
 
 /**
  * What the requests of one endpoint's evaluations share when they are alike (a preview's
- * probes): their request parts, by URL, then by method and headers. Undefined: nothing is shared.
+ * probes): their request parts, by URL, then by method and headers (a few a URL, read in
+ * turn). Undefined: nothing is shared.
  */
-export type RequestShare = Map<string, Map<string, RequestPart>>;
+export type RequestShare = Map<string, RequestPart[]>;
+
+/** The secrets of a request given none (never changed). */
+const NO_SECRETS: Readonly<Record<string, string>> = Object.freeze({});
 
 /**
  * The variables of a prepared request, as the engine reads them: by name, each built when an
@@ -641,22 +688,33 @@ export class PreparedRequest implements Variables {
           : `${request.method}\u0001${JSON.stringify(request.headers)}`;
     let atUrl = share?.get(request.url);
     if (share !== undefined && atUrl === undefined) {
-      atUrl = new Map();
+      atUrl = [];
       share.set(request.url, atUrl);
     }
-    let part = alike === undefined ? undefined : atUrl?.get(alike);
+    let part: RequestPart | undefined;
+    if (atUrl !== undefined) {
+      for (const known of atUrl) {
+        if (known.alike === alike) {
+          part = known;
+          break;
+        }
+      }
+    }
     if (part === undefined) {
       const target = requestTarget(request.url);
       const { url } = target;
       const query = target.query === '' ? {} : queryParams(target.query);
+      const headers = request.headers ?? {};
       part = {
         req: this.http ? engineValue('req', requestVars(request, url, target, query)) : undefined,
         href: target.href,
-        headers: request.headers ?? {},
+        headers,
         query,
+        scope: { headers, query, secrets: NO_SECRETS },
+        alike,
         guards: new Map(),
       };
-      if (alike !== undefined) atUrl?.set(alike, part);
+      atUrl?.push(part);
     }
     this.#part = part;
     return part;
@@ -688,14 +746,15 @@ export class PreparedRequest implements Variables {
 
   /** What the functions read. */
   get scope(): FunctionScope {
-    const { headers, query } = this.#request;
-    this.#scope ??= { headers, query, secrets: this.given.secrets ?? {} };
+    const part = this.#request;
+    if (this.given.secrets === undefined) return part.scope;
+    this.#scope ??= { headers: part.headers, query: part.query, secrets: this.given.secrets };
     return this.#scope;
   }
 
   /**
    * One guard expression's outcome on `activation` (this request's variables and the run's
-   * state), inside `withRequest(this.scope)`: kept when it reads no run state and the request
+   * state), inside `enterRequest(this.scope)`: kept when it reads no run state and the request
    * is shared.
    */
   guard(expression: string, activation: Readonly<Record<string, unknown>>): CelOutcome {
@@ -728,9 +787,12 @@ export class PreparedRequest implements Variables {
       const kept = guardReads(expression) === 'request' ? this.#request.guards : this.#factGuards();
       let got = kept.get(expression);
       if (got === undefined) {
-        got = withRequest(this.scope, () =>
-          evalCel(expression, this as unknown as Record<string, unknown>),
-        );
+        const before = enterRequest(this.scope);
+        try {
+          got = evalCel(expression, this as unknown as Record<string, unknown>);
+        } finally {
+          leaveRequest(before);
+        }
         kept.set(expression, got);
       }
       if ('error' in got || typeof got.value !== 'boolean') return true;
@@ -794,7 +856,7 @@ export function evaluatePrepared(
   given: PolicyGiven = {},
   watch?: Watch,
 ): Evaluation | undefined {
-  const { request, http } = prepared;
+  const { request } = prepared;
   const vars: Record<string, unknown> = {};
   const svc: Record<string, unknown> = {};
   const activation = new Activation(prepared, vars, svc) as unknown as Record<string, unknown>;
@@ -810,71 +872,96 @@ export function evaluatePrepared(
     url: prepared.href,
     activation,
   };
-  const finish = (outcome: Outcome, decidedBy?: RuleRef): Evaluation => {
-    const { applied, added, removed, url } = run;
-    // Two literals, not a spread: the fields in the same order, without a spread's slow copy.
-    return decidedBy === undefined
-      ? { outcome, applied, headersAdded: added, headersRemoved: removed, url }
-      : { outcome, decidedBy, applied, headersAdded: added, headersRemoved: removed, url };
-  };
-  return withRequest(prepared.scope, () => {
-    const phases = phaseRules(policy);
-    // Indexed loops: a preview runs this for every probe, and iterators and per-rule closures
-    // were most of what a run allocated.
-    for (let p = 0; p < phases.length; p++) {
-      const { phase, key, rules } = phases[p] as PhaseRules;
-      if (key === undefined || (!http && phase !== 'on_tcp_connect')) continue;
-      // Variables are scoped to the phase that set them.
-      for (const name in vars) delete vars[name];
-      run.policyPhase = phase;
-      const state = run;
-      const list = rules as readonly Rule[];
-      for (let r = 0; r < list.length; r++) {
-        const rule = list[r] as Rule;
-        if (watch?.stop(p, r) === true) return undefined;
-        let holds = true;
-        for (const expression of rule.expressions ?? []) {
-          const got = prepared.guard(expression, activation);
-          if ('error' in got || typeof got.value !== 'boolean') watch?.fired(key, r);
-          if ('error' in got) {
-            return finish(
-              { kind: 'error', message: `${expression}: ${got.error}` },
-              ruleRef(key, r, rule, -1, ''),
-            );
-          }
-          if (typeof got.value !== 'boolean') {
-            return finish(
-              { kind: 'error', message: `${expression}: gave ${typeof got.value}, not a bool` },
-              ruleRef(key, r, rule, -1, ''),
-            );
-          }
-          if (!got.value) {
-            holds = false;
-            break;
-          }
+  const before = enterRequest(prepared.scope);
+  try {
+    return runPhases(policy, prepared, run, watch);
+  } finally {
+    leaveRequest(before);
+  }
+}
+
+/** The guard of a rule without one (it holds). */
+const NO_EXPRESSIONS: readonly string[] = Object.freeze([]);
+
+/** A run's evaluation, ended with `outcome` (`decidedBy`: where it was written). */
+function finish(run: Run, outcome: Outcome, decidedBy?: RuleRef): Evaluation {
+  const { applied, added, removed, url } = run;
+  // Two literals, not a spread: the fields in the same order, without a spread's slow copy.
+  return decidedBy === undefined
+    ? { outcome, applied, headersAdded: added, headersRemoved: removed, url }
+    : { outcome, decidedBy, applied, headersAdded: added, headersRemoved: removed, url };
+}
+
+/** `evaluatePrepared`'s run through the policy's phases, with the functions reading its request. */
+function runPhases(
+  policy: Json,
+  prepared: PreparedRequest,
+  run: Run,
+  watch: Watch | undefined,
+): Evaluation | undefined {
+  const { http } = prepared;
+  const { vars, activation } = run;
+  const phases = phaseRules(policy);
+  // Indexed loops: a preview runs this for every probe, and iterators and per-rule closures
+  // were most of what a run allocated.
+  for (let p = 0; p < phases.length; p++) {
+    const { phase, key, rules } = phases[p] as PhaseRules;
+    if (key === undefined || (!http && phase !== 'on_tcp_connect')) continue;
+    // Variables are scoped to the phase that set them.
+    for (const name in vars) delete vars[name];
+    run.policyPhase = phase;
+    const state = run;
+    const list = rules as readonly Rule[];
+    for (let r = 0; r < list.length; r++) {
+      const rule = list[r] as Rule;
+      if (watch?.stop(p, r) === true) return undefined;
+      let holds = true;
+      const expressions = rule.expressions ?? NO_EXPRESSIONS;
+      for (let e = 0; e < expressions.length; e++) {
+        const expression = expressions[e] as string;
+        const got = prepared.guard(expression, activation);
+        if ('error' in got || typeof got.value !== 'boolean') watch?.fired(key, r);
+        if ('error' in got) {
+          return finish(
+            run,
+            { kind: 'error', message: `${expression}: ${got.error}` },
+            ruleRef(key, r, rule, -1, ''),
+          );
         }
-        if (!holds) continue;
-        watch?.fired(key, r);
-        const actions = rule.actions ?? [];
-        for (let a = 0; a < actions.length; a++) {
-          const action = actions[a] as Action;
-          const behaviour = Object.hasOwn(ACTION_BEHAVIOUR, action.type)
-            ? ACTION_BEHAVIOUR[action.type]
-            : undefined;
-          if (behaviour === undefined) {
-            return finish(
-              { kind: 'error', message: `action ${action.type} is not modelled` },
-              ruleRef(key, r, rule, a, action.type),
-            );
-          }
-          const step = behaviour(action.config ?? {}, state);
-          if (step !== undefined) return finish(step.end, ruleRef(key, r, rule, a, action.type));
-          state.applied.push(action.type);
+        if (typeof got.value !== 'boolean') {
+          return finish(
+            run,
+            { kind: 'error', message: `${expression}: gave ${typeof got.value}, not a bool` },
+            ruleRef(key, r, rule, -1, ''),
+          );
+        }
+        if (!got.value) {
+          holds = false;
+          break;
         }
       }
+      if (!holds) continue;
+      watch?.fired(key, r);
+      const actions = rule.actions ?? [];
+      for (let a = 0; a < actions.length; a++) {
+        const action = actions[a] as Action;
+        const behaviour = Object.hasOwn(ACTION_BEHAVIOUR, action.type)
+          ? ACTION_BEHAVIOUR[action.type]
+          : undefined;
+        if (behaviour === undefined) {
+          return finish(
+            run,
+            { kind: 'error', message: `action ${action.type} is not modelled` },
+            ruleRef(key, r, rule, a, action.type),
+          );
+        }
+        const step = behaviour(action.config ?? {}, state);
+        if (step !== undefined) return finish(run, step.end, ruleRef(key, r, rule, a, action.type));
+        state.applied.push(action.type);
+      }
     }
-    return finish({ kind: 'unhandled' });
-  });
+  }
+  return finish(run, { kind: 'unhandled' });
 }
 
 /** Header values as lists, names lower-cased (a case writes one value or several). */

@@ -6,7 +6,7 @@
  * encoding and list helpers). A function the model cannot run (a hash, `rand`, the response's
  * headers) stays unimplemented: evaluating it fails naming it. The request a function reads is
  * the one of the evaluation that runs: the environment is built once (about 100 ms) and
- * evaluation is synchronous, so `withRequest` sets it for exactly one run. Pure.
+ * evaluation is synchronous, so `enterRequest` sets it for exactly one run. Pure.
  */
 import { RE2JS } from 're2js';
 import { type CelImplementations, CelStringLike, celObject } from '../hosted/cel-values.js';
@@ -27,15 +27,18 @@ let scope: FunctionScope = NOTHING;
  */
 let notGiven: string | undefined;
 
-/** Runs `fn` with `s` as the request the functions read. */
-export function withRequest<T>(s: FunctionScope, fn: () => T): T {
+/**
+ * Sets `s` as the request the functions read, until `leaveRequest` is given what this returned
+ * (in a `finally`): an evaluation runs many expressions, with no closure made for each.
+ */
+export function enterRequest(s: FunctionScope): FunctionScope {
   const before = scope;
   scope = s;
-  try {
-    return fn();
-  } finally {
-    scope = before;
-  }
+  return before;
+}
+
+export function leaveRequest(before: FunctionScope): void {
+  scope = before;
 }
 
 /** The fact missing in the last evaluation, if any, forgotten as it is read. */

@@ -412,6 +412,12 @@ describe('requestTarget', () => {
     'https:///app.example.com/x',
     'http://app.example.com',
     'https:app.example.com/x',
+    'https://app.example.com.other/x',
+    'https://App.example.com/x',
+    'https://app.example.com#f',
+    'https://app.example.com?q=1#f',
+    'https://app.example.com/a#b?c',
+    'https://app.example.com/a?b#c/d',
   ];
   it('reads the scheme, host and user of each URL as the URL parser does, twice over', () => {
     for (const round of [1, 2]) {
@@ -427,6 +433,27 @@ describe('requestTarget', () => {
           'password',
         ] as const)
           expect([round, text, field, url[field]]).toEqual([round, text, field, parsed[field]]);
+      }
+    }
+  });
+
+  it('writes each address as the parser writes the origin, the path and query as sent, no fragment', () => {
+    for (const round of [1, 2]) {
+      for (const text of urls) {
+        const parsed = new URL(text);
+        const rest = text.slice(text.indexOf('//') + 2);
+        const at = rest.search(/[/?#]/);
+        const target = at < 0 ? '' : rest.slice(at).replace(/#.*$/s, '');
+        const q = target.indexOf('?');
+        const path = (q < 0 ? target : target.slice(0, q)) || '/';
+        const got = requestTarget(text);
+        expect([round, text, got.href, got.path, got.query]).toEqual([
+          round,
+          text,
+          `${parsed.protocol}//${parsed.host}${path}${q < 0 ? '' : target.slice(q)}`,
+          path,
+          q < 0 ? '' : target.slice(q + 1),
+        ]);
       }
     }
   });
