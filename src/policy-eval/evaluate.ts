@@ -138,24 +138,37 @@ function rewrite(config: Json, run: Run): { url: string } | { error: string } {
 
 function ipAllowed(config: Json, run: Run): boolean | { error: string } {
   const ip = parseIp(run.request.clientIp ?? DEFAULT_CLIENT_IP);
-  const matches = (field: 'allow' | 'deny'): boolean | { error: string } => {
-    for (const item of (config[field] as readonly string[] | undefined) ?? []) {
-      const got = interpolate(item, run.activation);
-      if ('error' in got) return { error: `${field}: ${got.error}` };
-      const range = parseCidr(String(got.value));
-      if (ip !== undefined && range !== undefined && inCidr(ip, range)) return true;
-    }
-    return false;
-  };
   const policies = (config.ip_policies as readonly string[] | undefined) ?? [];
-  const verdicts = policies.map((id) => run.given.ip_policies?.[id]);
-  const allow = matches('allow');
+  const allow = ipMatches(config, 'allow', ip, run);
   if (typeof allow !== 'boolean') return allow;
-  const deny = matches('deny');
+  const deny = ipMatches(config, 'deny', ip, run);
   if (typeof deny !== 'boolean') return deny;
+  let allowedByPolicy = false;
+  let deniedByPolicy = false;
+  for (const id of policies) {
+    const verdict = run.given.ip_policies?.[id];
+    if (verdict === 'allow') allowedByPolicy = true;
+    if (verdict === 'deny') deniedByPolicy = true;
+  }
   const allowRules = ((config.allow as unknown[] | undefined) ?? []).length + policies.length > 0;
-  const allowed = !allowRules || allow || verdicts.includes('allow');
-  return allowed && !deny && !verdicts.includes('deny');
+  const allowed = !allowRules || allow || allowedByPolicy;
+  return allowed && !deny && !deniedByPolicy;
+}
+
+/** Whether `ip` is in one of the ranges of the action's `field` (each interpolated first). */
+function ipMatches(
+  config: Json,
+  field: 'allow' | 'deny',
+  ip: ReturnType<typeof parseIp>,
+  run: Run,
+): boolean | { error: string } {
+  for (const item of (config[field] as readonly string[] | undefined) ?? []) {
+    const got = interpolate(item, run.activation);
+    if ('error' in got) return { error: `${field}: ${got.error}` };
+    const range = parseCidr(String(got.value));
+    if (ip !== undefined && range !== undefined && inCidr(ip, range)) return true;
+  }
+  return false;
 }
 
 /** Each action type's documented behaviour (src/hosted/policy-actions.ts has their fields). */
@@ -639,6 +652,66 @@ class Activation implements Variables {
   }
 }
 
+/**
+ * The part of `request` its method, URL and headers make, on the endpoint at `endpointUrl`:
+ * with a share, the one of the requests alike (made by the first of them).
+ */
+function requestPart(
+  endpointUrl: string,
+  request: PolicyRequest,
+  share: RequestShare | undefined,
+): RequestPart {
+  // By URL, then by method and headers (most requests have none: the key is the method).
+  const alike =
+    share === undefined
+      ? undefined
+      : request.headers === undefined
+        ? request.method
+        : `${request.method}\u0001${JSON.stringify(request.headers)}`;
+  let atUrl = share?.get(request.url);
+  if (share !== undefined && atUrl === undefined) {
+    atUrl = [];
+    share.set(request.url, atUrl);
+  }
+  if (atUrl !== undefined) for (const known of atUrl) if (known.alike === alike) return known;
+  const target = requestTarget(request.url);
+  const { url } = target;
+  const query = target.query === '' ? {} : queryParams(target.query);
+  const headers = request.headers ?? {};
+  const http = isHttp(endpointUrl);
+  const part: RequestPart = {
+    req: http ? engineValue('req', requestVars(request, url, target, query)) : undefined,
+    href: target.href,
+    headers,
+    query,
+    scope: { headers, query, secrets: NO_SECRETS },
+    alike,
+    guards: new Map(),
+  };
+  atUrl?.push(part);
+  return part;
+}
+
+/** `expression`'s outcome kept in `kept`, else evaluated on `variables` with `scope`'s request. */
+function keptOutcome(
+  kept: Map<string, CelOutcome>,
+  expression: string,
+  variables: Readonly<Record<string, unknown>>,
+  scope: FunctionScope,
+): CelOutcome {
+  let got = kept.get(expression);
+  if (got === undefined) {
+    const before = enterRequest(scope);
+    try {
+      got = evalCel(expression, variables);
+    } finally {
+      leaveRequest(before);
+    }
+    kept.set(expression, got);
+  }
+  return got;
+}
+
 /** Whether an endpoint serves HTTP, for the last endpoint asked about (a preview asks of one). */
 let lastScheme: { readonly url: string; readonly http: boolean } | undefined;
 
@@ -677,47 +750,8 @@ export class PreparedRequest implements Variables {
   }
 
   get #request(): RequestPart {
-    if (this.#part !== undefined) return this.#part;
-    const { request, share } = this;
-    // By URL, then by method and headers (most requests have none: the key is the method).
-    const alike =
-      share === undefined
-        ? undefined
-        : request.headers === undefined
-          ? request.method
-          : `${request.method}\u0001${JSON.stringify(request.headers)}`;
-    let atUrl = share?.get(request.url);
-    if (share !== undefined && atUrl === undefined) {
-      atUrl = [];
-      share.set(request.url, atUrl);
-    }
-    let part: RequestPart | undefined;
-    if (atUrl !== undefined) {
-      for (const known of atUrl) {
-        if (known.alike === alike) {
-          part = known;
-          break;
-        }
-      }
-    }
-    if (part === undefined) {
-      const target = requestTarget(request.url);
-      const { url } = target;
-      const query = target.query === '' ? {} : queryParams(target.query);
-      const headers = request.headers ?? {};
-      part = {
-        req: this.http ? engineValue('req', requestVars(request, url, target, query)) : undefined,
-        href: target.href,
-        headers,
-        query,
-        scope: { headers, query, secrets: NO_SECRETS },
-        alike,
-        guards: new Map(),
-      };
-      atUrl?.push(part);
-    }
-    this.#part = part;
-    return part;
+    this.#part ??= requestPart(this.endpointUrl, this.request, this.share);
+    return this.#part;
   }
 
   /** The URL the request was sent to, as the request line carries it. */
@@ -785,16 +819,12 @@ export class PreparedRequest implements Variables {
     if (this.share === undefined) return undefined;
     for (const expression of expressions) {
       const kept = guardReads(expression) === 'request' ? this.#request.guards : this.#factGuards();
-      let got = kept.get(expression);
-      if (got === undefined) {
-        const before = enterRequest(this.scope);
-        try {
-          got = evalCel(expression, this as unknown as Record<string, unknown>);
-        } finally {
-          leaveRequest(before);
-        }
-        kept.set(expression, got);
-      }
+      const got = keptOutcome(
+        kept,
+        expression,
+        this as unknown as Record<string, unknown>,
+        this.scope,
+      );
       if ('error' in got || typeof got.value !== 'boolean') return true;
       if (!got.value) return false;
     }

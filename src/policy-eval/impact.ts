@@ -87,6 +87,8 @@ function describeRequest(request: PolicyRequest, given: PolicyGiven, name?: stri
 interface Side {
   readonly policy: Json;
   readonly differing: Differing;
+  /** Its runs' watch (one a side: a run at a time). */
+  readonly watch: DifferingWatch;
   /**
    * The guard expressions of its differing rules; undefined when the run must tell whether one
    * fires: not a list of texts, or one reads what the actions before it wrote.
@@ -111,7 +113,12 @@ function side(policy: Json, differing: Differing): Side {
       else known = false;
     }
   }
-  return { policy, differing, guards: known ? guards : undefined };
+  return {
+    policy,
+    differing,
+    watch: new DifferingWatch(differing),
+    guards: known ? guards : undefined,
+  };
 }
 
 /**
@@ -127,20 +134,18 @@ function mayFire(side: Side, prepared: PreparedRequest): boolean {
 /**
  * `policy` on `prepared`, watched for its differing rules: the run stops as soon as it is past
  * the last of them without one firing (what follows is in the other version too, in the same
- * order). `fired`: whether one fired (the run then went to its end).
+ * order), and gives undefined. Whether one fired is then `side.watch.any` (the run then went
+ * to its end).
  */
 function watchedRun(
   side: Side,
   prepared: PreparedRequest,
   given: PolicyGiven,
-): { readonly evaluation: Evaluation | undefined; readonly fired: boolean } {
-  if (!mayFire(side, prepared)) return NOT_RUN;
-  const watch = new DifferingWatch(side.differing);
-  const evaluation = evaluatePrepared(side.policy, prepared, given, watch);
-  return { evaluation, fired: watch.any };
+): Evaluation | undefined {
+  side.watch.any = false;
+  if (!mayFire(side, prepared)) return undefined;
+  return evaluatePrepared(side.policy, prepared, given, side.watch);
 }
-
-const NOT_RUN = Object.freeze({ evaluation: undefined, fired: false });
 
 /** A run watched for its differing rules (one object a run, not two closures and their scope). */
 class DifferingWatch implements Watch {
@@ -185,12 +190,12 @@ function evaluateBoth(
     ];
   }
   const shared = prepare();
-  const full = (policy: Json) => evaluatePrepared(policy, shared, given) as Evaluation;
   const old = watchedRun(sides[0], shared, given);
-  if (old.fired) return [old.evaluation as Evaluation, full(after)];
+  if (sides[0].watch.any)
+    return [old as Evaluation, evaluatePrepared(after, shared, given) as Evaluation];
   const now = watchedRun(sides[1], shared, given);
-  if (!now.fired) return undefined;
-  return [old.evaluation ?? full(before), now.evaluation as Evaluation];
+  if (!sides[1].watch.any) return undefined;
+  return [old ?? (evaluatePrepared(before, shared, given) as Evaluation), now as Evaluation];
 }
 
 /** How the preview is worked out; its result is the same either way. */
@@ -217,20 +222,25 @@ export function policyImpact(
 ): PolicyImpact {
   const shortcuts = options.shortcuts !== false;
   if (before === undefined) return { changes: [], requests: 0 };
-  const requests: { request: PolicyRequest; given: PolicyGiven; name?: string }[] = [
-    ...cases.map((c) => ({
-      request: {
-        method: c.request.method.toUpperCase(),
-        url: c.request.url,
-        clientIp: c.request.client_ip,
-        headers: headerLists(c.request.headers),
-        ...(c.request.tls === undefined ? {} : { tls: c.request.tls }),
-      },
-      given: c.given ?? {},
-      name: c.name,
-    })),
-    ...probesFor(endpointUrl, [before, after]),
-  ];
+  const probes = probesFor(endpointUrl, [before, after]);
+  // The declared cases first, then the probes (a list of its own only when there are cases).
+  const requests: readonly { request: PolicyRequest; given: PolicyGiven; name?: string }[] =
+    cases.length === 0
+      ? probes
+      : [
+          ...cases.map((c) => ({
+            request: {
+              method: c.request.method.toUpperCase(),
+              url: c.request.url,
+              clientIp: c.request.client_ip,
+              headers: headerLists(c.request.headers),
+              ...(c.request.tls === undefined ? {} : { tls: c.request.tls }),
+            },
+            given: c.given ?? {},
+            name: c.name,
+          })),
+          ...probes,
+        ];
   const changes: ImpactChange[] = [];
   const seen = new Set<string>();
   /**
@@ -264,7 +274,8 @@ export function policyImpact(
     }
     return known;
   };
-  for (const item of requests) {
+  for (let i = 0; i < requests.length; i++) {
+    const item = requests[i] as (typeof requests)[number];
     request = item.request;
     given = item.given;
     const name = item.name;

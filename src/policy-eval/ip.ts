@@ -65,7 +65,8 @@ const cidrs = new Map<string, Cidr | undefined>();
 const KEPT = 4_096;
 
 function kept<T>(memo: Map<string, T>, text: string, read: (text: string) => T): T {
-  if (memo.has(text)) return memo.get(text) as T;
+  const known = memo.get(text);
+  if (known !== undefined || memo.has(text)) return known as T;
   const value = read(text);
   if (memo.size >= KEPT) memo.delete(memo.keys().next().value as string);
   memo.set(text, value);

@@ -169,14 +169,27 @@ function changedRules(policies: readonly Json[]): RuleJson[] {
   if (policies.length < 2) return policies.flatMap(rulesOf);
   const lists = policies.map(rulesOf);
   const ids = ruleIds(lists);
-  const inAll = (id: number) => ids.every((list) => list.includes(id));
-  const common = ids.map((list) => list.filter(inAll));
-  const first = common[0] ?? [];
-  const reordered = common.some(
-    (list) => list.length !== first.length || list.some((t, i) => t !== first[i]),
-  );
-  if (reordered) return policies.flatMap(rulesOf);
-  return lists.flatMap((list, i) => list.filter((_, r) => !inAll(ids[i]?.[r] as number)));
+  // Loops, not closures over `every`/`includes`: this runs for every endpoint of a preview.
+  const inAll = (id: number): boolean => {
+    for (const list of ids) if (!list.includes(id)) return false;
+    return true;
+  };
+  let first: number[] | undefined;
+  const changed: RuleJson[] = [];
+  for (let i = 0; i < ids.length; i++) {
+    const own = ids[i] as number[];
+    const list = lists[i] as RuleJson[];
+    const common: number[] = [];
+    for (let r = 0; r < own.length; r++) {
+      if (inAll(own[r] as number)) common.push(own[r] as number);
+      else changed.push(list[r] as RuleJson);
+    }
+    first ??= common;
+    // The common rules in another order: every rule may then decide otherwise.
+    if (common.length !== first.length || common.some((t, k) => t !== first?.[k]))
+      return policies.flatMap(rulesOf);
+  }
+  return changed;
 }
 
 /** What one rule's actions name: a login, the edges of its `restrict-ips` ranges. */
@@ -302,7 +315,8 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
   const base = `https://${endpoint.host}`;
   const around = new Set<string>();
   for (const path of facts.paths) for (const p of pathsAround(path)) around.add(p);
-  const paths = [...around].filter((p) => p.startsWith('/'));
+  const paths: string[] = [];
+  for (const p of around) if (p.startsWith('/')) paths.push(p);
   const out: Probe[] = [];
   const add = (request: PolicyRequest, given: PolicyGiven = NOTHING_GIVEN): void => {
     if (out.length < MAX_PROBES) out.push({ request, given });
