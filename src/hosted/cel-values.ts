@@ -2,8 +2,9 @@
  * The run-time values of the service's CEL object types that the engine cannot build from a
  * plain object where it reads one: the types that are both a string and the parent of fields
  * (`req.url`, `conn.client_ip`), and the types of list elements (`svc.JwtToken`,
- * `svc.ReqCookie`), which the engine does not convert. Shared by the environment that declares
- * them (./cel.ts) and the evaluator that builds them (src/policy-eval/). Pure.
+ * `svc.ReqCookie`), which the engine does not convert; and `svc.Req`, which an evaluator builds
+ * whole for each request rather than have the engine convert it. Shared by the environment that
+ * declares them (./cel.ts) and the evaluator that builds them (src/policy-eval/). Pure.
  */
 
 /** How a function runs, by its signature (its implementation for an evaluator). */

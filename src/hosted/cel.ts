@@ -215,6 +215,12 @@ const OWASP = obj(
 );
 const SESSION_FLAGS = eachOf(['session_timed_out', 'session_max_duration_reached'], B);
 
+/**
+ * Object types whose values an evaluator builds whole, of its own class (`objectClass`), for
+ * each request: the engine converting a plain object costs an evaluation and two maps each.
+ */
+const BUILT: ReadonlySet<string> = new Set(['svc.Req']);
+
 /** Object types only named by lists (`list<svc.Extension>`). */
 const LISTED: Readonly<Record<string, ObjectDecl>> = {
   'svc.Extension': obj({ id: S, critical: B, value: 'bytes' }),
@@ -497,8 +503,9 @@ export function createCelEnvironment(implementations: CelImplementations = {}): 
       const ctor = stringLikeClass(name);
       env.registerType(name, { ctor, fields, convert: (v: unknown) => stringLikeFrom(ctor, v) });
       stringLikeTypes.push(name);
-    } else if (Object.hasOwn(LISTED, name)) {
-      // Read as list elements, which the engine does not convert from plain objects.
+    } else if (Object.hasOwn(LISTED, name) || BUILT.has(name)) {
+      // Read as list elements, which the engine does not convert from plain objects; or built
+      // whole by the evaluator (`BUILT`).
       const ctor = objectClass(name);
       env.registerType(name, { ctor, fields, convert: (v: unknown) => objectFrom(ctor, v) });
     } else env.registerType(name, { fields });

@@ -680,7 +680,8 @@ function requestPart(
   const headers = request.headers ?? {};
   const http = isHttp(endpointUrl);
   const part: RequestPart = {
-    req: http ? engineValue('req', requestVars(request, url, target, query)) : undefined,
+    // Of the class the environment declares for it (src/hosted/cel.ts): read as it is.
+    req: http ? celObject('svc.Req', requestVars(request, url, target, query)) : undefined,
     href: target.href,
     headers,
     query,
