@@ -20,7 +20,7 @@ import {
   type Watch,
 } from './evaluate.js';
 import { probesFor } from './probes.js';
-import { type Differing, differingRules } from './rules.js';
+import { type Differing, differingRules, numberRules } from './rules.js';
 
 type Json = Readonly<Record<string, unknown>>;
 
@@ -222,7 +222,9 @@ export function policyImpact(
 ): PolicyImpact {
   const shortcuts = options.shortcuts !== false;
   if (before === undefined) return { changes: [], requests: 0 };
-  const probes = probesFor(endpointUrl, [before, after]);
+  // The two versions' rules numbered by content once, for the probes and the differing rules.
+  const numbers = numberRules([before, after]);
+  const probes = probesFor(endpointUrl, [before, after], numbers);
   // The declared cases first, then the probes (a list of its own only when there are cases).
   const requests: readonly { request: PolicyRequest; given: PolicyGiven; name?: string }[] =
     cases.length === 0
@@ -250,7 +252,7 @@ export function policyImpact(
   const folded = new Map<string, (readonly [string, string, string])[]>();
   const isFolded = (method: string, url: string, was: string, is: string) =>
     folded.get(url)?.some(([m, w, i]) => m === method && w === was && i === is) === true;
-  const differing = shortcuts ? differingRules(before, after) : undefined;
+  const differing = shortcuts ? differingRules(before, after, numbers) : undefined;
   const sides: readonly [Side, Side] | undefined =
     differing === undefined ? undefined : [side(before, differing[0]), side(after, differing[1])];
   /**

@@ -11,7 +11,7 @@ import { CHECKED_KEPT, checkedCel } from '../hosted/cel.js';
 import type { PolicyGiven } from '../manifest/policy/tests.js';
 import type { PolicyRequest } from './evaluate.js';
 import { cidrEdges, parseCidr, parseIp } from './ip.js';
-import { ruleIds } from './rules.js';
+import { numberRules, type RuleNumbers } from './rules.js';
 
 export interface Probe {
   readonly request: PolicyRequest;
@@ -165,10 +165,11 @@ function rulesOf(policy: Json): RuleJson[] {
  * The rules of `policies` that are not in all of them (by content, wherever they stand), or all
  * the rules when the common ones changed order (every rule may then decide otherwise).
  */
-function changedRules(policies: readonly Json[]): RuleJson[] {
+function changedRules(policies: readonly Json[], numbers: RuleNumbers): RuleJson[] {
   if (policies.length < 2) return policies.flatMap(rulesOf);
   const lists = policies.map(rulesOf);
-  const ids = ruleIds(lists);
+  // Each policy's rules in `rulesOf`'s order (its lists in the policy's order), by their numbers.
+  const ids = numbers.map((byKey) => [...byKey.values()].flat());
   // Loops, not closures over `every`/`includes`: this runs for every endpoint of a preview.
   const inAll = (id: number): boolean => {
     for (const list of ids) if (!list.includes(id)) return false;
@@ -296,7 +297,11 @@ function pathsAround(path: string): string[] {
  * The probes of an endpoint at `endpointUrl` for `policies` (the old and the new one): requests
  * built from what either one's guards test, at most `MAX_PROBES`, in a stable order.
  */
-export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe[] {
+export function probesFor(
+  endpointUrl: string,
+  policies: readonly Json[],
+  numbers: RuleNumbers = numberRules(policies),
+): Probe[] {
   // Every guard's paths; the rest (methods, addresses, headers, logins) from the rules that
   // differ: what an unchanged rule tests decides alike before and after, but where it stands in
   // the path space is where a changed rule in front of it shows.
@@ -306,7 +311,7 @@ export function probesFor(endpointUrl: string, policies: readonly Json[]): Probe
   const facts = emptyFacts();
   facts.paths.add('/');
   facts.methods.add('GET');
-  readPolicy(changedRules(policies), facts);
+  readPolicy(changedRules(policies, numbers), facts);
   for (const path of all.paths) facts.paths.add(path);
   // Behind a login of any rule, a change shows only to a logged-in request.
   facts.auth = all.auth;

@@ -41,7 +41,8 @@ function sameJson(a: unknown, b: unknown): boolean | undefined {
     const y = b as unknown[];
     if (x.length !== y.length) return false;
     for (let i = 0; i < x.length; i++) {
-      if (!(i in x) || !(i in y)) return undefined;
+      // A hole reads as undefined (an item that is there is rarely undefined: asked then only).
+      if ((x[i] === undefined && !(i in x)) || (y[i] === undefined && !(i in y))) return undefined;
       const same = sameJson(x[i], y[i]);
       if (same !== true) return same;
     }
@@ -95,18 +96,8 @@ function jsonKind(v: unknown): 'leaf' | 'list' | 'map' | undefined {
  * content is plain JSON (a policy parsed from a file or an answer), by text otherwise.
  */
 export function sameRule(a: unknown, b: unknown): boolean {
-  const objects = typeof a === 'object' && a !== null && typeof b === 'object' && b !== null;
-  if (objects && (alike.get(a) === b || alike.get(b) === a)) return true;
-  const same = sameJson(a, b) ?? ruleKey(a) === ruleKey(b);
-  if (same && objects) alike.set(a, b);
-  return same;
+  return sameJson(a, b) ?? ruleKey(a) === ruleKey(b);
 }
-
-/**
- * The last rule each rule was found alike to: the preview compares the same two versions' rules
- * twice (the rules that differ, the probes' facts), and rules are never changed.
- */
-const alike = new WeakMap<object, object>();
 
 /**
  * A rule's name where it is a plain string: two rules alike in content have the same one, so
@@ -153,6 +144,36 @@ export function ruleIds(lists: readonly (readonly unknown[])[]): number[][] {
   );
 }
 
+/**
+ * Every list of rules of each policy (each array under a key, in the policy's order), numbered
+ * by content together (`ruleIds`): by policy, each list's numbers by its key. What the preview
+ * reads of the rules that differ and of those in common is read from these, each pair of rules
+ * compared once.
+ */
+export type RuleNumbers = readonly ReadonlyMap<string, readonly number[]>[];
+
+export function numberRules(policies: readonly Json[]): RuleNumbers {
+  const keys: string[][] = [];
+  const lists: unknown[][] = [];
+  for (const policy of policies) {
+    const own: string[] = [];
+    for (const key in policy) {
+      const list = policy[key];
+      if (!Object.hasOwn(policy, key) || !Array.isArray(list)) continue;
+      own.push(key);
+      lists.push(list);
+    }
+    keys.push(own);
+  }
+  const ids = ruleIds(lists);
+  let at = 0;
+  return keys.map((own) => {
+    const byKey = new Map<string, readonly number[]>();
+    for (const key of own) byKey.set(key, ids[at++] as number[]);
+    return byKey;
+  });
+}
+
 /** The rules of one version that the other lacks: by phase key, their indexes, and the last. */
 export interface Differing {
   readonly byKey: ReadonlyMap<string, ReadonlySet<number>>;
@@ -167,21 +188,21 @@ export interface Differing {
 const MAX_TABLE = 250_000;
 
 /**
- * Indexes of `a` and of `b` in a longest common subsequence of the two rule lists (by
- * `sameRule`; the middle, past the common start and end, by `ruleKey`).
+ * Indexes of `a` and of `b` (rules by their numbers, `numberRules`) in a longest common
+ * subsequence of the two lists.
  */
-function common(a: readonly unknown[], b: readonly unknown[]): [Set<number>, Set<number>] {
+function common(a: readonly number[], b: readonly number[]): [Set<number>, Set<number>] {
   const inA = new Set<number>();
   const inB = new Set<number>();
   let start = 0;
-  while (start < a.length && start < b.length && sameRule(a[start], b[start])) {
+  while (start < a.length && start < b.length && a[start] === b[start]) {
     inA.add(start);
     inB.add(start);
     start += 1;
   }
   let endA = a.length;
   let endB = b.length;
-  while (endA > start && endB > start && sameRule(a[endA - 1], b[endB - 1])) {
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
     endA -= 1;
     endB -= 1;
     inA.add(endA);
@@ -190,15 +211,13 @@ function common(a: readonly unknown[], b: readonly unknown[]): [Set<number>, Set
   const n = endA - start;
   const m = endB - start;
   if (n === 0 || m === 0 || n * m > MAX_TABLE) return [inA, inB];
-  const textsA = a.slice(start, endA).map(ruleKey);
-  const textsB = b.slice(start, endB).map(ruleKey);
   // lengths[i][j]: the longest common subsequence of a[start+i..endA) and b[start+j..endB).
   const width = m + 1;
   const lengths = new Uint32Array((n + 1) * width);
   for (let i = n - 1; i >= 0; i--) {
     for (let j = m - 1; j >= 0; j--) {
       lengths[i * width + j] =
-        textsA[i] === textsB[j]
+        a[start + i] === b[start + j]
           ? (lengths[(i + 1) * width + j + 1] as number) + 1
           : Math.max(lengths[(i + 1) * width + j] as number, lengths[i * width + j + 1] as number);
     }
@@ -206,7 +225,7 @@ function common(a: readonly unknown[], b: readonly unknown[]): [Set<number>, Set
   let i = 0;
   let j = 0;
   while (i < n && j < m) {
-    if (textsA[i] === textsB[j]) {
+    if (a[start + i] === b[start + j]) {
       inA.add(start + i);
       inB.add(start + j);
       i += 1;
@@ -222,7 +241,11 @@ function common(a: readonly unknown[], b: readonly unknown[]): [Set<number>, Set
  * The rules each of `a` and `b` has that the other does not run in the same order, or
  * undefined when a phase's rules are not a list (then nothing is known in common).
  */
-export function differingRules(a: Json, b: Json): [Differing, Differing] | undefined {
+export function differingRules(
+  a: Json,
+  b: Json,
+  numbers: RuleNumbers = numberRules([a, b]),
+): [Differing, Differing] | undefined {
   const phasesA = phaseRules(a);
   const phasesB = phaseRules(b);
   const out: [Map<string, Set<number>>, Map<string, Set<number>>] = [new Map(), new Map()];
@@ -232,7 +255,10 @@ export function differingRules(a: Json, b: Json): [Differing, Differing] | undef
     if (phaseB === undefined || !Array.isArray(phaseA.rules) || !Array.isArray(phaseB.rules))
       return undefined;
     const lists = [phaseA.rules as unknown[], phaseB.rules as unknown[]] as const;
-    const kept = common(lists[0], lists[1]);
+    // A phase's rules are a list under its key, numbered; or none (no key, or null): no numbers.
+    const idsOf = (side: 0 | 1, key: string | undefined) =>
+      (key === undefined ? undefined : numbers[side]?.get(key)) ?? [];
+    const kept = common(idsOf(0, phaseA.key), idsOf(1, phaseB.key));
     for (const side of [0, 1] as const) {
       const key = (side === 0 ? phaseA : phaseB).key;
       for (let r = 0; r < lists[side].length; r++) {

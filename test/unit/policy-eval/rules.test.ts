@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { differingRules, ruleIds, ruleKey, sameRule } from '../../../src/policy-eval/rules.js';
 
@@ -70,6 +71,64 @@ describe('differingRules', () => {
     const [old, now] = differingRules(before, after) ?? [];
     expect([...(old?.byKey.get('on_http_request') ?? [])]).toEqual([0]);
     expect([...(now?.byKey.get('on_http_request') ?? [])]).toEqual([2]);
+  });
+});
+
+/** The rules of `a` and of `b` outside a longest common subsequence of their JSON texts. */
+function referenceDiffering(a: readonly unknown[], b: readonly unknown[]): [number[], number[]] {
+  const ta = a.map(ruleKey);
+  const tb = b.map(ruleKey);
+  const n = ta.length;
+  const m = tb.length;
+  const len: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
+  for (let i = n - 1; i >= 0; i--)
+    for (let j = m - 1; j >= 0; j--)
+      len[i]![j] =
+        ta[i] === tb[j] ? len[i + 1]![j + 1]! + 1 : Math.max(len[i + 1]![j]!, len[i]![j + 1]!);
+  const keptA = new Set<number>();
+  const keptB = new Set<number>();
+  for (let i = 0, j = 0; i < n && j < m; ) {
+    if (ta[i] === tb[j]) {
+      keptA.add(i++);
+      keptB.add(j++);
+    } else if (len[i + 1]![j]! >= len[i]![j + 1]!) i += 1;
+    else j += 1;
+  }
+  return [
+    a.map((_, i) => i).filter((i) => !keptA.has(i)),
+    b.map((_, j) => j).filter((j) => !keptB.has(j)),
+  ];
+}
+
+describe('differingRules, against the rules as JSON texts', () => {
+  // A few rules, some alike in content as different objects, some differing in one field.
+  const rule = fc.record({
+    name: fc.constantFrom('a', 'b', 'c'),
+    expressions: fc.constantFrom(['x'], ['y'], undefined),
+    actions: fc.constantFrom([{ type: 'deny' }], [{ type: 'log' }]),
+  });
+  it('finds as many rules in common as the longest common sequence of texts (seeded)', () => {
+    fc.assert(
+      fc.property(fc.array(rule, { maxLength: 8 }), fc.array(rule, { maxLength: 8 }), (a, b) => {
+        const clone = (list: unknown[]) => JSON.parse(JSON.stringify(list)) as unknown[];
+        const [old, now] =
+          differingRules({ on_http_request: a }, { on_http_request: clone(b) }) ?? [];
+        const [refA, refB] = referenceDiffering(a, b);
+        // The same number differ (a longest common sequence has one length), and the same texts.
+        const got = [
+          [...(old?.byKey.get('on_http_request') ?? [])],
+          [...(now?.byKey.get('on_http_request') ?? [])],
+        ];
+        expect(got.map((l) => l.length)).toEqual([refA.length, refB.length]);
+        expect(got[0]!.map((i) => ruleKey(a[i])).sort()).toEqual(
+          refA.map((i) => ruleKey(a[i])).sort(),
+        );
+        expect(got[1]!.map((i) => ruleKey(b[i])).sort()).toEqual(
+          refB.map((i) => ruleKey(b[i])).sort(),
+        );
+      }),
+      { seed: 20261129, numRuns: 300 },
+    );
   });
 });
 
