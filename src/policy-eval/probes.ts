@@ -145,18 +145,12 @@ type Json = Readonly<Record<string, unknown>>;
 
 type RuleJson = { expressions?: unknown; actions?: unknown };
 
-/** Each policy's rules, every phase's, read once (a policy is never changed). */
-const rulesByPolicy = new WeakMap<Json, RuleJson[]>();
-
+/** Each policy's rules, every list's (every phase's), in the policy's order. */
 function rulesOf(policy: Json): RuleJson[] {
-  let rules = rulesByPolicy.get(policy);
-  if (rules === undefined) {
-    // Loops, not `flatMap`: this runs for every endpoint of a preview, and V8 runs flatMap slowly.
-    rules = [];
-    for (const list of Object.values(policy)) {
-      if (Array.isArray(list)) for (const rule of list) rules.push(rule);
-    }
-    rulesByPolicy.set(policy, rules);
+  // Loops, not `flatMap`: this runs for every endpoint of a preview, and V8 runs flatMap slowly.
+  const rules: RuleJson[] = [];
+  for (const list of Object.values(policy)) {
+    if (Array.isArray(list)) for (const rule of list) rules.push(rule);
   }
   return rules;
 }
@@ -165,11 +159,11 @@ function rulesOf(policy: Json): RuleJson[] {
  * The rules of `policies` that are not in all of them (by content, wherever they stand), or all
  * the rules when the common ones changed order (every rule may then decide otherwise).
  */
-function changedRules(policies: readonly Json[], numbers: RuleNumbers): RuleJson[] {
-  if (policies.length < 2) return policies.flatMap(rulesOf);
-  const lists = policies.map(rulesOf);
-  // Each policy's rules in `rulesOf`'s order (its lists in the policy's order), by their numbers.
-  const ids = numbers.map((byKey) => [...byKey.values()].flat());
+function changedRules(
+  lists: readonly (readonly RuleJson[])[],
+  ids: readonly (readonly number[])[],
+): readonly RuleJson[] {
+  if (lists.length < 2) return lists.flat();
   // Loops, not closures over `every`/`includes`: this runs for every endpoint of a preview.
   const inAll = (id: number): boolean => {
     for (const list of ids) if (!list.includes(id)) return false;
@@ -178,8 +172,8 @@ function changedRules(policies: readonly Json[], numbers: RuleNumbers): RuleJson
   let first: number[] | undefined;
   const changed: RuleJson[] = [];
   for (let i = 0; i < ids.length; i++) {
-    const own = ids[i] as number[];
-    const list = lists[i] as RuleJson[];
+    const own = ids[i] as readonly number[];
+    const list = lists[i] as readonly RuleJson[];
     const common: number[] = [];
     for (let r = 0; r < own.length; r++) {
       if (inAll(own[r] as number)) common.push(own[r] as number);
@@ -188,7 +182,7 @@ function changedRules(policies: readonly Json[], numbers: RuleNumbers): RuleJson
     first ??= common;
     // The common rules in another order: every rule may then decide otherwise.
     if (common.length !== first.length || common.some((t, k) => t !== first?.[k]))
-      return policies.flatMap(rulesOf);
+      return lists.flat();
   }
   return changed;
 }
@@ -264,8 +258,18 @@ type Reach = Pick<Facts, 'paths' | 'emails' | 'auth'>;
  * What every rule adds to the probes, whether it changed or not: the paths and e-mail
  * addresses its guards name, and whether one logs in.
  */
-function readReach(rules: readonly RuleJson[], facts: Reach): void {
-  for (const rule of rules) {
+function readReach(
+  rules: readonly RuleJson[],
+  ids: readonly number[],
+  read: Set<number>,
+  facts: Reach,
+): void {
+  for (let r = 0; r < rules.length; r++) {
+    // A rule alike in content to one read (in the other version) names the same.
+    const id = ids[r] as number;
+    if (read.has(id)) continue;
+    read.add(id);
+    const rule = rules[r] as RuleJson;
     for (const e of Array.isArray(rule?.expressions) ? rule.expressions : []) {
       if (typeof e !== 'string') continue;
       const own = expressionFacts(e);
@@ -305,13 +309,18 @@ export function probesFor(
   // Every guard's paths; the rest (methods, addresses, headers, logins) from the rules that
   // differ: what an unchanged rule tests decides alike before and after, but where it stands in
   // the path space is where a changed rule in front of it shows.
+  const lists = policies.map(rulesOf);
+  // Each policy's rules in `rulesOf`'s order (its lists in the policy's order), by their numbers.
+  const ids = numbers.map((byKey) => [...byKey.values()].flat());
   const all: Reach = { paths: new Set(['/']), emails: new Set(), auth: false };
-  for (const policy of policies) readReach(rulesOf(policy), all);
+  const read = new Set<number>();
+  for (let i = 0; i < lists.length; i++)
+    readReach(lists[i] as RuleJson[], ids[i] as number[], read, all);
   // The root and a GET are always probed, first.
   const facts = emptyFacts();
   facts.paths.add('/');
   facts.methods.add('GET');
-  readPolicy(changedRules(policies, numbers), facts);
+  readPolicy(changedRules(lists, ids), facts);
   for (const path of all.paths) facts.paths.add(path);
   // Behind a login of any rule, a change shows only to a logged-in request.
   facts.auth = all.auth;
