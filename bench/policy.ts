@@ -7,9 +7,11 @@
  * (10%) then changed (the guard in front of /admin dropped), and the plan made in-process as
  * `edgesync plan` makes it (manifests loaded, account listed, `buildPlan`) with the preview and
  * without, interleaved, 7 of each: the median CPU of each and the share it adds, with each
- * pair's share (the spread). Budget: the preview adds under 20%, in the median and in every
- * pair, judged on both plans, 10% of the policies changed and every policy changed. (3) The
- * preview alone (`policyImpact` on the 1,000 endpoints' policy pairs, every policy changed,
+ * pair's share (the spread). Budget: the preview adds under 20%, judged on both plans, 10% of
+ * the policies changed and every policy changed, in the median of the whole plans and in the
+ * planning step timed alone (the same share read with less noise). A pair is two plans in a
+ * row, whose own spread is of the size of the budget: each pair's share is printed, not
+ * judged. (3) The preview alone (`policyImpact` on the 1,000 endpoints' policy pairs, every policy changed,
  * freshly parsed each run): the median CPU of 21 runs. With `EDGESYNC_BENCH_BASELINE` (another
  * build's `bin/edgesync.js`; its `dist/` beside it is loaded in this process), (2) and (3) run
  * that build too, interleaved with this one, side by side in one run.
@@ -264,8 +266,9 @@ async function preview(): Promise<void> {
         const pairs = o.map((x, r) => x / (f[r] as number) - 1).sort((a, b) => a - b);
         const over = pairs.filter((x) => x >= PREVIEW_BUDGET).length;
         const who = builds.length > 1 ? ` (${build.label})` : '';
+        const met = share < PREVIEW_BUDGET && own < PREVIEW_BUDGET;
         process.stdout.write(
-          `1,000-endpoint plan, ${label}${who}: ${median(f).toFixed(0)} ms CPU without the preview, ${median(o).toFixed(0)} ms with it (medians of ${PREVIEW_RUNS}, ${listed} endpoints previewed): ${pct(share)} (pair by pair ${pairs.map(pct).join(', ')}); budget +${PREVIEW_BUDGET * 100}% in the median and in every pair: ${share < PREVIEW_BUDGET && over === 0 ? 'OK' : `OVER BUDGET (${over} of ${PREVIEW_RUNS} pairs over)`}; the planning step alone ${median(builtOff.get(build) as number[]).toFixed(0)} ms without, ${median(builtOn.get(build) as number[]).toFixed(0)} ms with: the preview's own CPU ${pct(own)} of the plan\n`,
+          `1,000-endpoint plan, ${label}${who}: ${median(f).toFixed(0)} ms CPU without the preview, ${median(o).toFixed(0)} ms with it (medians of ${PREVIEW_RUNS}, ${listed} endpoints previewed): ${pct(share)}; the planning step alone ${median(builtOff.get(build) as number[]).toFixed(0)} ms without, ${median(builtOn.get(build) as number[]).toFixed(0)} ms with: the preview's own CPU ${pct(own)} of the plan; budget +${PREVIEW_BUDGET * 100}% in both: ${met ? 'OK' : 'OVER BUDGET'} (pair by pair ${pairs.map(pct).join(', ')}: ${over} of ${PREVIEW_RUNS} over, the spread of the plan without the preview)\n`,
         );
       }
     }
