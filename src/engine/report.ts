@@ -57,6 +57,8 @@ interface Made {
   readonly kinds: readonly KindDefinition[];
   /** The live records readiness was read from, by kind (only the kinds that read one). */
   readonly readFrom: readonly (readonly LiveRecord[] | undefined)[];
+  /** The no-op entries of the kinds whose definition reads readiness (`readableOf`). */
+  readonly readable: readonly NoopEntry[];
 }
 
 /** By the values they were masked with (a daemon keeps the same array while they do not change). */
@@ -87,17 +89,20 @@ export function resourcesOf(
       ? last
       : undefined;
   const ready = readinessOf(live, kinds, values);
+  const reads = readingKinds(kinds);
   const steps = before === undefined ? undefined : patchesSince(plan, before.changes);
   const made =
     before !== undefined && steps !== undefined
-      ? patchedEntries(before, steps, (c) => ready(c, entryFor(c, values)))
+      ? patchedEntries(before, steps, (c) => ready(c, entryFor(c, values)), reads)
       : undefined;
   if (made !== undefined) {
     lastMade.set(values, { ...made, changes: plan.changes, kinds, readFrom });
+    readableNoops.set(made.noop, made.readable);
     return { changes: made.changed, blocked: blockedOf(plan, values), noop: made.noop };
   }
   const changes: ChangeEntry[] = [];
   const noop: NoopEntry[] = [];
+  const readable: NoopEntry[] = [];
   const entries: (ChangeEntry | NoopEntry)[] = [];
   let i = 0;
   for (const c of plan.changes) {
@@ -114,12 +119,46 @@ export function resourcesOf(
     }
     entry ??= ready(c, entryFor(c, values));
     entries.push(entry);
-    if (c.action === 'noop') noop.push(entry as NoopEntry);
-    else changes.push(entry as ChangeEntry);
+    if (c.action === 'noop') {
+      noop.push(entry as NoopEntry);
+      if (reads.has(c.kind)) readable.push(entry as NoopEntry);
+    } else changes.push(entry as ChangeEntry);
   }
-  lastMade.set(values, { changes: plan.changes, entries, changed: changes, noop, kinds, readFrom });
+  lastMade.set(values, {
+    changes: plan.changes,
+    entries,
+    changed: changes,
+    noop,
+    kinds,
+    readFrom,
+    readable,
+  });
+  readableNoops.set(noop, readable);
   return { changes, blocked: blockedOf(plan, values), noop };
 }
+
+/** The kinds of `kinds` whose definition reads readiness, by name. */
+function readingKinds(kinds: readonly KindDefinition[]): ReadonlySet<string> {
+  let known = readingKindsOf.get(kinds);
+  if (known === undefined) {
+    known = new Set(kinds.flatMap((k) => (k.readiness ? [k.kind] : [])));
+    readingKindsOf.set(kinds, known);
+  }
+  return known;
+}
+
+const readingKindsOf = new WeakMap<readonly KindDefinition[], ReadonlySet<string>>();
+
+/**
+ * The no-op entries of a list `resourcesOf` returned whose kind's definition reads readiness,
+ * in the list's order; undefined for a list made elsewhere. Only those can carry readiness (the
+ * others never have it), so the daemon's readiness events read these, not the whole set.
+ */
+export function readableOf(noop: readonly NoopEntry[]): readonly NoopEntry[] | undefined {
+  return readableNoops.get(noop);
+}
+
+const readableNoops = new WeakMap<readonly NoopEntry[], readonly NoopEntry[]>();
 
 function blockedOf(plan: Plan, values: readonly string[]): BlockedEntry[] {
   return plan.blocked.map((b) =>
@@ -142,7 +181,8 @@ function patchedEntries(
   before: Made,
   steps: readonly PlanPatch[],
   entryOfChange: (c: ResourceChange) => ChangeEntry | NoopEntry,
-): Pick<Made, 'entries' | 'changed' | 'noop'> | undefined {
+  reads: ReadonlySet<string>,
+): Pick<Made, 'entries' | 'changed' | 'noop' | 'readable'> | undefined {
   const entries = before.entries.slice();
   const changed = before.changed.slice();
   const noop = before.noop.slice();
@@ -152,8 +192,12 @@ function patchedEntries(
     if (step === undefined) return undefined;
     noopSteps.push(step);
   }
+  // A patch that moves an entry of a kind that reads readiness (none does today: only edges
+  // are patched) is left to the walk, which lists them afresh.
+  const reading = (e: NoopEntry) => reads.has(e.kind);
+  if (noopSteps.some((s) => s.removed.some(reading) || s.added.some(reading))) return undefined;
   noopPatches.set(noop, { before: before.noop, steps: noopSteps });
-  return { entries, changed, noop };
+  return { entries, changed, noop, readable: before.readable };
 }
 
 /** One patch's moves on the entries (parallel to `patch.before`) and the two lists, in place. */
