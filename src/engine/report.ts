@@ -7,6 +7,7 @@
  */
 import type { LiveSnapshot } from '../api/index.js';
 import { compareCodeUnits } from '../compare.js';
+import { replacedAt } from '../in-place.js';
 import { Interned } from '../intern.js';
 import { KINDS, type KindDefinition, type LiveRecord } from '../kinds/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
@@ -409,6 +410,16 @@ function swap<T>(
 ): void {
   if (before === now) return;
   const old = before ?? [];
+  // Only the places the loader or the read-back replaced, when they say (`replacedAt`).
+  const at = replacedAt(old, now);
+  if (at !== undefined) {
+    for (const i of at) {
+      if (old[i] === now[i]) continue;
+      count(valuesOf(old[i] as T), -1);
+      count(valuesOf(now[i] as T), 1);
+    }
+    return;
+  }
   for (let i = 0; i < Math.max(old.length, now.length); i++) {
     if (i < old.length && i < now.length && old[i] === now[i]) continue;
     if (i < old.length) count(valuesOf(old[i] as T), -1);

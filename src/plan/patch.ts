@@ -15,6 +15,7 @@
  */
 import type { HttpsEdge, TlsEdge } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
+import { replacedAt } from '../in-place.js';
 import { KINDS } from '../kinds/index.js';
 import type { DesiredSet, HttpsEdgeManifest, TlsEdgeManifest } from '../manifest/schema.js';
 import { type LiveState, type PlanBasis, PlanContext, type PlanOptions } from './context.js';
@@ -176,7 +177,11 @@ function sameItems(a: readonly unknown[] | undefined, b: readonly unknown[] | un
   const x = a ?? [];
   const y = b ?? [];
   if (x.length !== y.length) return false;
-  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  const at = replacedAt(x, y);
+  for (let k = 0; k < (at?.length ?? y.length); k++) {
+    const i = at === undefined ? k : (at[k] as number);
+    if (x[i] !== y[i]) return false;
+  }
   return true;
 }
 
@@ -263,7 +268,10 @@ function sameRecordKey(a: LiveEdge, b: LiveEdge): boolean {
   );
 }
 
-/** Adds each manifest that differs (same key, an updated edge) to `changed`; false otherwise. */
+/**
+ * Adds each manifest that differs (same key, an updated edge) to `changed`; false otherwise.
+ * Only the places the loader says it replaced are compared when it says (`replacedAt`).
+ */
 function changedManifests(
   basis: PlanBasis,
   kind: EdgeKind,
@@ -271,7 +279,9 @@ function changedManifests(
   now: readonly (TlsEdgeManifest | HttpsEdgeManifest)[],
   changed: Map<string, EdgeMatch>,
 ): boolean {
-  for (let i = 0; i < now.length; i++) {
+  const at = replacedAt(before, now);
+  for (let k = 0; k < (at?.length ?? now.length); k++) {
+    const i = at === undefined ? k : (at[k] as number);
     const a = before[i] as TlsEdgeManifest;
     const b = now[i] as TlsEdgeManifest;
     if (a === b) continue;
@@ -284,7 +294,10 @@ function changedManifests(
   return true;
 }
 
-/** Adds each live edge that differs (same key, an updated edge) to `changed`; false otherwise. */
+/**
+ * Adds each live edge that differs (same key, an updated edge) to `changed`; false otherwise.
+ * Only the places records were read back into are compared when that is known (`replacedAt`).
+ */
 function changedRecords(
   basis: PlanBasis,
   owner: string,
@@ -293,7 +306,9 @@ function changedRecords(
   now: readonly (TlsEdge | HttpsEdge)[],
   changed: Map<string, EdgeMatch>,
 ): boolean {
-  for (let i = 0; i < now.length; i++) {
+  const at = replacedAt(before, now);
+  for (let k = 0; k < (at?.length ?? now.length); k++) {
+    const i = at === undefined ? k : (at[k] as number);
     const a = before[i] as TlsEdge;
     const b = now[i] as TlsEdge;
     if (a === b) continue;
