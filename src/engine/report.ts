@@ -13,7 +13,13 @@ import { KINDS, type KindDefinition, type LiveRecord } from '../kinds/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { maskTree, secretSources } from '../manifest/secrets.js';
 import type { Blocked, Plan, ResourceChange } from '../plan/index.js';
-import { lowerBound, outlineOf, type PlanPatch, patchesSince } from '../plan/outline.js';
+import {
+  lowerBound,
+  outlineOf,
+  type PlanPatch,
+  patchesSince,
+  samePlaces,
+} from '../plan/outline.js';
 import { MANAGED_KINDS, type ManagedCounts, type PlanResources } from './contract.js';
 
 /** Resources this controller manages once the plan is done: everything it keeps or creates. */
@@ -194,8 +200,8 @@ function patchedEntries(
   // The entries are this module's own (only `lastMade` holds them): moved in place, not copied
   // (50,000 at 50,000 resources); the two lists are handed out, and made anew.
   const { entries } = before;
-  const changed = before.changed.slice();
-  const noop = before.noop.slice();
+  const changed = new Moved(before.changed);
+  const noop = new Moved(before.noop);
   const noopSteps: NoopStep[] = [];
   for (const patch of steps) {
     const step = patchedStep(entries, changed, noop, patch, entryOfChange);
@@ -206,15 +212,45 @@ function patchedEntries(
   // are patched) is left to the walk, which lists them afresh.
   const reading = (e: NoopEntry) => reads.has(e.kind);
   if (noopSteps.some((s) => s.removed.some(reading) || s.added.some(reading))) return undefined;
-  noopPatches.set(noop, { before: before.noop, steps: noopSteps });
-  return { entries, changed, noop, readable: before.readable };
+  const noopList = noop.list();
+  noopPatches.set(noopList, { before: before.noop, steps: noopSteps });
+  return { entries, changed: changed.list(), noop: noopList, readable: before.readable };
 }
 
-/** One patch's moves on the entries (parallel to `patch.before`) and the two lists, in place. */
+/**
+ * A list handed out anew, made from `from` by a few moves: copied by the first move, and exactly
+ * to size (`toSpliced`): an edit's one move at 50,000 resources makes one copy, where a copy
+ * then a move into it made a second, grown one.
+ */
+class Moved<T> {
+  readonly #from: readonly T[];
+  #list: readonly T[];
+
+  constructor(from: readonly T[]) {
+    this.#from = from;
+    this.#list = from;
+  }
+
+  get current(): readonly T[] {
+    return this.#list;
+  }
+
+  splice(at: number, remove: number, ...items: T[]): void {
+    if (this.#list === this.#from) this.#list = this.#list.toSpliced(at, remove, ...items);
+    else (this.#list as T[]).splice(at, remove, ...items);
+  }
+
+  /** The list made: a new array, moved or not. */
+  list(): T[] {
+    return (this.#list === this.#from ? this.#from.slice() : this.#list) as T[];
+  }
+}
+
+/** One patch's moves on the entries (parallel to `patch.before`, in place) and the two lists. */
 function patchedStep(
   entries: (ChangeEntry | NoopEntry)[],
-  changed: ChangeEntry[],
-  noop: NoopEntry[],
+  changed: Moved<ChangeEntry>,
+  noop: Moved<NoopEntry>,
   patch: PlanPatch,
   entryOfChange: (c: ResourceChange) => ChangeEntry | NoopEntry,
 ): NoopStep | undefined {
@@ -223,24 +259,31 @@ function patchedStep(
   if (drop[0] === -1) return undefined;
   const removed: NoopEntry[] = [];
   const added: NoopEntry[] = [];
+  const made = patch.added.map(entryOfChange);
+  // The patch put its changes in the places of those it dropped (an edited edge): so do the
+  // entries, with no move of the others.
+  const inPlace = samePlaces(patch.before, drop, patch.added);
   for (let k = drop.length - 1; k >= 0; k--) {
-    const [entry] = entries.splice(drop[k] as number, 1);
-    const isNoop = (patch.before[drop[k] as number] as ResourceChange).action === 'noop';
-    const list: (ChangeEntry | NoopEntry)[] = isNoop ? noop : changed;
-    const at = indexOf(list, entry as ChangeEntry | NoopEntry);
+    const i = drop[k] as number;
+    const entry = entries[i] as ChangeEntry | NoopEntry;
+    if (inPlace) entries[i] = made[k] as ChangeEntry | NoopEntry;
+    else entries.splice(i, 1);
+    const isNoop = (patch.before[i] as ResourceChange).action === 'noop';
+    const list: Moved<ChangeEntry | NoopEntry> = isNoop ? noop : changed;
+    const at = indexOf(list.current, entry);
     if (at === -1) return undefined;
     list.splice(at, 1);
     if (isNoop) removed.push(entry as NoopEntry);
   }
-  for (const c of patch.added) {
-    const entry = entryOfChange(c);
-    entries.splice(lowerBound(entries, c.address), 0, entry);
+  patch.added.forEach((c, k) => {
+    const entry = made[k] as ChangeEntry | NoopEntry;
+    if (!inPlace) entries.splice(lowerBound(entries, c.address), 0, entry);
     // Before every entry of the same address, in its list as in the entries.
     if (c.action === 'noop') {
-      noop.splice(lowerBound(noop, c.address), 0, entry as NoopEntry);
+      noop.splice(lowerBound(noop.current, c.address), 0, entry as NoopEntry);
       added.push(entry as NoopEntry);
-    } else changed.splice(lowerBound(changed, c.address), 0, entry as ChangeEntry);
-  }
+    } else changed.splice(lowerBound(changed.current, c.address), 0, entry as ChangeEntry);
+  });
   return { removed, added };
 }
 

@@ -177,3 +177,30 @@ export function lowerBound(
   }
   return lo;
 }
+
+/**
+ * Whether putting each of `fresh` in the place of the change at `drop` (ascending) of `before`
+ * (in address order) gives what taking those out and putting each of `fresh` in turn before
+ * the first change not before its address gives: as many, each of the address of the one it
+ * replaces, their addresses strictly ascending, and no change kept beside one of the same address.
+ */
+export function samePlaces(
+  before: readonly { readonly address: string }[],
+  drop: readonly number[],
+  fresh: readonly { readonly address: string }[],
+): boolean {
+  if (drop.length !== fresh.length) return false;
+  const dropping = new Set(drop);
+  const keptAt = (i: number, address: string) =>
+    i >= 0 && i < before.length && !dropping.has(i) && before[i]?.address === address;
+  return drop.every((i, k) => {
+    const { address } = fresh[k] as { readonly address: string };
+    const previous = fresh[k - 1];
+    return (
+      before[i]?.address === address &&
+      (previous === undefined || compareCodeUnits(previous.address, address) < 0) &&
+      !keptAt(i - 1, address) &&
+      !keptAt(i + 1, address)
+    );
+  });
+}

@@ -23,7 +23,7 @@ import { planUpdate } from './edges.js';
 import { addDeleteEdges, assertAcyclic } from './graph.js';
 import type { Plan, ResourceChange } from './model.js';
 import { canonicalHostports } from './normalize.js';
-import { lowerBound, outlineOf, patchedOutline } from './outline.js';
+import { lowerBound, outlineOf, patchedOutline, samePlaces } from './outline.js';
 import {
   desiredEdgeOf,
   type EdgeKind,
@@ -138,33 +138,6 @@ function merged(
   for (let k = drop.length - 1; k >= 0; k--) changes.splice(drop[k] as number, 1);
   for (const c of fresh) changes.splice(lowerBound(changes, c.address), 0, c);
   return { changes, dropped };
-}
-
-/**
- * Whether putting each of `fresh` in the place of the change at `drop` (ascending) of `before`
- * (in address order) gives what taking those out and putting each of `fresh` in turn before
- * the first change not before its address gives: as many, each of the address of the one it
- * replaces, their addresses strictly ascending, and no change kept beside one of the same address.
- */
-function samePlaces(
-  before: readonly ResourceChange[],
-  drop: readonly number[],
-  fresh: readonly ResourceChange[],
-): boolean {
-  if (drop.length !== fresh.length) return false;
-  const dropping = new Set(drop);
-  const keptAt = (i: number, address: string) =>
-    i >= 0 && i < before.length && !dropping.has(i) && before[i]?.address === address;
-  return drop.every((i, k) => {
-    const { address } = fresh[k] as ResourceChange;
-    const previous = fresh[k - 1];
-    return (
-      before[i]?.address === address &&
-      (previous === undefined || compareCodeUnits(previous.address, address) < 0) &&
-      !keptAt(i - 1, address) &&
-      !keptAt(i + 1, address)
-    );
-  });
 }
 
 /** `summary` with `dropped` taken out and `added` counted in. */
