@@ -165,15 +165,13 @@ export async function unsettled(
   const { plan, stamps } = prepared;
   // An incremental read counts from what the file cache kept per file, not by walking the set.
   const declared = prepared.read === undefined ? resourcesByFile(prepared.desired) : undefined;
-  const held = new Map(
-    [...stamps].map(([path, stamp]) => [
-      path,
-      {
-        size: stamp.size,
-        resources: declared?.get(stamp.file) ?? state.files.declaredIn(stamp.file),
-      },
-    ]),
-  );
+  const held = new Map<string, { size: number; resources: number }>();
+  for (const [path, stamp] of stamps) {
+    held.set(path, {
+      size: stamp.size,
+      resources: declared?.get(stamp.file) ?? state.files.declaredIn(stamp.file),
+    });
+  }
   const writes = operationCount(plan) > 0;
   const deletes = outlineOf(plan).pending.some((c) => c.action === 'delete');
   const now = (options.now ?? Date.now)();

@@ -370,19 +370,15 @@ async function readChanged(
     (rel) => listed.has(rel) && !viaLink(resolvedDir, base.listing, rel),
   );
   let listing = keepListing ? base.listing : await list();
-  let read = await readListed(
-    fs,
-    resolvedDir,
-    listing,
-    maxFileBytes,
-    (rel) => !known(listing)(rel),
-  );
+  // One test per listing, not one made per file.
+  let isKnown = known(listing);
+  let read = await readListed(fs, resolvedDir, listing, maxFileBytes, (rel) => !isKnown(rel));
   if (listing === base.listing && read.failed.length > 0) {
     // Removed or replaced since: what the directory holds now is the listing's to say.
     listing = await list();
-    read = await readListed(fs, resolvedDir, listing, maxFileBytes, (rel) => !known(listing)(rel));
+    isKnown = known(listing);
+    read = await readListed(fs, resolvedDir, listing, maxFileBytes, (rel) => !isKnown(rel));
   }
-  const isKnown = known(listing);
   const stamps = new Map<string, { path: string; stamp: FileStamp }>();
   const sources: SourceFile[] = [...read.sources];
   for (const rel of listing.files) {
