@@ -219,6 +219,9 @@ export class FileCache {
    */
   assembled(entries: readonly FileEntry[], digestKey: string | undefined): DesiredSet {
     const last = this.#set;
+    // No file changed since (a file event whose file reads as it did): the same set, so that
+    // everything keyed on its objects (the planner's patch) finds nothing to do.
+    if (last !== undefined && this.#sinceSet.size === 0) return last;
     let set: DesiredSet;
     if (last !== undefined && this.#sinceSet.size * 8 <= entries.length) {
       set = patched(

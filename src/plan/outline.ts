@@ -47,13 +47,15 @@ const PATCHES_KEPT = 4;
 const patches = new WeakMap<Plan, PlanPatch>();
 
 /**
- * The patches that made `plan` from the plan whose changes are `from`, oldest first, or
- * undefined when it was not made from that one within the patches kept.
+ * The patches that made `plan` from the plan whose changes are `from`, oldest first (none for
+ * that plan itself), or undefined when it was not made from that one within the patches kept.
  */
 export function patchesSince(
   plan: Plan,
   from: readonly ResourceChange[],
 ): readonly PlanPatch[] | undefined {
+  // The same plan again (a file read again as it was): nothing to do since.
+  if (plan.changes === from) return [];
   const out: PlanPatch[] = [];
   for (let p = patches.get(plan); p !== undefined; p = p.prior) {
     out.push(p);

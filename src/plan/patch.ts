@@ -51,6 +51,10 @@ export function patchPlan(
     changedRecords(basis, ctx.owner, 'tls_edge', basis.live.tlsEdges, live.tlsEdges, changed) &&
     changedRecords(basis, ctx.owner, 'https_edge', basis.live.httpsEdges, live.httpsEdges, changed);
   if (!found) return undefined;
+  // Nothing differs (the same file read again): the last plan is this one.
+  if (changed.size === 0) {
+    return { plan: basis.plan, basis: { ...basis, desired, live, options } };
+  }
   // A blocked entry of the edge may come from its own diff: plan the whole set to be sure.
   if (basis.plan.blocked.some((b) => changed.has(b.address))) return undefined;
   const addresses = [...changed.keys()].sort(compareCodeUnits);

@@ -503,6 +503,15 @@ describe('planning from the last plan', () => {
     const verified = buildPlan(edited, readBack, { memo });
     expect(memo.basis?.holders).toBe(holders);
     expect(verified.changes.find((c) => c.address === 'tls_edge.tcp-1')?.action).toBe('noop');
+    // The same file read again (a second event of one save): the same plan, and its report
+    // made again from the one made of it.
+    const again = buildPlan({ ...edited }, readBack, { memo });
+    expect(again).toBe(verified);
+    expect(again).toEqual(buildPlan(structuredClone(edited), structuredClone(readBack)));
+    const reported = resourcesOf(verified, VALUES, readBack);
+    const reportedAgain = resourcesOf(again, VALUES, readBack);
+    expect(reportedAgain).toEqual(reported);
+    expect(reportedAgain.noop).not.toBe(reported.noop);
     const moved = {
       ...edited,
       tlsEdges: edited.tlsEdges.map((m, i) =>
