@@ -365,7 +365,7 @@ async function readChanged(
     cache.reusable(rel) &&
     base.stamps.has(rel) &&
     !viaLink(resolvedDir, listing, rel);
-  const listed = new Set(base.listing.files);
+  const listed = listedFiles(base.listing);
   const keepListing = [...touchedRel].every(
     (rel) => listed.has(rel) && !viaLink(resolvedDir, base.listing, rel),
   );
@@ -523,6 +523,18 @@ function viaLink(resolvedDir: string, listing: Listing, rel: string): boolean {
 
 /** The files of a listing reached through a link (`viaLink`), worked out once per listing. */
 const linkedFiles = new WeakMap<Listing, Set<string>>();
+
+/** The files of a listing as a set, made once per listing (a load keeps the last listing). */
+function listedFiles(listing: Listing): ReadonlySet<string> {
+  let listed = listedSets.get(listing);
+  if (listed === undefined) {
+    listed = new Set(listing.files);
+    listedSets.set(listing, listed);
+  }
+  return listed;
+}
+
+const listedSets = new WeakMap<Listing, ReadonlySet<string>>();
 
 /** Where a listed manifest file is read from: its real path if it was reached through a link. */
 function manifestPath(
