@@ -153,6 +153,8 @@ export class FileCache {
   readonly #sinceSet = new Set<string>();
   /** The documents taken out since the set was assembled. */
   #goneSinceSet: ShapedDoc[] = [];
+  /** Every kept file's counts summed, kept as files are replaced (no walk of the files). */
+  readonly #totals = new Map<string, number>();
 
   /** Files whose kept result may serve another build of the same text. */
   get size(): number {
@@ -190,6 +192,8 @@ export class FileCache {
   replace(file: string, entry: FileEntry | undefined): void {
     const old = this.#files.get(file);
     this.#index.update(old?.docs ?? [], entry?.docs ?? []);
+    this.#count(old?.counts, -1);
+    this.#count(entry?.counts, 1);
     if (old !== undefined && this.#set !== undefined) {
       this.#goneSinceSet.push(...old.result.shaped);
       // A set invalid through many edits: assembled afresh once it is valid again.
@@ -201,6 +205,18 @@ export class FileCache {
     if (entry === undefined) this.#files.delete(file);
     else this.#files.set(file, entry);
     this.#sinceSet.add(file);
+  }
+
+  #count(counts: FileEntry['counts'] | undefined, by: 1 | -1): void {
+    for (const k in counts) this.#totals.set(k, (this.#totals.get(k) ?? 0) + by * (counts[k] ?? 0));
+  }
+
+  /**
+   * @internal the build's: each count summed over the files kept (those counted down to none
+   * left out, as a sum of the files' own counts has them).
+   */
+  totals(): IterableIterator<[string, number]> {
+    return this.#totals.entries();
   }
 
   /** @internal the build's: the files kept, in no order. */
@@ -332,8 +348,17 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
     if (entry.result.diagnostics.length > 0) diagnostics.push(...entry.result.diagnostics);
     if (entry.writeOnly.length > 0) diagnostics.push(...entry.writeOnly);
     if (entry.own.length > 0) semantic.push(...entry.own);
-    for (const k in entry.counts) counts[k] = (counts[k] ?? 0) + (entry.counts[k] ?? 0);
     if (entry.result.deferred.length > 0) deferred.push(...entry.result.deferred);
+  }
+  // The kept files are exactly these now: their counts, summed as they were replaced, when they
+  // are the usual ones (a kind counted by its plural is added in the order the files name it).
+  const totals = [...cache.totals()].filter(([k, n]) => n !== 0 || k in counts);
+  if (listed.size === ordered.length && totals.every(([k]) => k in counts)) {
+    for (const [k, n] of totals) counts[k] = (counts[k] ?? 0) + n;
+  } else {
+    for (const entry of entries) {
+      for (const k in entry.counts) counts[k] = (counts[k] ?? 0) + (entry.counts[k] ?? 0);
+    }
   }
   semantic.push(...cache.acrossIssues());
   if (semantic.length > 0) {
