@@ -3,8 +3,11 @@
  * never changed once made), built by one walk the first time a list is asked, and handed on to
  * a list made from it with records replaced in their places (`replaced`: the read-back after a
  * write). A daemon edit at 50,000 edges looks up and replaces the few records it touched,
- * without walking or indexing the 50,000 again.
+ * without walking or indexing the 50,000 again; the list made says where it differs
+ * (`madeInPlace`, src/in-place.ts), so what compares it with the list before need not walk either.
  */
+
+import { madeInPlace } from '../in-place.js';
 
 interface Positions {
   readonly at: ReadonlyMap<string, number>;
@@ -53,8 +56,14 @@ export function replaced<T extends { readonly id: string }>(
     if (item === undefined || item.id !== id || !index.at.has(id)) return undefined;
   }
   const out = list.slice();
-  for (const [id, item] of fresh) out[index.at.get(id) as number] = item as T;
-  // The same IDs in the same places.
+  const at: number[] = [];
+  for (const [id, item] of fresh) {
+    const i = index.at.get(id) as number;
+    out[i] = item as T;
+    at.push(i);
+  }
+  // The same IDs in the same places, and the same records but at `at`.
   positions.set(out, index);
+  madeInPlace(list, out, at);
   return out;
 }

@@ -7,6 +7,7 @@
  * each new one to its subscribers (notifications). Messages carry addresses, reasons and field
  * paths, never values: nothing here can hold a secret.
  */
+import { readableOf } from '../engine/report.js';
 import type { Readiness } from '../kinds/index.js';
 import type { WaitingFor } from '../plan/model.js';
 import type { PlanResources, ReconcileReport } from './types.js';
@@ -182,9 +183,11 @@ function readinessEvents(
       event('readiness', address, `${readiness.state}: ${readiness.message}`, { readiness });
     }
   };
-  // The two lists in turn, not a copy of both (50,000 entries at 50,000 resources).
+  // The two lists in turn, not a copy of both (50,000 entries at 50,000 resources). Of the
+  // no-op entries, only those of the kinds that read readiness when the report says which
+  // (`readableOf`): an entry of another kind has none, and was never kept as not ready.
   for (const entry of resources.changes) read(entry);
-  for (const entry of resources.noop) read(entry);
+  for (const entry of readableOf(resources.noop) ?? resources.noop) read(entry);
   // Left alone this cycle (suspended, excluded, blocked): not read, so the condition stands.
   for (const { address } of resources.blocked) {
     const was = before.get(address);

@@ -348,18 +348,26 @@ function placed(
 ): readonly ResourceStatus[] {
   if (others.length === 0) return sorted;
   if (others.length > MAX_PLACED) return [...sorted, ...others].sort(byAddress);
-  const out = sorted.slice();
-  for (const o of others) {
-    let lo = 0;
-    let hi = out.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((out[mid] as ResourceStatus).address <= o.address) lo = mid + 1;
-      else hi = mid;
-    }
-    out.splice(lo, 0, o);
+  // One (an edit's change): a copy made to size with it in place, not a copy grown by a move.
+  if (others.length === 1) {
+    const o = others[0] as ResourceStatus;
+    return sorted.toSpliced(upperBound(sorted, o.address), 0, o);
   }
+  const out = sorted.slice();
+  for (const o of others) out.splice(upperBound(out, o.address), 0, o);
   return out;
+}
+
+/** The first index of `list` (in address order) whose address is after `address`. */
+function upperBound(list: readonly ResourceStatus[], address: string): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((list[mid] as ResourceStatus).address <= address) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function byAddress(a: ResourceStatus, b: ResourceStatus): number {

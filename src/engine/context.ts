@@ -85,13 +85,20 @@ export interface EngineState {
    */
   ahead: Ahead | undefined;
   /**
-   * Each file (by the path it was read from) at the last read a cycle went on with: its size and
-   * how many resources it declared. A file that lost some since is read again before it is acted
-   * on (`unsettled`).
+   * Each file (by the path it was read from) at the last read a cycle went on with: its stamp,
+   * size and how many resources it declared. A file that lost some since is read again before
+   * it is acted on (`unsettled`).
    */
-  held: ReadonlyMap<string, { readonly size: number; readonly resources: number }>;
+  held: ReadonlyMap<string, Held>;
   /** Files that read smaller than `sizes` says, as first read that way: key and when. */
   readonly shrunk: Map<string, { readonly key: string; readonly at: number }>;
+}
+
+/** A file as a cycle went on with it (`EngineState.held`). */
+export interface Held {
+  readonly key: string;
+  readonly size: number;
+  readonly resources: number;
 }
 
 /** What `anticipate` read and planned, and what it read it from. */

@@ -7,12 +7,19 @@
  */
 import type { LiveSnapshot } from '../api/index.js';
 import { compareCodeUnits } from '../compare.js';
+import { replacedAt } from '../in-place.js';
 import { Interned } from '../intern.js';
 import { KINDS, type KindDefinition, type LiveRecord } from '../kinds/index.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { maskTree, secretSources } from '../manifest/secrets.js';
 import type { Blocked, Plan, ResourceChange } from '../plan/index.js';
-import { lowerBound, outlineOf, type PlanPatch, patchesSince } from '../plan/outline.js';
+import {
+  lowerBound,
+  outlineOf,
+  type PlanPatch,
+  patchesSince,
+  samePlaces,
+} from '../plan/outline.js';
 import { MANAGED_KINDS, type ManagedCounts, type PlanResources } from './contract.js';
 
 /** Resources this controller manages once the plan is done: everything it keeps or creates. */
@@ -49,14 +56,19 @@ function entryOf<E extends ChangeEntry | NoopEntry | BlockedEntry>(
 /** What `resourcesOf` made last: the next plan, patched from that one, shares most changes. */
 interface Made {
   readonly changes: readonly ResourceChange[];
-  /** Each change's entry (readiness added), at the change's index. */
-  readonly entries: readonly (ChangeEntry | NoopEntry)[];
+  /**
+   * Each change's entry (readiness added), at the change's index: this record's own, moved in
+   * place by the next patch (`patchedEntries`), which spends this record.
+   */
+  readonly entries: (ChangeEntry | NoopEntry)[];
   /** The entries that are not no-ops, and those that are (what `resourcesOf` returned). */
   readonly changed: readonly ChangeEntry[];
   readonly noop: readonly NoopEntry[];
   readonly kinds: readonly KindDefinition[];
   /** The live records readiness was read from, by kind (only the kinds that read one). */
   readonly readFrom: readonly (readonly LiveRecord[] | undefined)[];
+  /** The no-op entries of the kinds whose definition reads readiness (`readableOf`). */
+  readonly readable: readonly NoopEntry[];
 }
 
 /** By the values they were masked with (a daemon keeps the same array while they do not change). */
@@ -79,7 +91,7 @@ export function resourcesOf(
 ): PlanResources {
   const readFrom = kinds.flatMap((k) => (k.readiness ? [live?.resources?.[k.kind]] : []));
   const last = lastMade.get(values);
-  const before =
+  let before =
     last !== undefined &&
     last.kinds === kinds &&
     last.readFrom.length === readFrom.length &&
@@ -87,17 +99,24 @@ export function resourcesOf(
       ? last
       : undefined;
   const ready = readinessOf(live, kinds, values);
+  const reads = readingKinds(kinds);
   const steps = before === undefined ? undefined : patchesSince(plan, before.changes);
+  // Whatever comes of the patch, `before` is spent (its entries moved in place) once tried.
+  if (steps !== undefined) lastMade.delete(values);
   const made =
     before !== undefined && steps !== undefined
-      ? patchedEntries(before, steps, (c) => ready(c, entryFor(c, values)))
+      ? patchedEntries(before, steps, (c) => ready(c, entryFor(c, values)), reads)
       : undefined;
   if (made !== undefined) {
     lastMade.set(values, { ...made, changes: plan.changes, kinds, readFrom });
+    readableNoops.set(made.noop, made.readable);
     return { changes: made.changed, blocked: blockedOf(plan, values), noop: made.noop };
   }
+  // A patch that gave up left `before`'s entries half moved: every entry is walked afresh.
+  if (steps !== undefined) before = undefined;
   const changes: ChangeEntry[] = [];
   const noop: NoopEntry[] = [];
+  const readable: NoopEntry[] = [];
   const entries: (ChangeEntry | NoopEntry)[] = [];
   let i = 0;
   for (const c of plan.changes) {
@@ -114,12 +133,46 @@ export function resourcesOf(
     }
     entry ??= ready(c, entryFor(c, values));
     entries.push(entry);
-    if (c.action === 'noop') noop.push(entry as NoopEntry);
-    else changes.push(entry as ChangeEntry);
+    if (c.action === 'noop') {
+      noop.push(entry as NoopEntry);
+      if (reads.has(c.kind)) readable.push(entry as NoopEntry);
+    } else changes.push(entry as ChangeEntry);
   }
-  lastMade.set(values, { changes: plan.changes, entries, changed: changes, noop, kinds, readFrom });
+  lastMade.set(values, {
+    changes: plan.changes,
+    entries,
+    changed: changes,
+    noop,
+    kinds,
+    readFrom,
+    readable,
+  });
+  readableNoops.set(noop, readable);
   return { changes, blocked: blockedOf(plan, values), noop };
 }
+
+/** The kinds of `kinds` whose definition reads readiness, by name. */
+function readingKinds(kinds: readonly KindDefinition[]): ReadonlySet<string> {
+  let known = readingKindsOf.get(kinds);
+  if (known === undefined) {
+    known = new Set(kinds.flatMap((k) => (k.readiness ? [k.kind] : [])));
+    readingKindsOf.set(kinds, known);
+  }
+  return known;
+}
+
+const readingKindsOf = new WeakMap<readonly KindDefinition[], ReadonlySet<string>>();
+
+/**
+ * The no-op entries of a list `resourcesOf` returned whose kind's definition reads readiness,
+ * in the list's order; undefined for a list made elsewhere. Only those can carry readiness (the
+ * others never have it), so the daemon's readiness events read these, not the whole set.
+ */
+export function readableOf(noop: readonly NoopEntry[]): readonly NoopEntry[] | undefined {
+  return readableNoops.get(noop);
+}
+
+const readableNoops = new WeakMap<readonly NoopEntry[], readonly NoopEntry[]>();
 
 function blockedOf(plan: Plan, values: readonly string[]): BlockedEntry[] {
   return plan.blocked.map((b) =>
@@ -142,25 +195,62 @@ function patchedEntries(
   before: Made,
   steps: readonly PlanPatch[],
   entryOfChange: (c: ResourceChange) => ChangeEntry | NoopEntry,
-): Pick<Made, 'entries' | 'changed' | 'noop'> | undefined {
-  const entries = before.entries.slice();
-  const changed = before.changed.slice();
-  const noop = before.noop.slice();
+  reads: ReadonlySet<string>,
+): Pick<Made, 'entries' | 'changed' | 'noop' | 'readable'> | undefined {
+  // The entries are this module's own (only `lastMade` holds them): moved in place, not copied
+  // (50,000 at 50,000 resources); the two lists are handed out, and made anew.
+  const { entries } = before;
+  const changed = new Moved(before.changed);
+  const noop = new Moved(before.noop);
   const noopSteps: NoopStep[] = [];
   for (const patch of steps) {
     const step = patchedStep(entries, changed, noop, patch, entryOfChange);
     if (step === undefined) return undefined;
     noopSteps.push(step);
   }
-  noopPatches.set(noop, { before: before.noop, steps: noopSteps });
-  return { entries, changed, noop };
+  // A patch that moves an entry of a kind that reads readiness (none does today: only edges
+  // are patched) is left to the walk, which lists them afresh.
+  const reading = (e: NoopEntry) => reads.has(e.kind);
+  if (noopSteps.some((s) => s.removed.some(reading) || s.added.some(reading))) return undefined;
+  const noopList = noop.list();
+  noopPatches.set(noopList, { before: before.noop, steps: noopSteps });
+  return { entries, changed: changed.list(), noop: noopList, readable: before.readable };
 }
 
-/** One patch's moves on the entries (parallel to `patch.before`) and the two lists, in place. */
+/**
+ * A list handed out anew, made from `from` by a few moves: copied by the first move, and exactly
+ * to size (`toSpliced`): an edit's one move at 50,000 resources makes one copy, where a copy
+ * then a move into it made a second, grown one.
+ */
+class Moved<T> {
+  readonly #from: readonly T[];
+  #list: readonly T[];
+
+  constructor(from: readonly T[]) {
+    this.#from = from;
+    this.#list = from;
+  }
+
+  get current(): readonly T[] {
+    return this.#list;
+  }
+
+  splice(at: number, remove: number, ...items: T[]): void {
+    if (this.#list === this.#from) this.#list = this.#list.toSpliced(at, remove, ...items);
+    else (this.#list as T[]).splice(at, remove, ...items);
+  }
+
+  /** The list made: a new array, moved or not. */
+  list(): T[] {
+    return (this.#list === this.#from ? this.#from.slice() : this.#list) as T[];
+  }
+}
+
+/** One patch's moves on the entries (parallel to `patch.before`, in place) and the two lists. */
 function patchedStep(
   entries: (ChangeEntry | NoopEntry)[],
-  changed: ChangeEntry[],
-  noop: NoopEntry[],
+  changed: Moved<ChangeEntry>,
+  noop: Moved<NoopEntry>,
   patch: PlanPatch,
   entryOfChange: (c: ResourceChange) => ChangeEntry | NoopEntry,
 ): NoopStep | undefined {
@@ -169,24 +259,31 @@ function patchedStep(
   if (drop[0] === -1) return undefined;
   const removed: NoopEntry[] = [];
   const added: NoopEntry[] = [];
+  const made = patch.added.map(entryOfChange);
+  // The patch put its changes in the places of those it dropped (an edited edge): so do the
+  // entries, with no move of the others.
+  const inPlace = samePlaces(patch.before, drop, patch.added);
   for (let k = drop.length - 1; k >= 0; k--) {
-    const [entry] = entries.splice(drop[k] as number, 1);
-    const isNoop = (patch.before[drop[k] as number] as ResourceChange).action === 'noop';
-    const list: (ChangeEntry | NoopEntry)[] = isNoop ? noop : changed;
-    const at = indexOf(list, entry as ChangeEntry | NoopEntry);
+    const i = drop[k] as number;
+    const entry = entries[i] as ChangeEntry | NoopEntry;
+    if (inPlace) entries[i] = made[k] as ChangeEntry | NoopEntry;
+    else entries.splice(i, 1);
+    const isNoop = (patch.before[i] as ResourceChange).action === 'noop';
+    const list: Moved<ChangeEntry | NoopEntry> = isNoop ? noop : changed;
+    const at = indexOf(list.current, entry);
     if (at === -1) return undefined;
     list.splice(at, 1);
     if (isNoop) removed.push(entry as NoopEntry);
   }
-  for (const c of patch.added) {
-    const entry = entryOfChange(c);
-    entries.splice(lowerBound(entries, c.address), 0, entry);
+  patch.added.forEach((c, k) => {
+    const entry = made[k] as ChangeEntry | NoopEntry;
+    if (!inPlace) entries.splice(lowerBound(entries, c.address), 0, entry);
     // Before every entry of the same address, in its list as in the entries.
     if (c.action === 'noop') {
-      noop.splice(lowerBound(noop, c.address), 0, entry as NoopEntry);
+      noop.splice(lowerBound(noop.current, c.address), 0, entry as NoopEntry);
       added.push(entry as NoopEntry);
-    } else changed.splice(lowerBound(changed, c.address), 0, entry as ChangeEntry);
-  }
+    } else changed.splice(lowerBound(changed.current, c.address), 0, entry as ChangeEntry);
+  });
   return { removed, added };
 }
 
@@ -365,6 +462,16 @@ function swap<T>(
 ): void {
   if (before === now) return;
   const old = before ?? [];
+  // Only the places the loader or the read-back replaced, when they say (`replacedAt`).
+  const at = replacedAt(old, now);
+  if (at !== undefined) {
+    for (const i of at) {
+      if (old[i] === now[i]) continue;
+      count(valuesOf(old[i] as T), -1);
+      count(valuesOf(now[i] as T), 1);
+    }
+    return;
+  }
   for (let i = 0; i < Math.max(old.length, now.length); i++) {
     if (i < old.length && i < now.length && old[i] === now[i]) continue;
     if (i < old.length) count(valuesOf(old[i] as T), -1);

@@ -14,7 +14,12 @@ import { manifestsChangedSince, touchManifests } from '../manifest/loader.js';
 import type { DesiredSet } from '../manifest/schema.js';
 import { operationCount } from '../plan/index.js';
 import { outlineOf } from '../plan/outline.js';
-import { DEFAULT_SETTLE_MS, type EngineState, type ReconcilerOptions } from './context.js';
+import {
+  DEFAULT_SETTLE_MS,
+  type EngineState,
+  type Held,
+  type ReconcilerOptions,
+} from './context.js';
 import type { ManagedCounts, PlanResources, ReconcileReport } from './contract.js';
 import type { Prepared } from './incremental.js';
 import { managedCounts, resourcesOf, withLiveIds } from './report.js';
@@ -165,15 +170,7 @@ export async function unsettled(
   const { plan, stamps } = prepared;
   // An incremental read counts from what the file cache kept per file, not by walking the set.
   const declared = prepared.read === undefined ? resourcesByFile(prepared.desired) : undefined;
-  const held = new Map(
-    [...stamps].map(([path, stamp]) => [
-      path,
-      {
-        size: stamp.size,
-        resources: declared?.get(stamp.file) ?? state.files.declaredIn(stamp.file),
-      },
-    ]),
-  );
+  const held = new Map<string, Held>();
   const writes = operationCount(plan) > 0;
   const deletes = outlineOf(plan).pending.some((c) => c.action === 'delete');
   const now = (options.now ?? Date.now)();
@@ -182,8 +179,19 @@ export async function unsettled(
   const waitingPaths: string[] = [];
   for (const [path, stamp] of stamps) {
     const before = state.held.get(path);
-    const after = held.get(path);
-    if (before === undefined || after === undefined) continue;
+    // A file an incremental read took as last read, with the stamp it was held with: as held
+    // (the same text, so the same size and resources), and nothing to check.
+    if (before?.key === stamp.key && declared === undefined && prepared.read?.has(path) !== true) {
+      held.set(path, before);
+      continue;
+    }
+    const after: Held = {
+      key: stamp.key,
+      size: stamp.size,
+      resources: declared?.get(stamp.file) ?? state.files.declaredIn(stamp.file),
+    };
+    held.set(path, after);
+    if (before === undefined) continue;
     const lost =
       declaresFewer(state, path, after.resources) || (deletes && after.size < before.size);
     if (!lost) continue;

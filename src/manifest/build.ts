@@ -11,6 +11,7 @@ import type { Diagnostic } from '../errors.js';
 import { EdgesyncError } from '../errors.js';
 import { HEADER_MODULES } from '../hosted/modules/index.js';
 import { normalisedPolicy } from '../hosted/policy-actions.js';
+import { madeInPlace } from '../in-place.js';
 import type { Declared, FieldRule } from '../kinds/definition.js';
 import { AcrossIndex } from './across.js';
 import { isCredentialHeader } from './credential-headers.js';
@@ -152,6 +153,8 @@ export class FileCache {
   readonly #sinceSet = new Set<string>();
   /** The documents taken out since the set was assembled. */
   #goneSinceSet: ShapedDoc[] = [];
+  /** Every kept file's counts summed, kept as files are replaced (no walk of the files). */
+  readonly #totals = new Map<string, number>();
 
   /** Files whose kept result may serve another build of the same text. */
   get size(): number {
@@ -189,6 +192,8 @@ export class FileCache {
   replace(file: string, entry: FileEntry | undefined): void {
     const old = this.#files.get(file);
     this.#index.update(old?.docs ?? [], entry?.docs ?? []);
+    this.#count(old?.counts, -1);
+    this.#count(entry?.counts, 1);
     if (old !== undefined && this.#set !== undefined) {
       this.#goneSinceSet.push(...old.result.shaped);
       // A set invalid through many edits: assembled afresh once it is valid again.
@@ -200,6 +205,18 @@ export class FileCache {
     if (entry === undefined) this.#files.delete(file);
     else this.#files.set(file, entry);
     this.#sinceSet.add(file);
+  }
+
+  #count(counts: FileEntry['counts'] | undefined, by: 1 | -1): void {
+    for (const k in counts) this.#totals.set(k, (this.#totals.get(k) ?? 0) + by * (counts[k] ?? 0));
+  }
+
+  /**
+   * @internal the build's: each count summed over the files kept (those counted down to none
+   * left out, as a sum of the files' own counts has them).
+   */
+  totals(): IterableIterator<[string, number]> {
+    return this.#totals.entries();
   }
 
   /** @internal the build's: the files kept, in no order. */
@@ -218,6 +235,9 @@ export class FileCache {
    */
   assembled(entries: readonly FileEntry[], digestKey: string | undefined): DesiredSet {
     const last = this.#set;
+    // No file changed since (a file event whose file reads as it did): the same set, so that
+    // everything keyed on its objects (the planner's patch) finds nothing to do.
+    if (last !== undefined && this.#sinceSet.size === 0) return last;
     let set: DesiredSet;
     if (last !== undefined && this.#sinceSet.size * 8 <= entries.length) {
       set = patched(
@@ -328,8 +348,17 @@ export function buildDesiredSet(files: readonly SourceFile[], options: BuildOpti
     if (entry.result.diagnostics.length > 0) diagnostics.push(...entry.result.diagnostics);
     if (entry.writeOnly.length > 0) diagnostics.push(...entry.writeOnly);
     if (entry.own.length > 0) semantic.push(...entry.own);
-    for (const k in entry.counts) counts[k] = (counts[k] ?? 0) + (entry.counts[k] ?? 0);
     if (entry.result.deferred.length > 0) deferred.push(...entry.result.deferred);
+  }
+  // The kept files are exactly these now: their counts, summed as they were replaced, when they
+  // are the usual ones (a kind counted by its plural is added in the order the files name it).
+  const totals = [...cache.totals()].filter(([k, n]) => n !== 0 || k in counts);
+  if (listed.size === ordered.length && totals.every(([k]) => k in counts)) {
+    for (const [k, n] of totals) counts[k] = (counts[k] ?? 0) + n;
+  } else {
+    for (const entry of entries) {
+      for (const k in entry.counts) counts[k] = (counts[k] ?? 0) + (entry.counts[k] ?? 0);
+    }
   }
   semantic.push(...cache.acrossIssues());
   if (semantic.length > 0) {
@@ -722,15 +751,22 @@ function patched(
   shaped: readonly ShapedDoc[],
   digestKey: string | undefined,
 ): DesiredSet {
+  // Each list copied, with what it was copied from and what moved in it (`madeInPlace`).
+  const moves = new Map<readonly unknown[], ListMoves>();
+  const copy = <T>(list: readonly T[]): T[] => {
+    const out = [...list];
+    moves.set(out, { from: list, removed: [], added: [] });
+    return out;
+  };
   const set: DesiredSet = {
-    tlsEdges: [...last.tlsEdges],
-    httpsEdges: [...last.httpsEdges],
-    botUsers: [...last.botUsers],
-    cloudEndpoints: [...last.cloudEndpoints],
+    tlsEdges: copy(last.tlsEdges),
+    httpsEdges: copy(last.httpsEdges),
+    botUsers: copy(last.botUsers),
+    cloudEndpoints: copy(last.cloudEndpoints),
   };
   if (last.resources !== undefined) {
     set.resources = Object.fromEntries(
-      Object.entries(last.resources).map(([kind, list]) => [kind, [...list]]),
+      Object.entries(last.resources).map(([kind, list]) => [kind, copy(list)]),
     );
   }
   for (const d of gone) {
@@ -740,11 +776,13 @@ function patched(
     const list = listOf(set, known.kind, false);
     if (list === undefined) continue;
     const at = nameIndex(list, known.resource.name);
-    if (list[at] === known.resource) list.splice(at, 1);
+    let removed = false;
+    if (list[at] === known.resource) removed = list.splice(at, 1).length > 0;
     else {
       const found = list.indexOf(known.resource);
-      if (found >= 0) list.splice(found, 1);
+      if (found >= 0) removed = list.splice(found, 1).length > 0;
     }
+    if (removed) moves.get(list)?.removed.push(known.resource.name);
   }
   for (const d of shaped) {
     const { kind, resource } = assembleDoc(d, digestKey);
@@ -752,12 +790,42 @@ function patched(
     let at = nameIndex(list, resource.name);
     while (at < list.length && (list[at] as { name: string }).name <= resource.name) at += 1;
     list.splice(at, 0, resource);
+    moves.get(list)?.added.push(resource);
   }
+  for (const [list, moved] of moves) inPlace(moved, list as readonly { name: string }[]);
   for (const [kind, list] of Object.entries(set.resources ?? {})) {
     if (list.length === 0) delete set.resources?.[kind];
   }
   if (set.resources !== undefined && Object.keys(set.resources).length === 0) delete set.resources;
   return set;
+}
+
+/** What `patched` did to one list it copied. */
+interface ListMoves {
+  readonly from: readonly unknown[];
+  /** The names of the resources taken out, and the resources put in. */
+  readonly removed: string[];
+  readonly added: { readonly name: string }[];
+}
+
+/**
+ * Records `list` as made in place from the list it was copied from when the resources taken out
+ * and those put in have the same names: the names are unique in a list and it is sorted by
+ * name, so every other resource is in its place still, and the new ones in those of theirs.
+ */
+function inPlace(moved: ListMoves, list: readonly { readonly name: string }[]): void {
+  const { from, removed, added } = moved;
+  if (list.length !== from.length || removed.length !== added.length) return;
+  const names = added.map((r) => r.name).sort();
+  if (!removed.sort().every((name, i) => name === names[i])) return;
+  const at: number[] = [];
+  for (const r of added) {
+    const i = nameIndex(list, r.name);
+    // A name twice (never in a set without findings): not vouched for.
+    if (list[i] !== r || (list[i + 1] as { name: string } | undefined)?.name === r.name) return;
+    at.push(i);
+  }
+  madeInPlace(from, list, at);
 }
 
 /** The first place in `list` (sorted by name) whose name is not below `name`. */

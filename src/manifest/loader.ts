@@ -365,24 +365,20 @@ async function readChanged(
     cache.reusable(rel) &&
     base.stamps.has(rel) &&
     !viaLink(resolvedDir, listing, rel);
-  const listed = new Set(base.listing.files);
+  const listed = listedFiles(base.listing);
   const keepListing = [...touchedRel].every(
     (rel) => listed.has(rel) && !viaLink(resolvedDir, base.listing, rel),
   );
   let listing = keepListing ? base.listing : await list();
-  let read = await readListed(
-    fs,
-    resolvedDir,
-    listing,
-    maxFileBytes,
-    (rel) => !known(listing)(rel),
-  );
+  // One test per listing, not one made per file.
+  let isKnown = known(listing);
+  let read = await readListed(fs, resolvedDir, listing, maxFileBytes, (rel) => !isKnown(rel));
   if (listing === base.listing && read.failed.length > 0) {
     // Removed or replaced since: what the directory holds now is the listing's to say.
     listing = await list();
-    read = await readListed(fs, resolvedDir, listing, maxFileBytes, (rel) => !known(listing)(rel));
+    isKnown = known(listing);
+    read = await readListed(fs, resolvedDir, listing, maxFileBytes, (rel) => !isKnown(rel));
   }
-  const isKnown = known(listing);
   const stamps = new Map<string, { path: string; stamp: FileStamp }>();
   const sources: SourceFile[] = [...read.sources];
   for (const rel of listing.files) {
@@ -527,6 +523,18 @@ function viaLink(resolvedDir: string, listing: Listing, rel: string): boolean {
 
 /** The files of a listing reached through a link (`viaLink`), worked out once per listing. */
 const linkedFiles = new WeakMap<Listing, Set<string>>();
+
+/** The files of a listing as a set, made once per listing (a load keeps the last listing). */
+function listedFiles(listing: Listing): ReadonlySet<string> {
+  let listed = listedSets.get(listing);
+  if (listed === undefined) {
+    listed = new Set(listing.files);
+    listedSets.set(listing, listed);
+  }
+  return listed;
+}
+
+const listedSets = new WeakMap<Listing, ReadonlySet<string>>();
 
 /** Where a listed manifest file is read from: its real path if it was reached through a link. */
 function manifestPath(

@@ -47,13 +47,15 @@ const PATCHES_KEPT = 4;
 const patches = new WeakMap<Plan, PlanPatch>();
 
 /**
- * The patches that made `plan` from the plan whose changes are `from`, oldest first, or
- * undefined when it was not made from that one within the patches kept.
+ * The patches that made `plan` from the plan whose changes are `from`, oldest first (none for
+ * that plan itself), or undefined when it was not made from that one within the patches kept.
  */
 export function patchesSince(
   plan: Plan,
   from: readonly ResourceChange[],
 ): readonly PlanPatch[] | undefined {
+  // The same plan again (a file read again as it was): nothing to do since.
+  if (plan.changes === from) return [];
   const out: PlanPatch[] = [];
   for (let p = patches.get(plan); p !== undefined; p = p.prior) {
     out.push(p);
@@ -176,4 +178,31 @@ export function lowerBound(
     else hi = mid;
   }
   return lo;
+}
+
+/**
+ * Whether putting each of `fresh` in the place of the change at `drop` (ascending) of `before`
+ * (in address order) gives what taking those out and putting each of `fresh` in turn before
+ * the first change not before its address gives: as many, each of the address of the one it
+ * replaces, their addresses strictly ascending, and no change kept beside one of the same address.
+ */
+export function samePlaces(
+  before: readonly { readonly address: string }[],
+  drop: readonly number[],
+  fresh: readonly { readonly address: string }[],
+): boolean {
+  if (drop.length !== fresh.length) return false;
+  const dropping = new Set(drop);
+  const keptAt = (i: number, address: string) =>
+    i >= 0 && i < before.length && !dropping.has(i) && before[i]?.address === address;
+  return drop.every((i, k) => {
+    const { address } = fresh[k] as { readonly address: string };
+    const previous = fresh[k - 1];
+    return (
+      before[i]?.address === address &&
+      (previous === undefined || compareCodeUnits(previous.address, address) < 0) &&
+      !keptAt(i - 1, address) &&
+      !keptAt(i + 1, address)
+    );
+  });
 }

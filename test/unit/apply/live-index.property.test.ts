@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { recordById, replaced } from '../../../src/apply/live-index.js';
+import { replacedAt } from '../../../src/in-place.js';
 
 interface Rec {
   readonly id: string;
@@ -43,7 +44,14 @@ describe('the live lists by ID', () => {
           );
           const inPlace = replaced(current, fresh);
           const expected = walked(current, fresh);
-          if (inPlace !== undefined) expect(inPlace).toEqual(expected);
+          if (inPlace !== undefined) {
+            expect(inPlace).toEqual(expected);
+            // It says where it differs from the list it was made from: nowhere else.
+            const at = new Set(replacedAt(current, inPlace));
+            inPlace.forEach((r, i) => {
+              if (!at.has(i)) expect(r).toBe(current[i]);
+            });
+          }
           current = inPlace ?? expected;
           for (const k of ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']) {
             expect(recordById(current, k)).toBe(current.findLast((e) => e.id === k));

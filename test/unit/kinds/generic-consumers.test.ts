@@ -13,7 +13,7 @@ import { otherKindCounts } from '../../../src/cli/commands/validate.js';
 import { createDaemonMetrics } from '../../../src/daemon/metrics.js';
 import { INITIAL_STATUS, reduceStatus } from '../../../src/daemon/status.js';
 import { EMPTY_SUMMARY } from '../../../src/daemon/types.js';
-import { resourcesOf } from '../../../src/engine/report.js';
+import { readableOf, resourcesOf } from '../../../src/engine/report.js';
 import { refable } from '../../../src/hosted/modules/blocks.js';
 import { KINDS, type KindDefinition, type LiveRecord } from '../../../src/kinds/index.js';
 import type { ResourceCounts } from '../../../src/manifest/build.js';
@@ -195,6 +195,9 @@ describe('a kind defined only here', () => {
       // A kind without `readiness` gets none.
       { address: 'gadget.api', kind: 'gadget', id: 'gad_1' },
     ]);
+    // The daemon's readiness events read the no-op entries of the kinds that read readiness.
+    expect(readableOf(resources.noop)).toEqual([resources.noop[0]]);
+    expect(readableOf(structuredClone(resources.noop))).toBeUndefined();
     expect(resources.changes[0]?.readiness).toEqual({
       state: 'pending',
       message: 'waiting for undefined',

@@ -55,6 +55,16 @@ describe('FileCache', () => {
     );
   });
 
+  it('hands back the same set when no file changed since (a file read again as it was)', () => {
+    const cache = new FileCache();
+    const files = { 'a.yaml': tls('a'), 'b.yaml': tls('b') };
+    const first = set(build(files, cache));
+    expect(set(build({ ...files }, cache))).toBe(first);
+    const edited = set(build({ ...files, 'b.yaml': tls('b', 'description: edited\n') }, cache));
+    expect(edited).not.toBe(first);
+    expect(edited.tlsEdges[1]?.description).toBe('edited');
+  });
+
   it('forgets removed files', () => {
     const cache = new FileCache();
     build({ 'a.yaml': tls('a'), 'b.yaml': tls('b') }, cache);

@@ -12,6 +12,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { HttpsEdge, TlsEdge } from '../../../src/api/schemas.js';
+import { type Conditions, cycleEvents, NO_CONDITIONS } from '../../../src/daemon/events.js';
 import { type CycleRecord, INITIAL_STATUS, reduceStatus } from '../../../src/daemon/status.js';
 import { resourcesOf } from '../../../src/engine/report.js';
 import type { Declared, LiveRecord } from '../../../src/kinds/index.js';
@@ -212,6 +213,15 @@ const edit: fc.Arbitrary<Edit> = fc.oneof(
 type Manifest = TlsEdgeManifest | HttpsEdgeManifest;
 type Record_ = TlsEdge | HttpsEdge;
 
+/**
+ * A domain read again: waiting for its DNS record when it was ready, ready when it was waiting
+ * (its readiness changes, an event; nothing the plan diffs).
+ */
+function reread(r: LiveRecord): LiveRecord {
+  const waiting = r.cname_target === null;
+  return { ...structuredClone(r), cname_target: waiting ? 'app.example.com.cname.test' : null };
+}
+
 /** New objects only for what an edit touches, as the daemon's file cache and snapshot behave. */
 function applyEdit(desired: DesiredSet, live: LiveState, e: Edit): [DesiredSet, LiveState] {
   const d = { ...desired, tlsEdges: [...desired.tlsEdges], httpsEdges: [...desired.httpsEdges] };
@@ -332,7 +342,7 @@ function applyEdit(desired: DesiredSet, live: LiveState, e: Edit): [DesiredSet, 
         e.op === 'policyGone'
           ? []
           : (resources[kind] ?? []).map((r) =>
-              e.op === 'ruleDrift' ? { ...r, description: 'changed by hand' } : structuredClone(r),
+              e.op === 'ruleDrift' ? { ...r, description: 'changed by hand' } : reread(r),
             );
       if (e.op === 'policyGone') resources.ip_policy_rule = [];
       return [d, { ...l, resources }];
@@ -378,6 +388,26 @@ function cycleOf(plan: Plan, resources: ReturnType<typeof resourcesOf>): CycleRe
   };
 }
 
+/**
+ * The conditions after a cycle reported `resources`, its events checked against those of a copy
+ * of them (a list the report did not make: every entry read).
+ */
+function eventsOf(
+  before: Conditions,
+  plan: Plan,
+  resources: ReturnType<typeof resourcesOf>,
+): Conditions {
+  const made = cycleEvents(before, cycleOf(plan, resources).report, 0, undefined);
+  const walked = cycleEvents(
+    before,
+    cycleOf(plan, structuredClone(resources)).report,
+    0,
+    undefined,
+  );
+  expect(made).toEqual(walked);
+  return made.conditions;
+}
+
 describe('planning from the last plan', () => {
   it('equals the plan of the whole set made afresh, after any edits', () => {
     fc.assert(
@@ -394,10 +424,9 @@ describe('planning from the last plan', () => {
           let live = observed(liveOf(desired));
           const options = { owner: 'default', maxDeletes, memo: new PlanMemo() };
           const first = buildPlan(desired, live, options);
-          let status = reduceStatus(
-            INITIAL_STATUS,
-            cycleOf(first, resourcesOf(first, VALUES, live)),
-          );
+          const resources0 = resourcesOf(first, VALUES, live);
+          let status = reduceStatus(INITIAL_STATUS, cycleOf(first, resources0));
+          let conditions = eventsOf(NO_CONDITIONS, first, resources0);
           for (const [edits, transient, cut] of rounds) {
             // A file read half written first: a plan of the set without some edges, made whole.
             if (transient) {
@@ -431,6 +460,9 @@ describe('planning from the last plan', () => {
               const fresh = reduceStatus(INITIAL_STATUS, cycleOf(warm, structuredClone(resources)));
               expect(status.resources).toEqual(fresh.resources);
               expect(status.resourceCounts).toEqual(fresh.resourceCounts);
+              // The events read only the entries of the kinds that read readiness: the same
+              // events and conditions as a walk of every entry (a copy is walked whole).
+              conditions = eventsOf(conditions, warm, resources);
             }
           }
         },
@@ -471,6 +503,15 @@ describe('planning from the last plan', () => {
     const verified = buildPlan(edited, readBack, { memo });
     expect(memo.basis?.holders).toBe(holders);
     expect(verified.changes.find((c) => c.address === 'tls_edge.tcp-1')?.action).toBe('noop');
+    // The same file read again (a second event of one save): the same plan, and its report
+    // made again from the one made of it.
+    const again = buildPlan({ ...edited }, readBack, { memo });
+    expect(again).toBe(verified);
+    expect(again).toEqual(buildPlan(structuredClone(edited), structuredClone(readBack)));
+    const reported = resourcesOf(verified, VALUES, readBack);
+    const reportedAgain = resourcesOf(again, VALUES, readBack);
+    expect(reportedAgain).toEqual(reported);
+    expect(reportedAgain.noop).not.toBe(reported.noop);
     const moved = {
       ...edited,
       tlsEdges: edited.tlsEdges.map((m, i) =>
