@@ -54,3 +54,21 @@ export function replacedAt(
   }
   return undefined;
 }
+
+/**
+ * Whether `test` holds at each place where `now` may hold another object than `before` (the
+ * two as long): the places `replacedAt` knows, else every place of `now`, in ascending order.
+ */
+export function everyReplaced(
+  before: readonly unknown[],
+  now: readonly unknown[],
+  test: (i: number) => boolean,
+): boolean {
+  const at = replacedAt(before, now);
+  if (at === undefined) {
+    for (let i = 0; i < now.length; i++) if (!test(i)) return false;
+    return true;
+  }
+  for (const i of at) if (!test(i)) return false;
+  return true;
+}

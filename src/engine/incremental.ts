@@ -11,7 +11,7 @@
 import { type ApiClient, type LiveSnapshot, NO_CALLS } from '../api/index.js';
 import { pagesOf, touchedCount, touchedRoots, verifyTouched } from '../apply/verify.js';
 import { ManifestError } from '../errors.js';
-import { replacedAt } from '../in-place.js';
+import { everyReplaced } from '../in-place.js';
 import type { FileCache } from '../manifest/build.js';
 import { type FileStamp, type LoadResult, loadManifests } from '../manifest/loader.js';
 import type { OwnCredential } from '../manifest/own-credentials.js';
@@ -176,13 +176,8 @@ export async function prepareIncremental(
  */
 function sameRecords<T>(a: readonly T[], b: readonly T[]): boolean {
   if (a.length !== b.length) return false;
-  // Only the places the read-back put records in, when it says (`replacedAt`).
-  const at = replacedAt(a, b);
-  for (let k = 0; k < (at?.length ?? b.length); k++) {
-    const i = at === undefined ? k : (at[k] as number);
-    if (a[i] !== b[i] && JSON.stringify(a[i]) !== JSON.stringify(b[i])) return false;
-  }
-  return true;
+  // Only the places the read-back put records in, when it says (`everyReplaced`).
+  return everyReplaced(a, b, (i) => a[i] === b[i] || JSON.stringify(a[i]) === JSON.stringify(b[i]));
 }
 
 /** List calls a full observation of the account in `live` takes (a full last page ends a list). */

@@ -15,7 +15,7 @@
  */
 import type { HttpsEdge, TlsEdge } from '../api/schemas.js';
 import { compareCodeUnits } from '../compare.js';
-import { replacedAt } from '../in-place.js';
+import { everyReplaced } from '../in-place.js';
 import { KINDS } from '../kinds/index.js';
 import type { DesiredSet, HttpsEdgeManifest, TlsEdgeManifest } from '../manifest/schema.js';
 import { type LiveState, type PlanBasis, PlanContext, type PlanOptions } from './context.js';
@@ -189,12 +189,7 @@ function sameItems(a: readonly unknown[] | undefined, b: readonly unknown[] | un
   const x = a ?? [];
   const y = b ?? [];
   if (x.length !== y.length) return false;
-  const at = replacedAt(x, y);
-  for (let k = 0; k < (at?.length ?? y.length); k++) {
-    const i = at === undefined ? k : (at[k] as number);
-    if (x[i] !== y[i]) return false;
-  }
-  return true;
+  return everyReplaced(x, y, (i) => x[i] === y[i]);
 }
 
 function sameByKind(
@@ -282,7 +277,7 @@ function sameRecordKey(a: LiveEdge, b: LiveEdge): boolean {
 
 /**
  * Adds each manifest that differs (same key, an updated edge) to `changed`; false otherwise.
- * Only the places the loader says it replaced are compared when it says (`replacedAt`).
+ * Only the places the loader says it replaced are compared when it says (`everyReplaced`).
  */
 function changedManifests(
   basis: PlanBasis,
@@ -291,24 +286,22 @@ function changedManifests(
   now: readonly (TlsEdgeManifest | HttpsEdgeManifest)[],
   changed: Map<string, EdgeMatch>,
 ): boolean {
-  const at = replacedAt(before, now);
-  for (let k = 0; k < (at?.length ?? now.length); k++) {
-    const i = at === undefined ? k : (at[k] as number);
+  return everyReplaced(before, now, (i) => {
     const a = before[i] as TlsEdgeManifest;
     const b = now[i] as TlsEdgeManifest;
-    if (a === b) continue;
+    if (a === b) return true;
     if (!sameManifestKey(a, b)) return false;
     const address = edgeAddress(kind, b.name);
     const last = basis.updated.get(address);
     if (last === undefined || last.desired.manifest !== a) return false;
     changed.set(address, { ...last, desired: desiredEdgeOf(kind, b) });
-  }
-  return true;
+    return true;
+  });
 }
 
 /**
  * Adds each live edge that differs (same key, an updated edge) to `changed`; false otherwise.
- * Only the places records were read back into are compared when that is known (`replacedAt`).
+ * Only the places records were read back into are compared when that is known (`everyReplaced`).
  */
 function changedRecords(
   basis: PlanBasis,
@@ -318,18 +311,16 @@ function changedRecords(
   now: readonly (TlsEdge | HttpsEdge)[],
   changed: Map<string, EdgeMatch>,
 ): boolean {
-  const at = replacedAt(before, now);
-  for (let k = 0; k < (at?.length ?? now.length); k++) {
-    const i = at === undefined ? k : (at[k] as number);
+  return everyReplaced(before, now, (i) => {
     const a = before[i] as TlsEdge;
     const b = now[i] as TlsEdge;
-    if (a === b) continue;
+    if (a === b) return true;
     const address = basis.addressOf.get(a.id);
     const last = address === undefined ? undefined : basis.updated.get(address);
     if (address === undefined || last?.live === undefined || last.live.record !== a) return false;
     const view = liveEdgeOf(kind, b, owner);
     if (!sameRecordKey(last.live, view)) return false;
     changed.set(address, { ...(changed.get(address) ?? last), live: view });
-  }
-  return true;
+    return true;
+  });
 }

@@ -591,7 +591,7 @@ interface RequestPart {
   readonly query: FunctionScope['query'];
   /** What the functions read of a request given no secrets (most): one for all its requests. */
   readonly scope: FunctionScope;
-  /** The method and headers, as `alikeKey` writes them: the part of the requests alike. */
+  /** The method and headers, as `requestPart` writes them: what the requests alike share. */
   readonly alike: string | undefined;
   /** Outcomes of the guards that read only this part (and the endpoint), by text. */
   readonly guards: Map<string, CelOutcome>;

@@ -157,9 +157,9 @@ export function numberRules(policies: readonly Json[]): RuleNumbers {
   const lists: unknown[][] = [];
   for (const policy of policies) {
     const own: string[] = [];
-    for (const key in policy) {
-      const list = policy[key];
-      if (!Object.hasOwn(policy, key) || !Array.isArray(list)) continue;
+    // In the policy's order, as `Object.values` reads it (the probes read the rules so).
+    for (const [key, list] of Object.entries(policy)) {
+      if (!Array.isArray(list)) continue;
       own.push(key);
       lists.push(list);
     }
