@@ -1,110 +1,36 @@
 /**
  * What two versions of a policy have in common, rule by rule: a rule's identity is its content
- * as JSON (`sameRule`: read in place, written as text by `ruleKey` only where it must be), and
- * in each phase the rules both versions run in the same order are a longest common subsequence
- * of the two lists; the others are the rules that differ (`differingRules`). The impact preview
- * needs no more: a request on which no differing rule fires goes through both versions alike
+ * (`sameRule`), and in each phase the rules both versions run in the same order are a longest
+ * common subsequence of the two lists; the others are the rules that differ (`differingRules`).
+ * The impact preview needs no more: a request on which no differing rule fires goes through both versions alike
  * (./impact.ts). Pure.
  */
+import equal from 'fast-deep-equal';
 import { phaseRules } from './evaluate.js';
 
 type Json = Readonly<Record<string, unknown>>;
 
-/** Rule texts by rule object: a policy is read, never changed, and the same rules plan after plan. */
-const keys = new WeakMap<object, string>();
-
-/** A rule's identity: its content as JSON (two rules alike in content decide alike). */
-export function ruleKey(rule: unknown): string {
-  if (typeof rule !== 'object' || rule === null) return JSON.stringify(rule) ?? 'undefined';
-  let key = keys.get(rule);
-  if (key === undefined) {
-    key = JSON.stringify(rule);
-    keys.set(rule, key);
-  }
-  return key;
-}
-
 /**
- * Whether `a` and `b` are alike as JSON, without writing either: walked side by side, plain
- * objects key by key in order, arrays item by item. Undefined when a value is one JSON writes
- * otherwise than it reads (undefined, a function, a number not finite, a hole, an object of
- * another kind): the caller then compares the texts.
- */
-function sameJson(a: unknown, b: unknown): boolean | undefined {
-  if (a === b) return true;
-  const kindA = jsonKind(a);
-  const kindB = jsonKind(b);
-  if (kindA === undefined || kindB === undefined) return undefined;
-  if (kindA !== kindB || kindA === 'leaf') return false;
-  if (kindA === 'list') {
-    const x = a as unknown[];
-    const y = b as unknown[];
-    if (x.length !== y.length) return false;
-    for (let i = 0; i < x.length; i++) {
-      // A hole reads as undefined (an item that is there is rarely undefined: asked then only).
-      if ((x[i] === undefined && !(i in x)) || (y[i] === undefined && !(i in y))) return undefined;
-      const same = sameJson(x[i], y[i]);
-      if (same !== true) return same;
-    }
-    return true;
-  }
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
-  const xKeys = Object.keys(x);
-  const yKeys = Object.keys(y);
-  // Key by key as JSON writes them: in order, leaving out those whose value it leaves out.
-  let i = 0;
-  let j = 0;
-  for (;;) {
-    while (i < xKeys.length && leftOut(x[xKeys[i] as string])) i += 1;
-    while (j < yKeys.length && leftOut(y[yKeys[j] as string])) j += 1;
-    if (i === xKeys.length || j === yKeys.length) return i === xKeys.length && j === yKeys.length;
-    const k = xKeys[i] as string;
-    if (k !== yKeys[j]) return false;
-    const same = sameJson(x[k], y[k]);
-    if (same !== true) return same;
-    i += 1;
-    j += 1;
-  }
-}
-
-/** A value JSON leaves out of an object. */
-const leftOut = (v: unknown) => v === undefined || typeof v === 'function' || typeof v === 'symbol';
-
-/** How JSON writes a value: a leaf, a list, a map, or undefined when not as it reads. */
-function jsonKind(v: unknown): 'leaf' | 'list' | 'map' | undefined {
-  switch (typeof v) {
-    case 'string':
-    case 'boolean':
-      return 'leaf';
-    case 'number':
-      return Number.isFinite(v) ? 'leaf' : undefined;
-    case 'object': {
-      if (v === null) return 'leaf';
-      const proto = Object.getPrototypeOf(v);
-      if (Array.isArray(v))
-        return proto === Array.prototype && !('toJSON' in v) ? 'list' : undefined;
-      return (proto === Object.prototype || proto === null) && !('toJSON' in v) ? 'map' : undefined;
-    }
-    default:
-      return undefined;
-  }
-}
-
-/**
- * Whether two rules are alike in content (their `ruleKey`s equal), read in place where the
- * content is plain JSON (a policy parsed from a file or an answer), by text otherwise.
+ * Whether two rules are alike in content (fast-deep-equal: the planner's own comparison of
+ * policies): two rules alike decide alike, wherever they stand and whatever objects carry them.
+ * Only "alike" must be exact: a rule taken as differing is evaluated in full, which is always
+ * right. So objects fast-deep-equal cannot read (it calls `valueOf`, which an object without a
+ * prototype lacks; parsed policies have none such) are not alike.
  */
 export function sameRule(a: unknown, b: unknown): boolean {
-  return sameJson(a, b) ?? ruleKey(a) === ruleKey(b);
+  try {
+    return equal(a, b);
+  } catch {
+    return false;
+  }
 }
 
 /**
- * A rule's name where it is a plain string: two rules alike in content have the same one, so
- * rules are read against each other only when their names are equal (or one has none).
+ * A rule's name where it is a string: two rules alike in content have the same one, so rules
+ * are read against each other only when their names are equal (or one has none).
  */
 function nameOf(rule: unknown): string | undefined {
-  if (jsonKind(rule) !== 'map') return undefined;
+  if (typeof rule !== 'object' || rule === null) return undefined;
   const name = (rule as { name?: unknown }).name;
   return typeof name === 'string' ? name : undefined;
 }
