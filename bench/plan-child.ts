@@ -1,7 +1,9 @@
 /**
  * The measured half of the `plan` benchmark, run in a fresh process per sample:
  * `node plan-child.js DIR URL KEY` runs the plan pipeline once and prints one JSON line with
- * its wall time, its API calls by route (counted at the client) and its peak RSS.
+ * its wall time, its API calls by route (counted at the client) and its peak RSS. With
+ * `--no-policy-preview`, the plan is made without the policy impact preview (the policy bench's
+ * plan to compare with).
  */
 import { performance } from 'node:perf_hooks';
 import { createApiClient } from '../src/api/client.js';
@@ -23,10 +25,11 @@ export interface ChildResult {
 }
 
 async function main(): Promise<void> {
-  const [dir, url, apiKey] = process.argv.slice(2);
+  const [dir, url, apiKey, flag] = process.argv.slice(2);
   if (dir === undefined || url === undefined || apiKey === undefined) {
-    throw new Error('usage: plan-child DIR URL KEY');
+    throw new Error('usage: plan-child DIR URL KEY [--no-policy-preview]');
   }
+  const policyPreview = flag !== '--no-policy-preview';
   const calls = { tlsList: 0, httpsList: 0, botList: 0, other: 0 };
   const client = createApiClient({
     baseUrl: url,
@@ -40,7 +43,7 @@ async function main(): Promise<void> {
   });
   const start = performance.now();
   // As `edgesync plan` runs for text output (no fingerprints: those are for --out).
-  const prepared = await preparePlan({ dir, client, env: {}, fingerprint: false });
+  const prepared = await preparePlan({ dir, client, env: {}, fingerprint: false, policyPreview });
   const prepare = performance.now() - start;
   renderText(maskPlan(prepared.plan, secretValues(prepared.desired, prepared.snapshot)));
   const ms = performance.now() - start;
@@ -51,7 +54,7 @@ async function main(): Promise<void> {
   await client.close();
   // The planner alone, on the same inputs (for the breakdown; not part of `ms`).
   const p0 = performance.now();
-  buildPlan(prepared.desired, prepared.snapshot);
+  buildPlan(prepared.desired, prepared.snapshot, { policyPreview });
   const plan = performance.now() - p0;
   const result: ChildResult = {
     ms,

@@ -4,23 +4,26 @@
  * headers), run through `runCase` as `edgesync test` runs them: CPU of the first run (every
  * expression compiled) and the median of 5 more, budget 2 s. (2) The impact preview's share of
  * a 1,000-endpoint plan: the endpoints seeded on the local server (child process), 100 of them
- * (10%) then changed (the guard in front of /admin dropped), and the plan made in-process as
- * `edgesync plan` makes it (manifests loaded, account listed, `buildPlan`) with the preview and
- * without, interleaved, 7 of each: the median CPU of each and the share it adds, with each
- * pair's share (the spread). Budget: the preview adds under 20%, judged on both plans, 10% of
- * the policies changed and every policy changed, in the median of the whole plans and in the
- * planning step timed alone (the same share read with less noise). A pair is two plans in a
- * row, whose own spread is of the size of the budget: each pair's share is printed, not
- * judged. (3) The preview alone (`policyImpact` on the 1,000 endpoints' policy pairs, every policy changed,
- * freshly parsed each run): the median CPU of 21 runs. With `EDGESYNC_BENCH_BASELINE` (another
- * build's `bin/edgesync.js`; its `dist/` beside it is loaded in this process), (2) and (3) run
- * that build too, interleaved with this one, side by side in one run.
+ * (10%), then all of them, changed (the guard in front of /admin dropped), and `edgesync plan`
+ * run whole, each time in a fresh process (the bundled plan child, ./plan-child.ts: start-up,
+ * manifests loaded, account listed, plan made and rendered), with the preview and without it,
+ * interleaved, 9 of each. Budget: the preview adds under 20% to the median CPU of the process
+ * (every thread: the JIT compiling the preview's code and the collector count), in both cases;
+ * each pair's share is printed (the spread), and the wall time of the pipeline. A plan runs once
+ * a process: measured in one long-lived process, the preview's code would be compiled and its
+ * per-expression facts known from the runs before, and it would look about half as dear.
+ * (3) The preview alone (`policyImpact` on the 1,000 endpoints' policy pairs, every policy
+ * changed, freshly parsed each run, in this process): the median CPU of 21 runs, for comparing
+ * builds: with `EDGESYNC_BENCH_BASELINE` (another build's `bin/edgesync.js`; its `dist/` beside
+ * it is loaded in this process) that build's preview runs too, interleaved with this one's.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { createApiClient } from '../src/api/client.js';
 import { observe } from '../src/api/observe.js';
 import { loadDesiredSet } from '../src/manifest/loader.js';
@@ -30,13 +33,18 @@ import { runCase } from '../src/policy-eval/cases.js';
 import { policyImpact } from '../src/policy-eval/impact.js';
 import { startServerChild } from './harness.js';
 import { seed } from './plan.js';
+import type { ChildResult } from './plan-child.js';
 import type { BenchSuite } from './run.js';
+
+const run = promisify(execFile);
+// Bundled like the CLI (scripts/bundle.mjs): the plan measured is the code `edgesync plan` runs.
+const PLAN_CHILD = path.resolve(import.meta.dirname, '../bench-bundle/plan-child.js');
 
 const CASES_BUDGET_MS = 2_000;
 const PREVIEW_BUDGET = 0.2;
 const RUNS = 5;
-/** Plans with and without the preview, interleaved: a median of 7 and their spread. */
-const PREVIEW_RUNS = 7;
+/** Plans with and without the preview, interleaved: a median of 9 and their spread. */
+const PREVIEW_RUNS = 9;
 
 function policy(i: number, guarded: boolean): Record<string, unknown> {
   const forward = (url: string) => ({ type: 'forward-internal', config: { url } });
@@ -134,47 +142,32 @@ function cpuMs(fn: () => void): number {
   return (d.user + d.system) / 1000;
 }
 
-async function cpuMsAsync(fn: () => Promise<void>): Promise<number> {
-  const before = process.cpuUsage();
-  await fn();
-  const d = process.cpuUsage(before);
-  return (d.user + d.system) / 1000;
-}
-
-/** What the preview's measures call of a build: this one's modules, or another build's `dist/`. */
+/** A build whose preview is timed alone: this one's, or another build's `dist/`. */
 interface Build {
   readonly label: string;
-  readonly createApiClient: typeof createApiClient;
-  readonly loadDesiredSet: typeof loadDesiredSet;
-  readonly observe: typeof observe;
-  readonly buildPlan: typeof buildPlan;
   readonly policyImpact: typeof policyImpact;
 }
 
-const THIS_BUILD: Build = {
-  label: 'this build',
-  createApiClient,
-  loadDesiredSet,
-  observe,
-  buildPlan,
-  policyImpact,
-};
-
-/** The build at `EDGESYNC_BENCH_BASELINE` (its `bin/edgesync.js`), loaded from its `dist/`. */
-async function baselineBuild(): Promise<Build | undefined> {
+/**
+ * This build, and the build at `EDGESYNC_BENCH_BASELINE` (its `bin/edgesync.js`; its `dist/`
+ * beside it is loaded in this process) when given, first.
+ */
+async function builds(): Promise<Build[]> {
+  const own: Build = { label: 'this build', policyImpact };
   const bin = process.env.EDGESYNC_BENCH_BASELINE;
-  if (bin === undefined) return undefined;
-  const src = path.resolve(path.dirname(path.resolve(bin)), '..', 'dist', 'src');
-  const load = async (module: string) =>
-    (await import(pathToFileURL(path.join(src, module)).href)) as Record<string, unknown>;
-  return {
-    label: 'baseline',
-    createApiClient: (await load('api/client.js')).createApiClient as typeof createApiClient,
-    loadDesiredSet: (await load('manifest/loader.js')).loadDesiredSet as typeof loadDesiredSet,
-    observe: (await load('api/observe.js')).observe as typeof observe,
-    buildPlan: (await load('plan/plan.js')).buildPlan as typeof buildPlan,
-    policyImpact: (await load('policy-eval/impact.js')).policyImpact as typeof policyImpact,
+  if (bin === undefined) return [own];
+  const module = path.resolve(
+    path.dirname(path.resolve(bin)),
+    '..',
+    'dist',
+    'src',
+    'policy-eval',
+    'impact.js',
+  );
+  const loaded = (await import(pathToFileURL(module).href)) as {
+    policyImpact: typeof policyImpact;
   };
+  return [{ label: 'baseline', policyImpact: loaded.policyImpact }, own];
 }
 
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] as number;
@@ -201,80 +194,74 @@ function runCases(): void {
 const endpointYaml = (i: number, guarded: boolean) =>
   `kind: CloudEndpoint\nname: ep-${i}\nurl: https://ep-${i}.example.com\ntraffic_policy: ${JSON.stringify(policy(i, guarded))}\n`;
 
+/**
+ * Runs the plan child (bench/plan-child.ts, bundled as the CLI is) once: a whole `edgesync plan`
+ * in a fresh process, with the preview or without it.
+ */
+async function planProcess(
+  dir: string,
+  url: string,
+  key: string,
+  policyPreview: boolean,
+): Promise<ChildResult> {
+  const { stdout } = await run(
+    process.execPath,
+    [PLAN_CHILD, dir, url, key, ...(policyPreview ? [] : ['--no-policy-preview'])],
+    { maxBuffer: 1 << 20 },
+  );
+  return JSON.parse(stdout) as ChildResult;
+}
+
 async function preview(): Promise<void> {
   const N = 1_000;
   const key = `esk_${randomBytes(16).toString('hex')}`;
   const server = await startServerChild({ apiKeys: [key] });
   const dir = await mkdtemp(path.join(os.tmpdir(), 'edgesync-bench-policy-'));
-  const baseline = await baselineBuild();
-  const builds = [...(baseline === undefined ? [] : [baseline]), THIS_BUILD];
-  const clients = new Map(
-    builds.map((b) => [b, b.createApiClient({ baseUrl: server.url, apiKey: key })]),
-  );
+  const client = createApiClient({ baseUrl: server.url, apiKey: key });
   const write = async (guarded: (i: number) => boolean) => {
     for (let i = 0; i < N; i++)
       await writeFile(path.join(dir, 'ep', `ep-${i}.yaml`), endpointYaml(i, guarded(i)));
   };
-  /** The plan, and the CPU of its last step alone (`buildPlan`, where the preview runs). */
-  let built = 0;
-  const plan = async (build: Build, policyPreview: boolean) => {
-    const { set } = await build.loadDesiredSet(dir);
-    const live = await build.observe(clients.get(build) as ReturnType<typeof createApiClient>);
-    let out: ReturnType<typeof buildPlan> | undefined;
-    built = cpuMs(() => {
-      out = build.buildPlan(set, live, { policyPreview });
-    });
-    return out as ReturnType<typeof buildPlan>;
-  };
   try {
     await mkdir(path.join(dir, 'ep'), { recursive: true });
     await write(() => true);
-    await seed(server.url, await plan(THIS_BUILD, false), key);
+    const { set } = await loadDesiredSet(dir);
+    await seed(server.url, buildPlan(set, await observe(client), { policyPreview: false }), key);
     for (const [label, changed] of [
       ['10% of the policies changed', (i: number) => i % 10 === 0],
       ['every policy changed', () => true],
     ] as const) {
       await write((i) => !changed(i));
-      const on = new Map(builds.map((b) => [b, [] as number[]]));
-      const off = new Map(builds.map((b) => [b, [] as number[]]));
-      const builtOn = new Map(builds.map((b) => [b, [] as number[]]));
-      const builtOff = new Map(builds.map((b) => [b, [] as number[]]));
-      let listed = 0;
+      const on: ChildResult[] = [];
+      const off: ChildResult[] = [];
       for (let r = 0; r < PREVIEW_RUNS; r++) {
-        // Builds alternate which goes first, run after run.
-        for (const build of r % 2 === 0 ? builds : [...builds].reverse()) {
-          off.get(build)?.push(await cpuMsAsync(async () => void (await plan(build, false))));
-          builtOff.get(build)?.push(built);
-          on.get(build)?.push(
-            await cpuMsAsync(async () => {
-              listed = (await plan(build, true)).policy_impact?.length ?? 0;
-            }),
-          );
-          builtOn.get(build)?.push(built);
+        // Which plan goes first alternates, run after run.
+        for (const withPreview of r % 2 === 0 ? [false, true] : [true, false]) {
+          const result = await planProcess(dir, server.url, key, withPreview);
+          (withPreview ? on : off).push(result);
         }
       }
-      for (const build of builds) {
-        const o = on.get(build) as number[];
-        const f = off.get(build) as number[];
-        // The same difference read on the planning step alone: the loading and listing around it
-        // are the same work in both plans, and most of their spread.
-        const own =
-          (median(builtOn.get(build) as number[]) - median(builtOff.get(build) as number[])) /
-          median(f);
-        const share = median(o) / median(f) - 1;
-        const pct = (x: number) => `${x < 0 ? '' : '+'}${(x * 100).toFixed(0)}%`;
-        const pairs = o.map((x, r) => x / (f[r] as number) - 1).sort((a, b) => a - b);
-        const over = pairs.filter((x) => x >= PREVIEW_BUDGET).length;
-        const who = builds.length > 1 ? ` (${build.label})` : '';
-        const met = share < PREVIEW_BUDGET && own < PREVIEW_BUDGET;
-        process.stdout.write(
-          `1,000-endpoint plan, ${label}${who}: ${median(f).toFixed(0)} ms CPU without the preview, ${median(o).toFixed(0)} ms with it (medians of ${PREVIEW_RUNS}, ${listed} endpoints previewed): ${pct(share)}; the planning step alone ${median(builtOff.get(build) as number[]).toFixed(0)} ms without, ${median(builtOn.get(build) as number[]).toFixed(0)} ms with: the preview's own CPU ${pct(own)} of the plan; budget +${PREVIEW_BUDGET * 100}% in both: ${met ? 'OK' : 'OVER BUDGET'} (pair by pair ${pairs.map(pct).join(', ')}: ${over} of ${PREVIEW_RUNS} over, the spread of the plan without the preview)\n`,
-        );
-      }
+      const cpuOn = median(on.map((x) => x.cpuMs));
+      const cpuOff = median(off.map((x) => x.cpuMs));
+      const share = cpuOn / cpuOff - 1;
+      const wall = median(on.map((x) => x.ms)) / median(off.map((x) => x.ms)) - 1;
+      const pct = (x: number) => `${x < 0 ? '' : '+'}${(x * 100).toFixed(0)}%`;
+      const pairs = on.map((x, r) => x.cpuMs / (off[r] as ChildResult).cpuMs - 1);
+      const changes = (on[0] as ChildResult).pendingChanges;
+      process.stdout.write(
+        `1,000-endpoint "edgesync plan", ${label} (${changes} endpoints to update, each previewed), fresh processes, medians of ${PREVIEW_RUNS}: CPU (every thread, start-up included) ${cpuOff.toFixed(0)} ms without the preview, ${cpuOn.toFixed(0)} ms with it: ${pct(share)}; budget +${PREVIEW_BUDGET * 100}%: ${share < PREVIEW_BUDGET ? 'OK' : 'OVER BUDGET'} (pair by pair ${[
+          ...pairs,
+        ]
+          .sort((a, b) => a - b)
+          .map(pct)
+          .join(
+            ', ',
+          )}); wall (load, list, plan, render) ${median(off.map((x) => x.ms)).toFixed(0)} / ${median(on.map((x) => x.ms)).toFixed(0)} ms: ${pct(wall)}\n`,
+      );
     }
-    previewAlone(builds);
+    previewAlone(await builds());
   } finally {
-    for (const client of clients.values()) await client.close();
+    await client.close();
     await server.stop();
     await rm(dir, { recursive: true, force: true });
   }
