@@ -565,18 +565,22 @@ function connVar(request: PolicyRequest, given: PolicyGiven): Record<string, unk
 export function phaseRules(policy: Json): readonly PhaseRules[] {
   let phases = phasesOf.get(policy);
   if (phases === undefined) {
-    phases = (['on_tcp_connect', 'on_http_request'] as const).map((phase) => {
-      const key = PHASE_KEYS[phase].find((k) => Object.hasOwn(policy, k));
-      return key === undefined ? { phase, rules: [] } : { phase, key, rules: policy[key] ?? [] };
-    });
+    // A literal, not `map`: see `packed` (src/policy-eval/rules.ts).
+    phases = [phaseOf(policy, 'on_tcp_connect'), phaseOf(policy, 'on_http_request')];
     phasesOf.set(policy, phases);
   }
   return phases;
 }
 
+function phaseOf(policy: Json, phase: keyof typeof PHASE_KEYS): PhaseRules {
+  const key = PHASE_KEYS[phase].find((k) => Object.hasOwn(policy, k));
+  // One shape whether the phase is there or not: the runs read these for every request.
+  return { phase, key, rules: key === undefined ? [] : (policy[key] ?? []) };
+}
+
 interface PhaseRules {
   readonly phase: keyof typeof PHASE_KEYS;
-  readonly key?: string;
+  readonly key: string | undefined;
   readonly rules: unknown;
 }
 

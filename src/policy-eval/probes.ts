@@ -11,7 +11,7 @@ import { CHECKED_KEPT, checkedCel } from '../hosted/cel.js';
 import type { PolicyGiven } from '../manifest/policy/tests.js';
 import type { PolicyRequest } from './evaluate.js';
 import { cidrEdges, parseCidr, parseIp } from './ip.js';
-import { numberRules, type RuleNumbers } from './rules.js';
+import { numberRules, packed, type RuleNumbers } from './rules.js';
 
 export interface Probe {
   readonly request: PolicyRequest;
@@ -309,9 +309,13 @@ export function probesFor(
   // Every guard's paths; the rest (methods, addresses, headers, logins) from the rules that
   // differ: what an unchanged rule tests decides alike before and after, but where it stands in
   // the path space is where a changed rule in front of it shows.
-  const lists = policies.map(rulesOf);
+  const lists = packed(policies, rulesOf);
   // Each policy's rules in `rulesOf`'s order (its lists in the policy's order), by their numbers.
-  const ids = numbers.map((byKey) => [...byKey.values()].flat());
+  const ids = packed(numbers, (byKey) => {
+    const own: number[] = [];
+    for (const list of byKey.values()) for (const id of list) own.push(id);
+    return own;
+  });
   const all: Reach = { paths: new Set(['/']), emails: new Set(), auth: false };
   const read = new Set<number>();
   for (let i = 0; i < lists.length; i++)
@@ -364,7 +368,7 @@ export function probesFor(
   // address or a header that changes an outcome does so where a guard looks.
   const named = [...facts.paths];
   // A path's logged-in variants are the same request (one object: the preview prepares it once).
-  const plain = paths.map((path): PolicyRequest => ({ method: 'GET', url: urlOf(path) }));
+  const plain = packed(paths, (path): PolicyRequest => ({ method: 'GET', url: urlOf(path) }));
   for (const request of plain) addPlain(request);
   const identities = new Set([...facts.emails, 'someone@example.com']);
   if (facts.auth) {

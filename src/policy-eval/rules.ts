@@ -26,6 +26,19 @@ export function sameRule(a: unknown, b: unknown): boolean {
 }
 
 /**
+ * `items` mapped by `f` into an array built by `push`. Not `Array.prototype.map`: V8 makes its
+ * result packed while the caller runs unoptimised and holey once the caller is optimised (the
+ * builtin inlined), so every function the arrays reach sees a second kind of array and is
+ * compiled again. The preview runs for every changed endpoint of a plan, in a process that plans
+ * once: those second compilations were about a fifth of its CPU.
+ */
+export function packed<T, U>(items: readonly T[], f: (item: T, index: number) => U): U[] {
+  const out: U[] = [];
+  for (let i = 0; i < items.length; i++) out.push(f(items[i] as T, i));
+  return out;
+}
+
+/**
  * A rule's name where it is a string: two rules alike in content have the same one, so rules
  * are read against each other only when their names are equal (or one has none).
  */
@@ -48,20 +61,17 @@ export function ruleIds(lists: readonly (readonly unknown[])[]): number[][] {
     for (const id of ids) if (sameRule(seen[id], rule)) return id;
     return undefined;
   };
-  return lists.map((list) =>
-    list.map((rule) => {
+  const every: number[] = [];
+  return packed(lists, (list) =>
+    packed(list, (rule) => {
       const name = nameOf(rule);
       const named = name === undefined ? undefined : byName.get(name);
       // A rule without a name may match any; one with a name, those of its name or none.
       const found =
-        name === undefined
-          ? find(
-              rule,
-              seen.map((_, id) => id),
-            )
-          : (find(rule, named ?? []) ?? find(rule, unnamed));
+        name === undefined ? find(rule, every) : (find(rule, named ?? []) ?? find(rule, unnamed));
       if (found !== undefined) return found;
       const id = seen.push(rule) - 1;
+      every.push(id);
       if (name === undefined) unnamed.push(id);
       else if (named === undefined) byName.set(name, [id]);
       else named.push(id);
@@ -93,7 +103,7 @@ export function numberRules(policies: readonly Json[]): RuleNumbers {
   }
   const ids = ruleIds(lists);
   let at = 0;
-  return keys.map((own) => {
+  return packed(keys, (own) => {
     const byKey = new Map<string, readonly number[]>();
     for (const key of own) byKey.set(key, ids[at++] as number[]);
     return byKey;
