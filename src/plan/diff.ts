@@ -226,8 +226,12 @@ export function alignRules(
   };
   if (uniquelyNamed(before) && uniquelyNamed(after)) match((b, a) => b.name === a.name);
   match((b, a) => equal(b, a));
-  const leftBefore = before.map((_, i) => i).filter((i) => !used.has(i));
-  const leftAfter = after.map((_, j) => j).filter((j) => !pairOf.has(j));
+  // Loops, not `map` then `filter`: V8's `map` gives a packed array until this function is
+  // optimised and a holey one after, and `filter` would then be compiled again (twice a plan).
+  const leftBefore: number[] = [];
+  for (let i = 0; i < before.length; i++) if (!used.has(i)) leftBefore.push(i);
+  const leftAfter: number[] = [];
+  for (let j = 0; j < after.length; j++) if (!pairOf.has(j)) leftAfter.push(j);
   if (leftBefore.length === leftAfter.length) {
     leftAfter.forEach((j, k) => {
       const i = leftBefore[k] as number;
