@@ -11,18 +11,17 @@
  * (every thread: the JIT compiling the preview's code and the collector count), in both cases;
  * each pair's share is printed (the spread), and the wall time of the pipeline. A plan runs once
  * a process: measured in one long-lived process, the preview's code would be compiled and its
- * per-expression facts known from the runs before, and it would look about half as dear.
- * (3) The preview alone (`policyImpact` on the 1,000 endpoints' policy pairs, every policy
- * changed, freshly parsed each run, in this process): the median CPU of 21 runs, for comparing
- * builds: with `EDGESYNC_BENCH_BASELINE` (another build's `bin/edgesync.js`; its `dist/` beside
- * it is loaded in this process) that build's preview runs too, interleaved with this one's.
+ * per-expression facts known from the runs before, and it would look several times cheaper.
+ * (3) The preview alone, in fresh processes (./preview-child.ts): its first run on 1,000
+ * endpoints' policy pairs (every policy changed), the next 1,000 once its code is compiled, and
+ * those again, warm: what the JIT's compiling costs. With `EDGESYNC_BENCH_BASELINE` (another
+ * build's `bin/edgesync.js`), that build's preview too, the processes alternating.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { createApiClient } from '../src/api/client.js';
 import { observe } from '../src/api/observe.js';
@@ -30,10 +29,11 @@ import { loadDesiredSet } from '../src/manifest/loader.js';
 import { PolicyTestsSchema } from '../src/manifest/policy/tests.js';
 import { buildPlan } from '../src/plan/plan.js';
 import { runCase } from '../src/policy-eval/cases.js';
-import { policyImpact } from '../src/policy-eval/impact.js';
 import { startServerChild } from './harness.js';
 import { seed } from './plan.js';
 import type { ChildResult } from './plan-child.js';
+import { policy } from './policy-corpus.js';
+import type { PreviewChildResult } from './preview-child.js';
 import type { BenchSuite } from './run.js';
 
 const run = promisify(execFile);
@@ -45,50 +45,6 @@ const PREVIEW_BUDGET = 0.2;
 const RUNS = 5;
 /** Plans with and without the preview, interleaved: a median of 9 and their spread. */
 const PREVIEW_RUNS = 9;
-
-function policy(i: number, guarded: boolean): Record<string, unknown> {
-  const forward = (url: string) => ({ type: 'forward-internal', config: { url } });
-  return {
-    on_http_request: [
-      ...(guarded
-        ? [
-            {
-              name: 'office',
-              expressions: [`req.url.path.startsWith('/admin${i}')`],
-              actions: [{ type: 'restrict-ips', config: { allow: [`10.${i % 250}.0.0/16`] } }],
-            },
-          ]
-        : []),
-      {
-        name: 'admin',
-        expressions: [`req.url.path.startsWith('/admin${i}')`],
-        actions: [forward('https://admin.internal')],
-      },
-      {
-        name: 'staff',
-        expressions: [`req.url.path.startsWith('/staff') && req.method != 'OPTIONS'`],
-        actions: [
-          { type: 'oauth', config: { provider: 'google' } },
-          forward('https://staff.internal'),
-        ],
-      },
-      {
-        name: 'ops',
-        expressions: [`getReqHeader('x-team').exists(t, t == 'ops${i}')`],
-        actions: [
-          { type: 'add-headers', config: { headers: { 'x-ops': 'yes' } } },
-          forward('https://ops.internal'),
-        ],
-      },
-      {
-        name: 'old',
-        expressions: [`req.url.path == '/old${i}'`],
-        actions: [{ type: 'custom-response', config: { status_code: 410 } }],
-      },
-      { name: 'app', actions: [forward('https://app.internal')] },
-    ],
-  };
-}
 
 function cases(i: number) {
   const u = (p: string) => `https://ep-${i}.example.com${p}`;
@@ -140,34 +96,6 @@ function cpuMs(fn: () => void): number {
   fn();
   const d = process.cpuUsage(before);
   return (d.user + d.system) / 1000;
-}
-
-/** A build whose preview is timed alone: this one's, or another build's `dist/`. */
-interface Build {
-  readonly label: string;
-  readonly policyImpact: typeof policyImpact;
-}
-
-/**
- * This build, and the build at `EDGESYNC_BENCH_BASELINE` (its `bin/edgesync.js`; its `dist/`
- * beside it is loaded in this process) when given, first.
- */
-async function builds(): Promise<Build[]> {
-  const own: Build = { label: 'this build', policyImpact };
-  const bin = process.env.EDGESYNC_BENCH_BASELINE;
-  if (bin === undefined) return [own];
-  const module = path.resolve(
-    path.dirname(path.resolve(bin)),
-    '..',
-    'dist',
-    'src',
-    'policy-eval',
-    'impact.js',
-  );
-  const loaded = (await import(pathToFileURL(module).href)) as {
-    policyImpact: typeof policyImpact;
-  };
-  return [{ label: 'baseline', policyImpact: loaded.policyImpact }, own];
 }
 
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)] as number;
@@ -259,7 +187,7 @@ async function preview(): Promise<void> {
           )}); wall (load, list, plan, render) ${median(off.map((x) => x.ms)).toFixed(0)} / ${median(on.map((x) => x.ms)).toFixed(0)} ms: ${pct(wall)}\n`,
       );
     }
-    previewAlone(await builds());
+    await previewAlone();
   } finally {
     await client.close();
     await server.stop();
@@ -267,39 +195,40 @@ async function preview(): Promise<void> {
   }
 }
 
-/** Runs of the preview alone a build, alternating builds. */
-const ALONE_RUNS = 21;
+/** Fresh processes a build for the preview alone (./preview-child.ts), alternating builds. */
+const ALONE_RUNS = 7;
+const PREVIEW_CHILD = path.join(import.meta.dirname, 'preview-child.js');
 
 /**
- * The preview alone on the 1,000 endpoints' policy pairs, every policy changed, each run on
- * policies freshly parsed (as a plan reads them): the median CPU of `ALONE_RUNS` a build.
+ * The preview alone, in fresh processes (./preview-child.ts): its first run on 1,000 endpoints
+ * (every policy changed), the next 1,000 once its code is compiled, and those again, warm. With
+ * `EDGESYNC_BENCH_BASELINE` (another build's `bin/edgesync.js`), that build's preview (its
+ * `dist/src`) too, the processes alternating.
  */
-function previewAlone(builds: readonly Build[]): void {
-  const texts = Array.from({ length: 1_000 }, (_, i) => [
-    JSON.stringify(policy(i, true)),
-    JSON.stringify(policy(i, false)),
-    `https://ep-${i}.example.com`,
-  ]);
-  const times = new Map(builds.map((b) => [b, [] as number[]]));
+async function previewAlone(): Promise<void> {
+  const bin = process.env.EDGESYNC_BENCH_BASELINE;
+  const builds: [string, string[]][] = [
+    ...(bin === undefined
+      ? []
+      : ([['baseline', [path.resolve(path.dirname(path.resolve(bin)), '..', 'dist', 'src')]]] as [
+          string,
+          string[],
+        ][])),
+    ['this build', []],
+  ];
+  const results = new Map(builds.map(([label]) => [label, [] as PreviewChildResult[]]));
   for (let r = 0; r < ALONE_RUNS; r++) {
-    for (const build of r % 2 === 0 ? builds : [...builds].reverse()) {
-      const pairs = texts.map(([a, b, url]) => [
-        JSON.parse(a as string),
-        JSON.parse(b as string),
-        url,
-      ]);
-      times.get(build)?.push(
-        cpuMs(() => {
-          for (const [a, b, url] of pairs) build.policyImpact(url as string, a, b);
-        }),
-      );
+    for (const [label, args] of r % 2 === 0 ? builds : [...builds].reverse()) {
+      const { stdout } = await run(process.execPath, [PREVIEW_CHILD, ...args]);
+      results.get(label)?.push(JSON.parse(stdout) as PreviewChildResult);
     }
   }
-  for (const build of builds) {
-    const who = builds.length > 1 ? ` (${build.label})` : '';
-    const t = times.get(build) as number[];
+  for (const [label] of builds) {
+    const own = results.get(label) as PreviewChildResult[];
+    const who = builds.length > 1 ? ` (${label})` : '';
+    const at = (k: keyof PreviewChildResult) => median(own.map((x) => x[k])).toFixed(0);
     process.stdout.write(
-      `the preview alone, 1,000 endpoints, every policy changed${who}: ${median(t).toFixed(0)} ms CPU (median of ${ALONE_RUNS}; fastest ${Math.min(...t).toFixed(0)} ms)\n`,
+      `the preview alone, 1,000 endpoints, every policy changed${who}, medians of ${ALONE_RUNS} fresh processes: ${at('first')} ms CPU the first time (as in a plan), ${at('compiled')} ms for 1,000 more once its code is compiled, ${at('warm')} ms warm\n`,
     );
   }
 }
