@@ -2,8 +2,8 @@
  * What two versions of a policy have in common, rule by rule: a rule's identity is its content
  * (`sameRule`), and in each phase the rules both versions run in the same order are a longest
  * common subsequence of the two lists; the others are the rules that differ (`differingRules`).
- * The impact preview needs no more: a request on which no differing rule fires goes through both versions alike
- * (./impact.ts). Pure.
+ * The impact preview needs no more: a request on which no differing rule fires goes through both
+ * versions alike (./impact.ts). Pure.
  */
 import equal from 'fast-deep-equal';
 import { phaseRules } from './evaluate.js';
