@@ -109,6 +109,22 @@ function median(values: number[]): number {
 const run = promisify(execFile);
 
 /**
+ * One plan in a fresh process (./plan-child.ts, bundled as the CLI is): its result line.
+ * `--no-policy-preview` in `flags` makes the plan without the policy impact preview.
+ */
+export async function planChild(
+  dir: string,
+  url: string,
+  apiKey: string,
+  flags: readonly string[] = [],
+): Promise<ChildResult> {
+  const { stdout } = await run(process.execPath, [CHILD, dir, url, apiKey, ...flags], {
+    maxBuffer: 1 << 20,
+  });
+  return JSON.parse(stdout) as ChildResult;
+}
+
+/**
  * The corpus sizes planned, in turn (half TLS edges, half HTTPS edges with 3 routes each): 1,000
  * and 10,000 edges, the two budgets. `EDGESYNC_BENCH_PLAN_EDGES=50000` (or a comma-separated
  * list) plans other sizes instead.
@@ -170,10 +186,7 @@ async function planSize(edges: number): Promise<void> {
       return { ms, usage: JSON.parse(await readFile(usageFile, 'utf8')) as Rusage };
     };
     for (let i = 0; i < RUNS; i++) {
-      const { stdout } = await run(process.execPath, [CHILD, dir, url, API_KEY], {
-        maxBuffer: 1 << 20,
-      });
-      results.push(JSON.parse(stdout) as ChildResult);
+      results.push(await planChild(dir, url, API_KEY));
       const plan = await command(['plan', dir, '--detailed-exitcode']);
       cliMs.push(plan.ms);
       cliUsage.push(plan.usage);

@@ -30,15 +30,13 @@ import { PolicyTestsSchema } from '../src/manifest/policy/tests.js';
 import { buildPlan } from '../src/plan/plan.js';
 import { runCase } from '../src/policy-eval/cases.js';
 import { startServerChild } from './harness.js';
-import { seed } from './plan.js';
+import { planChild, seed } from './plan.js';
 import type { ChildResult } from './plan-child.js';
 import { policy } from './policy-corpus.js';
 import type { PreviewChildResult } from './preview-child.js';
 import type { BenchSuite } from './run.js';
 
 const run = promisify(execFile);
-// Bundled like the CLI (scripts/bundle.mjs): the plan measured is the code `edgesync plan` runs.
-const PLAN_CHILD = path.resolve(import.meta.dirname, '../bench-bundle/plan-child.js');
 
 const CASES_BUDGET_MS = 2_000;
 const PREVIEW_BUDGET = 0.2;
@@ -122,24 +120,6 @@ function runCases(): void {
 const endpointYaml = (i: number, guarded: boolean) =>
   `kind: CloudEndpoint\nname: ep-${i}\nurl: https://ep-${i}.example.com\ntraffic_policy: ${JSON.stringify(policy(i, guarded))}\n`;
 
-/**
- * Runs the plan child (bench/plan-child.ts, bundled as the CLI is) once: a whole `edgesync plan`
- * in a fresh process, with the preview or without it.
- */
-async function planProcess(
-  dir: string,
-  url: string,
-  key: string,
-  policyPreview: boolean,
-): Promise<ChildResult> {
-  const { stdout } = await run(
-    process.execPath,
-    [PLAN_CHILD, dir, url, key, ...(policyPreview ? [] : ['--no-policy-preview'])],
-    { maxBuffer: 1 << 20 },
-  );
-  return JSON.parse(stdout) as ChildResult;
-}
-
 async function preview(): Promise<void> {
   const N = 1_000;
   const key = `esk_${randomBytes(16).toString('hex')}`;
@@ -165,26 +145,24 @@ async function preview(): Promise<void> {
       for (let r = 0; r < PREVIEW_RUNS; r++) {
         // Which plan goes first alternates, run after run.
         for (const withPreview of r % 2 === 0 ? [false, true] : [true, false]) {
-          const result = await planProcess(dir, server.url, key, withPreview);
-          (withPreview ? on : off).push(result);
+          const flags = withPreview ? [] : ['--no-policy-preview'];
+          (withPreview ? on : off).push(await planChild(dir, server.url, key, flags));
         }
       }
       const cpuOn = median(on.map((x) => x.cpuMs));
       const cpuOff = median(off.map((x) => x.cpuMs));
+      const wallOn = median(on.map((x) => x.ms));
+      const wallOff = median(off.map((x) => x.ms));
       const share = cpuOn / cpuOff - 1;
-      const wall = median(on.map((x) => x.ms)) / median(off.map((x) => x.ms)) - 1;
       const pct = (x: number) => `${x < 0 ? '' : '+'}${(x * 100).toFixed(0)}%`;
-      const pairs = on.map((x, r) => x.cpuMs / (off[r] as ChildResult).cpuMs - 1);
+      const pairs = on
+        .map((x, r) => x.cpuMs / (off[r] as ChildResult).cpuMs - 1)
+        .sort((a, b) => a - b)
+        .map(pct)
+        .join(', ');
       const changes = (on[0] as ChildResult).pendingChanges;
       process.stdout.write(
-        `1,000-endpoint "edgesync plan", ${label} (${changes} endpoints to update, each previewed), fresh processes, medians of ${PREVIEW_RUNS}: CPU (every thread, start-up included) ${cpuOff.toFixed(0)} ms without the preview, ${cpuOn.toFixed(0)} ms with it: ${pct(share)}; budget +${PREVIEW_BUDGET * 100}%: ${share < PREVIEW_BUDGET ? 'OK' : 'OVER BUDGET'} (pair by pair ${[
-          ...pairs,
-        ]
-          .sort((a, b) => a - b)
-          .map(pct)
-          .join(
-            ', ',
-          )}); wall (load, list, plan, render) ${median(off.map((x) => x.ms)).toFixed(0)} / ${median(on.map((x) => x.ms)).toFixed(0)} ms: ${pct(wall)}\n`,
+        `1,000-endpoint "edgesync plan", ${label} (${changes} endpoints to update, each previewed), fresh processes, medians of ${PREVIEW_RUNS}: CPU (every thread, start-up included) ${cpuOff.toFixed(0)} ms without the preview, ${cpuOn.toFixed(0)} ms with it: ${pct(share)}; budget +${PREVIEW_BUDGET * 100}%: ${share < PREVIEW_BUDGET ? 'OK' : 'OVER BUDGET'} (pair by pair ${pairs}); wall (load, list, plan, render) ${wallOff.toFixed(0)} / ${wallOn.toFixed(0)} ms: ${pct(wallOn / wallOff - 1)}\n`,
       );
     }
     await previewAlone();
@@ -207,15 +185,13 @@ const PREVIEW_CHILD = path.join(import.meta.dirname, 'preview-child.js');
  */
 async function previewAlone(): Promise<void> {
   const bin = process.env.EDGESYNC_BENCH_BASELINE;
-  const builds: [string, string[]][] = [
-    ...(bin === undefined
-      ? []
-      : ([['baseline', [path.resolve(path.dirname(path.resolve(bin)), '..', 'dist', 'src')]]] as [
-          string,
-          string[],
-        ][])),
-    ['this build', []],
-  ];
+  // Each build's label, and the child's argument naming its `dist/src` (none: this build's).
+  const builds: [string, string[]][] = [['this build', []]];
+  if (bin !== undefined)
+    builds.unshift([
+      'baseline',
+      [path.resolve(path.dirname(path.resolve(bin)), '..', 'dist', 'src')],
+    ]);
   const results = new Map(builds.map(([label]) => [label, [] as PreviewChildResult[]]));
   for (let r = 0; r < ALONE_RUNS; r++) {
     for (const [label, args] of r % 2 === 0 ? builds : [...builds].reverse()) {
