@@ -565,7 +565,7 @@ function connVar(request: PolicyRequest, given: PolicyGiven): Record<string, unk
 export function phaseRules(policy: Json): readonly PhaseRules[] {
   let phases = phasesOf.get(policy);
   if (phases === undefined) {
-    // A literal, not `map`: see `packed` (src/policy-eval/rules.ts).
+    // A literal, not `map`: see "How the preview's code is written" (./impact.ts).
     phases = [phaseOf(policy, 'on_tcp_connect'), phaseOf(policy, 'on_http_request')];
     phasesOf.set(policy, phases);
   }
@@ -578,7 +578,7 @@ function phaseOf(policy: Json, phase: keyof typeof PHASE_KEYS): PhaseRules {
   return { phase, key, rules: key === undefined ? [] : (policy[key] ?? []) };
 }
 
-interface PhaseRules {
+export interface PhaseRules {
   readonly phase: keyof typeof PHASE_KEYS;
   readonly key: string | undefined;
   readonly rules: unknown;
@@ -822,7 +822,8 @@ export class PreparedRequest implements Variables {
    */
   fires(expressions: readonly string[]): boolean | undefined {
     if (this.share === undefined) return undefined;
-    for (const expression of expressions) {
+    for (let i = 0; i < expressions.length; i++) {
+      const expression = expressions[i] as string;
       const kept = guardReads(expression) === 'request' ? this.#request.guards : this.#factGuards();
       const got = keptOutcome(
         kept,

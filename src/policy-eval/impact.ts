@@ -12,6 +12,7 @@ import {
   type Evaluation,
   evaluatePrepared,
   headerLists,
+  type PhaseRules,
   type PolicyRequest,
   type PreparedRequest,
   phaseRules,
@@ -21,6 +22,16 @@ import {
 } from './evaluate.js';
 import { probesFor } from './probes.js';
 import { type Differing, differingRules, numberRules } from './rules.js';
+
+/*
+ * How the preview's code is written (here, ./probes.ts, ./rules.ts). A plan previews each changed
+ * endpoint once, in a process that plans once, so most of this code runs before V8 has compiled
+ * it, and V8 compiling it is most of what it costs (bench/README.md, "Policy evaluation"). So
+ * what runs once an endpoint is indexed loops over arrays, without callbacks: a closure's
+ * variables live in a context each call allocates; each callback inlined grows what V8 compiles;
+ * and `map` gives a packed array while its caller runs unoptimised but a holey one once the
+ * caller is optimised, so every function its results reach is compiled a second time.
+ */
 
 type Json = Readonly<Record<string, unknown>>;
 
@@ -97,19 +108,19 @@ interface Side {
 }
 
 function side(policy: Json, differing: Differing): Side {
-  const guards: string[][] = [];
+  // Loops, not callbacks: see "How the preview's code is written" (./impact.ts).
+  const guards: (readonly string[])[] = [];
   let known = true;
-  for (const { key, rules } of phaseRules(policy)) {
+  const phases = phaseRules(policy);
+  for (let p = 0; p < phases.length; p++) {
+    const { key, rules } = phases[p] as PhaseRules;
     const indexes = key === undefined ? undefined : differing.byKey.get(key);
-    for (const r of indexes ?? []) {
+    if (indexes === undefined) continue;
+    for (const r of indexes) {
       const expressions = (rules as readonly { expressions?: unknown }[])[r]?.expressions;
       // As the evaluator reads them: none (or null) is a guard that holds.
       if (expressions === undefined || expressions === null) guards.push([]);
-      else if (
-        Array.isArray(expressions) &&
-        expressions.every((e) => typeof e === 'string' && guardReads(e) !== 'run')
-      )
-        guards.push(expressions);
+      else if (readsRequestAlone(expressions)) guards.push(expressions);
       else known = false;
     }
   }
@@ -121,13 +132,25 @@ function side(policy: Json, differing: Differing): Side {
   };
 }
 
+/** Whether a guard is a list of texts, each of which reads no run state. */
+function readsRequestAlone(expressions: unknown): expressions is string[] {
+  if (!Array.isArray(expressions)) return false;
+  for (let i = 0; i < expressions.length; i++) {
+    const e: unknown = expressions[i];
+    if (typeof e !== 'string' || guardReads(e) === 'run') return false;
+  }
+  return true;
+}
+
 /**
  * Whether a differing rule of `side` may fire on the request: false when each one's guard,
  * reading the request alone (or the case's facts), does not hold on it, wherever it stands.
  */
 function mayFire(side: Side, prepared: PreparedRequest): boolean {
-  if (side.guards === undefined) return true;
-  for (const expressions of side.guards) if (prepared.fires(expressions) !== false) return true;
+  const { guards } = side;
+  if (guards === undefined) return true;
+  for (let i = 0; i < guards.length; i++)
+    if (prepared.fires(guards[i] as readonly string[]) !== false) return true;
   return false;
 }
 
@@ -180,22 +203,91 @@ function evaluateBoth(
   before: Json,
   after: Json,
   sides: readonly [Side, Side] | undefined,
-  prepare: () => PreparedRequest,
+  requests: Preparer,
+  request: PolicyRequest,
   given: PolicyGiven,
 ): [Evaluation, Evaluation] | undefined {
   if (sides === undefined) {
     return [
-      evaluatePrepared(before, prepare(), given) as Evaluation,
-      evaluatePrepared(after, prepare(), given) as Evaluation,
+      evaluatePrepared(before, requests.prepare(request, given), given) as Evaluation,
+      evaluatePrepared(after, requests.prepare(request, given), given) as Evaluation,
     ];
   }
-  const shared = prepare();
+  const shared = requests.prepare(request, given);
   const old = watchedRun(sides[0], shared, given);
   if (sides[0].watch.any)
     return [old as Evaluation, evaluatePrepared(after, shared, given) as Evaluation];
   const now = watchedRun(sides[1], shared, given);
   if (!sides[1].watch.any) return undefined;
   return [old ?? (evaluatePrepared(before, shared, given) as Evaluation), now as Evaluation];
+}
+
+/**
+ * Requests prepared for the evaluator. With shortcuts, by request object, for the givens whose
+ * facts are not among a request's variables (a probe and its logged-in variants share their
+ * request object), and their parts shared by the requests alike; without, each from scratch.
+ */
+class Preparer {
+  readonly #prepared = new Map<PolicyRequest, PreparedRequest>();
+  readonly #share: RequestShare | undefined;
+
+  constructor(
+    readonly endpointUrl: string,
+    readonly shortcuts: boolean,
+  ) {
+    this.#share = shortcuts ? new Map() : undefined;
+  }
+
+  prepare(request: PolicyRequest, given: PolicyGiven): PreparedRequest {
+    const shareable =
+      this.shortcuts &&
+      given.conn === undefined &&
+      given.time === undefined &&
+      given.secrets === undefined;
+    let known = shareable ? this.#prepared.get(request) : undefined;
+    if (known === undefined) {
+      known = prepareRequest(this.endpointUrl, request, given, this.#share);
+      if (shareable) this.#prepared.set(request, known);
+    }
+    return known;
+  }
+}
+
+/**
+ * By URL, the methods and changes listed: a variant (an address, a login) of a request that
+ * changes the same way folds. A few per URL, read in place (no key text to write and hash).
+ */
+type Folded = Map<string, (readonly [string, string, string])[]>;
+
+function isFolded(folded: Folded, method: string, url: string, was: string, is: string): boolean {
+  const atUrl = folded.get(url);
+  if (atUrl === undefined) return false;
+  for (let i = 0; i < atUrl.length; i++) {
+    const [m, w, n] = atUrl[i] as readonly [string, string, string];
+    if (m === method && w === was && n === is) return true;
+  }
+  return false;
+}
+
+/** The declared cases as the evaluator reads their requests, each with its name. */
+function caseRequests(
+  cases: readonly PolicyCase[],
+): { request: PolicyRequest; given: PolicyGiven; name?: string }[] {
+  const out: { request: PolicyRequest; given: PolicyGiven; name?: string }[] = [];
+  for (const c of cases) {
+    out.push({
+      request: {
+        method: c.request.method.toUpperCase(),
+        url: c.request.url,
+        clientIp: c.request.client_ip,
+        headers: headerLists(c.request.headers),
+        ...(c.request.tls === undefined ? {} : { tls: c.request.tls }),
+      },
+      given: c.given ?? {},
+      name: c.name,
+    });
+  }
+  return out;
 }
 
 /** How the preview is worked out; its result is the same either way. */
@@ -227,67 +319,23 @@ export function policyImpact(
   const probes = probesFor(endpointUrl, [before, after], numbers);
   // The declared cases first, then the probes (a list of its own only when there are cases).
   const requests: readonly { request: PolicyRequest; given: PolicyGiven; name?: string }[] =
-    cases.length === 0
-      ? probes
-      : [
-          ...cases.map((c) => ({
-            request: {
-              method: c.request.method.toUpperCase(),
-              url: c.request.url,
-              clientIp: c.request.client_ip,
-              headers: headerLists(c.request.headers),
-              ...(c.request.tls === undefined ? {} : { tls: c.request.tls }),
-            },
-            given: c.given ?? {},
-            name: c.name,
-          })),
-          ...probes,
-        ];
+    cases.length === 0 ? probes : [...caseRequests(cases), ...probes];
   const changes: ImpactChange[] = [];
   const seen = new Set<string>();
-  /**
-   * By URL, the methods and changes listed: a variant (an address, a login) of a request that
-   * changes the same way folds. A few per URL, read in place (no key text to write and hash).
-   */
-  const folded = new Map<string, (readonly [string, string, string])[]>();
-  const isFolded = (method: string, url: string, was: string, is: string) =>
-    folded.get(url)?.some(([m, w, i]) => m === method && w === was && i === is) === true;
+  const folded: Folded = new Map();
   const differing = shortcuts ? differingRules(before, after, numbers) : undefined;
   const sides: readonly [Side, Side] | undefined =
     differing === undefined ? undefined : [side(before, differing[0]), side(after, differing[1])];
-  /**
-   * Prepared requests by request object, for the givens whose facts are not among a request's
-   * variables (a probe and its logged-in variants share their request object).
-   */
-  const prepared = new Map<PolicyRequest, PreparedRequest>();
-  const share: RequestShare | undefined = shortcuts ? new Map() : undefined;
-  let request: PolicyRequest;
-  let given: PolicyGiven;
-  const prepare = (): PreparedRequest => {
-    const shareable =
-      shortcuts &&
-      given.conn === undefined &&
-      given.time === undefined &&
-      given.secrets === undefined;
-    let known = shareable ? prepared.get(request) : undefined;
-    if (known === undefined) {
-      known = prepareRequest(endpointUrl, request, given, share);
-      if (shareable) prepared.set(request, known);
-    }
-    return known;
-  };
+  const preparer = new Preparer(endpointUrl, shortcuts);
   for (let i = 0; i < requests.length; i++) {
-    const item = requests[i] as (typeof requests)[number];
-    request = item.request;
-    given = item.given;
-    const name = item.name;
-    const both = evaluateBoth(before, after, sides, prepare, given);
+    const { request, given, name } = requests[i] as (typeof requests)[number];
+    const both = evaluateBoth(before, after, sides, preparer, request, given);
     if (both === undefined) continue;
     const [old, now] = both;
     const was = shown(old);
     const is = shown(now);
     if (was === is) continue;
-    if (name === undefined && isFolded(request.method, request.url, was, is)) continue;
+    if (name === undefined && isFolded(folded, request.method, request.url, was, is)) continue;
     const words = describeRequest(request, given, name);
     if (seen.has(words)) continue;
     seen.add(words);

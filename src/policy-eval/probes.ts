@@ -11,7 +11,7 @@ import { CHECKED_KEPT, checkedCel } from '../hosted/cel.js';
 import type { PolicyGiven } from '../manifest/policy/tests.js';
 import type { PolicyRequest } from './evaluate.js';
 import { cidrEdges, parseCidr, parseIp } from './ip.js';
-import { numberRules, packed, type RuleNumbers } from './rules.js';
+import { numberRules, type RuleNumbers } from './rules.js';
 
 export interface Probe {
   readonly request: PolicyRequest;
@@ -58,20 +58,6 @@ function selectField(node: unknown): string | undefined {
   return isNode(node) && node.op === '.' ? (node.args as [unknown, string])[1] : undefined;
 }
 
-/** Every node of a parsed expression, iteratively (the tree's depth is the input's). */
-function walk(root: Node, visit: (node: Node) => void): void {
-  const stack: unknown[] = [root];
-  while (stack.length > 0) {
-    const item = stack.pop();
-    if (Array.isArray(item)) {
-      for (const child of item) stack.push(child);
-    } else if (isNode(item)) {
-      visit(item);
-      if (item.op !== 'value' && Array.isArray(item.args)) stack.push(item.args);
-    }
-  }
-}
-
 /** The literal start of a regex anchored at a path (`^/api/v[0-9]` -> `/api/v`). */
 function regexPrefix(text: string): string | undefined {
   if (!text.startsWith('^/')) return undefined;
@@ -97,33 +83,43 @@ function classify(text: string, facts: Facts): void {
 /** What an expression names, in the order its tree is walked: a string, a header, a parameter. */
 type Named = readonly (readonly ['text' | 'header' | 'query', string])[];
 
-/** What an expression names, read from its checked program (kept by text: `expressionFacts`). */
+/**
+ * What an expression names, read from its checked program (kept by text: `expressionFacts`):
+ * every node of its tree, iteratively (the tree's depth is the input's), in one loop (no
+ * callback: see "How the preview's code is written", ./impact.ts).
+ */
 function namesOf(expression: string): Named {
   const out: ['text' | 'header' | 'query', string][] = [];
   const checked = checkedCel(expression);
   // An expression that does not parse names nothing: validation reports it.
-  if (!('issue' in checked)) {
-    walk(checked.program.ast, (node) => {
-      const text = stringConst(node);
-      if (text !== undefined) {
-        out.push(['text', text]);
-        return;
-      }
-      if (node.op !== 'call' && node.op !== '[]') return;
-      const [fn, args] =
-        node.op === 'call' ? (node.args as [string, unknown[]]) : ['_[_]', node.args as unknown[]];
-      const first = stringConst(args[0]);
-      if (fn === 'getReqHeader' || fn === 'hasReqHeader') {
-        if (first !== undefined) out.push(['header', first]);
-      } else if (fn === 'getQueryParam' || fn === 'hasQueryParam') {
-        if (first !== undefined) out.push(['query', first]);
-      } else if (fn === '_[_]') {
-        const key = stringConst(args[1]);
-        const on = selectField(args[0]);
-        if (key !== undefined && on === 'headers') out.push(['header', key]);
-        if (key !== undefined && on === 'query_params') out.push(['query', key]);
-      }
-    });
+  if ('issue' in checked) return out;
+  const stack: unknown[] = [checked.program.ast];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (Array.isArray(item)) {
+      for (let i = 0; i < item.length; i++) stack.push(item[i]);
+      continue;
+    }
+    if (!isNode(item)) continue;
+    if (item.op === 'value') {
+      if (typeof item.args === 'string') out.push(['text', item.args]);
+      continue;
+    }
+    if (Array.isArray(item.args)) stack.push(item.args);
+    if (item.op !== 'call' && item.op !== '[]') continue;
+    const [fn, args] =
+      item.op === 'call' ? (item.args as [string, unknown[]]) : ['_[_]', item.args as unknown[]];
+    const first = stringConst(args[0]);
+    if (fn === 'getReqHeader' || fn === 'hasReqHeader') {
+      if (first !== undefined) out.push(['header', first]);
+    } else if (fn === 'getQueryParam' || fn === 'hasQueryParam') {
+      if (first !== undefined) out.push(['query', first]);
+    } else if (fn === '_[_]') {
+      const key = stringConst(args[1]);
+      const on = selectField(args[0]);
+      if (key !== undefined && on === 'headers') out.push(['header', key]);
+      if (key !== undefined && on === 'query_params') out.push(['query', key]);
+    }
   }
   return out;
 }
@@ -164,11 +160,7 @@ function changedRules(
   ids: readonly (readonly number[])[],
 ): readonly RuleJson[] {
   if (lists.length < 2) return lists.flat();
-  // Loops, not closures over `every`/`includes`: this runs for every endpoint of a preview.
-  const inAll = (id: number): boolean => {
-    for (const list of ids) if (!list.includes(id)) return false;
-    return true;
-  };
+  // Loops, not callbacks: see "How the preview's code is written" (./impact.ts).
   let first: number[] | undefined;
   const changed: RuleJson[] = [];
   for (let i = 0; i < ids.length; i++) {
@@ -176,30 +168,53 @@ function changedRules(
     const list = lists[i] as readonly RuleJson[];
     const common: number[] = [];
     for (let r = 0; r < own.length; r++) {
-      if (inAll(own[r] as number)) common.push(own[r] as number);
+      const id = own[r] as number;
+      if (inAll(ids, id)) common.push(id);
       else changed.push(list[r] as RuleJson);
     }
     first ??= common;
     // The common rules in another order: every rule may then decide otherwise.
-    if (common.length !== first.length || common.some((t, k) => t !== first?.[k]))
-      return lists.flat();
+    if (!sameNumbers(common, first)) return lists.flat();
   }
   return changed;
 }
 
+/** Whether every list of `ids` has `id`. */
+function inAll(ids: readonly (readonly number[])[], id: number): boolean {
+  for (let i = 0; i < ids.length; i++)
+    if (!(ids[i] as readonly number[]).includes(id)) return false;
+  return true;
+}
+
+function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** What one rule's actions name: a login, the edges of its `restrict-ips` ranges. */
 function readActions(rule: RuleJson, facts: Facts): void {
-  for (const action of Array.isArray(rule?.actions) ? rule.actions : []) {
-    const { type, config } = (action ?? {}) as { type?: unknown; config?: Json | null };
+  const actions = Array.isArray(rule?.actions) ? (rule.actions as unknown[]) : [];
+  for (let i = 0; i < actions.length; i++) {
+    const action = (actions[i] ?? {}) as { type?: unknown; config?: Json | null };
+    const type = action.type;
     if (typeof type === 'string' && AUTH.has(type)) facts.auth = true;
+    const config = action.config;
     if (type !== 'restrict-ips' || typeof config !== 'object' || config === null) continue;
-    for (const field of ['allow', 'deny']) {
-      const list = config[field];
-      for (const c of Array.isArray(list) ? list : []) {
-        const range = typeof c === 'string' ? parseCidr(c) : undefined;
-        if (range !== undefined) for (const ip of cidrEdges(range)) facts.ips.add(ip);
-      }
-    }
+    readRanges(config.allow, facts);
+    readRanges(config.deny, facts);
+  }
+}
+
+/** The edges of each range of a `restrict-ips` list. */
+function readRanges(list: unknown, facts: Facts): void {
+  if (!Array.isArray(list)) return;
+  for (let i = 0; i < list.length; i++) {
+    const c: unknown = list[i];
+    const range = typeof c === 'string' ? parseCidr(c) : undefined;
+    if (range === undefined) continue;
+    const edges = cidrEdges(range);
+    for (let e = 0; e < edges.length; e++) facts.ips.add(edges[e] as string);
   }
 }
 
@@ -288,12 +303,63 @@ function logsIn(rule: RuleJson): boolean {
   return false;
 }
 
-/** Around a path a guard names: it, just inside it, and just outside it. */
-function pathsAround(path: string): string[] {
-  const out = [path, `${path}x`, path.endsWith('/') ? `${path}x` : `${path}/x`];
-  if (path.length > 1) out.push(path.slice(0, -1));
+/** Around a path a guard names: it, just inside it, and just outside it (added to `out`). */
+function pathsAround(path: string, out: Set<string>): void {
+  out.add(path);
+  out.add(`${path}x`);
+  out.add(path.endsWith('/') ? `${path}x` : `${path}/x`);
+  if (path.length > 1) out.add(path.slice(0, -1));
   const parent = path.slice(0, path.lastIndexOf('/') + 1);
-  if (parent !== '') out.push(parent);
+  if (parent !== '') out.add(parent);
+}
+
+/**
+ * The probes of an endpoint, as they are added: at most `MAX_PROBES`, each path's URL written
+ * once (the variants of a path carry the same string, so the preview, which finds a request's
+ * shared part by URL, reads it once).
+ */
+class ProbeList {
+  readonly out: Probe[] = [];
+  /**
+   * The URLs of the probes that are a plain GET (no address, header or login): the one kind two
+   * lists below can repeat (a guard's path with a query, a guard's host that is the endpoint's).
+   * Every other probe is new by construction: each list is of distinct values (sets), and each
+   * differs from the others in a field it alone sets.
+   */
+  readonly #plainUrls = new Set<string>();
+  readonly #urls = new Map<string, string>();
+
+  constructor(readonly base: string) {}
+
+  add(request: PolicyRequest, given: PolicyGiven = NOTHING_GIVEN): void {
+    if (this.out.length < MAX_PROBES) this.out.push({ request, given });
+  }
+
+  addPlain(request: PolicyRequest): void {
+    if (this.#plainUrls.has(request.url)) return;
+    this.#plainUrls.add(request.url);
+    this.add(request);
+  }
+
+  urlOf(path: string): string {
+    let url = this.#urls.get(path);
+    if (url === undefined) {
+      url = `${this.base}${path}`;
+      this.#urls.set(path, url);
+    }
+    return url;
+  }
+}
+
+/** Each policy's rules in `rulesOf`'s order (its lists in the policy's order), by their numbers. */
+function idsInOrder(numbers: RuleNumbers): number[][] {
+  const out: number[][] = [];
+  for (let p = 0; p < numbers.length; p++) {
+    const own: number[] = [];
+    for (const list of (numbers[p] as ReadonlyMap<string, readonly number[]>).values())
+      for (let i = 0; i < list.length; i++) own.push(list[i] as number);
+    out.push(own);
+  }
   return out;
 }
 
@@ -308,14 +374,11 @@ export function probesFor(
 ): Probe[] {
   // Every guard's paths; the rest (methods, addresses, headers, logins) from the rules that
   // differ: what an unchanged rule tests decides alike before and after, but where it stands in
-  // the path space is where a changed rule in front of it shows.
-  const lists = packed(policies, rulesOf);
-  // Each policy's rules in `rulesOf`'s order (its lists in the policy's order), by their numbers.
-  const ids = packed(numbers, (byKey) => {
-    const own: number[] = [];
-    for (const list of byKey.values()) for (const id of list) own.push(id);
-    return own;
-  });
+  // the path space is where a changed rule in front of it shows. Loops, not callbacks: see
+  // "How the preview's code is written" (./impact.ts).
+  const lists: RuleJson[][] = [];
+  for (let p = 0; p < policies.length; p++) lists.push(rulesOf(policies[p] as Json));
+  const ids = idsInOrder(numbers);
   const all: Reach = { paths: new Set(['/']), emails: new Set(), auth: false };
   const read = new Set<number>();
   for (let i = 0; i < lists.length; i++)
@@ -330,73 +393,58 @@ export function probesFor(
   facts.auth = all.auth;
   for (const email of all.emails) facts.emails.add(email);
   const endpoint = new URL(endpointUrl.replace(/^(tls|tcp):/, 'https:'));
-  const base = `https://${endpoint.host}`;
-  const around = new Set<string>();
-  for (const path of facts.paths) for (const p of pathsAround(path)) around.add(p);
-  const paths: string[] = [];
-  for (const p of around) if (p.startsWith('/')) paths.push(p);
-  const out: Probe[] = [];
-  const add = (request: PolicyRequest, given: PolicyGiven = NOTHING_GIVEN): void => {
-    if (out.length < MAX_PROBES) out.push({ request, given });
-  };
-  /**
-   * The URLs of the probes that are a plain GET (no address, header or login): the one kind two
-   * lists below can repeat (a guard's path with a query, a guard's host that is the endpoint's).
-   * Every other probe is new by construction: each list is of distinct values (sets), and each
-   * differs from the others in a field it alone sets.
-   */
-  const plainUrls = new Set<string>();
-  const addPlain = (request: PolicyRequest): void => {
-    if (plainUrls.has(request.url)) return;
-    plainUrls.add(request.url);
-    add(request);
-  };
-  /**
-   * Each path's URL, written once: the variants of a path (an address, a method, a header) carry
-   * the same string, so the preview, which finds a request's shared part by URL, reads it once.
-   */
-  const urls = new Map<string, string>();
-  const urlOf = (path: string): string => {
-    let url = urls.get(path);
-    if (url === undefined) {
-      url = `${base}${path}`;
-      urls.set(path, url);
-    }
-    return url;
-  };
+  const probes = new ProbeList(`https://${endpoint.host}`);
   // Every path around a guard's; the other facts on the guards' own paths only: a method, an
   // address or a header that changes an outcome does so where a guard looks.
-  const named = [...facts.paths];
+  const around = new Set<string>();
+  for (const path of facts.paths) pathsAround(path, around);
   // A path's logged-in variants are the same request (one object: the preview prepares it once).
-  const plain = packed(paths, (path): PolicyRequest => ({ method: 'GET', url: urlOf(path) }));
-  for (const request of plain) addPlain(request);
-  const identities = new Set([...facts.emails, 'someone@example.com']);
+  const plain: PolicyRequest[] = [];
+  for (const p of around)
+    if (p.startsWith('/')) plain.push({ method: 'GET', url: probes.urlOf(p) });
+  for (let i = 0; i < plain.length; i++) probes.addPlain(plain[i] as PolicyRequest);
   if (facts.auth) {
-    for (const email of identities) {
+    facts.emails.add('someone@example.com');
+    for (const email of facts.emails) {
       const given = { identity: { email } };
-      for (const request of plain) add(request, given);
+      for (let i = 0; i < plain.length; i++) probes.add(plain[i] as PolicyRequest, given);
     }
   }
+  const named: string[] = [];
+  for (const path of facts.paths) named.push(path);
   // A GET on a guard's path is among the plain probes already.
   for (const method of facts.methods) {
-    if (method !== 'GET') for (const path of named) add({ method, url: urlOf(path) });
+    if (method === 'GET') continue;
+    for (let i = 0; i < named.length; i++)
+      probes.add({ method, url: probes.urlOf(named[i] as string) });
   }
   for (const ip of facts.ips) {
-    for (const path of named) add({ method: 'GET', url: urlOf(path), clientIp: ip });
+    for (let i = 0; i < named.length; i++)
+      probes.add({ method: 'GET', url: probes.urlOf(named[i] as string), clientIp: ip });
   }
-  const values = new Set([...facts.values, 'edgesync-probe']);
+  facts.values.add('edgesync-probe');
   for (const [name, known] of facts.headers) {
-    for (const value of new Set([...known, ...values])) {
-      for (const path of named) {
-        add({ method: 'GET', url: urlOf(path), headers: { [name]: [value] } });
+    // The header's own values first, then every value a guard names.
+    for (const value of facts.values) known.add(value);
+    for (const value of known) {
+      for (let i = 0; i < named.length; i++) {
+        probes.add({
+          method: 'GET',
+          url: probes.urlOf(named[i] as string),
+          headers: { [name]: [value] },
+        });
       }
     }
   }
-  for (const name of facts.query)
-    for (const path of named) {
-      addPlain({ method: 'GET', url: urlOf(`${path}?${encodeURIComponent(name)}=1`) });
+  for (const name of facts.query) {
+    for (let i = 0; i < named.length; i++) {
+      const query = `${named[i] as string}?${encodeURIComponent(name)}=1`;
+      probes.addPlain({ method: 'GET', url: probes.urlOf(query) });
     }
-  for (const host of facts.hosts)
-    for (const path of named) addPlain({ method: 'GET', url: `https://${host}${path}` });
-  return out;
+  }
+  for (const host of facts.hosts) {
+    for (let i = 0; i < named.length; i++)
+      probes.addPlain({ method: 'GET', url: `https://${host}${named[i] as string}` });
+  }
+  return probes.out;
 }

@@ -6,7 +6,7 @@
  * versions alike (./impact.ts). Pure.
  */
 import equal from 'fast-deep-equal';
-import { phaseRules } from './evaluate.js';
+import { type PhaseRules, phaseRules } from './evaluate.js';
 
 type Json = Readonly<Record<string, unknown>>;
 
@@ -26,19 +26,6 @@ export function sameRule(a: unknown, b: unknown): boolean {
 }
 
 /**
- * `items` mapped by `f` into an array built by `push`. Not `Array.prototype.map`: V8 makes its
- * result packed while the caller runs unoptimised and holey once the caller is optimised (the
- * builtin inlined), so every function the arrays reach sees a second kind of array and is
- * compiled again. The preview runs for every changed endpoint of a plan, in a process that plans
- * once: those second compilations were about a fifth of its CPU.
- */
-export function packed<T, U>(items: readonly T[], f: (item: T, index: number) => U): U[] {
-  const out: U[] = [];
-  for (let i = 0; i < items.length; i++) out.push(f(items[i] as T, i));
-  return out;
-}
-
-/**
  * A rule's name where it is a string: two rules alike in content have the same one, so rules
  * are read against each other only when their names are equal (or one has none).
  */
@@ -53,31 +40,49 @@ function nameOf(rule: unknown): string | undefined {
  * first of them read against each later rule of the same name (or without one) once.
  */
 export function ruleIds(lists: readonly (readonly unknown[])[]): number[][] {
+  // Loops, not callbacks: see "How the preview's code is written" (./impact.ts).
   const seen: unknown[] = [];
   /** Numbers by name; those of rules without one are read against every rule. */
   const byName = new Map<string, number[]>();
   const unnamed: number[] = [];
-  const find = (rule: unknown, ids: readonly number[]): number | undefined => {
-    for (const id of ids) if (sameRule(seen[id], rule)) return id;
-    return undefined;
-  };
   const every: number[] = [];
-  return packed(lists, (list) =>
-    packed(list, (rule) => {
+  const out: number[][] = [];
+  for (let l = 0; l < lists.length; l++) {
+    const list = lists[l] as readonly unknown[];
+    const own: number[] = [];
+    for (let r = 0; r < list.length; r++) {
+      const rule = list[r];
       const name = nameOf(rule);
       const named = name === undefined ? undefined : byName.get(name);
       // A rule without a name may match any; one with a name, those of its name or none.
-      const found =
-        name === undefined ? find(rule, every) : (find(rule, named ?? []) ?? find(rule, unnamed));
-      if (found !== undefined) return found;
-      const id = seen.push(rule) - 1;
-      every.push(id);
-      if (name === undefined) unnamed.push(id);
-      else if (named === undefined) byName.set(name, [id]);
-      else named.push(id);
-      return id;
-    }),
-  );
+      let found =
+        name === undefined ? findRule(seen, rule, every) : findRule(seen, rule, named ?? []);
+      if (found === undefined && name !== undefined) found = findRule(seen, rule, unnamed);
+      if (found === undefined) {
+        found = seen.push(rule) - 1;
+        every.push(found);
+        if (name === undefined) unnamed.push(found);
+        else if (named === undefined) byName.set(name, [found]);
+        else named.push(found);
+      }
+      own.push(found);
+    }
+    out.push(own);
+  }
+  return out;
+}
+
+/** The first of `ids` whose rule in `seen` is alike `rule`. */
+function findRule(
+  seen: readonly unknown[],
+  rule: unknown,
+  ids: readonly number[],
+): number | undefined {
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i] as number;
+    if (sameRule(seen[id], rule)) return id;
+  }
+  return undefined;
 }
 
 /**
@@ -91,10 +96,13 @@ export type RuleNumbers = readonly ReadonlyMap<string, readonly number[]>[];
 export function numberRules(policies: readonly Json[]): RuleNumbers {
   const keys: string[][] = [];
   const lists: unknown[][] = [];
-  for (const policy of policies) {
+  for (let p = 0; p < policies.length; p++) {
+    const policy = policies[p] as Json;
     const own: string[] = [];
     // In the policy's order, as `Object.values` reads it (the probes read the rules so).
-    for (const [key, list] of Object.entries(policy)) {
+    for (const key in policy) {
+      if (!Object.hasOwn(policy, key)) continue;
+      const list = policy[key];
       if (!Array.isArray(list)) continue;
       own.push(key);
       lists.push(list);
@@ -103,11 +111,14 @@ export function numberRules(policies: readonly Json[]): RuleNumbers {
   }
   const ids = ruleIds(lists);
   let at = 0;
-  return packed(keys, (own) => {
+  const out: Map<string, readonly number[]>[] = [];
+  for (let p = 0; p < keys.length; p++) {
+    const own = keys[p] as string[];
     const byKey = new Map<string, readonly number[]>();
-    for (const key of own) byKey.set(key, ids[at++] as number[]);
-    return byKey;
-  });
+    for (let k = 0; k < own.length; k++) byKey.set(own[k] as string, ids[at++] as number[]);
+    out.push(byKey);
+  }
+  return out;
 }
 
 /** The rules of one version that the other lacks: by phase key, their indexes, and the last. */
@@ -184,30 +195,45 @@ export function differingRules(
 ): [Differing, Differing] | undefined {
   const phasesA = phaseRules(a);
   const phasesB = phaseRules(b);
-  const out: [Map<string, Set<number>>, Map<string, Set<number>>] = [new Map(), new Map()];
+  const byKey: [Map<string, Set<number>>, Map<string, Set<number>>] = [new Map(), new Map()];
   const last: [[number, number] | undefined, [number, number] | undefined] = [undefined, undefined];
-  for (const [p, phaseA] of phasesA.entries()) {
+  // Loops, not callbacks: see "How the preview's code is written" (./impact.ts).
+  for (let p = 0; p < phasesA.length; p++) {
+    const phaseA = phasesA[p] as PhaseRules;
     const phaseB = phasesB[p];
     if (phaseB === undefined || !Array.isArray(phaseA.rules) || !Array.isArray(phaseB.rules))
       return undefined;
-    const lists = [phaseA.rules as unknown[], phaseB.rules as unknown[]] as const;
     // A phase's rules are a list under its key, numbered; or none (no key, or null): no numbers.
-    const idsOf = (side: 0 | 1, key: string | undefined) =>
-      (key === undefined ? undefined : numbers[side]?.get(key)) ?? [];
-    const kept = common(idsOf(0, phaseA.key), idsOf(1, phaseB.key));
-    for (const side of [0, 1] as const) {
-      const key = (side === 0 ? phaseA : phaseB).key;
-      for (let r = 0; r < lists[side].length; r++) {
-        if (kept[side].has(r) || key === undefined) continue;
-        const set = out[side].get(key) ?? new Set<number>();
+    const kept = common(idsOf(numbers[0], phaseA.key), idsOf(numbers[1], phaseB.key));
+    for (let side = 0; side < 2; side++) {
+      const phase = side === 0 ? phaseA : phaseB;
+      const { key } = phase;
+      if (key === undefined) continue;
+      const rules = phase.rules as readonly unknown[];
+      const inCommon = kept[side] as Set<number>;
+      const out = byKey[side] as Map<string, Set<number>>;
+      for (let r = 0; r < rules.length; r++) {
+        if (inCommon.has(r)) continue;
+        let set = out.get(key);
+        if (set === undefined) {
+          set = new Set<number>();
+          out.set(key, set);
+        }
         set.add(r);
-        out[side].set(key, set);
         last[side] = [p, r];
       }
     }
   }
   return [
-    { byKey: out[0], last: last[0] },
-    { byKey: out[1], last: last[1] },
+    { byKey: byKey[0], last: last[0] },
+    { byKey: byKey[1], last: last[1] },
   ];
+}
+
+/** The numbers of a phase's rules under `key` in one version (none: an empty list). */
+function idsOf(
+  numbers: ReadonlyMap<string, readonly number[]> | undefined,
+  key: string | undefined,
+): readonly number[] {
+  return (key === undefined ? undefined : numbers?.get(key)) ?? [];
 }
