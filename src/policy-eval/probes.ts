@@ -125,9 +125,12 @@ function namesOf(expression: string): Named {
 }
 
 function readExpression(expression: string, facts: Facts): void {
-  for (const [kind, text] of namesOf(expression)) {
-    if (kind === 'text') classify(text, facts);
-    else if (kind === 'header') header(facts, text);
+  const named = namesOf(expression);
+  for (let i = 0; i < named.length; i++) {
+    const item = named[i] as Named[number];
+    const text = item[1];
+    if (item[0] === 'text') classify(text, facts);
+    else if (item[0] === 'header') header(facts, text);
     else facts.query.add(text);
   }
 }
@@ -145,8 +148,10 @@ type RuleJson = { expressions?: unknown; actions?: unknown };
 function rulesOf(policy: Json): RuleJson[] {
   // Loops, not `flatMap`: this runs for every endpoint of a preview, and V8 runs flatMap slowly.
   const rules: RuleJson[] = [];
-  for (const list of Object.values(policy)) {
-    if (Array.isArray(list)) for (const rule of list) rules.push(rule);
+  const lists = Object.values(policy);
+  for (let l = 0; l < lists.length; l++) {
+    const list = lists[l];
+    if (Array.isArray(list)) for (let r = 0; r < list.length; r++) rules.push(list[r]);
   }
   return rules;
 }
@@ -230,19 +235,42 @@ const emptyFacts = (): Facts => ({
   auth: false,
 });
 
+/** What one guard expression names, as lists (read in place: `merge`, `readReach`). */
+interface ExpressionFacts {
+  readonly paths: readonly string[];
+  readonly hosts: readonly string[];
+  readonly methods: readonly string[];
+  readonly ips: readonly string[];
+  readonly emails: readonly string[];
+  /** Header names, lower case. */
+  readonly headers: readonly string[];
+  readonly query: readonly string[];
+  readonly values: readonly string[];
+}
+
 /**
  * What each guard expression names, kept by its text (bounded like the parses): the same
  * guards are read for both policies of a preview, and plan after plan, whatever rule objects
  * carry them. Never changed: merged into the facts of a preview, in the order the rules and
  * their guards stand (the order a rule-by-rule reading gives).
  */
-const factsByExpression = new Map<string, Facts>();
+const factsByExpression = new Map<string, ExpressionFacts>();
 
-function expressionFacts(expression: string): Facts {
+function expressionFacts(expression: string): ExpressionFacts {
   let own = factsByExpression.get(expression);
   if (own === undefined) {
-    own = emptyFacts();
-    readExpression(expression, own);
+    const read = emptyFacts();
+    readExpression(expression, read);
+    own = {
+      paths: Array.from(read.paths),
+      hosts: Array.from(read.hosts),
+      methods: Array.from(read.methods),
+      ips: Array.from(read.ips),
+      emails: Array.from(read.emails),
+      headers: Array.from(read.headers.keys()),
+      query: Array.from(read.query),
+      values: Array.from(read.values),
+    };
     if (factsByExpression.size >= CHECKED_KEPT)
       factsByExpression.delete(factsByExpression.keys().next().value as string);
     factsByExpression.set(expression, own);
@@ -250,16 +278,34 @@ function expressionFacts(expression: string): Facts {
   return own;
 }
 
-function merge(own: Facts, facts: Facts): void {
-  for (const field of ['paths', 'hosts', 'methods', 'ips', 'emails', 'query', 'values'] as const)
-    for (const item of own[field]) facts[field].add(item);
-  for (const name of own.headers.keys()) header(facts, name);
-  if (own.auth) facts.auth = true;
+function addEach(to: Set<string>, items: readonly string[]): void {
+  for (let i = 0; i < items.length; i++) to.add(items[i] as string);
 }
 
+function merge(own: ExpressionFacts, facts: Facts): void {
+  addEach(facts.paths, own.paths);
+  addEach(facts.hosts, own.hosts);
+  addEach(facts.methods, own.methods);
+  addEach(facts.ips, own.ips);
+  addEach(facts.emails, own.emails);
+  addEach(facts.query, own.query);
+  addEach(facts.values, own.values);
+  for (let i = 0; i < own.headers.length; i++) header(facts, own.headers[i] as string);
+}
+
+/** A rule's guard expressions, as the probes read them (none unless a list). */
+function guardsOf(rule: RuleJson): readonly unknown[] {
+  return Array.isArray(rule?.expressions) ? (rule.expressions as unknown[]) : NO_GUARDS;
+}
+
+const NO_GUARDS: readonly unknown[] = Object.freeze([]);
+
 function readPolicy(rules: readonly RuleJson[], facts: Facts): void {
-  for (const rule of rules) {
-    for (const e of Array.isArray(rule?.expressions) ? rule.expressions : []) {
+  for (let r = 0; r < rules.length; r++) {
+    const rule = rules[r] as RuleJson;
+    const guards = guardsOf(rule);
+    for (let g = 0; g < guards.length; g++) {
+      const e = guards[g];
       if (typeof e === 'string') merge(expressionFacts(e), facts);
     }
     readActions(rule, facts);
@@ -285,19 +331,22 @@ function readReach(
     if (read.has(id)) continue;
     read.add(id);
     const rule = rules[r] as RuleJson;
-    for (const e of Array.isArray(rule?.expressions) ? rule.expressions : []) {
+    const guards = guardsOf(rule);
+    for (let g = 0; g < guards.length; g++) {
+      const e = guards[g];
       if (typeof e !== 'string') continue;
       const own = expressionFacts(e);
-      for (const path of own.paths) facts.paths.add(path);
-      for (const email of own.emails) facts.emails.add(email);
+      addEach(facts.paths, own.paths);
+      addEach(facts.emails, own.emails);
     }
     if (!facts.auth && logsIn(rule)) facts.auth = true;
   }
 }
 
 function logsIn(rule: RuleJson): boolean {
-  for (const action of Array.isArray(rule?.actions) ? rule.actions : []) {
-    const type = (action as { type?: unknown } | null)?.type;
+  const actions = Array.isArray(rule?.actions) ? (rule.actions as unknown[]) : NO_GUARDS;
+  for (let i = 0; i < actions.length; i++) {
+    const type = (actions[i] as { type?: unknown } | null)?.type;
     if (typeof type === 'string' && AUTH.has(type)) return true;
   }
   return false;
@@ -388,37 +437,45 @@ export function probesFor(
   facts.paths.add('/');
   facts.methods.add('GET');
   readPolicy(changedRules(lists, ids), facts);
-  for (const path of all.paths) facts.paths.add(path);
+  addAll(facts.paths, all.paths);
   // Behind a login of any rule, a change shows only to a logged-in request.
   facts.auth = all.auth;
-  for (const email of all.emails) facts.emails.add(email);
+  addAll(facts.emails, all.emails);
   const endpoint = new URL(endpointUrl.replace(/^(tls|tcp):/, 'https:'));
   const probes = new ProbeList(`https://${endpoint.host}`);
   // Every path around a guard's; the other facts on the guards' own paths only: a method, an
   // address or a header that changes an outcome does so where a guard looks.
   const around = new Set<string>();
-  for (const path of facts.paths) pathsAround(path, around);
+  const guardPaths = Array.from(facts.paths);
+  for (let i = 0; i < guardPaths.length; i++) pathsAround(guardPaths[i] as string, around);
   // A path's logged-in variants are the same request (one object: the preview prepares it once).
   const plain: PolicyRequest[] = [];
-  for (const p of around)
+  const aroundPaths = Array.from(around);
+  for (let i = 0; i < aroundPaths.length; i++) {
+    const p = aroundPaths[i] as string;
     if (p.startsWith('/')) plain.push({ method: 'GET', url: probes.urlOf(p) });
+  }
   for (let i = 0; i < plain.length; i++) probes.addPlain(plain[i] as PolicyRequest);
   if (facts.auth) {
     facts.emails.add('someone@example.com');
-    for (const email of facts.emails) {
-      const given = { identity: { email } };
+    const emails = Array.from(facts.emails);
+    for (let e = 0; e < emails.length; e++) {
+      const given = { identity: { email: emails[e] as string } };
       for (let i = 0; i < plain.length; i++) probes.add(plain[i] as PolicyRequest, given);
     }
   }
-  const named: string[] = [];
-  for (const path of facts.paths) named.push(path);
+  const named = guardPaths;
   // A GET on a guard's path is among the plain probes already.
-  for (const method of facts.methods) {
+  const methods = Array.from(facts.methods);
+  for (let m = 0; m < methods.length; m++) {
+    const method = methods[m] as string;
     if (method === 'GET') continue;
     for (let i = 0; i < named.length; i++)
       probes.add({ method, url: probes.urlOf(named[i] as string) });
   }
-  for (const ip of facts.ips) {
+  const ips = Array.from(facts.ips);
+  for (let a = 0; a < ips.length; a++) {
+    const ip = ips[a] as string;
     for (let i = 0; i < named.length; i++)
       probes.add({ method: 'GET', url: probes.urlOf(named[i] as string), clientIp: ip });
   }
@@ -447,4 +504,9 @@ export function probesFor(
       probes.addPlain({ method: 'GET', url: `https://${host}${named[i] as string}` });
   }
   return probes.out;
+}
+
+/** Every item of `from` added to `to`. */
+function addAll(to: Set<string>, from: ReadonlySet<string>): void {
+  for (const item of from) to.add(item);
 }
