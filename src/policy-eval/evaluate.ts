@@ -145,8 +145,8 @@ function ipAllowed(config: Json, run: Run): boolean | { error: string } {
   if (typeof deny !== 'boolean') return deny;
   let allowedByPolicy = false;
   let deniedByPolicy = false;
-  for (const id of policies) {
-    const verdict = run.given.ip_policies?.[id];
+  for (let i = 0; i < policies.length; i++) {
+    const verdict = run.given.ip_policies?.[policies[i] as string];
     if (verdict === 'allow') allowedByPolicy = true;
     if (verdict === 'deny') deniedByPolicy = true;
   }
@@ -162,8 +162,9 @@ function ipMatches(
   ip: ReturnType<typeof parseIp>,
   run: Run,
 ): boolean | { error: string } {
-  for (const item of (config[field] as readonly string[] | undefined) ?? []) {
-    const got = interpolate(item, run.activation);
+  const items = (config[field] as readonly string[] | undefined) ?? [];
+  for (let i = 0; i < items.length; i++) {
+    const got = interpolate(items[i] as string, run.activation);
     if ('error' in got) return { error: `${field}: ${got.error}` };
     const range = parseCidr(String(got.value));
     if (ip !== undefined && range !== undefined && inCidr(ip, range)) return true;
@@ -475,8 +476,9 @@ function requestVars(
   const headers = request.headers ?? {};
   const port = url.port === '' ? undefined : BigInt(url.port);
   const cookies: Record<string, unknown[]> = {};
-  for (const line of headers.cookie ?? []) {
-    for (const part of line.split(';')) {
+  const lines = headers.cookie ?? [];
+  for (let l = 0; l < lines.length; l++) {
+    for (const part of (lines[l] as string).split(';')) {
       const eq = part.indexOf('=');
       if (eq < 0) continue;
       const name = part.slice(0, eq).trim();
@@ -677,7 +679,11 @@ function requestPart(
     atUrl = [];
     share.set(request.url, atUrl);
   }
-  if (atUrl !== undefined) for (const known of atUrl) if (known.alike === alike) return known;
+  if (atUrl !== undefined)
+    for (let i = 0; i < atUrl.length; i++) {
+      const known = atUrl[i] as RequestPart;
+      if (known.alike === alike) return known;
+    }
   const target = requestTarget(request.url);
   const { url } = target;
   const query = target.query === '' ? {} : queryParams(target.query);

@@ -21,7 +21,8 @@ function v4(text: string): bigint | undefined {
   const parts = text.split('.');
   if (parts.length !== 4) return undefined;
   let out = 0n;
-  for (const p of parts) {
+  for (let i = 0; i < 4; i++) {
+    const p = parts[i] as string;
     if (!/^\d{1,3}$/.test(p) || (p.length > 1 && p.startsWith('0'))) return undefined;
     const n = Number(p);
     if (n > 255) return undefined;
