@@ -157,31 +157,23 @@ function rulesOf(policy: Json): RuleJson[] {
 }
 
 /**
- * The rules of `policies` that are not in all of them (by content, wherever they stand), or all
- * the rules when the common ones changed order (every rule may then decide otherwise).
+ * Whether the rules every list has (by content) stand in the same order in each; when not,
+ * every rule may decide otherwise, and every rule is read as changed.
  */
-function changedRules(
-  lists: readonly (readonly RuleJson[])[],
-  ids: readonly (readonly number[])[],
-): readonly RuleJson[] {
-  if (lists.length < 2) return lists.flat();
+function commonInOrder(ids: readonly (readonly number[])[]): boolean {
   // Loops, not callbacks: see "How the preview's code is written" (./impact.ts).
   let first: number[] | undefined;
-  const changed: RuleJson[] = [];
   for (let i = 0; i < ids.length; i++) {
     const own = ids[i] as readonly number[];
-    const list = lists[i] as readonly RuleJson[];
     const common: number[] = [];
     for (let r = 0; r < own.length; r++) {
       const id = own[r] as number;
       if (inAll(ids, id)) common.push(id);
-      else changed.push(list[r] as RuleJson);
     }
     first ??= common;
-    // The common rules in another order: every rule may then decide otherwise.
-    if (!sameNumbers(common, first)) return lists.flat();
+    if (!sameNumbers(common, first)) return false;
   }
-  return changed;
+  return true;
 }
 
 /** Whether every list of `ids` has `id`. */
@@ -235,7 +227,7 @@ const emptyFacts = (): Facts => ({
   auth: false,
 });
 
-/** What one guard expression names, as lists (read in place: `merge`, `readReach`). */
+/** What one guard expression names, as lists (read in place: `merge`, `readRules`). */
 interface ExpressionFacts {
   readonly paths: readonly string[];
   readonly hosts: readonly string[];
@@ -300,46 +292,49 @@ function guardsOf(rule: RuleJson): readonly unknown[] {
 
 const NO_GUARDS: readonly unknown[] = Object.freeze([]);
 
-function readPolicy(rules: readonly RuleJson[], facts: Facts): void {
-  for (let r = 0; r < rules.length; r++) {
-    const rule = rules[r] as RuleJson;
-    const guards = guardsOf(rule);
-    for (let g = 0; g < guards.length; g++) {
-      const e = guards[g];
-      if (typeof e === 'string') merge(expressionFacts(e), facts);
-    }
-    readActions(rule, facts);
-  }
-}
-
 /** What every rule's guards reach: the paths and e-mail addresses they name, and a login. */
 type Reach = Pick<Facts, 'paths' | 'emails' | 'auth'>;
 
 /**
- * What every rule adds to the probes, whether it changed or not: the paths and e-mail
- * addresses its guards name, and whether one logs in.
+ * What the rules name, in one reading of every rule of `lists` (each policy's, in order): into
+ * `all`, what every rule adds to the probes whether it changed or not (the paths and e-mail
+ * addresses its guards name, and whether one logs in; a rule alike in content to one read, in
+ * the other version, names the same); into `facts`, all that the rules not in every list name
+ * (all the rules when the common ones changed order, or for one policy alone), their actions
+ * included.
  */
-function readReach(
-  rules: readonly RuleJson[],
-  ids: readonly number[],
-  read: Set<number>,
-  facts: Reach,
+function readRules(
+  lists: readonly (readonly RuleJson[])[],
+  ids: readonly (readonly number[])[],
+  all: Reach,
+  facts: Facts,
 ): void {
-  for (let r = 0; r < rules.length; r++) {
-    // A rule alike in content to one read (in the other version) names the same.
-    const id = ids[r] as number;
-    if (read.has(id)) continue;
-    read.add(id);
-    const rule = rules[r] as RuleJson;
-    const guards = guardsOf(rule);
-    for (let g = 0; g < guards.length; g++) {
-      const e = guards[g];
-      if (typeof e !== 'string') continue;
-      const own = expressionFacts(e);
-      addEach(facts.paths, own.paths);
-      addEach(facts.emails, own.emails);
+  const everyRule = lists.length < 2 || !commonInOrder(ids);
+  const read = new Set<number>();
+  for (let i = 0; i < lists.length; i++) {
+    const list = lists[i] as readonly RuleJson[];
+    const own = ids[i] as readonly number[];
+    for (let r = 0; r < list.length; r++) {
+      const id = own[r] as number;
+      const fresh = !read.has(id);
+      if (fresh) read.add(id);
+      const changed = everyRule || !inAll(ids, id);
+      if (!fresh && !changed) continue;
+      const rule = list[r] as RuleJson;
+      const guards = guardsOf(rule);
+      for (let g = 0; g < guards.length; g++) {
+        const e = guards[g];
+        if (typeof e !== 'string') continue;
+        const named = expressionFacts(e);
+        if (fresh) {
+          addEach(all.paths, named.paths);
+          addEach(all.emails, named.emails);
+        }
+        if (changed) merge(named, facts);
+      }
+      if (fresh && !all.auth && logsIn(rule)) all.auth = true;
+      if (changed) readActions(rule, facts);
     }
-    if (!facts.auth && logsIn(rule)) facts.auth = true;
   }
 }
 
@@ -429,14 +424,11 @@ export function probesFor(
   for (let p = 0; p < policies.length; p++) lists.push(rulesOf(policies[p] as Json));
   const ids = idsInOrder(numbers);
   const all: Reach = { paths: new Set(['/']), emails: new Set(), auth: false };
-  const read = new Set<number>();
-  for (let i = 0; i < lists.length; i++)
-    readReach(lists[i] as RuleJson[], ids[i] as number[], read, all);
   // The root and a GET are always probed, first.
   const facts = emptyFacts();
   facts.paths.add('/');
   facts.methods.add('GET');
-  readPolicy(changedRules(lists, ids), facts);
+  readRules(lists, ids, all, facts);
   addAll(facts.paths, all.paths);
   // Behind a login of any rule, a change shows only to a logged-in request.
   facts.auth = all.auth;
