@@ -33,10 +33,10 @@ interface Facts {
   readonly methods: Set<string>;
   readonly ips: Set<string>;
   readonly emails: Set<string>;
-  readonly headers: Map<string, Set<string>>;
+  /** Header names, lower case. */
+  readonly headers: Set<string>;
   readonly query: Set<string>;
   readonly values: Set<string>;
-  auth: boolean;
 }
 
 /** A node of the engine's syntax tree, as far as the probes read it. */
@@ -136,25 +136,12 @@ function readExpression(expression: string, facts: Facts): void {
 }
 
 function header(facts: Facts, name: string): void {
-  const lower = name.toLowerCase();
-  if (!facts.headers.has(lower)) facts.headers.set(lower, new Set());
+  facts.headers.add(name.toLowerCase());
 }
 
 type Json = Readonly<Record<string, unknown>>;
 
 type RuleJson = { expressions?: unknown; actions?: unknown };
-
-/** Each policy's rules, every list's (every phase's), in the policy's order. */
-function rulesOf(policy: Json): RuleJson[] {
-  // Loops, not `flatMap`: this runs for every endpoint of a preview, and V8 runs flatMap slowly.
-  const rules: RuleJson[] = [];
-  const lists = Object.values(policy);
-  for (let l = 0; l < lists.length; l++) {
-    const list = lists[l];
-    if (Array.isArray(list)) for (let r = 0; r < list.length; r++) rules.push(list[r]);
-  }
-  return rules;
-}
 
 /**
  * Whether the rules every list has (by content) stand in the same order in each; when not,
@@ -189,15 +176,13 @@ function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 
-/** What one rule's actions name: a login, the edges of its `restrict-ips` ranges. */
+/** What one rule's actions name: the edges of its `restrict-ips` ranges. */
 function readActions(rule: RuleJson, facts: Facts): void {
-  const actions = Array.isArray(rule?.actions) ? (rule.actions as unknown[]) : [];
+  const actions = listOf(rule?.actions);
   for (let i = 0; i < actions.length; i++) {
     const action = (actions[i] ?? {}) as { type?: unknown; config?: Json | null };
-    const type = action.type;
-    if (typeof type === 'string' && AUTH.has(type)) facts.auth = true;
     const config = action.config;
-    if (type !== 'restrict-ips' || typeof config !== 'object' || config === null) continue;
+    if (action.type !== 'restrict-ips' || typeof config !== 'object' || config === null) continue;
     readRanges(config.allow, facts);
     readRanges(config.deny, facts);
   }
@@ -221,10 +206,9 @@ const emptyFacts = (): Facts => ({
   methods: new Set(),
   ips: new Set(),
   emails: new Set(),
-  headers: new Map(),
+  headers: new Set(),
   query: new Set(),
   values: new Set(),
-  auth: false,
 });
 
 /** What one guard expression names, as lists (read in place: `merge`, `readRules`). */
@@ -259,7 +243,7 @@ function expressionFacts(expression: string): ExpressionFacts {
       methods: Array.from(read.methods),
       ips: Array.from(read.ips),
       emails: Array.from(read.emails),
-      headers: Array.from(read.headers.keys()),
+      headers: Array.from(read.headers),
       query: Array.from(read.query),
       values: Array.from(read.values),
     };
@@ -282,18 +266,22 @@ function merge(own: ExpressionFacts, facts: Facts): void {
   addEach(facts.emails, own.emails);
   addEach(facts.query, own.query);
   addEach(facts.values, own.values);
-  for (let i = 0; i < own.headers.length; i++) header(facts, own.headers[i] as string);
+  addEach(facts.headers, own.headers);
 }
 
-/** A rule's guard expressions, as the probes read them (none unless a list). */
-function guardsOf(rule: RuleJson): readonly unknown[] {
-  return Array.isArray(rule?.expressions) ? (rule.expressions as unknown[]) : NO_GUARDS;
+/** A rule's guards or actions, as the probes read them: none unless a list. */
+function listOf(value: unknown): readonly unknown[] {
+  return Array.isArray(value) ? value : NONE;
 }
 
-const NO_GUARDS: readonly unknown[] = Object.freeze([]);
+const NONE: readonly unknown[] = Object.freeze([]);
 
 /** What every rule's guards reach: the paths and e-mail addresses they name, and a login. */
-type Reach = Pick<Facts, 'paths' | 'emails' | 'auth'>;
+interface Reach {
+  readonly paths: Set<string>;
+  readonly emails: Set<string>;
+  auth: boolean;
+}
 
 /**
  * What the rules name, in one reading of every rule of `lists` (each policy's, in order): into
@@ -321,7 +309,7 @@ function readRules(
       const changed = everyRule || !inAll(ids, id);
       if (!fresh && !changed) continue;
       const rule = list[r] as RuleJson;
-      const guards = guardsOf(rule);
+      const guards = listOf(rule?.expressions);
       for (let g = 0; g < guards.length; g++) {
         const e = guards[g];
         if (typeof e !== 'string') continue;
@@ -339,7 +327,7 @@ function readRules(
 }
 
 function logsIn(rule: RuleJson): boolean {
-  const actions = Array.isArray(rule?.actions) ? (rule.actions as unknown[]) : NO_GUARDS;
+  const actions = listOf(rule?.actions);
   for (let i = 0; i < actions.length; i++) {
     const type = (actions[i] as { type?: unknown } | null)?.type;
     if (typeof type === 'string' && AUTH.has(type)) return true;
@@ -395,16 +383,31 @@ class ProbeList {
   }
 }
 
-/** Each policy's rules in `rulesOf`'s order (its lists in the policy's order), by their numbers. */
-function idsInOrder(numbers: RuleNumbers): number[][] {
-  const out: number[][] = [];
-  for (let p = 0; p < numbers.length; p++) {
+/**
+ * Each policy's rules (every list's, every phase's, in the policy's order) and their numbers,
+ * read by the lists `numbers` keeps for it.
+ */
+function rulesInOrder(
+  policies: readonly Json[],
+  numbers: RuleNumbers,
+): { lists: RuleJson[][]; ids: number[][] } {
+  const lists: RuleJson[][] = [];
+  const ids: number[][] = [];
+  for (let p = 0; p < policies.length; p++) {
+    const policy = policies[p] as Json;
+    const rules: RuleJson[] = [];
     const own: number[] = [];
-    for (const list of (numbers[p] as ReadonlyMap<string, readonly number[]>).values())
-      for (let i = 0; i < list.length; i++) own.push(list[i] as number);
-    out.push(own);
+    for (const [key, numbered] of numbers[p] as ReadonlyMap<string, readonly number[]>) {
+      const list = policy[key] as readonly RuleJson[];
+      for (let i = 0; i < numbered.length; i++) {
+        rules.push(list[i] as RuleJson);
+        own.push(numbered[i] as number);
+      }
+    }
+    lists.push(rules);
+    ids.push(own);
   }
-  return out;
+  return { lists, ids };
 }
 
 /**
@@ -420,9 +423,7 @@ export function probesFor(
   // differ: what an unchanged rule tests decides alike before and after, but where it stands in
   // the path space is where a changed rule in front of it shows. Loops, not callbacks: see
   // "How the preview's code is written" (./impact.ts).
-  const lists: RuleJson[][] = [];
-  for (let p = 0; p < policies.length; p++) lists.push(rulesOf(policies[p] as Json));
-  const ids = idsInOrder(numbers);
+  const { lists, ids } = rulesInOrder(policies, numbers);
   const all: Reach = { paths: new Set(['/']), emails: new Set(), auth: false };
   // The root and a GET are always probed, first.
   const facts = emptyFacts();
@@ -430,16 +431,14 @@ export function probesFor(
   facts.methods.add('GET');
   readRules(lists, ids, all, facts);
   addAll(facts.paths, all.paths);
-  // Behind a login of any rule, a change shows only to a logged-in request.
-  facts.auth = all.auth;
   addAll(facts.emails, all.emails);
   const endpoint = new URL(endpointUrl.replace(/^(tls|tcp):/, 'https:'));
   const probes = new ProbeList(`https://${endpoint.host}`);
   // Every path around a guard's; the other facts on the guards' own paths only: a method, an
   // address or a header that changes an outcome does so where a guard looks.
+  const named = Array.from(facts.paths);
   const around = new Set<string>();
-  const guardPaths = Array.from(facts.paths);
-  for (let i = 0; i < guardPaths.length; i++) pathsAround(guardPaths[i] as string, around);
+  for (let i = 0; i < named.length; i++) pathsAround(named[i] as string, around);
   // A path's logged-in variants are the same request (one object: the preview prepares it once).
   const plain: PolicyRequest[] = [];
   const aroundPaths = Array.from(around);
@@ -448,7 +447,8 @@ export function probesFor(
     if (p.startsWith('/')) plain.push({ method: 'GET', url: probes.urlOf(p) });
   }
   for (let i = 0; i < plain.length; i++) probes.addPlain(plain[i] as PolicyRequest);
-  if (facts.auth) {
+  // Behind a login of any rule, a change shows only to a logged-in request.
+  if (all.auth) {
     facts.emails.add('someone@example.com');
     const emails = Array.from(facts.emails);
     for (let e = 0; e < emails.length; e++) {
@@ -456,7 +456,6 @@ export function probesFor(
       for (let i = 0; i < plain.length; i++) probes.add(plain[i] as PolicyRequest, given);
     }
   }
-  const named = guardPaths;
   // A GET on a guard's path is among the plain probes already.
   const methods = Array.from(facts.methods);
   for (let m = 0; m < methods.length; m++) {
@@ -472,10 +471,9 @@ export function probesFor(
       probes.add({ method: 'GET', url: probes.urlOf(named[i] as string), clientIp: ip });
   }
   facts.values.add('edgesync-probe');
-  for (const [name, known] of facts.headers) {
-    // The header's own values first, then every value a guard names.
-    for (const value of facts.values) known.add(value);
-    for (const value of known) {
+  for (const name of facts.headers) {
+    // Every value a guard names.
+    for (const value of facts.values) {
       for (let i = 0; i < named.length; i++) {
         probes.add({
           method: 'GET',
